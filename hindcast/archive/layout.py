@@ -1,0 +1,87 @@
+"""Where everything of an archive lives. Pure paths: nothing here reads or writes.
+
+```
+ARCHIVE/
+  draft/source=S/month=YYYY-MM/<input-key>-00000.parquet   mutable ingest area
+  rejects/<source>/<input-name>.rejects.txt                 file:line: reason, one a line
+  snapshots/<snapshot-id>/manifest.json                     frozen, content-addressed
+  snapshots/<snapshot-id>/source=S/month=YYYY-MM/part-0.parquet
+  LATEST                                                    newest frozen snapshot id
+  index/<snapshot-id>/index.json                            derived from a snapshot (embeddings)
+  index/<snapshot-id>/vectors/month=YYYY-MM/chunk-00000.npy resumable embedding chunks
+  index/<snapshot-id>/lance/                                LanceDB: one table per month
+```
+
+The index lives beside the snapshot, not inside it: a frozen snapshot never changes, and
+an index can be rebuilt from it (with another model) at any time.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_SOURCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+PART_NAME = "part-0.parquet"
+
+
+def check_source(source: str) -> str:
+    if not _SOURCE.match(source):
+        raise ValueError(f"source name {source!r}: use letters, digits, '.', '_' or '-'")
+    return source
+
+
+def check_month(month: str) -> str:
+    if not _MONTH.match(month):
+        raise ValueError(f"month {month!r} is not YYYY-MM")
+    return month
+
+
+def partition_dir(root: Path, source: str, month: str) -> Path:
+    return Path(root) / f"source={check_source(source)}" / f"month={check_month(month)}"
+
+
+def parse_partition(rel: Path) -> tuple[str, str]:
+    """`source=S/month=M/...` → (S, M)."""
+    source_part, month_part = rel.parts[0], rel.parts[1]
+    if not (source_part.startswith("source=") and month_part.startswith("month=")):
+        raise ValueError(f"{rel} is not below source=…/month=…")
+    return source_part[len("source="):], month_part[len("month="):]
+
+
+def draft_dir(archive: Path) -> Path:
+    return Path(archive) / "draft"
+
+
+def rejects_file(archive: Path, source: str, input_name: str) -> Path:
+    return Path(archive) / "rejects" / check_source(source) / f"{input_name}.rejects.txt"
+
+
+def snapshots_dir(archive: Path) -> Path:
+    return Path(archive) / "snapshots"
+
+
+def snapshot_dir(archive: Path, snapshot_id: str) -> Path:
+    return snapshots_dir(archive) / snapshot_id
+
+
+def latest_file(archive: Path) -> Path:
+    return Path(archive) / "LATEST"
+
+
+def index_dir(archive: Path, snapshot_id: str) -> Path:
+    return Path(archive) / "index" / snapshot_id
+
+
+def vector_chunk_dir(index: Path, month: str) -> Path:
+    return Path(index) / "vectors" / f"month={check_month(month)}"
+
+
+def lance_dir(index: Path) -> Path:
+    return Path(index) / "lance"
+
+
+def month_table(month: str) -> str:
+    """LanceDB table name of one month: `m_2025_10`."""
+    return "m_" + check_month(month).replace("-", "_")

@@ -1,0 +1,195 @@
+"""Importers for market files published by others. Each row is parsed once, here.
+
+ForecastBench format (see ../shared/data/README.md): `markets.jsonl` + `prices_daily.csv`.
+A market's price history is the daily prices plus its `freeze_points` (the YES price at a
+recorded instant); where a freeze point and a daily price fall on one instant, the freeze
+point, measured at that exact instant, is kept.
+All-or-nothing: any malformed row raises InputFormatError naming file and line, and no
+bundle is produced, so nothing can be half-written.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+from hindcast.errors import InputFormatError
+from hindcast.markets.bundle import MarketBundle
+from hindcast.markets.prices import sort_history
+from hindcast.markets.topics import topic_of
+from hindcast.records import Market, PricePoint, Resolution
+from hindcast.timeutil import ONE_DAY, day_start, parse_utc
+
+_CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
+_OUTCOMES = {1.0: "yes", 0.0: "no", 0.5: "fifty-fifty"}
+PRICE_METHODS = ("v2_value_at_date", "v1_value_at_fetch")
+
+
+def import_forecastbench(markets_path: Path, prices_path: Path | None) -> MarketBundle:
+    """Read both files; raise InputFormatError listing every malformed row."""
+    markets, resolutions, freezes = _read_markets(Path(markets_path))
+    daily = _read_prices(Path(prices_path), {m.id for m in markets}) if prices_path else {}
+    prices = {i: _merge(daily.get(i, ()), freezes.get(i, ())) for i in sorted(set(daily) | set(freezes))}
+    return MarketBundle(tuple(markets), tuple(resolutions), {i: h for i, h in prices.items() if h})
+
+
+def _merge(daily, freezes) -> tuple[PricePoint, ...]:
+    by_instant = {p.t: p for p in daily} | {p.t: p for p in freezes}
+    return tuple(by_instant[t] for t in sorted(by_instant))
+
+
+def _read_markets(path: Path):
+    markets, resolutions, freezes, problems, seen = [], [], {}, [], set()
+    for number, line in enumerate(_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            market, resolution = _parse_market(row)
+            freezes[market.id] = _freeze_points(row)
+            if market.id in seen:
+                raise ValueError(f"duplicate market id {market.id}")
+            seen.add(market.id)
+            markets.append(market)
+            resolutions.append(resolution)
+        except (ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{path}:{number}: {_reason(exc)}")
+    if problems:
+        raise InputFormatError(str(path), problems)
+    return markets, resolutions, freezes
+
+
+def _freeze_points(row: dict) -> tuple[PricePoint, ...]:
+    points = row.get("freeze_points") or []
+    if not isinstance(points, list):
+        raise ValueError("freeze_points must be a list")
+    try:
+        return sort_history([PricePoint(parse_utc(f["freeze_datetime"]), float(f["freeze_value"])) for f in points])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"freeze_points: {_reason(exc)}") from exc
+
+
+def _parse_market(row: dict) -> tuple[Market, Resolution]:
+    if not isinstance(row, dict):
+        raise ValueError("a line must hold one JSON object")
+    market_id = _text(row, "id")
+    if not _CONDITION_ID.match(market_id):
+        raise ValueError(f"id {market_id!r} is not a 0x… condition id of 64 hex digits")
+    market = Market(
+        id=market_id,
+        question=_text(row, "question"),
+        description=row.get("background") or "",
+        url=row.get("url") or "",
+        slug=row.get("slug") or "",
+        topic=topic_of(_text(row, "question")),
+        opened_at=_maybe_time(row, "market_info_open_datetime"),
+        scheduled_close=_maybe_time(row, "market_info_close_datetime"),
+        source="forecastbench",
+    )
+    return market, _parse_resolution(market_id, row)
+
+
+def _parse_resolution(market_id: str, row: dict) -> Resolution:
+    """Effective resolution = earlier of resolution_date (00:00 UTC) and first-seen;
+    the outcome is certainly public by first-seen."""
+    if row.get("resolved") is not True:
+        raise ValueError("market is not resolved (resolved must be true)")
+    status = _OUTCOMES.get(row.get("resolved_to"))
+    if status is None:
+        raise ValueError(f"resolved_to {row.get('resolved_to')!r} is not 1.0, 0.0 or 0.5")
+    on_date = _time(row, "resolution_date")
+    first_seen = _time(row, "resolution_first_seen")
+    return Resolution(market_id, status, resolved_at=min(on_date, first_seen), known_at=first_seen)
+
+
+def _read_prices(path: Path, known: set[str]) -> dict[str, tuple[PricePoint, ...]]:
+    points, problems = defaultdict(list), []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"condition_id", "date", "p_yes", "method", "fetched_at_commit_time"} - set(reader.fieldnames or ())
+        if missing:
+            raise InputFormatError(str(path), [f"{path}:1: missing column(s) {sorted(missing)}"])
+        for row in reader:
+            try:
+                market_id, point = _parse_price(row, known)
+                points[market_id].append(point)
+            except (ValueError, TypeError) as exc:
+                problems.append(f"{path}:{reader.line_num}: {_reason(exc)}")
+    histories = _sorted_histories(points, path, problems)
+    if problems:
+        raise InputFormatError(str(path), problems)
+    return histories
+
+
+def _parse_price(row: dict, known: set[str]) -> tuple[str, PricePoint]:
+    market_id = row["condition_id"]
+    if market_id not in known:
+        raise ValueError(f"price for unknown market {market_id!r}")
+    return market_id, PricePoint(t=price_instant(row), p=float(row["p_yes"]))
+
+
+def price_instant(row: dict) -> datetime:
+    """When a ForecastBench price was known.
+
+    `v1_value_at_fetch` is the price at `fetched_at_commit_time`: that instant.
+    `v2_value_at_date` is the price on `date`, which may reflect any moment of that day:
+    it is stamped at the end of the day (next 00:00 UTC), so it is never used before
+    the day it describes was over.
+    """
+    method = row["method"]
+    if method == "v1_value_at_fetch":
+        return parse_utc(row["fetched_at_commit_time"])
+    if method == "v2_value_at_date":
+        return day_start(parse_utc(row["date"])) + ONE_DAY
+    raise ValueError(f"unknown price method {method!r} (expected one of {PRICE_METHODS})")
+
+
+def _sorted_histories(points, path, problems) -> dict[str, tuple[PricePoint, ...]]:
+    histories = {}
+    for market_id, market_points in sorted(points.items()):
+        try:
+            histories[market_id] = sort_history(market_points)
+        except ValueError as exc:
+            problems.append(f"{path}: market {market_id}: {exc}")
+    return histories
+
+
+def _lines(path: Path):
+    try:
+        with path.open(encoding="utf-8") as handle:
+            yield from handle
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(str(path), [f"{path}: not UTF-8 text ({exc.reason})"]) from exc
+
+
+def _text(row: dict, key: str) -> str:
+    value = row[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{key} must be a non-empty string")
+    return value
+
+
+_UNKNOWN = (None, "", "N/A")  # ForecastBench writes "N/A" for an unknown date
+
+
+def _maybe_time(row: dict, key: str) -> datetime | None:
+    return None if row.get(key) in _UNKNOWN else _time(row, key)
+
+
+def _time(row: dict, key: str) -> datetime:
+    try:
+        return parse_utc(_text(row, key))
+    except ValueError as exc:
+        raise ValueError(f"{key}: {exc}") from exc
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON ({exc.msg} at column {exc.colno})"
+    return str(exc)
