@@ -37,6 +37,7 @@ class SweepResult:
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
           on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None) -> SweepResult:
     """Forecast every missing (forecaster, market, t0) of the spec, then score and export."""
+    forecasters = {name: registry.create(name) for name in spec.forecasters}
     version = open_version(spec.markets, spec.store_version)
     bundle = version.bundle
     markets = select_markets(bundle, spec)
@@ -46,7 +47,7 @@ def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
     created = store.ensure_run(rid, identity, manifest.build(identity, version.path), now)
     tasks = plan(spec.forecasters, cutoffs, store.done_keys(rid))
     on_plan(len(tasks))
-    _execute(tasks, spec, bundle, store, rid, advance)
+    _execute(tasks, forecasters, spec, bundle, store, rid, advance)
     board = score_run(store, rid, bundle)
     paths = export.write_all(board, Path(out_dir) / rid, f"hindcast leaderboard — run {rid}", _notes(version.id, markets, cutoffs))
     return SweepResult(rid, not created, len(cutoffs) * len(spec.forecasters), len(tasks), len(markets), board, paths)
@@ -83,8 +84,8 @@ def question_at(market: Market, cutoff: cutoff_rules.Cutoff) -> Question:
                     market.scheduled_close)
 
 
-def _execute(tasks: list[Task], spec: ReplaySpec, bundle: MarketBundle, store: RunStore, rid: str, advance) -> None:
-    forecasters = {name: registry.create(name) for name in spec.forecasters}
+def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, bundle: MarketBundle, store: RunStore,
+             rid: str, advance) -> None:
     markets = {m.id: m for m in bundle.markets}
 
     def question_for(c):

@@ -1,0 +1,3 @@
+from hindcast.cli.main import run
+
+run()

@@ -1,0 +1,99 @@
+"""`hindcast archive …`: ingest, freeze, verify, embed, search. Parses, calls the library, prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="The frozen document archive and its time-bounded retriever.", no_args_is_help=True)
+
+ARCHIVE = typer.Option(Path("archive"), "--archive", help="Archive directory.")
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Input files (RS_/RC_ .zst dumps, news JSONL/Parquet, headlines JSONL)."),
+    source: str = typer.Option(..., "--source", help="Source name: the partition key source=NAME."),
+    fmt: str = typer.Option(..., "--format", help="pushshift | news | headlines"),
+    archive: Path = ARCHIVE,
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to."),
+) -> None:
+    """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file."""
+    from hindcast.archive import ingest as ingest_mod, layout
+
+    if snapshot:
+        ingest_mod.refuse_frozen(layout.snapshot_dir(archive, snapshot))
+    for summary in ingest_mod.ingest(paths, source, fmt, archive):
+        rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
+        print(f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}")
+
+
+@app.command()
+def freeze(archive: Path = ARCHIVE) -> None:
+    """Freeze the draft as an immutable, content-addressed snapshot; print its id."""
+    from hindcast.archive.snapshot import freeze as freeze_draft
+
+    print(freeze_draft(archive))
+
+
+@app.command()
+def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST.")) -> None:
+    """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
+    from hindcast.archive.snapshot import latest, verify_snapshot
+    from hindcast.errors import ArchiveIntegrityError
+
+    snapshot_id = snapshot or latest(archive)
+    problems = verify_snapshot(archive, snapshot_id)
+    if problems:
+        raise ArchiveIntegrityError(f"snapshot {snapshot_id} fails verification: " + "; ".join(problems))
+    print(f"ok: snapshot {snapshot_id} matches its manifest")
+
+
+@app.command()
+def embed(
+    archive: Path = ARCHIVE,
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST."),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, shipped) | hash (tests)"),
+    batch_size: int = typer.Option(64, "--batch-size"),
+) -> None:
+    """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
+    from hindcast.archive.index import build_index
+    from hindcast.archive.snapshot import open_snapshot
+
+    snap = open_snapshot(archive, snapshot)
+    info = build_index(snap, embedder, batch_size=batch_size, progress=True)
+    print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}")
+
+
+@app.command()
+def search(
+    query: str = typer.Option(..., "--query"),
+    t0: str = typer.Option(..., "--t0", help="ISO-8601 instant with a zone; only documents created before it."),
+    archive: Path = ARCHIVE,
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST."),
+    k: int = typer.Option(10, "--k"),
+    mode: str = typer.Option("hybrid", "--mode", help="vector | text | hybrid"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+) -> None:
+    """Search a snapshot as it stood before t0."""
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.archive.snapshot import open_snapshot
+    from hindcast.timeutil import iso, parse_utc
+
+    retriever = TimeBoundRetriever(open_snapshot(archive, snapshot), _instant(t0, parse_utc))
+    for hit in retriever.search(query, k=k, mode=mode):
+        row = {"id": hit.doc.id, "source": hit.doc.source, "created_at": iso(hit.doc.created_at),
+               "score": round(hit.score, 6), "title": hit.doc.title or hit.doc.text[:120]}
+        print(json.dumps(row, ensure_ascii=False) if as_json else "\t".join(str(v) for v in row.values()))
+
+
+def _instant(text: str, parse):
+    from hindcast.cli.common import fail
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise fail(f"--t0 {text!r}: {exc}")

@@ -1,0 +1,49 @@
+"""Run provenance: what produced a run, recorded once when the run is created."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from hindcast.scoring.aggregate import POLICIES
+
+PACKAGES = ("hindcast-replay", "httpx", "polars", "pyarrow", "lancedb", "sentence-transformers",
+            "sqlmodel", "SQLAlchemy", "typer", "numpy", "torch")
+
+
+def build(identity: dict, store_path: Path) -> dict:
+    return {
+        "identity": identity,
+        "market_store": {"version": identity["store_version"], "path": str(store_path)},
+        "scoring_policies": dict(POLICIES),
+        "git_revision": git_revision(),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+    }
+
+
+def package_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_revision() -> str | None:
+    """The hindcast source revision (with `+dirty` for uncommitted changes), if in a checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = _git(here, "rev-parse", "HEAD")
+        dirty = _git(here, "status", "--porcelain", "--untracked-files=no", "--", str(here.parent))
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return rev + ("+dirty" if dirty else "")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=10).stdout.strip()
