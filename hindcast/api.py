@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,10 +19,10 @@ from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.runner import Task, plan, run_tasks
-from hindcast.replay.spec import ReplaySpec, run_id, run_identity
+from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
-from hindcast.scoring.aggregate import LeaderboardRow, leaderboard, score_rows
+from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
 
 
 @dataclass(frozen=True)
@@ -34,48 +36,99 @@ class SweepResult:
     paths: dict[str, Path]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A sweep resolved against its frozen inputs: what will be forecast, under which run id."""
+
+    run_id: str
+    identity: dict
+    bundle: MarketBundle
+    markets: list[str]
+    cutoffs: list[cutoff_rules.Cutoff]
+    snapshot: object | None  # hindcast.archive.snapshot.Snapshot
+    index: object | None  # its opened embedding/full-text index
+    store_root: Path
+
+
+def prepare(spec: ReplaySpec) -> Plan:
+    """Open the frozen inputs, select markets, schedule cutoffs; refuse any invalid cutoff."""
+    version = open_version(spec.markets, spec.store_version)
+    snapshot = _open_snapshot(spec)
+    index = _open_index(snapshot)
+    markets = select_markets(version.bundle, spec)
+    cutoffs = plan_cutoffs(version.bundle, markets, spec, _archive_end(snapshot) if spec.hindcast_rule else None)
+    identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
+    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.markets))
+
+
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
           on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None) -> SweepResult:
-    """Forecast every missing (forecaster, market, t0) of the spec, then score and export."""
+    """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export."""
     forecasters = {name: registry.create(name) for name in spec.forecasters}
-    version = open_version(spec.markets, spec.store_version)
-    bundle = version.bundle
-    markets = select_markets(bundle, spec)
-    cutoffs = plan_cutoffs(bundle, markets, spec)
-    identity = run_identity(spec, version.id, markets)
-    rid = run_id(identity)
-    created = store.ensure_run(rid, identity, manifest.build(identity, version.path), now)
-    tasks = plan(spec.forecasters, cutoffs, store.done_keys(rid))
+    p = prepare(spec)
+    created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
+    allowed = _subset_rule(spec, p.markets)
+    all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
+    tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id), spec.repeats, allowed)
     on_plan(len(tasks))
-    _execute(tasks, forecasters, spec, bundle, store, rid, advance)
-    board = score_run(store, rid, bundle)
-    paths = export.write_all(board, Path(out_dir) / rid, f"hindcast leaderboard — run {rid}", _notes(version.id, markets, cutoffs))
-    return SweepResult(rid, not created, len(cutoffs) * len(spec.forecasters), len(tasks), len(markets), board, paths)
+    asyncio.run(_execute(tasks, forecasters, spec, p, store, advance))
+    board = score_run(store, p.run_id, p.bundle)
+    paths = export.write_all(board, Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}",
+                             _notes(p.identity["store_version"], p.markets, p.cutoffs))
+    return SweepResult(p.run_id, not created, len(all_tasks), len(tasks), len(p.markets), board, paths)
 
 
 def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
     """Markets of the spec with a Yes/No outcome, sorted by id; unknown ids are an error."""
-    scorable = {r.market_id for r in bundle.resolutions if r.outcome is not None}
-    known = {m.id for m in bundle.markets}
-    missing = [m for m in spec.market_ids if m not in known]
+    markets = {m.id: m for m in bundle.markets}
+    resolutions = {r.market_id: r for r in bundle.resolutions}
+    missing = [m for m in spec.market_ids if m not in markets]
     if missing:
         raise HindcastError(f"market(s) not in store {spec.markets}: {', '.join(missing)}")
-    chosen = sorted(set(spec.market_ids) if spec.market_ids else scorable)
-    chosen = [m for m in chosen if m in scorable]
+    chosen = [i for i in sorted(spec.market_ids or markets)
+              if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)]
     return chosen[: spec.limit] if spec.limit else chosen
 
 
-def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec) -> list[cutoff_rules.Cutoff]:
+def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
+    return ((not spec.topics or market.topic in spec.topics)
+            and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
+            and (spec.resolved_before is None or resolution.resolved_at < spec.resolved_before)
+            and (spec.min_volume is None or (market.volume or 0.0) >= spec.min_volume))
+
+
+def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec,
+                 archive_end: datetime | None = None) -> list[cutoff_rules.Cutoff]:
     markets = {m.id: m for m in bundle.markets}
     resolutions = {r.market_id: r for r in bundle.resolutions}
     lives = [cutoff_rules.lifetime(markets[i], resolutions[i], bundle.prices.get(i, ())) for i in market_ids]
-    return cutoff_rules.schedule(lives, spec.fractions, spec.instants)
+    offsets = [(parse_offset(o), o) for o in spec.offsets]
+    return cutoff_rules.schedule(lives, spec.fractions, spec.instants, offsets, archive_end, spec.hindcast_rule)
 
 
-def score_run(store: RunStore, rid: str, bundle: MarketBundle) -> list[LeaderboardRow]:
-    """Re-score a stored run from its forecasts alone: no forecaster is called."""
+@dataclass(frozen=True)
+class RunScores:
+    """A stored run, scored: its manifest and one ScoredRow per stored forecast."""
+
+    run_id: str
+    manifest: dict
+    rows: list[ScoredRow]
+
+
+def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None) -> RunScores:
+    """Score a stored run from its forecasts alone (no forecaster is called), against the
+    market store version the run recorded."""
+    run_manifest = json.loads(store.run(rid).manifest_json)
+    if bundle is None:
+        recorded = run_manifest["market_store"]
+        bundle = open_version(Path(recorded["root"]), recorded["version"]).bundle
     resolutions = {r.market_id: r for r in bundle.resolutions}
-    return leaderboard(score_rows(store.forecasts(rid), resolutions, bundle.prices))
+    markets = {m.id: m for m in bundle.markets}
+    return RunScores(rid, run_manifest, score_rows(store.forecasts(rid), markets, resolutions, bundle.prices))
+
+
+def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None) -> list[LeaderboardRow]:
+    return leaderboard(load_scored(store, rid, bundle).rows, by=by)
 
 
 def question_at(market: Market, cutoff: cutoff_rules.Cutoff) -> Question:
@@ -84,20 +137,77 @@ def question_at(market: Market, cutoff: cutoff_rules.Cutoff) -> Question:
                     market.scheduled_close)
 
 
-def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, bundle: MarketBundle, store: RunStore,
-             rid: str, advance) -> None:
-    markets = {m.id: m for m in bundle.markets}
+async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance) -> None:
+    markets = {m.id: m for m in p.bundle.markets}
+    retriever_for = _retriever_factory(p.snapshot, p.index)
 
-    def question_for(c):
-        return question_at(markets[c.market_id], c)
+    def context_for(task: Task) -> Context:
+        c = task.cutoff
+        return Context(c.t0, c.market_id, p.bundle.prices.get(c.market_id, ()), p.bundle.resolutions,
+                       retriever_for(c.t0), task.repeat)
 
-    def context_for(c):
-        return Context(c.t0, c.market_id, bundle.prices.get(c.market_id, ()), bundle.resolutions)
+    def sink(task: Task, forecast, retrievals) -> None:
+        c = task.cutoff
+        store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat)
 
-    def sink(task: Task, forecast) -> None:
-        store.add(rid, task.forecaster, task.cutoff.market_id, task.cutoff.t0, task.cutoff.label, forecast)
+    try:
+        await run_tasks(tasks, forecasters, lambda c: question_at(markets[c.market_id], c), context_for, sink,
+                        spec.concurrency, advance, spec.max_failures)
+    finally:
+        await _close(forecasters)
 
-    asyncio.run(run_tasks(tasks, forecasters, question_for, context_for, sink, spec.concurrency, advance))
+
+async def _close(forecasters: dict) -> None:
+    for forecaster in forecasters.values():
+        close = getattr(forecaster, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _subset_rule(spec: ReplaySpec, markets: list[str]) -> Callable[[str, str], bool]:
+    """A forecaster with a subset size runs on that many markets, taken in a fixed hash order."""
+    order = sorted(markets, key=lambda m: hashlib.sha256(m.encode()).hexdigest())
+    subsets = {name: set(order[:n]) for name, n in spec.subsets}
+    return lambda forecaster, market: forecaster not in subsets or market in subsets[forecaster]
+
+
+def _open_snapshot(spec: ReplaySpec):
+    if spec.archive is None:
+        return None
+    from hindcast.archive.snapshot import open_snapshot
+
+    return open_snapshot(Path(spec.archive), spec.snapshot)
+
+
+def _open_index(snapshot):
+    """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
+    if snapshot is None:
+        return None
+    from hindcast.archive.index import open_index
+
+    return open_index(snapshot)
+
+
+def _retriever_factory(snapshot, index) -> Callable[[datetime], object]:
+    if snapshot is None:
+        return lambda t0: None
+    from hindcast.archive.retriever import TimeBoundRetriever
+
+    return lambda t0: TimeBoundRetriever(snapshot, t0, index=index)
+
+
+def _archive_end(snapshot) -> datetime | None:
+    """The instant after the archive's last full day (for the Hindcast rule)."""
+    if snapshot is None or not snapshot.months:
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from hindcast.timeutil import ONE_DAY, day_start
+
+    files = snapshot.partition_files(snapshot.months[-1])
+    last = max(pc.max(pq.read_table(f, columns=["created_at"])["created_at"]).as_py() for f in files)
+    return day_start(last) + ONE_DAY
 
 
 def _notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
@@ -105,5 +215,5 @@ def _notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
         f"market store version {version_id}; {len(markets)} markets; {len(cutoffs)} (market, t0) cutoffs",
         "Brier: mean squared error of the YES probability (lower is better); market Brier: the market's last "
         "price strictly before the same t0, on the rows where it had one; skill = 1 − Brier/market Brier.",
-        "Failures are counted, never imputed.",
+        "95% intervals: bootstrap over markets (2,000 replicates, seed 0). Failures are counted, never imputed.",
     ]

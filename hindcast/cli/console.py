@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 
+COLUMNS = ("forecaster", "n forecasts", "failed", "n markets", "Brier [95% CI]", "market Brier (same rows)",
+           "skill vs market [95% CI]")
+
 
 def out_console():
     from rich.console import Console
 
-    return Console(file=sys.stdout, width=None if sys.stdout.isatty() else 120)
+    return Console(file=sys.stdout, width=None if sys.stdout.isatty() else 140)
 
 
 def err_console():
@@ -17,14 +20,28 @@ def err_console():
     return Console(file=sys.stderr)
 
 
-def leaderboard_table(board):
+def number(value, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def with_interval(value, low, high) -> str:
+    if value is None:
+        return "—"
+    return number(value) if low is None else f"{number(value)} [{number(low)}, {number(high)}]"
+
+
+def cells(row) -> tuple[str, ...]:
+    return (row.forecaster if row.slice == "all" else f"{row.forecaster} ({row.slice})", str(row.n_forecasts),
+            str(row.n_failed), str(row.n_markets), with_interval(row.brier, row.brier_ci_low, row.brier_ci_high),
+            number(row.market_brier), with_interval(row.skill_vs_market, row.skill_ci_low, row.skill_ci_high))
+
+
+def leaderboard_table(board, title: str = "leaderboard (lower Brier is better; CIs: bootstrap over markets)"):
     from rich.table import Table
 
-    from hindcast.leaderboard.export import HEADERS, SHOWN, cell
-
-    table = Table(title="leaderboard (lower Brier is better)")
-    for column in SHOWN:
-        table.add_column(HEADERS[column], justify="left" if column == "forecaster" else "right")
+    table = Table(title=title)
+    for column in COLUMNS:
+        table.add_column(column, justify="left" if column == "forecaster" else "right")
     for row in board:
-        table.add_row(*(cell(getattr(row, c)) for c in SHOWN))
+        table.add_row(*cells(row))
     return table

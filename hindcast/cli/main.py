@@ -32,10 +32,11 @@ def main(
 
 
 def _register() -> None:
-    from hindcast.cli import sweep
+    from hindcast.cli import runs, sweep
 
     app.command(name="sweep")(sweep.sweep)
-    for module_name in ("markets", "archive"):
+    app.command(name="rescore")(runs.rescore)
+    for module_name in ("runs", "markets", "archive"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
         except ModuleNotFoundError as exc:

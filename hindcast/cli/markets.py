@@ -17,6 +17,7 @@ import_app = typer.Typer(help="Import market files published by others into a st
 app.add_typer(import_app, name="import")
 
 PULL_STORE = Path("markets/store")
+READ_HELP = "Market store to read (its LATEST version) [default: markets/sample]."
 
 
 def _instant(value: str | None, option: str) -> datetime | None:
@@ -56,14 +57,18 @@ def pull_command(
 
 
 class _progress:
-    """A rich progress bar on stderr for the history fetches, as a (done, total) callback."""
+    """A rich progress bar on stderr for the history fetches, as a (done, total) callback;
+    nothing at all when stderr is not a terminal."""
 
     def __enter__(self):
         from rich.progress import Progress
 
         from hindcast.cli.console import err_console
 
-        self.bar = Progress(console=err_console(), transient=True)
+        console = err_console()
+        self.bar = Progress(console=console, transient=True) if console.is_terminal else None
+        if self.bar is None:
+            return lambda done, total: None
         self.bar.start()
         self.task = self.bar.add_task("price histories", total=None)
         return self.update
@@ -72,7 +77,8 @@ class _progress:
         self.bar.update(self.task, completed=done, total=total)
 
     def __exit__(self, *exc) -> None:
-        self.bar.stop()
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _print_summary(store: Path, s) -> None:
@@ -80,7 +86,8 @@ def _print_summary(store: Path, s) -> None:
     typer.echo(f"  listed {s.listed}; price histories: {s.histories_fetched} fetched, "
                f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; "
                f"{s.no_history} market(s) without any price point")
-    typer.echo(f"  skipped {sum(s.skipped.values())}" + "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items())))
+    reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
+    typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
 
 
@@ -106,7 +113,7 @@ def import_forecastbench_command(
 # -- list -------------------------------------------------------------------------------------
 @app.command("list")
 def list_command(
-    store: Optional[Path] = typer.Option(None, "--store", help="Market store to read (its LATEST version) [default: markets/sample]."),
+    store: Optional[Path] = typer.Option(None, "--store", help=READ_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON array instead of a table."),
 ) -> None:
     """Every market of the store: id, resolution, topic, price points, question."""
@@ -130,15 +137,18 @@ def _list_row(bundle, market) -> dict:
 
 
 def _print_table(rows: list[dict], title: str) -> None:
+    """Ids cut to 12 characters (`show` takes any unique prefix; --json has them whole)."""
     from rich.table import Table
 
     from hindcast.cli.console import out_console
 
     table = Table(title=title)
-    for column in ("id", "status", "resolved_at", "topic", "price_points", "question"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*(str(row[c]) for c in ("id", "status", "resolved_at", "topic", "price_points", "question")))
+    for column in ("id", "status", "resolved", "topic", "prices"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("question", overflow="fold")
+    for r in rows:
+        table.add_row(r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
+                      str(r["price_points"]), r["question"])
     out_console().print(table)
 
 
@@ -147,7 +157,7 @@ def _print_table(rows: list[dict], title: str) -> None:
 def show_command(
     market_id: str = typer.Argument(..., metavar="ID", help="Market id (or a unique prefix of it)."),
     t0: Optional[str] = typer.Option(None, "--t0", help="Show the market as it stood at this instant."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Market store to read (its LATEST version) [default: markets/sample]."),
+    store: Optional[Path] = typer.Option(None, "--store", help=READ_HELP),
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
     """One market: record, effective resolution, lifetime, and the price at t0 with its instant."""
@@ -159,30 +169,41 @@ def show_command(
 
 
 def market_view(bundle, market, t0: datetime | None) -> dict:
-    """Everything `show` prints, as plain JSON-ready data."""
+    """Everything `show` prints, as plain JSON-ready data. A t0 the replay would refuse
+    (at or after the effective resolution, not after the opening) is refused here too."""
     from hindcast.markets.bundle import description_at
+    from hindcast.replay.cutoffs import instant_cutoff
 
     resolution = _resolution_of(bundle, market.id)
     history = bundle.prices.get(market.id, ())
+    life = _lifetime(market, resolution, history)
     view = {"market": _jsonable(market), "meta": _jsonable(bundle.meta.get(market.id)),
-            "resolution": _jsonable(resolution), "lifetime": _lifetime(market, resolution),
-            "price_points": len(history)}
+            "resolution": _jsonable(resolution), "lifetime": life, "price_points": len(history)}
     if t0 is not None:
-        _check_cutoff(market, resolution, t0)
+        instant_cutoff(_require_lifetime(market, resolution, history), t0)
         view["at_t0"] = {"t0": _jsonable(t0), "price": _price_view(history, t0),
                          "description": description_at(bundle, market.id, t0)}
     return view
 
 
-def _check_cutoff(market, resolution, t0: datetime) -> None:
+def _lifetime(market, resolution, history) -> dict | None:
     from hindcast.errors import CutoffError
-    from hindcast.timeutil import iso
 
-    if resolution is not None and t0 >= resolution.resolved_at:
-        raise CutoffError(f"market {market.id}: t0 {iso(t0)} is at or after its effective resolution "
-                          f"{iso(resolution.resolved_at)}")
-    if market.opened_at is not None and t0 < market.opened_at:
-        raise CutoffError(f"market {market.id}: t0 {iso(t0)} is before it opened ({iso(market.opened_at)})")
+    try:
+        life = _require_lifetime(market, resolution, history)
+    except CutoffError:
+        return None
+    return {"start": _jsonable(life.start), "end": _jsonable(life.end),
+            "days": round((life.end - life.start).total_seconds() / 86400, 2)}
+
+
+def _require_lifetime(market, resolution, history):
+    from hindcast.errors import CutoffError
+    from hindcast.replay.cutoffs import lifetime
+
+    if resolution is None:
+        raise CutoffError(f"market {market.id} has no resolution in this store")
+    return lifetime(market, resolution, history)
 
 
 def _price_view(history, t0: datetime) -> dict | None:
@@ -192,22 +213,29 @@ def _price_view(history, t0: datetime) -> dict | None:
     return None if point is None else {"p": point.p, "t": _jsonable(point.t)}
 
 
-def _lifetime(market, resolution) -> dict:
-    start, end = market.opened_at, resolution.resolved_at if resolution else None
-    days = (end - start).total_seconds() / 86400 if start and end else None
-    return {"opened_at": _jsonable(start), "resolved_at": _jsonable(end), "days": days}
-
-
 def _render(view: dict) -> str:
-    m, r, life = view["market"], view["resolution"] or {}, view["lifetime"]
+    m, r = view["market"], view["resolution"] or {}
     lines = [f"{m['id']}  [{m['source']}, topic {m['topic']}]", m["question"], m["url"],
              f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by {r.get('known_at')})",
-             f"lifetime: {life['opened_at']} → {life['resolved_at']}"
-             + (f" ({life['days']:.1f} days)" if life["days"] is not None else ""),
-             f"price points: {view['price_points']}"]
+             _render_lifetime(view["lifetime"]),
+             f"price points: {view['price_points']}"] + _render_meta(view["meta"])
     if "at_t0" in view:
         lines += _render_t0(view["at_t0"])
     return "\n".join(lines)
+
+
+def _render_meta(meta: dict | None) -> list[str]:
+    if not meta:
+        return []
+    labels = " / ".join(meta["outcomes"])
+    return [f"source id {meta['source_id']}; outcomes {labels} (YES = {meta['outcomes'][meta['yes_index']]!r}); "
+            f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}"]
+
+
+def _render_lifetime(life: dict | None) -> str:
+    if life is None:
+        return "lifetime: unknown (no opening date and no price history)"
+    return f"lifetime: {life['start']} → {life['end']} ({life['days']} days; from the opening or the first price)"
 
 
 def _render_t0(at: dict) -> list[str]:

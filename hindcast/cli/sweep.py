@@ -9,39 +9,70 @@ import typer
 
 from hindcast.cli.common import default_sample, fail, now
 
+_LIST = {"forecasters", "fractions", "offsets", "topics"}
 
-def _floats(text: str) -> tuple[float, ...]:
+
+def _split(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _fractions(text: str) -> list[float]:
     try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
+        return [float(x) for x in _split(text)]
     except ValueError as exc:
-        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers") from exc
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint="--fractions") from exc
+
+
+def _subsets(items: list[str]) -> list[tuple[str, int]]:
+    pairs = []
+    for item in items:
+        name, sep, n = item.rpartition("=")
+        if not sep or not n.isdigit():
+            raise typer.BadParameter(f"{item!r}: expected FORECASTER=N", param_hint="--subset")
+        pairs.append((name, int(n)))
+    return pairs
 
 
 def sweep(
+    spec_file: Optional[Path] = typer.Option(None, "--spec", help="A TOML sweep spec; flags given here override it."),
     markets: Optional[Path] = typer.Option(None, "--markets", help="Market store directory [default: the shipped sample]."),
     store_version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
-    market_id: list[str] = typer.Option([], "--market", "-m", help="Only this market id (repeatable)."),
+    market_id: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable)."),
+    topic: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable)."),
+    resolved_after: Optional[str] = typer.Option(None, "--resolved-after", help="Only markets resolved at/after this ISO instant."),
+    resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant."),
+    min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id)."),
-    forecasters: str = typer.Option("market,constant,base-rate", "--forecasters", "-f", help="Comma-separated forecaster specs."),
-    fractions: str = typer.Option("0.25,0.5,0.75,1.0", "--fractions", help="Lifetime fractions (1.0 = the day before resolution)."),
-    at: list[str] = typer.Option([], "--at", help="Explicit cutoff instant, ISO UTC (repeatable)."),
+    forecasters: Optional[str] = typer.Option(None, "--forecasters", "-f", help="Comma-separated forecaster specs [default: market,constant,base-rate]."),
+    subset: Optional[list[str]] = typer.Option(None, "--subset", help="FORECASTER=N: run that forecaster on N markets only (repeatable)."),
+    archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents."),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
+    fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
+    offsets: Optional[str] = typer.Option(None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d."),
+    at: Optional[list[str]] = typer.Option(None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable)."),
+    hindcast_rule: Optional[bool] = typer.Option(None, "--hindcast-rule/--no-hindcast-rule", help="Add the day before resolution, capped at the archive's end."),
+    repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Forecasts per (forecaster, market, t0)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (recorded; part of the run id)."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
+    max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where the run database and leaderboards go."),
     db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///OUT/hindcast.db]."),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Forecasts in flight at once."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
-    from hindcast.replay.spec import ReplaySpec
+    from hindcast.replay.spec import load_toml, spec_from_mapping
     from hindcast.runs.store import RunStore, default_url
-    from hindcast.timeutil import parse_utc
 
-    try:
-        instants = tuple(parse_utc(t) for t in at)
-    except ValueError as exc:
-        raise fail(f"--at: {exc}") from exc
-    spec = ReplaySpec(markets=markets or default_sample("markets"), store_version=store_version, market_ids=tuple(market_id),
-                      limit=limit, forecasters=tuple(f.strip() for f in forecasters.split(",") if f.strip()),
-                      fractions=_floats(fractions), instants=instants, concurrency=concurrency)
+    values = load_toml(spec_file) if spec_file else {}
+    flags = {"store": markets, "version": store_version, "ids": market_id, "topics": topic,
+             "resolved_after": resolved_after, "resolved_before": resolved_before, "min_volume": min_volume,
+             "limit": limit, "forecasters": forecasters and _split(forecasters), "subsets": subset and _subsets(subset),
+             "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
+             "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
+             "seed": seed, "concurrency": concurrency, "max_failures": max_failures}
+    values.update({k: v for k, v in flags.items() if v is not None and v != []})
+    values.setdefault("store", default_sample("markets"))
+    spec = spec_from_mapping(values)
     store = RunStore(db or default_url(out))
     result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
                                                                on_plan=on_plan, advance=advance))

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from hindcast.errors import LeakageError
+from hindcast.errors import ForecastError, LeakageError
 from hindcast.markets.prices import history_before
-from hindcast.records import Forecast, PricePoint, Question, Resolution
+from hindcast.records import Document, Forecast, PricePoint, Question, Resolution
 from hindcast.timeutil import iso
 
 
@@ -34,19 +34,35 @@ class PastResolution:
 
 
 class Context:
-    """t0-bound capabilities. Built by the harness; the forecaster cannot change t0."""
+    """t0-bound capabilities. Built by the harness; the forecaster cannot change t0.
 
-    __slots__ = ("_t0", "_history", "_resolutions", "_market_id")
+    `retriever` is a TimeBoundRetriever already bound to this t0 (or None when the run
+    has no archive). Every document it returns is checked again here, and every call is
+    logged in `retrievals` so a run records what each forecast read.
+    """
 
-    def __init__(self, t0, market_id: str, history: Sequence[PricePoint], resolutions: Sequence[Resolution]):
+    __slots__ = ("_t0", "_history", "_resolutions", "_market_id", "_retriever", "_log", "_repeat")
+
+    def __init__(self, t0, market_id: str, history: Sequence[PricePoint], resolutions: Sequence[Resolution],
+                 retriever=None, repeat: int = 0):
+        if retriever is not None and retriever.t0 != t0:
+            raise LeakageError(f"retriever bound to {iso(retriever.t0)}, context to {iso(t0)}")
         self._t0 = t0
         self._market_id = market_id
         self._history = history_before(history, t0)
         self._resolutions = tuple(resolutions)
+        self._retriever = retriever
+        self._log: list[dict] = []
+        self._repeat = repeat
 
     @property
     def t0(self):
         return self._t0
+
+    @property
+    def repeat(self) -> int:
+        """Which repeat of this (forecaster, market, t0) this is: 0, 1, … (part of cache keys)."""
+        return self._repeat
 
     def price_history(self) -> tuple[PricePoint, ...]:
         """The market's YES prices known strictly before t0, oldest first."""
@@ -62,3 +78,37 @@ class Context:
             for r in self._resolutions
             if r.known_at < self._t0 and r.outcome is not None and r.market_id != self._market_id
         )
+
+    def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list:
+        """Archive hits (doc, score, mode) created before t0, best first."""
+        hits = self._archive().search(query, k, mode)
+        self._checked([h.doc for h in hits], {"op": "search", "query": query, "k": k, "mode": mode})
+        return hits
+
+    def read(self, doc_id: str) -> Document | None:
+        """One archive document if it was visible before t0, else None."""
+        doc = self._archive().read(doc_id)
+        self._checked([doc] if doc else [], {"op": "read", "doc_id": doc_id})
+        return doc
+
+    def thread(self, submission_id: str) -> list[Document]:
+        """A submission and its comments created before t0, in time order."""
+        docs = self._archive().thread(submission_id)
+        self._checked(docs, {"op": "thread", "doc_id": submission_id})
+        return docs
+
+    @property
+    def retrievals(self) -> tuple[dict, ...]:
+        """Every archive call so far, with the ids it returned."""
+        return tuple(self._log)
+
+    def _archive(self):
+        if self._retriever is None:
+            raise ForecastError("this run has no archive snapshot: search, read and thread are unavailable")
+        return self._retriever
+
+    def _checked(self, docs: list[Document], entry: dict) -> None:
+        for doc in docs:
+            if doc.created_at >= self._t0:
+                raise LeakageError(f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self._t0)}")
+        self._log.append({**entry, "ids": [d.id for d in docs]})

@@ -1,5 +1,7 @@
 """Cutoff schedules: which instants t0 each market is replayed at. Pure functions.
 
+Rules: lifetime fractions, offsets before resolution (`7d`), explicit instants, and the
+Hindcast rule (the day before resolution, capped at the archive's end).
 A market's lifetime runs from its opening (or, when that is unknown, its first price point)
 to its effective resolution. Lifetime fraction f maps to
 `start + f × (last − start)`, where `last` is one day before the effective resolution
@@ -61,7 +63,19 @@ def fraction_cutoff(life: Lifetime, fraction: float) -> Cutoff:
     return Cutoff(life.market_id, t0, f"f={fraction:g}", fraction)
 
 
-def instant_cutoff(life: Lifetime, t0: datetime) -> Cutoff:
+def offset_cutoff(life: Lifetime, offset: timedelta, text: str) -> Cutoff:
+    """`offset` before the effective resolution (e.g. 7d)."""
+    return instant_cutoff(life, life.end - offset, f"before={text}")
+
+
+def hindcast_rule_cutoff(life: Lifetime, archive_end: datetime | None) -> Cutoff:
+    """The Hindcast paper's rule: the day before resolution, capped at the archive's end
+    (the instant after its last full day), so the forecaster can see the whole archive."""
+    t0 = life.end - ONE_DAY if archive_end is None else min(life.end - ONE_DAY, archive_end)
+    return instant_cutoff(life, t0, "rule=hindcast")
+
+
+def instant_cutoff(life: Lifetime, t0: datetime, label: str | None = None) -> Cutoff:
     """An explicit cutoff, refused at or after the effective resolution or before opening."""
     t0 = require_aware(t0)
     if t0 >= life.end:
@@ -70,14 +84,29 @@ def instant_cutoff(life: Lifetime, t0: datetime) -> Cutoff:
             "a hindcast must stand strictly before the outcome is known")
     if t0 <= life.start:
         raise CutoffError(f"cutoff {iso(t0)} is not after market {life.market_id}'s opening {iso(life.start)}")
-    return Cutoff(life.market_id, t0, f"at={iso(t0)}")
+    return Cutoff(life.market_id, t0, label or f"at={iso(t0)}")
 
 
 def schedule(lives: Iterable[Lifetime], fractions: Sequence[float] = DEFAULT_FRACTIONS,
-             instants: Sequence[datetime] = ()) -> list[Cutoff]:
-    """Every (market, t0) of a sweep, in a stable order. Raises on the first refused cutoff."""
+             instants: Sequence[datetime] = (), offsets: Sequence[tuple[timedelta, str]] = (),
+             rule_end: datetime | None = None, hindcast_rule: bool = False) -> list[Cutoff]:
+    """Every (market, t0) of a sweep, in a stable order, without duplicate instants.
+    Raises on the first refused cutoff."""
     cutoffs = []
     for life in lives:
-        cutoffs += [fraction_cutoff(life, f) for f in fractions]
-        cutoffs += [instant_cutoff(life, t) for t in instants]
+        planned = [fraction_cutoff(life, f) for f in fractions]
+        planned += [offset_cutoff(life, delta, text) for delta, text in offsets]
+        planned += [instant_cutoff(life, t) for t in instants]
+        planned += [hindcast_rule_cutoff(life, rule_end)] if hindcast_rule else []
+        cutoffs += _first_per_instant(planned)
     return cutoffs
+
+
+def _first_per_instant(planned: list[Cutoff]) -> list[Cutoff]:
+    """Two rules landing on one t0 (1.0 and 1d do) are one cutoff, under the first label."""
+    seen, kept = set(), []
+    for c in planned:
+        if c.t0 not in seen:
+            seen.add(c.t0)
+            kept.append(c)
+    return kept

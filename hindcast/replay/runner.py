@@ -1,7 +1,9 @@
-"""The runner: forecasters × cutoffs, bounded concurrency, every answer stored as it arrives.
+"""The runner: forecasters × cutoffs × repeats, bounded concurrency, each answer stored as it arrives.
 
 A forecaster that raises, or returns something that is not a Forecast, is recorded as a
-failure with the reason; it never stops the sweep and is never replaced by a number.
+failure with the reason; it never stops the sweep and is never replaced by a number —
+unless failures in this invocation pass `max_failures`, which stops scheduling new
+forecasts (those stored are kept; re-running resumes).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hindcast.errors import LeakageError
+from hindcast.errors import HindcastError, LeakageError
 from hindcast.forecasters.base import Context, Forecaster
 from hindcast.records import Forecast, Question
 from hindcast.replay.cutoffs import Cutoff
@@ -21,32 +23,55 @@ from hindcast.timeutil import iso
 class Task:
     forecaster: str
     cutoff: Cutoff
+    repeat: int = 0
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.forecaster, self.cutoff.market_id, iso(self.cutoff.t0))
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.forecaster, self.cutoff.market_id, iso(self.cutoff.t0), self.repeat)
 
 
-def plan(forecasters: Sequence[str], cutoffs: Sequence[Cutoff], done: set) -> list[Task]:
-    """Every (forecaster, cutoff) not stored yet, in a stable order."""
-    tasks = [Task(name, c) for c in cutoffs for name in forecasters]
+def plan(forecasters: Sequence[str], cutoffs: Sequence[Cutoff], done: set, repeats: int = 1,
+         allowed: Callable[[str, str], bool] = lambda forecaster, market: True) -> list[Task]:
+    """Every (forecaster, cutoff, repeat) not stored yet, in a stable order."""
+    tasks = [Task(name, c, r) for c in cutoffs for name in forecasters for r in range(repeats)
+             if allowed(name, c.market_id)]
     return [t for t in tasks if t.key not in done]
 
 
+class FailureBudget:
+    def __init__(self, limit: int | None):
+        self.limit, self.failures = limit, 0
+
+    def record(self, forecast: Forecast) -> None:
+        self.failures += not forecast.ok
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.failures > self.limit
+
+
 async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster],
-                    question_for: Callable[[Cutoff], Question], context_for: Callable[[Cutoff], Context],
-                    sink: Callable[[Task, Forecast], None], concurrency: int,
-                    advance: Callable[[], None] = lambda: None) -> None:
-    """Run tasks with at most `concurrency` in flight; `sink` stores each result in order of arrival."""
-    gate = asyncio.Semaphore(concurrency)
+                    question_for: Callable[[Cutoff], Question], context_for: Callable[[Task], Context],
+                    sink: Callable[[Task, Forecast, tuple], None], concurrency: int,
+                    advance: Callable[[], None] = lambda: None, max_failures: int | None = None) -> None:
+    """Run tasks with at most `concurrency` in flight; `sink` stores each result (with the
+    context's retrieval log) in order of arrival."""
+    gate, budget = asyncio.Semaphore(concurrency), FailureBudget(max_failures)
 
     async def one(task: Task) -> None:
         async with gate:
-            forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), context_for(task.cutoff))
-        sink(task, forecast)
+            if budget.exhausted:
+                return
+            ctx = context_for(task)
+            forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), ctx)
+            sink(task, forecast, ctx.retrievals)
+            budget.record(forecast)
         advance()
 
     await asyncio.gather(*(one(t) for t in tasks))
+    if budget.exhausted:
+        raise HindcastError(f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); "
+                            "what was stored is kept — re-run the same sweep to resume")
 
 
 async def _guarded(forecaster: Forecaster, question: Question, ctx: Context) -> Forecast:

@@ -13,15 +13,22 @@ PACKAGES = ("hindcast-replay", "httpx", "polars", "pyarrow", "lancedb", "sentenc
             "sqlmodel", "SQLAlchemy", "typer", "numpy", "torch")
 
 
-def build(identity: dict, store_path: Path) -> dict:
+def build(identity: dict, store_root: Path, forecasters: dict | None = None) -> dict:
     return {
         "identity": identity,
-        "market_store": {"version": identity["store_version"], "path": str(store_path)},
+        "forecasters": {name: describe(f) for name, f in (forecasters or {}).items()},
+        "market_store": {"version": identity["store_version"], "root": str(Path(store_root).resolve())},
         "scoring_policies": dict(POLICIES),
         "git_revision": git_revision(),
         "python": platform.python_version(),
         "packages": package_versions(),
     }
+
+
+def describe(forecaster) -> dict:
+    """A forecaster's own provenance (model, endpoint without secrets, prompt hashes), if it offers one."""
+    provenance = getattr(forecaster, "provenance", None)
+    return dict(provenance()) if callable(provenance) else {"class": type(forecaster).__name__}
 
 
 def package_versions() -> dict[str, str | None]:

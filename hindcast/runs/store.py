@@ -31,18 +31,20 @@ class RunRow(SQLModel, table=True):
 
 class ForecastRow(SQLModel, table=True):
     __tablename__ = "forecasts"
-    __table_args__ = (UniqueConstraint("run_id", "forecaster", "market_id", "t0", name="one_forecast"),)
+    __table_args__ = (UniqueConstraint("run_id", "forecaster", "market_id", "t0", "repeat", name="one_forecast"),)
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, foreign_key="runs.id")
     forecaster: str
     market_id: str
     t0: str  # canonical ISO UTC text: sortable and byte-stable
     label: str
+    repeat: int = 0
     probability: Optional[float] = None
     error: Optional[str] = None
     rationale: str = ""
     evidence_json: str = "[]"
     usage_json: str = "{}"
+    retrievals_json: str = "[]"  # every archive call: op, query, ids returned
     raw: str = ""
 
 
@@ -54,6 +56,7 @@ class StoredForecast:
     t0: object  # datetime
     label: str
     forecast: Forecast
+    repeat: int = 0
 
 
 class RunStore:
@@ -61,6 +64,7 @@ class RunStore:
         self.url = url
         self.engine = _engine(url)
         SQLModel.metadata.create_all(self.engine)
+        _check_schema(self.engine, url)
 
     def ensure_run(self, run_id: str, spec: dict, manifest: dict, created_at) -> bool:
         """Create the run if new; return False when it already existed (a resume)."""
@@ -82,17 +86,20 @@ class RunStore:
         with Session(self.engine) as session:
             return list(session.exec(select(RunRow).order_by(RunRow.created_at, RunRow.id)))
 
-    def done_keys(self, run_id: str) -> set[tuple[str, str, str]]:
-        """(forecaster, market_id, t0 ISO) of every forecast already stored for a run."""
+    def done_keys(self, run_id: str) -> set[tuple[str, str, str, int]]:
+        """(forecaster, market_id, t0 ISO, repeat) of every forecast already stored for a run."""
         with Session(self.engine) as session:
-            rows = session.exec(select(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0).where(ForecastRow.run_id == run_id))
+            rows = session.exec(select(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat)
+                                .where(ForecastRow.run_id == run_id))
             return {tuple(r) for r in rows}
 
-    def add(self, run_id: str, forecaster: str, market_id: str, t0, label: str, forecast: Forecast) -> bool:
+    def add(self, run_id: str, forecaster: str, market_id: str, t0, label: str, forecast: Forecast,
+            retrievals: tuple = (), repeat: int = 0) -> bool:
         """Store one forecast; False if that key was already stored (never a duplicate)."""
-        row = ForecastRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), label=label,
+        row = ForecastRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), label=label, repeat=repeat,
                           probability=forecast.probability, error=forecast.error, rationale=forecast.rationale,
-                          evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage), raw=forecast.raw)
+                          evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage),
+                          retrievals_json=_dumps(list(retrievals)), raw=forecast.raw)
         with Session(self.engine) as session:
             session.add(row)
             try:
@@ -106,7 +113,7 @@ class RunStore:
         self.run(run_id)
         with Session(self.engine) as session:
             rows = session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)
-                                .order_by(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0))
+                                .order_by(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat))
             return [_stored(row) for row in rows]
 
 
@@ -126,6 +133,16 @@ def _engine(url: str):
     return engine
 
 
+def _check_schema(engine, url: str) -> None:
+    from sqlalchemy import inspect
+
+    columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
+    missing = {c.name for c in ForecastRow.__table__.columns} - columns
+    if missing:
+        raise RunStoreError(f"run database {url} was written by an older hindcast (no column(s) "
+                            f"{', '.join(sorted(missing))}); point --db at a new database")
+
+
 def _sqlite_pragmas(connection, _record) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -136,7 +153,7 @@ def _sqlite_pragmas(connection, _record) -> None:
 def _stored(row: ForecastRow) -> StoredForecast:
     forecast = Forecast(probability=row.probability, error=row.error, rationale=row.rationale,
                         evidence=tuple(json.loads(row.evidence_json)), usage=json.loads(row.usage_json), raw=row.raw)
-    return StoredForecast(row.run_id, row.forecaster, row.market_id, parse_utc(row.t0), row.label, forecast)
+    return StoredForecast(row.run_id, row.forecaster, row.market_id, parse_utc(row.t0), row.label, forecast, row.repeat)
 
 
 def _dumps(value) -> str:

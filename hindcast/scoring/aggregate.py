@@ -1,23 +1,28 @@
-"""From stored forecasts to scored rows to a leaderboard. A separate pass: no model is called.
+"""From stored forecasts to scored rows to leaderboards. A separate pass: no model is called.
 
-Policies (recorded in each run's manifest):
-- outcome policy `exclude-non-binary`: markets resolved 50-50 or ambiguous are not scored.
-- failures are counted per forecaster, never imputed (no 0.5 fill-in).
-- the market comparison uses only rows where the market had a price strictly before t0.
+Policies (recorded with each run):
+- outcome `exclude-non-binary`: markets resolved 50-50 or ambiguous are not scored;
+- failures `count-never-impute`: a failed forecast is counted, never filled in;
+- market rows `paired-with-price-before-t0`: market comparisons use only rows where the
+  market had a price strictly before t0, for both sides;
+- plus the metric and bootstrap policies of `metrics.POLICIES` and `bootstrap.POLICY`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from hindcast.markets.prices import price_at
-from hindcast.records import PricePoint, Resolution
-from hindcast.scoring.metrics import brier, mean, skill
+import numpy as np
 
-POLICIES = {"outcome": "exclude-non-binary", "failures": "count-never-impute", "market_rows": "paired-with-price-before-t0"}
+from hindcast.markets.prices import price_at
+from hindcast.records import Market, PricePoint, Resolution
+from hindcast.scoring import bootstrap, metrics
+
+POLICIES = {"outcome": "exclude-non-binary", "failures": "count-never-impute",
+            "market_rows": "paired-with-price-before-t0", **metrics.POLICIES, **bootstrap.POLICY}
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,63 +31,153 @@ class ScoredRow:
     market_id: str
     t0: datetime
     label: str
+    topic: str
     probability: float | None
     error: str | None
     outcome: float
     market_price: float | None
+    regime: str = "n/a"
+    coverage: str = "n/a"
 
     @property
     def brier(self) -> float | None:
-        return None if self.probability is None else brier(self.probability, self.outcome)
+        return None if self.probability is None else (self.probability - self.outcome) ** 2
 
     @property
     def market_brier(self) -> float | None:
-        return None if self.market_price is None else brier(self.market_price, self.outcome)
+        return None if self.market_price is None else (self.market_price - self.outcome) ** 2
+
+
+SLICES: dict[str, Callable[[ScoredRow], str]] = {
+    "topic": lambda r: r.topic, "fraction": lambda r: r.label,
+    "regime": lambda r: r.regime, "coverage": lambda r: r.coverage,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class LeaderboardRow:
     forecaster: str
+    slice: str
     n_forecasts: int
     n_failed: int
     n_markets: int
     brier: float | None
+    brier_ci_low: float | None
+    brier_ci_high: float | None
     n_paired: int
     forecaster_brier_paired: float | None
     market_brier: float | None
     skill_vs_market: float | None
+    skill_ci_low: float | None
+    skill_ci_high: float | None
+    log_score: float | None
+    accuracy: float | None
+    mean_abs_diff_market: float | None
+    ece: float | None
 
 
-def score_rows(stored: Iterable, resolutions: Mapping[str, Resolution],
-               prices: Mapping[str, Sequence[PricePoint]]) -> list[ScoredRow]:
-    """Attach outcome and the market's price at the same t0 to every stored forecast."""
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Forecaster a vs b on their matched (market, t0) rows: mean Brier difference a − b."""
+
+    a: str
+    b: str
+    n_rows: int
+    n_markets: int
+    brier_a: float | None
+    brier_b: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Mapping[str, Resolution],
+               prices: Mapping[str, Sequence[PricePoint]], label_regime: Callable = lambda s: "n/a",
+               coverage: Mapping | None = None) -> list[ScoredRow]:
+    """Attach outcome, the market's price at the same t0 and slice labels to each stored forecast."""
     rows = []
     for s in stored:
         outcome = resolutions[s.market_id].outcome
         if outcome is None:
             continue
         point = price_at(prices.get(s.market_id, ()), s.t0)
-        rows.append(ScoredRow(s.forecaster, s.market_id, s.t0, s.label, s.forecast.probability,
-                              s.forecast.error, outcome, None if point is None else point.p))
+        rows.append(ScoredRow(s.forecaster, s.market_id, s.t0, s.label, markets[s.market_id].topic,
+                              s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
+                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a")))
     return rows
 
 
-def leaderboard(rows: Iterable[ScoredRow]) -> list[LeaderboardRow]:
-    """One row per forecaster, best Brier first (ties by name)."""
-    groups: dict[str, list[ScoredRow]] = defaultdict(list)
+def leaderboard(rows: Iterable[ScoredRow], by: str | None = None, replicates: int = bootstrap.REPLICATES,
+                seed: int = 0) -> list[LeaderboardRow]:
+    """One row per forecaster (per slice value when `by` is given), best Brier first within a slice."""
+    groups: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
     for row in rows:
-        groups[row.forecaster].append(row)
-    board = [_summary(name, group) for name, group in groups.items()]
-    return sorted(board, key=lambda r: (r.brier is None, r.brier if r.brier is not None else 0.0, r.forecaster))
+        groups[(f"{by}={SLICES[by](row)}" if by else "all", row.forecaster)].append(row)
+    board = [summarise(name, key, group, replicates, seed) for (key, name), group in sorted(groups.items())]
+    return sorted(board, key=lambda r: (r.slice, r.brier is None, r.brier or 0.0, r.forecaster))
 
 
-def _summary(name: str, rows: list[ScoredRow]) -> LeaderboardRow:
+def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int, seed: int) -> LeaderboardRow:
     valid = [r for r in rows if r.probability is not None]
     paired = [r for r in valid if r.market_price is not None]
-    own = mean([r.brier for r in paired])
-    market = mean([r.market_brier for r in paired])
+    rng = bootstrap.rng_for(seed, f"{slice_key}|{name}")
+    p, o = _arrays(valid)
+    brier_ci, skill_stats = _brier_ci(valid, replicates, rng), _skill(paired, replicates, rng)
     return LeaderboardRow(
-        forecaster=name, n_forecasts=len(valid), n_failed=len(rows) - len(valid),
-        n_markets=len({r.market_id for r in valid}), brier=mean([r.brier for r in valid]),
-        n_paired=len(paired), forecaster_brier_paired=own, market_brier=market, skill_vs_market=skill(own, market),
+        forecaster=name, slice=slice_key, n_forecasts=len(valid), n_failed=len(rows) - len(valid),
+        n_markets=len({r.market_id for r in valid}), brier=_mean(metrics.brier(p, o)),
+        brier_ci_low=brier_ci and brier_ci.low, brier_ci_high=brier_ci and brier_ci.high,
+        n_paired=len(paired), **skill_stats,
+        log_score=_mean(metrics.log_score(p, o)), accuracy=_mean(metrics.accuracy(p, o)),
+        mean_abs_diff_market=_mean(np.abs([r.probability - r.market_price for r in paired])),
+        ece=metrics.ece(p, o) if len(valid) else None,
     )
+
+
+def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Comparison:
+    """Paired, market-clustered bootstrap of the mean Brier difference a − b on matched rows."""
+    by_key = defaultdict(dict)
+    for r in rows:
+        if r.probability is not None and r.forecaster in (a, b):
+            by_key[(r.market_id, r.t0)][r.forecaster] = r
+    matched = [(k, v[a], v[b]) for k, v in sorted(by_key.items()) if len(v) == 2]
+    if not matched:
+        return Comparison(a, b, 0, 0, None, None, None, None, None)
+    diffs = np.array([ra.brier - rb.brier for _, ra, rb in matched])
+    codes, n = bootstrap.market_codes([k[0] for k, _, _ in matched])
+    weights = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(seed, f"compare|{a}|{b}"))
+    ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, diffs))
+    return Comparison(a, b, len(matched), n, _mean(np.array([ra.brier for _, ra, _ in matched])),
+                      _mean(np.array([rb.brier for _, _, rb in matched])), _mean(diffs), ci.low, ci.high)
+
+
+def _arrays(rows: list[ScoredRow]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([r.probability for r in rows], float), np.array([r.outcome for r in rows], float)
+
+
+def _mean(values) -> float | None:
+    values = np.asarray(values, float)
+    return float(values.mean()) if values.size else None
+
+
+def _brier_ci(rows: list[ScoredRow], replicates: int, rng) -> bootstrap.Interval | None:
+    if not rows:
+        return None
+    codes, n = bootstrap.market_codes([r.market_id for r in rows])
+    weights = bootstrap.draw_weights(n, replicates, rng)
+    return bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, np.array([r.brier for r in rows])))
+
+
+def _skill(paired: list[ScoredRow], replicates: int, rng) -> dict:
+    """Skill 1 − Brier/market Brier on rows with a market price, with a clustered bootstrap CI."""
+    if not paired:
+        return dict(forecaster_brier_paired=None, market_brier=None, skill_vs_market=None, skill_ci_low=None, skill_ci_high=None)
+    own, market = np.array([r.brier for r in paired]), np.array([r.market_brier for r in paired])
+    codes, n = bootstrap.market_codes([r.market_id for r in paired])
+    weights = bootstrap.draw_weights(n, replicates, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        samples = 1.0 - (weights @ bootstrap.cluster_sums(codes, own, n)[0]) / (weights @ bootstrap.cluster_sums(codes, market, n)[0])
+    ci = bootstrap.percentile_interval(samples)
+    return dict(forecaster_brier_paired=_mean(own), market_brier=_mean(market),
+                skill_vs_market=metrics.skill(_mean(own), _mean(market)),
+                skill_ci_low=ci and ci.low, skill_ci_high=ci and ci.high)

@@ -1,9 +1,22 @@
-"""Proper scores of one probability against one outcome. Each declares its direction."""
+"""Scores of probabilities against 0/1 outcomes, vectorised. Each metric declares its direction.
+
+Named policies, recorded with every run's scores:
+- log score: probabilities are clipped to [LOG_CLIP, 1 − LOG_CLIP] (policy `log-clip-1e-6`)
+  so a confident miss costs log(1e-6) ≈ −13.8 instead of −∞. Probabilities are never
+  clipped anywhere else.
+- accuracy: p > 0.5 predicts Yes, p < 0.5 No, p = 0.5 earns half a point.
+- calibration: ECE over 10 equal-width bins of p ([0, 0.1), …, [0.9, 1.0]).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
+
+LOG_CLIP = 1e-6
+ECE_BINS = 10
+POLICIES = {"log_score": "log-clip-1e-6", "accuracy": "half-point-at-0.5", "ece": "10-equal-width-bins"}
 
 
 @dataclass(frozen=True)
@@ -12,21 +25,82 @@ class Metric:
     higher_is_better: bool
 
 
-BRIER = Metric("brier", higher_is_better=False)
-SKILL = Metric("skill_vs_market", higher_is_better=True)
+METRICS = {
+    "brier": Metric("brier", False),
+    "log_score": Metric("log_score", True),
+    "accuracy": Metric("accuracy", True),
+    "skill_vs_market": Metric("skill_vs_market", True),
+    "mean_abs_diff_market": Metric("mean_abs_diff_market", False),
+    "ece": Metric("ece", False),
+}
 
 
-def brier(probability: float, outcome: float) -> float:
-    """Squared error of a YES probability against a 0/1 outcome."""
-    return (probability - outcome) ** 2
+def brier(p, o) -> np.ndarray:
+    """Squared error of each YES probability against its 0/1 outcome."""
+    return (np.asarray(p, float) - np.asarray(o, float)) ** 2
 
 
-def mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def log_score(p, o) -> np.ndarray:
+    """log of the probability given to what happened (≤ 0, higher is better), clipped by policy."""
+    q = np.clip(np.asarray(p, float), LOG_CLIP, 1.0 - LOG_CLIP)
+    return np.where(np.asarray(o, float) == 1.0, np.log(q), np.log1p(-q))
+
+
+def accuracy(p, o) -> np.ndarray:
+    p, o = np.asarray(p, float), np.asarray(o, float)
+    return np.where(p == 0.5, 0.5, ((p > 0.5) == (o == 1.0)).astype(float))
 
 
 def skill(score: float | None, reference: float | None) -> float | None:
-    """Brier skill 1 − score/reference: > 0 beats the reference, undefined when it is perfect."""
+    """Brier skill 1 − score/reference: > 0 beats the reference; undefined when it is perfect."""
     if score is None or not reference:
         return None
     return 1.0 - score / reference
+
+
+def bin_index(p, bins: int = ECE_BINS) -> np.ndarray:
+    return np.minimum((np.asarray(p, float) * bins).astype(int), bins - 1)
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    lower: float
+    upper: float
+    n: int
+    mean_probability: float | None
+    observed_frequency: float | None
+
+
+def reliability_table(p, o, bins: int = ECE_BINS) -> list[ReliabilityBin]:
+    p, o, idx = np.asarray(p, float), np.asarray(o, float), bin_index(p, bins)
+    table = []
+    for b in range(bins):
+        mask = idx == b
+        n = int(mask.sum())
+        table.append(ReliabilityBin(b / bins, (b + 1) / bins, n, float(p[mask].mean()) if n else None,
+                                    float(o[mask].mean()) if n else None))
+    return table
+
+
+def ece(p, o, bins: int = ECE_BINS) -> float:
+    """Expected calibration error: Σ (n_b / N) |mean p_b − mean o_b| over the bins."""
+    n = len(p)
+    return sum(b.n / n * abs(b.mean_probability - b.observed_frequency) for b in reliability_table(p, o, bins) if b.n)
+
+
+@dataclass(frozen=True)
+class Murphy:
+    reliability: float
+    resolution: float
+    uncertainty: float
+
+
+def murphy(p, o) -> Murphy:
+    """Murphy's decomposition over the distinct forecast values (so REL − RES + UNC = Brier exactly)."""
+    p, o = np.asarray(p, float), np.asarray(o, float)
+    values, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
+    observed = np.bincount(inverse, weights=o) / counts
+    base = o.mean()
+    weights = counts / len(p)
+    return Murphy(float(np.sum(weights * (values - observed) ** 2)), float(np.sum(weights * (observed - base) ** 2)),
+                  float(base * (1.0 - base)))
