@@ -17,11 +17,13 @@ from hindcast.leaderboard import export
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
+from hindcast.replay import coverage
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.runner import Task, plan, run_tasks
 from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
+from hindcast.scoring import regimes
 from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
 
 
@@ -71,6 +73,7 @@ def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
     tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id), spec.repeats, allowed)
     on_plan(len(tasks))
+    _label_coverage(p, store)
     asyncio.run(_execute(tasks, forecasters, spec, p, store, advance))
     board = score_run(store, p.run_id, p.bundle)
     paths = export.write_all(board, Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}",
@@ -115,20 +118,45 @@ class RunScores:
     rows: list[ScoredRow]
 
 
-def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None) -> RunScores:
+def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
+                models: Path | None = None) -> RunScores:
     """Score a stored run from its forecasts alone (no forecaster is called), against the
-    market store version the run recorded."""
+    market store version the run recorded; label regimes (model registry, `models`
+    overriding the shipped one) and coverage strata."""
     run_manifest = json.loads(store.run(rid).manifest_json)
     if bundle is None:
         recorded = run_manifest["market_store"]
         bundle = open_version(Path(recorded["root"]), recorded["version"]).bundle
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
-    return RunScores(rid, run_manifest, score_rows(store.forecasts(rid), markets, resolutions, bundle.prices))
+    label = _regime_labeler(run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models))
+    rows = score_rows(store.forecasts(rid), markets, resolutions, bundle.prices, label, store.coverage(rid))
+    return RunScores(rid, run_manifest, rows)
 
 
-def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None) -> list[LeaderboardRow]:
-    return leaderboard(load_scored(store, rid, bundle).rows, by=by)
+def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None,
+              models: Path | None = None) -> list[LeaderboardRow]:
+    return leaderboard(load_scored(store, rid, bundle, models).rows, by=by)
+
+
+def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Callable:
+    def label(stored) -> str:
+        model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
+        return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)
+    return label
+
+
+def _label_coverage(p: Plan, store: RunStore) -> None:
+    """Archive-only coverage stratum of every (market, t0) not labelled yet (needs an archive)."""
+    if p.snapshot is None:
+        return
+    done = store.coverage(p.run_id)
+    markets = {m.id: m for m in p.bundle.markets}
+    retriever_for = _retriever_factory(p.snapshot, p.index)
+    for c in p.cutoffs:
+        if (c.market_id, c.t0) not in done:
+            n = coverage.relevant_count(retriever_for(c.t0), markets[c.market_id].question)
+            store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
 
 
 def question_at(market: Market, cutoff: cutoff_rules.Cutoff) -> Question:

@@ -52,6 +52,7 @@ def show(run_id: str, out: Path = _OUT, db: Optional[str] = _DB, as_json: bool =
 def rescore(
     run_id: str,
     by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime or coverage."),
+    models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the shipped registry."),
     out: Path = _OUT, db: Optional[str] = _DB,
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is called)."""
@@ -62,7 +63,7 @@ def rescore(
 
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
-    board = api.score_run(_store(out, db), run_id, by=by)
+    board = api.score_run(_store(out, db), run_id, by=by, models=models)
     out_console().print(leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts"))
 
 

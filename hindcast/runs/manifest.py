@@ -7,6 +7,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from hindcast.replay.coverage import POLICY as COVERAGE_POLICY
 from hindcast.scoring.aggregate import POLICIES
 
 PACKAGES = ("hindcast-replay", "httpx", "polars", "pyarrow", "lancedb", "sentence-transformers",
@@ -18,7 +19,7 @@ def build(identity: dict, store_root: Path, forecasters: dict | None = None) -> 
         "identity": identity,
         "forecasters": {name: describe(f) for name, f in (forecasters or {}).items()},
         "market_store": {"version": identity["store_version"], "root": str(Path(store_root).resolve())},
-        "scoring_policies": dict(POLICIES),
+        "scoring_policies": {**POLICIES, **COVERAGE_POLICY},
         "git_revision": git_revision(),
         "python": platform.python_version(),
         "packages": package_versions(),

@@ -48,6 +48,17 @@ class ForecastRow(SQLModel, table=True):
     raw: str = ""
 
 
+class CoverageRow(SQLModel, table=True):
+    """The archive-only coverage label of one (market, t0) of a run."""
+
+    __tablename__ = "coverage"
+    run_id: str = Field(primary_key=True, foreign_key="runs.id")
+    market_id: str = Field(primary_key=True)
+    t0: str = Field(primary_key=True)
+    n_relevant: int
+    stratum: str
+
+
 @dataclass(frozen=True)
 class StoredForecast:
     run_id: str
@@ -108,6 +119,17 @@ class RunStore:
                 session.rollback()
                 return False
         return True
+
+    def add_coverage(self, run_id: str, market_id: str, t0, n_relevant: int, stratum: str) -> None:
+        with Session(self.engine) as session:
+            session.merge(CoverageRow(run_id=run_id, market_id=market_id, t0=iso(t0), n_relevant=n_relevant, stratum=stratum))
+            session.commit()
+
+    def coverage(self, run_id: str) -> dict[tuple[str, object], str]:
+        """(market_id, t0) → stratum, for the cutoffs labelled so far."""
+        with Session(self.engine) as session:
+            rows = session.exec(select(CoverageRow).where(CoverageRow.run_id == run_id))
+            return {(r.market_id, parse_utc(r.t0)): r.stratum for r in rows}
 
     def forecasts(self, run_id: str) -> list[StoredForecast]:
         self.run(run_id)
