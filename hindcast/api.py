@@ -14,7 +14,7 @@ from hindcast.errors import HindcastError
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
 from hindcast.leaderboard import export
-from hindcast.markets.bundle import MarketBundle
+from hindcast.markets.bundle import MarketBundle, market_at
 from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import coverage
@@ -159,14 +159,15 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
             store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
 
 
-def question_at(market: Market, cutoff: cutoff_rules.Cutoff) -> Question:
-    """The market as it stood at the cutoff: its text and t0, nothing about the outcome."""
+def question_at(bundle: MarketBundle, cutoff: cutoff_rules.Cutoff) -> Question:
+    """The market as it stood at the cutoff (its description version of that time) and t0;
+    nothing about the outcome."""
+    market = market_at(bundle, cutoff.market_id, cutoff.t0)
     return Question(market.id, market.question, market.description, cutoff.t0, market.url, market.topic,
                     market.scheduled_close)
 
 
 async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance) -> None:
-    markets = {m.id: m for m in p.bundle.markets}
     retriever_for = _retriever_factory(p.snapshot, p.index)
 
     def context_for(task: Task) -> Context:
@@ -179,7 +180,7 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
         store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat)
 
     try:
-        await run_tasks(tasks, forecasters, lambda c: question_at(markets[c.market_id], c), context_for, sink,
+        await run_tasks(tasks, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
                         spec.concurrency, advance, spec.max_failures)
     finally:
         await _close(forecasters)

@@ -20,20 +20,26 @@ PULL_STORE = Path("markets/store")
 READ_HELP = "Market store to read (its LATEST version) [default: markets/sample]."
 
 
-def _instant(value: str | None, option: str) -> datetime | None:
+def _instant(value: str | None, option: str, end_of_day: bool = False) -> datetime | None:
+    """An ISO instant, or a bare date: its start (or, with end_of_day, its last second)."""
+    from datetime import timedelta
+
     from hindcast.timeutil import parse_utc
 
     try:
-        return parse_utc(value) if value else None
+        instant = parse_utc(value) if value else None
     except ValueError as exc:
         raise typer.BadParameter(f"{value!r} is not a date or ISO instant ({exc})", param_hint=option) from exc
+    bare_date = instant is not None and len(value.strip()) == 10
+    return instant + timedelta(days=1, seconds=-1) if bare_date and end_of_day else instant
 
 
 # -- pull -------------------------------------------------------------------------------------
 @app.command("pull")
 def pull_command(
     since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this date."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this "
+                                        "date (a bare date includes its whole day)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Look at no more than N listed markets."),
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
     gamma_url: Optional[str] = typer.Option(None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."),
@@ -48,7 +54,7 @@ def pull_command(
     from hindcast.markets.polymarket import CLOB_URL, GAMMA_URL, PolymarketClient, RetryPolicy
     from hindcast.markets.pull import PullQuery, pull
 
-    query = PullQuery(_instant(since, "--since"), _instant(until, "--until"), limit, page_size)
+    query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size)
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": "hindcast"}) as http, _progress() as progress:
         client = PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry)

@@ -204,7 +204,8 @@ def _tag_labels(event: dict) -> list[str]:
     tags = event.get("tags")
     if not isinstance(tags, list):
         return []
-    return [str(t.get("label") or t.get("slug")) for t in tags if isinstance(t, dict) and (t.get("label") or t.get("slug"))]
+    labels = (t.get("label") or t.get("slug") for t in tags if isinstance(t, dict))
+    return [str(label) for label in labels if label]
 
 
 def volume_of(raw: dict) -> float | None:
@@ -259,7 +260,10 @@ def _json_list(raw: dict, key: str) -> list:
 def _number(value: object, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"{key} value {value!r} is not a number")
-    number = float(value)
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{key} value {value!r} is not a number") from None
     if not math.isfinite(number):
         raise ValueError(f"{key} value {value!r} is not finite")
     return number
@@ -289,3 +293,16 @@ def _time(raw: dict, key: str) -> datetime | None:
 
 def _reason(exc: Exception) -> str:
     return f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+
+
+def markets_of_events(events: list) -> list:
+    """The markets nested in Gamma `/events` objects, each given its event as `events`
+    (the shape `/markets` returns), so `parse_gamma_market` reads category and tags."""
+    markets = []
+    for event in events:
+        if not isinstance(event, dict):
+            raise MarketDataError(f"an /events item is not an object: {event!r:.80}")
+        bare = {k: v for k, v in event.items() if k != "markets"}
+        markets += [{**m, "events": m.get("events") or [bare]} if isinstance(m, dict) else m
+                    for m in event.get("markets") or []]
+    return markets

@@ -1,0 +1,214 @@
+"""A fake Polymarket serving tests/fixtures/polymarket: in-process (httpx.MockTransport) and
+over real sockets on 127.0.0.1 (for the subprocess pull test).
+
+Fixture files (exact Gamma / CLOB shapes of docs/polymarket-api.md):
+- gamma_markets.json: the `/markets` listing, served by `offset`/`limit`;
+- gamma_events.json: the `/events` listing (markets nested);
+- clob_markets_page1.json, clob_markets_page2.json: the CLOB `/markets` envelopes;
+- prices_history.json: `{token_id: {fidelity: body}}` — each body exactly what
+  `/prices-history` answers (a string is sent as raw text: a broken body); a token or
+  fidelity not listed answers `{"history": []}`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import pytest
+
+from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "polymarket"
+GAMMA = "https://gamma-api.polymarket.com"
+CLOB = "https://clob.polymarket.com"
+
+
+def load(name: str):
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def raw_markets() -> list[dict]:
+    return load("gamma_markets.json")
+
+
+def by_question(fragment: str) -> dict:
+    return next(m for m in raw_markets() if fragment in m["question"])
+
+
+def tokens(raw: dict) -> list[str]:
+    return json.loads(raw["clobTokenIds"])
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    headers: dict = field(default_factory=dict)
+
+
+def json_reply(value, status: int = 200, headers: dict | None = None) -> Reply:
+    return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+
+TIMEOUT = "timeout"  # a scripted fault: the request times out
+
+
+class FakePolymarket:
+    """Answers Gamma and CLOB requests from the fixtures; records every request.
+
+    `faults[(service, endpoint)]` is a list of Replies (or TIMEOUT) served, in order, before
+    the fixture answer. Requests are recorded as (service, endpoint, sorted query items).
+    """
+
+    def __init__(self, markets: list | None = None):
+        self.markets = raw_markets() if markets is None else markets
+        self.events = load("gamma_events.json")
+        self.histories = load("prices_history.json")
+        self.faults: dict[tuple[str, str], list] = {}
+        self.requests: list[tuple] = []
+        self.lock = threading.Lock()
+
+    def answer(self, service: str, endpoint: str, query: list[tuple[str, str]]):
+        with self.lock:
+            self.requests.append(request_key(service, endpoint, query))
+            scripted = self.faults.get((service, endpoint))
+            if scripted:
+                return scripted.pop(0)
+        return self._fixture(service, endpoint, dict(query))
+
+    def _fixture(self, service: str, endpoint: str, params: dict) -> Reply:
+        if service == "gamma" and endpoint in ("markets", "events"):
+            items = self.markets if endpoint == "markets" else self.events
+            offset, limit = int(params.get("offset", 0)), int(params.get("limit", 500))
+            return json_reply(items[offset: offset + limit])
+        if service == "clob" and endpoint == "markets":
+            page = {"": "clob_markets_page1.json", "MQ==": "clob_markets_page2.json"}[params.get("next_cursor", "")]
+            return json_reply(load(page))
+        if service == "clob" and endpoint == "prices-history":
+            return self._history(params)
+        return json_reply({"error": "not found"}, 404)
+
+    def _history(self, params: dict) -> Reply:
+        body = self.histories.get(params["market"], {}).get(str(params["fidelity"]), {"history": []})
+        return Reply(200, body.encode(), {"Content-Type": "text/html"}) if isinstance(body, str) else json_reply(body)
+
+    def history_requests(self, token: str) -> list[tuple]:
+        return [r for r in self.requests if r[1] == "prices-history" and ("market", token) in r[2]]
+
+    def count(self, endpoint: str, service: str | None = None) -> int:
+        return sum(1 for r in self.requests if r[1] == endpoint and service in (None, r[0]))
+
+
+def request_key(service: str, endpoint: str, query) -> tuple:
+    return service, endpoint, tuple(sorted(query))
+
+
+# -- in-process: httpx.MockTransport ----------------------------------------------------------
+def mock_transport(fake: FakePolymarket) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        service = "gamma" if request.url.host.startswith("gamma") else "clob"
+        reply = fake.answer(service, request.url.path.strip("/"), list(request.url.params.multi_items()))
+        if reply == TIMEOUT:
+            raise httpx.ReadTimeout("timed out", request=request)
+        return httpx.Response(reply.status, content=reply.body, headers=reply.headers)
+
+    return httpx.MockTransport(handle)
+
+
+class Sleeps(list):
+    """An injected sleep that records what it was asked to wait, and never waits."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture
+def fake() -> FakePolymarket:
+    return FakePolymarket()
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest.fixture
+def client(fake, sleeps) -> PolymarketClient:
+    http = httpx.Client(transport=mock_transport(fake))
+    yield PolymarketClient(http, GAMMA, CLOB, RetryPolicy(attempts=4, base_delay=0.5, max_delay=30), sleeps)
+    http.close()
+
+
+# -- over real sockets on 127.0.0.1 ------------------------------------------------------------
+class LocalServer:
+    """FakePolymarket behind a ThreadingHTTPServer on 127.0.0.1: `/gamma/…` and `/clob/…`.
+
+    `block(predicate)` makes a matching request wait (after recording it) until `release()`:
+    the test kills the client meanwhile. `served` holds the requests answered (not blocked).
+    """
+
+    def __init__(self, fake: FakePolymarket):
+        self.fake = fake
+        self.served: list[tuple] = []
+        self.blocking: Callable[[tuple], bool] = lambda key: False
+        self.blocked, self.released = threading.Event(), threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def block(self, predicate: Callable[[tuple], bool]) -> None:
+        self.blocking = predicate
+        self.blocked.clear()
+        self.released.clear()
+
+    def release(self) -> None:
+        self.blocking = lambda key: False
+        self.released.set()
+
+
+def _handler(server: LocalServer):
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            parts = urlsplit(self.path)
+            service, _, endpoint = parts.path.strip("/").partition("/")
+            query = parse_qsl(parts.query, keep_blank_values=True)
+            key = request_key(service, endpoint, query)
+            reply = server.fake.answer(service, endpoint, query)
+            if server.blocking(key):
+                server.blocked.set()
+                server.released.wait(30)
+                return
+            server.served.append(key)  # before the write: the client reads it only after this
+            self._send(reply)
+
+        def _send(self, reply: Reply) -> None:
+            self.send_response(reply.status)
+            for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(reply.body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def local_server():
+    server = LocalServer(FakePolymarket())
+    server.thread.start()
+    yield server
+    server.release()
+    server.httpd.shutdown()
+    server.httpd.server_close()

@@ -1,0 +1,185 @@
+"""The Gamma/CLOB client against httpx.MockTransport: pagination, retries, timeouts, bodies."""
+
+import httpx
+import pytest
+
+from hindcast.markets.parse import clob_winner, markets_of_events, parse_gamma_market
+from hindcast.markets.polymarket import PolymarketClient, PolymarketError, RetryPolicy
+
+from tests.markets.conftest import CLOB, GAMMA, TIMEOUT, FakePolymarket, Reply, by_question, json_reply, mock_transport, tokens
+
+
+def offsets(fake):
+    return [dict(r[2])["offset"] for r in fake.requests if r[1] == "markets"]
+
+
+# -- pagination ----------------------------------------------------------------------------------
+def test_gamma_pages_stop_at_the_first_page_shorter_than_limit(client, fake):
+    pages = list(client.gamma_markets({"closed": "true"}, limit=5))
+    assert [len(p.items) for p in pages] == [5, 5, 3]
+    assert offsets(fake) == ["0", "5", "10"]
+    assert all(("closed", "true") in r[2] and ("limit", "5") in r[2] for r in fake.requests)
+
+
+def test_gamma_pages_end_with_an_empty_page_when_the_listing_fills_whole_pages(sleeps):
+    fake = FakePolymarket(FakePolymarket().markets[:10])
+    client = PolymarketClient(httpx.Client(transport=mock_transport(fake)), GAMMA, CLOB, sleep=sleeps)
+    assert [len(p.items) for p in client.gamma_markets(limit=5)] == [5, 5, 0]
+    assert offsets(fake) == ["0", "5", "10"]
+
+
+def test_gamma_pagination_can_resume_at_an_offset(client, fake):
+    assert [p.offset for p in client.gamma_markets(limit=5, offset=5)] == [5, 10]
+    assert offsets(fake) == ["5", "10"]
+
+
+def test_repeatable_filters_are_sent_once_per_value(client, fake):
+    ids = ["0x" + "a" * 64, "0x" + "b" * 64]
+    list(client.gamma_markets({"condition_ids": ids, "end_date_min": "2026-01-01T00:00:00Z"}))
+    (request,) = fake.requests
+    assert [v for k, v in request[2] if k == "condition_ids"] == ids
+    assert ("end_date_min", "2026-01-01T00:00:00Z") in request[2]
+
+
+def test_a_page_that_is_not_an_array_is_refused_with_its_url(client, fake):
+    fake.faults[("gamma", "markets")] = [json_reply({"error": "bad"})]
+    with pytest.raises(PolymarketError, match=r"gamma-api\.polymarket\.com/markets: expected a JSON array at offset 0"):
+        list(client.gamma_markets())
+
+
+def test_events_paginate_and_their_nested_markets_carry_the_event(client, fake):
+    pages = list(client.gamma_events(limit=500))
+    markets = markets_of_events([e for p in pages for e in p.items])
+    assert len(pages) == 1 and fake.count("events") == 1
+    parsed = [parse_gamma_market(m) for m in markets if "Pro League" not in m["question"]]
+    assert {p.market.topic for p in parsed} == {"politics", "sports"}
+    assert all(p.meta.event for p in parsed)
+
+
+def test_clob_markets_follow_next_cursor_until_LTE(client, fake):
+    items = list(client.clob_markets())
+    assert len(items) == 3 and fake.count("markets", "clob") == 2
+    assert [clob_winner(i) for i in items] == [0, 1, None]
+
+
+# -- retries -------------------------------------------------------------------------------------
+def test_429_waits_what_retry_after_says_then_succeeds(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(429, b"slow down", {"Retry-After": "7"})]
+    assert len(next(client.gamma_markets(limit=500)).items) == 13
+    assert sleeps == [7.0] and fake.count("markets") == 2
+
+
+def test_429_without_retry_after_backs_off_exponentially(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(429, b""), Reply(429, b"")]
+    next(client.gamma_markets())
+    assert sleeps == [0.5, 1.0]
+
+
+def test_a_retry_after_given_as_a_date_falls_back_to_backoff(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(503, b"", {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})]
+    next(client.gamma_markets())
+    assert sleeps == [0.5]
+
+
+def test_a_retry_after_longer_than_allowed_fails_at_once(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(429, b"", {"Retry-After": "3600"})]
+    with pytest.raises(PolymarketError, match="asks to retry after 3600s"):
+        next(client.gamma_markets())
+    assert sleeps == [] and fake.count("markets") == 1
+
+
+def test_5xx_then_success(client, fake, sleeps):
+    fake.faults[("clob", "prices-history")] = [Reply(500, b"oops"), Reply(503, b"")]
+    a = by_question("Marco Rubio")
+    history = client.prices_history(tokens(a)[0], 1, 2)
+    assert history.fidelity == 60 and len(history.history) == 12
+    assert sleeps == [0.5, 1.0]
+
+
+def test_5xx_on_every_attempt_is_a_clear_error_after_the_last(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(502, b"bad gateway")] * 10
+    with pytest.raises(PolymarketError, match=r"https://gamma-api\.polymarket\.com/markets\?.*: HTTP 502 after 4 attempts"):
+        next(client.gamma_markets())
+    assert fake.count("markets") == 4 and len(sleeps) == 3
+
+
+def test_timeouts_are_retried_then_succeed(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [TIMEOUT, TIMEOUT]
+    assert len(next(client.gamma_markets()).items) == 13
+    assert fake.count("markets") == 3 and sleeps == [0.5, 1.0]
+
+
+def test_a_dropped_connection_is_retried(fake, sleeps):
+    calls = []
+
+    def flaky(request):
+        calls.append(request)
+        if len(calls) == 1:
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(200, json=[])
+
+    client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(flaky)), sleep=sleeps)
+    assert next(client.gamma_markets()).items == [] and len(calls) == 2 and sleeps == [1.0]
+
+
+def test_timeouts_on_every_attempt_name_the_url(client, fake):
+    fake.faults[("clob", "prices-history")] = [TIMEOUT] * 4
+    with pytest.raises(PolymarketError, match=r"clob\.polymarket\.com/prices-history: timed out after 4 attempts"):
+        client.prices_history("123", None, None)
+
+
+def test_a_4xx_other_than_429_is_not_retried(client, fake, sleeps):
+    fake.faults[("gamma", "markets")] = [Reply(404, b"no such thing")]
+    with pytest.raises(PolymarketError, match="HTTP 404: no such thing"):
+        next(client.gamma_markets())
+    assert sleeps == [] and fake.count("markets") == 1
+
+
+def test_a_body_that_is_not_json_names_the_url(client, fake):
+    fake.faults[("gamma", "markets")] = [Reply(200, b'[{"id": "1", "question": ')]
+    with pytest.raises(PolymarketError, match=r"/markets\?.*offset=0.*: response is not valid JSON"):
+        next(client.gamma_markets())
+
+
+def test_every_request_carries_the_policy_timeout(fake):
+    seen = []
+
+    def record(request):
+        seen.append(request.extensions["timeout"])
+        return httpx.Response(200, json={"history": []} if "prices-history" in request.url.path else [])
+
+    client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(record)), retry=RetryPolicy(timeout=4.5))
+    next(client.gamma_markets())
+    client.prices_history("1", None, None)
+    assert len(seen) == 4 and all(t == {"connect": 4.5, "read": 4.5, "write": 4.5, "pool": 4.5} for t in seen)
+
+
+# -- price histories -----------------------------------------------------------------------------
+def test_a_fine_history_is_used_as_is_with_the_token_id_as_text(client, fake):
+    token = tokens(by_question("Marco Rubio"))[0]
+    assert len(token) >= 70 and token.isdigit()
+    history = client.prices_history(token, 1767373451, 1769201796)
+    (request,) = fake.requests
+    assert dict(request[2]) == {"market": token, "fidelity": "60", "startTs": "1767373451", "endTs": "1769201796"}
+    assert history.token_id == token and history.fidelity == 60
+
+
+def test_a_coarse_only_history_is_found_by_retrying_coarser(client, fake):
+    token = tokens(by_question("Bitcoin reach"))[0]
+    history = client.prices_history(token, None, None)
+    assert [dict(r[2])["fidelity"] for r in fake.requests] == ["60", "720"]
+    assert history.fidelity == 720 and len(history.history) == 8
+    assert all(dict(r[2])["interval"] == "max" for r in fake.requests)
+
+
+def test_an_empty_history_is_empty_only_after_every_fidelity(client, fake):
+    token = tokens(by_question("50 bps"))[0]
+    history = client.prices_history(token, 1, 2)
+    assert [dict(r[2])["fidelity"] for r in fake.requests] == ["60", "720", "1440"]
+    assert history.history == []
+
+
+def test_a_history_body_of_the_wrong_shape_is_refused(client, fake):
+    fake.faults[("clob", "prices-history")] = [json_reply([{"t": 1, "p": 0.5}])]
+    with pytest.raises(PolymarketError, match=r"token 42: expected \{\"history\""):
+        client.prices_history("42", None, None)
