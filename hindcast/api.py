@@ -13,7 +13,7 @@ from pathlib import Path
 from hindcast.errors import HindcastError
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.leaderboard import export
+from hindcast.leaderboard import export, report
 from hindcast.markets.bundle import MarketBundle, market_at
 from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
@@ -75,9 +75,11 @@ def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
     on_plan(len(tasks))
     _label_coverage(p, store)
     asyncio.run(_execute(tasks, forecasters, spec, p, store, advance))
-    board = score_run(store, p.run_id, p.bundle)
-    paths = export.write_all(board, Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}",
-                             _notes(p.identity["store_version"], p.markets, p.cutoffs))
+    scored = load_scored(store, p.run_id, p.bundle)
+    board = leaderboard(scored.rows)
+    folder, title = Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}"
+    paths = export.write_all(board, folder, title, _notes(p.identity["store_version"], p.markets, p.cutoffs))
+    paths["html"] = report.write_report(folder, [scored], title, questions={m.id: m.question for m in p.bundle.markets})
     return SweepResult(p.run_id, not created, len(all_tasks), len(tasks), len(p.markets), board, paths)
 
 

@@ -11,7 +11,7 @@ import typer
 def leaderboard(
     runs: list[str] = typer.Argument(..., metavar="RUN [RUN...]", help="Run ids (several: compared on matched (market, t0) rows)."),
     formats: list[str] = typer.Option(["csv", "json", "parquet", "md", "html"], "--format",
-                                      help="csv|json|parquet|md|html (repeatable) [default: all]."),
+                                      help="csv|json|parquet|md|html (repeatable or comma-separated; default: all)."),
     out: Path = typer.Option(..., "--out", help="Folder for the files."),
     by: Optional[str] = typer.Option(None, "--by", help="Slice: topic|fraction|regime|coverage."),
     baseline: str = typer.Option("market price", "--baseline", help="Baseline of the recovered/regressed figure: a forecaster or 'market price'."),
@@ -26,6 +26,7 @@ def leaderboard(
     store = RunStore(db or default_url(Path("runs")))
     loaded = [_load(store, rid) for rid in runs]
     questions = {market: text for _, q in loaded for market, text in q.items()}
+    formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
     result = publish.publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
                              baseline=baseline, tolerance=tolerance, questions=questions)
     _report(result)
@@ -52,25 +53,11 @@ def _title(runs: list[str]) -> str:
 
 
 def _report(result) -> None:
-    from hindcast.cli.console import out_console
+    from hindcast.cli.console import leaderboard_table, out_console
 
     console = out_console()
     console.print(result.combined.note())
-    console.print(_table(result.board))
+    console.print(leaderboard_table(result.board))
     for kind, path in result.paths.items():
         console.print(f"{kind}: {path}")
 
-
-def _table(board):
-    """The terminal leaderboard, with the slice column when sliced."""
-    from rich.table import Table
-
-    from hindcast.leaderboard.export import HEADERS, SHOWN, cell
-
-    shown = ("slice", *SHOWN) if any(r.slice != "all" for r in board) else SHOWN
-    table = Table(title="leaderboard (lower Brier is better)")
-    for column in shown:
-        table.add_column(HEADERS[column], justify="left" if column in ("forecaster", "slice") else "right")
-    for row in board:
-        table.add_row(*(cell(getattr(row, c)) for c in shown))
-    return table

@@ -32,10 +32,11 @@ def main(
 
 
 def _register() -> None:
-    from hindcast.cli import runs, sweep
+    from hindcast.cli import leaderboard, runs, sweep
 
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
+    app.command(name="leaderboard")(leaderboard.leaderboard)
     for module_name in ("runs", "markets", "archive"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])

@@ -1,32 +1,98 @@
-"""Leaderboard files: CSV (full precision, for recomputation) and Markdown (for reading)."""
+"""Leaderboard and per-forecast files: CSV, JSON and Parquet (full precision, for recomputation)
+and Markdown (for reading). The HTML report lives in `report`.
+
+Floats are written exactly: CSV and JSON carry `repr(float)`, which reads back to the same
+double; Parquet stores float64. Files are byte-reproducible: nothing depends on the clock.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 
 from hindcast.frozen import write_text_atomic
+from hindcast.leaderboard.tables import LeaderboardError
 from hindcast.scoring.aggregate import LeaderboardRow
 
 COLUMNS = tuple(f.name for f in fields(LeaderboardRow))
+FORECAST_COLUMNS = {
+    "run_id": "string", "forecaster": "string", "market_id": "string", "t0": "string", "label": "string",
+    "fraction": "float64", "topic": "string", "probability": "float64", "error": "string",
+    "market_price": "float64", "outcome": "float64", "brier": "float64", "market_brier": "float64",
+    "regime": "string", "coverage": "string",
+}
+TABLE_FORMATS = ("csv", "json", "parquet", "md")
+FORMATS = (*TABLE_FORMATS, "html")
 HEADERS = {
-    "forecaster": "forecaster", "n_forecasts": "n forecasts", "n_failed": "failed", "n_markets": "n markets",
-    "brier": "Brier", "n_paired": "rows with market price", "forecaster_brier_paired": "Brier (those rows)",
-    "market_brier": "market Brier (same rows)", "skill_vs_market": "skill vs market",
+    "forecaster": "forecaster", "slice": "slice", "n_forecasts": "n forecasts", "n_failed": "failed",
+    "n_markets": "n markets", "brier": "Brier", "brier_ci": "Brier 95% CI", "n_paired": "rows with market price",
+    "forecaster_brier_paired": "Brier (those rows)", "market_brier": "market Brier (same rows)",
+    "skill_vs_market": "skill vs market", "skill_ci": "skill 95% CI", "log_score": "log score",
+    "accuracy": "accuracy", "mean_abs_diff_market": "mean |p − market|", "ece": "ECE",
 }
 SHOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "market_brier", "skill_vs_market")
+MARKDOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "brier_ci", "market_brier",
+            "skill_vs_market", "skill_ci", "log_score", "ece")
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise LeaderboardError(f"unknown format(s) {', '.join(map(repr, unknown))}; choose from {', '.join(FORMATS)}")
+    return tuple(dict.fromkeys(formats))
+
+
+def csv_text(columns: Sequence[str], records: Sequence[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow([_csv_value(record[c]) for c in columns])
+    return out.getvalue()
+
+
+def _csv_value(value) -> str:
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def to_csv(rows: Sequence[LeaderboardRow]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in asdict(row).values()])
-    return out.getvalue()
+    return csv_text(COLUMNS, [asdict(r) for r in rows])
+
+
+def json_text(value) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def leaderboard_json(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), by: str | None = None) -> str:
+    return json_text({"title": title, "by": by, "notes": list(notes), "rows": [asdict(r) for r in rows]})
+
+
+def write_parquet(path: Path, columns: dict[str, str], records: Sequence[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in columns.items()])
+    table = pa.Table.from_pylist([{c: r[c] for c in columns} for r in records], schema=schema)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def leaderboard_types() -> dict[str, str]:
+    """Arrow type of each LeaderboardRow field, from its annotation."""
+    return {f.name: _arrow_kind(f.type) for f in fields(LeaderboardRow)}
+
+
+def _arrow_kind(annotation) -> str:
+    text = getattr(annotation, "__name__", str(annotation))
+    return "float64" if "float" in text else "int64" if "int" in text else "string"
 
 
 def cell(value) -> str:
@@ -35,16 +101,61 @@ def cell(value) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def to_markdown(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = ()) -> str:
-    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in SHOWN) + " |",
-             "|" + "|".join("---" if c == "forecaster" else "---:" for c in SHOWN) + "|"]
-    lines += ["| " + " | ".join(cell(getattr(r, c)) for c in SHOWN) + " |" for r in rows]
+def interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+
+
+def markdown_cell(row: LeaderboardRow, column: str) -> str:
+    if column == "brier_ci":
+        return interval(row.brier_ci_low, row.brier_ci_high)
+    if column == "skill_ci":
+        return interval(row.skill_ci_low, row.skill_ci_high)
+    return cell(getattr(row, column)).replace("|", "\\|")
+
+
+def to_markdown(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), shown: Sequence[str] = SHOWN) -> str:
+    if any(r.slice != "all" for r in rows):
+        shown = ("slice", *shown)
+    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in shown) + " |",
+             "|" + "|".join("---" if c in ("forecaster", "slice") else "---:" for c in shown) + "|"]
+    lines += ["| " + " | ".join(markdown_cell(r, c) for c in shown) + " |" for r in rows]
     return "\n".join(lines + [""] + [f"- {n}" for n in notes]) + "\n"
 
 
 def write_all(rows: Sequence[LeaderboardRow], folder: Path, title: str, notes: Sequence[str] = ()) -> dict[str, Path]:
+    """leaderboard.csv and leaderboard.md (what `sweep` has always written)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"csv": folder / "leaderboard.csv", "md": folder / "leaderboard.md"}
     write_text_atomic(paths["csv"], to_csv(rows))
-    write_text_atomic(paths["md"], to_markdown(rows, title, notes))
+    write_text_atomic(paths["md"], to_markdown(rows, title, notes, MARKDOWN))
     return paths
+
+
+def write_leaderboard(fmt: str, rows: Sequence[LeaderboardRow], folder: Path, title: str,
+                      notes: Sequence[str] = (), by: str | None = None) -> Path:
+    path = folder / f"leaderboard.{fmt}"
+    if fmt == "csv":
+        write_text_atomic(path, to_csv(rows))
+    elif fmt == "json":
+        write_text_atomic(path, leaderboard_json(rows, title, notes, by))
+    elif fmt == "parquet":
+        write_parquet(path, leaderboard_types(), [asdict(r) for r in rows])
+    elif fmt == "md":
+        write_text_atomic(path, to_markdown(rows, title, notes, MARKDOWN))
+    else:
+        raise LeaderboardError(f"no leaderboard table in format {fmt!r}")
+    return path
+
+
+def write_forecasts(fmt: str, records: Sequence[dict], folder: Path) -> Path:
+    """The per-forecast table: CSV, JSON (a list of objects) or Parquet."""
+    path = folder / f"forecasts.{fmt}"
+    if fmt == "csv":
+        write_text_atomic(path, csv_text(tuple(FORECAST_COLUMNS), records))
+    elif fmt == "json":
+        write_text_atomic(path, json_text([{c: r[c] for c in FORECAST_COLUMNS} for r in records]))
+    elif fmt == "parquet":
+        write_parquet(path, FORECAST_COLUMNS, records)
+    else:
+        raise LeaderboardError(f"no per-forecast table in format {fmt!r}")
+    return path

@@ -38,6 +38,7 @@ class ScoredRow:
     market_price: float | None
     regime: str = "n/a"
     coverage: str = "n/a"
+    repeat: int = 0
 
     @property
     def brier(self) -> float | None:
@@ -103,7 +104,7 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
         point = price_at(prices.get(s.market_id, ()), s.t0)
         rows.append(ScoredRow(s.forecaster, s.market_id, s.t0, s.label, markets[s.market_id].topic,
                               s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
-                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a")))
+                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat))
     return rows
 
 

@@ -1,0 +1,68 @@
+"""One call from scored runs to every file asked for: leaderboard tables, the per-forecast
+table alongside them, and the HTML report.
+
+The per-forecast table is written in each asked-for format that can hold it (CSV, JSON,
+Parquet), and as CSV when only Markdown or HTML was asked for, so every export can be
+recomputed from the rows it was computed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hindcast.leaderboard import analysis, export, report
+from hindcast.leaderboard.tables import Combined, LeaderboardError, combine, forecast_records
+from hindcast.scoring import bootstrap
+from hindcast.scoring.aggregate import SLICES as SLICE_RULES
+from hindcast.scoring.aggregate import LeaderboardRow, leaderboard
+
+SLICES = tuple(SLICE_RULES)
+FORECAST_FORMATS = ("csv", "json", "parquet")
+
+
+@dataclass(frozen=True)
+class Published:
+    combined: Combined
+    board: list[LeaderboardRow]
+    paths: dict[str, Path]
+
+
+def check_slice(by: str | None) -> str | None:
+    if by is not None and by not in SLICES:
+        raise LeaderboardError(f"unknown slice {by!r}; choose one of {', '.join(SLICES)}")
+    return by
+
+
+def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str, by: str | None = None,
+            baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
+            questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES) -> Published:
+    """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files."""
+    formats, by = export.check_formats(formats), check_slice(by)
+    combined = combine(runs)
+    if "html" in formats:
+        analysis.check_baseline(combined.rows, baseline)
+    board = leaderboard(combined.rows, by=by, replicates=replicates)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {f"leaderboard.{f}": export.write_leaderboard(f, board, folder, title, notes(combined), by)
+             for f in formats if f in export.TABLE_FORMATS}
+    if "html" in formats:
+        paths["report.html"] = report.write_html(folder, combined, board, title, runs=runs, baseline=baseline,
+                                                 tolerance=tolerance, questions=questions, replicates=replicates)
+    records = forecast_records(combined)
+    for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
+        paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)
+    return Published(combined, board, paths)
+
+
+def notes(combined: Combined) -> list[str]:
+    return [
+        combined.note(),
+        "Brier: mean squared error of the YES probability (lower is better), 95% CI by a market-clustered "
+        "bootstrap; market Brier: the market's last price strictly before the same t0, on the rows where it had "
+        "one; skill = 1 − Brier/market Brier on those rows.",
+        "Failures are counted, never imputed. The per-forecast table (forecasts.*) beside this file holds every "
+        "scored row.",
+    ]

@@ -1,0 +1,106 @@
+"""The HTML report opened in real headless Chromium (Debian's), driven over the DevTools protocol.
+
+Loads with no console error and no network request, draws every plot, sorts by clicking a
+column heading, and shows hostile market and model text as text without running it. The
+screenshot is kept: under the test's tmp dir and at runs/artifacts/report-chromium.png.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from hindcast.leaderboard.report import write_report
+from tests.browser.cdp import INSTALL, Chromium, chromium_binary
+from tests.helpers import ROOT
+from tests.leaderboard.sample_runs import IMG, SCRIPT, injected, load, sweep_runs
+
+pytestmark = pytest.mark.browser
+ARTIFACT = ROOT / "runs" / "artifacts" / "report-chromium.png"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    url, ids = sweep_runs(folder / "runs", ("wide",))
+    run, questions = injected(load(url, ids["wide"]))
+    return write_report(folder, [run], "hindcast report <in Chromium>", questions=questions, replicates=200)
+
+
+@pytest.fixture(scope="module")
+def page(report, tmp_path_factory):
+    binary = chromium_binary()
+    if binary is None:
+        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
+    browser = Chromium(tmp_path_factory.mktemp("profile"), binary)
+    try:
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.send(f"{domain}.enable")
+        browser.send("Page.navigate", url=report.as_uri())
+        browser.wait_for("Page.loadEventFired")
+        browser.settle()
+        yield browser
+    finally:
+        browser.close()
+
+
+def column(page, table: str, header: str) -> list[str]:
+    return page.evaluate(f"""(() => {{
+        const t = document.getElementById("{table}");
+        const i = Array.from(t.tHead.rows[0].cells).findIndex(h => h.textContent === "{header}");
+        return Array.from(t.tBodies[0].rows, r => r.cells[i].getAttribute("data-value")); }})()""")
+
+
+def test_loads_with_no_console_error_and_no_exception(page):
+    errors = [e for e in page.named("Runtime.consoleAPICalled") if e["type"] in ("error", "assert", "warning")]
+    logged = [e["entry"] for e in page.named("Log.entryAdded") if e["entry"]["level"] in ("error", "warning")]
+    assert errors == [] and logged == [] and page.named("Runtime.exceptionThrown") == []
+    assert page.evaluate("document.readyState") == "complete"
+
+
+def test_requests_nothing_but_the_file_itself(page, report):
+    urls = [e["request"]["url"] for e in page.named("Network.requestWillBeSent")]
+    assert urls == [report.as_uri()]  # the page's own load is seen, so a further request would be too
+    assert page.evaluate("performance.getEntriesByType('resource').length") == 0
+
+
+def test_every_plot_renders_a_non_empty_svg(page):
+    plots = page.evaluate("""Array.from(document.querySelectorAll("svg.plot"), s => {
+        const r = s.getBoundingClientRect(), b = s.getBBox();
+        return [r.width, r.height, b.width, b.height, s.querySelectorAll("polyline, circle, rect").length]; })""")
+    assert len(plots) >= 1 + 3 + 2  # the fraction chart, a reliability diagram each, two topic charts
+    assert all(w > 100 and h > 100 and bw > 50 and bh > 50 and marks > 0 for w, h, bw, bh, marks in plots), plots
+
+
+def test_clicking_a_heading_sorts_the_leaderboard(page):
+    page.click("#board th:nth-child(6)")  # Brier
+    ascending = [float(v) for v in column(page, "board", "Brier")]
+    assert ascending == sorted(ascending) and len(set(ascending)) == 3
+    assert page.evaluate("document.querySelector('#board th:nth-child(6)').getAttribute('aria-sort')") == "ascending"
+    page.click("#board th:nth-child(6)")
+    assert [float(v) for v in column(page, "board", "Brier")] == sorted(ascending, reverse=True)
+    page.click("#board th:nth-child(3)")  # n forecasts, then the names follow their rows
+    assert column(page, "board", "n forecasts") == sorted(column(page, "board", "n forecasts"), key=int)
+
+
+def test_hostile_text_shows_as_text_and_runs_nothing(page):
+    cells = page.evaluate("Array.from(document.querySelectorAll('td, h3'), e => e.textContent)")
+    assert f"{SCRIPT} Will this run?" in cells and IMG in cells
+    assert page.evaluate("[document.scripts.length, document.images.length]") == [1, 0]
+    assert page.named("Page.javascriptDialogOpening") == []
+
+
+def test_the_console_listener_would_have_seen_an_error(page):
+    page.evaluate("console.error('probe')")
+    page.settle(0.2)
+    assert [e["args"][0]["value"] for e in page.named("Runtime.consoleAPICalled") if e["type"] == "error"] == ["probe"]
+
+
+def test_keeps_a_screenshot(page, tmp_path):
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    shot = page.screenshot(tmp_path / "report.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shot, ARTIFACT)
+    print(f"screenshot: {ARTIFACT}")
