@@ -69,8 +69,28 @@ def require_intact(root: Path) -> dict:
 
 
 def staging_dir(parent: Path) -> Path:
+    """A private folder to write a version into; leftovers of killed writers are removed first."""
     parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".staging-", dir=parent))
+    remove_dead_staging(parent)
+    return Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=parent))
+
+
+def remove_dead_staging(parent: Path) -> None:
+    """Delete `.staging-<pid>-*` folders whose writer process no longer exists."""
+    for folder in parent.glob(".staging-*-*"):
+        pid = folder.name.split("-")[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def publish(staging: Path, final: Path) -> Path:

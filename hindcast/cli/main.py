@@ -37,7 +37,7 @@ def _register() -> None:
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
     app.command(name="leaderboard")(leaderboard.leaderboard)
-    for module_name in ("runs", "markets", "archive"):
+    for module_name in ("runs", "markets", "archive", "schedule"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
         except ModuleNotFoundError as exc:

@@ -113,3 +113,16 @@ def test_one_changed_byte_in_a_store_file_is_detected(tmp_path):
 def test_the_shipped_sample_store_is_exactly_what_its_shipped_source_imports_to():
     bundle = import_forecastbench(SOURCE / "markets.jsonl", SOURCE / "prices_daily.csv")
     assert open_version(SAMPLE_MARKETS).bundle.content_hash() == bundle.content_hash()
+
+
+def test_staging_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    leftover = tmp_path / "store" / "versions" / f".staging-{dead}-abc"
+    leftover.mkdir(parents=True)
+    (leftover / "markets.parquet").write_bytes(b"half")
+    write_version(tmp_path / "store", import_forecastbench(SOURCE / "markets.jsonl", None))
+    assert not leftover.exists()
+    assert [p.name for p in (tmp_path / "store" / "versions").iterdir() if p.name.startswith(".")] == []

@@ -1,0 +1,43 @@
+"""Structured logs: one JSON object a line (`ts`, `level`, `event`, then the event's fields),
+on stderr and, when configured, appended to a file."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+LOGGER = "hindcast.schedule"
+
+
+class JsonLines(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = {"ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+                "level": record.levelname.lower(), "event": record.getMessage(), **getattr(record, "fields", {})}
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def setup(path: Path | None, stream=None) -> logging.Logger:
+    """The service logger, writing JSON lines to `stream` (stderr) and `path`; idempotent."""
+    logger = logging.getLogger(LOGGER)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    handlers = [logging.StreamHandler(stream or sys.stderr)]
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(path, encoding="utf-8"))
+    for handler in handlers:
+        handler.setFormatter(JsonLines())
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return logger
+
+
+def event(name: str, level: int = logging.INFO, exc_info=None, **fields) -> None:
+    logging.getLogger(LOGGER).log(level, name, extra={"fields": fields}, exc_info=exc_info)

@@ -1,0 +1,160 @@
+"""Configured sweeps, run incrementally: only (forecaster, market) pairs not swept yet.
+
+`api.sweep`'s run id is a hash of its frozen inputs (store version, market ids, snapshot,
+schedule), so a sweep over a newer store version is a new run. A configured sweep is
+therefore a *series* of batch runs under its stable name: each tick plans the pairs of the
+sweep's selected markets (in the newest store version) that no closed batch of the series
+covered (so whose rows are not in the run store), groups them into batches (forecasters with the same missing markets together),
+and runs each batch as an ordinary `api.sweep` restricted to those markets and pinned to
+that store version and snapshot. A batch is recorded (pending, with its full spec) before
+it runs and closed after, so a killed batch is resumed under the same run id — `api.sweep`
+then makes only its missing forecasts — and its markets are never planned twice.
+
+The cutoff schedule (fractions, offsets, instants, Hindcast rule, repeats, seed) is fixed
+for a sweep name: rows made under another schedule would not be comparable, so a changed
+schedule is refused (name the changed sweep anew). Filters and forecasters may change: a
+forecaster added later is run on every market the series already covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, replace
+from datetime import datetime
+from pathlib import Path
+
+from hindcast.replay.spec import ReplaySpec
+from hindcast.schedule.config import ScheduleError, SweepConfig
+from hindcast.schedule.state import Batch, State
+from hindcast.timeutil import iso, parse_utc
+
+SCHEDULE_FIELDS = ("fractions", "offsets", "instants", "hindcast_rule", "repeats", "seed")
+
+
+class Interrupted(ScheduleError):
+    """The service was asked to stop; the batch is left pending and resumed at the next start."""
+
+
+def run_series(cfg: SweepConfig, state: State, store, out_dir: Path, now: datetime,
+               snapshot_for: Callable[[Path], str | None], advance: Callable[[], None]) -> dict:
+    """Resume pending batches of the sweep, then plan and run the new ones; a summary."""
+    check_schedule(cfg, state)
+    results = [run_batch(b, state, store, out_dir, now, advance) for b in state.batches(cfg.name, "pending")]
+    for spec in plan_batches(cfg, state, snapshot_for):
+        batch = state.open_batch(cfg.name, spec_json(spec), now)
+        results.append(run_batch(batch, state, store, out_dir, now, advance))
+    return {"sweep": cfg.name, "batches": results,
+            "markets": sum(r["markets"] for r in results), "forecasts": sum(r["executed"] for r in results)}
+
+
+def run_batch(batch: Batch, state: State, store, out_dir: Path, now: datetime, advance) -> dict:
+    from hindcast import api
+
+    result = api.sweep(spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance)
+    state.close_batch(batch.id, result.run_id, now)
+    return {"batch": batch.id, "run_id": result.run_id, "markets": result.markets, "executed": result.executed,
+            "resumed": result.resumed}
+
+
+def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:
+    """The spec of each batch to run now: the sweep's spec restricted to a group of
+    forecasters and their missing markets, pinned to the newest store version and snapshot."""
+    from hindcast.markets.store import open_version
+
+    if not (Path(cfg.spec.markets) / "LATEST").exists():
+        return []  # nothing pulled or imported yet
+    version = open_version(cfg.spec.markets)
+    selected = selected_markets(version.bundle, cfg.spec)
+    done = done_pairs(cfg.name, state)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in cfg.spec.forecasters:
+        missing = tuple(m for m in selected if (name, m) not in done)
+        if missing:
+            groups.setdefault(missing, []).append(name)
+    snapshot = snapshot_for(cfg.spec.archive) if cfg.spec.archive else None
+    return [replace(cfg.spec, store_version=version.id, market_ids=markets, forecasters=tuple(names),
+                    snapshot=snapshot) for markets, names in groups.items()]
+
+
+def selected_markets(bundle, spec: ReplaySpec) -> list[str]:
+    """The spec's markets in this store version; its `ids`, if any, are a filter here (a
+    market not pulled yet is simply not selected yet)."""
+    from hindcast.api import select_markets
+
+    if not spec.market_ids:
+        return select_markets(bundle, spec)
+    present = {m.id for m in bundle.markets}
+    ids = tuple(i for i in spec.market_ids if i in present)
+    return select_markets(bundle, replace(spec, market_ids=ids)) if ids else []
+
+
+def done_pairs(sweep: str, state: State) -> set[tuple[str, str]]:
+    """(forecaster, market) pairs of the sweep's closed batches. A batch is closed only after
+    `api.sweep` returned, i.e. with every row of its plan stored (forecast or failure); a
+    pair for which the cutoff rules gave no t0 is done too, rather than planned again."""
+    return {(f, m) for b in state.batches(sweep, "done") for f in b.spec["forecasters"] for m in b.spec["market_ids"]}
+
+
+def check_schedule(cfg: SweepConfig, state: State) -> None:
+    key, schedule = f"sweep:{cfg.name}:schedule", _schedule(cfg.spec)
+    recorded = state.get(key)
+    if recorded is None:
+        state.set(key, schedule)
+    elif recorded != schedule:
+        changed = ", ".join(f"{k} {recorded[k]} → {schedule[k]}" for k in SCHEDULE_FIELDS if recorded[k] != schedule[k])
+        raise ScheduleError(f"sweep {cfg.name!r}: its cutoff schedule changed since its first batch ({changed}); "
+                            "its stored forecasts follow the old one — give the changed sweep a new name")
+
+
+def _schedule(spec: ReplaySpec) -> dict:
+    data = spec_json(spec)
+    return {k: data[k] for k in SCHEDULE_FIELDS}
+
+
+# -- the series' merged scores -------------------------------------------------------------------
+def series_scores(sweep: str, state: State, store):
+    """Every scored row of the sweep's closed batches as one `api.RunScores` named after the
+    sweep (None before its first batch); each run is scored against its own store version."""
+    from hindcast import api
+    from hindcast.leaderboard.tables import canonical
+
+    batches = state.batches(sweep, "done")
+    if not batches:
+        return None
+    runs = [api.load_scored(store, b.run_id) for b in batches]
+    rows = sorted((row for run in runs for row in run.rows), key=canonical)
+    latest = {k: v for k, v in runs[-1].manifest.items() if k != "identity"}  # provenance of the newest batch
+    forecasters = {name: f for run in runs for name, f in run.manifest.get("forecasters", {}).items()}
+    manifest = {**latest, "forecasters": forecasters, "sweep": sweep, "runs": [b.run_id for b in batches]}
+    return api.RunScores(sweep, manifest, rows)
+
+
+# -- a spec as JSON (batches record theirs whole) -------------------------------------------------
+_PATHS, _INSTANTS = {"markets", "archive"}, {"resolved_after", "resolved_before"}
+
+
+def spec_json(spec: ReplaySpec) -> dict:
+    out = {}
+    for f in fields(ReplaySpec):
+        value = getattr(spec, f.name)
+        if f.name in _PATHS:
+            value = None if value is None else str(value)
+        elif f.name in _INSTANTS:
+            value = None if value is None else iso(value)
+        elif f.name == "instants":
+            value = [iso(t) for t in value]
+        elif isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else v for v in value]
+        out[f.name] = value
+    return out
+
+
+def spec_of(data: dict) -> ReplaySpec:
+    values = {k: tuple(tuple(v) if isinstance(v, list) else v for v in x) if isinstance(x, list) else x
+              for k, x in data.items()}
+    for name in _PATHS:
+        values[name] = None if values[name] is None else Path(values[name])
+    for name in _INSTANTS:
+        values[name] = None if values[name] is None else parse_utc(values[name])
+    values["instants"] = tuple(parse_utc(t) for t in values["instants"])
+    return ReplaySpec(**values)
