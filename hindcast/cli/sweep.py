@@ -9,9 +9,6 @@ import typer
 
 from hindcast.cli.common import default_sample, fail, now
 
-_LIST = {"forecasters", "fractions", "offsets", "topics"}
-
-
 def _split(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -43,8 +40,8 @@ def sweep(
     resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant."),
     min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id)."),
-    forecasters: Optional[str] = typer.Option(None, "--forecasters", "-f", help="Comma-separated forecaster specs [default: market,constant,base-rate]."),
-    subset: Optional[list[str]] = typer.Option(None, "--subset", help="FORECASTER=N: run that forecaster on N markets only (repeatable)."),
+    forecaster: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
+    subset: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable)."),
     archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents."),
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
@@ -57,6 +54,7 @@ def sweep(
     max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where the run database and leaderboards go."),
     db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///OUT/hindcast.db]."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded)."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
@@ -66,17 +64,51 @@ def sweep(
     values = load_toml(spec_file) if spec_file else {}
     flags = {"store": markets, "version": store_version, "ids": market_id, "topics": topic,
              "resolved_after": resolved_after, "resolved_before": resolved_before, "min_volume": min_volume,
-             "limit": limit, "forecasters": forecasters and _split(forecasters), "subsets": subset and _subsets(subset),
+             "limit": limit, "forecasters": forecaster, "subsets": subset and _subsets(subset),
              "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
              "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
              "seed": seed, "concurrency": concurrency, "max_failures": max_failures}
     values.update({k: v for k, v in flags.items() if v is not None and v != []})
-    values.setdefault("store", default_sample("markets"))
+    _sample_defaults(values)
     spec = spec_from_mapping(values)
     store = RunStore(db or default_url(out))
-    result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
-                                                               on_plan=on_plan, advance=advance))
+    _configure_models(out, no_cache, spec.concurrency)
+    try:
+        result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
+                                                                   on_plan=on_plan, advance=advance))
+    finally:
+        _stop_local_model()
     _report(result)
+
+
+def _sample_defaults(values: dict) -> None:
+    """With no store, the shipped sample; with no forecasters, the baselines and the embedded
+    local model (zero-shot and retrieval agent, over the sample archive) on a few markets."""
+    from hindcast.replay.spec import SAMPLE_FORECASTERS, SAMPLE_SUBSETS
+
+    if "store" not in values:
+        values["store"] = default_sample("markets")
+    if "forecasters" not in values:
+        values["forecasters"], values["subsets"] = list(SAMPLE_FORECASTERS), list(SAMPLE_SUBSETS)
+        values.setdefault("archive", default_sample("archive"))
+
+
+def _configure_models(out: Path, no_cache: bool, concurrency: int) -> None:
+    """Model clients get the environment (API keys) and the response cache from here, once."""
+    import os
+
+    from hindcast.forecasters import llm
+    from hindcast.forecasters.cache import ResponseCache
+
+    llm.configure(env=os.environ, cache=ResponseCache(out / "responses.db", mode="refresh" if no_cache else "use"),
+                  concurrency=concurrency)
+
+
+def _stop_local_model() -> None:
+    import sys
+
+    if "hindcast.forecasters.local" in sys.modules:
+        sys.modules["hindcast.forecasters.local"].close()
 
 
 def _with_progress(job):

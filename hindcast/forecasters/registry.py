@@ -67,11 +67,14 @@ def _load_plugins() -> None:
 
 
 def _builtins() -> None:
-    from hindcast.forecasters import baselines
+    from hindcast.forecasters import baselines, retrieval_agent, tool_agent, zero_shot
 
     register("market", baselines.MarketForecaster)
     register("constant", baselines.ConstantForecaster)
     register("base-rate", baselines.BaseRateForecaster)
+    register("zero-shot", zero_shot.ZeroShotForecaster)
+    register("retrieval-agent", retrieval_agent.RetrievalAgent)
+    register("tool-agent", tool_agent.ToolAgent)
 
 
 _builtins()

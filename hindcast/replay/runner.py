@@ -64,7 +64,7 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
                 return
             ctx = context_for(task)
             forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), ctx)
-            sink(task, forecast, ctx.retrievals)
+            await asyncio.to_thread(sink, task, forecast, ctx.retrievals)  # the loop keeps serving others
             budget.record(forecast)
         advance()
 

@@ -27,6 +27,12 @@ from hindcast.replay.cutoffs import DEFAULT_FRACTIONS, check_fraction
 from hindcast.timeutil import iso, parse_utc, require_aware
 
 DEFAULT_FORECASTERS = ("market", "constant", "base-rate")
+# `hindcast sweep` with no forecaster: the baselines everywhere, and the embedded 135M local
+# model (a pipeline check, not a forecaster) on a few markets so the default run stays short.
+LOCAL_ZERO_SHOT = "zero-shot:model=local"
+LOCAL_RETRIEVAL = "retrieval-agent:model=local,rounds=1"
+SAMPLE_FORECASTERS = (*DEFAULT_FORECASTERS, LOCAL_ZERO_SHOT, LOCAL_RETRIEVAL)
+SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 2))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 

@@ -168,6 +168,7 @@ def _check_schema(engine, url: str) -> None:
 def _sqlite_pragmas(connection, _record) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: every commit survives a killed process
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 

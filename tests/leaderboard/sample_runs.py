@@ -7,8 +7,8 @@ from pathlib import Path
 from tests.helpers import run_cli
 
 SWEEPS = {  # two runs that share only part of their (market, t0) rows
-    "wide": ("--forecasters", "market,constant,base-rate", "--fractions", "0.25,0.5,0.75,1.0", "--limit", "30"),
-    "narrow": ("--forecasters", "market,base-rate", "--fractions", "0.5,1.0", "--limit", "20"),
+    "wide": ("-f", "market", "-f", "constant", "-f", "base-rate", "--fractions", "0.25,0.5,0.75,1.0", "--limit", "30"),
+    "narrow": ("-f", "market", "-f", "base-rate", "--fractions", "0.5,1.0", "--limit", "20"),
 }
 
 

@@ -1,0 +1,333 @@
+"""A chat client for any OpenAI-compatible endpoint, over an injected `httpx.AsyncClient`.
+
+Model specs:
+
+* `openai:gpt-4.1-mini` — https://api.openai.com/v1, key from `OPENAI_API_KEY`;
+* `openai-compatible:http://127.0.0.1:8080/v1#model-name` — any server (vLLM, Ollama,
+  llama.cpp); a key only if the forecaster names an environment variable (`key_env=…`);
+* `local` — the embedded SmolLM2 server (`hindcast.forecasters.local`), started lazily.
+
+Keys come only from the `env` mapping handed to `configure()` by the CLI; they travel in
+the Authorization header of a request and nowhere else (not in the cache, usage, errors,
+or `repr`). Timeouts, 429 and 5xx are retried a bounded number of times with exponential
+backoff, honouring `Retry-After`; anything else is a `ChatError` the forecaster records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+
+from hindcast.errors import ForecastError
+from hindcast.forecasters.cache import ResponseCache, request_key
+
+OPENAI_URL = "https://api.openai.com/v1"
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+STRUCTURED = ("json_schema", "json_object+schema", "json_object", "none")  # each falls back to the next
+
+
+class ChatError(ForecastError):
+    """A chat call that produced no usable reply (after retries, or not retryable)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a model lives. `identity` is what the cache key and the run record use."""
+
+    spec: str
+    provider: str
+    model: str
+    endpoint: str
+    key_env: str | None = None
+
+    @property
+    def identity(self) -> str:
+        return self.endpoint
+
+
+def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
+    """`openai:MODEL`, `openai-compatible:URL#MODEL` or `local` → a ModelSpec."""
+    provider, _, rest = spec.partition(":")
+    if provider == "openai" and rest:
+        return ModelSpec(spec, provider, rest, OPENAI_URL, key_env or "OPENAI_API_KEY")
+    if provider == "openai-compatible":
+        url, _, model = rest.partition("#")
+        if not url.startswith(("http://", "https://")) or not model:
+            raise ValueError(f"model {spec!r}: expected openai-compatible:http(s)://host/v1#model-name")
+        return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
+    if spec == "local":
+        from hindcast.forecasters import local
+
+        return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
+    raise ValueError(f"model {spec!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One assistant message: text, tool calls ({id, name, arguments}), token usage."""
+
+    content: str
+    tool_calls: tuple[dict, ...] = ()
+    usage: dict = field(default_factory=dict)
+    cached: bool = False
+    finish_reason: str = ""
+
+
+def reply_from(body: Mapping, cached: bool) -> ChatReply:
+    """Parse a chat.completion body once, at the boundary."""
+    try:
+        choice = body["choices"][0]
+        message = choice["message"]
+        calls = tuple({"id": c.get("id", ""), "name": c["function"]["name"], "arguments": c["function"].get("arguments") or ""}
+                      for c in message.get("tool_calls") or ())
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ChatError(f"malformed chat response ({type(exc).__name__}: {exc})") from exc
+    usage = {k: v for k, v in (body.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
+    return ChatReply(message.get("content") or "", calls, usage, cached, choice.get("finish_reason") or "")
+
+
+def response_format(schema: Mapping | None, structured: str) -> dict | None:
+    """The `response_format` for a JSON schema under the endpoint's structured-output mode."""
+    if schema is None or structured == "none":
+        return None
+    if structured == "json_object+schema":  # llama-cpp-python's grammar-constrained JSON
+        return {"type": "json_object", "schema": dict(schema)}
+    if structured == "json_object":
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema), "strict": True}}
+
+
+@dataclass
+class _LoopState:
+    loop: object
+    gate: asyncio.Semaphore
+    http: object
+    owned: bool
+
+
+class ChatClient:
+    """POST /chat/completions with retries, a concurrency limit, a cache and structured output.
+
+    `http` is used as given (tests inject `httpx.AsyncClient(transport=…)`); without one the
+    client makes its own per event loop. `base_url` may be a coroutine function (the local
+    server starts on first use). `sleep` is injectable so retry waits can be observed.
+    """
+
+    def __init__(self, spec: ModelSpec, *, api_key: str | None = None, http=None, cache: ResponseCache | None = None,
+                 timeout: float = 120.0, max_retries: int = 3, backoff: float = 1.0, max_wait: float = 60.0,
+                 concurrency: int = 4, structured: str = "json_schema", sleep=asyncio.sleep,
+                 base_url: Callable[[], Awaitable[str]] | None = None):
+        if structured not in STRUCTURED:
+            raise ValueError(f"structured={structured!r}: use {', '.join(STRUCTURED)}")
+        self.spec, self.cache, self.timeout = spec, cache, float(timeout)
+        self.max_retries, self.backoff, self.max_wait = int(max_retries), float(backoff), float(max_wait)
+        self.concurrency, self.configured, self.structured, self._sleep = int(concurrency), structured, structured, sleep
+        self._key, self._http, self._base_url, self._state = api_key, http, base_url, None
+        self.requests = 0
+
+    def __repr__(self) -> str:
+        return f"ChatClient({self.spec.spec!r}, endpoint={self.spec.endpoint!r})"
+
+    async def complete(self, messages: list[dict], *, schema: Mapping | None = None, tools: list[dict] | None = None,
+                       repeat: int = 0, **params) -> ChatReply:
+        """One chat completion (from the cache when the identical request was made before).
+
+        The cache key is the request as asked, in the configured structured-output mode,
+        so a re-run hits the cache even if this endpoint made the client fall back.
+        """
+        asked = self._body(messages, schema, tools, params, self.configured)
+        key = request_key(self.spec.identity, asked, repeat)
+        if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
+            return reply_from(hit, cached=True)
+        payload = await self._post_structured(messages, schema, tools, params)
+        reply = reply_from(payload, cached=False)
+        if self.cache is not None:  # stored before the forecast is: a killed run never asks again
+            await asyncio.to_thread(self.cache.put, key, asked, payload)
+        return reply
+
+    def _body(self, messages, schema, tools, params, structured: str) -> dict:
+        body = {"model": self.spec.model, "messages": list(messages), **params}
+        fmt = response_format(schema, structured)
+        if fmt is not None:
+            body["response_format"] = fmt
+        if tools:
+            body["tools"] = list(tools)
+        return body
+
+    async def _post_structured(self, messages, schema, tools, params) -> dict:
+        """POST; an endpoint that rejects the response_format is asked again one level simpler."""
+        body = self._body(messages, schema, tools, params, self.structured)
+        try:
+            return await self._post(body)
+        except _Rejected as exc:
+            if "response_format" not in body or not _mentions_format(exc.text):
+                raise ChatError(exc.reason) from None
+            self.structured = STRUCTURED[STRUCTURED.index(self.structured) + 1]
+            return await self._post_structured(messages, schema, tools, params)
+
+    async def _post(self, body: dict) -> dict:
+        state = self._loop_state()
+        url = (await self._base_url() if self._base_url else self.spec.endpoint).rstrip("/") + "/chat/completions"
+        async with state.gate:
+            for attempt in range(self.max_retries + 1):
+                wait, result = await self._attempt(state.http, url, body)
+                if wait is None:
+                    return result
+                if attempt == self.max_retries:
+                    break
+                await self._sleep(min(wait if wait >= 0 else self.backoff * 2 ** attempt, self.max_wait))
+        raise ChatError(f"{result} (gave up after {self.max_retries + 1} attempts)")
+
+    async def _attempt(self, http, url: str, body: dict):
+        """(None, payload) on success; (seconds to wait, or -1 for backoff; reason) to retry."""
+        import httpx
+
+        self.requests += 1
+        try:
+            response = await http.post(url, json=body, headers=self._headers(), timeout=self.timeout)
+        except httpx.TimeoutException as exc:
+            return -1, f"timeout after {self.timeout:g}s ({type(exc).__name__})"
+        except httpx.TransportError as exc:
+            return -1, f"connection failed ({type(exc).__name__}: {exc})"
+        reason = f"HTTP {response.status_code}: {_excerpt(response.text)}"
+        if response.status_code >= 400 and "response_format" in body and _mentions_format(response.text):
+            raise _Rejected(reason, response.text)  # some servers answer 500 to an unknown response_format
+        if response.status_code in RETRY_STATUSES:
+            return retry_after(response.headers), reason
+        if response.status_code >= 400:
+            raise _Rejected(reason, response.text)
+        try:
+            return None, response.json()
+        except ValueError:
+            raise ChatError(f"response is not JSON: {_excerpt(response.text)}") from None
+
+    def _headers(self) -> dict:
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            import httpx
+
+            http = self._http if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
+            self._state = _LoopState(loop, asyncio.Semaphore(self.concurrency), http, self._http is None)
+        return self._state
+
+    async def aclose(self) -> None:
+        if self._state is not None and self._state.owned:
+            await self._state.http.aclose()
+        self._state = None
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: str, text: str):
+        super().__init__(reason)
+        self.reason, self.text = reason, text
+
+
+def _mentions_format(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in ("response_format", "json_schema", "json_object", "response format"))
+
+
+def _excerpt(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def retry_after(headers: Mapping) -> float:
+    """Seconds a `Retry-After` header asks for (delta or HTTP date vs the response's Date); -1 if none."""
+    value = headers.get("retry-after")
+    if value is None:
+        return -1.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
+    except (KeyError, TypeError, ValueError):
+        return -1.0
+
+
+# ---- process-wide settings: set once by the CLI (or a test), read by forecasters ---------------
+@dataclass
+class Settings:
+    """What the CLI hands down: the environment (for keys), the cache, an http client factory."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    cache: ResponseCache | None = field(default_factory=ResponseCache)
+    http: Callable[[], object] | None = None
+    timeout: float = 120.0
+    max_retries: int = 3
+    concurrency: int = 4  # requests in flight per endpoint (the sweep's --concurrency)
+
+
+_SETTINGS = Settings()
+_CLIENTS: dict[tuple, ChatClient] = {}
+
+
+def configure(*, env: Mapping[str, str] | None = None, cache: ResponseCache | None = None,
+              http: Callable[[], object] | None = None, timeout: float = 120.0, max_retries: int = 3,
+              concurrency: int = 4) -> Settings:
+    """Replace the settings (and forget every client built under the old ones)."""
+    global _SETTINGS
+    _SETTINGS = Settings(dict(env or {}), cache if cache is not None else ResponseCache(), http, timeout, max_retries,
+                         concurrency)
+    _CLIENTS.clear()
+    return _SETTINGS
+
+
+def client_for(model: str, key_env: str | None = None, structured: str = "json_schema") -> ChatClient:
+    """The shared client of a model spec (one concurrency limit per endpoint and key)."""
+    spec = parse_model(model, key_env)
+    slot = (spec.spec, spec.key_env, structured)
+    if slot not in _CLIENTS:
+        _CLIENTS[slot] = _new_client(spec, structured)
+    return _CLIENTS[slot]
+
+
+def _new_client(spec: ModelSpec, structured: str) -> ChatClient:
+    s = _SETTINGS
+    http = s.http() if s.http else None
+    common = dict(http=http, cache=s.cache, timeout=s.timeout, max_retries=s.max_retries, structured=structured)
+    if spec.provider == "local":
+        from hindcast.forecasters import local
+
+        if structured == "json_schema":  # what llama-cpp-python's server understands
+            common["structured"] = "json_object+schema"
+        return ChatClient(spec, concurrency=1, base_url=local.base_url, **common)
+    return ChatClient(spec, api_key=_key(spec, s.env), concurrency=s.concurrency, **common)
+
+
+def _key(spec: ModelSpec, env: Mapping[str, str]) -> str | None:
+    if spec.key_env is None:
+        return None
+    key = env.get(spec.key_env)
+    if not key:
+        raise ChatError(f"{spec.key_env} is not set in the environment given to hindcast (model {spec.spec})")
+    return key
+
+
+# ---- usage accounting -------------------------------------------------------------------------
+class Usage:
+    """Token counts, requests, cache hits and a log of every call of one forecast."""
+
+    def __init__(self, client: ChatClient, **fields):
+        self.totals = {"model": client.spec.spec, "endpoint": client.spec.endpoint, **fields,
+                       "prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "cache_hits": 0}
+        self.steps: list[dict] = []
+        self._client = client
+
+    def add(self, step: str, reply: ChatReply | None, **detail) -> None:
+        if reply is not None:
+            self.totals["prompt_tokens"] += int(reply.usage.get("prompt_tokens") or 0)
+            self.totals["completion_tokens"] += int(reply.usage.get("completion_tokens") or 0)
+            self.totals["cache_hits" if reply.cached else "requests"] += 1
+        self.steps.append({"step": step, **detail})
+
+    def record(self) -> dict:
+        """Totals, the structured-output mode the endpoint accepted, and every step."""
+        return {**self.totals, "structured": self._client.structured, "steps": list(self.steps)}

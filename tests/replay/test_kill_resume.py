@@ -1,0 +1,62 @@
+"""kill -9 a sweep at random points, several times; re-running completes it exactly.
+
+A real `hindcast sweep` subprocess forecasts with the zero-shot forecaster against the
+shipped fake OpenAI-compatible server on 127.0.0.1 (real sockets, fixed latency).
+"""
+
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hindcast.forecasters.cache import canonical
+from hindcast.forecasters.fake import FakeChatModel, answer
+from tests.helpers import ROOT, SAMPLE_MARKETS
+
+KILLS = 4
+CONCURRENCY = 4
+MARKETS = 20
+PLANNED = MARKETS * 4
+
+
+def sweep_cmd(url: str, out) -> list[str]:
+    return [sys.executable, "-m", "hindcast", "sweep", "--markets", str(SAMPLE_MARKETS), "--limit", str(MARKETS),
+            "-f", f"zero-shot:model=openai-compatible:{url}#fake-model", "--concurrency", str(CONCURRENCY),
+            "--out", str(out)]
+
+
+def stored(out) -> list[tuple]:
+    with sqlite3.connect(out / "hindcast.db") as db:
+        return db.execute("SELECT forecaster, market_id, t0, repeat, probability, error FROM forecasts").fetchall()
+
+
+def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repeated_call(tmp_path):
+    fake = FakeChatModel(default=answer('{"probability": 0.42}', delay=0.3))
+    rnd, progress = random.Random(11), []
+    with fake.serve() as url:
+        for _ in range(KILLS):
+            proc = subprocess.Popen(sweep_cmd(url, tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rnd.uniform(1.5, 3.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            progress.append(len(stored(tmp_path)) if (tmp_path / "hindcast.db").exists() else 0)
+        done = subprocess.run(sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        rows = stored(tmp_path)
+        requests_after_complete = len(fake.requests)
+        again = subprocess.run(sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0 and "0 made now" in again.stdout
+
+    print("stored after each kill:", progress, "requests:", len(fake.requests))
+    assert progress == sorted(progress) and any(0 < n < PLANNED for n in progress), f"kills landed at {progress}"
+    assert len(rows) == PLANNED and len({r[:4] for r in rows}) == len(rows)
+    assert all(r[4] == 0.42 and r[5] is None for r in rows)
+    distinct = {canonical(body) for body in fake.requests}
+    assert len(distinct) == PLANNED
+    # only a call in flight at a kill (its answer never stored) may be sent again
+    assert len(fake.requests) - len(distinct) <= KILLS * CONCURRENCY
+    assert len(fake.requests) == requests_after_complete, "a completed run repeated a model call"
