@@ -2,8 +2,9 @@
 creation month, malformed rows to a rejects file (`file:line: reason`).
 
 Streams in constant memory: rows are buffered per month and flushed every `chunk_rows`
-rows to `<input-key>-NNNNN.parquet`. Re-ingesting an input first removes that input's
-earlier chunks, so the same input always leaves the same files (idempotent). Freezing
+rows to `<input-key>-NNNNN.parquet.part`; only when the whole input has been read are that
+input's earlier chunks replaced by the new ones, so the same input always leaves the same
+files (idempotent) and a failed read leaves the draft as it was. Freezing
 (`hindcast.archive.snapshot`) later merges and de-duplicates each partition.
 """
 
@@ -52,13 +53,18 @@ def ingest_into(path: Path, source: str, fmt: str, root: Path, rejects_path: Pat
     refuse_frozen(root)
     layout.check_source(source)
     key = input_key(path, fmt)
-    remove_chunks(root, source, key)
     writer = _ChunkWriter(root, source, key, chunk_rows)
     summary = IngestSummary(str(path))
-    with _RejectLog(rejects_path) as log:
-        for item in read_documents(path, fmt):
-            _take(item, writer, log, summary)
-    writer.flush_all()
+    try:
+        with _RejectLog(rejects_path) as log:
+            for item in read_documents(path, fmt):
+                _take(item, writer, log, summary)
+        writer.flush_all()
+    except BaseException:
+        writer.discard()
+        raise
+    remove_chunks(root, source, key)
+    writer.commit()
     summary.rejects_path = rejects_path if summary.rejected else None
     return summary
 
@@ -93,12 +99,13 @@ def remove_chunks(root: Path, source: str, key: str) -> None:
 
 
 class _ChunkWriter:
-    """Per-month row buffers, flushed to numbered chunk files."""
+    """Per-month row buffers, flushed to numbered `.part` chunk files; `commit` publishes them."""
 
     def __init__(self, root: Path, source: str, key: str, chunk_rows: int):
         self.root, self.source, self.key, self.chunk_rows = Path(root), source, key, chunk_rows
         self.buffers: dict[str, list[dict]] = {}
         self.counts: dict[str, int] = {}
+        self.written: list[Path] = []
 
     def add(self, month: str, row: dict) -> None:
         buffer = self.buffers.setdefault(month, [])
@@ -111,12 +118,21 @@ class _ChunkWriter:
         if rows:
             number = self.counts.get(month, 0)
             self.counts[month] = number + 1
-            folder = layout.partition_dir(self.root, self.source, month)
-            docs.write_parquet(docs.to_table(rows), folder / f"{self.key}-{number:05d}.parquet")
+            path = layout.partition_dir(self.root, self.source, month) / f"{self.key}-{number:05d}.parquet.part"
+            docs.write_parquet(docs.to_table(rows), path)
+            self.written.append(path)
 
     def flush_all(self) -> None:
         for month in sorted(self.buffers):
             self.flush(month)
+
+    def commit(self) -> None:
+        for path in self.written:
+            path.replace(path.with_suffix(""))
+
+    def discard(self) -> None:
+        for path in self.written:
+            path.unlink(missing_ok=True)
 
 
 class _RejectLog:

@@ -7,9 +7,10 @@ ARCHIVE/
   snapshots/<snapshot-id>/manifest.json                     frozen, content-addressed
   snapshots/<snapshot-id>/source=S/month=YYYY-MM/part-0.parquet
   LATEST                                                    newest frozen snapshot id
-  index/<snapshot-id>/index.json                            derived from a snapshot (embeddings)
-  index/<snapshot-id>/vectors/month=YYYY-MM/chunk-00000.npy resumable embedding chunks
-  index/<snapshot-id>/lance/                                LanceDB: one table per month
+  index/<snapshot-id>/<embedder>/index.json                 derived from a snapshot (embeddings)
+  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/     chunk-NNNNN.npy while embedding (resumable),
+                                                            then vectors/created_us/edit_us.npy (time order)
+  index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
 ```
 
 The index lives beside the snapshot, not inside it: a frozen snapshot never changes, and
@@ -70,7 +71,11 @@ def latest_file(archive: Path) -> Path:
     return Path(archive) / "LATEST"
 
 
-def index_dir(archive: Path, snapshot_id: str) -> Path:
+def index_dir(archive: Path, snapshot_id: str, embedder: str) -> Path:
+    return Path(archive) / "index" / snapshot_id / embedder
+
+
+def index_parent(archive: Path, snapshot_id: str) -> Path:
     return Path(archive) / "index" / snapshot_id
 
 

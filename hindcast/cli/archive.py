@@ -57,14 +57,19 @@ def embed(
     archive: Path = ARCHIVE,
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST."),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, shipped) | hash (tests)"),
-    batch_size: int = typer.Option(64, "--batch-size"),
+    chunk_rows: int = typer.Option(2048, "--chunk-rows", help="Documents embedded between resumable checkpoints."),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
+    from rich.progress import Progress
+
     from hindcast.archive.index import build_index
     from hindcast.archive.snapshot import open_snapshot
 
     snap = open_snapshot(archive, snapshot)
-    info = build_index(snap, embedder, batch_size=batch_size, progress=True)
+    with Progress(transient=True) as progress:
+        task = progress.add_task(f"embedding {snap.id}", total=None)
+        info = build_index(snap, embedder, chunk_rows=chunk_rows,
+                           on_progress=lambda done, total: progress.update(task, completed=done, total=total))
     print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}")
 
 

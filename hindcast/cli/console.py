@@ -11,7 +11,7 @@ COLUMNS = ("forecaster", "n forecasts", "failed", "n markets", "Brier [95% CI]",
 def out_console():
     from rich.console import Console
 
-    return Console(file=sys.stdout, width=None if sys.stdout.isatty() else 140)
+    return Console(file=sys.stdout, width=None if sys.stdout.isatty() else 170)
 
 
 def err_console():
@@ -21,7 +21,9 @@ def err_console():
 
 
 def number(value, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    if value is None:
+        return "—"
+    return f"{value:.3g}" if abs(value) >= 100 else f"{value:.{digits}f}"
 
 
 def with_interval(value, low, high) -> str:
@@ -41,7 +43,10 @@ def leaderboard_table(board, title: str = "leaderboard (lower Brier is better; C
 
     table = Table(title=title)
     for column in COLUMNS:
-        table.add_column(column, justify="left" if column == "forecaster" else "right")
+        if column == "forecaster":
+            table.add_column(column, overflow="fold", min_width=24)
+        else:
+            table.add_column(column, justify="right")
     for row in board:
         table.add_row(*cells(row))
     return table

@@ -90,7 +90,22 @@ def _sample_defaults(values: dict) -> None:
         values["store"] = default_sample("markets")
     if "forecasters" not in values:
         values["forecasters"], values["subsets"] = list(SAMPLE_FORECASTERS), list(SAMPLE_SUBSETS)
-        values.setdefault("archive", default_sample("archive"))
+        if "archive" not in values:
+            values["archive"] = default_sample("archive")
+            _embed_once(values["archive"])
+
+
+def _embed_once(archive: Path) -> None:
+    """The shipped archive sample is embedded on first use (resumable; then a no-op)."""
+    from hindcast.archive.index import build_index
+    from hindcast.archive.snapshot import open_snapshot
+
+    snapshot = open_snapshot(archive)
+    bar = _Bar(f"embedding the shipped archive sample once ({snapshot.id})")
+    try:
+        build_index(snapshot, "minilm", on_progress=bar.update)
+    finally:
+        bar.stop()
 
 
 def _configure_models(out: Path, no_cache: bool, concurrency: int) -> None:
@@ -109,6 +124,28 @@ def _stop_local_model() -> None:
 
     if "hindcast.forecasters.local" in sys.modules:
         sys.modules["hindcast.forecasters.local"].close()
+
+
+class _Bar:
+    """A progress bar on stderr that appears only when there is work to show."""
+
+    def __init__(self, label: str):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from hindcast.cli.console import err_console
+
+        self.progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=err_console())
+        self.task, self.started = self.progress.add_task(label, total=None), False
+
+    def update(self, done: int, total: int) -> None:
+        if not self.started:
+            self.progress.start()
+            self.started = True
+        self.progress.update(self.task, completed=done, total=total)
+
+    def stop(self) -> None:
+        self.progress.stop()
 
 
 def _with_progress(job):

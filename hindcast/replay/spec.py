@@ -32,7 +32,7 @@ DEFAULT_FORECASTERS = ("market", "constant", "base-rate")
 LOCAL_ZERO_SHOT = "zero-shot:model=local"
 LOCAL_RETRIEVAL = "retrieval-agent:model=local,rounds=1"
 SAMPLE_FORECASTERS = (*DEFAULT_FORECASTERS, LOCAL_ZERO_SHOT, LOCAL_RETRIEVAL)
-SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 2))
+SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 1))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 

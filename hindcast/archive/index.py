@@ -1,0 +1,250 @@
+"""The searchable index of a snapshot: embeddings plus one LanceDB table per month.
+
+Layout and choice (measured; see `benchmarks/retrieval.py` and STACK.md):
+
+* Vectors are searched by an **exact scan over time-sorted vectors**: per month a float32
+  matrix in (created_us, id) order, memory-mapped; the cutoff month is cut at
+  `searchsorted(created_us, t0)`, so `created_at < t0` and the edit policy are applied
+  before ranking and top-k is never short. Recall is 1.0 by construction. LanceDB ANN
+  variants either lose recall (IVF_PQ), return short top-k (any post-filter), or, with a
+  prefilter, are slower than this scan at archive sizes up to ~1M on this hardware.
+* Full-text and row reads use LanceDB: per month a table with the document columns, the
+  vector, a built-in BM25 index on `search_text`, and BTREE indexes on `created_us`, `id`
+  and `thread_id`. Filters use integer microseconds (`created_us`, `edit_us`) so no
+  time-zone conversion can happen inside a SQL predicate.
+* One table and one matrix per month means a search at t0 never opens a month after
+  month(t0): `IndexReader.open_month` is the only door, and the retriever asks only for
+  months ≤ month(t0).
+
+Building is resumable: vectors are written in chunks of `chunk_rows`; a re-run reuses the
+chunks that exist and skips finished months (recorded in `index.json`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hindcast import frozen
+from hindcast.archive import docs, layout
+from hindcast.archive.embed import Embedder, document_text, get_embedder
+from hindcast.archive.snapshot import Snapshot
+from hindcast.errors import ArchiveIntegrityError
+
+FORMAT = "hindcast-archive-index/1"
+INFO = "index.json"
+CHUNK_ROWS = 2048
+Progress = Callable[[int, int], None]
+
+
+def build_index(snapshot: Snapshot, embedder: Embedder | str, chunk_rows: int = CHUNK_ROWS,
+                on_progress: Progress | None = None) -> dict:
+    """Embed every month of `snapshot` not yet indexed; return the index info."""
+    emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+    root = layout.index_dir(snapshot.archive, snapshot.id, emb.name)
+    info = _start_info(root, snapshot, emb)
+    counts = frozen.read_manifest(snapshot.path)["rows"]
+    total = sum(counts.values())
+    done = [sum(info["months"].values())]
+    for month in snapshot.months:
+        if month not in info["months"]:
+            _index_month(root, snapshot, month, emb, chunk_rows, _ticker(done, total, on_progress))
+            info["months"][month] = _month_rows(counts, month)
+            _save_info(root, info)
+            shutil.rmtree(_chunks(root, month), ignore_errors=True)
+    info["documents"] = sum(info["months"].values())
+    _save_info(root, info)
+    return info
+
+
+def _ticker(done: list[int], total: int, on_progress: Progress | None) -> Callable[[int], None]:
+    def tick(rows: int) -> None:
+        done[0] += rows
+        if on_progress:
+            on_progress(done[0], total)
+    return tick
+
+
+def _month_rows(counts: dict, month: str) -> int:
+    return sum(n for key, n in counts.items() if key.endswith(f"/month={month}"))
+
+
+def _start_info(root: Path, snapshot: Snapshot, emb: Embedder) -> dict:
+    path = root / INFO
+    if path.exists():
+        info = json.loads(path.read_text(encoding="utf-8"))
+        if (info["snapshot"], info["embedder"], info["dims"]) != (snapshot.id, emb.name, emb.dims):
+            raise ArchiveIntegrityError(f"{path} belongs to another snapshot or embedder")
+        return info
+    root.mkdir(parents=True, exist_ok=True)
+    info = {"format": FORMAT, "snapshot": snapshot.id, "embedder": emb.name, "dims": emb.dims,
+            "dtype": "float32", "vector_search": "exact scan over time-sorted vectors", "months": {}}
+    _save_info(root, info)
+    return info
+
+
+def _save_info(root: Path, info: dict) -> None:
+    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def month_rows(snapshot: Snapshot, month: str) -> list[dict]:
+    """All rows of one month (every source) in (created_us, id) order."""
+    rows = [r for f in snapshot.partition_files(month) for r in docs.read_parquet(f).to_pylist()]
+    return sorted(rows, key=docs.sort_key)
+
+
+def _index_month(root: Path, snapshot: Snapshot, month: str, emb: Embedder, chunk_rows: int,
+                 tick: Callable[[int], None]) -> None:
+    import numpy as np
+
+    rows = month_rows(snapshot, month)
+    texts = [document_text(r["title"], r["text"]) for r in rows]
+    vectors = np.concatenate([_chunk(root, month, i, texts[i:i + chunk_rows], emb, tick)
+                              for i in range(0, len(texts), chunk_rows)])
+    _write_arrays(root, month, rows, vectors)
+    _write_table(root, month, rows, texts, vectors)
+
+
+def _chunks(root: Path, month: str) -> Path:
+    return layout.vector_chunk_dir(root, month) / "chunks"
+
+
+def _chunk(root: Path, month: str, start: int, texts: list[str], emb: Embedder, tick) -> "object":
+    """Vectors of one chunk: from its file when a previous run wrote it, else embedded now."""
+    import numpy as np
+
+    path = _chunks(root, month) / f"chunk-{start:09d}.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape == (len(texts), emb.dims):
+            tick(len(texts))
+            return vectors
+    vectors = np.ascontiguousarray(emb.embed(texts), dtype=np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path.with_name(path.stem + ".tmp.npy"), vectors)
+    path.with_name(path.stem + ".tmp.npy").replace(path)
+    tick(len(texts))
+    return vectors
+
+
+def _write_arrays(root: Path, month: str, rows: list[dict], vectors) -> None:
+    import numpy as np
+
+    folder = layout.vector_chunk_dir(root, month)
+    arrays = {"vectors": vectors, "created_us": np.array([r["created_us"] for r in rows], dtype=np.int64),
+              "edit_us": np.array([r["edit_us"] for r in rows], dtype=np.int64)}
+    for name, array in arrays.items():
+        np.save(folder / f"{name}.tmp.npy", array)
+        (folder / f"{name}.tmp.npy").replace(folder / f"{name}.npy")
+
+
+def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vectors) -> None:
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS, BTree
+
+    table = pa.Table.from_pylist(rows, docs.schema())
+    table = table.append_column("search_text", pa.array(texts, pa.string()))
+    flat = pa.array(vectors.reshape(-1), pa.float32())
+    table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+    db = lancedb.connect(str(layout.lance_dir(root)))
+    db.drop_table(layout.month_table(month), ignore_missing=True)
+    lance_table = db.create_table(layout.month_table(month), data=table)
+    lance_table.create_index("search_text", config=FTS())
+    for column in ("created_us", "id", "thread_id"):
+        lance_table.create_index(column, config=BTree())
+
+
+@dataclass
+class MonthData:
+    """One month of an index: time-sorted vectors and filter columns, and its LanceDB table."""
+
+    month: str
+    vectors: object
+    created_us: object
+    edit_us: object
+    table: object
+    rows: object  # Arrow table of the document columns, in the same (time) order as `vectors`
+    atable: object  # the same LanceDB table, async API (queries of all months run concurrently)
+
+
+@dataclass
+class IndexReader:
+    """Read access to a built index. `open_month` is the only way a month's files are opened."""
+
+    root: Path
+    info: dict
+    opened: set[str] = field(default_factory=set)
+    _cache: dict = field(default_factory=dict)
+    _db: object = None
+    _adb: object = None
+    _embedder: object = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def months(self) -> tuple[str, ...]:
+        return tuple(sorted(self.info["months"]))
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.info["embedder"])
+        return self._embedder
+
+    def open_month(self, month: str) -> MonthData:
+        with self._lock:
+            if month not in self._cache:
+                self.opened.add(month)
+                self._cache[month] = self._load(month)
+            return self._cache[month]
+
+    def _load(self, month: str) -> MonthData:
+        import lancedb
+        import numpy as np
+
+        folder = layout.vector_chunk_dir(self.root, month)
+        arrays = [np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")]
+        if self._db is None:
+            self._db = lancedb.connect(str(layout.lance_dir(self.root)))
+            self._adb = run_async(lancedb.connect_async(str(layout.lance_dir(self.root))))
+        table = self._db.open_table(layout.month_table(month))
+        rows = table.search().select(docs.schema().names).limit(max(table.count_rows(), 1)).to_arrow()
+        if not np.array_equal(rows.column("created_us").to_numpy(), arrays[1]):
+            raise ArchiveIntegrityError(f"{self.root}: month {month} table and vectors are not aligned; rebuild the index")
+        return MonthData(month, *arrays, table, rows, run_async(self._adb.open_table(layout.month_table(month))))
+
+
+def run_async(coroutine):
+    """Run a LanceDB coroutine on LanceDB's own background loop (thread-safe; never call from inside it)."""
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(coroutine)
+
+
+def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
+    """The index of a snapshot: the one built, or the one of `embedder` when several exist."""
+    parent = layout.index_parent(snapshot.archive, snapshot.id)
+    built = sorted(p.parent.name for p in parent.glob(f"*/{INFO}")) if parent.is_dir() else []
+    name = _index_name(embedder, built)
+    if name is None or name not in built:
+        raise ArchiveIntegrityError(f"snapshot {snapshot.id} has no index{f' for {name}' if name else ''} "
+                                    f"(built: {', '.join(built) or 'none'}); run `hindcast archive embed`")
+    info = json.loads((parent / name / INFO).read_text(encoding="utf-8"))
+    _require_complete(snapshot, info)
+    return IndexReader(parent / name, info)
+
+
+def _index_name(embedder: str | None, built: list[str]) -> str | None:
+    if embedder is None:
+        return built[0] if len(built) == 1 else None
+    return embedder if embedder in built else get_embedder(embedder).name
+
+
+def _require_complete(snapshot: Snapshot, info: dict) -> None:
+    missing = [m for m in snapshot.months if m not in info["months"]]
+    if missing:
+        raise ArchiveIntegrityError(f"index of snapshot {snapshot.id} is incomplete (months {', '.join(missing)} "
+                                    "not embedded); re-run `hindcast archive embed` to resume")

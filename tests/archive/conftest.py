@@ -1,0 +1,60 @@
+"""Fixtures of the archive tests: the shared real headlines and small written inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+HEADLINES = Path("/work/shared/data/news/headlines")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pushshift"
+
+
+@pytest.fixture(scope="session")
+def headline_files() -> list[Path]:
+    files = sorted(HEADLINES.glob("news_*.jsonl"))
+    if not files:
+        pytest.skip(f"shared headlines not found in {HEADLINES}")
+    return files
+
+
+@pytest.fixture(scope="session")
+def headlines_archive(tmp_path_factory, headline_files) -> tuple[Path, str]:
+    from hindcast.archive.snapshot import build_snapshot
+
+    archive = tmp_path_factory.mktemp("headlines-archive")
+    return archive, build_snapshot(headline_files, "headlines", "headlines", archive)
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def fixture_module():
+    """tests/fixtures/pushshift/make_fixtures.py as a module (its row builders and writer)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def dump_files() -> list[Path]:
+    return [FIXTURES / name for name in ("RS_2024-01.zst", "RC_2024-01.zst", "RC_2024-02.zst")]
+
+
+@pytest.fixture(scope="session")
+def reddit_archive(tmp_path_factory, dump_files):
+    """The Reddit fixture dumps, frozen and indexed with the hash embedder: (archive, snapshot)."""
+    from hindcast.archive.index import build_index
+    from hindcast.archive.snapshot import build_snapshot, open_snapshot
+
+    archive = tmp_path_factory.mktemp("reddit-archive")
+    snap = open_snapshot(archive, build_snapshot(dump_files, "reddit", "pushshift", archive))
+    build_index(snap, "hash")
+    return archive, snap

@@ -1,0 +1,180 @@
+"""Property tests: ≥ 10,000 random (query, t0) pairs per search mode over a three-month
+Reddit-format archive with documents exactly at t0, text edited after t0 (and at unknown
+times), and comments created after t0 under earlier submissions. Zero returned rows may
+violate the boundary, and top-k must be full whenever k eligible documents exist.
+
+The default run checks 1,500 pairs a mode (~1.5 min); `pytest -m slow` runs the 10,000-pair
+versions (~9 min on 2 cores: full-text queries cost a few ms per month table).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hindcast.archive import docs
+from hindcast.archive.embed import HashEmbedder, document_text
+from hindcast.archive.index import build_index, month_rows, open_index
+from hindcast.archive.retriever import TimeBoundRetriever
+from hindcast.archive.snapshot import build_snapshot, open_snapshot
+from hindcast.timeutil import from_unix, month_key
+
+from .conftest import fixture_module
+
+fx = fixture_module()
+N_PAIRS = int(os.environ.get("HINDCAST_PROPERTY_PAIRS", "1500"))  # default run; `-m slow` runs 10,000 a mode
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+         "november oscar papa quebec romeo sierra tango").split()
+START, HOURS = fx.JAN, 24 * 91  # 2024-01-01 … 2024-03-31, on an hourly grid (many exact ties)
+END = START + 3600 * HOURS
+
+
+def _instant(rng: random.Random, after: int | None = None) -> int:
+    if after is None:
+        return START + 3600 * rng.randrange(HOURS)
+    return min(after + 3600 * rng.randrange(1, 24 * 40), END - 1)
+
+
+def _edited(rng: random.Random, created: int):
+    roll = rng.random()
+    return True if roll < 0.07 else (created + 3600 * rng.randrange(0, 24 * 40) if roll < 0.3 else False)
+
+
+def _words(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+
+
+def _synthetic_rows(seed: int = 7) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    subs = [fx.submission(f"p{i}", (t := _instant(rng)), _words(rng, 2, 5), _words(rng, 0, 4), edited=_edited(rng, t))
+            for i in range(300)]
+    comments = []
+    for i in range(400):
+        parent = rng.choice(subs)
+        t = _instant(rng, parent["created_utc"])
+        body = "[deleted]" if rng.random() < 0.05 else _words(rng, 2, 6)
+        comments.append(fx.comment(f"q{i}", t, parent["id"], f"t3_{parent['id']}", body, edited=_edited(rng, t)))
+    return subs, comments
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A three-month Reddit-format archive, frozen and hash-indexed, plus an oracle of its rows."""
+    tmp = tmp_path_factory.mktemp("synthetic")
+    subs, comments = _synthetic_rows()
+    key = lambda r: (r["created_utc"], r["id"])  # noqa: E731
+    files = [fx.write_zst(tmp / "RS_2024-01.zst", sorted(subs, key=key), window_log=22, level=3),
+             fx.write_zst(tmp / "RC_2024-01.zst", sorted(comments, key=key), window_log=22, level=3)]
+    archive = tmp / "archive"
+    snap = open_snapshot(archive, build_snapshot(files, "reddit", "pushshift", archive))
+    build_index(snap, HashEmbedder())
+    return snap, open_index(snap), _oracle(snap)
+
+
+def _oracle(snap) -> dict:
+    rows = [r for m in snap.months for r in month_rows(snap, m)]
+    texts = [document_text(r["title"], r["text"]) for r in rows]
+    return {"ids": np.array([r["id"] for r in rows]), "created": np.array([r["created_us"] for r in rows]),
+            "edit": np.array([r["edit_us"] for r in rows]), "vectors": HashEmbedder().embed(texts),
+            "position": {r["id"]: i for i, r in enumerate(rows)},
+            "tokens": [set(re.findall(r"\w+", t.lower())) for t in texts]}
+
+
+def _instants() -> list[int]:
+    """Every creation and edit instant of the synthetic archive: the t0s most likely to leak."""
+    subs, comments = _synthetic_rows()
+    edits = [r["edited"] for r in subs + comments if r["edited"] is not True and r["edited"]]
+    return sorted({r["created_utc"] for r in subs + comments} | set(edits))
+
+
+EXACT = st.sampled_from(_instants())
+T0S = st.one_of(EXACT, st.tuples(EXACT, st.sampled_from([-1, 1, 3600])).map(sum),
+                st.integers(START - 86_400, END + 86_400)).map(from_unix)
+QUERIES = st.lists(st.sampled_from([*WORDS, "the", "zzzunknown"]), min_size=1, max_size=3).map(" ".join)
+K = st.integers(1, 25)
+
+
+def _eligible(oracle: dict, t0) -> np.ndarray:
+    t0_us = docs.micros(t0)
+    return (oracle["created"] < t0_us) & (oracle["edit"] < t0_us)
+
+
+def _check_bounds(documents, t0) -> None:
+    for doc in documents:
+        assert doc.created_at < t0 and month_key(doc.created_at) <= month_key(t0)
+        assert doc.edit_state == "never" or (doc.edit_state == "at" and doc.edited_at < t0)
+    assert len({d.id for d in documents}) == len(documents)
+
+
+def _search(world, query, t0, k, mode):
+    snap, index, oracle = world
+    hits = TimeBoundRetriever(snap, t0, index=index).search(query, k=k, mode=mode)
+    _check_bounds([h.doc for h in hits], t0)
+    eligible = _eligible(oracle, t0)
+    assert all(eligible[oracle["position"][h.doc.id]] for h in hits)
+    return hits, eligible
+
+
+def vector_case(world, query, t0, k):
+    hits, eligible = _search(world, query, t0, k, "vector")
+    expected = np.sort(world[2]["vectors"][eligible] @ HashEmbedder().embed([query])[0])[::-1][:k]
+    assert len(hits) == min(k, int(eligible.sum()))
+    np.testing.assert_allclose([h.score for h in hits], expected, atol=1e-5)
+
+
+def text_case(world, query, t0, k):
+    hits, eligible = _search(world, query, t0, k, "text")
+    oracle, terms = world[2], set(query.split()) - {"the"}
+    matching = sum(1 for i in np.flatnonzero(eligible) if oracle["tokens"][i] & terms)
+    assert len(hits) == min(k, matching)
+    assert all(oracle["tokens"][oracle["position"][h.doc.id]] & terms for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def hybrid_case(world, query, t0, k):
+    hits, eligible = _search(world, query, t0, k, "hybrid")
+    assert len(hits) == min(k, int(eligible.sum()))
+
+
+def thread_case(world, query, t0, k):
+    snap, index, oracle = world
+    pick = f"t3_p{(k * 37 + len(query)) % 300}"
+    thread = TimeBoundRetriever(snap, t0, index=index).thread(pick)
+    _check_bounds(thread, t0)
+    eligible = _eligible(oracle, t0)
+    visible = {str(oracle["ids"][i]) for i in np.flatnonzero(eligible)}
+    expected = ({pick} | (_thread_members(pick) & visible)) if pick in visible else set()
+    assert {d.id for d in thread} == expected
+    assert not thread or thread[0].id == pick
+
+
+@functools.lru_cache(maxsize=None)
+def _thread_members(submission: str) -> frozenset[str]:
+    _, comments = _synthetic_rows()
+    return frozenset(f"t1_{c['id']}" for c in comments if c["link_id"] == submission)
+
+
+def _property(case, pairs: int):
+    @settings(max_examples=pairs, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(query=QUERIES, t0=T0S, k=K)
+    def test(world, query, t0, k):
+        case(world, query, t0, k)
+    return test
+
+
+test_vector_pairs = _property(vector_case, N_PAIRS)
+test_text_pairs = _property(text_case, N_PAIRS)
+test_hybrid_pairs = _property(hybrid_case, N_PAIRS)
+test_thread_pairs = _property(thread_case, max(N_PAIRS // 4, 100))
+test_vector_10k = pytest.mark.slow(_property(vector_case, 10_000))
+test_text_10k = pytest.mark.slow(_property(text_case, 10_000))
+test_hybrid_10k = pytest.mark.slow(_property(hybrid_case, 10_000))
+test_thread_10k = pytest.mark.slow(_property(thread_case, 10_000))
