@@ -30,3 +30,44 @@ def run_cli(*args: str, cwd: Path | None = None, check: bool = False) -> subproc
 
 def days(n: float) -> timedelta:
     return timedelta(days=n)
+
+
+class BlockingServer:
+    """A ThreadingHTTPServer on 127.0.0.1 whose handler can hold chosen requests.
+
+    `block(predicate)` makes matching requests wait until `release()` (a test kills its
+    client meanwhile). Subclasses give `handler_for(self)` → a BaseHTTPRequestHandler class.
+    """
+
+    never = staticmethod(lambda *args: False)
+
+    def __init__(self, handler_factory):
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        self.blocking = self.never
+        self.blocked, self.released = threading.Event(), threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_factory(self))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def block(self, predicate) -> None:
+        self.blocked.clear()
+        self.released.clear()
+        self.blocking = predicate
+
+    def release(self) -> None:
+        self.blocking = self.never
+        self.released.set()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+        self.httpd.shutdown()
+        self.httpd.server_close()

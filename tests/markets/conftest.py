@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -24,6 +23,7 @@ import httpx
 import pytest
 
 from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
+from tests.helpers import BlockingServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "polymarket"
 GAMMA = "https://gamma-api.polymarket.com"
@@ -147,7 +147,7 @@ def client(fake, sleeps) -> PolymarketClient:
 
 
 # -- over real sockets on 127.0.0.1 ------------------------------------------------------------
-class LocalServer:
+class LocalServer(BlockingServer):
     """FakePolymarket behind a ThreadingHTTPServer on 127.0.0.1: `/gamma/…` and `/clob/…`.
 
     `block(predicate)` makes a matching request wait (after recording it) until `release()`:
@@ -157,23 +157,7 @@ class LocalServer:
     def __init__(self, fake: FakePolymarket):
         self.fake = fake
         self.served: list[tuple] = []
-        self.blocking: Callable[[tuple], bool] = lambda key: False
-        self.blocked, self.released = threading.Event(), threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def block(self, predicate: Callable[[tuple], bool]) -> None:
-        self.blocking = predicate
-        self.blocked.clear()
-        self.released.clear()
-
-    def release(self) -> None:
-        self.blocking = lambda key: False
-        self.released.set()
+        super().__init__(_handler)
 
 
 def _handler(server: LocalServer):
@@ -206,9 +190,5 @@ def _handler(server: LocalServer):
 
 @pytest.fixture
 def local_server():
-    server = LocalServer(FakePolymarket())
-    server.thread.start()
-    yield server
-    server.release()
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with LocalServer(FakePolymarket()) as server:
+        yield server

@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qsl, urlsplit
 
 from hindcast.timeutil import iso, parse_utc, to_unix
+from tests.helpers import BlockingServer
 
 
 class SimClock:
@@ -96,37 +96,12 @@ class FakePolymarket:
         return [p for s, e, p in self.requests if (s, e) == ("gamma", "markets")]
 
 
-class LocalServer:
+class LocalServer(BlockingServer):
     """The fake behind a ThreadingHTTPServer on 127.0.0.1: `/gamma/…` and `/clob/…`."""
 
     def __init__(self, fake: FakePolymarket):
         self.fake = fake
-        self.blocking: Callable[[str, dict], bool] = lambda endpoint, params: False
-        self.blocked, self.released = threading.Event(), threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def block(self, predicate: Callable[[str, dict], bool]) -> None:
-        self.blocked.clear()
-        self.released.clear()
-        self.blocking = predicate
-
-    def release(self) -> None:
-        self.blocking = lambda endpoint, params: False
-        self.released.set()
-
-    def __enter__(self) -> LocalServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(_handler)
 
 
 def _handler(server: LocalServer):
