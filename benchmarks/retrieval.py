@@ -12,14 +12,16 @@ creation instant. Ground truth = exact filtered search (created < t0, strict edi
 Variants
   numpy_exact       the baseline: one time-sorted float32 matrix, prefix up to t0, edit mask, argpartition
   numpy_exact_einsum  the same scan with einsum instead of BLAS `@` (what the retriever uses per month)
-  hindcast          TimeBoundRetriever(mode="vector") on a real built index (per-month matrices + LanceDB)
+  hindcast          TimeBoundRetriever(mode="vector") on a real built index: per month, an int8 first-stage
+                    scan (numba) and an exact float64 rescore of the candidates, provably exact (scan.py)
   lance_flat        LanceDB brute force, prefilter `created_us < t0 AND edit_us < t0`, BTREE on created_us
   lance_hnsw        LanceDB IVF_HNSW_SQ (cosine) + refine_factor 10 + the same prefilter + BTREE
   numpy_pca_rerank[:D:C]  candidate: the same prefix scan in a D-dim PCA projection (default 96),
                     top C (default 200) reranked exactly
 
-All variants run interleaved (each query through every variant in turn), so background load
-on a shared machine hits them alike; ratios are against numpy_exact from the same run.
+All variants run interleaved (blocks of 20 queries through every variant in turn, the order
+rotating), so background load on a shared machine hits them alike; ratios are against
+numpy_exact from the same run.
 """
 
 from __future__ import annotations
@@ -271,16 +273,24 @@ def main() -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _interleaved(searches: dict, qs, data) -> list[dict]:
-    """Every query through every variant in turn (same background load for all); 5 warm-ups each."""
+def _interleaved(searches: dict, qs, data, block: int = 20) -> list[dict]:
+    """Queries in blocks of `block`: each variant runs the whole block in turn, the order of
+    variants rotating from block to block, so background load on a shared machine hits them
+    alike. Blocks rather than single queries: a BLAS call leaves its worker threads spinning
+    for a while (OpenBLAS's default thread timeout), which would slow whichever variant ran
+    next. 5 warm-up queries each."""
     truth = [searches["numpy_exact"](q, t0) for q, t0 in qs]
     tallies = {name: Tally(name, by_number=name == "hindcast") for name in searches}
     for number, (q, t0) in enumerate(qs[:5]):
         for name, search in searches.items():
             search(number if tallies[name].by_number else q, t0)
-    for number, ((q, t0), want) in enumerate(zip(qs, truth)):
-        for name, search in searches.items():
-            tallies[name].run(search, number, q, t0, want, data)
+    names = list(searches)
+    for start in range(0, len(qs), block):
+        turn = (start // block) % len(names)
+        for name in names[turn:] + names[:turn]:
+            for number in range(start, min(start + block, len(qs))):
+                q, t0 = qs[number]
+                tallies[name].run(searches[name], number, q, t0, truth[number], data)
     return [t.result() for t in tallies.values()]
 
 

@@ -7,8 +7,8 @@ returns: a row at or after t0, from a later month, or with text edited at/after 
 (strict policy) raises `LeakageError`. Engagement counters measured at or after t0 are
 blanked on the way out, so nothing can select on them.
 
-Ranking: vector scores are exact cosines (see `hindcast.archive.index` for why an exact
-scan); full-text hits are LanceDB BM25 per month table, merged by score (IDF statistics
+Ranking: vector scores are exact cosines, ties broken by creation order (a two-stage scan
+that is provably exact, see `hindcast.archive.scan`); full-text hits are LanceDB BM25 per month table, merged by score (IDF statistics
 are those of each month, a known approximation); hybrid is reciprocal-rank fusion of the
 two rankings, so it is full whenever k documents are eligible.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hindcast.archive import docs
+from hindcast.archive import docs, scan
 from hindcast.archive.embed import Embedder
 from hindcast.archive.index import IndexReader, MonthData, open_index, run_async
 from hindcast.archive.snapshot import Snapshot
@@ -93,24 +93,13 @@ class TimeBoundRetriever:
         import numpy as np
 
         q = np.asarray(self._embedder().embed([query])[0], dtype=np.float32)
-        best: list[tuple[float, str, int]] = []
-        for month in self.months:
-            best += self._month_top(self.index.open_month(month), q, n)
+        opened = [self.index.open_month(month) for month in self.months]
+        parts = [(data.vectors, int(np.searchsorted(data.created_us, self.t0_us, side="left"))) for data in opened]
+        mask_from = self.t0_us if self.edit_policy == "strict" else None
+        best = [(score, data.month, offset)
+                for data, top in zip(opened, scan.top_each(parts, q, mask_from, n)) for score, offset in top]
         best.sort(key=lambda c: (-c[0], c[1], c[2]))
         return self._fetch(best[:n])
-
-    def _month_top(self, data: MonthData, q, n: int) -> list[tuple[float, str, int]]:
-        import numpy as np
-
-        end = int(np.searchsorted(data.created_us, self.t0_us, side="left"))
-        if end == 0:
-            return []
-        # einsum, not `@`: multi-threaded BLAS gemv on month-sized blocks is ~10x slower on a loaded 2-core box
-        scores = np.einsum("ij,j->i", data.vectors[:end], q).astype(np.float64)
-        if self.edit_policy == "strict":
-            scores[np.asarray(data.edit_us[:end]) >= self.t0_us] = -np.inf
-        top = np.argpartition(-scores, min(n, end) - 1)[:n] if end > n else np.arange(end)
-        return [(float(scores[i]), data.month, int(i)) for i in top if scores[i] != -np.inf]
 
     def _fetch(self, best: list[tuple[float, str, int]]) -> list[tuple[Document, float]]:
         by_month: dict[str, list[int]] = {}
@@ -122,8 +111,8 @@ class TimeBoundRetriever:
         return [(docs.from_row(rows[(month, offset)]), score) for score, month, offset in best]
 
     def _take(self, data: MonthData, offsets: list[int]) -> dict:
-        rows = data.rows.take(offsets).to_pylist()
-        return {(data.month, offset): row for offset, row in zip(offsets, rows)}
+        # zero-copy one-row slices: cheaper than `take` for the few rows of a top-k
+        return {(data.month, offset): data.rows.slice(offset, 1).to_pylist()[0] for offset in offsets}
 
     def _text(self, query: str, n: int) -> list[tuple[Document, float]]:
         if not query.strip():

@@ -98,3 +98,24 @@ def test_minilm_from_the_shipped_package():
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+
+
+def test_first_stage_codes_are_built_and_restored_when_missing(small_snapshot):
+    """The build writes each month's int8 codes; an index from before them gets them on open."""
+    from hindcast.archive import scan
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.timeutil import parse_utc
+
+    build_index(small_snapshot, HashEmbedder())
+    root, t0 = open_index(small_snapshot).root, parse_utc("2025-12-31T00:00:00Z")
+    before = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")]
+    for month, vectors in _arrays(small_snapshot, "hash-384").items():
+        folder = layout.vector_chunk_dir(root, month)
+        codes, scales = scan.quantize(vectors)
+        np.testing.assert_array_equal(np.load(folder / "codes.npy"), codes)
+        np.testing.assert_array_equal(np.load(folder / "scales.npy"), scales)
+        (folder / "codes.npy").unlink()
+        (folder / "scales.npy").unlink()
+    after = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")]
+    assert after == before and len(after) == 8
+    assert all((layout.vector_chunk_dir(root, m) / "codes.npy").exists() for m in small_snapshot.months)

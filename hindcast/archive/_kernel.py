@@ -1,0 +1,70 @@
+"""The compiled first stage of `hindcast.archive.scan` (imported lazily: numba loads in ~0.3 s)."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+def first_stage(codes, scales, q, edit_us, mask_from, masked, out, start, stop):  # pragma: no cover - compiled
+    """out[i] = scales[i] · (codes[i] · q) for i in [start, stop), or -inf where `masked` and
+    edit_us[i] ≥ mask_from. Releases the GIL, so row ranges run on several threads; each row's
+    arithmetic is the same whichever thread computes it."""
+    dims = codes.shape[1]
+    for i in range(start, stop):
+        if masked and edit_us[i] >= mask_from:
+            out[i] = -np.inf
+            continue
+        acc = np.float32(0.0)
+        for j in range(dims):
+            acc += np.float32(codes[i, j]) * q[j]
+        out[i] = acc * scales[i]
+
+
+@njit(cache=True)
+def exact(vectors, positions, q, out):  # pragma: no cover - compiled
+    """out[k] = vectors[positions[k]] · q in float64, in a fixed order written out here (eight
+    running sums over j mod 8, added pairwise; no fast-math): a row's score has the same bits
+    whatever batch it is in, on any machine."""
+    dims = q.size
+    for k in range(positions.size):
+        row = vectors[positions[k]]
+        lanes = np.zeros(8)
+        for j in range(dims - dims % 8):
+            lanes[j % 8] += np.float64(row[j]) * q[j]
+        for j in range(dims - dims % 8, dims):
+            lanes[j % 8] += np.float64(row[j]) * q[j]
+        out[k] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+
+
+@njit(cache=True)
+def best(scores, count, picked):  # pragma: no cover - compiled
+    """Fill `picked` with the positions of `count` largest finite scores (any order) and return
+    their lowest score; every position left out scores ≤ that. One pass with a replace-the-
+    minimum buffer: cheap once the buffer holds good scores. Returns -inf if fewer than
+    `count` scores are finite (then `picked[:found]` holds them all, found returned second)."""
+    found = 0
+    low, low_at = np.inf, 0
+    for i in range(scores.size):
+        value = scores[i]
+        if value == -np.inf:
+            continue
+        if found < count:
+            picked[found] = i
+            found += 1
+            if found == count:
+                low, low_at = _lowest(scores, picked)
+        elif value > low:
+            picked[low_at] = i
+            low, low_at = _lowest(scores, picked)
+    if found < count:
+        return -np.inf, found
+    return low, found
+
+
+@njit(cache=True)
+def _lowest(scores, picked):  # pragma: no cover - compiled
+    low, low_at = np.inf, 0
+    for k in range(picked.size):
+        if scores[picked[k]] < low:
+            low, low_at = scores[picked[k]], k
+    return low, low_at

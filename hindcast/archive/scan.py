@@ -1,0 +1,165 @@
+"""Exact top-n vector search over one month's time-sorted vectors, in two stages.
+
+Stage one scans int8 codes of the vectors (a quarter of the bytes of float32) in a compiled
+kernel; stage two re-scores the best candidates exactly (float64 dot products of the
+stored float32 vectors, summed in order, so a score's bits do not depend on the batch). The result is **provably** the exact top-n, not an approximation:
+
+* Each vector is quantized on its own: ``code = rint(v / s)`` with ``s = max|v| / 127``.
+  No statistic of any other document enters a code, so no ranking state depends on
+  documents created after t0 (a fitted projection or clustering would).
+* That gives a hard bound on the first-stage error of every row:
+  ``|v·q − s·(code·q)| ≤ s_max · ‖q‖₁ · (0.5 + 127·d·2⁻²²) + 1e-6`` (rounding to the code,
+  float32 accumulation over d terms with a margin of two, and the final product).
+* After re-scoring the top-C candidates exactly, let τ be the n-th best exact score. Every
+  row left out has a first-stage score ≤ the lowest candidate's, so its exact score is at
+  most ``floor + bound``. If that is < τ, no left-out row can enter the top-n (nor tie
+  it); otherwise C grows fourfold and the check repeats, ending at all eligible rows.
+
+Ties are broken by position (earlier in (created_us, id) order first), so results are
+canonical. The time cut (a prefix up to t0) and the edit mask are applied in the scan,
+before any ranking, so the top-n is full whenever n rows are eligible.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+CHUNK = 65_536
+FIRST_CANDIDATES = 64
+PARALLEL_ROWS = 16_384  # below this a single thread is faster than handing out work
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row int8 codes and float32 scales of a float32 matrix (each row on its own)."""
+    codes = np.empty(vectors.shape, dtype=np.int8)
+    scales = np.empty(vectors.shape[0], dtype=np.float32)
+    for start in range(0, vectors.shape[0], CHUNK):
+        block = np.asarray(vectors[start:start + CHUNK], dtype=np.float32)
+        peak = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(block.shape[0], np.float32)
+        scale = np.where(peak > 0, peak / np.float32(127), np.float32(1)).astype(np.float32)
+        codes[start:start + CHUNK] = np.clip(np.rint(block / scale[:, None]), -127, 127)
+        scales[start:start + CHUNK] = scale
+    return codes, scales
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """One month: float32 vectors, their int8 codes and scales, and edit instants (µs), in time order."""
+
+    vectors: np.ndarray
+    codes: np.ndarray
+    scales: np.ndarray
+    edit_us: np.ndarray
+    max_scale: float
+
+
+def error_bound(max_scale: float, q: np.ndarray) -> float:
+    """An upper bound on |exact − first-stage| score for any row with scale ≤ max_scale."""
+    dims = q.shape[0]
+    return float(max_scale) * float(np.abs(q.astype(np.float64)).sum()) * (0.5 + 127 * dims * 2.0 ** -22) + 1e-6
+
+
+def top(month: Vectors, q: np.ndarray, end: int, t0_us: int | None, n: int) -> list[tuple[float, int]]:
+    """The exact best `n` (score, position) among rows [0, end) not masked by `t0_us`
+    (rows whose edit instant is ≥ t0_us are masked; None masks nothing), best first."""
+    return top_each([(month, end)], q, t0_us, n)[0]
+
+
+def top_each(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None, n: int) -> list[list[tuple[float, int]]]:
+    """`top` of each (month, end), with one parallel first-stage pass over all of them."""
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    roughs = first_stage(parts, q, t0_us)
+    return [_exact_top(month, q, rough, n) if rough.size else [] for (month, _), rough in zip(parts, roughs)]
+
+
+def _exact_top(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int) -> list[tuple[float, int]]:
+    bound = error_bound(month.max_scale, q)
+    wanted = max(4 * n, FIRST_CANDIDATES)
+    while True:
+        candidates, floor = _candidates(rough, wanted)
+        best = _rescore(month.vectors, q, candidates, n)
+        if floor == -np.inf or (len(best) == n and floor + bound < best[-1][0]):
+            return best
+        wanted *= 4
+
+
+def first_stage(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None) -> list[np.ndarray]:
+    """First-stage scores of rows [0, end) of each (month, end); masked rows get -inf.
+
+    All rows are cut into one range per core and scanned at once. The threads are our own
+    (the kernel releases the GIL), not a numba threading layer, so this is safe to call from
+    any thread and in a forked child."""
+    outs = [np.empty(max(end, 0), dtype=np.float32) for _, end in parts]
+    mask_from = np.iinfo(np.int64).max if t0_us is None else int(t0_us)
+    calls = [(np.asarray(m.codes), np.asarray(m.scales), q, np.asarray(m.edit_us), mask_from, t0_us is not None, out)
+             for (m, _), out in zip(parts, outs)]
+    shares = _shares([out.size for out in outs], _workers())
+    others = [_pool().submit(_scan, calls, share) for share in shares[1:]]
+    _scan(calls, shares[0])  # this thread takes the first share
+    for done in others:
+        done.result()
+    return outs
+
+
+def _shares(sizes: list[int], workers: int) -> list[list[tuple[int, int, int]]]:
+    """(part, start, stop) ranges cut into `workers` shares of about equal rows (one share
+    when there are few rows): share w covers rows [total·w/count, total·(w+1)/count) of the
+    parts laid end to end."""
+    total = sum(sizes)
+    count = 1 if total < PARALLEL_ROWS else workers
+    bounds = [total * w // count for w in range(count + 1)]
+    offsets = [sum(sizes[:p]) for p in range(len(sizes) + 1)]
+    return [[(p, max(lo, offsets[p]) - offsets[p], min(hi, offsets[p + 1]) - offsets[p])
+             for p in range(len(sizes)) if max(lo, offsets[p]) < min(hi, offsets[p + 1])]
+            for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
+    kernel = _kernels().first_stage
+    for part, start, stop in share:
+        kernel(*calls[part], start, stop)
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One pool per process (a forked child makes its own: the parent's threads are not in it)."""
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(max(1, _workers() - 1), thread_name_prefix="hindcast-scan"))
+    return _POOL[1]
+
+
+def _candidates(rough: np.ndarray, wanted: int) -> tuple[np.ndarray, float]:
+    """Positions of the `wanted` best first-stage scores (unmasked only), and the lowest
+    first-stage score among them: every row left out scores ≤ it (-inf when every unmasked
+    row is a candidate)."""
+    if wanted >= rough.size:
+        return np.flatnonzero(rough > -np.inf), -np.inf
+    picked = np.empty(wanted, dtype=np.int64)
+    floor, found = _kernels().best(rough, wanted, picked)
+    return picked[:found], float(floor)
+
+
+def _rescore(vectors: np.ndarray, q: np.ndarray, positions: np.ndarray, n: int) -> list[tuple[float, int]]:
+    """The best `n` of `positions` by exact score, ties to the earlier position."""
+    positions = np.sort(positions)
+    exact = np.empty(positions.size, dtype=np.float64)
+    _kernels().exact(np.asarray(vectors), positions, q.astype(np.float64), exact)
+    order = np.lexsort((positions, -exact))[:n]
+    return [(float(exact[i]), int(positions[i])) for i in order]
+
+
+def _kernels():
+    from hindcast.archive import _kernel
+
+    return _kernel
