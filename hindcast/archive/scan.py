@@ -1,8 +1,9 @@
-"""Exact top-n vector search over one month's time-sorted vectors, in two stages.
+"""Exact top-n vector search over each month's time-sorted vectors, in two stages.
 
 Stage one scans int8 codes of the vectors (a quarter of the bytes of float32) in a compiled
-kernel; stage two re-scores the best candidates exactly (float64 dot products of the
-stored float32 vectors, summed in order, so a score's bits do not depend on the batch). The result is **provably** the exact top-n, not an approximation:
+kernel; stage two re-scores the best candidates exactly (float64 dot products of the stored
+float32 vectors, summed in a fixed order, so a score's bits do not depend on the batch).
+The result is **provably** the exact top-n, not an approximation:
 
 * Each vector is quantized on its own: ``code = rint(v / s)`` with ``s = max|v| / 127``.
   No statistic of any other document enters a code, so no ranking state depends on
@@ -14,6 +15,7 @@ stored float32 vectors, summed in order, so a score's bits do not depend on the 
   row left out has a first-stage score ≤ the lowest candidate's, so its exact score is at
   most ``floor + bound``. If that is < τ, no left-out row can enter the top-n (nor tie
   it); otherwise C grows fourfold and the check repeats, ending at all eligible rows.
+  (The 1e-6 slack also covers the float64 rounding of the exact scores, ~1e-15.)
 
 Ties are broken by position (earlier in (created_us, id) order first), so results are
 canonical. The time cut (a prefix up to t0) and the edit mask are applied in the scan,

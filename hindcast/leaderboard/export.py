@@ -21,7 +21,7 @@ from hindcast.scoring.aggregate import LeaderboardRow
 
 COLUMNS = tuple(f.name for f in fields(LeaderboardRow))
 FORECAST_COLUMNS = {
-    "run_id": "string", "forecaster": "string", "market_id": "string", "t0": "string", "label": "string",
+    "run_id": "string", "forecaster": "string", "market_id": "string", "t0": "string", "repeat": "int64", "label": "string",
     "fraction": "float64", "topic": "string", "probability": "float64", "error": "string",
     "market_price": "float64", "outcome": "float64", "brier": "float64", "market_brier": "float64",
     "regime": "string", "coverage": "string",

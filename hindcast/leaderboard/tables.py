@@ -3,7 +3,7 @@
 Several runs are compared only on the (market, t0) keys that every forecaster of every run
 has a stored row for (a forecast or a counted failure), so no forecaster is scored on rows
 another never saw. A forecaster name that occurs in more than one run is qualified as
-`name@run_id`. Rows are put in one canonical order (forecaster, market, t0), the order of
+`name@run_id`. Rows are put in one canonical order (forecaster, market, t0, repeat), the order of
 every export, so a per-forecast table recomputes the leaderboard's means to the bit.
 """
 
@@ -63,7 +63,7 @@ def combine(runs: Sequence) -> Combined:
 
 
 def canonical(row) -> tuple:
-    return row.forecaster, row.market_id, row.t0
+    return row.forecaster, row.market_id, row.t0, row.repeat
 
 
 def fraction_of(label: str) -> float | None:
@@ -80,7 +80,7 @@ def forecast_record(row, run_id: str) -> dict:
     """One row of the per-forecast table: everything needed to recompute every score."""
     return {
         "run_id": run_id, "forecaster": row.forecaster, "market_id": row.market_id, "t0": iso(row.t0),
-        "label": row.label, "fraction": fraction_of(row.label), "topic": row.topic,
+        "repeat": row.repeat, "label": row.label, "fraction": fraction_of(row.label), "topic": row.topic,
         "probability": row.probability, "error": row.error, "market_price": row.market_price,
         "outcome": row.outcome, "brier": row.brier, "market_brier": row.market_brier,
         "regime": row.regime, "coverage": row.coverage,

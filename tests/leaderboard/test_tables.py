@@ -73,6 +73,7 @@ def test_the_per_forecast_record_carries_everything_to_recompute(wide):
     assert record["brier"] == (record["probability"] - record["outcome"]) ** 2
     assert record["market_brier"] == (record["market_price"] - record["outcome"]) ** 2
     assert record["t0"].endswith("Z") and set(record) >= {"regime", "coverage", "topic", "error"}
+    assert record["repeat"] == row.repeat == 0
 
 
 @pytest.mark.parametrize("label, fraction", [("f=0.25", 0.25), ("f=1.0", 1.0), ("at=2025-10-10T00:00:00Z", None),
