@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-HEADLINES = Path("/work/shared/data/news/headlines")
+SHARED_DATA = Path(os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+HEADLINES = SHARED_DATA / "news" / "headlines"
 
 
 def _texts(files: list[Path], limit: int | None) -> list[str]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -36,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 DIMS, TOPICS, MONTHS, K = 384, 256, 24, 10
+SHARED_DATA = Path(os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 START_US = 1_704_067_200 * 1_000_000  # 2024-01-01
 MONTH_US = 30 * 86_400 * 1_000_000
 
@@ -87,7 +89,7 @@ def real(index_root: Path, count: int, seed: int = 2) -> tuple[dict, list]:
     months = sorted(p for p in (index_root / "vectors").glob("month=*"))
     data = {name: np.concatenate([np.load(m / f"{file}.npy") for m in months])
             for name, file in (("vectors", "vectors"), ("created", "created_us"), ("edit", "edit_us"))}
-    rows = [json.loads(line) for line in Path("/work/shared/data/polymarket/markets.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in SHARED_DATA / "polymarket" / "markets.jsonl".read_text().splitlines()]
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(rows), size=count, replace=False)
     vectors = MiniLMEmbedder().embed([rows[i]["question"] for i in picked])

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-HEADLINES = Path("/work/shared/data/news/headlines")
+from tests.helpers import SHARED_DATA
+
+HEADLINES = SHARED_DATA / "news" / "headlines"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pushshift"
 
 
 @pytest.fixture(scope="session")
 def headline_files() -> list[Path]:
     files = sorted(HEADLINES.glob("news_*.jsonl"))
-    if not files:
-        pytest.skip(f"shared headlines not found in {HEADLINES}")
+    assert files, f"shared headlines not found in {HEADLINES} (set HINDCAST_SHARED_DATA to ../shared/data)"
     return files
 
 

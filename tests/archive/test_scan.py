@@ -127,3 +127,17 @@ def test_several_months_scanned_in_parallel_shares_match_each_month_alone():
     assert got == [scan.top(_month(v, e), q, end, 50, 10) for (v, e), end in zip(months, ends)]
     for (v, e), end, top in zip(months, ends, got):
         assert [p for _, p in top] == [p for _, p in brute(v, e, q, end, 50, 10)]
+
+
+def test_concurrent_searches_from_many_threads_agree_with_one_at_a_time():
+    """Sweeps search from several worker threads at once; the shared scan pool must not mix them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(13)
+    vectors = _unit(rng.standard_normal((40_000, 32)).astype(np.float32))
+    month = _month(vectors, np.full(40_000, NEVER, dtype=np.int64))
+    queries = _unit(rng.standard_normal((24, 32)).astype(np.float32))
+    alone = [scan.top(month, q, 40_000 - 997 * i, None, 10) for i, q in enumerate(queries)]
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10), range(24)))
+    assert together == alone
