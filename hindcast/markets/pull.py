@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import MarketDataError
+from hindcast.filelock import Busy, FileLock
 from hindcast.frozen import write_text_atomic
 from hindcast.markets.bundle import MarketBundle, description_versions, with_description
 from hindcast.markets.parse import MalformedMarket, MarketSkipped, ParsedMarket, parse_gamma_market, parse_history
@@ -114,6 +116,23 @@ def pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
          progress: Progress | None = None) -> PullSummary:
     """Pull, parse, fetch histories, freeze a new store version; returns the summary."""
     root = Path(root)
+    with _exclusive(root, now):
+        return _pull(root, client, query, now, progress)
+
+
+def _exclusive(root: Path, now: datetime) -> FileLock:
+    """One pull into a store at a time: two at once would each merge into the same previous
+    version, and the later one's LATEST would drop the other's markets."""
+    try:
+        return FileLock(root / ".pull.lock").acquire({"pid": os.getpid(), "since": iso(now)})
+    except Busy as busy:
+        who = f"pid {busy.holder.get('pid')} since {busy.holder.get('since')}" if busy.holder else "holder unknown"
+        raise MarketDataError(f"another pull into {root} is running ({who}); wait for it to finish, "
+                              "then pull again") from None
+
+
+def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
+          progress: Progress | None) -> PullSummary:
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
     raws = list_markets(client, work, query)

@@ -165,3 +165,15 @@ def test_a_corrupt_cache_file_is_named(tmp_path, fake):
     (work / "pages" / "000000000.json").write_text("[{", encoding="utf-8")
     with pytest.raises(MarketDataError, match=r"000000000\.json: corrupt pull cache"):
         pull(tmp_path, client_for(FakePolymarket()), QUERY, NOW)
+
+
+def test_a_second_pull_into_the_same_store_is_refused_while_one_runs(tmp_path, fake):
+    """Two pulls at once would both merge into the same previous version and the later
+    LATEST would drop the other's markets: the second is refused and writes nothing."""
+    from hindcast.filelock import FileLock
+
+    with FileLock(tmp_path / ".pull.lock").acquire({"pid": 4242, "since": "2026-11-30T05:59:00Z"}):
+        with pytest.raises(MarketDataError, match=r"another pull into .* is running \(pid 4242 since 2026-11-30T05:59:00Z\)"):
+            pull(tmp_path, client_for(fake), QUERY, NOW)
+        assert not (tmp_path / "LATEST").exists() and not (tmp_path / ".pull").exists()
+    assert pull(tmp_path, client_for(fake), QUERY, NOW).stored == 6  # the lock went with its holder
