@@ -8,7 +8,7 @@ interleaved single queries rather than blocks of 20):
 | 384 dims | this module (two-stage exact scan) | LanceDB flat + prefilter + BTREE | IVF_HNSW_SQ + refine 10 + prefilter | PCA-128 scan + exact rerank of 400 |
 |---|---|---|---|---|
 | 100k synthetic | 1.12× (fixed per-query costs dominate), recall 1.0 | 33×, recall 1.0 | 3.5×, recall 0.996 | 0.65×, recall 0.997 |
-| 1M synthetic | 0.39×, recall 1.0 | 16×, recall 1.0 (*) | 1.30×, recall 0.939, 29 min build (*) | 0.29×, recall 0.970 (*) |
+| 1M synthetic | 0.36× (0.36–0.44× over four runs), recall 1.0 | 16×, recall 1.0 (*) | 1.30×, recall 0.939, 29 min build (*) | 0.57×, recall 0.963 |
 
 Chosen: an **exact scan over time-sorted vectors in two stages** (`hindcast.archive.scan`):
 int8 codes (a quarter of the bytes) scanned by a compiled kernel, then an exact float64

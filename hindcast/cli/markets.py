@@ -95,6 +95,8 @@ def _print_summary(store: Path, s) -> None:
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
+    typer.echo(f"  watching {len(s.pending)} market(s) listed before they resolved "
+               f"({s.rechecked} asked for again by id this time)")
 
 
 # -- import -----------------------------------------------------------------------------------

@@ -35,9 +35,10 @@ MARKET_URL = "https://polymarket.com/market/{slug}"
 class MarketSkipped(Exception):
     """A well-formed market this service does not use (not binary, not resolved …)."""
 
-    def __init__(self, market_id: str, reason: str):
+    def __init__(self, market_id: str, reason: str, pending: bool = False):
         self.market_id = market_id
         self.reason = reason
+        self.pending = pending  # may still resolve: worth asking for again (not closed, not resolved yet)
         super().__init__(f"market {market_id}: skipped: {reason}")
 
 
@@ -109,10 +110,10 @@ def _resolution(raw: dict, market_id: str, outcomes: list, yes: int) -> Resoluti
 def _require_settled(raw: dict, market_id: str) -> None:
     """Resolved = closed and UMA says resolved (umaResolutionStatuses may lag: ignored)."""
     if raw.get("closed") is not True:
-        raise MarketSkipped(market_id, "not closed")
+        raise MarketSkipped(market_id, "not closed", pending=True)
     status = raw.get("umaResolutionStatus")
     if status != "resolved":
-        raise MarketSkipped(market_id, f"not resolved (umaResolutionStatus={status!r})")
+        raise MarketSkipped(market_id, f"not resolved (umaResolutionStatus={status!r})", pending=True)
 
 
 def resolution_status(prices: list[float], yes: int) -> ResolutionStatus:

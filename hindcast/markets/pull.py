@@ -7,6 +7,10 @@ version already holds from an earlier pull are reused too (a resolved market's h
 does not change). At the end the pulled markets are merged into the latest version, a new
 version is frozen, and the work directory is removed. A market that cannot be read or
 fetched is reported by id with its reason and left out whole; the pull goes on.
+
+A listed binary market that is not closed or not resolved yet goes on the store's watch
+list (`STORE/pending.json`), and every later pull asks for it again by conditionId, so a
+market resolving long after its scheduled end date is still found.
 """
 
 from __future__ import annotations
@@ -25,13 +29,21 @@ from hindcast.errors import MarketDataError
 from hindcast.filelock import Busy, FileLock
 from hindcast.frozen import write_text_atomic
 from hindcast.markets.bundle import MarketBundle, description_versions, with_description
-from hindcast.markets.parse import MalformedMarket, MarketSkipped, ParsedMarket, parse_gamma_market, parse_history
+from hindcast.markets.parse import (
+    MalformedMarket,
+    MarketSkipped,
+    ParsedMarket,
+    market_key,
+    parse_gamma_market,
+    parse_history,
+)
 from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient, PolymarketError
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
+WATCH = "pending.json"  # the store's watch list (see read_watch)
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,8 @@ class PullSummary:
     no_history: int = 0
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
+    rechecked: int = 0  # watched markets asked for again by id
+    pending: list[str] = field(default_factory=list)  # listed, binary, but not closed/resolved yet: watched
 
 
 @dataclass(frozen=True)
@@ -136,13 +150,17 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
     raws = list_markets(client, work, query)
-    summary.listed = len(raws)
+    watched = read_watch(root)
+    again = sorted(set(watched) - {market_key(raw) for raw in raws})
+    raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+    summary.listed, summary.rechecked = len(raws), len(again)
     previous = _previous(root)
     parsed = _parse_all(raws, summary)
     pulled = _with_histories(client, work, parsed, previous, summary, progress)
     bundle = merge(previous, pulled, now)
     summary.stored = len(pulled)
     summary.version = write_version(root, bundle, _provenance(client, query, now, previous, summary))
+    write_watch(root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending})
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
@@ -163,6 +181,37 @@ def list_markets(client: PolymarketClient, work: WorkDir, query: PullQuery) -> l
     return items[: query.limit] if query.limit is not None else items
 
 
+def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = 50) -> list:
+    """Raw Gamma market objects of these conditionIds (`condition_ids`, `chunk` per request),
+    each answer from the cache when it is there."""
+    items, url = [], f"{client.gamma_url}/markets"
+    for number, start in enumerate(range(0, len(ids), chunk)):
+        page = work.page(number)
+        if page is None:
+            page = client.gamma_page(url, {"condition_ids": ids[start:start + chunk]}, chunk, 0).items
+            work.save_page(number, page)
+        items += page
+    return items
+
+
+# -- the watch list: markets listed before they resolved ------------------------------------
+def read_watch(root: Path) -> dict[str, str]:
+    """conditionId → when first seen unresolved. Gamma lists by scheduled end date, so a
+    market that resolves long after it would never be listed again: each pull asks for
+    these by id until they resolve (or stop being listed)."""
+    path = Path(root) / WATCH
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8"))["pending"])
+    except FileNotFoundError:
+        return {}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise MarketDataError(f"{path}: unreadable watch list ({exc}); fix or delete it") from exc
+
+
+def write_watch(root: Path, pending: dict[str, str]) -> None:
+    write_text_atomic(Path(root) / WATCH, json.dumps({"pending": dict(sorted(pending.items()))}, indent=1) + "\n")
+
+
 def _parse_all(raws: list, summary: PullSummary) -> list[ParsedMarket]:
     parsed, seen = [], set()
     for raw in raws:
@@ -170,6 +219,8 @@ def _parse_all(raws: list, summary: PullSummary) -> list[ParsedMarket]:
             market = parse_gamma_market(raw)
         except MarketSkipped as skip:
             summary.skipped[skip.reason] += 1
+            if skip.pending and skip.market_id not in summary.pending:
+                summary.pending.append(skip.market_id)
             continue
         except MalformedMarket as exc:
             summary.failed.append(str(exc))
@@ -261,4 +312,5 @@ def _previous(root: Path) -> MarketBundle | None:
 def _provenance(client, query: PullQuery, now: datetime, previous, summary: PullSummary) -> dict:
     return {"source": "polymarket", "gamma_url": client.gamma_url, "clob_url": client.clob_url,
             "query": query.params(), "limit": query.limit, "pulled_at": iso(now),
-            "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed)}
+            "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed),
+            "rechecked_by_id": summary.rechecked}

@@ -2,7 +2,8 @@
 can be killed anywhere: the next run completes it with nothing duplicated.
 
 - pull: resolved markets listed since the watermark (minus a lookback, for markets that
-  resolve after their scheduled end) → a new market store version; the watermark becomes
+  close after their scheduled end), plus the store's watch list of markets listed before
+  they resolved (asked for by id) → a new market store version; the watermark becomes
   the instant the listing began. The pull's own work cache makes a killed pull resume.
 - inbox: new dump files (by name and sha256) → the archive draft → a frozen snapshot →
   its index; files are marked ingested only once the snapshot is indexed.

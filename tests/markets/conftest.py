@@ -71,6 +71,7 @@ class FakePolymarket:
         self.markets = raw_markets() if markets is None else markets
         self.events = load("gamma_events.json")
         self.histories = load("prices_history.json")
+        self.by_id: list | None = None  # what `condition_ids` requests find (default: self.markets)
         self.faults: dict[tuple[str, str], list] = {}
         self.requests: list[tuple] = []
         self.lock = threading.Lock()
@@ -81,9 +82,12 @@ class FakePolymarket:
             scripted = self.faults.get((service, endpoint))
             if scripted:
                 return scripted.pop(0)
-        return self._fixture(service, endpoint, dict(query))
+        return self._fixture(service, endpoint, dict(query), [v for k, v in query if k == "condition_ids"])
 
-    def _fixture(self, service: str, endpoint: str, params: dict) -> Reply:
+    def _fixture(self, service: str, endpoint: str, params: dict, ids: list[str]) -> Reply:
+        if service == "gamma" and endpoint == "markets" and ids:  # a repeatable filter, as on Gamma
+            pool = self.markets if self.by_id is None else self.by_id
+            return json_reply([m for m in pool if m.get("conditionId") in ids])
         if service == "gamma" and endpoint in ("markets", "events"):
             items = self.markets if endpoint == "markets" else self.events
             offset, limit = int(params.get("offset", 0)), int(params.get("limit", 500))

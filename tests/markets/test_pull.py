@@ -177,3 +177,25 @@ def test_a_second_pull_into_the_same_store_is_refused_while_one_runs(tmp_path, f
             pull(tmp_path, client_for(fake), QUERY, NOW)
         assert not (tmp_path / "LATEST").exists() and not (tmp_path / ".pull").exists()
     assert pull(tmp_path, client_for(fake), QUERY, NOW).stored == 6  # the lock went with its holder
+
+
+def test_a_market_listed_before_it_resolved_is_asked_for_again_by_id_until_it_does(tmp_path, fake):
+    """Gamma lists by scheduled end date: a market resolving long after it would never be
+    listed again. It goes on the watch list, and later pulls ask Gamma for it by id."""
+    from hindcast.markets.pull import read_watch
+
+    gpt6, greenland = by_question("GPT-6"), by_question("Greenland")  # proposed; not closed yet
+    watched = {gpt6["conditionId"], greenland["conditionId"]}
+    first = pull(tmp_path, client_for(fake), QUERY, NOW)
+    assert set(first.pending) == watched and set(read_watch(tmp_path)) == watched and first.rechecked == 0
+    assert gpt6["conditionId"] not in {m.id for m in open_version(tmp_path).bundle.markets}
+
+    later = FakePolymarket(markets=[])  # the window no longer lists them: their end dates are long past
+    later.by_id = [{**gpt6, "umaResolutionStatus": "resolved"}, greenland]
+    second = pull(tmp_path, client_for(later), PullQuery(page_size=5, since=at("2026-06-01T00:00:00")),
+                  at("2026-07-01T00:00:00"))
+    asked = [value for service, endpoint, query in later.requests for key, value in query
+             if (service, endpoint, key) == ("gamma", "markets", "condition_ids")]
+    assert sorted(asked) == sorted(watched) and second.rechecked == 2 and second.stored == 1
+    assert gpt6["conditionId"] in {m.id for m in open_version(tmp_path).bundle.markets}
+    assert read_watch(tmp_path) == {greenland["conditionId"]: "2026-11-30T06:00:00Z"}  # still open, first seen then
