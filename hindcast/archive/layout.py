@@ -10,6 +10,7 @@ ARCHIVE/
   index/<snapshot-id>/<embedder>/index.json                 derived from a snapshot (embeddings)
   index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/     chunk-NNNNN.npy while embedding (resumable),
                                                             then vectors/created_us/edit_us.npy (time order)
+                                                            and codes/scales.npy (int8 first stage, scan.py)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
 ```
 

@@ -8,9 +8,10 @@ returns: a row at or after t0, from a later month, or with text edited at/after 
 blanked on the way out, so nothing can select on them.
 
 Ranking: vector scores are exact cosines, ties broken by creation order (a two-stage scan
-that is provably exact, see `hindcast.archive.scan`); full-text hits are LanceDB BM25 per month table, merged by score (IDF statistics
-are those of each month, a known approximation); hybrid is reciprocal-rank fusion of the
-two rankings, so it is full whenever k documents are eligible.
+that is provably exact, see `hindcast.archive.scan`); full-text hits are LanceDB BM25 per
+month table, merged by score (IDF statistics are those of each month, a known
+approximation); hybrid is reciprocal-rank fusion of the two rankings, so it is full
+whenever k documents are eligible.
 """
 
 from __future__ import annotations

@@ -199,3 +199,10 @@ def test_a_market_listed_before_it_resolved_is_asked_for_again_by_id_until_it_do
     assert sorted(asked) == sorted(watched) and second.rechecked == 2 and second.stored == 1
     assert gpt6["conditionId"] in {m.id for m in open_version(tmp_path).bundle.markets}
     assert read_watch(tmp_path) == {greenland["conditionId"]: "2026-11-30T06:00:00Z"}  # still open, first seen then
+
+
+def test_an_unreadable_watch_list_stops_the_pull_with_its_path_and_writes_nothing(tmp_path, fake):
+    (tmp_path / "pending.json").write_text('{"pending": [1, 2', encoding="utf-8")
+    with pytest.raises(MarketDataError, match=r"pending\.json: unreadable watch list"):
+        pull(tmp_path, client_for(fake), QUERY, NOW)
+    assert not (tmp_path / "LATEST").exists()
