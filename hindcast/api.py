@@ -64,7 +64,8 @@ def prepare(spec: ReplaySpec) -> Plan:
 
 
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
-          on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None) -> SweepResult:
+          on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
+          models=None) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export."""
     forecasters = {name: registry.create(name) for name in spec.forecasters}
     p = prepare(spec)

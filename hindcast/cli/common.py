@@ -7,8 +7,11 @@ from datetime import datetime, timezone
 
 import typer
 
-EXIT_ERROR = 1  # a HindcastError: bad input, refused cutoff, integrity failure …
+EXIT_OK = 0
+EXIT_ERROR = 1  # a HindcastError: bad input or config, refused cutoff, integrity failure …
 EXIT_USAGE = 2  # typer/click usage errors
+EXIT_LOCKED = 3  # another instance holds the lock (LockHeldError)
+EXIT_STOPPED = 4  # stopped by a circuit breaker or a budget; re-run the same command to resume (StoppedError)
 
 
 def now() -> datetime:

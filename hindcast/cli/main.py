@@ -7,7 +7,7 @@ import sys
 import typer
 
 from hindcast import __version__
-from hindcast.cli.common import EXIT_ERROR
+from hindcast.cli.common import EXIT_ERROR, EXIT_OK
 
 app = typer.Typer(
     name="hindcast",
@@ -51,11 +51,39 @@ _register()
 
 
 def run() -> None:
-    """Console entry point: HindcastError → a one-line message and exit code 1."""
+    """Console entry point: every error becomes one line on stderr and an exit code
+    (0 ok · 1 error · 2 usage · 3 lock held · 4 stopped, resumable). `HINDCAST_DEBUG=1`
+    shows the traceback of an unexpected error."""
+    sys.exit(guarded(app))
+
+
+def guarded(command) -> int:
+    """Run a click/typer app; map whatever escapes it to (one line on stderr, exit code)."""
+    import os
+
     from hindcast.errors import HindcastError
 
     try:
-        app()
+        command(standalone_mode=True)
+        return EXIT_OK
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     except HindcastError as exc:
-        print(f"hindcast: error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_ERROR)
+        return _say(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        return _say("interrupted; what was stored is kept — re-run the same command to resume", 130)
+    except OSError as exc:  # a read-only folder, a full disk, a missing file …
+        where = f" {exc.filename}" if exc.filename else ""
+        return _say(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR)
+    except Exception as exc:  # a defect of ours: still one line, the traceback on request
+        if os.environ.get("HINDCAST_DEBUG"):
+            raise
+        return _say(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)", EXIT_ERROR)
+
+
+def _say(message: str, code: int) -> int:
+    first, *rest = str(message).splitlines() or [""]
+    print(f"hindcast: error: {first}", file=sys.stderr)
+    for line in rest:  # InputFormatError lists its rows under the one line
+        print(line, file=sys.stderr)
+    return code

@@ -9,7 +9,7 @@ TOML layout (every key optional; CLI flags override the file):
     [archive]   root, snapshot
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
     [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (markets: a subset size)
-    [run]       repeats, seed, concurrency, max_failures
+    [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens, breaker_threshold
 """
 
 from __future__ import annotations
@@ -59,6 +59,11 @@ class ReplaySpec:
     seed: int = 0
     concurrency: int = 8
     max_failures: int | None = None
+    # run integrity: none of these is part of the run's identity (they change how, not what)
+    retry_failed: bool = False  # ask again for stored forecast failures (the old attempt is kept)
+    max_cost: float | None = None  # dollars (model price table); stop scheduling once reached
+    max_tokens: int | None = None  # prompt + completion tokens; stop scheduling once reached
+    breaker_threshold: int = 5  # consecutive infrastructure failures on one endpoint that stop the run
 
     def __post_init__(self) -> None:
         for f in self.fractions:
@@ -138,7 +143,8 @@ def spec_from_mapping(values: dict) -> ReplaySpec:
 
 _KEYS = {"store", "version", "ids", "topics", "resolved_after", "resolved_before", "min_volume", "limit",
          "forecasters", "subsets", "archive", "snapshot", "fractions", "offsets", "at", "hindcast_rule",
-         "repeats", "seed", "concurrency", "max_failures"}
+         "repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost", "max_tokens",
+         "breaker_threshold"}
 
 
 def _plain(v: dict) -> dict:

@@ -33,6 +33,7 @@ class JobContext:
     store: object  # RunStore
     now: datetime
     advance: Callable[[], None]  # raises Interrupted when the service is stopping
+    models: object = None  # the run-integrity Models object (keys, response cache), built by the service
 
 
 # -- pull -------------------------------------------------------------------------------------
@@ -129,7 +130,8 @@ def run_sweeps(ctx: JobContext) -> dict:
     from hindcast.schedule.sweeps import run_series
 
     snapshot_for = indexed_snapshot(ctx.config, ctx.state)
-    done = [run_series(s, ctx.state, ctx.store, ctx.config.runs_out, ctx.now, snapshot_for, ctx.advance)
+    done = [run_series(s, ctx.state, ctx.store, ctx.config.runs_out, ctx.now, snapshot_for, ctx.advance,
+                       models=ctx.models)
             for s in ctx.config.sweeps]
     return {"sweeps": done, "changed": any(d["batches"] for d in done)}
 

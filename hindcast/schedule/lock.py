@@ -19,6 +19,8 @@ __all__ = ["AlreadyRunning", "InstanceLock", "describe", "holder"]
 class AlreadyRunning(ScheduleError):
     """Another scheduler holds the lock of this run database."""
 
+    exit_code = 3
+
 
 class InstanceLock(FileLock):
     def acquire(self, command: str, wall: datetime) -> InstanceLock:

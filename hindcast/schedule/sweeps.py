@@ -36,21 +36,21 @@ class Interrupted(ScheduleError):
 
 
 def run_series(cfg: SweepConfig, state: State, store, out_dir: Path, now: datetime,
-               snapshot_for: Callable[[Path], str | None], advance: Callable[[], None]) -> dict:
+               snapshot_for: Callable[[Path], str | None], advance: Callable[[], None], models=None) -> dict:
     """Resume pending batches of the sweep, then plan and run the new ones; a summary."""
     check_schedule(cfg, state)
-    results = [run_batch(b, state, store, out_dir, now, advance) for b in state.batches(cfg.name, "pending")]
+    results = [run_batch(b, state, store, out_dir, now, advance, models) for b in state.batches(cfg.name, "pending")]
     for spec in plan_batches(cfg, state, snapshot_for):
         batch = state.open_batch(cfg.name, spec_json(spec), now)
-        results.append(run_batch(batch, state, store, out_dir, now, advance))
+        results.append(run_batch(batch, state, store, out_dir, now, advance, models))
     return {"sweep": cfg.name, "batches": results,
             "markets": sum(r["markets"] for r in results), "forecasts": sum(r["executed"] for r in results)}
 
 
-def run_batch(batch: Batch, state: State, store, out_dir: Path, now: datetime, advance) -> dict:
+def run_batch(batch: Batch, state: State, store, out_dir: Path, now: datetime, advance, models=None) -> dict:
     from hindcast import api
 
-    result = api.sweep(spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance)
+    result = api.sweep(spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance, models=models)
     state.close_batch(batch.id, result.run_id, now)
     return {"batch": batch.id, "run_id": result.run_id, "markets": result.markets, "executed": result.executed,
             "resumed": result.resumed}
