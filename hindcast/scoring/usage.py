@@ -1,0 +1,134 @@
+"""Usage and cost per forecaster, summed from the usage record each stored forecast carries.
+
+What is counted:
+- every stored forecast, failed ones included: a forecast failure consumed what it consumed;
+- tokens of replies served from the response cache COUNT toward the forecast's usage and its
+  cost. They are what the forecast consumed, and the cost shown is the list price of making
+  the forecast, so it does not depend on whether the cache happened to be warm: the same
+  stored forecasts give the same figures, and two forecasters are compared on equal terms.
+  `requests` (calls that reached the endpoint) and `cache_hits` (replies from the cache) tell
+  apart what was actually sent this time.
+
+Missing is not zero. A total is given only when every forecast that used a model recorded
+that field; otherwise it is None ("not recorded"). A forecaster none of whose forecasts used a
+model (a baseline) has no usage: every figure None, cost status "no model" (shown "—").
+The cost is None ("unknown") unless every model-using forecast names its model (`model_name`)
+and the price table prices it; the models without a price are listed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from hindcast.scoring.costs import PriceTable
+
+COUNTS = ("prompt_tokens", "completion_tokens", "requests", "cache_hits", "retries")
+KEYS = ("model", "model_name", *COUNTS, "latency_s")  # what a summary reads of a usage record
+PRICED, UNKNOWN, NO_MODEL = "priced", "unknown", "no model"
+NOT_RECORDED = "(model_name not recorded)"
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    forecaster: str
+    n_forecasts: int  # stored forecasts counted, failed ones included
+    n_with_model: int  # of them, forecasts that used a model
+    models: tuple[str, ...]  # model names seen (sorted)
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    requests: int | None
+    cache_hits: int | None
+    retries: int | None
+    latency_s: float | None  # total seconds
+    mean_latency_s: float | None  # seconds per model-using forecast
+    cost_usd: float | None
+    cost_status: str  # priced | unknown | no model
+    unpriced: tuple[str, ...] = ()  # models without a price (or NOT_RECORDED)
+
+    def cost_text(self) -> str:
+        """'—' for no model, 'unknown' when not priced, else dollars."""
+        if self.cost_status == NO_MODEL:
+            return "—"
+        return "unknown" if self.cost_usd is None else dollars(self.cost_usd)
+
+
+def dollars(value: float) -> str:
+    return f"${value:.2f}" if value >= 1 else f"${value:.4f}" if value >= 0.0001 or value == 0 else f"${value:.2e}"
+
+
+def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
+    """Usage and cost per forecaster of stored forecasts (`runs.store.StoredForecast`: `.forecaster`,
+    `.forecast.usage`), forecasters in name order."""
+    return summarize_usages(((s.forecaster, s.forecast.usage) for s in stored), prices)
+
+
+def summarize_usages(pairs: Iterable[tuple[str, Mapping]], prices: PriceTable) -> dict[str, UsageSummary]:
+    """The same from (forecaster, usage record) pairs."""
+    groups: dict[str, list[Mapping]] = defaultdict(list)
+    for forecaster, usage in pairs:
+        groups[forecaster].append(usage or {})
+    return {name: summary(name, groups[name], prices) for name in sorted(groups)}
+
+
+def relevant(usage: Mapping | None) -> tuple[tuple[str, object], ...]:
+    """The part of a usage record a summary reads, as a hashable value (kept on scored rows)."""
+    return tuple((k, usage[k]) for k in KEYS if usage and k in usage)
+
+
+def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> UsageSummary:
+    usages = [dict(u) if not isinstance(u, Mapping) else u for u in usages]
+    used = [u for u in usages if uses_model(u)]
+    counts = {k: _total([_count(u.get(k)) for u in used]) for k in COUNTS}
+    latency = _fsum([_seconds(u.get("latency_s")) for u in used])
+    cost, unpriced = _cost(used, prices)
+    status = NO_MODEL if not used else PRICED if cost is not None else UNKNOWN
+    return UsageSummary(forecaster, len(usages), len(used), tuple(sorted({_name(u) for u in used} - {None})),
+                        **counts, latency_s=latency, mean_latency_s=None if latency is None else latency / len(used),
+                        cost_usd=cost, cost_status=status, unpriced=unpriced)
+
+
+def uses_model(usage: Mapping) -> bool:
+    """A forecast used a model when its usage names one or counts tokens (baselines record nothing)."""
+    return any(k in usage for k in ("model", "model_name", "prompt_tokens", "completion_tokens"))
+
+
+def _cost(used: list[Mapping], prices: PriceTable) -> tuple[float | None, tuple[str, ...]]:
+    """Dollars of the model-using forecasts, priced per model name (sorted, so the sum is stable)."""
+    tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    unpriced = set()
+    for u in used:
+        name, prompt, completion = _name(u), _count(u.get("prompt_tokens")), _count(u.get("completion_tokens"))
+        if name is None or prompt is None or completion is None or name not in prices.prices:
+            unpriced.add(NOT_RECORDED if name is None else name if name not in prices.prices else f"{name} (tokens not recorded)")
+            continue
+        tokens[name][0] += prompt
+        tokens[name][1] += completion
+    if unpriced or not used:
+        return None, tuple(sorted(unpriced))
+    return math.fsum(prices.cost(name, *tokens[name]) for name in sorted(tokens)), ()
+
+
+def _name(usage: Mapping) -> str | None:
+    name = usage.get("model_name")
+    return name if isinstance(name, str) and name else None
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _seconds(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def _total(values: list[int | None]) -> int | None:
+    """The sum, or None when any forecast did not record the field (or there is none)."""
+    return None if not values or any(v is None for v in values) else sum(values)
+
+
+def _fsum(values: list[float | None]) -> float | None:
+    return None if not values or any(v is None for v in values) else math.fsum(values)
