@@ -5,24 +5,33 @@ Policies (recorded with each run):
 - failures `count-never-impute`: a failed forecast is counted, never filled in;
 - market rows `paired-with-price-before-t0`: market comparisons use only rows where the
   market had a price strictly before t0, for both sides;
-- plus the metric and bootstrap policies of `metrics.POLICIES` and `bootstrap.POLICY`.
+- plus the metric, bootstrap and market-comparison policies of `metrics.POLICIES`,
+  `bootstrap.POLICY` and `vs_market.POLICY` (no interval under 5 markets, no skill ratio where
+  the market's Brier is near 0).
+
+A forecaster covering fewer markets (with a valid forecast) than the best-covered forecaster of
+its slice is marked `subset: n of N markets`: its Brier is over its own markets, and its
+comparison with the market is on its own matched rows only. Usage and cost come from
+`usage` (per forecaster and slice, over the rows scored).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 
 import numpy as np
 
 from hindcast.markets.prices import price_at
 from hindcast.records import Market, PricePoint, Resolution
-from hindcast.scoring import bootstrap, metrics
+from hindcast.scoring import bootstrap, metrics, usage, vs_market
+from hindcast.scoring.costs import PriceTable, load_prices
 
 POLICIES = {"outcome": "exclude-non-binary", "failures": "count-never-impute",
-            "market_rows": "paired-with-price-before-t0", **metrics.POLICIES, **bootstrap.POLICY}
+            "market_rows": "paired-with-price-before-t0", **metrics.POLICIES, **bootstrap.POLICY,
+            **vs_market.POLICY}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +48,7 @@ class ScoredRow:
     regime: str = "n/a"
     coverage: str = "n/a"
     repeat: int = 0
+    usage: tuple = ()  # usage.relevant(forecast.usage): what the usage summary reads
 
     @property
     def brier(self) -> float | None:
@@ -62,19 +72,37 @@ class LeaderboardRow:
     n_forecasts: int
     n_failed: int
     n_markets: int
+    n_markets_all: int  # markets of the best-covered forecaster of the slice
+    subset: str  # "subset: n of N markets", or ""
     brier: float | None
     brier_ci_low: float | None
     brier_ci_high: float | None
     n_paired: int
+    n_markets_paired: int
     forecaster_brier_paired: float | None
     market_brier: float | None
+    brier_diff_vs_market: float | None  # forecaster − market on the paired rows, within [−1, 1]
+    diff_ci_low: float | None
+    diff_ci_high: float | None
     skill_vs_market: float | None
     skill_ci_low: float | None
     skill_ci_high: float | None
+    skill_note: str  # why skill is not shown, or ""
+    ci_note: str  # why intervals are not shown, or ""
     log_score: float | None
     accuracy: float | None
     mean_abs_diff_market: float | None
     ece: float | None
+    models: str  # model names, comma-separated ("" for baselines)
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    requests: int | None
+    cache_hits: int | None
+    retries: int | None
+    latency_s: float | None
+    mean_latency_s: float | None
+    cost_usd: float | None
+    cost_status: str  # priced | unknown | no model
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,35 +132,58 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
         point = price_at(prices.get(s.market_id, ()), s.t0)
         rows.append(ScoredRow(s.forecaster, s.market_id, s.t0, s.label, markets[s.market_id].topic,
                               s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
-                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat))
+                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat,
+                              usage.relevant(s.forecast.usage)))
     return rows
 
 
 def leaderboard(rows: Iterable[ScoredRow], by: str | None = None, replicates: int = bootstrap.REPLICATES,
-                seed: int = 0) -> list[LeaderboardRow]:
-    """One row per forecaster (per slice value when `by` is given), best Brier first within a slice."""
+                seed: int = 0, prices: PriceTable | None = None) -> list[LeaderboardRow]:
+    """One row per forecaster (per slice value when `by` is given), best Brier first within a slice.
+    Costs from `prices` (default: the shipped price table)."""
+    prices = prices or load_prices()
     groups: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
     for row in rows:
         groups[(f"{by}={SLICES[by](row)}" if by else "all", row.forecaster)].append(row)
-    board = [summarise(name, key, group, replicates, seed) for (key, name), group in sorted(groups.items())]
+    board = mark_subsets([summarise(name, key, group, replicates, seed, prices) for (key, name), group in sorted(groups.items())])
     return sorted(board, key=lambda r: (r.slice, r.brier is None, r.brier or 0.0, r.forecaster))
 
 
-def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int, seed: int) -> LeaderboardRow:
+def mark_subsets(board: list[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Each row's N (the best coverage of its slice) and its subset mark when it covers fewer."""
+    best: dict[str, int] = defaultdict(int)
+    for r in board:
+        best[r.slice] = max(best[r.slice], r.n_markets)
+    return [replace(r, n_markets_all=best[r.slice],
+                    subset=f"subset: {r.n_markets} of {best[r.slice]} markets" if r.n_markets < best[r.slice] else "")
+            for r in board]
+
+
+def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int, seed: int,
+              prices: PriceTable | None = None) -> LeaderboardRow:
     valid = [r for r in rows if r.probability is not None]
     paired = [r for r in valid if r.market_price is not None]
     rng = bootstrap.rng_for(seed, f"{slice_key}|{name}")
     p, o = _arrays(valid)
-    brier_ci, skill_stats = _brier_ci(valid, replicates, rng), _skill(paired, replicates, rng)
+    n_markets = len({r.market_id for r in valid})
+    brier_ci = None if vs_market.too_few(n_markets) else _brier_ci(valid, replicates, rng)
+    versus = _versus(paired, replicates, rng)
     return LeaderboardRow(
         forecaster=name, slice=slice_key, n_forecasts=len(valid), n_failed=len(rows) - len(valid),
-        n_markets=len({r.market_id for r in valid}), brier=_mean(metrics.brier(p, o)),
+        n_markets=n_markets, n_markets_all=n_markets, subset="", brier=_mean(metrics.brier(p, o)),
         brier_ci_low=brier_ci and brier_ci.low, brier_ci_high=brier_ci and brier_ci.high,
-        n_paired=len(paired), **skill_stats,
+        n_paired=len(paired), **asdict(versus), ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
         log_score=_mean(metrics.log_score(p, o)), accuracy=_mean(metrics.accuracy(p, o)),
         mean_abs_diff_market=_mean(np.abs([r.probability - r.market_price for r in paired])),
-        ece=metrics.ece(p, o) if len(valid) else None,
+        ece=metrics.ece(p, o) if len(valid) else None, **_usage(name, rows, prices or load_prices()),
     )
+
+
+def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
+    s = usage.summary(name, [dict(r.usage) for r in rows], prices)
+    return dict(models=",".join(s.models), prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
+                requests=s.requests, cache_hits=s.cache_hits, retries=s.retries, latency_s=s.latency_s,
+                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_status=s.cost_status)
 
 
 def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Comparison:
@@ -146,10 +197,12 @@ def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstr
         return Comparison(a, b, 0, 0, None, None, None, None, None)
     diffs = np.array([ra.brier - rb.brier for _, ra, rb in matched])
     codes, n = bootstrap.market_codes([k[0] for k, _, _ in matched])
-    weights = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(seed, f"compare|{a}|{b}"))
-    ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, diffs))
+    ci = None
+    if not vs_market.too_few(n):  # no interval from fewer than 5 markets
+        weights = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(seed, f"compare|{a}|{b}"))
+        ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, diffs))
     return Comparison(a, b, len(matched), n, _mean(np.array([ra.brier for _, ra, _ in matched])),
-                      _mean(np.array([rb.brier for _, _, rb in matched])), _mean(diffs), ci.low, ci.high)
+                      _mean(np.array([rb.brier for _, _, rb in matched])), _mean(diffs), ci and ci.low, ci and ci.high)
 
 
 def _arrays(rows: list[ScoredRow]) -> tuple[np.ndarray, np.ndarray]:
@@ -169,16 +222,7 @@ def _brier_ci(rows: list[ScoredRow], replicates: int, rng) -> bootstrap.Interval
     return bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, np.array([r.brier for r in rows])))
 
 
-def _skill(paired: list[ScoredRow], replicates: int, rng) -> dict:
-    """Skill 1 − Brier/market Brier on rows with a market price, with a clustered bootstrap CI."""
-    if not paired:
-        return dict(forecaster_brier_paired=None, market_brier=None, skill_vs_market=None, skill_ci_low=None, skill_ci_high=None)
-    own, market = np.array([r.brier for r in paired]), np.array([r.market_brier for r in paired])
-    codes, n = bootstrap.market_codes([r.market_id for r in paired])
-    weights = bootstrap.draw_weights(n, replicates, rng)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        samples = 1.0 - (weights @ bootstrap.cluster_sums(codes, own, n)[0]) / (weights @ bootstrap.cluster_sums(codes, market, n)[0])
-    ci = bootstrap.percentile_interval(samples)
-    return dict(forecaster_brier_paired=_mean(own), market_brier=_mean(market),
-                skill_vs_market=metrics.skill(_mean(own), _mean(market)),
-                skill_ci_low=ci and ci.low, skill_ci_high=ci and ci.high)
+def _versus(paired: list[ScoredRow], replicates: int, rng) -> vs_market.VsMarket:
+    """Brier difference and skill against the market on rows with a market price."""
+    own, market = np.array([r.brier for r in paired], float), np.array([r.market_brier for r in paired], float)
+    return vs_market.compare_to_market([r.market_id for r in paired], own, market, replicates, rng)
