@@ -5,7 +5,11 @@ A market's price history is the daily prices plus its `freeze_points` (the YES p
 recorded instant); where a freeze point and a daily price fall on one instant, the freeze
 point, measured at that exact instant, is kept.
 All-or-nothing: any malformed row raises InputFormatError naming file and line, and no
-bundle is produced, so nothing can be half-written.
+bundle is produced, so nothing can be half-written. Every value is checked for its type
+here (a boolean is not an outcome, a number is not a text), and every instant must lie in
+[1900-01-01, 2200-01-01): earlier or later ones are typos or sentinels, and arithmetic on
+them (offsets, day ends) overflows. A file without any market is refused: an empty store
+version would silently replace the previous one as LATEST.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import csv
 import json
 import re
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
-from hindcast.errors import InputFormatError
+from hindcast.errors import InputFormatError, MarketDataError
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import topic_of
@@ -27,11 +31,15 @@ from hindcast.timeutil import ONE_DAY, day_start, parse_utc
 _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _OUTCOMES = {1.0: "yes", 0.0: "no", 0.5: "fifty-fifty"}
 PRICE_METHODS = ("v2_value_at_date", "v1_value_at_fetch")
+EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)  # instants outside [EARLIEST, LATEST) are refused
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
 
 
 def import_forecastbench(markets_path: Path, prices_path: Path | None) -> MarketBundle:
     """Read both files; raise InputFormatError listing every malformed row."""
     markets, resolutions, freezes = _read_markets(Path(markets_path))
+    if not markets:
+        raise MarketDataError(f"{markets_path}: no market in this file; nothing was written")
     daily = _read_prices(Path(prices_path), {m.id for m in markets}) if prices_path else {}
     prices = {i: _merge(daily.get(i, ()), freezes.get(i, ())) for i in sorted(set(daily) | set(freezes))}
     return MarketBundle(tuple(markets), tuple(resolutions), {i: h for i, h in prices.items() if h})
@@ -56,7 +64,7 @@ def _read_markets(path: Path):
             seen.add(market.id)
             markets.append(market)
             resolutions.append(resolution)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
             problems.append(f"{path}:{number}: {_reason(exc)}")
     if problems:
         raise InputFormatError(str(path), problems)
@@ -68,9 +76,15 @@ def _freeze_points(row: dict) -> tuple[PricePoint, ...]:
     if not isinstance(points, list):
         raise ValueError("freeze_points must be a list")
     try:
-        return sort_history([PricePoint(parse_utc(f["freeze_datetime"]), float(f["freeze_value"])) for f in points])
-    except (KeyError, TypeError, ValueError) as exc:
+        return sort_history([_freeze_point(f) for f in points])
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"freeze_points: {_reason(exc)}") from exc
+
+
+def _freeze_point(item: dict) -> PricePoint:
+    if not isinstance(item, dict):
+        raise ValueError("each freeze point must be a JSON object")
+    return PricePoint(_time(item, "freeze_datetime"), _number(item, "freeze_value"))
 
 
 def _parse_market(row: dict) -> tuple[Market, Resolution]:
@@ -82,9 +96,9 @@ def _parse_market(row: dict) -> tuple[Market, Resolution]:
     market = Market(
         id=market_id,
         question=_text(row, "question"),
-        description=row.get("background") or "",
-        url=row.get("url") or "",
-        slug=row.get("slug") or "",
+        description=_optional_text(row, "background"),
+        url=_optional_text(row, "url"),
+        slug=_optional_text(row, "slug"),
         topic=topic_of(_text(row, "question")),
         opened_at=_maybe_time(row, "market_info_open_datetime"),
         scheduled_close=_maybe_time(row, "market_info_close_datetime"),
@@ -98,7 +112,8 @@ def _parse_resolution(market_id: str, row: dict) -> Resolution:
     the outcome is certainly public by first-seen."""
     if row.get("resolved") is not True:
         raise ValueError("market is not resolved (resolved must be true)")
-    status = _OUTCOMES.get(row.get("resolved_to"))
+    outcome = row.get("resolved_to")
+    status = None if isinstance(outcome, bool) or not isinstance(outcome, (int, float)) else _OUTCOMES.get(outcome)
     if status is None:
         raise ValueError(f"resolved_to {row.get('resolved_to')!r} is not 1.0, 0.0 or 0.5")
     on_date = _time(row, "resolution_date")
@@ -117,7 +132,7 @@ def _read_prices(path: Path, known: set[str]) -> dict[str, tuple[PricePoint, ...
             try:
                 market_id, point = _parse_price(row, known)
                 points[market_id].append(point)
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, OverflowError) as exc:
                 problems.append(f"{path}:{reader.line_num}: {_reason(exc)}")
     histories = _sorted_histories(points, path, problems)
     if problems:
@@ -142,9 +157,9 @@ def price_instant(row: dict) -> datetime:
     """
     method = row["method"]
     if method == "v1_value_at_fetch":
-        return parse_utc(row["fetched_at_commit_time"])
+        return _time(row, "fetched_at_commit_time")
     if method == "v2_value_at_date":
-        return day_start(parse_utc(row["date"])) + ONE_DAY
+        return day_start(_time(row, "date")) + ONE_DAY
     raise ValueError(f"unknown price method {method!r} (expected one of {PRICE_METHODS})")
 
 
@@ -180,11 +195,29 @@ def _maybe_time(row: dict, key: str) -> datetime | None:
     return None if row.get(key) in _UNKNOWN else _time(row, key)
 
 
+def _optional_text(row: dict, key: str) -> str:
+    value = row.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{key} must be a string, got {type(value).__name__}")
+    return value or ""
+
+
+def _number(row: dict, key: str) -> float:
+    value = row[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{key} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
 def _time(row: dict, key: str) -> datetime:
+    """An instant within [EARLIEST, LATEST); anything else names the field."""
     try:
-        return parse_utc(_text(row, key))
-    except ValueError as exc:
+        value = parse_utc(_text(row, key))
+    except (ValueError, OverflowError) as exc:
         raise ValueError(f"{key}: {exc}") from exc
+    if not EARLIEST <= value < LATEST:
+        raise ValueError(f"{key}: {value.date().isoformat()} is outside {EARLIEST.year}..{LATEST.year - 1}")
+    return value
 
 
 def _reason(exc: Exception) -> str:
@@ -192,4 +225,6 @@ def _reason(exc: Exception) -> str:
         return f"missing field {exc.args[0]!r}"
     if isinstance(exc, json.JSONDecodeError):
         return f"invalid JSON ({exc.msg} at column {exc.colno})"
+    if isinstance(exc, OverflowError):
+        return f"date out of range ({exc})"
     return str(exc)

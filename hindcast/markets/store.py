@@ -29,13 +29,18 @@ class StoreVersion:
 
 
 def write_version(root: Path, bundle: MarketBundle, provenance: dict | None = None) -> str:
-    """Freeze a bundle as a new version (or find the identical one) and make it LATEST."""
+    """Freeze a bundle as a new version (or find the identical one) and make it LATEST.
+
+    Every table is built in memory before anything is written, so a bundle that cannot be
+    stored changes nothing on disk; the version is written into a staging folder, renamed
+    into place when complete, and only then named by LATEST (replaced atomically)."""
     version_id = "m-" + bundle.content_hash()[:16]
     versions = Path(root) / "versions"
     if not (versions / version_id).exists():
+        tables = _tables(bundle)
         staging = frozen.staging_dir(versions)
         try:
-            _write_tables(staging, bundle)
+            _write_tables(staging, tables)
             frozen.write_manifest(staging, {"format": FORMAT, "version": version_id,
                                             "content_sha256": bundle.content_hash(),
                                             "counts": _counts(bundle), "provenance": provenance or {}})
@@ -72,9 +77,9 @@ def _counts(bundle: MarketBundle) -> dict:
             "price_points": sum(len(h) for h in bundle.prices.values())}
 
 
-def _write_tables(folder: Path, bundle: MarketBundle) -> None:
+def _tables(bundle: MarketBundle) -> dict:
+    """The version's Arrow tables (a value of the wrong type fails here, before any write)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     tables = {
         "markets": pa.Table.from_pylist([_market_row(m) for m in sorted(bundle.markets, key=lambda m: m.id)], _MARKET_SCHEMA()),
@@ -87,6 +92,12 @@ def _write_tables(folder: Path, bundle: MarketBundle) -> None:
         tables["descriptions"] = pa.Table.from_pylist(
             [{"market_id": k, "version": i, "valid_from": v.valid_from, "text": v.text}
              for k in sorted(bundle.descriptions) for i, v in enumerate(bundle.descriptions[k])], _DESCRIPTION_SCHEMA())
+    return tables
+
+
+def _write_tables(folder: Path, tables: dict) -> None:
+    import pyarrow.parquet as pq
+
     for name, table in tables.items():
         pq.write_table(table, folder / f"{name}.parquet", compression="zstd")
 
