@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from hindcast.errors import HindcastError
+from hindcast.errors import ConfigError
 from hindcast.replay.cutoffs import DEFAULT_FRACTIONS, check_fraction
 from hindcast.timeutil import iso, parse_utc, require_aware
 
@@ -86,7 +87,7 @@ def parse_offset(text: str) -> timedelta:
     """`7d` → 7 days before the effective resolution (units h, d, w)."""
     match = _OFFSET.match(text.strip())
     if not match or int(match.group(1)) == 0:
-        raise HindcastError(f"offset {text!r}: expected a positive number and a unit h, d or w, e.g. 7d")
+        raise ConfigError(f"offset {text!r}: expected a positive number and a unit h, d or w, e.g. 7d")
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
@@ -106,29 +107,61 @@ def run_id(identity: dict) -> str:
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+SECTIONS = {  # the TOML layout: each table and the keys it may hold
+    "markets": ("store", "version", "ids", "topics", "resolved_after", "resolved_before", "min_volume", "limit"),
+    "archive": ("root", "snapshot"),
+    "cutoffs": ("fractions", "offsets", "at", "hindcast_rule"),
+    "run": ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost", "max_tokens",
+            "breaker_threshold"),
+}
+FORECASTER_KEYS = ("spec", "markets")
+
+
 def load_toml(path: Path) -> dict:
-    """A spec file as the flat mapping `spec_from_mapping` takes."""
+    """A spec file as the flat mapping `spec_from_mapping` takes; every table, key and value
+    is checked here, naming the file (a misspelled table is an error, never ignored)."""
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise HindcastError(f"spec file {path}: {exc}") from exc
-    flat = {**_section(data, "markets", path), **_section(data, "cutoffs", path), **_section(data, "run", path)}
-    archive = _section(data, "archive", path)
-    flat.update({"archive": archive.get("root"), "snapshot": archive.get("snapshot")})
-    for key in ("store", "archive"):  # relative to the spec file, wherever it is run from
-        if flat.get(key) is not None:
-            flat[key] = Path(path).parent / flat[key]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"spec file {path}: {exc}") from exc
+    return flatten_layout(data, Path(path).parent, f"spec file {path}")
+
+
+def flatten_layout(data: dict, base: Path, where: str, tables: tuple[str, ...] = (*SECTIONS, "forecasters"),
+                   prefix: str = "") -> dict:
+    """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → flat keys;
+    paths relative to `base`. `where` names the input in every error; `prefix` the tables'
+    place in an enclosing file (the service config's `sweeps.`)."""
+    _only(data, tables, where, "table", f"[{prefix}{{}}]")
+    flat = {}
+    for name, keys in SECTIONS.items():
+        section = _section(data, prefix + name, data.get(name, {}), where)
+        _only(section, keys, where, "key", suffix=f" in [{prefix}{name}]")
+        flat.update({("archive" if (name, k) == ("archive", "root") else k): v for k, v in section.items()})
+    for key in ("store", "archive"):  # relative to the file, wherever it is run from
+        if isinstance(flat.get(key), str):
+            flat[key] = base / flat[key]
     if "forecasters" in data:
-        flat["forecasters"] = [f["spec"] for f in data["forecasters"]]
-        flat["subsets"] = [(f["spec"], f["markets"]) for f in data["forecasters"] if "markets" in f]
-    return {k: v for k, v in flat.items() if v is not None}
+        flat.update(_forecasters(data["forecasters"], where, prefix))
+    check_values(flat, where)
+    return flat
+
+
+def _forecasters(entries, where: str, prefix: str) -> dict:
+    _require(isinstance(entries, list) and all(isinstance(e, dict) for e in entries),
+             f"{where}: [[{prefix}forecasters]] must be an array of tables")
+    for number, entry in enumerate(entries, start=1):
+        label = f"{where}: [[{prefix}forecasters]] entry {number}"
+        _only(entry, FORECASTER_KEYS, label, "key")
+        _require("spec" in entry, f"{label} has no spec = \"…\" (e.g. spec = \"constant:p=0.3\")")
+    subsets = [(e["spec"], e["markets"]) for e in entries if "markets" in e]
+    return {"forecasters": [e["spec"] for e in entries], **({"subsets": subsets} if subsets else {})}
 
 
 def spec_from_mapping(values: dict) -> ReplaySpec:
-    """Build a spec from flat keys (TOML names); unknown keys are an error, not ignored."""
-    unknown = set(values) - _KEYS
-    if unknown:
-        raise HindcastError(f"unknown spec key(s): {', '.join(sorted(unknown))}")
+    """Build a spec from flat keys (TOML names); unknown keys and wrong types are an error."""
+    values = {k: v for k, v in values.items() if v is not None}
+    check_values(values, "invalid sweep spec")
     v = dict(values)
     try:
         return ReplaySpec(
@@ -137,14 +170,90 @@ def spec_from_mapping(values: dict) -> ReplaySpec:
             resolved_after=_time(v.pop("resolved_after", None)), resolved_before=_time(v.pop("resolved_before", None)),
             archive=Path(v.pop("archive")) if v.get("archive") else v.pop("archive", None),
             instants=tuple(_time(t) for t in v.pop("at", ())), **_plain(v))
-    except (TypeError, ValueError) as exc:
-        raise HindcastError(f"invalid sweep spec: {exc}") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"invalid sweep spec: {exc}") from exc
 
 
 _KEYS = {"store", "version", "ids", "topics", "resolved_after", "resolved_before", "min_volume", "limit",
          "forecasters", "subsets", "archive", "snapshot", "fractions", "offsets", "at", "hindcast_rule",
          "repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost", "max_tokens",
          "breaker_threshold"}
+
+
+# -- value checks ---------------------------------------------------------------------------
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _is_text(x) -> bool:
+    return isinstance(x, str) and x.strip() != ""
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, Path) or _is_text(x)
+
+
+def _is_instant(x) -> bool:
+    return isinstance(x, (str, date))  # datetime is a date; parsed (and refused if naive) later
+
+
+def _list_of(check):
+    return lambda x: isinstance(x, (list, tuple)) and all(check(i) for i in x)
+
+
+def _is_subset(x) -> bool:
+    return isinstance(x, (list, tuple)) and len(x) == 2 and _is_text(x[0]) and _is_int(x[1]) and x[1] >= 1
+
+
+_CHECKS = {  # key → (test, what it must be)
+    "store": (_is_path, "a path"), "version": (_is_text, "a version id (text)"),
+    "ids": (_list_of(_is_text), "a list of market ids"), "topics": (_list_of(_is_text), "a list of topics"),
+    "resolved_after": (_is_instant, "a date or ISO instant"), "resolved_before": (_is_instant, "a date or ISO instant"),
+    "min_volume": (lambda x: _is_number(x) and x >= 0, "a number ≥ 0"),
+    "limit": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+    "forecasters": (_list_of(_is_text), "a list of forecaster specs"),
+    "subsets": (_list_of(_is_subset), "a list of (forecaster spec, markets ≥ 1)"),
+    "archive": (_is_path, "a path"), "snapshot": (_is_text, "a snapshot id (text)"),
+    "fractions": (_list_of(_is_number), "a list of numbers"), "offsets": (_list_of(_is_text), "a list like [\"1d\", \"7d\"]"),
+    "at": (_list_of(_is_instant), "a list of ISO instants"), "hindcast_rule": (lambda x: isinstance(x, bool), "true or false"),
+    "repeats": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"), "seed": (_is_int, "an integer"),
+    "concurrency": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+    "max_failures": (lambda x: _is_int(x) and x >= 0, "an integer ≥ 0"),
+    "retry_failed": (lambda x: isinstance(x, bool), "true or false"),
+    "max_cost": (lambda x: _is_number(x) and x >= 0, "a number of dollars ≥ 0"),
+    "max_tokens": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+    "breaker_threshold": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+}
+assert set(_CHECKS) == _KEYS
+
+
+def check_values(values: dict, where: str) -> None:
+    """Every key known (else the nearest known name is suggested) and of its type."""
+    _only(values, _KEYS, where, "spec key")
+    for key, value in values.items():
+        test, wanted = _CHECKS[key]
+        _require(value is None or test(value), f"{where}: {key} must be {wanted}, got {value!r}")
+
+
+def _only(table: dict, allowed, where: str, kind: str, shape: str = "{}", suffix: str = "") -> None:
+    """Refuse the first unknown key, naming the nearest allowed one (`shape` formats names)."""
+    for key in table:
+        if key not in allowed:
+            raise ConfigError(f"{where}: unknown {kind} {shape.format(key)}{suffix}{did_you_mean(key, allowed, shape)}")
+
+
+def did_you_mean(key: str, allowed, shape: str = "{}") -> str:
+    """' (did you mean X?)' for the closest allowed name, else the list of them."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {shape.format(close[0])}?)"
+    return f" (known: {', '.join(shape.format(a) for a in sorted(allowed))})"
 
 
 def _plain(v: dict) -> dict:
@@ -157,10 +266,8 @@ def _plain(v: dict) -> dict:
     return out
 
 
-def _section(data: dict, name: str, path: Path) -> dict:
-    section = data.get(name, {})
-    if not isinstance(section, dict):
-        raise HindcastError(f"spec file {path}: [{name}] must be a table")
+def _section(data: dict, label: str, section, where: str) -> dict:
+    _require(isinstance(section, dict), f"{where}: [{label}] must be a table")
     return section
 
 
@@ -172,4 +279,4 @@ def _time(value):
 
 def _require(condition: bool, message: str) -> None:
     if not condition:
-        raise HindcastError(message)
+        raise ConfigError(message)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from hindcast.errors import HindcastError
-from hindcast.replay.spec import ReplaySpec, load_toml, parse_offset, spec_from_mapping
+from hindcast.errors import ConfigError, HindcastError
+from hindcast.replay.spec import ReplaySpec, did_you_mean, flatten_layout, load_toml, parse_offset, spec_from_mapping
 from hindcast.timeutil import parse_utc
 
 JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
@@ -97,29 +97,46 @@ class ScheduleConfig:
 
 
 def load(path: Path) -> ScheduleConfig:
+    """Read and validate the whole config — every section, key, value, forecaster spec, inbox
+    format and store path — before any job runs; the first problem is one ScheduleError
+    naming the file and the setting."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ScheduleError(f"config {path}: {exc}") from exc
-    return parse(data, path)
+    try:
+        return parse(data, path)
+    except ScheduleError as exc:
+        raise ScheduleError(_located(str(exc), path)) from exc
+    except ConfigError as exc:  # from the sweep spec layout: already names the file
+        raise ScheduleError(str(exc)) from exc
+
+
+def _located(message: str, path: Path) -> str:
+    return message if message.startswith(f"config {path}") else f"config {path}: {message}"
 
 
 def parse(data: dict, path: Path) -> ScheduleConfig:
     base = path.parent
-    _only(data, {"service", "jobs", "markets", "archive", "sweeps", "leaderboards"}, "the config")
+    _only(data, {"service", "jobs", "markets", "archive", "sweeps", "leaderboards"}, "the config", "[{}]")
     service = _table(data, "service")
     _only(service, {"db", "lock", "log", "runs_out"}, "[service]")
+    for key in service:
+        _text(service, key, "[service]")
     db_url = _db_url(service.get("db", "runs/hindcast.db"), base)
-    markets = _markets(data["markets"], base) if "markets" in data else None
-    sweeps = tuple(_sweep(t, base, markets) for t in _array(data, "sweeps"))
+    markets = _markets(_table(data, "markets"), base) if "markets" in data else None
+    archive = _archive(_table(data, "archive"), base) if "archive" in data else None
+    sweeps = tuple(_sweep(t, number, path, markets) for number, t in enumerate(_array(data, "sweeps"), start=1))
     config = ScheduleConfig(
         path=path, db_url=db_url, lock=_lock_path(service.get("lock"), db_url, base),
         log=base / service["log"] if "log" in service else None,
         runs_out=base / service.get("runs_out", "runs/exports"), every=_intervals(_table(data, "jobs")),
-        markets=markets, archive=_archive(data["archive"], base) if "archive" in data else None,
+        markets=markets, archive=archive,
         sweeps=sweeps, leaderboards=tuple(_board(t, base) for t in _array(data, "leaderboards")))
     _check_names(config)
+    for sweep in sweeps:
+        _check_inputs(sweep, config)
     return replace(config, jobs=_configured(config))
 
 
@@ -137,59 +154,102 @@ def _check_names(c: ScheduleConfig) -> None:
                                        f"which is not configured (sweeps: {', '.join(names) or 'none'})")
 
 
+def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
+    """A sweep's market store must exist or be the one the configured pull fills; the same
+    for its archive and the configured inbox; its forecaster specs must build."""
+    where, spec = f"sweep {sweep.name!r}", sweep.spec
+    pulled = c.markets is not None and _same(spec.markets, c.markets.store)
+    _require(pulled or (Path(spec.markets) / "LATEST").is_file(),
+             f"{where}: market store {spec.markets} does not exist (no LATEST) and no configured pull fills it "
+             f"({'[markets] store is ' + str(c.markets.store) if c.markets else 'no [markets] section'}); "
+             "pull or import into it first, or point the sweep's store at the pulled one")
+    ingested = c.archive is not None and spec.archive is not None and _same(spec.archive, c.archive.root)
+    _require(spec.archive is None or ingested or Path(spec.archive).is_dir(),
+             f"{where}: archive {spec.archive} does not exist and no configured [archive] inbox fills it")
+    for forecaster in spec.forecasters:
+        _check_forecaster(forecaster, where)
+
+
+def _check_forecaster(spec: str, where: str) -> None:
+    from hindcast.forecasters import registry
+
+    try:
+        name, _ = registry.parse_spec(spec)
+        known = registry.names()
+        _require(name in known, f"{where}: unknown forecaster {name!r} in {spec!r}{did_you_mean(name, known)}")
+        registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
+    except ScheduleError:
+        raise
+    except HindcastError as exc:
+        raise ScheduleError(f"{where}: {exc}") from exc
+
+
+def _same(a: Path, b: Path) -> bool:
+    return Path(a).resolve() == Path(b).resolve()
+
+
 # -- sections -------------------------------------------------------------------------------
 def _markets(t: dict, base: Path) -> MarketsJob:
     _only(t, {"store", "gamma_url", "clob_url", "since", "lookback", "page_size", "timeout", "attempts"}, "[markets]")
     _require("store" in t, "[markets] needs store = \"…\" (the market store the pulls write into)")
-    return MarketsJob(store=base / t["store"], gamma_url=t.get("gamma_url"), clob_url=t.get("clob_url"),
+    return MarketsJob(store=base / _text(t, "store", "[markets]"), gamma_url=_url(t, "gamma_url"),
+                      clob_url=_url(t, "clob_url"),
                       since=_instant(t["since"], "[markets] since") if "since" in t else None,
                       lookback=_interval(t.get("lookback", "7d"), "[markets] lookback"),
-                      page_size=int(t.get("page_size", 500)), timeout=float(t.get("timeout", 30.0)),
-                      attempts=int(t.get("attempts", 5)))
+                      page_size=_int(t, "page_size", 500, "[markets]", 1, 500),
+                      timeout=_number(t, "timeout", 30.0, "[markets]"),
+                      attempts=_int(t, "attempts", 5, "[markets]", 1))
 
 
 def _archive(t: dict, base: Path) -> ArchiveJob:
+    from hindcast.archive.readers import FORMATS
+
     _only(t, {"root", "embedder", "inbox"}, "[archive]")
     _require("root" in t and t.get("inbox"), "[archive] needs root = \"…\" and at least one [[archive.inbox]]")
+    embedder = _text(t, "embedder", "[archive]") if "embedder" in t else "minilm"
+    _check_embedder(embedder)
     inboxes = []
-    for box in t["inbox"]:
+    for box in _array(t, "inbox", "archive.inbox"):
         _only(box, {"path", "source", "format", "pattern"}, "[[archive.inbox]]")
         _require({"path", "source", "format"} <= set(box), "[[archive.inbox]] needs path, source and format")
-        inboxes.append(Inbox(base / box["path"], box["source"], box["format"], box.get("pattern", "*")))
-    return ArchiveJob(base / t["root"], tuple(inboxes), t.get("embedder", "minilm"))
+        where = f"[[archive.inbox]] {box['path']}"
+        fmt = _text(box, "format", where)
+        _require(fmt in FORMATS, f"{where}: format {fmt!r} is unknown{did_you_mean(fmt, FORMATS)}")
+        inboxes.append(Inbox(base / _text(box, "path", where), _text(box, "source", where), fmt,
+                             _text(box, "pattern", where) if "pattern" in box else "*"))
+    return ArchiveJob(base / _text(t, "root", "[archive]"), tuple(inboxes), embedder)
 
 
-def _sweep(t: dict, base: Path, markets: MarketsJob | None) -> SweepConfig:
+def _check_embedder(name: str) -> None:
+    from hindcast.archive.embed import EMBEDDERS, MiniLMEmbedder
+
+    known = name in EMBEDDERS or name == MiniLMEmbedder.name or (name.startswith("hash-") and name[5:].isdigit())
+    _require(known, f"[archive] embedder {name!r} is unknown{did_you_mean(name, EMBEDDERS)}")
+
+
+def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> SweepConfig:
+    _require(isinstance(t, dict), f"[[sweeps]] entry {number} must be a table")
     name = t.get("name")
-    _require(isinstance(name, str) and name.strip() != "", "every [[sweeps]] needs a name")
+    _require(isinstance(name, str) and name.strip() != "", f"[[sweeps]] entry {number} needs a name")
     where = f"sweep {name!r}"
-    _only(t, {"name", "spec", "markets", "archive", "cutoffs", "forecasters", "run"}, where)
+    _only(t, {"name", "spec", "markets", "archive", "cutoffs", "forecasters", "run"}, where, "[sweeps.{}]")
     inline = sorted(set(t) - {"name", "spec"})
     _require("spec" not in t or not inline, f"{where}: give spec = \"file\" or inline sections, not both "
                                             f"(inline: {', '.join(inline)})")
-    mapping = load_toml(base / t["spec"]) if "spec" in t else _inline(t, base)
+    if "spec" in t:
+        mapping = load_toml(path.parent / _text(t, "spec", where))
+    else:
+        body = {k: v for k, v in t.items() if k != "name"}
+        mapping = flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
     refused = sorted(k for k in REFUSED_SPEC_KEYS if mapping.get(k) not in (None, [], ()))
     _require(not refused, f"{where}: " + "; ".join(f"{k} is refused: {REFUSED_SPEC_KEYS[k]}" for k in refused))
     if "store" not in mapping:
-        _require(markets is not None, f"{where}: no market store (give [markets] store, here or in [markets])")
+        _require(markets is not None, f"{where}: no market store (give [sweeps.markets] store, or a [markets] section)")
         mapping["store"] = markets.store
-    return SweepConfig(name, spec_from_mapping(mapping))
-
-
-def _inline(t: dict, base: Path) -> dict:
-    """The sweep spec layout nested under [[sweeps]] → the flat keys `spec_from_mapping` takes."""
-    flat = {k: v for section in ("markets", "cutoffs", "run") for k, v in _table(t, section).items()}
-    if "store" in flat:
-        flat["store"] = base / flat["store"]
-    archive = _table(t, "archive")
-    if "root" in archive:
-        flat["archive"] = base / archive["root"]
-    flat.update({"snapshot": archive["snapshot"]} if "snapshot" in archive else {})  # refused, by name
-    forecasters = t.get("forecasters", [])
-    if forecasters:
-        flat["forecasters"] = [f["spec"] for f in forecasters]
-        flat["subsets"] = [(f["spec"], f["markets"]) for f in forecasters if "markets" in f]
-    return flat
+    try:
+        return SweepConfig(name, spec_from_mapping(mapping))
+    except ConfigError as exc:
+        raise ScheduleError(f"{where}: {exc}") from exc
 
 
 def _board(t: dict, base: Path) -> BoardConfig:
@@ -198,8 +258,11 @@ def _board(t: dict, base: Path) -> BoardConfig:
     from hindcast.leaderboard.export import check_formats
     from hindcast.leaderboard.publish import check_slice
 
+    where = f"[[leaderboards]] {t['out']}"
     formats = check_formats(t.get("formats", BoardConfig.formats))
-    return BoardConfig(t["sweep"], base / t["out"], formats, check_slice(t.get("by")), t.get("title"))
+    title = _text(t, "title", where) if "title" in t else None
+    by = check_slice(_text(t, "by", where)) if "by" in t else None
+    return BoardConfig(_text(t, "sweep", where), base / _text(t, "out", where), formats, by, title)
 
 
 def _intervals(t: dict) -> dict[str, timedelta]:
@@ -220,17 +283,49 @@ def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
 
 
 def _interval(value, where: str) -> timedelta:
+    _require(isinstance(value, str), f"{where}: expected text like \"6h\" or \"1d\", got {value!r}")
     try:
-        return parse_offset(str(value))
+        return parse_offset(value)
     except HindcastError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
 
 def _instant(value, where: str) -> datetime:
+    from datetime import date
+
+    _require(isinstance(value, (str, date)), f"{where}: {value!r} is not a date or ISO instant")
     try:
         return parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise ScheduleError(f"{where}: {value!r} is not a date or ISO instant ({exc})") from exc
+
+
+def _text(t: dict, key: str, where: str) -> str:
+    value = t[key]
+    _require(isinstance(value, str) and value.strip() != "", f"{where} {key}: expected non-empty text, got {value!r}")
+    return value
+
+
+def _url(t: dict, key: str) -> str | None:
+    if key not in t:
+        return None
+    value = _text(t, key, "[markets]")
+    _require(value.startswith(("http://", "https://")), f"[markets] {key}: {value!r} is not an http(s) URL")
+    return value
+
+
+def _int(t: dict, key: str, default: int, where: str, low: int, high: int | None = None) -> int:
+    value = t.get(key, default)
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+    _require(ok, f"{where} {key}: expected an integer {low}…{high if high is not None else ''}, got {value!r}")
+    return value
+
+
+def _number(t: dict, key: str, default: float, where: str) -> float:
+    value = t.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+    _require(ok, f"{where} {key}: expected a number of seconds > 0, got {value!r}")
+    return float(value)
 
 
 def _table(data: dict, name: str) -> dict:
@@ -239,15 +334,18 @@ def _table(data: dict, name: str) -> dict:
     return value
 
 
-def _array(data: dict, name: str) -> list[dict]:
+def _array(data: dict, name: str, label: str | None = None) -> list[dict]:
     value = data.get(name, [])
-    _require(isinstance(value, list), f"[[{name}]] must be an array of tables")
+    ok = isinstance(value, list) and all(isinstance(v, dict) for v in value)
+    _require(ok, f"[[{label or name}]] must be an array of tables")
     return value
 
 
-def _only(t: dict, allowed: set, where: str) -> None:
-    unknown = sorted(set(t) - allowed)
-    _require(not unknown, f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
+    """Refuse the first unknown key, naming the nearest allowed one."""
+    for key in t:
+        if key not in allowed:
+            raise ScheduleError(f"{where}: unknown key {shape.format(key)}{did_you_mean(key, allowed, shape)}")
 
 
 def _require(condition: bool, message: str) -> None:
