@@ -3,6 +3,10 @@ numpy scan measured in the same run.
 
     python benchmarks/retrieval.py --docs 100000 [--queries 200] [--variants all] [--json out.json]
 
+`--real-index` also reads market questions from the development data beside the checkout,
+`../shared/data/polymarket/markets.jsonl` (or `HINDCAST_SHARED_DATA`); without it that
+mode says so and exits 0 without measuring. The synthetic default needs nothing.
+
 Synthetic archive (384 dims, unit vectors): 256 topics of Zipf popularity, each document
 a noisy copy of its topic (cosine ≈ 0.65 to it), created over 24 months with a daily
 cycle and minute resolution (many exact ties); 5% edited 0–30 days later, 2% edited at an
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -89,7 +94,12 @@ def real(index_root: Path, count: int, seed: int = 2) -> tuple[dict, list]:
     months = sorted(p for p in (index_root / "vectors").glob("month=*"))
     data = {name: np.concatenate([np.load(m / f"{file}.npy") for m in months])
             for name, file in (("vectors", "vectors"), ("created", "created_us"), ("edit", "edit_us"))}
-    rows = [json.loads(line) for line in SHARED_DATA / "polymarket" / "markets.jsonl".read_text().splitlines()]
+    markets = SHARED_DATA / "polymarket" / "markets.jsonl"
+    if not markets.exists():
+        print(f"skipped: --real-index reads market questions from {markets}, the development data beside "
+              "the checkout (not shipped; set HINDCAST_SHARED_DATA to its data folder)", file=sys.stderr)
+        raise SystemExit(0)
+    rows = [json.loads(line) for line in markets.read_text(encoding="utf-8").splitlines() if line.strip()]
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(rows), size=count, replace=False)
     vectors = MiniLMEmbedder().embed([rows[i]["question"] for i in picked])
