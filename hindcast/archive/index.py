@@ -21,9 +21,11 @@ cut at `searchsorted(created_us, t0)` and the edit policy masks inside the scan,
 ranking, so top-k is never short. The approximate indexes above lose recall (HNSW at 1M)
 or are slower than the scan at these sizes.
 
-* Full-text and row reads use LanceDB: per month a table with the document columns, the
-  vector, a built-in BM25 index on `search_text`, and BTREE indexes on `created_us`, `id`
-  and `thread_id`. Filters use integer microseconds (`created_us`, `edit_us`) so no
+* Full-text search is our own BM25 over per-month postings in time order
+  (`hindcast.archive.text`), so its word statistics count exactly the documents a query
+  may see (before t0, edit policy applied); LanceDB's FTS index counts the whole month.
+* Row reads use LanceDB: per month a table with the document columns, the vector, and
+  BTREE indexes on `created_us`, `id` and `thread_id`. Filters use integer microseconds (`created_us`, `edit_us`) so no
   time-zone conversion can happen inside a SQL predicate.
 * One table and one matrix per month means a search at t0 never opens a month after
   month(t0): `IndexReader.open_month` is the only door, and the retriever asks only for
@@ -43,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindcast import frozen
-from hindcast.archive import docs, layout, scan
+from hindcast.archive import docs, layout, scan, text
 from hindcast.archive.embed import Embedder, document_text, get_embedder
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveIntegrityError
@@ -119,7 +121,12 @@ def _index_month(root: Path, snapshot: Snapshot, month: str, emb: Embedder, chun
     vectors = np.concatenate([_chunk(root, month, i, texts[i:i + chunk_rows], emb, tick)
                               for i in range(0, len(texts), chunk_rows)])
     _write_arrays(root, month, rows, vectors)
+    text.write(_text_dir(root, month), text.build(texts), _save_array)
     _write_table(root, month, rows, texts, vectors)
+
+
+def _text_dir(root: Path, month: str) -> Path:
+    return layout.vector_chunk_dir(root, month) / "text"
 
 
 def _chunks(root: Path, month: str) -> Path:
@@ -176,7 +183,7 @@ def _write_codes(folder: Path, vectors) -> None:
 def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vectors) -> None:
     import lancedb
     import pyarrow as pa
-    from lancedb.index import FTS, BTree
+    from lancedb.index import BTree
 
     table = pa.Table.from_pylist(rows, docs.schema())
     table = table.append_column("search_text", pa.array(texts, pa.string()))
@@ -185,7 +192,6 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
     db = lancedb.connect(str(layout.lance_dir(root)))
     db.drop_table(layout.month_table(month), ignore_missing=True)
     lance_table = db.create_table(layout.month_table(month), data=table)
-    lance_table.create_index("search_text", config=FTS())
     for column in ("created_us", "id", "thread_id"):
         lance_table.create_index(column, config=BTree())
 
@@ -197,6 +203,7 @@ class MonthData:
     month: str
     vectors: scan.Vectors  # float32 vectors, int8 codes, scales and edit instants, in time order
     created_us: object
+    postings: text.Postings  # BM25 postings over the same time order (hindcast.archive.text)
     table: object
     rows: object  # Arrow table of the document columns, in the same (time) order as `vectors`
     atable: object  # the same LanceDB table, async API (queries of all months run concurrently)
@@ -249,8 +256,18 @@ class IndexReader:
             raise ArchiveIntegrityError(f"{self.root}: month {month} table and vectors are not aligned; rebuild the index")
         vectors = scan.Vectors(arrays["vectors"], arrays["codes"], arrays["scales"], arrays["edit_us"],
                                float(arrays["scales"].max(initial=0.0)))
-        return MonthData(month, vectors, arrays["created_us"], table, rows,
+        return MonthData(month, vectors, arrays["created_us"], _postings(self.root, month, rows), table, rows,
                          run_async(self._adb.open_table(layout.month_table(month))))
+
+
+def _postings(root: Path, month: str, rows) -> text.Postings:
+    """The month's BM25 postings; built here for an index made before them."""
+    folder = _text_dir(root, month)
+    if not text.exists(folder):
+        texts = [document_text(t or "", x or "") for t, x in zip(rows.column("title").to_pylist(),
+                                                                 rows.column("text").to_pylist())]
+        text.write(folder, text.build(texts), _save_array)
+    return text.Postings.load(folder)
 
 
 def run_async(coroutine):

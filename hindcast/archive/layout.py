@@ -2,8 +2,8 @@
 
 ```
 ARCHIVE/
-  draft/source=S/month=YYYY-MM/<input-key>-00000.parquet   mutable ingest area
-  rejects/<source>/<input-name>.rejects.txt                 file:line: reason, one a line
+  draft/source=S/month=YYYY-MM/<fmt>-<name>-<sha16>-00000.parquet   mutable ingest area (inputs by content)
+  rejects/<source>/<name>-<sha16>.rejects.txt               file:line: reason, one a line
   snapshots/<snapshot-id>/manifest.json                     frozen, content-addressed
   snapshots/<snapshot-id>/source=S/month=YYYY-MM/part-0.parquet
   LATEST                                                    newest frozen snapshot id
@@ -11,6 +11,7 @@ ARCHIVE/
   index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/     chunk-NNNNN.npy while embedding (resumable),
                                                             then vectors/created_us/edit_us.npy (time order)
                                                             and codes/scales.npy (int8 first stage, scan.py)
+                                                            and text/*.npy (time-sorted BM25 postings, text.py)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
 ```
 

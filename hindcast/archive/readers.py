@@ -102,11 +102,18 @@ def parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
     """(row number, row) of a Parquet file, read a batch at a time."""
     import pyarrow.parquet as pq
 
+    import pyarrow as pa
+
     number = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=8192):
-        for row in batch.to_pylist():
-            number += 1
-            yield number, row
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=8192):
+            for row in batch.to_pylist():
+                number += 1
+                yield number, row
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise ArchiveInputError(f"{path}: no such input file") from None
+        raise ArchiveInputError(f"{path}: not a readable Parquet file after row {number} ({exc})") from None
 
 
 def read_documents(path: Path, fmt: str) -> Iterator[Document | Reject]:

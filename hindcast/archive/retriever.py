@@ -1,17 +1,20 @@
 """TimeBoundRetriever(snapshot, t0): the only way archive documents reach a forecaster.
 
 Every path — vector, full-text and hybrid search, `read`, `thread` — opens only the
-months ≤ month(t0), applies `created_at < t0` and the edit policy **before** ranking
-(a prefix of the time-sorted vectors; a LanceDB prefilter), and re-checks every row it
-returns: a row at or after t0, from a later month, or with text edited at/after t0
-(strict policy) raises `LeakageError`. Engagement counters measured at or after t0 are
-blanked on the way out, so nothing can select on them.
+months ≤ month(t0) (the index it holds is a `BoundIndex` that refuses any later month),
+applies `created_at < t0` and the edit policy **before** ranking (a prefix of the
+time-sorted rows; a LanceDB prefilter for reads), and re-checks every row it returns: a
+row at or after t0, from a later month, or with text edited at/after t0 (strict policy)
+raises `LeakageError`. What was measured after t0 is taken off every document on the way
+out (`as_of`): engagement counters, the retrieval instant, a deletion flag (the document
+is served as it stood at t0, not deleted), an edit instant at/after t0.
 
 Ranking: vector scores are exact cosines, ties broken by creation order (a two-stage scan
-that is provably exact, see `hindcast.archive.scan`); full-text hits are LanceDB BM25 per
-month table, merged by score (IDF statistics are those of each month, a known
-approximation); hybrid is reciprocal-rank fusion of the two rankings, so it is full
-whenever k documents are eligible.
+that is provably exact, see `hindcast.archive.scan`); full-text scores are BM25 whose
+statistics (N, average length, document frequencies) count exactly the documents visible
+at t0 across all months ≤ month(t0) (`hindcast.archive.text`), ties broken by creation
+order; hybrid is reciprocal-rank fusion of the two rankings, so it is full whenever k
+documents are eligible. All three are functions of the archive before t0 alone.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hindcast.archive import docs, scan
+from hindcast.archive import docs, scan, text
 from hindcast.archive.embed import Embedder
 from hindcast.archive.index import IndexReader, MonthData, open_index, run_async
 from hindcast.archive.snapshot import Snapshot
@@ -33,6 +36,7 @@ Mode = Literal["vector", "text", "hybrid"]
 EditPolicy = Literal["strict", "ignore"]
 MODES = ("vector", "text", "hybrid")
 RRF_K = 60
+MAX_K = 1000
 
 
 class RetrievalError(HindcastError):
@@ -55,18 +59,20 @@ class TimeBoundRetriever:
             raise RetrievalError(f"edit policy {edit_policy!r}: use strict or ignore")
         self.t0, self.edit_policy = require_aware(t0), edit_policy
         self.t0_us, self.month = docs.micros(self.t0), month_key(self.t0)
-        self.index = index or open_index(snapshot, embedder if isinstance(embedder, str) or embedder is None else embedder.name)
+        reader = index or open_index(snapshot, embedder if isinstance(embedder, str) or embedder is None else embedder.name)
         self.embedder = embedder if isinstance(embedder, Embedder) else None
-        if self.index.info["snapshot"] != snapshot.id:
-            raise RetrievalError(f"index {self.index.root} belongs to snapshot {self.index.info['snapshot']}, not {snapshot.id}")
-        self.months = [m for m in self.index.months if m <= self.month]
+        if reader.info["snapshot"] != snapshot.id:
+            raise RetrievalError(f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not {snapshot.id}")
+        self.index = BoundIndex(reader, self.month)
+        self.months = list(self.index.months)
 
     # ---- public API -------------------------------------------------------------------
     def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:
             raise RetrievalError(f"search mode {mode!r}: use {', '.join(MODES)}")
-        if k < 1:
-            raise RetrievalError(f"k must be at least 1, got {k}")
+        check_k(k)
+        if not isinstance(query, str):
+            raise RetrievalError(f"query must be a string, got {type(query).__name__}")
         if mode == "vector":
             return self._hits(self._vector(query, k), "vector")
         if mode == "text":
@@ -95,7 +101,7 @@ class TimeBoundRetriever:
 
         q = np.asarray(self._embedder().embed([query])[0], dtype=np.float32)
         opened = [self.index.open_month(month) for month in self.months]
-        parts = [(data.vectors, int(np.searchsorted(data.created_us, self.t0_us, side="left"))) for data in opened]
+        parts = [(data.vectors, self._cut(data)) for data in opened]
         mask_from = self.t0_us if self.edit_policy == "strict" else None
         best = [(score, data.month, offset)
                 for data, top in zip(opened, scan.top_each(parts, q, mask_from, n)) for score, offset in top]
@@ -115,17 +121,17 @@ class TimeBoundRetriever:
         # zero-copy one-row slices: cheaper than `take` for the few rows of a top-k
         return {(data.month, offset): data.rows.slice(offset, 1).to_pylist()[0] for offset in offsets}
 
-    def _text(self, query: str, n: int) -> list[tuple[Document, float]]:
-        if not query.strip():
-            return []
-        rows = [r for part in self._each_month(self.months, lambda data: self._fts(data, query, n)) for r in part]
-        rows.sort(key=lambda r: (-r["_score"], r["id"]))
-        return [(docs.from_row(r), float(r["_score"])) for r in rows[:n]]
+    def _cut(self, data: MonthData) -> int:
+        """How many of the month's time-sorted rows were created before t0."""
+        import numpy as np
 
-    async def _fts(self, data: MonthData, query: str, n: int) -> list[dict]:
-        search = await data.atable.search(query, query_type="fts", fts_columns="search_text")
-        result = await search.where(self._filter()).select([*docs.schema().names, "_score"]).limit(n).to_arrow()
-        return result.to_pylist()
+        return int(np.searchsorted(data.created_us, self.t0_us, side="left"))
+
+    def _text(self, query: str, n: int) -> list[tuple[Document, float]]:
+        mask_from = self.t0_us if self.edit_policy == "strict" else None
+        views = [text.View(m, data.postings, self._cut(data), data.vectors.edit_us, mask_from)
+                 for m, data in ((m, self.index.open_month(m)) for m in self.months)]
+        return self._fetch(text.top(views, query, n))
 
     def _each_month(self, months: list[str], query) -> list[list[dict]]:
         """Run `query(month data)` for each month concurrently (months opened first, here)."""
@@ -164,17 +170,69 @@ class TimeBoundRetriever:
         return [Hit(self._admit(doc), score, mode) for doc, score in ranked]
 
     def _admit(self, doc: Document) -> Document:
-        """Re-check one outgoing document against t0 (LeakageError) and blank late counters."""
+        """Re-check one outgoing document against t0 (LeakageError); serve it as of t0."""
         if not doc.created_at < self.t0 or month_key(doc.created_at) > self.month:
             raise LeakageError(f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self.t0)}")
         if self.edit_policy == "strict" and not _edited_before(doc, self.t0):
             raise LeakageError(f"document {doc.id} was edited at/after t0 {iso(self.t0)} or at an unknown time")
-        if doc.retrieved_at is None or doc.retrieved_at >= self.t0:
-            return dataclasses.replace(doc, score=None, num_comments=None)
-        return doc
+        return as_of(doc, self.t0)
 
     def _embedder(self) -> Embedder:
         return self.embedder or self.index.embedder()
+
+
+def as_of(doc: Document, t0: datetime) -> Document:
+    """`doc` without what was measured at or after t0: counters, the retrieval instant and the
+    deletion flag when it was retrieved at/after t0 (or at an unknown time) — it was not known
+    deleted at t0 — and an edit instant at/after t0 (only under the `ignore` policy: the
+    text is as retrieved, edited at a time not told)."""
+    if doc.retrieved_at is None or doc.retrieved_at >= t0:
+        doc = dataclasses.replace(doc, score=None, num_comments=None, retrieved_at=None, deleted=False)
+    if doc.edit_state == "at" and doc.edited_at >= t0:
+        doc = dataclasses.replace(doc, edit_state="unknown", edited_at=None)
+    return doc
+
+
+def check_k(k) -> int:
+    """`k` must be an integer from 1 to MAX_K (a bool, a float or a huge value is refused)."""
+    import numbers
+
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise RetrievalError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+    if not 1 <= k <= MAX_K:
+        raise RetrievalError(f"k must be an integer from 1 to {MAX_K}, got {k}")
+    return int(k)
+
+
+class BoundIndex:
+    """An `IndexReader` seen from one t0: only months ≤ month(t0) are listed or opened."""
+
+    def __init__(self, reader: IndexReader, month: str):
+        self._reader, self._month = reader, month
+
+    @property
+    def months(self) -> tuple[str, ...]:
+        return tuple(m for m in self._reader.months if m <= self._month)
+
+    @property
+    def info(self) -> dict:
+        return self._reader.info
+
+    @property
+    def root(self):
+        return self._reader.root
+
+    @property
+    def opened(self) -> set[str]:
+        return self._reader.opened
+
+    def embedder(self) -> Embedder:
+        return self._reader.embedder()
+
+    def open_month(self, month: str) -> MonthData:
+        if month > self._month:
+            raise LeakageError(f"month {month} is after month(t0) {self._month}: not opened")
+        return self._reader.open_month(month)
 
 
 def _edited_before(doc: Document, t0: datetime) -> bool:

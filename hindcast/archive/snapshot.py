@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.archive import docs, layout
-from hindcast.archive.ingest import IngestSummary, ingest_into
+from hindcast.archive.ingest import IngestSummary, stage, staging_area
 from hindcast.errors import ArchiveIntegrityError
 
 FORMAT = "hindcast-archive-snapshot/1"
@@ -47,7 +47,7 @@ def build_snapshot(inputs: list[Path], source: str, fmt: str, archive_dir: Path)
     """Ingest `inputs` (format `fmt`) as `source` and freeze exactly them; return the snapshot id.
 
     Deterministic and idempotent: the same inputs give the same files and the same id.
-    Malformed rows go to `archive_dir/rejects/<source>/<input>.rejects.txt`.
+    Malformed rows go to `archive_dir/rejects/<source>/<input name>-<sha16>.rejects.txt`.
     """
     return ingest_and_freeze(inputs, source, fmt, archive_dir)[0]
 
@@ -57,9 +57,14 @@ def ingest_and_freeze(inputs: list[Path], source: str, fmt: str, archive_dir: Pa
     archive_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=archive_dir))
     try:
-        summaries = [ingest_into(Path(p), source, fmt, scratch, layout.rejects_file(archive_dir, source, Path(p).name))
-                     for p in inputs]
-        return freeze(archive_dir, scratch), summaries
+        with staging_area(archive_dir) as staging:
+            staged = [stage(Path(p), source, fmt, scratch, archive_dir, staging) for p in inputs]
+            for item in staged:
+                item.commit_chunks()
+            snapshot_id = freeze(archive_dir, scratch)
+            for item in staged:
+                item.commit_rejects()
+        return snapshot_id, [item.summary for item in staged]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -21,9 +21,21 @@ def ingest(
     archive: Path = ARCHIVE,
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to."),
 ) -> None:
-    """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file."""
-    from hindcast.archive import ingest as ingest_mod, layout
+    """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file.
 
+    All or nothing: every input is read in full before anything is written, so an input that
+    cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
+    their content, so two files with the same name are two inputs."""
+    from hindcast.archive import ingest as ingest_mod, layout
+    from hindcast.archive.readers import FORMATS
+    from hindcast.cli.common import EXIT_USAGE, fail
+
+    try:
+        layout.check_source(source)
+    except ValueError as exc:
+        raise fail(f"--source: {exc}", EXIT_USAGE) from None
+    if fmt not in FORMATS:
+        raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
     if snapshot:
         ingest_mod.refuse_frozen(layout.snapshot_dir(archive, snapshot))
     for summary in ingest_mod.ingest(paths, source, fmt, archive):

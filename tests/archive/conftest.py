@@ -1,4 +1,6 @@
-"""Fixtures of the archive tests: the shared real headlines and small written inputs."""
+"""Fixtures of the archive tests: the real headlines (rebuilt as the `headlines` input format
+from the shipped `archive/sample` snapshot, which holds all 46,809) and small written inputs.
+Nothing here reads outside the repository."""
 
 from __future__ import annotations
 
@@ -7,17 +9,31 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED_DATA
+from tests.helpers import SAMPLE_ARCHIVE
 
-HEADLINES = SHARED_DATA / "news" / "headlines"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pushshift"
 
 
 @pytest.fixture(scope="session")
-def headline_files() -> list[Path]:
-    files = sorted(HEADLINES.glob("news_*.jsonl"))
-    assert files, f"shared headlines not found in {HEADLINES} (set HINDCAST_SHARED_DATA to ../shared/data)"
-    return files
+def headline_files(tmp_path_factory) -> list[Path]:
+    """One `news_YYYY-MM.jsonl` per month of the shipped sample, in the `headlines` format."""
+    folder = tmp_path_factory.mktemp("headlines")
+    return [write_jsonl(folder / f"news_{month}.jsonl", rows) for month, rows in sample_headlines().items()]
+
+
+def sample_headlines() -> dict[str, list[dict]]:
+    """The shipped sample's headlines as `headlines` input rows, by creation month."""
+    from hindcast.archive.index import month_rows
+    from hindcast.archive.snapshot import open_snapshot
+
+    snap = open_snapshot(SAMPLE_ARCHIVE)
+    return {month: [_headline(row) for row in month_rows(snap, month)] for month in snap.months}
+
+
+def _headline(row: dict) -> dict:
+    seconds, micros = divmod(row["created_us"], 1_000_000)
+    return {"id": row["id"], "created_utc": seconds if not micros else row["created_us"] / 1e6,
+            "title": row["title"], "source": row["source"], "kind": row["kind"]}
 
 
 @pytest.fixture(scope="session")

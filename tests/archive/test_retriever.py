@@ -87,8 +87,11 @@ def test_bad_mode_and_k_are_refused(reddit_archive):
     retriever = TimeBoundRetriever(reddit_archive[1], at(FEB))
     with pytest.raises(RetrievalError, match="mode"):
         retriever.search("x", mode="fuzzy")
-    with pytest.raises(RetrievalError, match="k must"):
-        retriever.search("x", k=0)
+    for k in (0, -3, 2.5, True, 10**9, "5", None):
+        with pytest.raises(RetrievalError, match="k must be an integer from 1 to 1000"):
+            retriever.search("x", k=k)
+    with pytest.raises(RetrievalError, match="query must be a string"):
+        retriever.search(None, k=3, mode="text")
 
 
 def _copy_archive(src: Path, dst: Path) -> Path:
@@ -119,11 +122,17 @@ def test_months_after_t0_are_never_opened(tmp_path, reddit_archive):
     assert cut.index.opened == {"2024-01"}
 
 
+@pytest.mark.parametrize("mode", ["vector", "text", "hybrid"])
+def test_a_row_slipping_past_the_time_cut_raises_leakage(reddit_archive, monkeypatch, mode):
+    retriever = TimeBoundRetriever(reddit_archive[1], at(JAN + 5 * DAY), edit_policy="ignore")
+    monkeypatch.setattr(retriever, "_cut", lambda data: data.created_us.size)  # a broken cut: every row
+    with pytest.raises(LeakageError, match="not before t0"):
+        retriever.search("bill", k=20, mode=mode)
+
+
 def test_a_row_slipping_past_the_filter_raises_leakage(reddit_archive, monkeypatch):
     retriever = TimeBoundRetriever(reddit_archive[1], at(JAN + 5 * DAY))
     monkeypatch.setattr(retriever, "_filter", lambda: "created_us > 0")
-    with pytest.raises(LeakageError, match="not before t0"):
-        retriever.search("bill", k=20, mode="text")
     with pytest.raises(LeakageError):
         retriever.thread("t3_s1")
 
