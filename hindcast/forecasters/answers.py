@@ -2,10 +2,13 @@
 
 `parse_probability` reads JSON (`{"probability": 0.3}`, also inside a code fence or in
 surrounding text), a labelled number (`Probability: 0.3`, `probability = 30%`), or a
-single unambiguous number / percentage in free text. No number, several different
-unlabelled numbers, a value outside [0, 1], NaN or a refusal are invalid answers with
-a reason. `ask_probability` re-asks a bounded number of times, then records a failure
-with every raw answer.
+single unambiguous number / percentage in free text. No number, a value outside [0, 1],
+NaN or a refusal are invalid answers with a reason. So is an ambiguous answer: more than
+one distinct candidate probability (`Probability: 0.7 or 0.8`, two labelled values that
+differ, two JSON objects that differ, several different unlabelled numbers) or a range
+(`between 0.2 and 0.4`, `20-30%`): recorded as invalid, never resolved by picking one.
+`ask_probability` re-asks a bounded number of times, then records a failure with every
+raw answer.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ PROBABILITY_SCHEMA = {
 }
 KEYS = ("probability", "p", "forecast", "prob")
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Infinity"
-_LABELLED = re.compile(rf"(?:probability|forecast|chance|likelihood)[^\d\n]{{0,15}}?({_NUMBER})(?!\w)\s*(%?)", re.IGNORECASE)
+_LABELLED = re.compile(rf"(?:probability|forecast|chance|likelihood)[^\d\n]{{0,15}}?({_NUMBER})(?!\w)[ \t]*(%?)", re.IGNORECASE)
 _FREE = re.compile(rf"(?<![\w.])({_NUMBER})(?!\w)\s*(%?)")
+# right after a labelled number: a second number joined to it (`0.7 or 0.8`, `0.2 and 0.4`, `20-30%`)
+_ALTERNATIVE = re.compile(rf"\s*(?:or|to|and|-|–|—|~)\s*(?:{_NUMBER})(?!\w)\s*%?", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\n|[!?;]|\.(?!\d)")
 _REFUSAL = re.compile(r"\b(?:I can(?:no|')t|I cannot|I am unable|I'm unable|I won't|as an AI|I do not have access"
                       r"|I don't have access|unable to (?:predict|provide|forecast))", re.IGNORECASE)
 
@@ -63,7 +69,22 @@ def check(value: object, how: str) -> Parsed:
 
 
 def _from_json(text: str) -> Parsed | None:
-    for candidate in _json_candidates(text):
+    """The whole answer as JSON; else JSON in code fences; else JSON objects in the text.
+    Within the tier that holds a probability, two different values are ambiguous."""
+    whole = _json_probabilities([text])
+    if whole:
+        return whole[0]
+    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    for tier in (fenced, re.findall(r"\{[^{}]*\}", text)):
+        found = _json_probabilities(tier)
+        if found:
+            return _one_of(found, "json")
+    return None
+
+
+def _json_probabilities(candidates: list[str]) -> list[Parsed]:
+    found = []
+    for candidate in candidates:
         try:
             value = json.loads(candidate, parse_constant=float)
         except ValueError:
@@ -71,16 +92,18 @@ def _from_json(text: str) -> Parsed | None:
         if isinstance(value, Mapping):
             key = next((k for k in KEYS if k in value), None)
             if key is not None:
-                return check(_number(value[key]), "json")
+                found.append(check(_number(value[key]), "json"))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            return check(value, "json")
-    return None
+            found.append(check(value, "json"))
+    return found
 
 
-def _json_candidates(text: str) -> list[str]:
-    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    braces = re.findall(r"\{[^{}]*\}", text)
-    return [text, *fenced, *braces]
+def _one_of(found: list[Parsed], how: str) -> Parsed:
+    """The single distinct parse, or an ambiguous answer when they differ."""
+    distinct = {(p.probability, p.reason) for p in found}
+    if len(distinct) == 1:
+        return found[0]
+    return Parsed(None, f"ambiguous: {len(distinct)} different probabilities given", how)
 
 
 def _number(value: object) -> object:
@@ -93,10 +116,31 @@ def _number(value: object) -> object:
 
 
 def _from_labelled(text: str) -> Parsed | None:
-    matches = _LABELLED.findall(text)
+    matches = list(_LABELLED.finditer(text))
     if not matches:
         return None
-    return check(_scaled(*matches[-1]), "labelled")
+    for match in matches:
+        joined = _ALTERNATIVE.match(text, match.end())
+        if joined:
+            shown = text[match.start(1):joined.end()].strip()
+            return Parsed(None, f"ambiguous: {shown!r} is a range or alternatives, not one probability", "labelled")
+    values = {repr(v): v for v in _labelled_values(text, matches)}
+    if len(values) > 1:
+        return Parsed(None, f"ambiguous: {len(values)} different probabilities stated ({', '.join(values)})",
+                      "labelled")
+    return check(values.popitem()[1], "labelled")
+
+
+def _labelled_values(text: str, matches: list[re.Match]) -> list[float]:
+    """Every labelled value, and every other probability-like number (a percentage, or a
+    decimal in [0, 1]) in the rest of its clause (`Probability: 0.7 (maybe 0.8)`)."""
+    values = []
+    for match in matches:
+        values.append(_scaled(match.group(1), match.group(2)))
+        end = _CLAUSE_END.search(text, match.end())
+        clause = text[match.end():end.start() if end else len(text)]
+        values += [v for n, pct in _FREE.findall(clause) if (pct or "." in n) and 0 <= (v := _scaled(n, pct)) <= 1]
+    return values
 
 
 def _refusal(text: str) -> Parsed | None:

@@ -45,6 +45,43 @@ def test_invalid_answers_have_a_reason_and_no_number(text, reason):
     assert parsed.probability is None and reason in parsed.reason
 
 
+@pytest.mark.parametrize("text", [
+    "Probability: 0.7 or 0.8",
+    "The probability is between 0.2 and 0.4",
+    "between 0.2 and 0.4",
+    "Probability: 20-30%",
+    "Probability: 0.7 - 0.8",
+    "Probability: from 20% to 40%",
+    "Probability: 0.7 (maybe 0.8)",
+    "The market's probability is 0.6. My probability: 0.7.",
+    'First {"probability": 0.3}, then {"probability": 0.6}',
+    '```json\n{"probability": 0.3}\n```\n```json\n{"probability": 0.6}\n```',
+])
+def test_an_ambiguous_answer_is_invalid_with_its_reason_never_one_of_its_numbers(text):
+    parsed = parse_probability(text)
+    assert parsed.probability is None and parsed.reason.startswith("ambiguous")
+
+
+@pytest.mark.parametrize("text, p", [
+    ("Probability: 70% (i.e. 0.7)", 0.7),  # one value, said twice
+    ("Probability: 0.35 given 3 polls and 2 markets", 0.35),  # counts are not probabilities
+    ("Probability: 0.7. The polls show 0.5 support.", 0.7),  # another sentence
+    ("Probability: 0.7 and that is final", 0.7),
+    ('{"probability": 0.7, "detail": {"p": 0.2}}', 0.7),  # the whole answer is one JSON object
+    ('Probability 0.6, so {"probability": 0.6}', 0.6),
+])
+def test_one_probability_stated_more_than_once_or_beside_other_numbers_is_read(text, p):
+    assert parse_probability(text).probability == pytest.approx(p)
+
+
+def test_an_ambiguous_answer_is_repaired_and_recorded_with_every_raw_answer():
+    parsed, raws, usage, fake = ask([answer("Probability: 0.7 or 0.8"), answer("Probability: 0.2 to 0.4")], repairs=1)
+    assert parsed.probability is None and parsed.reason.startswith("ambiguous")
+    assert raws == ["Probability: 0.7 or 0.8", "Probability: 0.2 to 0.4"]
+    assert [s["probability"] for s in usage.steps] == [None, None]
+    assert "ambiguous" in fake.requests[1]["messages"][-1]["content"]
+
+
 @given(st.floats(min_value=0.0, max_value=1.0))
 def test_any_probability_in_json_round_trips(p):
     assert parse_probability(json.dumps({"probability": p})).probability == p
