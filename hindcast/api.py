@@ -1,4 +1,11 @@
-"""The library facade: what the CLI, the scheduler and users call. Time is passed in."""
+"""The library facade: what the CLI, the scheduler and users call. Time is passed in.
+
+Model calls go through a `hindcast.forecasters.models.Models` value: the CLI and the
+service build one from their environment; called without one, `sweep` builds a default
+(keys from `os.environ`, responses cached beside the run database) and closes it after.
+`sweep_async` is the same sweep as a coroutine, for callers inside a running event loop
+(Jupyter); `sweep` is `asyncio.run` of it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.errors import HindcastError
+from hindcast.errors import ConfigError, HindcastError, InfrastructureError, StoppedError
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
 from hindcast.leaderboard import export, report
@@ -19,7 +26,7 @@ from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import coverage
 from hindcast.replay import cutoffs as cutoff_rules
-from hindcast.replay.runner import Task, plan, run_tasks
+from hindcast.replay.runner import Limits, Task, plan, run_tasks
 from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
@@ -36,6 +43,8 @@ class SweepResult:
     markets: int
     board: list[LeaderboardRow]
     paths: dict[str, Path]
+    empty: tuple[str, ...] = ()  # forecasters with no valid forecast at all in the run
+
 
 
 @dataclass(frozen=True)
@@ -65,23 +74,104 @@ def prepare(spec: ReplaySpec) -> Plan:
 
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
           on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-          models=None) -> SweepResult:
-    """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export."""
-    forecasters = {name: registry.create(name) for name in spec.forecasters}
+          models=None, prices=None) -> SweepResult:
+    """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export.
+
+    Raises StoppedError (after storing and exporting what was answered) when a circuit
+    breaker or a budget stopped the run: re-running the same sweep resumes it."""
+    return asyncio.run(sweep_async(spec, store=store, out_dir=out_dir, now=now, on_plan=on_plan, advance=advance,
+                                   models=models, prices=prices))
+
+
+async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
+                      on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
+                      models=None, prices=None) -> SweepResult:
+    """`sweep` as a coroutine (usable from a running event loop). `models`: a Models (None:
+    keys from os.environ, cache beside the run database); `prices`: a scoring.costs.PriceTable
+    (None: the shipped table) for `max_cost`."""
+    owned = models is None
+    models = models if models is not None else default_models(store, out_dir)
+    try:
+        return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices)
+    finally:
+        await models.aclose()
+        if owned:
+            models.close()
+
+
+def default_models(store: RunStore, out_dir: Path):
+    """Keys from `os.environ`; the response cache beside the run database (or in `out_dir`)."""
+    import os
+
+    from hindcast.forecasters.models import Models
+
+    url = store.url
+    folder = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(out_dir)
+    return Models.from_environment(os.environ, folder / "responses.db")
+
+
+async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices) -> SweepResult:
+    forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
+    limits = _limits(spec, forecasters, prices)
     p = prepare(spec)
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
     allowed = _subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
-    tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id), spec.repeats, allowed)
+    retry = store.retry_attempts(p.run_id) if spec.retry_failed else {}
+    tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id, spec.retry_failed), spec.repeats, allowed, retry)
     on_plan(len(tasks))
     _label_coverage(p, store)
-    asyncio.run(_execute(tasks, forecasters, spec, p, store, advance))
+    stopped = None
+    try:
+        await _execute(tasks, forecasters, spec, p, store, advance, limits, models.reset_breakers(spec.breaker_threshold),
+                       now)
+    except StoppedError as exc:
+        stopped = exc  # what was answered is stored: score and export it, then say why the run stopped
+    result = _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
+    if stopped is not None:
+        raise stopped
+    return result
+
+
+def _finish(p: Plan, store: RunStore, out_dir: Path, planned: int, executed: int, created: bool) -> SweepResult:
     scored = load_scored(store, p.run_id, p.bundle)
     board = leaderboard(scored.rows)
     folder, title = Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}"
     paths = export.write_all(board, folder, title, _notes(p.identity["store_version"], p.markets, p.cutoffs))
     paths["html"] = report.write_report(folder, [scored], title, questions={m.id: m.question for m in p.bundle.markets})
-    return SweepResult(p.run_id, not created, len(all_tasks), len(tasks), len(p.markets), board, paths)
+    return SweepResult(p.run_id, not created, planned, executed, len(p.markets), board, paths, _empty(scored.rows))
+
+
+def _empty(rows) -> tuple[str, ...]:
+    """Forecasters with stored rows of which none is a valid probability."""
+    valid: dict[str, bool] = {}
+    for row in rows:
+        valid[row.forecaster] = valid.get(row.forecaster, False) or row.probability is not None
+    return tuple(sorted(name for name, ok in valid.items() if not ok))
+
+
+def _bound(forecaster, models):
+    """The forecaster calling models through `models` (forecasters without models are unchanged)."""
+    bind = getattr(forecaster, "bind", None)
+    return bind(models) if callable(bind) else forecaster
+
+
+def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
+    """The run's limits; with `max_cost`, every model must have a price (before any call)."""
+    if spec.max_cost is not None:
+        from hindcast.scoring.costs import load_prices
+
+        prices = prices if prices is not None else load_prices(None)
+        unpriced = sorted({n for f in forecasters.values() if (n := _model_name(f)) and prices.cost(n, 0, 0) is None})
+        if unpriced:
+            raise ConfigError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
+                              "(add it to a price table given with --prices)")
+    return Limits(spec.max_failures, spec.max_cost, spec.max_tokens, prices)
+
+
+def _model_name(forecaster) -> str | None:
+    name = getattr(forecaster, "model_name", None)
+    return name() if callable(name) else None
 
 
 def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
@@ -170,7 +260,8 @@ def question_at(bundle: MarketBundle, cutoff: cutoff_rules.Cutoff) -> Question:
                     market.scheduled_close)
 
 
-async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance) -> None:
+async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
+                   limits: Limits, breakers, now: datetime) -> None:
     retriever_for = _retriever_factory(p.snapshot, p.index)
 
     def context_for(task: Task) -> Context:
@@ -180,11 +271,15 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
 
     def sink(task: Task, forecast, retrievals) -> None:
         c = task.cutoff
-        store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat)
+        store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat, task.attempt)
+
+    def on_outage(task: Task, exc: InfrastructureError) -> None:
+        c = task.cutoff
+        store.add_attempt(p.run_id, task.forecaster, c.market_id, c.t0, task.repeat, "infrastructure", str(exc), now)
 
     try:
         await run_tasks(tasks, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
-                        spec.concurrency, advance, spec.max_failures)
+                        spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage)
     finally:
         await _close(forecasters)
 

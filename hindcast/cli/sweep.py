@@ -55,10 +55,17 @@ def sweep(
     out: Path = typer.Option(Path("runs"), "--out", help="Where the run database and leaderboards go."),
     db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///OUT/hindcast.db]."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded)."),
+    retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable)."),
+    breaker_threshold: Optional[int] = typer.Option(None, "--breaker-threshold", min=1, help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5]."),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
+    from hindcast.errors import HindcastError
     from hindcast.replay.spec import load_toml, spec_from_mapping
+    from hindcast.scoring.costs import load_prices
     from hindcast.runs.store import RunStore, default_url
 
     values = load_toml(spec_file) if spec_file else {}
@@ -67,18 +74,21 @@ def sweep(
              "limit": limit, "forecasters": forecaster, "subsets": subset and _subsets(subset),
              "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
              "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
-             "seed": seed, "concurrency": concurrency, "max_failures": max_failures}
+             "seed": seed, "concurrency": concurrency, "max_failures": max_failures, "retry_failed": retry_failed,
+             "max_cost": max_cost, "max_tokens": max_tokens, "breaker_threshold": breaker_threshold}
     values.update({k: v for k, v in flags.items() if v is not None and v != []})
     _sample_defaults(values)
     spec = spec_from_mapping(values)
+    table = load_prices(prices)
     store = RunStore(db or default_url(out))
-    _configure_models(out, no_cache, spec.concurrency)
-    try:
+    with _models(out, no_cache, spec.concurrency) as models:
         result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
-                                                                   on_plan=on_plan, advance=advance))
-    finally:
-        _stop_local_model()
+                                                                   on_plan=on_plan, advance=advance, models=models,
+                                                                   prices=table))
     _report(result)
+    if result.empty:
+        raise HindcastError(f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
+                            f"see hindcast runs show {result.run_id})")
 
 
 def _sample_defaults(values: dict) -> None:
@@ -108,22 +118,14 @@ def _embed_once(archive: Path) -> None:
         bar.stop()
 
 
-def _configure_models(out: Path, no_cache: bool, concurrency: int) -> None:
-    """Model clients get the environment (API keys) and the response cache from here, once."""
+def _models(out: Path, no_cache: bool, concurrency: int):
+    """Model clients get the environment (API keys) and the response cache OUT/responses.db
+    from here; closing it stops the embedded local model server."""
     import os
 
-    from hindcast.forecasters import llm
-    from hindcast.forecasters.cache import ResponseCache
+    from hindcast.forecasters.models import Models
 
-    llm.configure(env=os.environ, cache=ResponseCache(out / "responses.db", mode="refresh" if no_cache else "use"),
-                  concurrency=concurrency)
-
-
-def _stop_local_model() -> None:
-    import sys
-
-    if "hindcast.forecasters.local" in sys.modules:
-        sys.modules["hindcast.forecasters.local"].close()
+    return Models.from_environment(os.environ, out / "responses.db", no_cache=no_cache, concurrency=concurrency)
 
 
 class _Bar:

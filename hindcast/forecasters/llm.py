@@ -7,24 +7,36 @@ Model specs:
   llama.cpp); a key only if the forecaster names an environment variable (`key_env=…`);
 * `local` — the embedded SmolLM2 server (`hindcast.forecasters.local`), started lazily.
 
-Keys come only from the `env` mapping handed to `configure()` by the CLI; they travel in
-the Authorization header of a request and nowhere else (not in the cache, usage, errors,
-or `repr`). Timeouts, 429 and 5xx are retried a bounded number of times with exponential
-backoff, honouring `Retry-After`; anything else is a `ChatError` the forecaster records.
+Clients are made and owned by a `hindcast.forecasters.models.Models` value (built at the
+edge from an environment mapping and a response cache); there are no module settings.
+Keys travel in the Authorization header of a request and nowhere else (not in the cache,
+usage, errors, or `repr`). A URL with credentials (`http://user:pass@host/…`) is refused:
+the spec is the forecaster's name, stored and printed everywhere — use `key_env=`.
+
+Two kinds of failure: a reply that cannot be used (malformed body, a 400 …) is a
+`ChatError` (a ForecastError: recorded with the forecast); an outage — connection error,
+timeout, 429/5xx after the retry budget, 401/403/404, a missing key, a dead local server —
+is an `InfrastructureError` naming the endpoint: never stored as a forecast, asked again
+on the next run. Timeouts, 429 and 5xx are retried a bounded number of times with
+exponential backoff, honouring `Retry-After`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
-from hindcast.errors import ForecastError
+from hindcast.errors import ConfigError, ForecastError, InfrastructureError
 from hindcast.forecasters.cache import ResponseCache, request_key
 
 OPENAI_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+AUTH_STATUSES = frozenset({401, 403, 404, 407})  # an outage (wrong key, URL or model name): asked again next run
 STRUCTURED = ("json_schema", "json_object+schema", "json_object", "none")  # each falls back to the next
 
 
@@ -54,6 +66,10 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
         return ModelSpec(spec, provider, rest, OPENAI_URL, key_env or "OPENAI_API_KEY")
     if provider == "openai-compatible":
         url, _, model = rest.partition("#")
+        if has_userinfo(url):
+            raise ConfigError(f"model {redact(spec)!r}: credentials in an endpoint URL are refused (they would be "
+                              "stored with the forecaster's name); put the key in an environment variable and name "
+                              "it with key_env=VARIABLE")
         if not url.startswith(("http://", "https://")) or not model:
             raise ValueError(f"model {spec!r}: expected openai-compatible:http(s)://host/v1#model-name")
         return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
@@ -62,6 +78,19 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
 
         return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
     raise ValueError(f"model {spec!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
+
+
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*)@")
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether a URL carries `user[:password]@` before its host."""
+    return _USERINFO.search(url) is not None
+
+
+def redact(text: str) -> str:
+    """`scheme://user:pass@host` → `scheme://***@host` everywhere in a text (for messages)."""
+    return _USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
 
 
 @dataclass(frozen=True)
@@ -73,6 +102,8 @@ class ChatReply:
     usage: dict = field(default_factory=dict)
     cached: bool = False
     finish_reason: str = ""
+    retries: int = 0  # HTTP attempts beyond the first (0 from the cache)
+    latency_s: float = 0.0  # seconds from the first attempt to the reply (0 from the cache)
 
 
 def reply_from(body: Mapping, cached: bool) -> ChatReply:
@@ -107,24 +138,63 @@ class _LoopState:
     owned: bool
 
 
+class Breakers:
+    """Per-endpoint circuit breakers: `threshold` consecutive infrastructure failures on one
+    endpoint open its breaker; a success closes it again. Thread-safe."""
+
+    def __init__(self, threshold: int = 5):
+        self.threshold = max(1, int(threshold))
+        self._lock = threading.Lock()
+        self._count: dict[str, int] = {}
+        self._open: dict[str, str] = {}  # endpoint → reason of the failure that opened it
+
+    def failure(self, endpoint: str, reason: str) -> None:
+        with self._lock:
+            self._count[endpoint] = self._count.get(endpoint, 0) + 1
+            if self._count[endpoint] >= self.threshold:
+                self._open.setdefault(endpoint, reason)
+
+    def success(self, endpoint: str) -> None:
+        with self._lock:
+            if endpoint not in self._open:
+                self._count[endpoint] = 0
+
+    def reason(self, endpoint: str) -> str | None:
+        """Why the breaker of `endpoint` is open, or None while it is closed."""
+        with self._lock:
+            return self._open.get(endpoint)
+
+    def opened(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._open)
+
+
+class CircuitOpen(InfrastructureError):
+    """No call was made: the endpoint's breaker is open (not an attempt of its own)."""
+
+
 class ChatClient:
     """POST /chat/completions with retries, a concurrency limit, a cache and structured output.
 
     `http` is used as given (tests inject `httpx.AsyncClient(transport=…)`); without one the
     client makes its own per event loop. `base_url` may be a coroutine function (the local
-    server starts on first use). `sleep` is injectable so retry waits can be observed.
+    server starts on first use). `sleep` is injectable so retry waits can be observed. A
+    missing key (`key_env` set, `api_key` None) is an outage raised when a request would be
+    sent — a reply from the cache needs no key. `breakers` (shared by the clients of one
+    `Models`) stops calls to an endpoint whose breaker is open.
     """
 
     def __init__(self, spec: ModelSpec, *, api_key: str | None = None, http=None, cache: ResponseCache | None = None,
                  timeout: float = 120.0, max_retries: int = 3, backoff: float = 1.0, max_wait: float = 60.0,
                  concurrency: int = 4, structured: str = "json_schema", sleep=asyncio.sleep,
-                 base_url: Callable[[], Awaitable[str]] | None = None):
+                 base_url: Callable[[], Awaitable[str]] | None = None, breakers: Breakers | None = None):
         if structured not in STRUCTURED:
             raise ValueError(f"structured={structured!r}: use {', '.join(STRUCTURED)}")
         self.spec, self.cache, self.timeout = spec, cache, float(timeout)
         self.max_retries, self.backoff, self.max_wait = int(max_retries), float(backoff), float(max_wait)
         self.concurrency, self.configured, self.structured, self._sleep = int(concurrency), structured, structured, sleep
         self._key, self._http, self._base_url, self._state = api_key, http, base_url, None
+        self.breakers = breakers
         self.requests = 0
 
     def __repr__(self) -> str:
@@ -141,8 +211,10 @@ class ChatClient:
         key = request_key(self.spec.identity, asked, repeat)
         if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
             return reply_from(hit, cached=True)
+        calls, started = self.requests, time.monotonic()
         payload = await self._post_structured(messages, schema, tools, params)
         reply = reply_from(payload, cached=False)
+        reply = _timed(reply, self.requests - calls - 1, time.monotonic() - started)
         if self.cache is not None:  # stored before the forecast is: a killed run never asks again
             await asyncio.to_thread(self.cache.put, key, asked, payload)
         return reply
@@ -169,29 +241,49 @@ class ChatClient:
 
     async def _post(self, body: dict) -> dict:
         state = self._loop_state()
-        url = (await self._base_url() if self._base_url else self.spec.endpoint).rstrip("/") + "/chat/completions"
         async with state.gate:
+            url = (await self._url()).rstrip("/") + "/chat/completions"
             for attempt in range(self.max_retries + 1):
+                self._check_open()
                 wait, result = await self._attempt(state.http, url, body)
                 if wait is None:
                     return result
                 if attempt == self.max_retries:
                     break
                 await self._sleep(min(wait if wait >= 0 else self.backoff * 2 ** attempt, self.max_wait))
-        raise ChatError(f"{result} (gave up after {self.max_retries + 1} attempts)")
+        raise self.outage(f"{result} (gave up after {self.max_retries + 1} attempts)")
+
+    async def _url(self) -> str:
+        if self._base_url is None:
+            return self.spec.endpoint
+        try:
+            return await self._base_url()
+        except ForecastError as exc:  # a local server that cannot start is an outage, not an answer
+            raise self.outage(str(exc)) from None
+
+    def outage(self, reason: str) -> InfrastructureError:
+        return InfrastructureError(f"model {self.spec.spec} at {self.spec.endpoint}: {reason}", self.spec.endpoint)
+
+    def _check_open(self) -> None:
+        reason = self.breakers.reason(self.spec.endpoint) if self.breakers is not None else None
+        if reason is not None:
+            raise CircuitOpen(f"circuit breaker open for {self.spec.endpoint}: {reason}", self.spec.endpoint)
 
     async def _attempt(self, http, url: str, body: dict):
         """(None, payload) on success; (seconds to wait, or -1 for backoff; reason) to retry."""
         import httpx
 
+        headers = self._headers()
         self.requests += 1
         try:
-            response = await http.post(url, json=body, headers=self._headers(), timeout=self.timeout)
+            response = await http.post(url, json=body, headers=headers, timeout=self.timeout)
         except httpx.TimeoutException as exc:
             return -1, f"timeout after {self.timeout:g}s ({type(exc).__name__})"
         except httpx.TransportError as exc:
-            return -1, f"connection failed ({type(exc).__name__}: {exc})"
+            return -1, f"connection failed ({type(exc).__name__}: {redact(str(exc))})"
         reason = f"HTTP {response.status_code}: {_excerpt(response.text)}"
+        if response.status_code in AUTH_STATUSES:
+            raise self.outage(reason)
         if response.status_code >= 400 and "response_format" in body and _mentions_format(response.text):
             raise _Rejected(reason, response.text)  # some servers answer 500 to an unknown response_format
         if response.status_code in RETRY_STATUSES:
@@ -204,7 +296,11 @@ class ChatClient:
             raise ChatError(f"response is not JSON: {_excerpt(response.text)}") from None
 
     def _headers(self) -> dict:
-        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        if self._key:
+            return {"Authorization": f"Bearer {self._key}"}
+        if self.spec.key_env is not None:
+            raise self.outage(f"{self.spec.key_env} is not set in the environment given to hindcast")
+        return {}
 
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -219,6 +315,12 @@ class ChatClient:
         if self._state is not None and self._state.owned:
             await self._state.http.aclose()
         self._state = None
+
+
+def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
+    from dataclasses import replace
+
+    return replace(reply, retries=max(0, retries), latency_s=round(latency, 6))
 
 
 class _Rejected(Exception):
@@ -252,80 +354,41 @@ def retry_after(headers: Mapping) -> float:
         return -1.0
 
 
-# ---- process-wide settings: set once by the CLI (or a test), read by forecasters ---------------
-@dataclass
-class Settings:
-    """What the CLI hands down: the environment (for keys), the cache, an http client factory."""
+def configure(**settings):
+    """Deprecated: build a `hindcast.forecasters.models.Models` and hand it to the engine
+    (`api.sweep(models=…)`) or to a forecaster (`forecaster.bind(models)`). This only sets
+    the fallback used by forecasters called outside an engine, and returns it."""
+    import warnings
 
-    env: Mapping[str, str] = field(default_factory=dict)
-    cache: ResponseCache | None = field(default_factory=ResponseCache)
-    http: Callable[[], object] | None = None
-    timeout: float = 120.0
-    max_retries: int = 3
-    concurrency: int = 4  # requests in flight per endpoint (the sweep's --concurrency)
+    from hindcast.forecasters import models
 
-
-_SETTINGS = Settings()
-_CLIENTS: dict[tuple, ChatClient] = {}
-
-
-def configure(*, env: Mapping[str, str] | None = None, cache: ResponseCache | None = None,
-              http: Callable[[], object] | None = None, timeout: float = 120.0, max_retries: int = 3,
-              concurrency: int = 4) -> Settings:
-    """Replace the settings (and forget every client built under the old ones)."""
-    global _SETTINGS
-    _SETTINGS = Settings(dict(env or {}), cache if cache is not None else ResponseCache(), http, timeout, max_retries,
-                         concurrency)
-    _CLIENTS.clear()
-    return _SETTINGS
-
-
-def client_for(model: str, key_env: str | None = None, structured: str = "json_schema") -> ChatClient:
-    """The shared client of a model spec (one concurrency limit per endpoint and key)."""
-    spec = parse_model(model, key_env)
-    slot = (spec.spec, spec.key_env, structured)
-    if slot not in _CLIENTS:
-        _CLIENTS[slot] = _new_client(spec, structured)
-    return _CLIENTS[slot]
-
-
-def _new_client(spec: ModelSpec, structured: str) -> ChatClient:
-    s = _SETTINGS
-    http = s.http() if s.http else None
-    common = dict(http=http, cache=s.cache, timeout=s.timeout, max_retries=s.max_retries, structured=structured)
-    if spec.provider == "local":
-        from hindcast.forecasters import local
-
-        if structured == "json_schema":  # what llama-cpp-python's server understands
-            common["structured"] = "json_object+schema"
-        return ChatClient(spec, concurrency=1, base_url=local.base_url, **common)
-    return ChatClient(spec, api_key=_key(spec, s.env), concurrency=s.concurrency, **common)
-
-
-def _key(spec: ModelSpec, env: Mapping[str, str]) -> str | None:
-    if spec.key_env is None:
-        return None
-    key = env.get(spec.key_env)
-    if not key:
-        raise ChatError(f"{spec.key_env} is not set in the environment given to hindcast (model {spec.spec})")
-    return key
+    warnings.warn("llm.configure() is deprecated: pass a Models to api.sweep(models=...) or forecaster.bind()",
+                  DeprecationWarning, stacklevel=2)
+    return models.FALLBACK.replace(models.Models(**settings) if settings else None)
 
 
 # ---- usage accounting -------------------------------------------------------------------------
 class Usage:
-    """Token counts, requests, cache hits and a log of every call of one forecast."""
+    """Token counts (all, and `fresh_*`: of calls not replayed from the cache), requests,
+    cache hits, retries, latency and a log of every call of one forecast."""
 
     def __init__(self, client: ChatClient, **fields):
-        self.totals = {"model": client.spec.spec, "endpoint": client.spec.endpoint, **fields,
-                       "prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "cache_hits": 0}
+        self.totals = {"model": client.spec.spec, "model_name": client.spec.model, "endpoint": client.spec.endpoint,
+                       **fields, "prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "cache_hits": 0,
+                       "retries": 0, "latency_s": 0.0, "fresh_prompt_tokens": 0, "fresh_completion_tokens": 0}
         self.steps: list[dict] = []
         self._client = client
 
     def add(self, step: str, reply: ChatReply | None, **detail) -> None:
         if reply is not None:
-            self.totals["prompt_tokens"] += int(reply.usage.get("prompt_tokens") or 0)
-            self.totals["completion_tokens"] += int(reply.usage.get("completion_tokens") or 0)
+            tokens = {k: int(reply.usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
+            for name, n in tokens.items():
+                self.totals[name] += n
+                if not reply.cached:  # what this run paid for (budgets count only these)
+                    self.totals[f"fresh_{name}"] += n
             self.totals["cache_hits" if reply.cached else "requests"] += 1
+            self.totals["retries"] += reply.retries
+            self.totals["latency_s"] = round(self.totals["latency_s"] + reply.latency_s, 6)
         self.steps.append({"step": step, **detail})
 
     def record(self) -> dict:

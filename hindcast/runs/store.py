@@ -1,19 +1,31 @@
-"""The run store: runs and every forecast (probability or failure) in SQL via sqlmodel.
+"""The run store: runs, every forecast (probability or failure) and every outage, in SQL via sqlmodel.
 
 SQLite in WAL mode by default (`sqlite:///runs/hindcast.db`); any SQLAlchemy URL works.
-Each forecast is committed as it arrives, keyed by (run, forecaster, market, t0), so a
-killed sweep resumes with nothing lost and nothing duplicated.
+Each forecast is committed as it arrives, keyed by (run, forecaster, market, t0, repeat,
+attempt), so a killed sweep resumes with nothing lost and nothing duplicated. `attempt`
+is 0, or n for the n-th retry of a stored failure (`--retry-failed`): old attempts are
+kept, and everything that scores or plans reads the newest attempt of each key.
+
+An outage (the model could not be reached) is never a forecast: it is an `attempts` row
+(kind, reason, instant) kept for audit, and the next run asks again.
+
+Opening is safe against a second process opening the same new database at the same time
+(tables created idempotently, a run created once). A database written by the previous
+schema (no `attempt` column, no `attempts` table) is migrated in place, in one
+transaction. A file that is not a readable SQLite database, or a folder that cannot be
+written, is a `RunStoreError` naming the path; nothing is written to it.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from sqlalchemy import UniqueConstraint, event
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import RunStoreError
@@ -31,7 +43,8 @@ class RunRow(SQLModel, table=True):
 
 class ForecastRow(SQLModel, table=True):
     __tablename__ = "forecasts"
-    __table_args__ = (UniqueConstraint("run_id", "forecaster", "market_id", "t0", "repeat", name="one_forecast"),)
+    __table_args__ = (UniqueConstraint("run_id", "forecaster", "market_id", "t0", "repeat", "attempt",
+                                       name="one_forecast_attempt"),)
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, foreign_key="runs.id")
     forecaster: str
@@ -46,6 +59,22 @@ class ForecastRow(SQLModel, table=True):
     usage_json: str = "{}"
     retrievals_json: str = "[]"  # every archive call: op, query, ids returned
     raw: str = ""
+    attempt: int = 0  # 0, then 1, 2 … for each retry of a stored failure (the newest one counts)
+
+
+class AttemptRow(SQLModel, table=True):
+    """One outage: a forecast that could not be asked (never a stored forecast)."""
+
+    __tablename__ = "attempts"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: str = Field(index=True)
+    forecaster: str
+    market_id: str
+    t0: str
+    repeat: int = 0
+    kind: str  # "infrastructure"
+    reason: str
+    at: str  # the sweep's `now` (ISO UTC)
 
 
 class CoverageRow(SQLModel, table=True):
@@ -74,16 +103,26 @@ class RunStore:
     def __init__(self, url: str):
         self.url = url
         self.engine = _engine(url)
-        SQLModel.metadata.create_all(self.engine)
-        _check_schema(self.engine, url)
+        try:
+            _check_readable(self.engine, url)
+            _create_tables(self.engine)
+            _migrate(self.engine, url)
+        except (DBAPIError, sqlite3.Error) as exc:
+            self.engine.dispose()
+            raise RunStoreError(f"run database {_where(url)}: {_reason(exc)}") from None
 
     def ensure_run(self, run_id: str, spec: dict, manifest: dict, created_at) -> bool:
-        """Create the run if new; return False when it already existed (a resume)."""
+        """Create the run if new; return False when it already existed (a resume, or a
+        second sweep of the same run that created it a moment before)."""
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
             session.add(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec), manifest_json=_dumps(manifest)))
-            session.commit()
+            try:
+                session.commit()
+            except IntegrityError:
+                session.rollback()
+                return False
             return True
 
     def run(self, run_id: str) -> RunRow:
@@ -97,20 +136,33 @@ class RunStore:
         with Session(self.engine) as session:
             return list(session.exec(select(RunRow).order_by(RunRow.created_at, RunRow.id)))
 
-    def done_keys(self, run_id: str) -> set[tuple[str, str, str, int]]:
-        """(forecaster, market_id, t0 ISO, repeat) of every forecast already stored for a run."""
+    def latest(self, run_id: str) -> dict[tuple[str, str, str, int], tuple[int, bool]]:
+        """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it is a valid forecast)."""
         with Session(self.engine) as session:
-            rows = session.exec(select(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat)
-                                .where(ForecastRow.run_id == run_id))
-            return {tuple(r) for r in rows}
+            rows = session.exec(select(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat,
+                                       ForecastRow.attempt, ForecastRow.probability).where(ForecastRow.run_id == run_id))
+            out: dict = {}
+            for forecaster, market, t0, repeat, attempt, probability in rows:
+                key = (forecaster, market, t0, repeat)
+                if key not in out or attempt > out[key][0]:
+                    out[key] = (attempt, probability is not None)
+            return out
+
+    def done_keys(self, run_id: str, retry_failed: bool = False) -> set[tuple[str, str, str, int]]:
+        """Keys stored for a run (with `retry_failed`, only those whose newest attempt is valid)."""
+        return {k for k, (_, ok) in self.latest(run_id).items() if ok or not retry_failed}
+
+    def retry_attempts(self, run_id: str) -> dict[tuple[str, str, str, int], int]:
+        """Key → the attempt number a retry of its stored failure gets (newest + 1)."""
+        return {k: attempt + 1 for k, (attempt, ok) in self.latest(run_id).items() if not ok}
 
     def add(self, run_id: str, forecaster: str, market_id: str, t0, label: str, forecast: Forecast,
-            retrievals: tuple = (), repeat: int = 0) -> bool:
-        """Store one forecast; False if that key was already stored (never a duplicate)."""
+            retrievals: tuple = (), repeat: int = 0, attempt: int = 0) -> bool:
+        """Store one forecast; False if that key and attempt was already stored (never a duplicate)."""
         row = ForecastRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), label=label, repeat=repeat,
                           probability=forecast.probability, error=forecast.error, rationale=forecast.rationale,
                           evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage),
-                          retrievals_json=_dumps(list(retrievals)), raw=forecast.raw)
+                          retrievals_json=_dumps(list(retrievals)), raw=forecast.raw, attempt=attempt)
         with Session(self.engine) as session:
             session.add(row)
             try:
@@ -119,6 +171,18 @@ class RunStore:
                 session.rollback()
                 return False
         return True
+
+    def add_attempt(self, run_id: str, forecaster: str, market_id: str, t0, repeat: int, kind: str, reason: str,
+                    at) -> None:
+        """Log one outage of a forecast (it stays unasked: the next run asks again)."""
+        with Session(self.engine) as session:
+            session.add(AttemptRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), repeat=repeat,
+                                   kind=kind, reason=reason, at=iso(at)))
+            session.commit()
+
+    def attempts(self, run_id: str) -> list[AttemptRow]:
+        with Session(self.engine) as session:
+            return list(session.exec(select(AttemptRow).where(AttemptRow.run_id == run_id).order_by(AttemptRow.id)))
 
     def add_coverage(self, run_id: str, market_id: str, t0, n_relevant: int, stratum: str) -> None:
         with Session(self.engine) as session:
@@ -131,12 +195,17 @@ class RunStore:
             rows = session.exec(select(CoverageRow).where(CoverageRow.run_id == run_id))
             return {(r.market_id, parse_utc(r.t0)): r.stratum for r in rows}
 
-    def forecasts(self, run_id: str) -> list[StoredForecast]:
+    def forecasts(self, run_id: str, all_attempts: bool = False) -> list[StoredForecast]:
+        """The run's forecasts: the newest attempt of each key (every attempt with `all_attempts`)."""
         self.run(run_id)
         with Session(self.engine) as session:
-            rows = session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)
-                                .order_by(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat))
-            return [_stored(row) for row in rows]
+            rows = list(session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)
+                                     .order_by(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0,
+                                               ForecastRow.repeat, ForecastRow.attempt)))
+        if not all_attempts:
+            newest = {(r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows}  # ordered by attempt
+            rows = [r for r in rows if newest[(r.forecaster, r.market_id, r.t0, r.repeat)] is r]
+        return [_stored(row) for row in rows]
 
 
 def default_url(runs_dir: Path) -> str:
@@ -145,7 +214,12 @@ def default_url(runs_dir: Path) -> str:
 
 def _engine(url: str):
     if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunStoreError(f"run database {_where(url)}: cannot create folder {folder}: "
+                                f"{exc.strerror or exc}") from None
     try:
         engine = create_engine(url)
     except Exception as exc:  # SQLAlchemy raises several types for a bad URL
@@ -155,14 +229,96 @@ def _engine(url: str):
     return engine
 
 
-def _check_schema(engine, url: str) -> None:
+def _check_readable(engine, url: str) -> None:
+    """An existing SQLite file must be a whole database: refuse a corrupt or truncated one."""
+    if engine.dialect.name != "sqlite" or not Path(url.removeprefix("sqlite:///")).is_file():
+        return
+    with engine.connect() as conn:
+        result = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
+    if result != "ok":
+        raise RunStoreError(f"run database {_where(url)} is damaged ({result}); restore it or point --db elsewhere")
+
+
+def _create_tables(engine, tries: int = 5) -> None:
+    """create_all, tolerating another process creating the same tables at the same moment."""
+    for attempt in range(tries):
+        try:
+            SQLModel.metadata.create_all(engine)
+            return
+        except OperationalError as exc:
+            if "already exists" not in str(exc) or attempt == tries - 1:
+                raise
+
+
+_PREVIOUS = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
+             "evidence_json", "usage_json", "retrievals_json", "raw")
+
+
+def _migrate(engine, url: str) -> None:
+    """Bring a database of the previous schema up to this one, in place."""
     from sqlalchemy import inspect
 
     columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
-    missing = {c.name for c in ForecastRow.__table__.columns} - columns
-    if missing:
-        raise RunStoreError(f"run database {url} was written by an older hindcast (no column(s) "
+    if "attempt" in columns:
+        return
+    if engine.dialect.name != "sqlite" or not set(_PREVIOUS) <= columns:
+        missing = {c.name for c in ForecastRow.__table__.columns} - columns
+        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast (no column(s) "
                             f"{', '.join(sorted(missing))}); point --db at a new database")
+    _rebuild_forecasts(engine)
+
+
+def _rebuild_forecasts(engine) -> None:
+    """SQLite cannot change a UNIQUE constraint: copy into the new table in one locked transaction."""
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    raw = engine.raw_connection()
+    try:
+        db = raw.driver_connection
+        db.isolation_level = None
+        db.execute("BEGIN IMMEDIATE")  # a second process migrating waits here, then sees it done
+        try:
+            if "attempt" not in {row[1] for row in db.execute("PRAGMA table_info(forecasts)")}:
+                _copy_forecasts(db, CreateTable(ForecastRow.__table__), ForecastRow.__table__.indexes, CreateIndex)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    finally:
+        raw.close()
+
+
+def _copy_forecasts(db, create_table, indexes, create_index) -> None:
+    dialect = _sqlite_dialect()
+    cols = ", ".join(f'"{c}"' for c in _PREVIOUS)
+    db.execute("ALTER TABLE forecasts RENAME TO forecasts_previous")
+    for index in indexes:
+        db.execute(f'DROP INDEX IF EXISTS "{index.name}"')
+    db.execute(str(create_table.compile(dialect=dialect)))
+    for index in indexes:
+        db.execute(str(create_index(index).compile(dialect=dialect)))
+    db.execute(f"INSERT INTO forecasts ({cols}, attempt) SELECT {cols}, 0 FROM forecasts_previous")
+    db.execute("DROP TABLE forecasts_previous")
+
+
+def _sqlite_dialect():
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.dialect()
+
+
+def _where(url: str) -> str:
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+
+
+def _reason(exc: Exception) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).splitlines()[0] if str(orig) else type(orig).__name__
+    if "not a database" in text or "malformed" in text:
+        return f"not a readable SQLite database ({text}); restore it or point --db elsewhere"
+    if "unable to open" in text or "readonly" in text or "read-only" in text:
+        return f"cannot be opened for writing ({text}); is the folder writable?"
+    return text
 
 
 def _sqlite_pragmas(connection, _record) -> None:

@@ -9,6 +9,7 @@ from hindcast.forecasters import llm, registry
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.cache import ResponseCache, request_key
 from hindcast.forecasters.fake import FakeChatModel
+from hindcast.forecasters.models import Models
 from hindcast.records import PricePoint, Question
 from tests.helpers import at
 
@@ -22,12 +23,8 @@ def counter(body):
 
 
 def run(spec, cache, repeat=0):
-    llm.configure(cache=cache)
-    try:
-        forecaster = registry.create(spec)
-        return asyncio.run(forecaster.forecast(QUESTION, Context(T0, "m1", HISTORY, (), repeat=repeat)))
-    finally:
-        llm.configure()
+    forecaster = registry.create(spec).bind(Models(cache=cache))
+    return asyncio.run(forecaster.forecast(QUESTION, Context(T0, "m1", HISTORY, (), repeat=repeat)))
 
 
 @pytest.fixture

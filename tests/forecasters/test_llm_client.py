@@ -1,6 +1,8 @@
 """The OpenAI-compatible client against the shipped fake model on a real 127.0.0.1 socket:
 JSON answers, retries (429 with Retry-After, 5xx, timeouts), bounded attempts, structured
 output falling back, the concurrency limit, and keys that never leave the request header.
+An outage (retries exhausted, timeout, refused connection, 401/403, missing key) is an
+InfrastructureError naming the endpoint; a reply that cannot be used is a ChatError.
 """
 
 import asyncio
@@ -10,9 +12,11 @@ import time
 import httpx
 import pytest
 
+from hindcast.errors import ForecastError, InfrastructureError
 from hindcast.forecasters import llm
 from hindcast.forecasters.cache import ResponseCache
 from hindcast.forecasters.fake import FakeChatModel, Reply, answer, error
+from hindcast.forecasters.models import Models
 from hindcast.forecasters.llm import ChatClient, ChatError, parse_model, retry_after
 
 MESSAGES = [{"role": "user", "content": "Will it rain?"}]
@@ -68,14 +72,14 @@ def test_5xx_backs_off_exponentially_then_succeeds():
 
 def test_retries_are_bounded_and_the_last_reason_is_kept():
     fake = FakeChatModel(default=error(502, "bad gateway"))
-    with fake.serve() as url, pytest.raises(ChatError, match=r"HTTP 502: bad gateway \(gave up after 3 attempts\)"):
+    with fake.serve() as url, pytest.raises(InfrastructureError, match=r"HTTP 502: bad gateway \(gave up after 3 attempts\)") as caught:
         asyncio.run(client(url, max_retries=2).complete(MESSAGES))
-    assert len(fake.requests) == 3
+    assert len(fake.requests) == 3 and caught.value.endpoint == url and not isinstance(caught.value, ForecastError)
 
 
 def test_a_timeout_is_retried_then_reported():
     fake = FakeChatModel(default=answer("late", delay=1.0))
-    with fake.serve() as url, pytest.raises(ChatError, match="timeout after 0.2s"):
+    with fake.serve() as url, pytest.raises(InfrastructureError, match="timeout after 0.2s"):
         asyncio.run(client(url, timeout=0.2, max_retries=1).complete(MESSAGES))
     assert len(fake.requests) == 2
 
@@ -83,13 +87,13 @@ def test_a_timeout_is_retried_then_reported():
 def test_a_refused_connection_is_reported_not_raised_raw():
     with FakeChatModel().serve() as url:
         pass  # the port is closed now
-    with pytest.raises(ChatError, match="connection failed"):
+    with pytest.raises(InfrastructureError, match="connection failed") as caught:
         asyncio.run(client(url, max_retries=1).complete(MESSAGES))
+    assert caught.value.endpoint == url
 
 
 @pytest.mark.parametrize("reply, reason", [
     (error(400, "model not found"), "HTTP 400: model not found"),
-    (error(401, "invalid key"), "HTTP 401"),
     (Reply(body="<html>oops</html>"), "not JSON"),
     (Reply(body='{"choices": []}'), "malformed chat response"),
 ])
@@ -98,6 +102,14 @@ def test_client_errors_are_not_retried(reply, reason):
     with fake.serve() as url, pytest.raises(ChatError, match=reason):
         asyncio.run(client(url).complete(MESSAGES))
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_refused_key_or_a_wrong_url_is_an_outage_asked_once(status):
+    fake = FakeChatModel([error(status, "no")], default=answer("never reached"))
+    with fake.serve() as url, pytest.raises(InfrastructureError, match=f"HTTP {status}") as caught:
+        asyncio.run(client(url).complete(MESSAGES))
+    assert len(fake.requests) == 1 and caught.value.endpoint == url
 
 
 def test_an_endpoint_without_json_schema_falls_back_one_level_at_a_time():
@@ -119,27 +131,74 @@ def test_the_key_travels_only_in_the_authorization_header(tmp_path):
     secret = "sk-test-0123456789abcdef"
     fake = FakeChatModel(default=answer('{"probability": 0.4}'))
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    llm.configure(env={"MY_KEY": secret}, cache=cache)
-    try:
-        with fake.serve() as url:
-            c = llm.client_for(f"openai-compatible:{url}#m", "MY_KEY")
-            asyncio.run(c.complete(MESSAGES))
-            usage = llm.Usage(c).record()
-    finally:
-        llm.configure()
+    models = Models({"MY_KEY": secret}, cache)
+    with fake.serve() as url:
+        c = models.client(f"openai-compatible:{url}#m", "MY_KEY")
+        asyncio.run(c.complete(MESSAGES))
+        usage = llm.Usage(c).record()
     assert fake.headers[0]["authorization"] == f"Bearer {secret}"
     assert secret not in repr(c) and secret not in str(usage) and secret not in str(fake.requests)
+    assert secret not in repr(models)
     cache.close()
     assert secret.encode() not in (tmp_path / "cache.sqlite").read_bytes()
 
 
-def test_a_missing_key_names_the_variable():
-    llm.configure(env={})
-    try:
-        with pytest.raises(ChatError, match="OPENAI_API_KEY is not set"):
-            llm.client_for("openai:gpt-4.1-mini")
-    finally:
-        llm.configure()
+def test_a_missing_key_is_an_outage_naming_the_variable_but_a_cached_reply_needs_none():
+    fake = FakeChatModel(default=answer("0.4"))
+    cache = ResponseCache()
+    with fake.serve() as url:
+        spec = f"openai-compatible:{url}#m"
+        with pytest.raises(InfrastructureError, match="MY_KEY is not set") as caught:
+            asyncio.run(Models({}, cache).client(spec, "MY_KEY").complete(MESSAGES))
+        assert caught.value.endpoint == url and fake.requests == []
+        asyncio.run(Models({"MY_KEY": "k"}, cache).client(spec, "MY_KEY").complete(MESSAGES))
+        replay = asyncio.run(Models({}, cache).client(spec, "MY_KEY").complete(MESSAGES))
+    assert replay.cached and len(fake.requests) == 1
+
+
+def test_two_models_share_no_client_and_no_key():
+    one, two = Models({"K": "a"}), Models({"K": "b"})
+    spec = "openai-compatible:http://127.0.0.1:9/v1#m"
+    assert one.client(spec, "K") is one.client(spec, "K") and one.client(spec, "K") is not two.client(spec, "K")
+    assert (one.client(spec, "K")._headers(), two.client(spec, "K")._headers()) == (
+        {"Authorization": "Bearer a"}, {"Authorization": "Bearer b"})
+
+
+def test_an_open_breaker_stops_calls_to_its_endpoint_only():
+    fake = FakeChatModel(default=answer("0.4"))
+    models = Models()
+    with fake.serve() as url:
+        models.breakers.threshold = 1
+        models.breakers.failure(url, "connection refused")
+        with pytest.raises(llm.CircuitOpen, match="circuit breaker open"):
+            asyncio.run(models.client(f"openai-compatible:{url}#m").complete(MESSAGES))
+        assert fake.requests == []
+        assert models.breakers.reason("http://127.0.0.1:9/v1") is None
+        models.breakers.success(url)  # an open breaker stays open for the rest of the sweep
+        assert models.breakers.reason(url) == "connection refused"
+
+
+def test_a_reply_records_its_retries_and_latency():
+    fake = FakeChatModel([error(503, "busy", retry_after=0), answer("0.4")])
+    with fake.serve() as url:
+        c = client(url, cache=ResponseCache())
+        first = asyncio.run(c.complete(MESSAGES))
+        again = asyncio.run(c.complete(MESSAGES))
+    assert first.retries == 1 and first.latency_s > 0 and (again.cached, again.retries, again.latency_s) == (True, 0, 0.0)
+    usage = llm.Usage(c)
+    usage.add("final", first)
+    usage.add("final", again)
+    t = usage.record()
+    assert (t["retries"], t["requests"], t["cache_hits"], t["model_name"]) == (1, 1, 1, "fake-model")
+    assert (t["prompt_tokens"], t["fresh_prompt_tokens"]) == (20, 10)
+
+
+def test_credentials_in_a_model_url_are_refused_without_echoing_them():
+    from hindcast.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="key_env") as caught:
+        parse_model("openai-compatible:http://alice:hunter2@127.0.0.1:9/v1#m")
+    assert "hunter2" not in str(caught.value) and "alice" not in str(caught.value)
 
 
 def test_no_more_requests_in_flight_than_the_limit():

@@ -101,9 +101,9 @@ def test_without_an_archive_the_agent_records_a_failure(snapshot):
 
 def test_a_model_failure_midway_keeps_the_log_of_what_happened(snapshot):
     def step(body):
-        return error(500, "crashed", retry_after=0) if "summary" in schema_of(body) else agent_model(iter([]))(body)
+        return error(400, "crashed") if "summary" in schema_of(body) else agent_model(iter([]))(body)
     result, _, _ = run(snapshot, step, ",rounds=1,mode=text")
-    assert not result.ok and "HTTP 500: crashed" in result.error
+    assert not result.ok and "HTTP 400: crashed" in result.error
     assert [s["step"] for s in result.usage["steps"]] == ["seed", "search", "search"]
 
 

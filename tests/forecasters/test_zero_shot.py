@@ -6,10 +6,11 @@ import hashlib
 
 import pytest
 
-from hindcast.errors import HindcastError
+from hindcast.errors import ForecastError, HindcastError, InfrastructureError
 from hindcast.forecasters import llm, prompts, registry
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.fake import FakeChatModel, answer, error
+from hindcast.forecasters.models import Models
 from hindcast.records import PricePoint, Question
 from tests.helpers import ROOT, at
 
@@ -87,20 +88,32 @@ def test_repairs_zero_means_one_attempt():
     assert not result.ok and len(fake.requests) == 1
 
 
-def test_a_failing_endpoint_is_a_recorded_failure_not_an_exception():
-    result, fake = forecast([], default=error(503, "overloaded", retry_after=0))
-    assert not result.ok and "HTTP 503: overloaded" in result.error and len(fake.requests) == 4
+def test_a_failing_endpoint_is_an_outage_not_a_forecast():
+    with pytest.raises(InfrastructureError, match="HTTP 503: overloaded") as caught:
+        forecast([], default=error(503, "overloaded", retry_after=0))
+    assert caught.value.endpoint.startswith("http://127.0.0.1:") and not isinstance(caught.value, ForecastError)
+
+
+def test_a_refusal_status_is_a_recorded_failure():
+    result, fake = forecast([error(400, "content policy")], default=answer("never"))
+    assert not result.ok and "HTTP 400: content policy" in result.error and len(fake.requests) == 1
     assert result.usage["model"].startswith("openai-compatible:")
 
 
-def test_a_missing_key_is_a_recorded_failure():
-    llm.configure(env={})
-    try:
-        result = asyncio.run(registry.create("zero-shot:model=openai:gpt-4.1-mini").forecast(
+def test_a_missing_key_is_an_outage():
+    forecaster = registry.create("zero-shot:model=openai:gpt-4.1-mini").bind(Models({}))
+    with pytest.raises(InfrastructureError, match="OPENAI_API_KEY is not set"):
+        asyncio.run(forecaster.forecast(QUESTION, Context(T0, "m1", HISTORY, ())))
+
+
+def test_the_bound_models_keys_are_used_not_the_process_environment(monkeypatch):
+    monkeypatch.setenv("MY_KEY", "from-os-environ")
+    fake = FakeChatModel(default=answer('{"probability": 0.3}'))
+    with fake.serve() as url:
+        forecaster = registry.create(f"zero-shot:model=openai-compatible:{url}#m,key_env=MY_KEY")
+        result = asyncio.run(forecaster.bind(Models({"MY_KEY": "from-models"})).forecast(
             QUESTION, Context(T0, "m1", HISTORY, ())))
-    finally:
-        llm.configure()
-    assert not result.ok and "OPENAI_API_KEY is not set" in result.error
+    assert result.ok and fake.headers[0]["authorization"] == "Bearer from-models"
 
 
 @pytest.mark.parametrize("spec", ["zero-shot:model=gpt-4", "zero-shot:model=local,temperature=3",
@@ -120,13 +133,10 @@ def test_every_template_loads_with_its_hash_and_no_sample_probability():
 
 
 def test_provenance_names_model_endpoint_parameters_and_prompt_hashes_but_no_key():
-    llm.configure(env={"MY_KEY": "sk-secret-value"})
-    try:
-        forecaster = registry.create("zero-shot:model=openai-compatible:http://127.0.0.1:9/v1#m,key_env=MY_KEY,price=1")
-        record = forecaster.provenance()
-        asyncio.run(forecaster.aclose())
-    finally:
-        llm.configure()
+    forecaster = registry.create("zero-shot:model=openai-compatible:http://127.0.0.1:9/v1#m,key_env=MY_KEY,price=1")
+    forecaster = forecaster.bind(Models({"MY_KEY": "sk-secret-value"}))
+    record = forecaster.provenance()
+    asyncio.run(forecaster.aclose())
     assert record["endpoint"] == "http://127.0.0.1:9/v1" and record["model"].endswith("#m") and record["price"] == 1
     assert record["prompts"] == {"zero_shot_price": prompts.load("zero_shot_price").sha256}
     assert record["key_env"] == "MY_KEY" and "sk-secret-value" not in str(record)
