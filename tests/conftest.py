@@ -1,4 +1,4 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package. Only what the repository ships is read."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED_DATA
+from tests.helpers import write_sample_headlines
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not (SHARED_DATA / "polymarket" / "markets.jsonl").exists():
-        pytest.fail(f"the shared real data is missing at {SHARED_DATA} (set HINDCAST_SHARED_DATA)")
-    return SHARED_DATA
+def sample_headline_files(tmp_path_factory) -> list[Path]:
+    """The 46,809 shipped real headlines (archive/sample) written back as `headlines`-format
+    JSONL inputs, one `news_YYYY-MM.jsonl` per creation month, once per test session."""
+    return write_sample_headlines(tmp_path_factory.mktemp("sample-headlines"))

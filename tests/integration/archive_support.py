@@ -9,9 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.forecasters.base import Context
-from tests.helpers import SAMPLE_ARCHIVE, SHARED_DATA
-
-HEADLINES = SHARED_DATA / "news" / "headlines"
+from tests.helpers import SAMPLE_ARCHIVE, sample_headlines
 
 
 def write_headlines(path: Path, docs: list[tuple[str, datetime, str]]) -> Path:
@@ -23,14 +21,13 @@ def write_headlines(path: Path, docs: list[tuple[str, datetime, str]]) -> Path:
 
 
 def real_headlines(folder: Path, months: list[str], words: tuple[str, ...], per_month: int = 120) -> list[Path]:
-    """Real shared headlines of some months: the first `per_month` plus every one naming a word."""
+    """Real shipped headlines (archive/sample) of some months, as `headlines` inputs: the
+    first `per_month` of each month plus every one naming a word."""
     out = []
-    for month in months:
-        lines = (HEADLINES / f"news_{month}.jsonl").read_text(encoding="utf-8").splitlines()
-        keep = [line for n, line in enumerate(lines)
-                if n < per_month or any(w in json.loads(line)["title"].lower() for w in words)]
+    for month, rows in sorted(sample_headlines(months).items()):
+        keep = [r for n, r in enumerate(rows) if n < per_month or any(w in r["title"].lower() for w in words)]
         out.append(folder / f"news_{month}.jsonl")
-        out[-1].write_text("\n".join(keep) + "\n", encoding="utf-8")
+        out[-1].write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep), encoding="utf-8")
     return out
 
 
