@@ -18,17 +18,22 @@ def leaderboard(
     tolerance: float = typer.Option(0.01, "--tolerance", min=0.0, help="Brier margin for a market to count as recovered or regressed."),
     db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///runs/hindcast.db]."),
     title: Optional[str] = typer.Option(None, "--title", help="Report title."),
+    prices: Optional[Path] = typer.Option(None, "--prices", metavar="FILE",
+                                          help="Price table (TOML, dollars per million tokens) laid over the shipped one "
+                                               "for the cost column [default: the shipped table only]."),
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast table and the report."""
     from hindcast.leaderboard import publish
     from hindcast.runs.store import RunStore, default_url
+    from hindcast.scoring.costs import load_prices
 
+    table = load_prices(prices)  # a bad price file stops here, before any file is written
     store = RunStore(db or default_url(Path("runs")))
     loaded = [_load(store, rid) for rid in runs]
     questions = {market: text for _, q in loaded for market, text in q.items()}
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
     result = publish.publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
-                             baseline=baseline, tolerance=tolerance, questions=questions)
+                             baseline=baseline, tolerance=tolerance, questions=questions, prices=table)
     _report(result)
 
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from hindcast.frozen import write_text_atomic
+from hindcast.leaderboard import display
 from hindcast.leaderboard.tables import LeaderboardError
 from hindcast.scoring.aggregate import LeaderboardRow
 
@@ -24,20 +25,17 @@ FORECAST_COLUMNS = {
     "run_id": "string", "forecaster": "string", "market_id": "string", "t0": "string", "repeat": "int64", "label": "string",
     "fraction": "float64", "topic": "string", "probability": "float64", "error": "string",
     "market_price": "float64", "outcome": "float64", "brier": "float64", "market_brier": "float64",
-    "regime": "string", "coverage": "string",
+    "regime": "string", "coverage": "string", "model_name": "string", "prompt_tokens": "int64",
+    "completion_tokens": "int64", "requests": "int64", "cache_hits": "int64", "retries": "int64", "latency_s": "float64",
 }
 TABLE_FORMATS = ("csv", "json", "parquet", "md")
 FORMATS = (*TABLE_FORMATS, "html")
-HEADERS = {
-    "forecaster": "forecaster", "slice": "slice", "n_forecasts": "n forecasts", "n_failed": "failed",
-    "n_markets": "n markets", "brier": "Brier", "brier_ci": "Brier 95% CI", "n_paired": "rows with market price",
-    "forecaster_brier_paired": "Brier (those rows)", "market_brier": "market Brier (same rows)",
-    "skill_vs_market": "skill vs market", "skill_ci": "skill 95% CI", "log_score": "log score",
-    "accuracy": "accuracy", "mean_abs_diff_market": "mean |p − market|", "ece": "ECE",
-}
-SHOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "market_brier", "skill_vs_market")
-MARKDOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "brier_ci", "market_brier",
-            "skill_vs_market", "skill_ci", "log_score", "ece")
+HEADERS = {key: column.header for key, column in display.COLUMNS.items()}
+SHOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "market_brier", "brier_diff", "skill_vs_market",
+         "cost", "notes")
+MARKDOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "brier_ci", "market_brier", "brier_diff",
+            "diff_ci", "skill_vs_market", "skill_ci", "log_score", "ece", "tokens", "requests", "retries", "latency",
+            "cost", "notes")
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -71,7 +69,8 @@ def json_text(value) -> str:
 
 
 def leaderboard_json(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), by: str | None = None) -> str:
-    return json_text({"title": title, "by": by, "notes": list(notes), "rows": [asdict(r) for r in rows]})
+    return json_text({"title": title, "by": by, "notes": list(notes), "legend": list(display.LEGEND),
+                      "rows": [asdict(r) for r in rows]})
 
 
 def write_parquet(path: Path, columns: dict[str, str], records: Sequence[dict]) -> None:
@@ -106,20 +105,16 @@ def interval(low: float | None, high: float | None) -> str:
 
 
 def markdown_cell(row: LeaderboardRow, column: str) -> str:
-    if column == "brier_ci":
-        return interval(row.brier_ci_low, row.brier_ci_high)
-    if column == "skill_ci":
-        return interval(row.skill_ci_low, row.skill_ci_high)
-    return cell(getattr(row, column)).replace("|", "\\|")
+    return display.COLUMNS[column].text(row).replace("|", "\\|")
 
 
 def to_markdown(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), shown: Sequence[str] = SHOWN) -> str:
     if any(r.slice != "all" for r in rows):
         shown = ("slice", *shown)
     lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in shown) + " |",
-             "|" + "|".join("---" if c in ("forecaster", "slice") else "---:" for c in shown) + "|"]
+             "|" + "|".join("---" if display.COLUMNS[c].is_text else "---:" for c in shown) + "|"]
     lines += ["| " + " | ".join(markdown_cell(r, c) for c in shown) + " |" for r in rows]
-    return "\n".join(lines + [""] + [f"- {n}" for n in notes]) + "\n"
+    return "\n".join(lines + [""] + [f"- {n}" for n in (*notes, *display.LEGEND)]) + "\n"
 
 
 def write_all(rows: Sequence[LeaderboardRow], folder: Path, title: str, notes: Sequence[str] = ()) -> dict[str, Path]:

@@ -17,6 +17,7 @@ from hindcast.leaderboard.tables import Combined, LeaderboardError, combine, for
 from hindcast.scoring import bootstrap
 from hindcast.scoring.aggregate import SLICES as SLICE_RULES
 from hindcast.scoring.aggregate import LeaderboardRow, leaderboard
+from hindcast.scoring.costs import PriceTable, load_prices
 
 SLICES = tuple(SLICE_RULES)
 FORECAST_FORMATS = ("csv", "json", "parquet")
@@ -37,20 +38,24 @@ def check_slice(by: str | None) -> str | None:
 
 def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str, by: str | None = None,
             baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
-            questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES) -> Published:
-    """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files."""
+            questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
+            prices: PriceTable | None = None) -> Published:
+    """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files.
+    Costs from `prices` (default: the shipped price table)."""
     formats, by = export.check_formats(formats), check_slice(by)
     combined = combine(runs)
     if "html" in formats:
         analysis.check_baseline(combined.rows, baseline)
-    board = leaderboard(combined.rows, by=by, replicates=replicates)
+    prices = prices or load_prices()
+    board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {f"leaderboard.{f}": export.write_leaderboard(f, board, folder, title, notes(combined), by)
              for f in formats if f in export.TABLE_FORMATS}
     if "html" in formats:
         paths["report.html"] = report.write_html(folder, combined, board, title, runs=runs, baseline=baseline,
-                                                 tolerance=tolerance, questions=questions, replicates=replicates)
+                                                 tolerance=tolerance, questions=questions, replicates=replicates,
+                                                 prices=prices)
     records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)
@@ -60,9 +65,6 @@ def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str,
 def notes(combined: Combined) -> list[str]:
     return [
         combined.note(),
-        "Brier: mean squared error of the YES probability (lower is better), 95% CI by a market-clustered "
-        "bootstrap; market Brier: the market's last price strictly before the same t0, on the rows where it had "
-        "one; skill = 1 − Brier/market Brier on those rows.",
         "Failures are counted, never imputed. The per-forecast table (forecasts.*) beside this file holds every "
         "scored row.",
     ]

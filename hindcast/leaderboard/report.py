@@ -13,45 +13,44 @@ from html import escape
 from pathlib import Path
 
 from hindcast.frozen import write_text_atomic
-from hindcast.leaderboard import analysis, assets, plots
-from hindcast.leaderboard.export import cell, interval
+from hindcast.leaderboard import analysis, assets, display, plots
+from hindcast.leaderboard.export import cell
 from hindcast.leaderboard.tables import Combined, combine
 from hindcast.scoring import bootstrap
 from hindcast.scoring.aggregate import leaderboard
+from hindcast.scoring.costs import PriceTable, load_prices
 
 TEXT = ' class="text"'
 REGIMES = ("T1: t0 and resolution before the model's knowledge cutoff (the outcome may be memorised); "
            "T2: t0 after the cutoff, market resolved since (a true forecast); "
            "n/a: no knowledge cutoff known for the forecaster (baselines, unregistered models).")
-BOARD_COLUMNS = (  # (header, attribute or (low, high) attributes, is text)
-    ("forecaster", "forecaster", True), ("slice", "slice", True), ("n forecasts", "n_forecasts", False),
-    ("failed", "n_failed", False), ("markets", "n_markets", False), ("Brier", "brier", False),
-    ("Brier 95% CI", ("brier_ci_low", "brier_ci_high"), False), ("rows with price", "n_paired", False),
-    ("market Brier (same rows)", "market_brier", False), ("skill vs market", "skill_vs_market", False),
-    ("skill 95% CI", ("skill_ci_low", "skill_ci_high"), False), ("log score", "log_score", False),
-    ("accuracy", "accuracy", False), ("mean |p − market|", "mean_abs_diff_market", False), ("ECE", "ece", False),
-)
+BOARD_COLUMNS = ("forecaster", "slice", "n_forecasts", "n_failed", "n_markets", "brier", "brier_ci", "n_paired",
+                 "market_brier", "brier_diff", "diff_ci", "skill_vs_market", "skill_ci", "log_score", "accuracy",
+                 "mean_abs_diff_market", "ece", "tokens", "requests", "retries", "latency", "cost", "notes")
 
 
 def write_report(folder: Path, runs: Sequence, title: str, *, by: str | None = None,
                  baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
-                 questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES) -> Path:
+                 questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
+                 prices: PriceTable | None = None) -> Path:
     """Score `runs` (api.RunScores; matched when several) and write FOLDER/report.html."""
     combined = combine(runs)
-    board = leaderboard(combined.rows, by=by, replicates=replicates)
+    prices = prices or load_prices()
+    board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)
     return write_html(folder, combined, board, title, runs=runs, baseline=baseline, tolerance=tolerance,
-                      questions=questions, replicates=replicates)
+                      questions=questions, replicates=replicates, prices=prices)
 
 
 def write_html(folder: Path, combined: Combined, board: Sequence, title: str, *, runs: Sequence,
                baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
-               questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES) -> Path:
+               questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
+               prices: PriceTable | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "report.html"
     analysis.check_baseline(combined.rows, baseline)
     sections = [summary(combined, board), fraction_section(combined.rows), reliability_section(combined.rows),
                 topic_section(combined.rows, baseline, tolerance, questions or {}),
-                regime_section(leaderboard(combined.rows, by="regime", replicates=replicates)),
+                regime_section(leaderboard(combined.rows, by="regime", replicates=replicates, prices=prices)),
                 provenance_section(runs)]
     write_text_atomic(path, page(title, sections))
     return path
@@ -78,27 +77,24 @@ def sortable(headers: Sequence[tuple[str, bool]], rows: Sequence[Sequence[str]],
     return f'<div class="scroll"><table class="sortable"{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def board_cell(row, attribute, text: bool) -> str:
-    if isinstance(attribute, tuple):
-        low, high = (getattr(row, a) for a in attribute)
-        return td(low, interval(low, high))
-    return td(getattr(row, attribute), text=text)
+def board_cell(row, key: str) -> str:
+    column = display.COLUMNS[key]
+    value = column.text(row) if column.sort is None else getattr(row, column.sort)
+    return td(value, column.text(row), column.is_text)
 
 
 def board_table(board: Sequence, table_id: str) -> str:
-    columns = [c for c in BOARD_COLUMNS if c[1] != "slice" or any(r.slice != "all" for r in board)]
-    rows = [[board_cell(r, attribute, text) for _, attribute, text in columns] for r in board]
-    return sortable([(h, text) for h, _, text in columns], rows, table_id)
+    columns = [c for c in BOARD_COLUMNS if c != "slice" or any(r.slice != "all" for r in board)]
+    rows = [[board_cell(r, key) for key in columns] for r in board]
+    return sortable([(display.COLUMNS[c].header, display.COLUMNS[c].is_text) for c in columns], rows, table_id)
 
 
 def summary(combined: Combined, board: Sequence) -> str:
+    legend = "".join(f'<p class="note">{escape(line)}</p>' for line in display.LEGEND)
     return ("<section id=\"leaderboard\"><h2>Leaderboard</h2>"
             f'<p class="note" id="matching">{escape(combined.note())}.</p>'
-            '<p class="note">Brier: mean squared error of the YES probability (lower is better), 95% CI from a '
-            "bootstrap that resamples markets. Market Brier: the market's last price strictly before the same t0, "
-            "on the rows where it had one; skill = 1 − Brier/market Brier on those rows. Failed forecasts are "
-            "counted, never imputed. Click a column heading to sort.</p>"
-            + board_table(board, "board") + "</section>")
+            '<p class="note">Failed forecasts are counted, never imputed. Click a column heading to sort.</p>'
+            + board_table(board, "board") + f'<div id="legend">{legend}</div></section>')
 
 
 def fraction_section(rows: Sequence) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from hindcast.errors import HindcastError
+from hindcast.scoring import usage
 from hindcast.timeutil import iso
 
 
@@ -83,7 +84,7 @@ def forecast_record(row, run_id: str) -> dict:
         "repeat": row.repeat, "label": row.label, "fraction": fraction_of(row.label), "topic": row.topic,
         "probability": row.probability, "error": row.error, "market_price": row.market_price,
         "outcome": row.outcome, "brier": row.brier, "market_brier": row.market_brier,
-        "regime": row.regime, "coverage": row.coverage,
+        "regime": row.regime, "coverage": row.coverage, **usage.figures(row.usage),
     }
 
 

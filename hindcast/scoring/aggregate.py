@@ -73,7 +73,7 @@ class LeaderboardRow:
     n_failed: int
     n_markets: int
     n_markets_all: int  # markets of the best-covered forecaster of the slice
-    subset: str  # "subset: n of N markets", or ""
+    subset: str | None  # "subset: n of N markets", or None
     brier: float | None
     brier_ci_low: float | None
     brier_ci_high: float | None
@@ -87,13 +87,13 @@ class LeaderboardRow:
     skill_vs_market: float | None
     skill_ci_low: float | None
     skill_ci_high: float | None
-    skill_note: str  # why skill is not shown, or ""
-    ci_note: str  # why intervals are not shown, or ""
+    skill_note: str | None  # why skill is not shown
+    ci_note: str | None  # why intervals are not shown
     log_score: float | None
     accuracy: float | None
     mean_abs_diff_market: float | None
     ece: float | None
-    models: str  # model names, comma-separated ("" for baselines)
+    models: str | None  # model names, comma-separated (None: none recorded, e.g. baselines)
     prompt_tokens: int | None
     completion_tokens: int | None
     requests: int | None
@@ -103,6 +103,7 @@ class LeaderboardRow:
     mean_latency_s: float | None
     cost_usd: float | None
     cost_status: str  # priced | unknown | no model
+    unpriced: str | None  # models without a price, comma-separated
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +156,7 @@ def mark_subsets(board: list[LeaderboardRow]) -> list[LeaderboardRow]:
     for r in board:
         best[r.slice] = max(best[r.slice], r.n_markets)
     return [replace(r, n_markets_all=best[r.slice],
-                    subset=f"subset: {r.n_markets} of {best[r.slice]} markets" if r.n_markets < best[r.slice] else "")
+                    subset=f"subset: {r.n_markets} of {best[r.slice]} markets" if r.n_markets < best[r.slice] else None)
             for r in board]
 
 
@@ -170,7 +171,7 @@ def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int,
     versus = _versus(paired, replicates, rng)
     return LeaderboardRow(
         forecaster=name, slice=slice_key, n_forecasts=len(valid), n_failed=len(rows) - len(valid),
-        n_markets=n_markets, n_markets_all=n_markets, subset="", brier=_mean(metrics.brier(p, o)),
+        n_markets=n_markets, n_markets_all=n_markets, subset=None, brier=_mean(metrics.brier(p, o)),
         brier_ci_low=brier_ci and brier_ci.low, brier_ci_high=brier_ci and brier_ci.high,
         n_paired=len(paired), **asdict(versus), ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
         log_score=_mean(metrics.log_score(p, o)), accuracy=_mean(metrics.accuracy(p, o)),
@@ -181,9 +182,10 @@ def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int,
 
 def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
     s = usage.summary(name, [dict(r.usage) for r in rows], prices)
-    return dict(models=",".join(s.models), prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
+    return dict(models=",".join(s.models) or None, prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
                 requests=s.requests, cache_hits=s.cache_hits, retries=s.retries, latency_s=s.latency_s,
-                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_status=s.cost_status)
+                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_status=s.cost_status,
+                unpriced=", ".join(s.unpriced) or None)
 
 
 def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Comparison:

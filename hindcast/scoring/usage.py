@@ -78,6 +78,13 @@ def relevant(usage: Mapping | None) -> tuple[tuple[str, object], ...]:
     return tuple((k, usage[k]) for k in KEYS if usage and k in usage)
 
 
+def figures(usage: Mapping | None) -> dict:
+    """One forecast's usage figures (the per-forecast table's columns), None where not recorded or invalid."""
+    usage = dict(usage or {})
+    return {"model_name": _name(usage), **{k: _count(usage.get(k)) for k in COUNTS},
+            "latency_s": _seconds(usage.get("latency_s"))}
+
+
 def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> UsageSummary:
     usages = [dict(u) if not isinstance(u, Mapping) else u for u in usages]
     used = [u for u in usages if uses_model(u)]

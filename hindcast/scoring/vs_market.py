@@ -34,28 +34,28 @@ class VsMarket:
     skill_vs_market: float | None
     skill_ci_low: float | None
     skill_ci_high: float | None
-    skill_note: str
+    skill_note: str | None
 
 
 def too_few(n_markets: int) -> bool:
     return n_markets < MIN_MARKETS
 
 
-def ci_note(n_markets: int, n_markets_paired: int) -> str:
-    """Why an interval is missing, or '' when none is for want of markets."""
+def ci_note(n_markets: int, n_markets_paired: int) -> str | None:
+    """Why an interval is missing, or None when none is for want of markets."""
     if too_few(n_markets):
         return f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {MIN_MARKETS}), no interval"
     if too_few(n_markets_paired):
         return f"n too small vs market: {n_markets_paired} market{'' if n_markets_paired == 1 else 's'} with a price (< {MIN_MARKETS}), no interval"
-    return ""
+    return None
 
 
-def skill_note(market_brier: float | None) -> str:
+def skill_note(market_brier: float | None) -> str | None:
     if market_brier is None:
         return "no row with a market price"
     if market_brier < MIN_MARKET_BRIER:
         return f"skill not shown: market Brier {market_brier:.4f} < {MIN_MARKET_BRIER:g} on these rows (ratio unstable)"
-    return ""
+    return None
 
 
 def compare_to_market(market_ids: list[str], own: np.ndarray, market: np.ndarray, replicates: int, rng) -> VsMarket:

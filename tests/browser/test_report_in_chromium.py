@@ -73,15 +73,27 @@ def test_every_plot_renders_a_non_empty_svg(page):
     assert all(w > 100 and h > 100 and bw > 50 and bh > 50 and marks > 0 for w, h, bw, bh, marks in plots), plots
 
 
+def heading(page, table: str, header: str) -> str:
+    """A CSS selector for the heading of `table` whose text is `header` (columns move as they are added)."""
+    i = page.evaluate(f"""Array.from(document.getElementById("{table}").tHead.rows[0].cells)
+        .findIndex(h => h.textContent === "{header}")""")
+    assert i >= 0, header
+    return f"#{table} th:nth-child({i + 1})"
+
+
 def test_clicking_a_heading_sorts_the_leaderboard(page):
-    page.click("#board th:nth-child(6)")  # Brier
+    brier = heading(page, "board", "Brier")
+    page.click(brier)
     ascending = [float(v) for v in column(page, "board", "Brier")]
     assert ascending == sorted(ascending) and len(set(ascending)) == 3
-    assert page.evaluate("document.querySelector('#board th:nth-child(6)').getAttribute('aria-sort')") == "ascending"
-    page.click("#board th:nth-child(6)")
+    assert page.evaluate(f"document.querySelector('{brier}').getAttribute('aria-sort')") == "ascending"
+    page.click(brier)
     assert [float(v) for v in column(page, "board", "Brier")] == sorted(ascending, reverse=True)
-    page.click("#board th:nth-child(3)")  # n forecasts, then the names follow their rows
+    page.click(heading(page, "board", "n forecasts"))  # then the names follow their rows
     assert column(page, "board", "n forecasts") == sorted(column(page, "board", "n forecasts"), key=int)
+    page.click(heading(page, "board", "Brier − market (same rows)"))  # the bounded comparison sorts exactly too
+    diffs = [float(v) for v in column(page, "board", "Brier − market (same rows)")]
+    assert diffs == sorted(diffs) and all(-1 <= d <= 1 for d in diffs)
 
 
 def test_hostile_text_shows_as_text_and_runs_nothing(page):

@@ -52,7 +52,7 @@ def test_the_comparison_with_the_market_is_bounded_and_needs_5_markets_for_an_in
             assert r.brier_ci_low is r.brier_ci_high is None and r.ci_note.startswith("n too small:")
         if r.market_brier is None or r.market_brier < MIN_MARKET_BRIER:
             assert r.skill_vs_market is None and r.skill_note
-        assert (r.subset != "") == (r.n_markets < r.n_markets_all)
+        assert (r.subset is not None) == (r.n_markets < r.n_markets_all)
 
 
 def test_a_few_markets_the_market_had_settled_give_no_exploding_skill_and_no_interval():
@@ -66,7 +66,7 @@ def test_a_few_markets_the_market_had_settled_give_no_exploding_skill_and_no_int
     assert local.brier_diff_vs_market == pytest.approx(0.91 ** 2 - 0.0003 ** 2)
     assert local.brier_ci_low is None and local.diff_ci_low is None
     assert local.ci_note == "n too small: 3 markets (< 5), no interval"
-    assert local.subset == "subset: 3 of 30 markets" and board["market"].subset == ""
+    assert local.subset == "subset: 3 of 30 markets" and board["market"].subset is None
 
 
 def test_a_subset_row_is_compared_with_the_market_on_its_own_rows_only():
@@ -76,7 +76,7 @@ def test_a_subset_row_is_compared_with_the_market_on_its_own_rows_only():
     narrow = board["narrow"]
     assert narrow.subset == "subset: 6 of 10 markets" and (narrow.n_markets, narrow.n_markets_all) == (6, 10)
     assert narrow.market_brier == pytest.approx(sum((0.1 * i - 1) ** 2 for i in range(6)) / 6)
-    assert narrow.diff_ci_low <= narrow.brier_diff_vs_market <= narrow.diff_ci_high and narrow.ci_note == ""
+    assert narrow.diff_ci_low <= narrow.brier_diff_vs_market <= narrow.diff_ci_high and narrow.ci_note is None
     assert narrow.skill_vs_market == pytest.approx(1 - 0.04 / narrow.market_brier)
 
 
