@@ -27,6 +27,7 @@ FORECAST_COLUMNS = {
     "market_price": "float64", "outcome": "float64", "brier": "float64", "market_brier": "float64",
     "regime": "string", "coverage": "string", "model_name": "string", "prompt_tokens": "int64",
     "completion_tokens": "int64", "requests": "int64", "cache_hits": "int64", "retries": "int64", "latency_s": "float64",
+    "fresh_prompt_tokens": "int64", "fresh_completion_tokens": "int64",
 }
 TABLE_FORMATS = ("csv", "json", "parquet", "md")
 FORMATS = (*TABLE_FORMATS, "html")

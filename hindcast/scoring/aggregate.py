@@ -101,7 +101,8 @@ class LeaderboardRow:
     retries: int | None
     latency_s: float | None
     mean_latency_s: float | None
-    cost_usd: float | None
+    cost_usd: float | None  # list price of every token the forecasts consumed, cached replies included
+    cost_fresh_usd: float | None  # of the tokens of replies not served from the cache
     cost_status: str  # priced | unknown | no model
     unpriced: str | None  # models without a price, comma-separated
 
@@ -184,7 +185,8 @@ def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
     s = usage.summary(name, [dict(r.usage) for r in rows], prices)
     return dict(models=",".join(s.models) or None, prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
                 requests=s.requests, cache_hits=s.cache_hits, retries=s.retries, latency_s=s.latency_s,
-                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_status=s.cost_status,
+                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_fresh_usd=s.cost_fresh_usd,
+                cost_status=s.cost_status,
                 unpriced=", ".join(s.unpriced) or None)
 
 

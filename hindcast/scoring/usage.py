@@ -7,7 +7,9 @@ What is counted:
   the forecast, so it does not depend on whether the cache happened to be warm: the same
   stored forecasts give the same figures, and two forecasters are compared on equal terms.
   `requests` (calls that reached the endpoint) and `cache_hits` (replies from the cache) tell
-  apart what was actually sent this time.
+  apart what was actually sent; `cost_fresh_usd` prices only the tokens of replies not served
+  from the cache (`fresh_*` in the usage record), what the calls cost when they were made —
+  the figure `--max-cost` budgets count.
 
 Missing is not zero. A total is given only when every forecast that used a model recorded
 that field; otherwise it is None ("not recorded"). A forecaster none of whose forecasts used a
@@ -25,7 +27,8 @@ from dataclasses import dataclass
 
 from hindcast.scoring.costs import PriceTable
 
-COUNTS = ("prompt_tokens", "completion_tokens", "requests", "cache_hits", "retries")
+COUNTS = ("prompt_tokens", "completion_tokens", "requests", "cache_hits", "retries", "fresh_prompt_tokens",
+          "fresh_completion_tokens")
 KEYS = ("model", "model_name", *COUNTS, "latency_s")  # what a summary reads of a usage record
 PRICED, UNKNOWN, NO_MODEL = "priced", "unknown", "no model"
 NOT_RECORDED = "(model_name not recorded)"
@@ -47,6 +50,9 @@ class UsageSummary:
     cost_usd: float | None
     cost_status: str  # priced | unknown | no model
     unpriced: tuple[str, ...] = ()  # models without a price (or NOT_RECORDED)
+    fresh_prompt_tokens: int | None = None  # of replies not served from the cache
+    fresh_completion_tokens: int | None = None
+    cost_fresh_usd: float | None = None  # the cost of those tokens (None: unknown or not recorded)
 
     def cost_text(self) -> str:
         """'—' for no model, 'unknown' when not priced, else dollars."""
@@ -91,10 +97,11 @@ def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> Usage
     counts = {k: _total([_count(u.get(k)) for u in used]) for k in COUNTS}
     latency = _fsum([_seconds(u.get("latency_s")) for u in used])
     cost, unpriced = _cost(used, prices)
+    fresh, _ = _cost(used, prices, "fresh_prompt_tokens", "fresh_completion_tokens")
     status = NO_MODEL if not used else PRICED if cost is not None else UNKNOWN
     return UsageSummary(forecaster, len(usages), len(used), tuple(sorted({_name(u) for u in used} - {None})),
                         **counts, latency_s=latency, mean_latency_s=None if latency is None else latency / len(used),
-                        cost_usd=cost, cost_status=status, unpriced=unpriced)
+                        cost_usd=cost, cost_status=status, unpriced=unpriced, cost_fresh_usd=fresh)
 
 
 def uses_model(usage: Mapping) -> bool:
@@ -102,12 +109,13 @@ def uses_model(usage: Mapping) -> bool:
     return any(k in usage for k in ("model", "model_name", "prompt_tokens", "completion_tokens"))
 
 
-def _cost(used: list[Mapping], prices: PriceTable) -> tuple[float | None, tuple[str, ...]]:
+def _cost(used: list[Mapping], prices: PriceTable, prompt_key: str = "prompt_tokens",
+          completion_key: str = "completion_tokens") -> tuple[float | None, tuple[str, ...]]:
     """Dollars of the model-using forecasts, priced per model name (sorted, so the sum is stable)."""
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unpriced = set()
     for u in used:
-        name, prompt, completion = _name(u), _count(u.get("prompt_tokens")), _count(u.get("completion_tokens"))
+        name, prompt, completion = _name(u), _count(u.get(prompt_key)), _count(u.get(completion_key))
         if name is None or prompt is None or completion is None or name not in prices.prices:
             unpriced.add(NOT_RECORDED if name is None else name if name not in prices.prices else f"{name} (tokens not recorded)")
             continue

@@ -40,6 +40,17 @@ def test_sums_per_forecaster_count_failures_and_cached_replies():
     assert market.cost_status == NO_MODEL and market.cost_text() == "—" and market.prompt_tokens is None
 
 
+def test_the_fresh_cost_prices_only_replies_not_served_from_the_cache():
+    fresh = llm(fresh_prompt_tokens=1000, fresh_completion_tokens=100)
+    cached = llm(requests=0, cache_hits=1, fresh_prompt_tokens=0, fresh_completion_tokens=0)
+    (s,) = summarize_usages([("zs", fresh), ("zs", cached)], PRICES).values()
+    assert s.cost_usd == pytest.approx(2 * (1000 * 0.40 + 100 * 1.60) / 1e6)
+    assert s.cost_fresh_usd == pytest.approx((1000 * 0.40 + 100 * 1.60) / 1e6)
+    assert (s.fresh_prompt_tokens, s.fresh_completion_tokens) == (1000, 100)
+    (old,) = summarize_usages([("zs", llm())], PRICES).values()  # recorded before fresh_* existed
+    assert old.cost_usd is not None and old.cost_fresh_usd is None
+
+
 def test_a_model_not_in_the_table_costs_unknown_never_zero():
     (s,) = summarize_usages([("x", llm(name="mystery-7b"))], PRICES).values()
     assert s.cost_usd is None and s.cost_status == UNKNOWN and s.cost_text() == "unknown"
