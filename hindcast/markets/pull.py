@@ -8,9 +8,18 @@ does not change). At the end the pulled markets are merged into the latest versi
 version is frozen, and the work directory is removed. A market that cannot be read or
 fetched is reported by id with its reason and left out whole; the pull goes on.
 
-A listed binary market that is not closed or not resolved yet goes on the store's watch
+Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
+`end_date_min/max`) is what a user asks for. An incremental pull (the service's) gives
+`closed_since` as well: it also lists closed markets newest-closed first
+(`order=closedTime&ascending=false`, no end-date filter) and pages until the listing is
+older than `closed_since`. That listing finds what an end-date window cannot: markets
+without an `endDate` (Gamma omits it on some items, and `end_date_min` excludes them) and
+markets that close long after their scheduled end. Offset paging of a newest-first listing
+can only repeat an item when markets close meanwhile, never skip one; repeats are merged.
+
+A listed binary market that is closed but not resolved yet goes on the store's watch
 list (`STORE/pending.json`), and every later pull asks for it again by conditionId, so a
-market resolving long after its scheduled end date is still found.
+market whose resolution is settled long after it closed is still found.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from hindcast.markets.parse import (
 from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient, PolymarketError
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
-from hindcast.timeutil import from_unix, iso, to_unix
+from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
@@ -48,12 +57,14 @@ WATCH = "pending.json"  # the store's watch list (see read_watch)
 
 @dataclass(frozen=True)
 class PullQuery:
-    """Which resolved markets to pull: scheduled end within [since, until], at most `limit`."""
+    """Which resolved markets to pull: scheduled end within [since, until], at most `limit`;
+    with `closed_since`, also every market closed at or after it (whatever its end date)."""
 
     since: datetime | None = None
     until: datetime | None = None
     limit: int | None = None
     page_size: int = GAMMA_PAGE_LIMIT
+    closed_since: datetime | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size <= GAMMA_PAGE_LIMIT:
@@ -67,9 +78,14 @@ class PullQuery:
             params["end_date_max"] = iso(self.until)
         return params
 
+    def closed_params(self) -> dict:
+        """The newest-closed-first listing (paged down to `closed_since`)."""
+        return {"closed": "true", "order": "closedTime", "ascending": "false"}
+
     def key(self, gamma_url: str) -> str:
         """Names the work directory: same source, filters and page size → same cache."""
-        text = json.dumps([gamma_url, self.params(), self.page_size], sort_keys=True)
+        closed = self.closed_since and iso(self.closed_since)
+        text = json.dumps([gamma_url, self.params(), self.page_size, *([closed] if closed else [])], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -150,6 +166,8 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
     raws = list_markets(client, work, query)
+    if query.closed_since is not None:
+        raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
     watched = read_watch(root)
     again = sorted(set(watched) - {market_key(raw) for raw in raws})
     raws += list_by_id(client, WorkDir(work.path / "watched"), again)
@@ -179,6 +197,41 @@ def list_markets(client: PolymarketClient, work: WorkDir, query: PullQuery) -> l
             break
         offset += query.page_size
     return items[: query.limit] if query.limit is not None else items
+
+
+def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery) -> list:
+    """Closed markets, newest closed first, page by page until a page reaches markets closed
+    before `query.closed_since` (those are left out). An item without a readable
+    `closedTime` never ends the paging and is kept (the parser decides about it)."""
+    items, offset, url = [], 0, f"{client.gamma_url}/markets"
+    while query.limit is None or len(items) < query.limit:
+        page = work.page(offset)
+        if page is None:
+            page = client.gamma_page(url, query.closed_params(), query.page_size, offset).items
+            work.save_page(offset, page)
+        closed = [(_closed_time(raw), raw) for raw in page]
+        items += [raw for t, raw in closed if t is None or t >= query.closed_since]
+        if len(page) < query.page_size or any(t is not None and t < query.closed_since for t, _ in closed):
+            break
+        offset += query.page_size
+    return items[: query.limit] if query.limit is not None else items
+
+
+def _closed_time(raw) -> datetime | None:
+    try:
+        return parse_utc(raw["closedTime"])
+    except (TypeError, KeyError, ValueError, AttributeError, OverflowError):
+        return None
+
+
+def _not_in(raws: list, listed: list) -> list:
+    """The items of a second listing that the first did not list (by conditionId)."""
+    def key(raw):
+        value = raw.get("conditionId") if isinstance(raw, dict) else None
+        return value if isinstance(value, str) else None
+
+    seen = {key(raw) for raw in listed} - {None}
+    return [raw for raw in raws if key(raw) is None or key(raw) not in seen]
 
 
 def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = 50) -> list:
@@ -313,4 +366,5 @@ def _provenance(client, query: PullQuery, now: datetime, previous, summary: Pull
     return {"source": "polymarket", "gamma_url": client.gamma_url, "clob_url": client.clob_url,
             "query": query.params(), "limit": query.limit, "pulled_at": iso(now),
             "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed),
-            "rechecked_by_id": summary.rechecked}
+            "rechecked_by_id": summary.rechecked,
+            **({"closed_since": iso(query.closed_since)} if query.closed_since else {})}

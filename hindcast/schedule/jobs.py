@@ -1,10 +1,13 @@
 """The service's jobs. Each takes the config, the service state and `now`, is idempotent, and
 can be killed anywhere: the next run completes it with nothing duplicated.
 
-- pull: resolved markets listed since the watermark (minus a lookback, for markets that
-  close after their scheduled end), plus the store's watch list of markets listed before
-  they resolved (asked for by id) → a new market store version; the watermark becomes
-  the instant the listing began. The pull's own work cache makes a killed pull resume.
+- pull: resolved markets whose scheduled end is at or after `since` (the watermark minus
+  the lookback), plus every market *closed* at or after `since` whatever its end date (a
+  newest-closed-first listing paged down to `since`: markets without `endDate` and markets
+  closing long after it), plus the store's watch list of markets closed before they
+  resolved (asked for by id) → a new market store version; the watermark becomes the
+  instant the listing began. The lookback only absorbs Gamma's indexing delay. The pull's
+  own work cache makes a killed pull resume.
 - inbox: new dump files (by name and sha256) → the archive draft → a frozen snapshot →
   its index; files are marked ingested only once the snapshot is indexed.
 - sweeps: see `hindcast.schedule.sweeps`.
@@ -44,7 +47,7 @@ def pull_markets(ctx: JobContext) -> dict:
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
     before = _latest_ids(job.store)
     with _client(job) as client:
-        summary = pull(job.store, client, PullQuery(since=since, page_size=job.page_size), ctx.now)
+        summary = pull(job.store, client, PullQuery(since=since, page_size=job.page_size, closed_since=since), ctx.now)
     ctx.state.set_many({WATERMARK: iso(listed_at), PULL_PENDING: None})
     new = sorted(_latest_ids(job.store) - before)
     return {"version": summary.version, "since": since and iso(since), "watermark": iso(listed_at),

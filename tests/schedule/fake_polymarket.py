@@ -1,9 +1,12 @@
 """A fake Polymarket on 127.0.0.1 whose markets resolve over simulated time.
 
-Each `SimMarket` opens at `opened` and resolves at `resolves`; the Gamma `/markets`
-listing answers for the instant of the shared `SimClock` — a market appears (closed,
-resolved) only from its resolution on — and honours `closed`, `end_date_min`,
-`end_date_max`, `order=id`, `offset` and `limit`. The CLOB `/prices-history` serves a
+Each `SimMarket` opens at `opened`, is scheduled to end at `end` (its `endDate`; by
+default its resolution; `NO_END_DATE` leaves the field out, as Gamma does on some items) and
+resolves (closes) at `resolves`; the Gamma `/markets` listing answers for the instant of the
+shared `SimClock` — a market appears (closed, resolved) only from its resolution on — and
+honours `closed`, `end_date_min`, `end_date_max` (on `endDate`: an item without one is
+never in an end-date window), `order=id` or `order=closedTime` with `ascending`, `offset`
+and `limit`. The CLOB `/prices-history` serves a
 6-hourly YES history from opening to resolution. Shapes follow docs/polymarket-api.md
 (JSON in strings, `closedTime`'s own format). `block(predicate)` holds matching requests
 until `release()`, then answers them (the test kills or stops the client meanwhile).
@@ -31,12 +34,20 @@ class SimClock:
         return self.now
 
 
+NO_END_DATE = "none"  # SimMarket.end: the item has no endDate at all
+
+
 @dataclass(frozen=True)
 class SimMarket:
     n: int
     opened: datetime
     resolves: datetime
     yes: bool = True
+    end: datetime | str | None = None  # endDate: None = the resolution instant; NO_END_DATE = absent
+
+    @property
+    def end_date(self) -> datetime | None:
+        return None if self.end == NO_END_DATE else (self.end or self.resolves)
 
     @property
     def condition_id(self) -> str:
@@ -48,9 +59,10 @@ class SimMarket:
 
     def raw(self) -> dict:
         prices = ["1", "0"] if self.yes else ["0", "1"]
-        return {"id": str(1000 + self.n), "conditionId": self.condition_id, "question": f"Will thing {self.n} happen?",
+        end = {"endDate": iso(self.end_date)} if self.end_date else {}
+        return end | {"id": str(1000 + self.n), "conditionId": self.condition_id, "question": f"Will thing {self.n} happen?",
                 "slug": f"thing-{self.n}", "description": f"Resolves Yes if thing {self.n} happens.",
-                "startDate": iso(self.opened), "endDate": iso(self.resolves), "createdAt": iso(self.opened),
+                "startDate": iso(self.opened), "createdAt": iso(self.opened),
                 "closedTime": self.resolves.strftime("%Y-%m-%d %H:%M:%S+00"), "closed": True, "active": True,
                 "umaResolutionStatus": "resolved", "outcomes": "[\"Yes\", \"No\"]",
                 "outcomePrices": json.dumps(prices), "clobTokenIds": json.dumps([self.yes_token, str(10**70 + self.n * 2 + 1)]),
@@ -85,10 +97,12 @@ class FakePolymarket:
     def _listing(self, params: dict) -> list[dict]:
         shown = [m for m in self.markets if m.resolves <= self.clock.now or params.get("closed") != "true"]
         if "end_date_min" in params:
-            shown = [m for m in shown if m.resolves >= parse_utc(params["end_date_min"])]
+            shown = [m for m in shown if m.end_date and m.end_date >= parse_utc(params["end_date_min"])]
         if "end_date_max" in params:
-            shown = [m for m in shown if m.resolves <= parse_utc(params["end_date_max"])]
-        shown.sort(key=lambda m: m.n)
+            shown = [m for m in shown if m.end_date and m.end_date <= parse_utc(params["end_date_max"])]
+        by_closed = params.get("order") == "closedTime"
+        shown.sort(key=(lambda m: (m.resolves, m.n)) if by_closed else (lambda m: m.n),
+                   reverse=params.get("ascending") == "false")
         offset, limit = int(params.get("offset", 0)), int(params.get("limit", 500))
         return [m.raw() for m in shown[offset: offset + limit]]
 
