@@ -99,15 +99,16 @@ async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: 
             models.close()
 
 
-def default_models(store: RunStore, out_dir: Path):
-    """Keys from `os.environ`; the response cache beside the run database (or in `out_dir`)."""
+def default_models(store: RunStore, out_dir: Path, env=None):
+    """Keys from `env` (default `os.environ`); the response cache beside the run database
+    (`responses.db`; in `out_dir` for a database that is not a SQLite file)."""
     import os
 
     from hindcast.forecasters.models import Models
 
     url = store.url
     folder = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(out_dir)
-    return Models.from_environment(os.environ, folder / "responses.db")
+    return Models.from_environment(os.environ if env is None else env, folder / "responses.db")
 
 
 async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices) -> SweepResult:
@@ -121,16 +122,14 @@ async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices) ->
     tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id, spec.retry_failed), spec.repeats, allowed, retry)
     on_plan(len(tasks))
     _label_coverage(p, store)
-    stopped = None
     try:
         await _execute(tasks, forecasters, spec, p, store, advance, limits, models.reset_breakers(spec.breaker_threshold),
                        now)
-    except StoppedError as exc:
-        stopped = exc  # what was answered is stored: score and export it, then say why the run stopped
-    result = _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
-    if stopped is not None:
-        raise stopped
-    return result
+    except StoppedError as exc:  # what was answered is stored: score and export it, then say why it stopped
+        if store.forecasts(p.run_id):
+            _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
+        raise
+    return _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
 
 
 def _finish(p: Plan, store: RunStore, out_dir: Path, planned: int, executed: int, created: bool) -> SweepResult:

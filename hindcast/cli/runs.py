@@ -41,12 +41,42 @@ def list_runs(out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.O
 
 
 @app.command("show")
-def show(run_id: str, out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json")) -> None:
-    """One run: its manifest (provenance) and failure reasons."""
+def show(run_id: str, out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json"),
+         prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table.")) -> None:
+    """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
+    infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
+    from hindcast.scoring.costs import load_prices
+
     store = _store(out, db)
     run = store.run(run_id)
-    detail = {**_summary(store, run), "manifest": json.loads(run.manifest_json), "failures": _failures(store, run_id)}
+    detail = {**_summary(store, run), "manifest": json.loads(run.manifest_json), "failures": _failures(store, run_id),
+              "usage": usage_by_forecaster(store.forecasts(run_id, all_attempts=True), load_prices(prices)),
+              "attempts": [_attempt(a) for a in store.attempts(run_id)]}
     print(json.dumps(detail, indent=2, ensure_ascii=False) if as_json else _text(detail))
+
+
+USAGE_FIELDS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "latency_s")
+
+
+def usage_by_forecaster(stored, prices) -> dict[str, dict]:
+    """Per forecaster, over every stored attempt: requests, cache hits, tokens in/out,
+    retries, latency and dollars ("unknown" when a model has no price; never 0 for it)."""
+    totals: dict[str, dict] = {}
+    for f in stored:
+        usage = f.forecast.usage or {}
+        t = totals.setdefault(f.forecaster, {**{k: 0 for k in USAGE_FIELDS}, "cost_usd": 0.0})
+        for key in USAGE_FIELDS:
+            t[key] += usage.get(key) or 0
+        t["latency_s"] = round(t["latency_s"], 3)
+        if usage.get("model_name") is not None and t["cost_usd"] != "unknown":
+            cost = prices.cost(usage["model_name"], usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+            t["cost_usd"] = "unknown" if cost is None else round(t["cost_usd"] + cost, 6)
+    return dict(sorted(totals.items()))
+
+
+def _attempt(row) -> dict:
+    return {"forecaster": row.forecaster, "market": row.market_id, "t0": row.t0, "repeat": row.repeat,
+            "kind": row.kind, "reason": row.reason, "at": row.at}
 
 
 def rescore(
@@ -72,7 +102,7 @@ def _summary(store, run) -> dict:
     identity = json.loads(run.spec_json)
     return {"run": run.id, "created_at": run.created_at, "forecasters": identity.get("forecasters", []),
             "markets": len(identity.get("markets", [])), "forecasts": len(forecasts),
-            "failed": sum(1 for f in forecasts if not f.forecast.ok)}
+            "failed": sum(1 for f in forecasts if not f.forecast.ok), "outages": len(store.attempts(run.id))}
 
 
 def _failures(store, run_id: str) -> dict[str, int]:
@@ -93,4 +123,10 @@ def _text(detail: dict) -> str:
              f"hindcast revision: {m.get('git_revision')}; python {m.get('python')}",
              "forecasters:"] + [f"  {name}: {json.dumps(d)}" for name, d in m.get("forecasters", {}).items()]
     lines += ["failures:"] + [f"  {n} × {reason}" for reason, n in detail["failures"].items()] if detail["failures"] else []
+    lines += ["usage (every stored attempt):"] + [f"  {name}: " + ", ".join(f"{k} {v}" for k, v in u.items())
+                                                  for name, u in detail["usage"].items()]
+    attempts = detail["attempts"]
+    lines += [f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run asks again)"]
+    lines += [f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: {a['reason'][:200]}"
+              for a in attempts[-50:]]
     return "\n".join(lines)

@@ -6,7 +6,8 @@ HTTP server on 127.0.0.1 (`with fake.serve() as base_url: …`, base_url ends in
 Each request takes the next scripted step; a step is a `Reply`, a plain string (the
 answer text) or a function of the request body returning either. When the script runs
 out, `default` answers (or HTTP 500 says the script is exhausted). Every request body and
-its headers are kept in `requests` / `headers`.
+its headers are kept in `requests` / `headers`. With `require_key`, a request without
+`Authorization: Bearer <require_key>` is answered 401 (and takes no scripted step).
 
     fake = FakeChatModel([error(429, retry_after=0), answer('{"probability": 0.25}')])
 """
@@ -61,8 +62,9 @@ Step = Reply | str | Callable[[dict], "Reply | str"]
 class FakeChatModel:
     """Answers chat-completion requests from a script; thread-safe; counts every request."""
 
-    def __init__(self, script: Iterable[Step] = (), default: Step | None = None, model: str = "fake-model"):
-        self._script, self.default, self.model = list(script), default, model
+    def __init__(self, script: Iterable[Step] = (), default: Step | None = None, model: str = "fake-model",
+                 require_key: str | None = None):
+        self._script, self.default, self.model, self.require_key = list(script), default, model, require_key
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -71,6 +73,8 @@ class FakeChatModel:
         with self._lock:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in headers.items()})
+            if self.require_key is not None and self.headers[-1].get("authorization") != f"Bearer {self.require_key}":
+                return error(401, '{"error": {"message": "invalid api key"}}')
             step = self._script.pop(0) if self._script else self.default
         if callable(step):
             step = step(body)
@@ -107,9 +111,9 @@ class FakeChatModel:
 
     # ---- as a real server ---------------------------------------------------------------------
     @contextmanager
-    def serve(self):
-        """Serve on a free 127.0.0.1 port in a thread; yields the base URL (…/v1)."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+    def serve(self, port: int = 0):
+        """Serve on 127.0.0.1 (`port`, or a free one) in a thread; yields the base URL (…/v1)."""
+        server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         server.daemon_threads, server.block_on_close = True, False
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-chat-model", daemon=True)
         thread.start()

@@ -11,13 +11,19 @@ Jobs run one at a time, in a single worker thread; a job that changed something 
 jobs downstream of it due at once (pull, inbox → sweeps → export). SIGTERM stops the
 service gracefully: no new job starts, a running sweep stops after its current forecast
 (its batch is resumed at the next start), any other job finishes.
+
+The service's model calls go through one `Models` value built here exactly as
+`hindcast sweep` builds its own: keys from the service's environment, responses cached
+persistently beside the run database (`responses.db`), so a configured sweep uses the
+keys of `key_env=` and never repeats a model call it already made. It is closed (the
+embedded local model server stopped) when the service stops.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -51,13 +57,22 @@ class Outcome:
 
 
 class Service:
-    def __init__(self, config: ScheduleConfig, clock: Clock = wall_clock, wall: Clock = wall_clock):
+    def __init__(self, config: ScheduleConfig, clock: Clock = wall_clock, wall: Clock = wall_clock,
+                 env: Mapping[str, str] | None = None):
+        import os
+
+        from hindcast.api import default_models
         from hindcast.runs.store import RunStore
 
         self.config, self.clock, self.wall = config, clock, wall
         self.store = RunStore(config.db_url)
         self.state = State(self.store.engine)
         self.stopping = threading.Event()
+        self.models = default_models(self.store, config.runs_out, os.environ if env is None else env)
+
+    def close(self) -> None:
+        """Stop the embedded local model server (if one was started) and close the response cache."""
+        self.models.close()
 
     def run_job(self, name: str, now: datetime | None = None) -> Outcome:
         """Run one job, recorded and logged (skipped once the service is stopping)."""
@@ -68,7 +83,8 @@ class Service:
         record = self.state.job_started(name, now, self.wall())
         logs.event("job.started", job=name, now=iso(now), run=record)
         try:
-            detail = JOB_FUNCTIONS[name](JobContext(self.config, self.state, self.store, now, self._advance))
+            detail = JOB_FUNCTIONS[name](JobContext(self.config, self.state, self.store, now, self._advance,
+                                                    models=self.models))
         except Interrupted as exc:
             return self._ended(record, name, "interrupted", str(exc))
         except Exception as exc:  # a failed job is recorded and reported; the service goes on
@@ -105,11 +121,14 @@ def running(config: ScheduleConfig, command: str, clock: Clock = wall_clock, wal
     lock = InstanceLock(config.lock).acquire(command, wall())
     try:
         service = Service(config, clock, wall)
-        stale = service.state.interrupt_running(wall())
-        logs.event("service.started", command=command, config=str(config.path), jobs=list(config.jobs),
-                   interrupted_before=stale)
-        yield service
-        logs.event("service.stopped", command=command)
+        try:
+            stale = service.state.interrupt_running(wall())
+            logs.event("service.started", command=command, config=str(config.path), jobs=list(config.jobs),
+                       interrupted_before=stale)
+            yield service
+            logs.event("service.stopped", command=command)
+        finally:
+            service.close()
     finally:
         lock.release()
 
