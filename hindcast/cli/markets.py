@@ -40,6 +40,8 @@ def pull_command(
     since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date."),
     until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this "
                                         "date (a bare date includes its whole day)."),
+    closed_since: Optional[str] = typer.Option(None, "--closed-since", help="Also every market closed on or after "
+                                               "this date, whatever its end date (or lack of one)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Look at no more than N listed markets."),
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
     gamma_url: Optional[str] = typer.Option(None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."),
@@ -54,7 +56,8 @@ def pull_command(
     from hindcast.markets.polymarket import CLOB_URL, GAMMA_URL, PolymarketClient, RetryPolicy
     from hindcast.markets.pull import PullQuery, pull
 
-    query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size)
+    query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
+                      _instant(closed_since, "--closed-since"))
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": "hindcast"}) as http, _progress() as progress:
         client = PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry)
@@ -171,8 +174,9 @@ def show_command(
     """One market: record, effective resolution, lifetime, and the price at t0 with its instant."""
     from hindcast.markets.store import open_version
 
-    bundle = open_version(store or default_sample("markets")).bundle
-    view = market_view(bundle, _find(bundle, market_id), _instant(t0, "--t0"))
+    store = store or default_sample("markets")
+    bundle = open_version(store).bundle
+    view = market_view(bundle, _find(bundle, market_id, store), _instant(t0, "--t0"))
     typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else _render(view))
 
 
@@ -252,15 +256,16 @@ def _render_t0(at: dict) -> list[str]:
     return [f"at t0 {at['t0']}: price {said}", "description as it stood:", at["description"]]
 
 
-def _find(bundle, wanted: str):
+def _find(bundle, wanted: str, store: Path):
     from hindcast.errors import MarketDataError
 
     matches = [m for m in bundle.markets if m.id == wanted] or [m for m in bundle.markets if m.id.startswith(wanted)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise MarketDataError(f"no market {wanted!r} in this store")
-    raise MarketDataError(f"{wanted!r} matches {len(matches)} markets: " + ", ".join(m.id for m in matches[:5]))
+        raise MarketDataError(f"no market {wanted!r} in the market store {store}")
+    raise MarketDataError(f"{wanted!r} matches {len(matches)} markets of {store}: "
+                          + ", ".join(m.id for m in matches[:5]))
 
 
 def _resolution_of(bundle, market_id: str):

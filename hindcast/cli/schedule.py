@@ -10,12 +10,11 @@ from pathlib import Path
 
 import typer
 
-from hindcast.cli.common import EXIT_ERROR, fail, now
+from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now
 
 app = typer.Typer(help="The re-run service: pull, ingest, sweep and export as markets resolve.",
                   no_args_is_help=True)
 CONFIG = typer.Option(Path("hindcast.toml"), "--config", help="Service config (see hindcast.example.toml).")
-EXIT_LOCKED = 3  # another scheduler holds the lock of this run database
 
 
 @app.command("run")
@@ -27,7 +26,7 @@ def run_command(config: Path = CONFIG) -> None:
 
     stop = threading.Event()
     _on_stop_signals(stop.set)
-    with _guarded(), running(_config(config), "run") as service:
+    with _guarded(config), running(_config(config), "run") as service:
         serve(service, stop)
 
 
@@ -37,17 +36,24 @@ def once_command(
     at: str | None = typer.Option(None, "--now", hidden=True,
                                      help="Act as if it were this instant (tests, backfills) [default: the clock]."),
 ) -> None:
-    """Run every configured job once (pull, inbox, sweeps, export) and exit; 1 unless every job was ok."""
+    """Run every configured job once (pull, inbox, sweeps, export) and exit: 0 when every job
+    was ok, 4 when the only ones that were not were stopped by a budget or circuit breaker
+    (resumable), else 1."""
     from hindcast.schedule.service import running
 
     instant = _instant(at) if at else now()
-    with _guarded(), running(_config(config), "once", clock=lambda: instant) as service:
+    with _guarded(config), running(_config(config), "once", clock=lambda: instant) as service:
         _on_stop_signals(service.stopping.set)
         statuses = service.once(instant)
     for job, status in statuses.items():
         typer.echo(f"{job}: {status}")
-    if any(s != "ok" for s in statuses.values()):
-        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(once_exit_code(statuses.values()))
+
+
+def once_exit_code(statuses) -> int:
+    """0 all ok · 4 the others were stopped (resumable) · 1 any failed, interrupted or skipped."""
+    others = {s for s in statuses if s != "ok"}
+    return EXIT_OK if not others else EXIT_STOPPED if others == {"stopped"} else EXIT_ERROR
 
 
 @app.command("status")
@@ -55,7 +61,7 @@ def status_command(config: Path = CONFIG, as_json: bool = typer.Option(False, "-
     """Last and next runs of each job, watermarks, sweeps and recent failures (read-only)."""
     from hindcast.schedule import status
 
-    with _guarded():
+    with _guarded(config):
         info = status.report(_config(config))
     typer.echo(json.dumps(info, indent=1, ensure_ascii=False) if as_json else status.render(info))
 
@@ -79,23 +85,44 @@ def _instant(text: str):
     try:
         return parse_utc(text)
     except ValueError as exc:
-        raise fail(f"--now {text!r}: {exc}", 2)
+        raise fail(f"--now {text!r}: {exc}", EXIT_USAGE)
 
 
 class _guarded:
-    """HindcastError → `hindcast: error: …` and exit 1 (3 when another instance runs), also
-    when this app runs on its own (tests, before it is registered in `hindcast`)."""
+    """Every error → one line `hindcast: error: …` and its exit code (`HindcastError.exit_code`:
+    1, 3 when another instance holds the lock, 4 stopped; an OSError names its file; anything
+    else is one line too, its traceback only with HINDCAST_DEBUG=1), also when this app runs on
+    its own (`python -m hindcast.cli.schedule`, tests) rather than under `hindcast`. A database
+    error names the run database of the config."""
+
+    def __init__(self, config: Path):
+        self.config = config
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, exc, tb):
-        from hindcast.errors import HindcastError
-        from hindcast.schedule.lock import AlreadyRunning
+        import os
 
-        if exc is None or not isinstance(exc, HindcastError):
+        import click
+
+        from hindcast.errors import HindcastError
+
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, (click.exceptions.Exit, click.ClickException)):
             return False
-        raise fail(str(exc), EXIT_LOCKED if isinstance(exc, AlreadyRunning) else EXIT_ERROR) from None
+        if isinstance(exc, HindcastError):
+            raise fail(str(exc), exc.exit_code) from None
+        if isinstance(exc, OSError):
+            where = f" {exc.filename}" if exc.filename else ""
+            raise fail(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR) from None
+        if type(exc).__module__.startswith("sqlalchemy"):
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise fail(f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "
+                       f"{type(exc).__name__}: {reason}", EXIT_ERROR) from None
+        if os.environ.get("HINDCAST_DEBUG"):
+            return False
+        raise fail(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)".splitlines()[0],
+                   EXIT_ERROR) from None
 
 
 if __name__ == "__main__":  # `python -m hindcast.cli.schedule …`

@@ -122,6 +122,15 @@ def _parse_resolution(market_id: str, row: dict) -> Resolution:
 
 
 def _read_prices(path: Path, known: set[str]) -> dict[str, tuple[PricePoint, ...]]:
+    try:
+        return _read_price_rows(path, known)
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(str(path), [f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from exc
+    except csv.Error as exc:
+        raise InputFormatError(str(path), [f"{path}: unreadable CSV ({exc})"]) from exc
+
+
+def _read_price_rows(path: Path, known: set[str]) -> dict[str, tuple[PricePoint, ...]]:
     points, problems = defaultdict(list), []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.errors import MarketDataError
+from hindcast.errors import LockHeldError, MarketDataError
 from hindcast.filelock import Busy, FileLock
 from hindcast.frozen import write_text_atomic
 from hindcast.markets.bundle import MarketBundle, description_versions, with_description
@@ -53,6 +53,10 @@ from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
+
+
+class PullBusy(LockHeldError, MarketDataError):
+    """Another pull into the same store is running (exit code 3, like every held lock)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,7 @@ def _exclusive(root: Path, now: datetime) -> FileLock:
         return FileLock(root / ".pull.lock").acquire({"pid": os.getpid(), "since": iso(now)})
     except Busy as busy:
         who = f"pid {busy.holder.get('pid')} since {busy.holder.get('since')}" if busy.holder else "holder unknown"
-        raise MarketDataError(f"another pull into {root} is running ({who}); wait for it to finish, "
+        raise PullBusy(f"another pull into {root} is running ({who}); wait for it to finish, "
                               "then pull again") from None
 
 

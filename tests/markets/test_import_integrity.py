@@ -122,3 +122,27 @@ def test_a_store_write_that_fails_leaves_no_trace(tmp_path):
     with pytest.raises(Exception):
         write_version(tmp_path / "s", broken)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_prices_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    prices = tmp_path / "prices.csv"
+    prices.write_bytes((SOURCE / "prices_daily.csv").read_bytes()[:400] + b"\xff\xfe caf\xe9\n")
+    code, _, err = hindcast(monkeypatch, capsys, "markets", "import", "forecastbench", "--markets",
+                            str(SOURCE / "markets.jsonl"), "--prices", str(prices), "--store", str(tmp_path / "s"))
+    assert code == 1 and "Traceback" not in err and f"{prices}: not UTF-8 text" in err, err
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_pull_into_a_store_another_pull_holds_exits_3(tmp_path, monkeypatch, capsys):
+    """Exit code 3 means 'another instance holds the lock' for every command."""
+    from hindcast.filelock import FileLock
+
+    store = tmp_path / "store"
+    store.mkdir()
+    with FileLock(store / ".pull.lock").acquire({"pid": 4242, "since": "2026-11-30T05:59:00Z"}):
+        before = tree(store)
+        code, out, err = hindcast(monkeypatch, capsys, "markets", "pull", "--store", str(store),
+                                  "--gamma-url", "http://127.0.0.1:9", "--clob-url", "http://127.0.0.1:9")
+        assert code == 3 and out == "" and len(err.splitlines()) == 1
+        assert err.startswith(f"hindcast: error: another pull into {store} is running (pid 4242")
+        assert tree(store) == before

@@ -69,7 +69,7 @@ def test_show_refuses_a_t0_at_the_effective_resolution():
 
 
 def test_show_of_an_unknown_or_ambiguous_id_is_an_error():
-    assert "no market '0xnope' in this store" in run_cli("markets", "show", "0xnope").stderr
+    assert "no market '0xnope' in the market store" in run_cli("markets", "show", "0xnope").stderr
     assert "matches" in run_cli("markets", "show", "0x").stderr
 
 

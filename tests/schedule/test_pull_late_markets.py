@@ -60,3 +60,18 @@ def test_the_closed_listing_pages_only_down_to_the_window(world):
     # since = T0 - 2d: 7 markets closed since (5 of sim_markets + the 2 late ones), then one older: stop there
     assert [int(p["offset"]) for p in closed] == [0, 2, 4, 6]
     assert all(p["ascending"] == "false" and "end_date_min" not in p for p in closed)
+
+
+def test_markets_pull_closed_since_finds_them_too(world):
+    from tests.helpers import run_cli
+
+    folder, server, clock = world
+    clock.now = SECOND
+    args = ("markets", "pull", "--store", str(folder / "s"), "--gamma-url", f"{server.url}/gamma",
+            "--clob-url", f"{server.url}/clob", "--attempts", "1", "--since", "2026-02-27")
+    run_cli(*args, check=True)
+    stored = {m.id for m in open_version(folder / "s").bundle.markets}
+    assert not {NO_END.condition_id, LATE.condition_id} & stored  # an end-date window cannot see them
+    run_cli(*args, "--closed-since", "2026-02-27", check=True)
+    stored = {m.id for m in open_version(folder / "s").bundle.markets}
+    assert {NO_END.condition_id, LATE.condition_id} <= stored
