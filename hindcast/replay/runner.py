@@ -107,11 +107,15 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
     gate, budget, spend = asyncio.Semaphore(concurrency), FailureBudget(limits.max_failures), Spend(limits)
     breakers = breakers if breakers is not None else Breakers()
     missed = {"budget": 0, "outage": 0, "breaker": 0}
+    reached: dict[str, set[str]] = {}  # forecaster → endpoints it had an outage on
 
     async def one(task: Task) -> None:
         async with gate:
             if budget.exhausted or spend.reached():
                 missed["budget"] += 1
+                return
+            if any(breakers.reason(e) is not None for e in reached.get(task.forecaster, ())):
+                missed["breaker"] += 1  # its endpoint's breaker is open: not scheduled
                 return
             ctx = context_for(task)
             try:
@@ -121,6 +125,7 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
                 return
             except InfrastructureError as exc:
                 missed["outage"] += 1
+                reached.setdefault(task.forecaster, set()).add(exc.endpoint)
                 breakers.failure(exc.endpoint, str(exc))
                 await asyncio.to_thread(on_outage, task, exc)
                 return

@@ -1,0 +1,78 @@
+"""The service calls models exactly like `hindcast sweep`: keys from its environment (named by
+`key_env=` in the config), responses cached persistently beside the run database.
+Subprocess tests of `hindcast schedule once` against a loopback fake that requires a key."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hindcast.forecasters.fake import FakeChatModel, answer
+from tests.helpers import SAMPLE_MARKETS, run_cli
+
+MARKETS = ["0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
+           "0x0a7e45f69a8d2c45fc008fa9d8242efa13264ba540a782d82f613d673f1d1205"]
+KEY = "sk-service-key-0123"
+
+SWEEP = """
+[[sweeps]]
+name = "{name}"
+[sweeps.markets]
+store = "{store}"
+ids = {ids}
+[sweeps.cutoffs]
+fractions = [0.5]
+[[sweeps.forecasters]]
+spec = "zero-shot:model=openai-compatible:{url}#m,key_env=SVC_KEY"
+[sweeps.run]
+seed = {seed}
+"""
+
+
+def config(folder: Path, url: str, names: list[str]) -> Path:
+    text = '[service]\ndb = "runs/hindcast.db"\nlog = "runs/schedule.log"\nruns_out = "runs/exports"\n'
+    for seed, name in enumerate(names):  # another seed: another run, the same requests (temperature 0)
+        text += SWEEP.format(name=name, store=SAMPLE_MARKETS, ids=str(MARKETS).replace("'", '"'), url=url, seed=seed)
+    path = folder / "hindcast.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def once(path: Path, env: dict):
+    return run_cli("schedule", "once", "--config", str(path), "--now", "2026-11-30T00:00:00Z", env=env, timeout=300)
+
+
+def forecasts(folder: Path) -> list[tuple]:
+    with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
+        return db.execute("SELECT forecaster, market_id, probability, error FROM forecasts").fetchall()
+
+
+def test_configured_sweeps_use_the_key_and_the_persistent_cache(tmp_path):
+    fake = FakeChatModel(default=answer('{"probability": 0.7}'), require_key=KEY)
+    with fake.serve() as url:
+        first = once(config(tmp_path, url, ["a"]), {"SVC_KEY": KEY})
+        assert first.returncode == 0 and "sweeps: ok" in first.stdout, first.stdout + first.stderr
+        rows = forecasts(tmp_path)
+        assert len(rows) == len(MARKETS) and all(p == 0.7 and e is None for _, _, p, e in rows), rows
+        assert len(fake.requests) == len(MARKETS)
+        assert all(h["authorization"] == f"Bearer {KEY}" for h in fake.headers)
+        assert (tmp_path / "runs" / "responses.db").is_file()
+
+        second = once(config(tmp_path, url, ["a", "b"]), {"SVC_KEY": KEY})  # a new sweep, identical requests
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert len(forecasts(tmp_path)) == 2 * len(MARKETS)
+        assert len(fake.requests) == len(MARKETS)  # 0 model calls: replayed from responses.db
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
+
+
+def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tmp_path):
+    fake = FakeChatModel(default=answer('{"probability": 0.7}'), require_key=KEY)
+    with fake.serve() as url:
+        path = config(tmp_path, url, ["a"])
+        failed = once(path, {"SVC_KEY": None})
+        assert failed.returncode == 1 and "sweeps: failed" in failed.stdout
+        assert forecasts(tmp_path) == [] and fake.requests == []
+        again = once(path, {"SVC_KEY": KEY})
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [p for _, _, p, _ in forecasts(tmp_path)] == [0.7] * len(MARKETS)
