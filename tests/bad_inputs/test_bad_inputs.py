@@ -1,7 +1,8 @@
 """Every command that reads input, on every broken input of the corpus (make_corpus.py):
 a non-zero exit, one `hindcast: error: …` line naming the input (file and line or byte
-offset, or the setting), no Python traceback, and every store, snapshot and run database
-in the working folder byte-identical to before (the whole folder tree is hashed)."""
+offset, or the setting) as a bad input (not as "unexpected …", our defect), no Python
+traceback, and every store, snapshot and run database in the working folder
+byte-identical to before (the whole folder tree is hashed)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def test_a_bad_input_fails_in_one_line_naming_it_and_changes_nothing(case, world
     assert "Traceback" not in proc.stderr, proc.stderr
     first = (proc.stderr.splitlines() or [""])[0]
     assert first.startswith("hindcast: error: "), f"first stderr line: {first!r}\nstderr: {proc.stderr[-2000:]}"
+    assert "HINDCAST_DEBUG" not in first, f"a bad input reported as a defect of ours: {first!r}"
     missing = [name for name in case.names if name not in first]
     assert not missing, f"the error line does not name {missing}: {first!r}"
     if case.where:
