@@ -2,10 +2,19 @@
 
 A forecaster receives a Question (the market as it stood at t0, no outcome) and a
 Context whose every capability is bounded by t0 by the harness, not by the forecaster.
+
+The Context is built eagerly from pre-t0 data only: it keeps the price points before t0,
+the outcomes of *other* markets known before t0 (as `PastResolution`, id and outcome), and
+an `Archive` handle. No attribute of it, private or not, leads to anything later: the
+handle holds an opaque number, not the retriever, so walking a Context's attributes
+reaches neither the index nor a month after month(t0) (and the retriever itself holds a
+`BoundIndex` that refuses those months).
 """
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -33,15 +42,45 @@ class PastResolution:
     outcome: float
 
 
+_RETRIEVERS: dict[int, object] = {}  # Archive handle → its t0-bound retriever (while the handle lives)
+_HANDLES = itertools.count(1)
+
+
+class Archive:
+    """A t0-bound retriever seen through an opaque handle: search, read and thread only.
+
+    The retriever is kept in a module table under a number and released with the handle,
+    so nothing reachable from a Context's attributes is the retriever, its index or a month
+    file."""
+
+    __slots__ = ("_handle", "__weakref__")
+
+    def __init__(self, retriever):
+        self._handle = next(_HANDLES)
+        _RETRIEVERS[self._handle] = retriever
+        weakref.finalize(self, _RETRIEVERS.pop, self._handle, None)
+
+    def search(self, query: str, k: int, mode: str) -> list:
+        return _RETRIEVERS[self._handle].search(query, k, mode)
+
+    def read(self, doc_id: str) -> Document | None:
+        return _RETRIEVERS[self._handle].read(doc_id)
+
+    def thread(self, submission_id: str) -> list[Document]:
+        return _RETRIEVERS[self._handle].thread(submission_id)
+
+
 class Context:
     """t0-bound capabilities. Built by the harness; the forecaster cannot change t0.
 
     `retriever` is a TimeBoundRetriever already bound to this t0 (or None when the run
-    has no archive). Every document it returns is checked again here, and every call is
-    logged in `retrievals` so a run records what each forecast read.
+    has no archive); the Context keeps only an `Archive` handle to it. Every document it
+    returns is checked again here, and every call is logged in `retrievals` so a run
+    records what each forecast read. `resolutions` may hold every market's resolution:
+    only the other markets' outcomes known before t0 are kept.
     """
 
-    __slots__ = ("_t0", "_history", "_resolutions", "_market_id", "_retriever", "_log", "_repeat")
+    __slots__ = ("_t0", "_history", "_resolutions", "_market_id", "_archive_handle", "_log", "_repeat")
 
     def __init__(self, t0, market_id: str, history: Sequence[PricePoint], resolutions: Sequence[Resolution],
                  retriever=None, repeat: int = 0):
@@ -50,8 +89,8 @@ class Context:
         self._t0 = t0
         self._market_id = market_id
         self._history = history_before(history, t0)
-        self._resolutions = tuple(resolutions)
-        self._retriever = retriever
+        self._resolutions = _known_before(resolutions, t0, market_id)
+        self._archive_handle = Archive(retriever) if retriever is not None else None
         self._log: list[dict] = []
         self._repeat = repeat
 
@@ -73,11 +112,7 @@ class Context:
 
     def resolved_before(self) -> tuple[PastResolution, ...]:
         """Other markets whose Yes/No outcome was certainly public before t0."""
-        return tuple(
-            PastResolution(r.market_id, r.outcome)
-            for r in self._resolutions
-            if r.known_at < self._t0 and r.outcome is not None and r.market_id != self._market_id
-        )
+        return self._resolutions
 
     def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list:
         """Archive hits (doc, score, mode) created before t0, best first."""
@@ -102,13 +137,19 @@ class Context:
         """Every archive call so far, with the ids it returned."""
         return tuple(self._log)
 
-    def _archive(self):
-        if self._retriever is None:
+    def _archive(self) -> Archive:
+        if self._archive_handle is None:
             raise ForecastError("this run has no archive snapshot: search, read and thread are unavailable")
-        return self._retriever
+        return self._archive_handle
 
     def _checked(self, docs: list[Document], entry: dict) -> None:
         for doc in docs:
             if doc.created_at >= self._t0:
                 raise LeakageError(f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self._t0)}")
         self._log.append({**entry, "ids": [d.id for d in docs]})
+
+
+def _known_before(resolutions: Sequence[Resolution], t0, market_id: str) -> tuple[PastResolution, ...]:
+    """Other markets' Yes/No outcomes certainly public before t0, as (id, outcome) only."""
+    return tuple(PastResolution(r.market_id, r.outcome) for r in resolutions
+                 if r.known_at < t0 and r.outcome is not None and r.market_id != market_id)
