@@ -100,7 +100,8 @@ def search(
     from hindcast.archive.snapshot import open_snapshot
     from hindcast.timeutil import iso, parse_utc
 
-    retriever = TimeBoundRetriever(open_snapshot(archive, snapshot), _instant(t0, parse_utc))
+    instant = _instant(t0, parse_utc)
+    retriever = TimeBoundRetriever(open_snapshot(archive, snapshot), instant)
     for hit in retriever.search(query, k=k, mode=mode):
         row = {"id": hit.doc.id, "source": hit.doc.source, "created_at": iso(hit.doc.created_at),
                "score": round(hit.score, 6), "title": hit.doc.title or hit.doc.text[:120]}

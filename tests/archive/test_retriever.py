@@ -151,3 +151,22 @@ def test_cli_search_prints_json_hits(reddit_archive):
     bad = subprocess.run([hindcast, "archive", "search", "--archive", str(archive), "--t0", "2024-01-21",
                           "--query", "bill", "--mode", "nope"], capture_output=True, text=True)
     assert bad.returncode == 1 and "search mode 'nope'" in bad.stderr
+
+
+def test_a_document_deleted_after_t0_is_served_as_it_stood_at_t0(reddit_archive):
+    """c3's body was removed by the time it was retrieved (6 d + 36 h): at a t0 before that
+    retrieval the deletion is post-t0 information, so the comment is not marked deleted."""
+    _, snap = reddit_archive
+    early = TimeBoundRetriever(snap, at(JAN + 6 * DAY + 3600)).read("t1_c3")
+    assert (early.deleted, early.retrieved_at, early.score) == (False, None, None)
+    assert [d.deleted for d in TimeBoundRetriever(snap, at(JAN + 6 * DAY + 3600)).thread("t3_s1") if d.id == "t1_c3"] == [False]
+    late = TimeBoundRetriever(snap, at(JAN + 8 * DAY)).read("t1_c3")
+    assert late.deleted is True and late.retrieved_at == at(JAN + 6 * DAY + 36 * 3600)
+
+
+def test_an_edit_instant_after_t0_is_not_served_under_the_ignore_policy(reddit_archive):
+    _, snap = reddit_archive
+    early = TimeBoundRetriever(snap, at(JAN + 20 * DAY), edit_policy="ignore").read("t1_c2")
+    assert (early.edit_state, early.edited_at) == ("unknown", None)
+    late = TimeBoundRetriever(snap, at(JAN + 26 * DAY), edit_policy="ignore").read("t1_c2")
+    assert (late.edit_state, late.edited_at) == ("at", at(JAN + 25 * DAY))
