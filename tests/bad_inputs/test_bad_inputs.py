@@ -98,8 +98,7 @@ def read_only(*folders: Path):
 
 def _make_read_only(folder: Path):
     if os.geteuid() != 0:
-        folder.chmod(0o555)
-        return lambda: folder.chmod(0o755)
+        return _chmod_read_only(folder)
     mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"running as root and cannot bind-mount {folder} read-only: {mounted.stderr.strip()}")
@@ -135,3 +134,15 @@ def test_the_unbroken_inputs_are_accepted(world, tmp_path):
     assert [(s.written, s.rejected) for s in summaries] == [(6, 0), (6, 0)]
     assert spec_from_mapping(load_toml(folder / "spec.toml")).forecasters == ("market", "constant")
     assert [s.name for s in load(folder / "hindcast.toml").sweeps] == ["baselines"]
+
+
+def _chmod_read_only(folder: Path):
+    """Every folder 0555 and file 0444 under `folder`; returns the undo."""
+    modes = {path: path.stat().st_mode for path in [folder, *folder.rglob("*")] if not path.is_symlink()}
+    for path in sorted(modes, key=lambda p: len(p.parts), reverse=True):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+
+    def undo() -> None:
+        for path, mode in sorted(modes.items(), key=lambda item: len(item[0].parts)):
+            path.chmod(mode)
+    return undo
