@@ -15,10 +15,10 @@ import json
 import pytest
 
 from hindcast import api
-from hindcast.forecasters import llm
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.cache import ResponseCache, canonical
 from hindcast.forecasters.fake import FakeChatModel, answer, tool_call
+from hindcast.forecasters.models import Models
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
@@ -53,7 +53,11 @@ def sweep(tmp, name, bundle, url, snapshot):
     spec = ReplaySpec(markets=root, limit=3, fractions=(0.5, 0.9), forecasters=forecasters,
                       archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
     store = RunStore(default_url(tmp / name))
-    result = api.sweep(spec, store=store, out_dir=tmp / name / "out", now=at("2026-11-30T00:00:00"))
+    models = Models(cache=ResponseCache(mode="off"))  # every request reaches the fake model
+    try:
+        result = api.sweep(spec, store=store, out_dir=tmp / name / "out", now=at("2026-11-30T00:00:00"), models=models)
+    finally:
+        models.close()
     return store.forecasts(result.run_id)
 
 
@@ -62,14 +66,7 @@ def stored(rows):
                    r.forecast.rationale, r.forecast.raw) for r in rows)
 
 
-@pytest.fixture
-def no_cache():
-    llm.configure(cache=ResponseCache(mode="off"))
-    yield
-    llm.configure()
-
-
-def test_flipping_every_outcome_changes_no_request_and_no_forecast(tmp_path, tmp_path_factory, no_cache):
+def test_flipping_every_outcome_changes_no_request_and_no_forecast(tmp_path, tmp_path_factory):
     snapshot = shared_fed_archive(tmp_path_factory)
     bundle = open_version(SAMPLE_MARKETS).bundle
     flipped = dataclasses.replace(bundle, resolutions=tuple(
