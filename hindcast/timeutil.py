@@ -23,7 +23,10 @@ def parse_utc(text: str) -> datetime:
     value = datetime.fromisoformat(s)
     if value.tzinfo is None:
         raise ValueError(f"timestamp without a zone: {text!r}")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # year 1 with a positive offset, 9999-12-31 with a negative one
+        raise ValueError(f"instant {text!r} is out of range in UTC") from None
 
 
 def from_unix(seconds: float) -> datetime:

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from hindcast import __version__
-from hindcast.cli.common import EXIT_ERROR, EXIT_OK
+from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 
 app = typer.Typer(
     name="hindcast",
@@ -64,8 +64,12 @@ def guarded(command) -> int:
     from hindcast.errors import HindcastError
 
     try:
-        command(standalone_mode=True)
-        return EXIT_OK
+        code = command(standalone_mode=False)  # typer returns an Exit's code, else the command's value
+        return code if isinstance(code, int) else EXIT_OK
+    except typer.Abort:
+        return _say("interrupted; what was stored is kept — re-run the same command to resume", 130)
+    except typer.TyperException as exc:  # usage (click's errors, vendored by typer): one line, not a box
+        return _usage(exc)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     except HindcastError as exc:
@@ -79,6 +83,14 @@ def guarded(command) -> int:
         if os.environ.get("HINDCAST_DEBUG"):
             raise
         return _say(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)", EXIT_ERROR)
+
+
+def _usage(exc) -> int:
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
+        return EXIT_USAGE
+    context = getattr(exc, "ctx", None)
+    hint = f" (see '{context.command_path} --help')" if context is not None else ""
+    return _say(f"{exc.format_message()}{hint}", getattr(exc, "exit_code", 2))
 
 
 def _say(message: str, code: int) -> int:
