@@ -74,9 +74,15 @@ def embed(
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
     from rich.progress import Progress
 
+    from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import build_index
     from hindcast.archive.snapshot import open_snapshot
+    from hindcast.cli.common import EXIT_USAGE, fail
 
+    try:
+        get_embedder(embedder)
+    except ValueError as exc:
+        raise fail(f"--embedder: {exc}", EXIT_USAGE) from None
     snap = open_snapshot(archive, snapshot)
     with Progress(transient=True) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)

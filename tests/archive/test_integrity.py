@@ -161,6 +161,9 @@ def _cases(tmp_path: Path) -> list[tuple[list[str], str, int]]:
          "search mode 'fuzzy'", 1),
         (["verify", *arc], "no frozen snapshot", 1),
         (["embed", "--embedder", "hash", *arc], "no frozen snapshot", 1),
+        (["embed", "--embedder", "bert", "--archive", str(tmp_path / "frozen")], "--embedder: unknown embedder 'bert'", 2),
+        (["verify", "--snapshot", "a-nope", "--archive", str(tmp_path / "frozen")], "has no snapshot 'a-nope'", 1),
+        (["freeze", *arc[:0], "--archive", str(tmp_path / "nothing")], "nothing to freeze", 1),
     ]
 
 
