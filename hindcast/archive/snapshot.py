@@ -107,13 +107,24 @@ def _write_snapshot(draft: Path, partitions: list[tuple[str, str]], staging: Pat
 def _merged_rows(draft: Path, source: str, month: str, seen: dict[str, str]) -> list[dict]:
     """All rows of one draft partition, one per id; an id in two partitions is an error."""
     folder = layout.partition_dir(draft, source, month)
-    rows = docs.dedupe([r for f in sorted(folder.glob("*.parquet")) for r in docs.read_parquet(f).to_pylist()])
+    rows = docs.dedupe([r for f in sorted(folder.glob("*.parquet")) for r in _draft_rows(f)])
     here = f"source={source}/month={month}"
     for row in rows:
         other = seen.setdefault(row["id"], here)
         if other != here:
             raise ArchiveIntegrityError(f"document id {row['id']!r} is in both {other} and {here} of {draft}")
     return rows
+
+
+def _draft_rows(path: Path) -> list[dict]:
+    """The rows of one draft chunk; an unreadable chunk is an error naming it."""
+    import pyarrow as pa
+
+    try:
+        return docs.read_parquet(path).to_pylist()
+    except (pa.ArrowException, ValueError) as exc:
+        raise ArchiveIntegrityError(f"{path}: unreadable draft chunk ({str(exc).splitlines()[0]}); "
+                                    "delete it and ingest its input again") from None
 
 
 def snapshot_id_of(hashes: dict[str, str]) -> str:
