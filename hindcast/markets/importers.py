@@ -52,11 +52,11 @@ def _merge(daily, freezes) -> tuple[PricePoint, ...]:
 
 def _read_markets(path: Path):
     markets, resolutions, freezes, problems, seen = [], [], {}, [], set()
-    for number, line in enumerate(_lines(path), start=1):
-        if not line.strip():
+    for number, raw in enumerate(_lines(path), start=1):
+        if not raw.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
             market, resolution = _parse_market(row)
             freezes[market.id] = _freeze_points(row)
             if market.id in seen:
@@ -183,11 +183,9 @@ def _sorted_histories(points, path, problems) -> dict[str, tuple[PricePoint, ...
 
 
 def _lines(path: Path):
-    try:
-        with path.open(encoding="utf-8") as handle:
-            yield from handle
-    except UnicodeDecodeError as exc:
-        raise InputFormatError(str(path), [f"{path}: not UTF-8 text ({exc.reason})"]) from exc
+    """Raw lines (bytes): each is decoded on its own, so a line that is not UTF-8 is named."""
+    with path.open("rb") as handle:
+        yield from handle
 
 
 def _text(row: dict, key: str) -> str:
@@ -236,4 +234,6 @@ def _reason(exc: Exception) -> str:
         return f"invalid JSON ({exc.msg} at column {exc.colno})"
     if isinstance(exc, OverflowError):
         return f"date out of range ({exc})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)"
     return str(exc)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from hindcast.errors import ConfigError
+from hindcast.errors import ConfigError, HindcastError
 from hindcast.replay.cutoffs import DEFAULT_FRACTIONS, check_fraction
 from hindcast.timeutil import iso, parse_utc, require_aware
 
@@ -232,11 +232,32 @@ assert set(_CHECKS) == _KEYS
 
 
 def check_values(values: dict, where: str) -> None:
-    """Every key known (else the nearest known name is suggested) and of its type."""
+    """Every key known (else the nearest known name is suggested), of its type, and every
+    value that can be judged alone valid (offsets, fractions, forecaster lists)."""
     _only(values, _KEYS, where, "spec key")
     for key, value in values.items():
         test, wanted = _CHECKS[key]
         _require(value is None or test(value), f"{where}: {key} must be {wanted}, got {value!r}")
+    try:
+        _check_alone(values)
+    except HindcastError as exc:  # CutoffError for a fraction, ConfigError for the rest
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def _check_alone(values: dict) -> None:
+    for key in ("resolved_after", "resolved_before"):
+        _instant_ok(key, values.get(key))
+    for instant in values.get("at") or ():
+        _instant_ok("at", instant)
+    for offset in values.get("offsets") or ():
+        parse_offset(offset)
+    for fraction in values.get("fractions") or ():
+        check_fraction(fraction)
+    forecasters = values.get("forecasters")
+    if forecasters is not None:
+        _require(bool(forecasters), "a sweep needs at least one forecaster")
+        twice = sorted({f for f in forecasters if list(forecasters).count(f) > 1})
+        _require(not twice, f"forecaster {', '.join(twice)} is named twice")
 
 
 def _only(table: dict, allowed, where: str, kind: str, shape: str = "{}", suffix: str = "") -> None:
@@ -269,6 +290,13 @@ def _plain(v: dict) -> dict:
 def _section(data: dict, label: str, section, where: str) -> dict:
     _require(isinstance(section, dict), f"{where}: [{label}] must be a table")
     return section
+
+
+def _instant_ok(key: str, value) -> None:
+    try:
+        _time(value)
+    except (ValueError, OverflowError) as exc:
+        raise ConfigError(f"{key}: {value!r} is not an ISO instant with a zone ({exc})") from exc
 
 
 def _time(value):
