@@ -107,10 +107,8 @@ def load(path: Path) -> ScheduleConfig:
         raise ScheduleError(f"config {path}: {exc}") from exc
     try:
         return parse(data, path)
-    except ScheduleError as exc:
+    except HindcastError as exc:  # ours, the sweep spec layout's, a leaderboard format's …
         raise ScheduleError(_located(str(exc), path)) from exc
-    except ConfigError as exc:  # from the sweep spec layout: already names the file
-        raise ScheduleError(str(exc)) from exc
 
 
 def _located(message: str, path: Path) -> str:
@@ -237,7 +235,10 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
     _require("spec" not in t or not inline, f"{where}: give spec = \"file\" or inline sections, not both "
                                             f"(inline: {', '.join(inline)})")
     if "spec" in t:
-        mapping = load_toml(path.parent / _text(t, "spec", where))
+        try:
+            mapping = load_toml(path.parent / _text(t, "spec", where))
+        except ConfigError as exc:
+            raise ScheduleError(f"{where}: {exc}") from exc
     else:
         body = {k: v for k, v in t.items() if k != "name"}
         mapping = flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
