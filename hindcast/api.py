@@ -10,6 +10,7 @@ service build one from their environment; called without one, `sweep` builds a d
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import coverage
 from hindcast.replay import cutoffs as cutoff_rules
-from hindcast.replay.runner import Limits, Task, plan, run_tasks
+from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
@@ -74,25 +75,27 @@ def prepare(spec: ReplaySpec) -> Plan:
 
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
           on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-          models=None, prices=None) -> SweepResult:
+          models=None, prices=None, retry_limit: int | None = None) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export.
+    With `spec.retry_failed`, stored failures are asked again (`retry_limit`: only those
+    retried fewer times than that).
 
     Raises StoppedError (after storing and exporting what was answered) when a circuit
     breaker or a budget stopped the run: re-running the same sweep resumes it."""
     return asyncio.run(sweep_async(spec, store=store, out_dir=out_dir, now=now, on_plan=on_plan, advance=advance,
-                                   models=models, prices=prices))
+                                   models=models, prices=prices, retry_limit=retry_limit))
 
 
 async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
                       on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-                      models=None, prices=None) -> SweepResult:
+                      models=None, prices=None, retry_limit: int | None = None) -> SweepResult:
     """`sweep` as a coroutine (usable from a running event loop). `models`: a Models (None:
     keys from os.environ, cache beside the run database); `prices`: a scoring.costs.PriceTable
     (None: the shipped table) for `max_cost`."""
     owned = models is None
     models = models if models is not None else default_models(store, out_dir)
     try:
-        return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices)
+        return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices, retry_limit)
     finally:
         await models.aclose()
         if owned:
@@ -111,15 +114,17 @@ def default_models(store: RunStore, out_dir: Path, env=None):
     return Models.from_environment(os.environ if env is None else env, folder / "responses.db")
 
 
-async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices) -> SweepResult:
+async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, retry_limit) -> SweepResult:
     forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepare(spec)
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
+    limits = _spent(limits, store, p.run_id)
     allowed = _subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
-    retry = store.retry_attempts(p.run_id) if spec.retry_failed else {}
-    tasks = plan(spec.forecasters, p.cutoffs, store.done_keys(p.run_id, spec.retry_failed), spec.repeats, allowed, retry)
+    retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
+    done = {k for k in store.done_keys(p.run_id) if k not in retry}
+    tasks = plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry)
     on_plan(len(tasks))
     _label_coverage(p, store)
     try:
@@ -166,6 +171,14 @@ def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
             raise ConfigError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
                               "(add it to a price table given with --prices)")
     return Limits(spec.max_failures, spec.max_cost, spec.max_tokens, prices)
+
+
+def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
+    """Budgets are per run: start from what the run's stored forecasts (every attempt) spent."""
+    if limits.max_cost is None and limits.max_tokens is None:
+        return limits
+    totals = [spent(s.forecast.usage or {}, limits.prices) for s in store.forecasts(rid, all_attempts=True)]
+    return dataclasses.replace(limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals))
 
 
 def _model_name(forecaster) -> str | None:

@@ -30,9 +30,13 @@ def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def request_key(endpoint: str, body: Mapping, repeat: int = 0) -> str:
-    """sha256 of endpoint + full request body (model, parameters, messages, tools) + repeat index."""
-    text = canonical({"endpoint": endpoint.rstrip("/"), "body": body, "repeat": int(repeat)})
+def request_key(endpoint: str, body: Mapping, repeat: int = 0, attempt: int = 0) -> str:
+    """sha256 of endpoint + full request body (model, parameters, messages, tools) + repeat index
+    (+ the attempt number of a retried failure, when not 0: a retry is asked anew, then cached)."""
+    key = {"endpoint": endpoint.rstrip("/"), "body": body, "repeat": int(repeat)}
+    if attempt:
+        key["attempt"] = int(attempt)
+    text = canonical(key)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

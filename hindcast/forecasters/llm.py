@@ -201,14 +201,15 @@ class ChatClient:
         return f"ChatClient({self.spec.spec!r}, endpoint={self.spec.endpoint!r})"
 
     async def complete(self, messages: list[dict], *, schema: Mapping | None = None, tools: list[dict] | None = None,
-                       repeat: int = 0, **params) -> ChatReply:
+                       repeat: int = 0, attempt: int = 0, **params) -> ChatReply:
         """One chat completion (from the cache when the identical request was made before).
 
         The cache key is the request as asked, in the configured structured-output mode,
-        so a re-run hits the cache even if this endpoint made the client fall back.
+        so a re-run hits the cache even if this endpoint made the client fall back; a
+        retried failure (`attempt` > 0) is its own cache entry, so it is really asked again.
         """
         asked = self._body(messages, schema, tools, params, self.configured)
-        key = request_key(self.spec.identity, asked, repeat)
+        key = request_key(self.spec.identity, asked, repeat, attempt)
         if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
             return reply_from(hit, cached=True)
         calls, started = self.requests, time.monotonic()

@@ -44,6 +44,7 @@ class ChatForecaster:
     structured: str = "json_schema"
     client: llm.ChatClient | None = None
     models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
+    attempt: int = field(default=0, compare=False, repr=False)  # set by the engine for a retried failure
     PROMPTS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
@@ -56,6 +57,10 @@ class ChatForecaster:
     def bind(self, models) -> "ChatForecaster":
         """This forecaster calling its model through `models` (what the engine does before a sweep)."""
         return dataclasses.replace(self, models=models)
+
+    def for_attempt(self, attempt: int) -> "ChatForecaster":
+        """This forecaster asking anew (not from the cache) for attempt `attempt` of a stored failure."""
+        return dataclasses.replace(self, attempt=int(attempt))
 
     def model_name(self) -> str:
         """The bare model name (what the price table is keyed by)."""
@@ -75,8 +80,9 @@ class ChatForecaster:
 
     def request(self, usage: llm.Usage) -> dict:
         """Keyword arguments of every call: body parameters and the sample index (all in the cache key)."""
-        return {"repeat": usage.totals["sample"], "temperature": float(self.temperature),
-                "max_tokens": int(self.max_tokens)}
+        request = {"repeat": usage.totals["sample"], "temperature": float(self.temperature),
+                   "max_tokens": int(self.max_tokens)}
+        return {**request, "attempt": int(self.attempt)} if self.attempt else request
 
     async def final(self, client, messages: list[dict], usage: llm.Usage, rationale: str = "",
                     evidence: tuple[str, ...] = ()) -> Forecast:
@@ -92,7 +98,7 @@ class ChatForecaster:
         """For the run manifest: model, endpoint (never a key), parameters, prompt hashes."""
         spec = llm.parse_model(self.model, self.key_env)
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                  if f.name not in ("name", "client", "models")}
+                  if f.name not in ("name", "client", "models", "attempt")}
         return {"class": type(self).__name__, **fields, "provider": spec.provider, "endpoint": spec.endpoint,
                 "prompts": {n: prompts.load(n).sha256 for n in self.prompt_names()}, **_backend(spec)}
 

@@ -9,10 +9,11 @@ An outage (`InfrastructureError`: the model could not be reached) is not a forec
 goes to `on_outage` (the engine logs it as an attempt) and counts against its endpoint's
 circuit breaker; once a breaker is open no new call goes to that endpoint (calls in flight
 finish, other forecasters go on) and the run ends with `StoppedError` naming the endpoint.
-`Limits.max_cost` (dollars, by the price table) and `max_tokens` count the tokens of calls
-made now (not replayed from the cache); once reached no new forecast starts, those in
-flight finish (the overshoot is at most the forecasts in flight), and the run ends with
-`StoppedError`. Re-running the same sweep resumes where it stopped.
+`Limits.max_cost` (dollars, by the price table) and `max_tokens` are budgets of the whole
+run: they count the tokens of every model call the run made (its stored forecasts, every
+attempt) and makes now, never replays from the cache. Once reached no new forecast
+starts, those in flight finish (the overshoot is at most the forecasts in flight), and the
+run ends with `StoppedError`; re-running with a higher budget resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -72,27 +73,36 @@ class Limits:
     max_cost: float | None = None
     max_tokens: int | None = None
     prices: object = None
+    spent_tokens: int = 0  # by the run's stored forecasts, before this invocation
+    spent_cost: float = 0.0
 
 
 class Spend:
-    """Tokens and dollars of the calls made in this invocation (cache replays cost nothing)."""
+    """Tokens and dollars of the run's model calls (cache replays cost nothing): what the run's
+    stored forecasts already spent (`Limits.spent_*`) plus the calls made now."""
 
     def __init__(self, limits: Limits):
-        self.limits, self.tokens, self.cost = limits, 0, 0.0
+        self.limits, self.tokens, self.cost = limits, int(limits.spent_tokens), float(limits.spent_cost)
 
     def record(self, usage: Mapping) -> None:
-        prompt, completion = int(usage.get("fresh_prompt_tokens") or 0), int(usage.get("fresh_completion_tokens") or 0)
-        self.tokens += prompt + completion
-        if self.limits.prices is not None and usage.get("model_name") and prompt + completion:
-            self.cost += self.limits.prices.cost(usage["model_name"], prompt, completion) or 0.0
+        tokens, cost = spent(usage, self.limits.prices)
+        self.tokens, self.cost = self.tokens + tokens, self.cost + cost
 
     def reached(self) -> str | None:
         cap = self.limits
         if cap.max_cost is not None and self.cost >= cap.max_cost:
-            return f"cost budget reached: ${self.cost:.6f} of --max-cost ${cap.max_cost:g} spent on new model calls"
+            return f"cost budget reached: ${self.cost:.6f} of --max-cost ${cap.max_cost:g} spent on the run's model calls"
         if cap.max_tokens is not None and self.tokens >= cap.max_tokens:
-            return f"token budget reached: {self.tokens} of --max-tokens {cap.max_tokens} used by new model calls"
+            return f"token budget reached: {self.tokens} of --max-tokens {cap.max_tokens} used by the run's model calls"
         return None
+
+
+def spent(usage: Mapping, prices) -> tuple[int, float]:
+    """(tokens, dollars) of a forecast's calls not replayed from the cache (unpriced: $0 here;
+    a budgeted run refuses unpriced models before it starts)."""
+    prompt, completion = int(usage.get("fresh_prompt_tokens") or 0), int(usage.get("fresh_completion_tokens") or 0)
+    cost = prices.cost(usage["model_name"], prompt, completion) if prices is not None and usage.get("model_name") else 0
+    return prompt + completion, float(cost or 0.0)
 
 
 async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster],
@@ -119,7 +129,8 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
                 return
             ctx = context_for(task)
             try:
-                forecast = await _guarded(forecasters[task.forecaster], question_for(task.cutoff), ctx)
+                forecaster = _for_attempt(forecasters[task.forecaster], task.attempt)
+                forecast = await _guarded(forecaster, question_for(task.cutoff), ctx)
             except CircuitOpen:
                 missed["breaker"] += 1  # no call was made: not an attempt
                 return
@@ -135,6 +146,12 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
 
     await asyncio.gather(*(one(t) for t in tasks))
     _stop_reason(budget, spend, breakers, missed, limits.max_failures)
+
+
+def _for_attempt(forecaster: Forecaster, attempt: int) -> Forecaster:
+    """A retried failure is asked anew: forecasters that cache (`for_attempt`) get the attempt number."""
+    renew = getattr(forecaster, "for_attempt", None)
+    return renew(attempt) if attempt and callable(renew) else forecaster
 
 
 def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: Breakers) -> None:

@@ -152,9 +152,11 @@ class RunStore:
         """Keys stored for a run (with `retry_failed`, only those whose newest attempt is valid)."""
         return {k for k, (_, ok) in self.latest(run_id).items() if ok or not retry_failed}
 
-    def retry_attempts(self, run_id: str) -> dict[tuple[str, str, str, int], int]:
-        """Key → the attempt number a retry of its stored failure gets (newest + 1)."""
-        return {k: attempt + 1 for k, (attempt, ok) in self.latest(run_id).items() if not ok}
+    def retry_attempts(self, run_id: str, limit: int | None = None) -> dict[tuple[str, str, str, int], int]:
+        """Key → the attempt number a retry of its stored failure gets (newest + 1); with
+        `limit`, only failures retried fewer than `limit` times."""
+        return {k: attempt + 1 for k, (attempt, ok) in self.latest(run_id).items()
+                if not ok and (limit is None or attempt < limit)}
 
     def add(self, run_id: str, forecaster: str, market_id: str, t0, label: str, forecast: Forecast,
             retrievals: tuple = (), repeat: int = 0, attempt: int = 0) -> bool:

@@ -14,6 +14,12 @@ The cutoff schedule (fractions, offsets, instants, Hindcast rule, repeats, seed)
 for a sweep name: rows made under another schedule would not be comparable, so a changed
 schedule is refused (name the changed sweep anew). Filters and forecasters may change: a
 forecaster added later is run on every market the series already covers.
+
+With `retry_failed` in the sweep's spec, each tick also re-runs every closed batch whose
+run still has a forecast failure never retried (under the same run id, asking again only
+for those, once each — a failure that fails again is not asked a third time by the
+service; the old attempts are kept). Budgets (`max_cost`, `max_tokens`) are per batch run; a batch
+stopped by a budget or a circuit breaker stays pending and is resumed at the next tick.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from hindcast.schedule.config import ScheduleError, SweepConfig
 from hindcast.schedule.state import Batch, State
 from hindcast.timeutil import iso, parse_utc
 
+SERVICE_RETRIES = 1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
 SCHEDULE_FIELDS = ("fractions", "offsets", "instants", "hindcast_rule", "repeats", "seed")
 
 
@@ -43,6 +50,9 @@ def run_series(cfg: SweepConfig, state: State, store, out_dir: Path, now: dateti
     for spec in plan_batches(cfg, state, snapshot_for):
         batch = state.open_batch(cfg.name, spec_json(spec), now)
         results.append(run_batch(batch, state, store, out_dir, now, advance, models))
+    if cfg.spec.retry_failed:
+        results += [retry_batch(b, store, out_dir, now, advance, models) for b in state.batches(cfg.name, "done")
+                    if store.retry_attempts(b.run_id, SERVICE_RETRIES)]
     return {"sweep": cfg.name, "batches": results,
             "markets": sum(r["markets"] for r in results), "forecasts": sum(r["executed"] for r in results)}
 
@@ -54,6 +64,17 @@ def run_batch(batch: Batch, state: State, store, out_dir: Path, now: datetime, a
     state.close_batch(batch.id, result.run_id, now)
     return {"batch": batch.id, "run_id": result.run_id, "markets": result.markets, "executed": result.executed,
             "resumed": result.resumed}
+
+
+def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, models=None) -> dict:
+    """Ask again for the stored forecast failures of a closed batch (same run, new attempts)."""
+    from hindcast import api
+
+    spec = replace(spec_of(batch.spec), retry_failed=True)
+    result = api.sweep(spec, store=store, out_dir=out_dir, now=now, advance=advance, models=models,
+                       retry_limit=SERVICE_RETRIES)
+    return {"batch": batch.id, "run_id": result.run_id, "markets": 0, "executed": result.executed,
+            "resumed": True, "retried": True}
 
 
 def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:

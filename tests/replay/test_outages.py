@@ -91,6 +91,8 @@ def test_a_budget_stops_the_sweep_and_a_higher_one_completes_it_without_asking_a
         assert stopped.returncode == 4 and "budget reached" in stopped.stderr, stopped.stderr
         assert 2 <= made <= 2 + 2 < planned(tmp_path)  # reached after 2 calls; overshoot ≤ the calls in flight (2)
         assert rows(tmp_path, "SELECT COUNT(*) FROM forecasts") == [(made,)]
+        same = sweep(tmp_path, port, "--prices", str(prices), flag, low)  # the budget is the run's, not per call
+        assert same.returncode == 4 and len(fake.requests) == made, same.stderr
         done = sweep(tmp_path, port, "--prices", str(prices), flag, high)
     assert done.returncode == 0, done.stderr
     assert len(fake.requests) == planned(tmp_path)  # nothing asked twice

@@ -92,6 +92,22 @@ def test_retry_failed_asks_again_keeps_the_old_attempt_and_scores_the_newest(tmp
                      now=NOW).executed == 0
 
 
+def test_a_retried_chat_failure_is_asked_anew_not_replayed_from_the_cache(tmp_path):
+    answers = iter(["no idea", "still no idea", '{"probability": 0.45}'])
+    fake = FakeChatModel(default=lambda body: next(answers))
+    with fake.serve() as url:
+        spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=1, fractions=(0.5,),
+                          forecasters=(f"zero-shot:model=openai-compatible:{url}#m,repairs=0",))
+        models = Models()
+        first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+        retry = ReplaySpec(**{**spec.__dict__, "retry_failed": True})
+        second = api.sweep(retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+        third = api.sweep(retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+    assert (first.empty, second.empty, third.empty) == (("zero-shot:model=openai-compatible:" + url + "#m,repairs=0",),) * 2 + ((),)
+    assert len(fake.requests) == 3 and [r.n_forecasts for r in third.board] == [1]
+    assert rows(tmp_path, "SELECT attempt, probability FROM forecasts ORDER BY attempt") == [(0, None), (1, None), (2, 0.45)]
+
+
 def test_an_outage_is_an_attempt_never_a_forecast_and_other_forecasters_go_on(tmp_path):
     spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=6, fractions=(0.5,), forecasters=("down", "constant"),
                       breaker_threshold=2, concurrency=1)

@@ -76,3 +76,27 @@ def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tm
         again = once(path, {"SVC_KEY": KEY})
     assert again.returncode == 0, again.stdout + again.stderr
     assert [p for _, _, p, _ in forecasts(tmp_path)] == [0.7] * len(MARKETS)
+
+
+def test_a_sweep_with_retry_failed_asks_again_once_for_each_failure(tmp_path):
+    from tests.schedule.conftest import tick
+
+    replies = iter(["no idea", "no idea", '{"probability": 0.55}', "no idea"])
+    fake = FakeChatModel(default=lambda body: next(replies))
+    with fake.serve() as url:
+        path = config(tmp_path, url, ["a"])
+        path.write_text(path.read_text().replace("seed = 0", "seed = 0\nretry_failed = true").replace(
+            ",key_env=SVC_KEY", ",repairs=0"))
+        for n in range(3):
+            statuses, _ = tick(path, at_now())
+            assert statuses == {"sweeps": "ok"}, statuses
+        with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
+            attempts = db.execute("SELECT market_id, attempt, probability FROM forecasts ORDER BY 1, 2").fetchall()
+    assert len(fake.requests) == 4  # two failures, each asked again once; nothing asked a third time
+    assert sorted((a, p is not None) for _, a, p in attempts) == [(0, False), (0, False), (1, False), (1, True)]
+
+
+def at_now():
+    from tests.helpers import at
+
+    return at("2026-11-30T00:00:00")
