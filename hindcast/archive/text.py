@@ -188,7 +188,7 @@ def _month_top(view: View, hits: list[tuple[np.ndarray, np.ndarray]], idf: list[
     lengths = np.asarray(view.postings.cum_lengths)
     weights = np.concatenate([_weights(docs, tf, w, lengths, avg) for (docs, tf), w in zip(hits, idf)])
     sums = np.bincount(positions, weights=weights)  # per document, added in query-term order
-    found = np.unique(positions)
+    found = np.flatnonzero(sums)  # every weight is > 0, so exactly the documents hit
     scores = sums[found]
     if scores.size > n:
         keep = scores >= np.partition(scores, scores.size - n)[scores.size - n]  # every tie of the n-th kept
