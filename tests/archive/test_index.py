@@ -119,3 +119,20 @@ def test_first_stage_codes_are_built_and_restored_when_missing(small_snapshot):
     after = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")]
     assert after == before and len(after) == 8
     assert all((layout.vector_chunk_dir(root, m) / "codes.npy").exists() for m in small_snapshot.months)
+
+
+def test_text_postings_are_built_and_restored_when_missing(small_snapshot):
+    """The build writes each month's BM25 postings; an index from before them gets them on open."""
+    import shutil
+
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.timeutil import parse_utc
+
+    build_index(small_snapshot, HashEmbedder())
+    root, t0 = open_index(small_snapshot).root, parse_utc("2025-08-20T00:00:00Z")
+    before = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")]
+    for month in small_snapshot.months:
+        shutil.rmtree(layout.vector_chunk_dir(root, month) / "text")
+    after = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")]
+    assert after == before and len(after) == 8
+    assert all((layout.vector_chunk_dir(root, m) / "text" / "docs.npy").exists() for m in small_snapshot.months)
