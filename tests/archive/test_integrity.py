@@ -12,7 +12,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from hindcast.archive import layout
 from hindcast.archive.ingest import ingest
 from hindcast.archive.lines import ArchiveInputError
 from hindcast.archive.snapshot import build_snapshot, freeze, open_snapshot

@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
