@@ -161,7 +161,7 @@ def _forecasters(entries, where: str, prefix: str) -> dict:
 def spec_from_mapping(values: dict) -> ReplaySpec:
     """Build a spec from flat keys (TOML names); unknown keys and wrong types are an error."""
     values = {k: v for k, v in values.items() if v is not None}
-    check_values(values, "invalid sweep spec")
+    check_values(values, "invalid sweep spec", flags=True)
     v = dict(values)
     try:
         return ReplaySpec(
@@ -231,17 +231,28 @@ _CHECKS = {  # key → (test, what it must be)
 assert set(_CHECKS) == _KEYS
 
 
-def check_values(values: dict, where: str) -> None:
+FLAGS = {"store": "--markets", "version": "--store-version", "ids": "--market", "topics": "--topic",
+         "forecasters": "--forecaster", "subsets": "--subset"}  # `hindcast sweep` flags not named after their key
+
+
+def flag_of(key: str) -> str:
+    return FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
+def check_values(values: dict, where: str, flags: bool = False) -> None:
     """Every key known (else the nearest known name is suggested), of its type, and every
-    value that can be judged alone valid (offsets, fractions, forecaster lists)."""
+    value that can be judged alone valid (offsets, fractions, instants, forecaster lists).
+    With `flags`, each key is also named by its `hindcast sweep` flag."""
     _only(values, _KEYS, where, "spec key")
+    name = (lambda k: f"{k} ({flag_of(k)})") if flags else str
     for key, value in values.items():
         test, wanted = _CHECKS[key]
-        _require(value is None or test(value), f"{where}: {key} must be {wanted}, got {value!r}")
-    try:
-        _check_alone(values)
-    except HindcastError as exc:  # CutoffError for a fraction, ConfigError for the rest
-        raise ConfigError(f"{where}: {exc}") from exc
+        _require(value is None or test(value), f"{where}: {name(key)} must be {wanted}, got {value!r}")
+    for key in values:
+        try:
+            _check_alone({key: values[key]})
+        except HindcastError as exc:  # CutoffError for a fraction, ConfigError for the rest
+            raise ConfigError(f"{where}: {name(key)}: {exc}") from exc
 
 
 def _check_alone(values: dict) -> None:
@@ -296,7 +307,7 @@ def _instant_ok(key: str, value) -> None:
     try:
         _time(value)
     except (ValueError, OverflowError) as exc:
-        raise ConfigError(f"{key}: {value!r} is not an ISO instant with a zone ({exc})") from exc
+        raise ConfigError(f"{value!r} cannot be read as an instant ({exc})") from exc
 
 
 def _time(value):

@@ -94,7 +94,7 @@ def test_flags_are_checked_like_file_keys():
 
     with pytest.raises(ConfigError, match=r"invalid sweep spec: unknown spec key max_cots \(did you mean max_cost\?\)"):
         spec_from_mapping({"store": SAMPLE_MARKETS, "max_cots": 1.0})
-    with pytest.raises(ConfigError, match="invalid sweep spec: max_tokens must be an integer"):
+    with pytest.raises(ConfigError, match=r"invalid sweep spec: max_tokens \(--max-tokens\) must be an integer"):
         spec_from_mapping({"store": SAMPLE_MARKETS, "max_tokens": "many"})
 
 
