@@ -73,7 +73,7 @@ def ingest_into(path: Path, source: str, fmt: str, root: Path, archive: Path,
 
 class staging_area:
     """A private folder inside the archive for one ingest; removed afterwards, and the
-    archive folder too if this ingest created it and it failed."""
+    archive folder too if this ingest created it, failed, and left it empty."""
 
     def __init__(self, archive: Path):
         self.archive, self.created = archive, not archive.exists()
@@ -86,7 +86,10 @@ class staging_area:
     def __exit__(self, kind, *exc) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
         if kind is not None and self.created:
-            shutil.rmtree(self.archive, ignore_errors=True)
+            try:
+                self.archive.rmdir()  # only if empty: never anything another process put there
+            except OSError:
+                pass
 
 
 def stage(path: Path, source: str, fmt: str, root: Path, archive: Path, staging: Path,
