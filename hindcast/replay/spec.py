@@ -269,6 +269,18 @@ def _check_alone(values: dict) -> None:
         _require(bool(forecasters), "a sweep needs at least one forecaster")
         twice = sorted({f for f in forecasters if list(forecasters).count(f) > 1})
         _require(not twice, f"forecaster {', '.join(twice)} is named twice")
+        for spec in forecasters:
+            _known_forecaster(spec)
+
+
+def _known_forecaster(spec: str) -> None:
+    """The forecaster a spec names exists (built-in or plugin); its parameters are checked
+    when it is built."""
+    from hindcast.forecasters import registry
+
+    name, _ = registry.parse_spec(spec)
+    known = registry.names()
+    _require(name in known, f"unknown forecaster {name!r} in {spec!r}{did_you_mean(name, known)}")
 
 
 def _only(table: dict, allowed, where: str, kind: str, shape: str = "{}", suffix: str = "") -> None:

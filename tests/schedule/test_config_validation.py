@@ -37,7 +37,7 @@ BAD = [  # (replace this, with this, message)
     ("[jobs]", "[job]", r"the config: unknown key \[job\] \(did you mean \[jobs\]\?\)"),
     ("[service]", "[service]\nrun_out = \"x\"", r"\[service\]: unknown key run_out \(did you mean runs_out\?\)"),
     ("spec = \"constant\"", "spec = \"constnat\"",
-     r"sweep 'baselines': unknown forecaster 'constnat' in 'constnat' \(did you mean constant\?\)"),
+     r"sweep 'baselines': forecasters: unknown forecaster 'constnat' in 'constnat' \(did you mean constant\?\)"),
     ("spec = \"constant\"", "spec = \"constant:q=0.3\"", r"sweep 'baselines': forecaster spec 'constant:q=0.3'"),
     ("[sweeps.run]", "[sweeps.runs]", r"sweep 'baselines': unknown key \[sweeps.runs\] \(did you mean \[sweeps.run\]\?\)"),
     ("concurrency = 2", "concurency = 2", r"unknown key concurency in \[sweeps.run\] \(did you mean concurrency\?\)"),
@@ -95,7 +95,7 @@ def test_a_bad_config_stops_before_any_job_runs(tmp_path, server):
     before = tree(tmp_path)
     proc = run_process(path, "once", "--now", "2026-03-02T00:00:00Z")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr == (f"hindcast: error: config {path}: sweep 'baselines': unknown forecaster 'base-rat' "
+    assert proc.stderr == (f"hindcast: error: config {path}: sweep 'baselines': forecasters: unknown forecaster 'base-rat' "
                            "in 'base-rat' (did you mean base-rate?)\n")
     assert server.fake.requests == [] and tree(tmp_path) == before
 
