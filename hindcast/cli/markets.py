@@ -56,6 +56,9 @@ def pull_command(
     from hindcast.markets.polymarket import CLOB_URL, GAMMA_URL, PolymarketClient, RetryPolicy
     from hindcast.markets.pull import PullQuery, pull
 
+    for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
     query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
                       _instant(closed_since, "--closed-since"))
     retry = RetryPolicy(attempts=attempts, timeout=timeout)

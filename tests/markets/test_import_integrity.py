@@ -146,3 +146,10 @@ def test_a_pull_into_a_store_another_pull_holds_exits_3(tmp_path, monkeypatch, c
         assert code == 3 and out == "" and len(err.splitlines()) == 1
         assert err.startswith(f"hindcast: error: another pull into {store} is running (pid 4242")
         assert tree(store) == before
+
+
+def test_a_pull_url_without_a_scheme_is_a_usage_error_naming_it(tmp_path, monkeypatch, capsys):
+    code, out, err = hindcast(monkeypatch, capsys, "markets", "pull", "--store", str(tmp_path / "s"),
+                              "--gamma-url", "gamma-api.polymarket.com")
+    assert code == 2 and "--gamma-url" in err and "'gamma-api.polymarket.com' is not an http(s) URL" in err
+    assert "Traceback" not in err and not (tmp_path / "s").exists()
