@@ -118,23 +118,24 @@ class Pulled:
 
 
 class WorkDir:
-    """The pull's cache: `pages/<offset>.json` (raw Gamma pages), `histories/<id>.json`."""
+    """The pull's cache: `pages/<offset>.json` (raw Gamma pages), `histories/<id>.json`;
+    folders are made on the first write, so a pull that fetched nothing leaves none."""
 
     def __init__(self, path: Path):
         self.path = path
-        (path / "pages").mkdir(parents=True, exist_ok=True)
-        (path / "histories").mkdir(parents=True, exist_ok=True)
 
     def page(self, offset: int) -> list | None:
         return self._read(self.path / "pages" / f"{offset:09d}.json")
 
     def save_page(self, offset: int, items: list) -> None:
+        (self.path / "pages").mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.path / "pages" / f"{offset:09d}.json", json.dumps(items))
 
     def history(self, market_id: str) -> dict | None:
         return self._read(self.path / "histories" / f"{market_id}.json")
 
     def save_history(self, market_id: str, record: dict) -> None:
+        (self.path / "histories").mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.path / "histories" / f"{market_id}.json", json.dumps(record))
 
     def _read(self, path: Path):

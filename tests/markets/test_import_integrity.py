@@ -153,3 +153,12 @@ def test_a_pull_url_without_a_scheme_is_a_usage_error_naming_it(tmp_path, monkey
                               "--gamma-url", "gamma-api.polymarket.com")
     assert code == 2 and "--gamma-url" in err and "'gamma-api.polymarket.com' is not an http(s) URL" in err
     assert "Traceback" not in err and not (tmp_path / "s").exists()
+
+
+def test_a_pull_that_fetched_nothing_leaves_no_cache_behind(tmp_path, monkeypatch, capsys):
+    """Only the lock file remains (the lock is released, the file kept); no empty work folders."""
+    store = tmp_path / "s"
+    code, _, err = hindcast(monkeypatch, capsys, "markets", "pull", "--store", str(store), "--attempts", "1",
+                            "--gamma-url", "http://127.0.0.1:9", "--clob-url", "http://127.0.0.1:9")
+    assert code == 1 and len(err.splitlines()) == 1 and "http://127.0.0.1:9/markets: connection failed" in err
+    assert sorted(p.name for p in store.rglob("*")) == [".pull.lock"]
