@@ -212,10 +212,9 @@ class ChatClient:
         key = request_key(self.spec.identity, asked, repeat, attempt)
         if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
             return reply_from(hit, cached=True)
-        calls, started = self.requests, time.monotonic()
-        payload = await self._post_structured(messages, schema, tools, params)
-        reply = reply_from(payload, cached=False)
-        reply = _timed(reply, self.requests - calls - 1, time.monotonic() - started)
+        started = time.monotonic()
+        payload, attempts = await self._post_structured(messages, schema, tools, params)
+        reply = _timed(reply_from(payload, cached=False), attempts - 1, time.monotonic() - started)
         if self.cache is not None:  # stored before the forecast is: a killed run never asks again
             await asyncio.to_thread(self.cache.put, key, asked, payload)
         return reply
@@ -229,26 +228,32 @@ class ChatClient:
             body["tools"] = list(tools)
         return body
 
-    async def _post_structured(self, messages, schema, tools, params) -> dict:
-        """POST; an endpoint that rejects the response_format is asked again one level simpler."""
+    async def _post_structured(self, messages, schema, tools, params, before: int = 0) -> tuple[dict, int]:
+        """POST (→ payload, HTTP attempts made); an endpoint that rejects the response_format is
+        asked again one level simpler."""
         body = self._body(messages, schema, tools, params, self.structured)
         try:
-            return await self._post(body)
+            payload, attempts = await self._post(body)
+            return payload, before + attempts
         except _Rejected as exc:
             if "response_format" not in body or not _mentions_format(exc.text):
                 raise ChatError(exc.reason) from None
             self.structured = STRUCTURED[STRUCTURED.index(self.structured) + 1]
-            return await self._post_structured(messages, schema, tools, params)
+            return await self._post_structured(messages, schema, tools, params, before + exc.attempts)
 
-    async def _post(self, body: dict) -> dict:
+    async def _post(self, body: dict) -> tuple[dict, int]:
         state = self._loop_state()
         async with state.gate:
             url = (await self._url()).rstrip("/") + "/chat/completions"
             for attempt in range(self.max_retries + 1):
                 self._check_open()
-                wait, result = await self._attempt(state.http, url, body)
+                try:
+                    wait, result = await self._attempt(state.http, url, body)
+                except _Rejected as exc:
+                    exc.attempts = attempt + 1
+                    raise
                 if wait is None:
-                    return result
+                    return result, attempt + 1
                 if attempt == self.max_retries:
                     break
                 await self._sleep(min(wait if wait >= 0 else self.backoff * 2 ** attempt, self.max_wait))
@@ -327,7 +332,7 @@ def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
 class _Rejected(Exception):
     def __init__(self, reason: str, text: str):
         super().__init__(reason)
-        self.reason, self.text = reason, text
+        self.reason, self.text, self.attempts = reason, text, 1
 
 
 def _mentions_format(text: str) -> bool:

@@ -31,3 +31,27 @@ def test_rescore_slices_stored_forecasts_without_forecasting(out):
     assert run_cli("rescore", run["run"], "--by", "colour", "--out", str(out)).returncode == 2
     missing = run_cli("runs", "show", "r-000000000000", "--out", str(out))
     assert missing.returncode == 1 and "no run 'r-000000000000'" in missing.stderr
+
+
+def test_runs_show_sums_usage_and_cost_per_forecaster_unknown_when_unpriced(tmp_path):
+    from hindcast.forecasters.fake import FakeChatModel, answer
+    from tests.helpers import SAMPLE_MARKETS
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text("priced = { input = 2.0, output = 4.0 }\n")
+    fake = FakeChatModel(default=answer('{"probability": 0.3}'))
+    with fake.serve() as url:
+        run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
+                "-f", f"zero-shot:model=openai-compatible:{url}#priced", "-f",
+                f"zero-shot:model=openai-compatible:{url}#unpriced", "--out", str(tmp_path), check=True)
+    (run,) = json.loads(run_cli("runs", "list", "--out", str(tmp_path), "--json", check=True).stdout)
+    shown = json.loads(run_cli("runs", "show", run["run"], "--out", str(tmp_path), "--json", "--prices", str(prices),
+                               check=True).stdout)
+    usage = {name.rpartition("#")[2]: u for name, u in shown["usage"].items()}
+    assert usage["priced"]["requests"] == 2 and usage["priced"]["prompt_tokens"] == 20
+    assert usage["priced"]["completion_tokens"] == 10 and usage["priced"]["retries"] == 0
+    assert usage["priced"]["cost_usd"] == (20 * 2.0 + 10 * 4.0) / 1e6 and usage["priced"]["latency_s"] > 0
+    assert usage["unpriced"]["cost_usd"] == "unknown" and usage["constant"]["cost_usd"] == 0.0
+    assert shown["attempts"] == [] and run["outages"] == 0
+    text = run_cli("runs", "show", run["run"], "--out", str(tmp_path), check=True).stdout
+    assert "cost_usd unknown" in text and "infrastructure attempts: 0" in text
