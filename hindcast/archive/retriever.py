@@ -240,4 +240,6 @@ def _edited_before(doc: Document, t0: datetime) -> bool:
 
 
 def _quote(value: str) -> str:
+    if not isinstance(value, str):
+        raise RetrievalError(f"a document id must be a string, got {type(value).__name__}")
     return "'" + value.replace("'", "''") + "'"

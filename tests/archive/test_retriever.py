@@ -91,6 +91,8 @@ def test_bad_mode_and_k_are_refused(reddit_archive):
             retriever.search("x", k=k)
     with pytest.raises(RetrievalError, match="query must be a string"):
         retriever.search(None, k=3, mode="text")
+    with pytest.raises(RetrievalError, match="document id must be a string"):
+        retriever.read(5)
 
 
 def _copy_archive(src: Path, dst: Path) -> Path:
