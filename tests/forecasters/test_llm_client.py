@@ -248,3 +248,32 @@ def test_tool_calls_are_parsed():
         reply = asyncio.run(client(url).complete(MESSAGES, tools=[{"type": "function", "function": {"name": "search"}}]))
     assert reply.tool_calls[0]["name"] == "search" and reply.tool_calls[0]["arguments"] == '{"query": "fed"}'
     assert fake.requests[0]["tools"][0]["function"]["name"] == "search"
+
+
+def test_a_local_server_that_cannot_start_is_an_outage_and_is_not_started_again():
+    from hindcast.forecasters import local, registry
+    from hindcast.forecasters.base import Context
+    from hindcast.records import Question
+    from tests.helpers import at
+
+    made = []
+
+    class Broken:
+        running = False
+
+        def start(self):
+            made.append(self)
+            raise local.LocalModelError("llama_cpp.server exited with -11")
+
+        def stop(self):
+            pass
+
+    models = Models(local=local.SharedServer(factory=Broken))
+    question = Question("m", "Will it snow?", "", at("2025-12-01T00:00:00"))
+    forecaster = registry.create("zero-shot:model=local").bind(models)
+    for _ in range(2):
+        with pytest.raises(InfrastructureError, match="exited with -11") as caught:
+            asyncio.run(forecaster.forecast(question, Context(question.t0, "m", (), ())))
+        assert caught.value.endpoint == local.identity()
+    assert len(made) == 1
+    models.close()
