@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import default_sample, fail, now
+from hindcast.cli.common import default_sample, now
 
 def _split(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]

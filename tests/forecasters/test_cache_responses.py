@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from hindcast.forecasters import llm, registry
+from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.cache import ResponseCache, request_key
 from hindcast.forecasters.fake import FakeChatModel
