@@ -93,7 +93,7 @@ async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: 
     keys from os.environ, cache beside the run database); `prices`: a scoring.costs.PriceTable
     (None: the shipped table) for `max_cost`."""
     owned = models is None
-    models = models if models is not None else default_models(store, out_dir)
+    models = models if models is not None else default_models(store, out_dir, concurrency=spec.concurrency)
     try:
         return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices, retry_limit)
     finally:
@@ -102,16 +102,18 @@ async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: 
             models.close()
 
 
-def default_models(store: RunStore, out_dir: Path, env=None):
+def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 4):
     """Keys from `env` (default `os.environ`); the response cache beside the run database
-    (`responses.db`; in `out_dir` for a database that is not a SQLite file)."""
+    (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
+    `concurrency` requests in flight per endpoint."""
     import os
 
     from hindcast.forecasters.models import Models
 
     url = store.url
     folder = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(out_dir)
-    return Models.from_environment(os.environ if env is None else env, folder / "responses.db")
+    return Models.from_environment(os.environ if env is None else env, folder / "responses.db",
+                                   concurrency=concurrency)
 
 
 async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, retry_limit) -> SweepResult:

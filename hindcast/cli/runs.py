@@ -33,10 +33,11 @@ def list_runs(out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.O
     from hindcast.cli.console import out_console
 
     table = Table(title=f"runs in {store.url}")
-    for column in ("run", "created", "forecasters", "markets", "forecasts", "failed"):
+    for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
         table.add_column(column)
     for r in rows:
-        table.add_row(r["run"], r["created_at"], ", ".join(r["forecasters"]), str(r["markets"]), str(r["forecasts"]), str(r["failed"]))
+        table.add_row(r["run"], r["created_at"], ", ".join(r["forecasters"]), str(r["markets"]), str(r["forecasts"]),
+                      str(r["failed"]), str(r["outages"]))
     out_console().print(table)
 
 
