@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from hindcast.errors import StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig, ScheduleError
 from hindcast.schedule.jobs import JOB_FUNCTIONS, JobContext
@@ -48,7 +49,7 @@ def wall_clock() -> datetime:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # ok | failed | interrupted | skipped
+    status: str  # ok | failed | interrupted | stopped (budget, circuit breaker: resumable) | skipped
     detail: dict | None = None
 
     @property
@@ -87,6 +88,8 @@ class Service:
                                                     models=self.models))
         except Interrupted as exc:
             return self._ended(record, name, "interrupted", str(exc))
+        except StoppedError as exc:  # a budget or circuit breaker: what was answered is kept; resumed next time
+            return self._ended(record, name, "stopped", str(exc))
         except Exception as exc:  # a failed job is recorded and reported; the service goes on
             return self._ended(record, name, "failed", f"{type(exc).__name__}: {exc}", exc)
         self.state.job_finished(record, "ok", self.wall(), detail)

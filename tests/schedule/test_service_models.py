@@ -71,7 +71,7 @@ def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tm
     with fake.serve() as url:
         path = config(tmp_path, url, ["a"])
         failed = once(path, {"SVC_KEY": None})
-        assert failed.returncode == 1 and "sweeps: failed" in failed.stdout
+        assert failed.returncode == 4 and "sweeps: stopped" in failed.stdout, failed.stdout + failed.stderr
         assert forecasts(tmp_path) == [] and fake.requests == []
         again = once(path, {"SVC_KEY": KEY})
     assert again.returncode == 0, again.stdout + again.stderr
