@@ -1,3 +1,149 @@
-"""hindcast: judge forecasters on resolved prediction markets replayed at a past instant."""
+"""hindcast: judge forecasters on resolved prediction markets replayed at a past instant.
+
+The public Python API is `__all__`. Heavy modules (the engine, the archive, torch,
+LanceDB, polars) load on first use of a name that needs them, so `import hindcast` and
+`hindcast --help` stay instant.
+
+    import hindcast
+
+    result = hindcast.sweep(store=hindcast.sample("markets"), forecasters=["market", "base-rate"],
+                            fractions=[0.5, 1.0], out="runs")
+    print(result.to_polars())
+
+`hindcast.sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, **settings)`
+builds what `hindcast.api.sweep` takes: the spec (a ReplaySpec, a mapping of spec keys, a
+TOML file, or nothing, with `settings` — the spec keys of the TOML layout such as
+`store=`, `forecasters=`, `fractions=`, `offsets=`, `limit=` — laid over it), the run
+database (`db=` a path or a URL; default `OUT/hindcast.db`; or an open `runs=RunStore`)
+and `now` (default: the wall clock, UTC). `hindcast.sweep_async` is the same as a
+coroutine, for a running event loop (Jupyter). `hindcast.api.sweep` is the explicit form.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from hindcast.errors import (ArchiveIntegrityError, ConfigError, CutoffError, ForecastError, FrozenError,
+                             HindcastError, InfrastructureError, InputFormatError, LeakageError, LockHeldError,
+                             MarketDataError, RunStoreError, StoppedError)
 
 __version__ = "0.1.0"
+
+_LAZY = {  # public name → (module, attribute), imported on first access
+    "ReplaySpec": ("hindcast.replay.spec", "ReplaySpec"),
+    "spec_from_mapping": ("hindcast.replay.spec", "spec_from_mapping"),
+    "SweepResult": ("hindcast.api", "SweepResult"),
+    "RunScores": ("hindcast.api", "RunScores"),
+    "load_scored": ("hindcast.api", "load_scored"),
+    "RunStore": ("hindcast.runs.store", "RunStore"),
+    "Models": ("hindcast.forecasters.models", "Models"),
+    "Forecast": ("hindcast.records", "Forecast"),
+    "Question": ("hindcast.records", "Question"),
+    "Document": ("hindcast.records", "Document"),
+    "Context": ("hindcast.forecasters.base", "Context"),
+    "Forecaster": ("hindcast.forecasters.base", "Forecaster"),
+    "register_forecaster": ("hindcast.forecasters.registry", "register"),
+    "Embedder": ("hindcast.archive.embed", "Embedder"),
+    "register_embedder": ("hindcast.archive.embed", "register"),
+    "open_snapshot": ("hindcast.archive.snapshot", "open_snapshot"),
+    "build_index": ("hindcast.archive.index", "build_index"),
+    "TimeBoundRetriever": ("hindcast.archive.retriever", "TimeBoundRetriever"),
+}
+
+_ERRORS = ("HindcastError", "LeakageError", "CutoffError", "ConfigError", "MarketDataError", "InputFormatError",
+           "ArchiveIntegrityError", "FrozenError", "ForecastError", "InfrastructureError", "RunStoreError",
+           "LockHeldError", "StoppedError")
+
+__all__ = ["__version__", "sweep", "sweep_async", "load_spec", "sample", *_LAZY, *_ERRORS]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'hindcast' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # resolved once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def load_spec(path):
+    """A TOML sweep spec file (the `hindcast sweep --spec` layout) → a ReplaySpec."""
+    from hindcast.replay.spec import load_toml, spec_from_mapping
+
+    return spec_from_mapping(load_toml(path))
+
+
+def sample(kind: str = "markets"):
+    """The shipped sample `markets/sample` or `archive/sample`: in the working directory,
+    else in the source checkout this package runs from (a ConfigError when neither has it)."""
+    from pathlib import Path
+
+    if kind not in ("markets", "archive"):
+        raise ConfigError(f"sample {kind!r}: use 'markets' or 'archive'")
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        if (base / kind / "sample").is_dir():
+            return base / kind / "sample"
+    raise ConfigError(f"the shipped sample {kind}/sample is not here (it comes with the source checkout)")
+
+
+def sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, **settings):
+    """Run a sweep (see the module docstring); returns a SweepResult. Raises StoppedError when
+    a circuit breaker or a budget stopped it (re-running the same call resumes)."""
+    import asyncio
+
+    return asyncio.run(sweep_async(spec, out=out, db=db, now=now, models=models, runs=runs, **settings))
+
+
+async def sweep_async(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, on_plan=None,
+                      advance=None, prices=None, retry_limit=None, **settings):
+    """`sweep` as a coroutine (usable inside a running event loop)."""
+    from pathlib import Path
+
+    from hindcast import api
+
+    replay = _spec(spec, settings)
+    hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
+    return await api.sweep_async(replay, store=runs if runs is not None else _run_store(out, db), out_dir=Path(out),
+                                 now=now if now is not None else _wall_clock(), models=models, prices=prices,
+                                 retry_limit=retry_limit, **hooks)
+
+
+def _spec(spec, settings: dict):
+    """A ReplaySpec from a ReplaySpec, a mapping or a TOML path, with `settings` over it."""
+    from os import PathLike
+
+    from hindcast.replay.spec import ReplaySpec, load_toml, spec_from_mapping
+
+    if isinstance(spec, ReplaySpec):
+        if settings:
+            raise ConfigError(f"hindcast.sweep: settings {', '.join(sorted(settings))} given with a ReplaySpec; "
+                              "pass a mapping or a TOML path to combine them")
+        return spec
+    base = dict(load_toml(spec) if isinstance(spec, (str, PathLike)) else spec or {})
+    values = {**base, **settings}
+    if values.get("store") is None:
+        raise ConfigError("hindcast.sweep needs a market store: store=PATH (hindcast.sample('markets') is the "
+                          "shipped sample)")
+    return spec_from_mapping(values)
+
+
+def _run_store(out, db):
+    """The run database: `db` (a URL, or a path to a SQLite file), else OUT/hindcast.db."""
+    from pathlib import Path
+
+    from hindcast.runs.store import RunStore, default_url
+
+    if db is None:
+        return RunStore(default_url(Path(out)))
+    text = str(db)
+    return RunStore(text if "://" in text else f"sqlite:///{Path(text)}")
+
+
+def _wall_clock():
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc)
