@@ -8,7 +8,8 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="The frozen document archive and its time-bounded retriever.", no_args_is_help=True)
+app = typer.Typer(help="The frozen document archive and its time-bounded retriever.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 ARCHIVE = typer.Option(Path("archive"), "--archive", help="Archive directory.")
 
@@ -52,7 +53,7 @@ def freeze(archive: Path = ARCHIVE) -> None:
 
 
 @app.command()
-def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST.")) -> None:
+def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST].")) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
     from hindcast.archive.snapshot import latest, verify_snapshot
     from hindcast.errors import ArchiveIntegrityError
@@ -67,7 +68,7 @@ def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None,
 @app.command()
 def embed(
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST."),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, shipped) | hash (tests)"),
     chunk_rows: int = typer.Option(2048, "--chunk-rows", help="Documents embedded between resumable checkpoints."),
 ) -> None:
@@ -93,11 +94,11 @@ def embed(
 
 @app.command()
 def search(
-    query: str = typer.Option(..., "--query"),
+    query: str = typer.Option(..., "--query", help="What to search for (words; vector and full-text)."),
     t0: str = typer.Option(..., "--t0", help="ISO-8601 instant with a zone; only documents created before it."),
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Default: LATEST."),
-    k: int = typer.Option(10, "--k"),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
+    k: int = typer.Option(10, "--k", min=1, help="How many documents."),
     mode: str = typer.Option("hybrid", "--mode", help="vector | text | hybrid"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:

@@ -34,3 +34,56 @@ def default_sample(kind: str):
         if (base / kind / "sample").is_dir():
             return base / kind / "sample"
     raise fail(f"the shipped sample {kind}/sample is not here (it comes with the source checkout); pass a directory")
+
+
+# -- the run database: a path or a URL, everywhere ----------------------------------------------
+DB_ENV = "HINDCAST_DB"
+DEFAULT_DB = "runs/hindcast.db"
+DB_HELP = (f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${DB_ENV}, else {DEFAULT_DB}].")
+
+# Environment variables hindcast reads, as `hindcast --help` lists them.
+ENVIRONMENT = {
+    DB_ENV: f"run database (path or URL) when --db is not given [default: {DEFAULT_DB}]",
+    "HINDCAST_DEBUG": "1 prints the traceback of an unexpected error (as -v does)",
+    "OPENAI_API_KEY": "key of openai:MODEL forecasters (others: key_env=VARIABLE in the spec)",
+}
+
+
+def db_url(value: str | None, env=None) -> str:
+    """--db (a path or a URL) → a database URL: a plain path is a SQLite file; no value →
+    $HINDCAST_DB, else runs/hindcast.db."""
+    import os
+
+    env = os.environ if env is None else env
+    value = value or env.get(DB_ENV) or DEFAULT_DB
+    return value if "://" in value else f"sqlite:///{value}"
+
+
+def sqlite_path(url: str):
+    """The file of a `sqlite:///…` URL, or None for any other database."""
+    from pathlib import Path
+
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+
+
+# -- verbosity: -v / -q on the root command, kept in the click context --------------------------
+VERBOSITY = "hindcast.verbosity"
+
+
+def verbosity() -> int:
+    """-1 with -q, 0 by default, 1 and more with -v (-vv …); read from the current click context."""
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return int(ctx.meta.get(VERBOSITY, 0)) if ctx is not None else 0
+
+
+def info(message: str) -> None:
+    """An informational line on stderr, hidden by -q."""
+    if verbosity() >= 0:
+        print(message, file=sys.stderr)
+
+
+def deprecated(old: str, new: str) -> None:
+    """The one-line note of a deprecated option spelling (still accepted)."""
+    info(f"hindcast: note: {old} is deprecated; use {new}")

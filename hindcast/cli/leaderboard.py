@@ -7,34 +7,67 @@ from typing import Optional
 
 import typer
 
+from hindcast.cli.common import DB_HELP
+
 
 def leaderboard(
     runs: list[str] = typer.Argument(..., metavar="RUN [RUN...]", help="Run ids (several: compared on matched (market, t0) rows)."),
     formats: list[str] = typer.Option(["csv", "json", "parquet", "md", "html"], "--format",
-                                      help="csv|json|parquet|md|html (repeatable or comma-separated; default: all)."),
-    out: Path = typer.Option(..., "--out", help="Folder for the files."),
-    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic|fraction|regime|coverage."),
+                                      help="csv|json|parquet|md|html (repeatable or comma-separated)."),
+    out: Path = typer.Option(..., "--out", help="Where the exports go (a folder; created if needed)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic|fraction|regime|coverage [default: none, one row "
+                                     "per forecaster]."),
     baseline: str = typer.Option("market price", "--baseline", help="Baseline of the recovered/regressed figure: a forecaster or 'market price'."),
     tolerance: float = typer.Option(0.01, "--tolerance", min=0.0, help="Brier margin for a market to count as recovered or regressed."),
-    db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///runs/hindcast.db]."),
-    title: Optional[str] = typer.Option(None, "--title", help="Report title."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+    title: Optional[str] = typer.Option(None, "--title", help="Report title [default: hindcast leaderboard — runs …]."),
     prices: Optional[Path] = typer.Option(None, "--prices", metavar="FILE",
                                           help="Price table (TOML, dollars per million tokens) laid over the shipped one "
                                                "for the cost column [default: the shipped table only]."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (every column of every row, "
+                                 "the files written) instead of the table."),
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast table and the report."""
     from hindcast.leaderboard import publish
-    from hindcast.runs.store import RunStore, default_url
     from hindcast.scoring.costs import load_prices
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
-    store = RunStore(db or default_url(Path("runs")))
+    store = open_existing(db)
     loaded = [_load(store, rid) for rid in runs]
     questions = {market: text for _, q in loaded for market, text in q.items()}
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
     result = publish.publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
                              baseline=baseline, tolerance=tolerance, questions=questions, prices=table)
-    _report(result)
+    print_json(result, runs) if as_json else _report(result)
+
+
+def open_existing(db: str | None):
+    """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
+    refused when it is a SQLite file that does not exist: reading never creates one."""
+    from hindcast.cli.common import db_url, sqlite_path
+    from hindcast.errors import RunStoreError
+    from hindcast.runs.store import RunStore
+
+    url = db_url(db)
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise RunStoreError(f"no run database at {path} (give one with --db PATH|URL or $HINDCAST_DB)")
+    return RunStore(url)
+
+
+def print_json(result, runs: list[str]) -> None:
+    """The leaderboard as one JSON document: nothing else goes to stdout."""
+    import json
+    import math
+    from dataclasses import asdict
+
+    def plain(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    rows = [{k: plain(v) for k, v in asdict(row).items()} for row in result.board]
+    document = {"runs": list(runs), "note": result.combined.note(), "rows": rows,
+                "paths": {kind: str(path) for kind, path in result.paths.items()}}
+    typer.echo(json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False))
 
 
 def _load(store, rid: str):

@@ -7,14 +7,27 @@ import sys
 import typer
 
 from hindcast import __version__
-from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from hindcast.cli.common import ENVIRONMENT, EXIT_ERROR, EXIT_OK, EXIT_USAGE, VERBOSITY
+
+
+def _epilog() -> str:
+    """Exit codes and environment variables, one per line (\b keeps click from rewrapping)."""
+    codes = ["0 ok", "1 error in input, config or run", "2 usage", "3 lock held by another instance",
+             "4 stopped by a budget or circuit breaker (re-run to resume)"]
+    env = [f"{name}: {text}" for name, text in ENVIRONMENT.items()]
+    return ("\b\nExit codes:\n  " + "\n  ".join(codes) + "\n\n\b\nEnvironment:\n  " + "\n  ".join(env)
+            + "\n\n\b\nShell completion: hindcast --install-completion (bash, zsh, fish, PowerShell),\n"
+              "or hindcast --show-completion to install it yourself.")
+
 
 app = typer.Typer(
     name="hindcast",
     help="Judge forecasters on resolved prediction markets replayed at a past instant t0.",
+    epilog=_epilog(),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -26,17 +39,37 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="More detail on stderr: debug logging, the traceback of an unexpected error."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or informational lines on stderr "
+                               "(errors still print)."),
 ) -> None:
     """hindcast: no look-ahead hindcasts of forecasters on resolved markets."""
+    level = -1 if quiet else verbose
+    ctx.meta[VERBOSITY] = level  # shared by every sub-command's context; read with common.verbosity()
+    if isinstance(ctx.obj, dict):  # `guarded` passes its own dict: it reads the level after an error
+        ctx.obj[VERBOSITY] = level
+    _logging(level)
+
+
+def _logging(level: int) -> None:
+    import logging
+
+    if level:  # the default leaves logging as it is
+        logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger().setLevel(logging.DEBUG if level > 0 else logging.ERROR)
 
 
 def _register() -> None:
-    from hindcast.cli import leaderboard, runs, sweep
+    from hindcast.cli import catalog, leaderboard, runs, sweep
 
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
     app.command(name="leaderboard")(leaderboard.leaderboard)
+    app.command(name="forecasters")(catalog.forecasters)
+    app.command(name="models")(catalog.models)
     for module_name in ("runs", "markets", "archive", "schedule"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
@@ -63,8 +96,9 @@ def guarded(command) -> int:
 
     from hindcast.errors import HindcastError
 
+    state: dict = {}  # the root callback records -v/-q here, still readable after an error
     try:
-        code = command(standalone_mode=False)  # typer returns an Exit's code, else the command's value
+        code = command(standalone_mode=False, obj=state)  # typer returns an Exit's code, else the command's value
         return code if isinstance(code, int) else EXIT_OK
     except typer.Abort:
         return _say("interrupted; what was stored is kept — re-run the same command to resume", 130)
@@ -80,9 +114,12 @@ def guarded(command) -> int:
         where = f" {exc.filename}" if exc.filename else ""
         return _say(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR)
     except Exception as exc:  # a defect of ours: still one line, the traceback on request
-        if os.environ.get("HINDCAST_DEBUG"):
-            raise
-        return _say(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)", EXIT_ERROR)
+        if os.environ.get("HINDCAST_DEBUG") or state.get(VERBOSITY, 0) > 0:
+            import traceback
+
+            traceback.print_exc()
+            return _say(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
+        return _say(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 or -v for the traceback)", EXIT_ERROR)
 
 
 def _usage(exc) -> int:

@@ -12,8 +12,10 @@ import typer
 
 from hindcast.cli.common import default_sample, now
 
-app = typer.Typer(help="Market stores: pull from Polymarket, import files, list, show.", no_args_is_help=True)
-import_app = typer.Typer(help="Import market files published by others into a store.", no_args_is_help=True)
+app = typer.Typer(help="Market stores: pull from Polymarket, import files, list, show.", no_args_is_help=True,
+                  rich_markup_mode=None)
+import_app = typer.Typer(help="Import market files published by others into a store.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(import_app, name="import")
 
 PULL_STORE = Path("markets/store")

@@ -13,7 +13,7 @@ import typer
 from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now
 
 app = typer.Typer(help="The re-run service: pull, ingest, sweep and export as markets resolve.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode=None)
 CONFIG = typer.Option(Path("hindcast.toml"), "--config", help="Service config (see hindcast.example.toml).")
 
 

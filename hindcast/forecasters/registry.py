@@ -19,11 +19,81 @@ from hindcast.forecasters.base import Forecaster
 
 Factory = Callable[..., Forecaster]
 _FACTORIES: dict[str, Factory] = {}
+_ORIGINS: dict[str, str] = {}
 ENTRY_POINT_GROUP = "hindcast.forecasters"
+SPEC_TYPES = ("int", "float", "str", "bool")  # what a spec's key=value can set
 
 
-def register(name: str, factory: Factory) -> None:
+def register(name: str, factory: Factory, origin: str = "registered") -> None:
     _FACTORIES[name] = factory
+    _ORIGINS[name] = origin
+
+
+def factory(name: str) -> Factory:
+    """The factory registered under `name` (plugins included)."""
+    _load_plugins()
+    if name not in _FACTORIES:
+        raise ConfigError(f"unknown forecaster {name!r}; known: {', '.join(sorted(_FACTORIES))}")
+    return _FACTORIES[name]
+
+
+def describe() -> list[dict]:
+    """Every registered forecaster, plugins included: name, origin, its doc's first line and
+    the parameters a spec can set (`name:key=value,…`) with their types and defaults."""
+    _load_plugins()
+    return [{"name": name, "origin": _ORIGINS.get(name, "registered"), "doc": _doc_line(made),
+             "parameters": _parameters(made)} for name, made in sorted(_FACTORIES.items())]
+
+
+def _doc_line(made: Factory) -> str:
+    import inspect
+
+    doc = inspect.getdoc(made) or ""
+    auto = doc.startswith(f"{getattr(made, '__name__', '')}(")  # a dataclass without a docstring
+    return "" if auto else doc.strip().split("\n")[0]
+
+
+def _parameters(made: Factory) -> list[dict]:
+    """A dataclass's init fields shown in its repr, else the signature's keyword parameters;
+    `name` (the spec itself) and values no spec can write (clients, objects) left out."""
+    import dataclasses
+    import inspect
+
+    if dataclasses.is_dataclass(made):
+        found = [(f.name, f.type, _default(f)) for f in dataclasses.fields(made) if f.init and f.repr]
+    else:
+        found = [(p.name, p.annotation, p.default) for p in inspect.signature(made).parameters.values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    rows = [{"name": n, "type": _type_name(t), "default": _plain(d)} for n, t, d in found if n != "name"]
+    return [r for r in rows if r["type"] in SPEC_TYPES or r["type"] == ""]
+
+
+def _default(f):
+    import dataclasses
+
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else _REQUIRED
+
+
+_REQUIRED = object()
+
+
+def _type_name(annotation) -> str:
+    import inspect
+
+    if annotation is inspect.Parameter.empty:
+        return ""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return text.replace(" | None", "").replace("Optional[", "").rstrip("]").strip()
+
+
+def _plain(value):
+    import inspect
+
+    if value is _REQUIRED or value is inspect.Parameter.empty:
+        return "(required)"
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
 def names() -> list[str]:
@@ -74,18 +144,16 @@ def _load_plugins() -> None:
 
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name not in _FACTORIES:
-            register(point.name, point.load())
+            register(point.name, point.load(), origin=f"plugin {point.value}")
 
 
 def _builtins() -> None:
     from hindcast.forecasters import baselines, retrieval_agent, tool_agent, zero_shot
 
-    register("market", baselines.MarketForecaster)
-    register("constant", baselines.ConstantForecaster)
-    register("base-rate", baselines.BaseRateForecaster)
-    register("zero-shot", zero_shot.ZeroShotForecaster)
-    register("retrieval-agent", retrieval_agent.RetrievalAgent)
-    register("tool-agent", tool_agent.ToolAgent)
+    for name, made in (("market", baselines.MarketForecaster), ("constant", baselines.ConstantForecaster),
+                       ("base-rate", baselines.BaseRateForecaster), ("zero-shot", zero_shot.ZeroShotForecaster),
+                       ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent)):
+        register(name, made, origin="built-in")
 
 
 _builtins()
