@@ -46,7 +46,7 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.archive import docs, layout, scan, text
-from hindcast.archive.embed import Embedder, document_text, get_embedder
+from hindcast.archive.embed import DEFAULT, Embedder, document_text, for_index, get_embedder, resolve
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveIntegrityError
 
@@ -58,8 +58,11 @@ Progress = Callable[[int, int], None]
 
 def build_index(snapshot: Snapshot, embedder: Embedder | str, chunk_rows: int = CHUNK_ROWS,
                 on_progress: Progress | None = None) -> dict:
-    """Embed every month of `snapshot` not yet indexed; return the index info."""
-    emb = get_embedder(embedder) if isinstance(embedder, str) else embedder
+    """Embed every month of `snapshot` not yet indexed; return the index info.
+
+    `embedder`: a registry key (`minilm`, `hash`, …), a recorded name, or an instance (then
+    registered under its `name` for this process, so search embeds queries with it)."""
+    emb = resolve(embedder)
     root = layout.index_dir(snapshot.archive, snapshot.id, emb.name)
     info = _start_info(root, snapshot, emb)
     counts = frozen.read_manifest(snapshot.path)["rows"]
@@ -97,7 +100,7 @@ def _start_info(root: Path, snapshot: Snapshot, emb: Embedder) -> dict:
         return info
     root.mkdir(parents=True, exist_ok=True)
     info = {"format": FORMAT, "snapshot": snapshot.id, "embedder": emb.name, "dims": emb.dims,
-            "dtype": "float32", "vector_search": "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)", "months": {}}
+            "dtype": "float32", "embedder_dtype": getattr(emb, "dtype", "float32"), "vector_search": "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)", "months": {}}
     _save_info(root, info)
     return info
 
@@ -227,8 +230,14 @@ class IndexReader:
         return tuple(sorted(self.info["months"]))
 
     def embedder(self) -> Embedder:
+        """The embedder the index was built with (its recorded name, re-resolved): queries and
+        documents are embedded alike, or a one-line error says how to register it."""
         if self._embedder is None:
-            self._embedder = get_embedder(self.info["embedder"])
+            emb = for_index(self.info["embedder"])
+            if emb.dims != self.info["dims"]:
+                raise ArchiveIntegrityError(f"{self.root}: built with {self.info['dims']}-dim embedder "
+                                            f"{self.info['embedder']!r}, but it now gives {emb.dims} dims")
+            self._embedder = emb
         return self._embedder
 
     def open_month(self, month: str) -> MonthData:
@@ -278,7 +287,8 @@ def run_async(coroutine):
 
 
 def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
-    """The index of a snapshot: the one built, or the one of `embedder` when several exist."""
+    """The index of a snapshot: the one built, or the one of `embedder` when several exist
+    (with none named, the default embedder's when it is among them)."""
     parent = layout.index_parent(snapshot.archive, snapshot.id)
     built = sorted(p.parent.name for p in parent.glob(f"*/{INFO}")) if parent.is_dir() else []
     name = _index_name(embedder, built)
@@ -292,7 +302,10 @@ def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
 
 def _index_name(embedder: str | None, built: list[str]) -> str | None:
     if embedder is None:
-        return built[0] if len(built) == 1 else None
+        if len(built) == 1:
+            return built[0]
+        default = get_embedder(DEFAULT).name
+        return default if default in built else None
     return embedder if embedder in built else get_embedder(embedder).name
 
 
