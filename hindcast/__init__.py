@@ -14,8 +14,9 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
 builds what `hindcast.api.sweep` takes: the spec (a ReplaySpec, a mapping of spec keys, a
 TOML file, or nothing, with `settings` — the spec keys of the TOML layout such as
 `store=`, `forecasters=`, `fractions=`, `offsets=`, `limit=` — laid over it), the run
-database (`db=` a path or a URL; default `OUT/hindcast.db`; or an open `runs=RunStore`)
-and `now` (default: the wall clock, UTC). `hindcast.sweep_async` is the same as a
+database (`db=` a path or a URL; default `$HINDCAST_DB`, else `runs/hindcast.db`, as in
+`hindcast sweep`; or an open `runs=RunStore`) and `now` (default: the wall clock, UTC).
+Exports and the report go to `OUT/<run id>/`. `hindcast.sweep_async` is the same as a
 coroutine, for a running event loop (Jupyter). `hindcast.api.sweep` is the explicit form.
 """
 
@@ -107,7 +108,7 @@ async def sweep_async(spec=None, *, out="runs", db=None, now=None, models=None, 
 
     replay = _spec(spec, settings)
     hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
-    return await api.sweep_async(replay, store=runs if runs is not None else _run_store(out, db), out_dir=Path(out),
+    return await api.sweep_async(replay, store=runs if runs is not None else _run_store(db), out_dir=Path(out),
                                  now=now if now is not None else _wall_clock(), models=models, prices=prices,
                                  retry_limit=retry_limit, **hooks)
 
@@ -131,15 +132,15 @@ def _spec(spec, settings: dict):
     return spec_from_mapping(values)
 
 
-def _run_store(out, db):
-    """The run database: `db` (a URL, or a path to a SQLite file), else OUT/hindcast.db."""
+def _run_store(db):
+    """The run database, as `hindcast sweep --db` reads it: `db` (a URL, or a path to a SQLite
+    file), else $HINDCAST_DB, else runs/hindcast.db."""
+    import os
     from pathlib import Path
 
-    from hindcast.runs.store import RunStore, default_url
+    from hindcast.runs.store import RunStore
 
-    if db is None:
-        return RunStore(default_url(Path(out)))
-    text = str(db)
+    text = str(db) if db not in (None, "") else (os.environ.get("HINDCAST_DB") or str(Path("runs") / "hindcast.db"))
     return RunStore(text if "://" in text else f"sqlite:///{Path(text)}")
 
 

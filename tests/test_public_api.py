@@ -24,6 +24,14 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 BASELINES = ["market", "constant", "base-rate"]
 
 
+@pytest.fixture(autouse=True)
+def _in_empty_folder(tmp_path, monkeypatch):
+    """Every test runs in its own empty folder (the default run database is runs/hindcast.db
+    there), with no HINDCAST_DB from the environment."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HINDCAST_DB", raising=False)
+
+
 def _loaded_after(code: str, cwd: Path) -> list[str]:
     """Heavy modules present in a fresh interpreter after running `code`."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
@@ -89,7 +97,8 @@ def test_sweep_settings_make_the_same_run_as_the_explicit_api(tmp_path):
     spec = spec_from_mapping({"store": SAMPLE, "forecasters": BASELINES, "fractions": [1.0], "limit": 3})
     explicit = api.sweep(spec, store=RunStore(f"sqlite:///{tmp_path / 'b.db'}"), out_dir=tmp_path / "b", now=NOW)
     assert (easy.run_id, easy.planned, easy.markets) == (explicit.run_id, 9, 3)
-    assert (tmp_path / "a" / "hindcast.db").is_file()  # default run database OUT/hindcast.db
+    assert (tmp_path / "runs" / "hindcast.db").is_file()  # default run database, as the CLI's
+    assert (tmp_path / "a" / easy.run_id / "leaderboard.csv").is_file()  # exports in OUT/<run id>/
     assert [(r.forecaster, r.brier) for r in easy.board] == [(r.forecaster, r.brier) for r in explicit.board]
 
 
@@ -98,8 +107,14 @@ def test_sweep_db_path_and_resume(tmp_path):
                            db=tmp_path / "my.db", now=NOW)
     again = hindcast.sweep(store=SAMPLE, forecasters=["market"], fractions=[1.0], limit=2, out=tmp_path / "out",
                            db=f"sqlite:///{tmp_path / 'my.db'}", now=NOW)
-    assert (tmp_path / "my.db").is_file() and not (tmp_path / "out" / "hindcast.db").exists()
+    assert (tmp_path / "my.db").is_file() and not (tmp_path / "runs").exists()
     assert (first.resumed, again.resumed, again.executed) == (False, True, 0)
+
+
+def test_sweep_database_from_hindcast_db(tmp_path, monkeypatch):
+    monkeypatch.setenv("HINDCAST_DB", str(tmp_path / "env.db"))
+    hindcast.sweep(store=SAMPLE, forecasters=["market"], fractions=[1.0], limit=1, out=tmp_path / "out", now=NOW)
+    assert (tmp_path / "env.db").is_file() and not (tmp_path / "runs").exists()
 
 
 def test_sweep_from_a_toml_file_with_settings_over_it(tmp_path):
@@ -128,8 +143,7 @@ def test_sweep_refuses_settings_over_a_spec_object_and_a_missing_store(tmp_path)
     assert not any(tmp_path.iterdir())  # refused before a run database was made
 
 
-def test_sample_is_found_from_any_working_directory(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_sample_is_found_from_any_working_directory(tmp_path):
     assert hindcast.sample("markets") == SAMPLE and hindcast.sample("archive") == REPO / "archive" / "sample"
     with pytest.raises(hindcast.ConfigError, match="use 'markets' or 'archive'"):
         hindcast.sample("runs")
