@@ -78,14 +78,15 @@ def embed(
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import build_index
     from hindcast.archive.snapshot import open_snapshot
-    from hindcast.cli.common import EXIT_USAGE, fail
+    from hindcast.cli.common import EXIT_USAGE, fail, verbosity
+    from hindcast.cli.console import err_console
 
     try:
         get_embedder(embedder)
     except ValueError as exc:
         raise fail(f"--embedder: {exc}", EXIT_USAGE) from None
     snap = open_snapshot(archive, snapshot)
-    with Progress(transient=True) as progress:
+    with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)
         info = build_index(snap, embedder, chunk_rows=chunk_rows,
                            on_progress=lambda done, total: progress.update(task, completed=done, total=total))

@@ -72,15 +72,16 @@ def pull_command(
 
 class _progress:
     """A rich progress bar on stderr for the history fetches, as a (done, total) callback;
-    nothing at all when stderr is not a terminal."""
+    nothing at all when stderr is not a terminal or with -q."""
 
     def __enter__(self):
         from rich.progress import Progress
 
+        from hindcast.cli.common import verbosity
         from hindcast.cli.console import err_console
 
         console = err_console()
-        self.bar = Progress(console=console, transient=True) if console.is_terminal else None
+        self.bar = Progress(console=console, transient=True) if console.is_terminal and verbosity() >= 0 else None
         if self.bar is None:
             return lambda done, total: None
         self.bar.start()

@@ -104,11 +104,9 @@ class _guarded:
     def __exit__(self, kind, exc, tb):
         import os
 
-        import click
-
         from hindcast.errors import HindcastError
 
-        if exc is None or not isinstance(exc, Exception) or isinstance(exc, (click.exceptions.Exit, click.ClickException)):
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, (typer.Exit, typer.Abort, typer.TyperException)):
             return False
         if isinstance(exc, HindcastError):
             raise fail(str(exc), exc.exit_code) from None
