@@ -13,7 +13,8 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
 `hindcast.sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, **settings)`
 builds what `hindcast.api.sweep` takes: the spec (a ReplaySpec, a mapping of spec keys, a
 TOML file, or nothing, with `settings` — the spec keys of the TOML layout such as
-`store=`, `forecasters=`, `fractions=`, `offsets=`, `limit=` — laid over it), the run
+`store=`, `forecasters=` (default: the baselines market, constant, base-rate),
+`fractions=`, `offsets=`, `limit=`, `archive=` — laid over it), the run
 database (`db=` a path or a URL; default `$HINDCAST_DB`, else `runs/hindcast.db`, as in
 `hindcast sweep`; or an open `runs=RunStore`) and `now` (default: the wall clock, UTC).
 Exports and the report go to `OUT/<run id>/`. `hindcast.sweep_async` is the same as a
@@ -107,6 +108,9 @@ async def sweep_async(spec=None, *, out="runs", db=None, now=None, models=None, 
     from hindcast import api
 
     replay = _spec(spec, settings)
+    if runs is not None and db is not None:
+        raise ConfigError("hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open RunStore), "
+                          "not both")
     hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
     return await api.sweep_async(replay, store=runs if runs is not None else _run_store(db), out_dir=Path(out),
                                  now=now if now is not None else _wall_clock(), models=models, prices=prices,

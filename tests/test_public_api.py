@@ -140,6 +140,8 @@ def test_sweep_refuses_settings_over_a_spec_object_and_a_missing_store(tmp_path)
         hindcast.sweep(spec, limit=2, out=tmp_path)
     with pytest.raises(hindcast.ConfigError, match="needs a market store"):
         hindcast.sweep(forecasters=["market"], out=tmp_path)
+    with pytest.raises(hindcast.ConfigError, match="not both"):
+        hindcast.sweep(store=SAMPLE, out=tmp_path, db=tmp_path / "a.db", runs=object())
     assert not any(tmp_path.iterdir())  # refused before a run database was made
 
 

@@ -39,10 +39,10 @@ if not (archive / "snapshots" / snapshot_id).exists():
 (archive / "LATEST").write_text(snapshot_id + "\n")
 
 snapshot = hindcast.open_snapshot(archive)
-info = hindcast.build_index(snapshot, TrigramEmbedder())  # resumable: a second run re-embeds nothing
+info = hindcast.build_index(snapshot, "trigrams-256")  # by its registered name (an instance works too)
 print(f"indexed {info['documents']} documents of {snapshot.id} with {info['embedder']}")
 
 t0 = datetime(2025, 12, 1, tzinfo=timezone.utc)
-retriever = hindcast.TimeBoundRetriever(snapshot, t0)  # only documents created before t0
+retriever = hindcast.TimeBoundRetriever(snapshot, t0)  # finds the index's embedder by its recorded name
 for hit in retriever.search("interest rate decision", k=5, mode="vector"):
     print(f"{hit.score:.3f}  {hit.doc.created_at:%Y-%m-%d}  {hit.doc.title[:70]}")
