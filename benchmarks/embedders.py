@@ -12,12 +12,23 @@ default, so nothing outside the repository is needed) and the 57 market question
 - recall@10: the share of fp32's top-10 documents (exact dot product over every document)
   that the variant's own top-10 finds, queries and documents both embedded by the variant;
 - the smallest cosine between a document's fp32 and variant vectors.
+
+    python benchmarks/embedders.py --index [--chunk-rows 512] [--json out.json]
+
+measures what a user waits for instead: two copies of the shipped snapshot are indexed in
+the same run through `build_index`, one with `minilm-fp32` and one with the default embedder
+(`hindcast.archive.embed.DEFAULT`), in two threads that take turns chunk by chunk (only one
+embeds at a time), so load on a shared machine falls on both alike. It reports each one's
+embedding seconds (the sum of its timed chunks), documents/s, the ratio, and recall@10 of
+the default index against the fp32 index (the market questions embedded by each embedder,
+exact top-10 over the stored vectors).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -113,14 +124,128 @@ def measure(texts: list[str], asked: list[str], rounds: int) -> dict:
     return out
 
 
+class _Turns:
+    """Two builds take turns: a chunk of one, then a chunk of the other (until one is done)."""
+
+    def __init__(self, names: list[str]):
+        import threading
+
+        self.cond, self.turn, self.active = threading.Condition(), names[0], list(names)
+
+    def run(self, name: str, fn):
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == name or len(self.active) == 1)
+        try:
+            return fn()
+        finally:
+            with self.cond:
+                self.turn = next((n for n in self.active if n != name), name)
+                self.cond.notify_all()
+
+    def done(self, name: str) -> None:
+        with self.cond:
+            self.active.remove(name)
+            self.cond.notify_all()
+
+
+class _Timed:
+    """An embedder (same name, dims, dtype) whose embed() calls take turns and are timed."""
+
+    def __init__(self, inner, turns: _Turns):
+        self.inner, self.turns, self.seconds, self.rows = inner, turns, 0.0, 0
+        self.name, self.dims, self.dtype = inner.name, inner.dims, getattr(inner, "dtype", "float32")
+
+    def embed(self, texts):
+        def timed():
+            start = time.perf_counter()
+            vectors = self.inner.embed(texts)
+            self.seconds += time.perf_counter() - start
+            self.rows += len(texts)
+            print(f"{self.name}: {self.rows} rows in {self.seconds:.1f} s", file=sys.stderr, flush=True)
+            return vectors
+        return self.turns.run(self.name, timed)
+
+
+def _sample_copy(folder: Path):
+    import shutil
+
+    from hindcast.archive.snapshot import open_snapshot
+
+    shipped = ROOT / "archive" / "sample"
+    snapshot_id = (shipped / "LATEST").read_text().strip()
+    shutil.copytree(shipped / "snapshots" / snapshot_id, folder / "snapshots" / snapshot_id)
+    (folder / "LATEST").write_text(snapshot_id + "\n")
+    return open_snapshot(folder)
+
+
+def through_index(chunk_rows: int) -> dict:
+    import tempfile
+    import threading
+
+    from hindcast.archive.embed import DEFAULT, get_embedder
+    from hindcast.archive.index import build_index
+
+    keys = {"fp32": "minilm-fp32", "default": DEFAULT}
+    embedders = {label: get_embedder(key) for label, key in keys.items()}
+    embedders["fp32"].embed(["warm up"])  # the shared model is loaded before either clock starts
+    turns = _Turns([e.name for e in embedders.values()])
+    timed = {label: _Timed(e, turns) for label, e in embedders.items()}
+    scratch = Path(tempfile.mkdtemp(prefix="hindcast-embedders-"))
+    snaps = {label: _sample_copy(scratch / label) for label in keys}
+    walls = {}
+
+    def build(label):
+        start = time.perf_counter()
+        try:
+            build_index(snaps[label], timed[label], chunk_rows=chunk_rows)
+        finally:
+            walls[label] = time.perf_counter() - start
+            turns.done(timed[label].name)
+    threads = [threading.Thread(target=build, args=(label,)) for label in keys]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return _index_summary(keys, embedders, timed, walls, snaps)
+
+
+def _index_summary(keys, embedders, timed, walls, snaps) -> dict:
+    from hindcast.archive.index import open_index
+
+    asked = questions()
+    vectors = {label: _stored_vectors(open_index(snaps[label], embedders[label].name)) for label in keys}
+    truth = top10(unit(embedders["fp32"].embed(asked)), vectors["fp32"])
+    found = top10(unit(embedders["default"].embed(asked)), vectors["default"])
+    hits = sum(len(set(a) & set(b)) for a, b in zip(truth, found))
+    out = {label: {"embedder": embedders[label].name, "documents": timed[label].rows,
+                   "embed_seconds": round(timed[label].seconds, 1), "build_wall_s_interleaved": round(walls[label], 1),
+                   "docs_per_embed_s": round(timed[label].rows / timed[label].seconds, 1)} for label in keys}
+    speed = out["default"]["docs_per_embed_s"] / out["fp32"]["docs_per_embed_s"]
+    return {"mode": "through build_index, alternating chunks", "queries": len(asked), **out,
+            "speed_default_vs_fp32": round(speed, 2), "recall_at_10_default_vs_fp32": round(hits / truth.size, 4)}
+
+
+def _stored_vectors(reader):
+    import numpy as np
+
+    from hindcast.archive import layout
+
+    return unit(np.concatenate([np.load(layout.vector_chunk_dir(reader.root, m) / "vectors.npy") for m in reader.months]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", action="store_true", help="fp32 against the default through build_index")
+    parser.add_argument("--chunk-rows", type=int, default=512, help="with --index: rows per turn")
     parser.add_argument("--limit", type=int, default=None, help="only the first N headlines")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds per variant (best is reported)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    texts, asked = headlines(args.limit), questions()
-    result = {"documents": len(texts), "queries": len(asked), "variants": measure(texts, asked, args.rounds)}
+    if args.index:
+        result = through_index(args.chunk_rows)
+    else:
+        texts, asked = headlines(args.limit), questions()
+        result = {"documents": len(texts), "queries": len(asked), "variants": measure(texts, asked, args.rounds)}
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
