@@ -1,7 +1,11 @@
 """End-to-end ingest + embed throughput over the shared headlines, against bare
 `SentenceTransformer.encode` on the same texts, in the same run (same process, same model).
 
-    python benchmarks/ingest.py [--limit N] [--archive DIR] [--json out.json]
+    python benchmarks/ingest.py [--limit N] [--embedder KEY] [--archive DIR] [--json out.json]
+
+`--embedder`: a registry key or recorded name (default: the default embedder,
+`hindcast.archive.embed.DEFAULT`; `minilm-fp32` for the fp32 model). The bare encoder
+runs the embedder's own `embed` (same precision), so the ratio measures the pipeline only.
 
 Input: the development data beside the checkout, `../shared/data/news/headlines` (or
 `HINDCAST_SHARED_DATA`); it is not part of the repository, and without it the benchmark
@@ -60,8 +64,7 @@ def _timed(fn) -> tuple[float, float, object]:
 
 
 def bare(embedder, texts: list[str]):
-    return _timed(lambda: embedder.model().encode(texts, batch_size=embedder.batch_size,
-                                                  normalize_embeddings=True, show_progress_bar=False))
+    return _timed(lambda: embedder.embed(texts))
 
 
 def end_to_end(embedder, inputs: list[Path], archive: Path):
@@ -89,22 +92,23 @@ def _round(embedder, texts, inputs, archive: Path, e2e_first: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--embedder", default=None, help="registry key or recorded name [default: the default embedder]")
     parser.add_argument("--rounds", type=int, default=2, help="alternating order (bare first, then e2e first, …)")
     parser.add_argument("--archive", type=Path, default=None, help="keep the last built archive here")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     require_shared(HEADLINES)
-    from hindcast.archive.embed import MiniLMEmbedder
+    from hindcast.archive.embed import DEFAULT, get_embedder
 
     files = sorted(HEADLINES.glob("news_*.jsonl"))
     scratch = Path(tempfile.mkdtemp(prefix="hindcast-bench-"))
     archive = args.archive or scratch / "archive"
-    embedder = MiniLMEmbedder()
+    embedder = get_embedder(args.embedder or DEFAULT)
     texts = _texts(files, args.limit)
     embedder.embed(texts[:64])  # load and warm the model (excluded from both timings)
     inputs = _limited_inputs(files, args.limit, scratch)
     rounds = [_round(embedder, texts, inputs, archive, e2e_first=i % 2 == 1) for i in range(args.rounds)]
-    result = _summary(rounds, len(texts))
+    result = {"embedder": embedder.name, **_summary(rounds, len(texts))}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
