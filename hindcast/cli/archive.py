@@ -20,7 +20,7 @@ def ingest(
     source: str = typer.Option(..., "--source", help="Source name: the partition key source=NAME."),
     fmt: str = typer.Option(..., "--format", help="pushshift | news | headlines"),
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to."),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to [default: the draft]."),
 ) -> None:
     """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file.
 

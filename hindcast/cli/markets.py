@@ -39,12 +39,12 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
 # -- pull -------------------------------------------------------------------------------------
 @app.command("pull")
 def pull_command(
-    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date [default: no lower bound]."),
     until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this "
-                                        "date (a bare date includes its whole day)."),
+                                        "date (a bare date includes its whole day) [default: no upper bound]."),
     closed_since: Optional[str] = typer.Option(None, "--closed-since", help="Also every market closed on or after "
-                                               "this date, whatever its end date (or lack of one)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Look at no more than N listed markets."),
+                                               "this date, whatever its end date (or lack of one) [default: none]."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Look at no more than N listed markets [default: every one]."),
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
     gamma_url: Optional[str] = typer.Option(None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."),
     clob_url: Optional[str] = typer.Option(None, "--clob-url", help="CLOB API base URL [default: Polymarket's]."),
@@ -111,8 +111,11 @@ def _print_summary(store: Path, s) -> None:
 # -- import -----------------------------------------------------------------------------------
 @import_app.command("forecastbench")
 def import_forecastbench_command(
-    markets: Path = typer.Option(..., "--markets", exists=True, dir_okay=False, help="markets.jsonl"),
-    prices: Optional[Path] = typer.Option(None, "--prices", exists=True, dir_okay=False, help="prices_daily.csv"),
+    markets: Path = typer.Option(..., "--markets", exists=True, dir_okay=False, metavar="FILE",
+                                 help="ForecastBench's markets.jsonl (a file; the store written is --store)."),
+    prices: Optional[Path] = typer.Option(None, "--prices", exists=True, dir_okay=False, metavar="FILE",
+                                          help="ForecastBench's prices_daily.csv: YES price histories (not a token "
+                                               "price table) [default: none, markets without histories]."),
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
@@ -173,7 +176,7 @@ def _print_table(rows: list[dict], title: str) -> None:
 @app.command("show")
 def show_command(
     market_id: str = typer.Argument(..., metavar="ID", help="Market id (or a unique prefix of it)."),
-    t0: Optional[str] = typer.Option(None, "--t0", help="Show the market as it stood at this instant."),
+    t0: Optional[str] = typer.Option(None, "--t0", help="Show the market as it stood at this instant [default: as stored, no price at t0]."),
     store: Optional[Path] = typer.Option(None, "--store", help=READ_HELP),
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:

@@ -117,7 +117,9 @@ class _guarded:
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             raise fail(f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "
                        f"{type(exc).__name__}: {reason}", EXIT_ERROR) from None
-        if os.environ.get("HINDCAST_DEBUG"):
+        from hindcast.cli.common import verbosity
+
+        if os.environ.get("HINDCAST_DEBUG") or verbosity() > 0:  # `hindcast` prints the traceback
             return False
         raise fail(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)".splitlines()[0],
                    EXIT_ERROR) from None
