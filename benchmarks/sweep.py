@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hindcast import api
-from hindcast.forecasters import llm
+from hindcast.forecasters.models import Models
 from hindcast.forecasters.cache import ResponseCache
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
@@ -45,12 +45,13 @@ def fake_server(latency: float):
 def measure(latency: float, concurrency: int) -> tuple[int, float]:
     marks: list[float] = []
     with fake_server(latency) as url, tempfile.TemporaryDirectory() as tmp:
-        llm.configure(cache=ResponseCache(Path(tmp) / "responses.db"), concurrency=concurrency)
         spec = ReplaySpec(markets=SAMPLE, forecasters=(f"zero-shot:model=openai-compatible:{url}#fake-model",),
                           fractions=FRACTIONS, concurrency=concurrency)
         store = RunStore(f"sqlite:///{tmp}/h.db")
-        api.sweep(spec, store=store, out_dir=Path(tmp), now=parse_utc("2026-11-30T00:00:00Z"),
-                  on_plan=lambda n: marks.append(time.perf_counter()), advance=lambda: marks.append(time.perf_counter()))
+        with Models(cache=ResponseCache(Path(tmp) / "responses.db"), concurrency=concurrency, owns_cache=True) as models:
+            api.sweep(spec, store=store, out_dir=Path(tmp), now=parse_utc("2026-11-30T00:00:00Z"), models=models,
+                      on_plan=lambda n: marks.append(time.perf_counter()),
+                      advance=lambda: marks.append(time.perf_counter()))
     return len(marks) - 1, marks[-1] - marks[0]
 
 

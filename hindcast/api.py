@@ -46,6 +46,25 @@ class SweepResult:
     paths: dict[str, Path]
     empty: tuple[str, ...] = ()  # forecasters with no valid forecast at all in the run
 
+    def to_polars(self):
+        """The leaderboard as a polars DataFrame (one row per forecaster, every column)."""
+        return board_frame(self.board)
+
+    def to_json(self) -> dict:
+        """The sweep as one JSON-ready document: run id, counts, leaderboard rows, paths."""
+        return {"run_id": self.run_id, "resumed": self.resumed, "markets": self.markets, "planned": self.planned,
+                "executed": self.executed, "already_stored": self.planned - self.executed,
+                "no_valid_forecast": list(self.empty), "leaderboard": [dataclasses.asdict(r) for r in self.board],
+                "paths": {k: str(v) for k, v in self.paths.items()}}
+
+
+def board_frame(board):
+    """Leaderboard rows as a polars DataFrame (polars imported only here)."""
+    import polars as pl
+
+    columns = [f.name for f in dataclasses.fields(LeaderboardRow)]
+    return pl.DataFrame([dataclasses.asdict(r) for r in board], schema=columns, infer_schema_length=None) \
+        if board else pl.DataFrame(schema=columns)
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,7 @@ def prepare(spec: ReplaySpec) -> Plan:
 
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
           on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-          models=None, prices=None, retry_limit: int | None = None) -> SweepResult:
+          models=None, prices=None, retry_limit: int | None = None, prepared: Plan | None = None) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, then score and export.
     With `spec.retry_failed`, stored failures are asked again (`retry_limit`: only those
     retried fewer times than that).
@@ -83,43 +102,54 @@ def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
     Raises StoppedError (after storing and exporting what was answered) when a circuit
     breaker or a budget stopped the run: re-running the same sweep resumes it."""
     return asyncio.run(sweep_async(spec, store=store, out_dir=out_dir, now=now, on_plan=on_plan, advance=advance,
-                                   models=models, prices=prices, retry_limit=retry_limit))
+                                   models=models, prices=prices, retry_limit=retry_limit, prepared=prepared))
 
 
 async def sweep_async(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
                       on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-                      models=None, prices=None, retry_limit: int | None = None) -> SweepResult:
+                      models=None, prices=None, retry_limit: int | None = None,
+                      prepared: Plan | None = None) -> SweepResult:
     """`sweep` as a coroutine (usable from a running event loop). `models`: a Models (None:
     keys from os.environ, cache beside the run database); `prices`: a scoring.costs.PriceTable
-    (None: the shipped table) for `max_cost`."""
+    (None: the shipped table) for `max_cost`, the leaderboards and the report; `prepared`:
+    `prepare(spec)` already done (a caller that validated the inputs before opening `store`)."""
+    from hindcast.scoring.costs import load_prices
+
     owned = models is None
     models = models if models is not None else default_models(store, out_dir, concurrency=spec.concurrency)
+    prices = prices if prices is not None else load_prices(None)
     try:
-        return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices, retry_limit)
+        return await _sweep(spec, store, Path(out_dir), now, on_plan, advance, models, prices, retry_limit, prepared)
     finally:
         await models.aclose()
         if owned:
             models.close()
 
 
-def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 4):
+def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 4, no_cache: bool = False):
     """Keys from `env` (default `os.environ`); the response cache beside the run database
     (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
-    `concurrency` requests in flight per endpoint."""
+    `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
     import os
 
     from hindcast.forecasters.models import Models
 
-    url = store.url
-    folder = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(out_dir)
-    return Models.from_environment(os.environ if env is None else env, folder / "responses.db",
-                                   concurrency=concurrency)
+    return Models.from_environment(os.environ if env is None else env, cache_path(store.url, out_dir),
+                                   no_cache=no_cache, concurrency=concurrency)
 
 
-async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, retry_limit) -> SweepResult:
+def cache_path(db_url: str, out_dir: Path) -> Path:
+    """responses.db beside the run database when it is a SQLite file, else in `out_dir`."""
+    from hindcast.runs.store import db_file
+
+    path = db_file(db_url)
+    return (path.parent if path is not None else Path(out_dir)) / "responses.db"
+
+
+async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, retry_limit, prepared) -> SweepResult:
     forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
-    p = prepare(spec)
+    p = prepared if prepared is not None else prepare(spec)
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
     limits = _spent(limits, store, p.run_id)
     allowed = _subset_rule(spec, p.markets)
@@ -134,17 +164,19 @@ async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, re
                        now)
     except StoppedError as exc:  # what was answered is stored: score and export it, then say why it stopped
         if store.forecasts(p.run_id):
-            _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
+            _finish(p, store, out_dir, len(all_tasks), len(tasks), created, prices)
         raise
-    return _finish(p, store, out_dir, len(all_tasks), len(tasks), created)
+    return _finish(p, store, out_dir, len(all_tasks), len(tasks), created, prices)
 
 
-def _finish(p: Plan, store: RunStore, out_dir: Path, planned: int, executed: int, created: bool) -> SweepResult:
+def _finish(p: Plan, store: RunStore, out_dir: Path, planned: int, executed: int, created: bool,
+            prices) -> SweepResult:
     scored = load_scored(store, p.run_id, p.bundle)
-    board = leaderboard(scored.rows)
+    board = leaderboard(scored.rows, prices=prices)
     folder, title = Path(out_dir) / p.run_id, f"hindcast leaderboard — run {p.run_id}"
     paths = export.write_all(board, folder, title, _notes(p.identity["store_version"], p.markets, p.cutoffs))
-    paths["html"] = report.write_report(folder, [scored], title, questions={m.id: m.question for m in p.bundle.markets})
+    paths["html"] = report.write_report(folder, [scored], title, questions={m.id: m.question for m in p.bundle.markets},
+                                        prices=prices)
     return SweepResult(p.run_id, not created, planned, executed, len(p.markets), board, paths, _empty(scored.rows))
 
 
@@ -165,9 +197,6 @@ def _bound(forecaster, models):
 def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
     """The run's limits; with `max_cost`, every model must have a price (before any call)."""
     if spec.max_cost is not None:
-        from hindcast.scoring.costs import load_prices
-
-        prices = prices if prices is not None else load_prices(None)
         unpriced = sorted({n for f in forecasters.values() if (n := _model_name(f)) and prices.cost(n, 0, 0) is None})
         if unpriced:
             raise ConfigError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
@@ -224,6 +253,20 @@ class RunScores:
     manifest: dict
     rows: list[ScoredRow]
 
+    def to_polars(self):
+        """One row per stored forecast (newest attempt): the scored row's columns, its usage
+        figures (tokens, requests, cache hits, retries, latency, model name) in place of
+        `usage`; polars imported only here."""
+        import polars as pl
+
+        from hindcast.scoring.usage import figures
+
+        fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
+        rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
+        if not rows:
+            return pl.DataFrame(schema=fields + list(figures({})))
+        return pl.DataFrame(rows, infer_schema_length=None)
+
 
 def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
                 models: Path | None = None) -> RunScores:
@@ -242,8 +285,13 @@ def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
 
 
 def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None,
-              models: Path | None = None) -> list[LeaderboardRow]:
-    return leaderboard(load_scored(store, rid, bundle, models).rows, by=by)
+              models: Path | None = None, prices=None) -> list[LeaderboardRow]:
+    return leaderboard_of(load_scored(store, rid, bundle, models), by=by, prices=prices)
+
+
+def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
+    """The leaderboard of a scored run (costs from `prices`; None: the shipped table)."""
+    return leaderboard(scores.rows, by=by, prices=prices)
 
 
 def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Callable:

@@ -1,30 +1,57 @@
-"""`hindcast runs list|show` and `hindcast rescore`: read stored runs; never call a model."""
+"""`hindcast runs list|show` and `hindcast rescore`: read stored runs; never call a model.
+
+Read-only: the run database is opened without creating it, its tables or its folder
+(`RunStore(read_only=True)`); a missing database is "no run database at …" (exit 1 for
+`runs show` and `rescore`; `runs list` prints that there are no runs and exits 0).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True)
+app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None)
 
-_OUT = typer.Option(Path("runs"), "--out", help="The folder holding hindcast.db.")
-_DB = typer.Option(None, "--db", help="Run database URL [default: sqlite:///OUT/hindcast.db].")
+DB_HELP = ("Run database: a SQLite file path or a SQLAlchemy URL "
+           "[default: $HINDCAST_DB if set, else runs/hindcast.db].")
+_DB = typer.Option(None, "--db", help=DB_HELP)
+_OUT = typer.Option(None, "--out", hidden=True, help="Deprecated: the folder holding hindcast.db (use --db).")
+_PRICES = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over "
+                       "the shipped price table [default: the shipped table].")
 
 
-def _store(out: Path, db: Optional[str]):
-    from hindcast.runs.store import RunStore, default_url
+def _store(out: Optional[Path], db: Optional[str]):
+    """The run database, opened read-only (`--out DIR`, deprecated, means DIR/hindcast.db)."""
+    from hindcast.runs.store import RunStore, db_url
 
-    return RunStore(db or default_url(out))
+    if out is not None and db is None:
+        db = str(Path(out) / "hindcast.db")
+    return RunStore(db_url(db), read_only=True)
+
+
+def _deprecated_out(out: Optional[Path]) -> None:
+    if out is not None:
+        print("hindcast: note: --out is deprecated for runs and rescore; use --db DIR/hindcast.db", file=sys.stderr)
 
 
 @app.command("list")
-def list_runs(out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Every stored run: id, creation time, forecasters, markets, forecasts stored."""
-    store = _store(out, db)
+def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout."),
+              out: Optional[Path] = _OUT) -> None:
+    """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
+    run database, says so and exits 0 (nothing is created)."""
+    from hindcast.runs.store import NoRunDatabase
+
+    try:
+        store = _store(out, db)
+    except NoRunDatabase as exc:
+        print("[]" if as_json else f"no runs: {exc}")
+        return _deprecated_out(out)
     rows = [_summary(store, run) for run in store.runs()]
+    _deprecated_out(out)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -42,37 +69,34 @@ def list_runs(out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.O
 
 
 @app.command("show")
-def show(run_id: str, out: Path = _OUT, db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json"),
-         prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table.")) -> None:
+def show(run_id: str, db: Optional[str] = _DB,
+         as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+         prices: Optional[Path] = _PRICES, out: Optional[Path] = _OUT) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
     from hindcast.scoring.costs import load_prices
+    from hindcast.scoring.usage import summarize
 
+    table = load_prices(prices)
     store = _store(out, db)
     run = store.run(run_id)
+    usage = summarize(store.forecasts(run_id, all_attempts=True), table)
     detail = {**_summary(store, run), "manifest": json.loads(run.manifest_json), "failures": _failures(store, run_id),
-              "usage": usage_by_forecaster(store.forecasts(run_id, all_attempts=True), load_prices(prices)),
+              "usage": {name: _usage(u) for name, u in usage.items()},
               "attempts": [_attempt(a) for a in store.attempts(run_id)]}
+    _deprecated_out(out)
     print(json.dumps(detail, indent=2, ensure_ascii=False) if as_json else _text(detail))
 
 
 USAGE_FIELDS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "latency_s")
 
 
-def usage_by_forecaster(stored, prices) -> dict[str, dict]:
-    """Per forecaster, over every stored attempt: requests, cache hits, tokens in/out,
-    retries, latency and dollars ("unknown" when a model has no price; never 0 for it)."""
-    totals: dict[str, dict] = {}
-    for f in stored:
-        usage = f.forecast.usage or {}
-        t = totals.setdefault(f.forecaster, {**{k: 0 for k in USAGE_FIELDS}, "cost_usd": 0.0})
-        for key in USAGE_FIELDS:
-            t[key] += usage.get(key) or 0
-        t["latency_s"] = round(t["latency_s"], 3)
-        if usage.get("model_name") is not None and t["cost_usd"] != "unknown":
-            cost = prices.cost(usage["model_name"], usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
-            t["cost_usd"] = "unknown" if cost is None else round(t["cost_usd"] + cost, 6)
-    return dict(sorted(totals.items()))
+def _usage(summary) -> dict:
+    """A forecaster's usage over every stored attempt (`scoring.usage.summarize`): None where
+    not recorded; `cost` is its text ("unknown" when unpriced, "—" without a model)."""
+    import dataclasses
+
+    return {**dataclasses.asdict(summary), "cost": summary.cost_text()}
 
 
 def _attempt(row) -> dict:
@@ -82,20 +106,39 @@ def _attempt(row) -> dict:
 
 def rescore(
     run_id: str,
-    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime or coverage."),
-    models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the shipped registry."),
-    out: Path = _OUT, db: Optional[str] = _DB,
+    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime or coverage [default: no slice]."),
+    models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the "
+                                          "shipped registry [default: the shipped registry]."),
+    db: Optional[str] = _DB, prices: Optional[Path] = _PRICES,
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (run id, counts, leaderboard rows)."),
+    out: Optional[Path] = _OUT,
 ) -> None:
-    """Score a stored run again from its stored forecasts alone (no model is called)."""
+    """Score a stored run again from its stored forecasts alone (no model is called; nothing is written)."""
     from hindcast import api
     from hindcast.cli.common import fail
     from hindcast.cli.console import leaderboard_table, out_console
     from hindcast.scoring.aggregate import SLICES
+    from hindcast.scoring.costs import load_prices
 
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
-    board = api.score_run(_store(out, db), run_id, by=by, models=models)
+    table = load_prices(prices)
+    scores = api.load_scored(_store(out, db), run_id, models=models)
+    board = api.leaderboard_of(scores, by=by, prices=table)
+    _deprecated_out(out)
+    if as_json:
+        print(json.dumps(rescore_document(scores, board), indent=2, ensure_ascii=False, default=str))
+        return
     out_console().print(leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts"))
+
+
+def rescore_document(scores, board) -> dict:
+    """`rescore --json`: the run id, counts and every leaderboard column."""
+    import dataclasses
+
+    rows = scores.rows
+    return {"run_id": scores.run_id, "forecasts": len(rows), "failed": sum(1 for r in rows if r.probability is None),
+            "markets": len({r.market_id for r in rows}), "leaderboard": [dataclasses.asdict(r) for r in board]}
 
 
 def _summary(store, run) -> dict:
@@ -124,10 +167,22 @@ def _text(detail: dict) -> str:
              f"hindcast revision: {m.get('git_revision')}; python {m.get('python')}",
              "forecasters:"] + [f"  {name}: {json.dumps(d)}" for name, d in m.get("forecasters", {}).items()]
     lines += ["failures:"] + [f"  {n} × {reason}" for reason, n in detail["failures"].items()] if detail["failures"] else []
-    lines += ["usage (every stored attempt):"] + [f"  {name}: " + ", ".join(f"{k} {v}" for k, v in u.items())
-                                                  for name, u in detail["usage"].items()]
+    lines += ["usage (every stored attempt):"] + [f"  {name}: {_usage_text(u)}" for name, u in detail["usage"].items()]
     attempts = detail["attempts"]
     lines += [f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run asks again)"]
     lines += [f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: {a['reason'][:200]}"
               for a in attempts[-50:]]
     return "\n".join(lines)
+
+
+def _usage_text(u: dict) -> str:
+    if u["cost_status"] == "no model":
+        return f"no model ({u['n_forecasts']} forecasts)"
+    shown = ", ".join(f"{k} {_or_not_recorded(u[k])}" for k in USAGE_FIELDS)
+    return f"{shown}, cost {u['cost']}" + (f" (no price for {', '.join(u['unpriced'])})" if u["unpriced"] else "")
+
+
+def _or_not_recorded(value) -> str:
+    if value is None:
+        return "not recorded"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -31,64 +34,108 @@ def _subsets(items: list[str]) -> list[tuple[str, int]]:
 
 
 def sweep(
-    spec_file: Optional[Path] = typer.Option(None, "--spec", help="A TOML sweep spec; flags given here override it."),
-    markets: Optional[Path] = typer.Option(None, "--markets", help="Market store directory [default: the shipped sample]."),
+    spec_file: Optional[Path] = typer.Option(None, "--spec", help="A TOML sweep spec; flags given here override it [default: none]."),
+    store_dir: Optional[Path] = typer.Option(None, "--store", help="Market store directory [default: the shipped sample]."),
+    markets: Optional[Path] = typer.Option(None, "--markets", hidden=True, help="Deprecated alias of --store."),
     store_version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
-    market_id: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable)."),
-    topic: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable)."),
-    resolved_after: Optional[str] = typer.Option(None, "--resolved-after", help="Only markets resolved at/after this ISO instant."),
-    resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant."),
-    min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id)."),
+    market_id: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable) [default: every market]."),
+    topic: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable) [default: every topic]."),
+    resolved_after: Optional[str] = typer.Option(None, "--resolved-after", help="Only markets resolved at/after this ISO instant [default: no bound]."),
+    resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant [default: no bound]."),
+    min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume [default: no bound]."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."),
     forecaster: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
-    subset: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable)."),
-    archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents."),
+    subset: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
+    archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters]."),
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
-    offsets: Optional[str] = typer.Option(None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d."),
-    at: Optional[list[str]] = typer.Option(None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable)."),
-    hindcast_rule: Optional[bool] = typer.Option(None, "--hindcast-rule/--no-hindcast-rule", help="Add the day before resolution, capped at the archive's end."),
-    repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Forecasts per (forecaster, market, t0)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (recorded; part of the run id)."),
+    offsets: Optional[str] = typer.Option(None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d [default: none]."),
+    at: Optional[list[str]] = typer.Option(None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable) [default: none]."),
+    hindcast_rule: Optional[bool] = typer.Option(None, "--hindcast-rule/--no-hindcast-rule", help="Add the day before resolution, capped at the archive's end [default: off]."),
+    repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Forecasts per (forecaster, market, t0) [default: 1]."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (recorded; part of the run id) [default: 0]."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
-    max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts."),
-    out: Path = typer.Option(Path("runs"), "--out", help="Where the run database and leaderboards go."),
-    db: Optional[str] = typer.Option(None, "--db", help="Run database URL [default: sqlite:///OUT/hindcast.db]."),
+    max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
+    db: Optional[str] = typer.Option(None, "--db", help="Run database: a SQLite file path or a SQLAlchemy URL [default: $HINDCAST_DB if set, else runs/hindcast.db]; the response cache responses.db sits beside a SQLite file (else in OUT)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded)."),
-    retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest)."),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable)."),
+    retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget]."),
     breaker_threshold: Optional[int] = typer.Option(None, "--breaker-threshold", min=1, help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5]."),
-    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table."),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table]."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
     from hindcast.errors import HindcastError
-    from hindcast.replay.spec import load_toml, spec_from_mapping
     from hindcast.scoring.costs import load_prices
-    from hindcast.runs.store import RunStore, default_url
+    from hindcast.runs.store import RunStore, db_url
 
-    values = load_toml(spec_file) if spec_file else {}
-    flags = {"store": markets, "version": store_version, "ids": market_id, "topics": topic,
-             "resolved_after": resolved_after, "resolved_before": resolved_before, "min_volume": min_volume,
-             "limit": limit, "forecasters": forecaster, "subsets": subset and _subsets(subset),
-             "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
-             "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
-             "seed": seed, "concurrency": concurrency, "max_failures": max_failures, "retry_failed": retry_failed,
-             "max_cost": max_cost, "max_tokens": max_tokens, "breaker_threshold": breaker_threshold}
-    values.update({k: v for k, v in flags.items() if v is not None and v != []})
-    _sample_defaults(values)
-    spec = spec_from_mapping(values)
+    with _naming(spec_file):
+        spec = _spec(spec_file, {
+            "store": store_dir or markets, "version": store_version, "ids": market_id, "topics": topic,
+            "resolved_after": resolved_after, "resolved_before": resolved_before, "min_volume": min_volume,
+            "limit": limit, "forecasters": forecaster, "subsets": subset and _subsets(subset),
+            "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
+            "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
+            "seed": seed, "concurrency": concurrency, "max_failures": max_failures, "retry_failed": retry_failed,
+            "max_cost": max_cost, "max_tokens": max_tokens, "breaker_threshold": breaker_threshold})
+        prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
     table = load_prices(prices)
-    store = RunStore(db or default_url(out))
-    with _models(out, no_cache, spec.concurrency) as models:
+    _check_writable(out, "--out")
+    store = RunStore(db_url(db))
+    with api.default_models(store, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
         result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
                                                                    on_plan=on_plan, advance=advance, models=models,
-                                                                   prices=table))
-    _report(result)
+                                                                   prices=table, prepared=prepared))
+    _report(result, as_json)
+    if markets is not None:
+        print("hindcast: note: --markets is deprecated; use --store", file=sys.stderr)
     if result.empty:
         raise HindcastError(f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
                             f"see hindcast runs show {result.run_id})")
+
+
+def _spec(spec_file: Optional[Path], flags: dict):
+    """The spec file's values, overridden by the flags given, with the sample defaults."""
+    from hindcast.replay.spec import load_toml, spec_from_mapping
+
+    values = load_toml(spec_file) if spec_file else {}
+    values.update({k: v for k, v in flags.items() if v is not None and v != []})
+    _sample_defaults(values)
+    return spec_from_mapping(values)
+
+
+@contextmanager
+def _naming(spec_file: Optional[Path]):
+    """An error in a sweep given by a spec file names the file (`spec.toml: …`)."""
+    from hindcast.errors import ConfigError, HindcastError
+
+    try:
+        yield
+    except HindcastError as exc:
+        if spec_file is None or str(spec_file) in str(exc):
+            raise
+        raise ConfigError(f"{spec_file}: {_bare(str(exc))}") from exc
+
+
+def _bare(message: str) -> str:
+    return message.removeprefix("invalid sweep spec: ")
+
+
+def _check_writable(folder: Path, flag: str) -> None:
+    """The export folder (or the nearest existing folder above it) can be written: refused
+    before the run database is opened, so a refused sweep writes nothing."""
+    from hindcast.errors import ConfigError
+
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise ConfigError(f"{flag} {folder}: {existing} is not a folder")
+    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{flag} {folder}: {existing} is not writable")
 
 
 def _sample_defaults(values: dict) -> None:
@@ -118,16 +165,6 @@ def _embed_once(archive: Path) -> None:
         bar.stop()
 
 
-def _models(out: Path, no_cache: bool, concurrency: int):
-    """Model clients get the environment (API keys) and the response cache OUT/responses.db
-    from here; closing it stops the embedded local model server."""
-    import os
-
-    from hindcast.forecasters.models import Models
-
-    return Models.from_environment(os.environ, out / "responses.db", no_cache=no_cache, concurrency=concurrency)
-
-
 class _Bar:
     """A progress bar on stderr that appears only when there is work to show."""
 
@@ -147,7 +184,8 @@ class _Bar:
         self.progress.update(self.task, completed=done, total=total)
 
     def stop(self) -> None:
-        self.progress.stop()
+        if self.started:  # a bar never started prints nothing (not even an empty line)
+            self.progress.stop()
 
 
 def _with_progress(job):
@@ -157,21 +195,28 @@ def _with_progress(job):
     from hindcast.cli.console import err_console
 
     bar = Progress(TextColumn("forecasting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console())
-    task = bar.add_task("forecasting", total=None)
+    task, started = bar.add_task("forecasting", total=None), []
 
     def on_plan(total: int) -> None:
         bar.update(task, total=total)
         bar.start()
+        started.append(True)
 
     try:
         return job(on_plan, lambda: bar.advance(task))
     finally:
-        bar.stop()
+        if started:  # stopping a bar that never started prints an empty line
+            bar.stop()
 
 
-def _report(result) -> None:
+def _report(result, as_json: bool = False) -> None:
     from hindcast.cli.console import leaderboard_table, out_console
 
+    if as_json:
+        import json
+
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str))
+        return
     console = out_console()
     state = "resumed" if result.resumed else "new"
     console.print(f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts planned, "

@@ -212,9 +212,8 @@ class ChatClient:
         key = request_key(self.spec.identity, asked, repeat, attempt)
         if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
             return reply_from(hit, cached=True)
-        started = time.monotonic()
-        payload, attempts = await self._post_structured(messages, schema, tools, params)
-        reply = _timed(reply_from(payload, cached=False), attempts - 1, time.monotonic() - started)
+        payload, attempts, seconds = await self._post_structured(messages, schema, tools, params)
+        reply = _timed(reply_from(payload, cached=False), attempts - 1, seconds)
         if self.cache is not None:  # stored before the forecast is: a killed run never asks again
             await asyncio.to_thread(self.cache.put, key, asked, payload)
         return reply
@@ -228,32 +227,38 @@ class ChatClient:
             body["tools"] = list(tools)
         return body
 
-    async def _post_structured(self, messages, schema, tools, params, before: int = 0) -> tuple[dict, int]:
-        """POST (→ payload, HTTP attempts made); an endpoint that rejects the response_format is
-        asked again one level simpler."""
+    async def _post_structured(self, messages, schema, tools, params, before: int = 0,
+                               spent: float = 0.0) -> tuple[dict, int, float]:
+        """POST (→ payload, HTTP attempts made by this call, seconds spent past the concurrency
+        gate); an endpoint that rejects the response_format is asked again one level simpler
+        (its attempts and seconds are added)."""
         body = self._body(messages, schema, tools, params, self.structured)
         try:
-            payload, attempts = await self._post(body)
-            return payload, before + attempts
+            payload, attempts, seconds = await self._post(body)
+            return payload, before + attempts, spent + seconds
         except _Rejected as exc:
             if "response_format" not in body or not _mentions_format(exc.text):
                 raise ChatError(exc.reason) from None
             self.structured = STRUCTURED[STRUCTURED.index(self.structured) + 1]
-            return await self._post_structured(messages, schema, tools, params, before + exc.attempts)
+            return await self._post_structured(messages, schema, tools, params, before + exc.attempts,
+                                               spent + exc.seconds)
 
-    async def _post(self, body: dict) -> tuple[dict, int]:
+    async def _post(self, body: dict) -> tuple[dict, int, float]:
+        """(payload, attempts, seconds): the clock starts once the gate is passed (time queued
+        behind other calls to the endpoint is not this call's latency)."""
         state = self._loop_state()
         async with state.gate:
+            started = time.monotonic()
             url = (await self._url()).rstrip("/") + "/chat/completions"
             for attempt in range(self.max_retries + 1):
                 self._check_open()
                 try:
                     wait, result = await self._attempt(state.http, url, body)
                 except _Rejected as exc:
-                    exc.attempts = attempt + 1
+                    exc.attempts, exc.seconds = attempt + 1, time.monotonic() - started
                     raise
                 if wait is None:
-                    return result, attempt + 1
+                    return result, attempt + 1, time.monotonic() - started
                 if attempt == self.max_retries:
                     break
                 await self._sleep(min(wait if wait >= 0 else self.backoff * 2 ** attempt, self.max_wait))
@@ -332,7 +337,7 @@ def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
 class _Rejected(Exception):
     def __init__(self, reason: str, text: str):
         super().__init__(reason)
-        self.reason, self.text, self.attempts = reason, text, 1
+        self.reason, self.text, self.attempts, self.seconds = reason, text, 1, 0.0
 
 
 def _mentions_format(text: str) -> bool:
@@ -358,19 +363,6 @@ def retry_after(headers: Mapping) -> float:
         return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
     except (KeyError, TypeError, ValueError):
         return -1.0
-
-
-def configure(**settings):
-    """Deprecated: build a `hindcast.forecasters.models.Models` and hand it to the engine
-    (`api.sweep(models=…)`) or to a forecaster (`forecaster.bind(models)`). This only sets
-    the fallback used by forecasters called outside an engine, and returns it."""
-    import warnings
-
-    from hindcast.forecasters import models
-
-    warnings.warn("llm.configure() is deprecated: pass a Models to api.sweep(models=...) or forecaster.bind()",
-                  DeprecationWarning, stacklevel=2)
-    return models.FALLBACK.replace(models.Models(**settings) if settings else None)
 
 
 # ---- usage accounting -------------------------------------------------------------------------

@@ -176,8 +176,3 @@ class SharedServer:
         if not self._registered:
             atexit.register(self.close)
             self._registered = True
-
-
-# Deprecated module functions (a process-wide SharedServer, for older callers and tests).
-_DEFAULT = SharedServer()
-ensure_started, base_url, close = _DEFAULT.ensure_started, _DEFAULT.base_url, _DEFAULT.close

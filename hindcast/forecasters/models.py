@@ -107,7 +107,8 @@ def open_cache(path: Path | str | None, mode: str = "use") -> ResponseCache:
 
 class Fallback:
     """The Models used by a chat forecaster called outside an engine (no `bind`): an empty
-    environment and an in-memory cache unless replaced (deprecated `llm.configure`)."""
+    environment and an in-memory cache, made on first use. It cannot be configured: to give
+    a forecaster keys or a cache, bind it to a Models (`forecaster.bind(models)`)."""
 
     def __init__(self):
         self._models: Models | None = None
@@ -118,13 +119,6 @@ class Fallback:
             if self._models is None:
                 self._models = Models()
             return self._models
-
-    def replace(self, models: Models | None) -> Models:
-        with self._lock:
-            old, self._models = self._models, models
-        if old is not None:
-            old.close()
-        return self.get()
 
 
 FALLBACK = Fallback()

@@ -19,10 +19,12 @@ written, is a `RunStoreError` naming the path; nothing is written to it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -99,17 +101,34 @@ class StoredForecast:
     repeat: int = 0
 
 
+class NoRunDatabase(RunStoreError):
+    """A read of a run database file that does not exist (nothing is created)."""
+
+
 class RunStore:
-    def __init__(self, url: str):
-        self.url = url
-        self.engine = _engine(url)
+    """`read_only`: never create or change anything (a SQLite file is opened with
+    `mode=ro`; no table is created, no migration run); a missing SQLite file is
+    `NoRunDatabase`, a database without hindcast's tables a `RunStoreError`."""
+
+    def __init__(self, url: str, *, read_only: bool = False):
+        self.url, self.read_only = url, read_only
+        self.engine = _readonly_engine(url) if read_only else _engine(url)
         try:
             _check_readable(self.engine, url)
-            _create_tables(self.engine)
-            _migrate(self.engine, url)
+            if read_only:
+                _check_schema(self.engine, url)
+            else:
+                _create_tables(self.engine)
+                _migrate(self.engine, url)
         except (DBAPIError, sqlite3.Error) as exc:
             self.engine.dispose()
             raise RunStoreError(f"run database {_where(url)}: {_reason(exc)}") from None
+        except RunStoreError:
+            self.engine.dispose()
+            raise
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     def ensure_run(self, run_id: str, spec: dict, manifest: dict, created_at) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
@@ -210,8 +229,30 @@ class RunStore:
         return [_stored(row) for row in rows]
 
 
+DB_ENV = "HINDCAST_DB"
+DEFAULT_DB = Path("runs") / "hindcast.db"
+
+
 def default_url(runs_dir: Path) -> str:
     return f"sqlite:///{Path(runs_dir) / 'hindcast.db'}"
+
+
+def db_url(value: str | Path | None, env=None) -> str:
+    """The run database a `--db` names: a URL (`scheme://…`) as is, a plain path a SQLite
+    file; none given: the environment's HINDCAST_DB, else runs/hindcast.db."""
+    import os
+
+    env = os.environ if env is None else env
+    text = str(value) if value not in (None, "") else (env.get(DB_ENV) or str(DEFAULT_DB))
+    return text if "://" in text else f"sqlite:///{Path(text)}"
+
+
+def db_file(url: str) -> Path | None:
+    """The SQLite file of a URL (None for a database that is not a SQLite file)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url.removeprefix("sqlite:///").partition("?")[0]
+    return None if path in ("", ":memory:") else Path(path)
 
 
 def _engine(url: str):
@@ -231,9 +272,46 @@ def _engine(url: str):
     return engine
 
 
+def _readonly_engine(url: str):
+    """An engine that cannot write. A SQLite file is opened without creating it (`mode=rw`,
+    or `mode=ro` when the file is write-protected) with `PRAGMA query_only` (SQLite refuses
+    every change) and no WAL switch. Not `mode=ro` always: a read-only connection to a WAL
+    database leaves -wal/-shm files behind, a read-write one removes them on close."""
+    path = db_file(url)
+    if path is not None:
+        if not path.exists():
+            raise NoRunDatabase(f"no run database at {path}")
+        if not path.is_file():
+            raise RunStoreError(f"run database {path}: not a file")
+        mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
+        url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
+    try:
+        engine = create_engine(url)
+    except Exception as exc:  # SQLAlchemy raises several types for a bad URL
+        raise RunStoreError(f"cannot open run database {url!r}: {exc}") from exc
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_read_pragmas)
+    return engine
+
+
+def _check_schema(engine, url: str) -> None:
+    """A read-only open needs this schema's tables as they are (nothing is migrated)."""
+    from sqlalchemy import inspect
+
+    tables = set(inspect(engine).get_table_names())
+    if not {"runs", "forecasts"} <= tables:
+        raise RunStoreError(f"run database {_where(url)} is not a hindcast run database (it has no runs/forecasts "
+                            "tables); point --db at one")
+    columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
+    if "attempt" not in columns or not {"attempts", "coverage"} <= tables:
+        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast; run a write command on it "
+                            "first (e.g. hindcast sweep --db …, which migrates it in place)")
+
+
 def _check_readable(engine, url: str) -> None:
     """An existing SQLite file must be a whole database: refuse a corrupt or truncated one."""
-    if engine.dialect.name != "sqlite" or not Path(url.removeprefix("sqlite:///")).is_file():
+    path = db_file(url)
+    if engine.dialect.name != "sqlite" or path is None or not path.is_file():
         return
     with engine.connect() as conn:
         result = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
@@ -321,6 +399,13 @@ def _reason(exc: Exception) -> str:
     if "unable to open" in text or "readonly" in text or "read-only" in text:
         return f"cannot be opened for writing ({text}); is the folder writable?"
     return text
+
+
+def _sqlite_read_pragmas(connection, _record) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
 
 
 def _sqlite_pragmas(connection, _record) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.errors import StoppedError
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
 from hindcast.schedule.state import State
 from hindcast.timeutil import iso, parse_utc
@@ -133,9 +134,15 @@ def run_sweeps(ctx: JobContext) -> dict:
     from hindcast.schedule.sweeps import run_series
 
     snapshot_for = indexed_snapshot(ctx.config, ctx.state)
-    done = [run_series(s, ctx.state, ctx.store, ctx.config.runs_out, ctx.now, snapshot_for, ctx.advance,
-                       models=ctx.models)
-            for s in ctx.config.sweeps]
+    done, stopped = [], []
+    for s in ctx.config.sweeps:  # a sweep stopped by a budget or breaker does not keep the others from running
+        try:
+            done.append(run_series(s, ctx.state, ctx.store, ctx.config.runs_out, ctx.now, snapshot_for, ctx.advance,
+                                   models=ctx.models))
+        except StoppedError as exc:
+            stopped.append(f"sweep {s.name!r}: {exc}")
+    if stopped:
+        raise StoppedError("; ".join(stopped))
     return {"sweeps": done, "changed": any(d["batches"] for d in done)}
 
 

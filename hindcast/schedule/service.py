@@ -137,24 +137,23 @@ def running(config: ScheduleConfig, command: str, clock: Clock = wall_clock, wal
 
 
 # -- APScheduler --------------------------------------------------------------------------------
-_CURRENT: Service | None = None  # the service of this process, for the jobs the job store names
+_CURRENT: list[Service] = []  # the service of this process (at most one), for the jobs the job store names
 _WAKING = threading.Lock()
 
 
 def scheduled_job(name: str) -> bool:
     """What the persistent job store calls (by reference): one job of this process's service."""
-    if _CURRENT is None:
+    if not _CURRENT:
         raise ScheduleError(f"job {name!r} fired with no service running in this process")
-    return _CURRENT.run_job(name).changed
+    return _CURRENT[0].run_job(name).changed
 
 
 def serve(service: Service, stop: threading.Event) -> None:
     """Run the configured jobs on their intervals until `stop` is set, then shut down gracefully."""
-    global _CURRENT
     from apscheduler.events import EVENT_JOB_EXECUTED
 
     scheduler = _scheduler(service)
-    _CURRENT = service
+    _CURRENT[:] = [service]
     try:
         scheduler.start(paused=True)
         reconcile(scheduler, service.config, wall_clock())
@@ -168,7 +167,7 @@ def serve(service: Service, stop: threading.Event) -> None:
         logs.event("service.stopping", reason="shutdown requested; waiting for the running job")
         scheduler.shutdown(wait=True)
     finally:
-        _CURRENT = None
+        _CURRENT.clear()
 
 
 def _scheduler(service: Service):

@@ -10,7 +10,7 @@ from tests.helpers import run_cli
 @pytest.mark.slow
 @pytest.mark.llm_server
 def test_the_default_sweep_runs_baselines_and_the_local_model(tmp_path):
-    proc = run_cli("sweep", "--out", str(tmp_path), check=True)
+    proc = run_cli("sweep", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"), check=True)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     board = {r["forecaster"]: r for r in csv.DictReader((folder / "leaderboard.csv").open())}
     assert int(board["market"]["n_markets"]) >= 50 and int(board["market"]["n_forecasts"]) == 4 * int(board["market"]["n_markets"])

@@ -51,7 +51,7 @@ def independent_market_briers():
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    proc = run_cli("sweep", *BASELINES, "--out", str(out), check=True)
+    proc = run_cli("sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True)
     (folder,) = [p for p in out.iterdir() if p.is_dir()]
     return out, folder, proc
 
@@ -105,15 +105,15 @@ def test_no_stored_forecast_stands_at_or_after_its_markets_effective_resolution(
 def test_a_second_sweep_resumes_and_repeats_nothing_and_the_csv_is_byte_identical(sweep, tmp_path):
     out, folder, _ = sweep
     before = (folder / "leaderboard.csv").read_bytes()
-    again = run_cli("sweep", *BASELINES, "--out", str(out), check=True)
+    again = run_cli("sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True)
     assert "(resumed)" in again.stdout and "0 made now" in again.stdout
-    fresh = run_cli("sweep", *BASELINES, "--out", str(tmp_path), check=True)
+    fresh = run_cli("sweep", *BASELINES, "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"), check=True)
     assert (tmp_path / folder.name / "leaderboard.csv").read_bytes() == before
     assert "(new)" in fresh.stdout
 
 
 def test_a_cutoff_after_resolution_exits_non_zero_naming_the_market(tmp_path):
-    proc = run_cli("sweep", *BASELINES, "--at", "2026-06-01T00:00:00Z", "--out", str(tmp_path))
+    proc = run_cli("sweep", *BASELINES, "--at", "2026-06-01T00:00:00Z", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
     assert proc.returncode == 1
     assert "is at or after market 0x" in proc.stderr and "effective resolution" in proc.stderr
     assert not (tmp_path / "hindcast.db").exists() or _forecast_count(tmp_path) == 0
@@ -125,6 +125,6 @@ def _forecast_count(out):
 
 
 def test_bad_options_fail_with_a_usage_error(tmp_path):
-    assert run_cli("sweep", *BASELINES, "--fractions", "0.5,x", "--out", str(tmp_path)).returncode == 2
-    proc = run_cli("sweep", "-f", "oracle", "--out", str(tmp_path))
+    assert run_cli("sweep", *BASELINES, "--fractions", "0.5,x", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db")).returncode == 2
+    proc = run_cli("sweep", "-f", "oracle", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
     assert proc.returncode == 1 and "unknown forecaster 'oracle'" in proc.stderr

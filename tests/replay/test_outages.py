@@ -24,8 +24,8 @@ def free_port() -> int:
 
 def sweep(out, port: int, *flags: str, params: str = "", env: dict | None = None):
     spec = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#m{params}"
-    return run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.25,0.5",
-                   "-f", spec, "--out", str(out), "--concurrency", "2", "--breaker-threshold", "2", *flags,
+    return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.25,0.5",
+                   "-f", spec, "--out", str(out), "--db", str(out / "hindcast.db"), "--concurrency", "2", "--breaker-threshold", "2", *flags,
                    env=env, timeout=300)
 
 
@@ -48,7 +48,7 @@ def test_a_dead_endpoint_stops_resumably_then_the_identical_command_completes(tm
     assert rows(tmp_path, "SELECT COUNT(*) FROM forecasts") == [(0,)]
     attempts = rows(tmp_path, "SELECT kind, reason FROM attempts")
     assert len(attempts) == 2 and all(k == "infrastructure" and "connection failed" in r for k, r in attempts)
-    shown = run_cli("runs", "show", rows(tmp_path, "SELECT id FROM runs")[0][0], "--out", str(tmp_path))
+    shown = run_cli("runs", "show", rows(tmp_path, "SELECT id FROM runs")[0][0], "--db", str(tmp_path / "hindcast.db"))
     assert shown.returncode == 0 and "infrastructure attempts: 2" in shown.stdout
 
     fake = FakeChatModel(default=ANSWER)

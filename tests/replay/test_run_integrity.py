@@ -135,9 +135,9 @@ def test_the_breaker_counts_consecutive_outages_per_endpoint(tmp_path):
 def test_a_forecaster_without_any_valid_forecast_fails_the_command_but_is_stored(tmp_path):
     fake = FakeChatModel(default=answer("I would rather not say."))  # never a probability
     with fake.serve() as url:
-        proc = run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
+        proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
                        "-f", "constant", "-f", f"zero-shot:model=openai-compatible:{url}#m,repairs=0",
-                       "--out", str(tmp_path))
+                       "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
     assert proc.returncode == 1, proc.stderr
     assert "no valid forecast at all from zero-shot:model=openai-compatible" in proc.stderr
     assert "constant" not in proc.stderr and "leaderboard.csv" in proc.stdout.replace("\n", "")

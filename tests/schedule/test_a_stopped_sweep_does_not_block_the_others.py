@@ -1,0 +1,57 @@
+"""One configured sweep stopped by a circuit breaker (or a budget) does not keep the other
+sweeps of the same tick from running: they all run, then the job reports 'stopped' (exit 4)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+
+from tests.helpers import SAMPLE_MARKETS, run_cli
+
+MARKETS = '["0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc", ' \
+          '"0x0a7e45f69a8d2c45fc008fa9d8242efa13264ba540a782d82f613d673f1d1205"]'
+CONFIG = """[service]
+db = "runs/hindcast.db"
+log = "runs/schedule.log"
+runs_out = "runs/exports"
+
+[[sweeps]]
+name = "dead-endpoint"
+[sweeps.markets]
+store = "{store}"
+ids = {ids}
+[sweeps.cutoffs]
+fractions = [0.5]
+[[sweeps.forecasters]]
+spec = "zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#m"
+[sweeps.run]
+breaker_threshold = 1
+concurrency = 1
+
+[[sweeps]]
+name = "baselines"
+[sweeps.markets]
+store = "{store}"
+ids = {ids}
+[sweeps.cutoffs]
+fractions = [0.5]
+[[sweeps.forecasters]]
+spec = "constant"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_sweep_after_a_stopped_one_still_runs(tmp_path):
+    path = tmp_path / "hindcast.toml"
+    path.write_text(CONFIG.format(store=SAMPLE_MARKETS, port=free_port(), ids=MARKETS), encoding="utf-8")
+    proc = run_cli("schedule", "once", "--config", str(path), "--now", "2026-11-30T00:00:00Z", timeout=300)
+    assert proc.returncode == 4 and "sweeps: stopped" in proc.stdout, proc.stdout + proc.stderr
+    with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
+        stored = db.execute("SELECT forecaster, probability FROM forecasts").fetchall()
+    db.close()
+    assert stored == [("constant", 0.5), ("constant", 0.5)]  # before: the baselines never ran
