@@ -39,7 +39,7 @@ def _deprecated_out(out: Optional[Path]) -> None:
 
 
 @app.command("list")
-def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout."),
+def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout [default: off]."),
               out: Optional[Path] = _OUT) -> None:
     """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
     run database, says so and exits 0 (nothing is created)."""
@@ -70,7 +70,7 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
 
 @app.command("show")
 def show(run_id: str, db: Optional[str] = _DB,
-         as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+         as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout [default: off]."),
          prices: Optional[Path] = _PRICES, out: Optional[Path] = _OUT) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
@@ -110,7 +110,7 @@ def rescore(
     models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the "
                                           "shipped registry [default: the shipped registry]."),
     db: Optional[str] = _DB, prices: Optional[Path] = _PRICES,
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (run id, counts, leaderboard rows)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (run id, counts, leaderboard rows) [default: off]."),
     out: Optional[Path] = _OUT,
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is called; nothing is written)."""

@@ -58,13 +58,13 @@ def sweep(
     max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
     db: Optional[str] = typer.Option(None, "--db", help="Run database: a SQLite file path or a SQLAlchemy URL [default: $HINDCAST_DB if set, else runs/hindcast.db]; the response cache responses.db sits beside a SQLite file (else in OUT)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off]."),
     retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget]."),
     breaker_threshold: Optional[int] = typer.Option(None, "--breaker-threshold", min=1, help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5]."),
     prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table]."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table [default: off]."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api

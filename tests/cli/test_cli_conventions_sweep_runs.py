@@ -176,6 +176,18 @@ def test_every_option_of_the_runs_commands_shows_its_default(argv):
         assert "[default: the shipped table]" in text
 
 
+@pytest.mark.parametrize("argv", [("sweep",), ("runs", "list"), ("runs", "show"), ("rescore",)])
+def test_every_option_block_of_the_help_has_a_default(argv):
+    blocks, text = [], run_cli(*argv, "--help", check=True).stdout
+    for line in text.split("Options:", 1)[1].splitlines():
+        if line.startswith("  -"):
+            blocks.append(line)
+        elif blocks and line.strip():
+            blocks[-1] += " " + line.strip()
+    missing = [b.split()[0] for b in blocks if "[default: " not in b and not b.strip().startswith("--help")]
+    assert blocks and not missing, missing
+
+
 # ---- Python API -----------------------------------------------------------------------------
 def test_results_as_polars_frames(tmp_path):
     import datetime as dt
