@@ -54,8 +54,18 @@ class SweepResult:
         """The sweep as one JSON-ready document: run id, counts, leaderboard rows, paths."""
         return {"run_id": self.run_id, "resumed": self.resumed, "markets": self.markets, "planned": self.planned,
                 "executed": self.executed, "already_stored": self.planned - self.executed,
-                "no_valid_forecast": list(self.empty), "leaderboard": [dataclasses.asdict(r) for r in self.board],
+                "no_valid_forecast": list(self.empty), "leaderboard": board_json(self.board),
                 "paths": {k: str(v) for k, v in self.paths.items()}}
+
+
+def board_json(board) -> list[dict]:
+    """Leaderboard rows as JSON-ready dicts (every column; a non-finite number is null)."""
+    import math
+
+    def plain(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    return [{k: plain(v) for k, v in dataclasses.asdict(row).items()} for row in board]
 
 
 def board_frame(board):

@@ -14,10 +14,10 @@ from typing import Optional
 
 import typer
 
+from hindcast.cli.common import DB_HELP
+
 app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None)
 
-DB_HELP = ("Run database: a SQLite file path or a SQLAlchemy URL "
-           "[default: $HINDCAST_DB if set, else runs/hindcast.db].")
 _DB = typer.Option(None, "--db", help=DB_HELP)
 _OUT = typer.Option(None, "--out", hidden=True, help="Deprecated: the folder holding hindcast.db (use --db).")
 _PRICES = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over "
@@ -127,18 +127,18 @@ def rescore(
     board = api.leaderboard_of(scores, by=by, prices=table)
     _deprecated_out(out)
     if as_json:
-        print(json.dumps(rescore_document(scores, board), indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(rescore_document(scores, board), indent=2, ensure_ascii=False, allow_nan=False))
         return
     out_console().print(leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts"))
 
 
 def rescore_document(scores, board) -> dict:
     """`rescore --json`: the run id, counts and every leaderboard column."""
-    import dataclasses
+    from hindcast.api import board_json
 
     rows = scores.rows
     return {"run_id": scores.run_id, "forecasts": len(rows), "failed": sum(1 for r in rows if r.probability is None),
-            "markets": len({r.market_id for r in rows}), "leaderboard": [dataclasses.asdict(r) for r in board]}
+            "markets": len({r.market_id for r in rows}), "leaderboard": board_json(board)}
 
 
 def _summary(store, run) -> dict:

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import default_sample, now
+from hindcast.cli.common import DB_HELP, default_sample, now
 
 def _split(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
@@ -57,7 +57,7 @@ def sweep(
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
     max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
-    db: Optional[str] = typer.Option(None, "--db", help="Run database: a SQLite file path or a SQLAlchemy URL [default: $HINDCAST_DB if set, else runs/hindcast.db]; the response cache responses.db sits beside a SQLite file (else in OUT)."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (else in OUT)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off]."),
     retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
@@ -215,7 +215,7 @@ def _report(result, as_json: bool = False) -> None:
     if as_json:
         import json
 
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return
     console = out_console()
     state = "resumed" if result.resumed else "new"

@@ -171,7 +171,7 @@ def test_a_read_only_out_folder_is_refused_before_the_run_database_is_touched(tm
 @pytest.mark.parametrize("argv", [("runs", "list"), ("runs", "show"), ("rescore",)])
 def test_every_option_of_the_runs_commands_shows_its_default(argv):
     text = " ".join(run_cli(*argv, "--help", check=True).stdout.split())
-    assert "[default: $HINDCAST_DB if set, else runs/hindcast.db]" in text
+    assert "[default: $HINDCAST_DB, else runs/hindcast.db]" in text
     if argv != ("runs", "list"):
         assert "[default: the shipped table]" in text
 
