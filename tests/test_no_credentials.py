@@ -40,8 +40,8 @@ formats = ["csv", "json", "md", "html"]
 
 
 def sweep(out: Path, spec: str):
-    return run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
-                   "--out", str(out), env=ENV)
+    return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
+                   "--out", str(out), "--db", str(out / "hindcast.db"), env=ENV)
 
 
 def test_no_planted_credential_reaches_any_file_or_output(tmp_path):
@@ -53,7 +53,7 @@ def test_no_planted_credential_reaches_any_file_or_output(tmp_path):
         assert refused.returncode == 1 and "key_env" in refused.stderr, refused.stderr
         keyed = sweep(tmp_path / "cli", f"zero-shot:model=openai-compatible:{url}#m,key_env=PLANTED_KEY")
         assert keyed.returncode == 0, keyed.stderr
-        shown = run_cli("runs", "show", "--out", str(tmp_path / "cli"), "--json",
+        shown = run_cli("runs", "show", "--db", str(tmp_path / "cli" / "hindcast.db"), "--json",
                         next(p.name for p in (tmp_path / "cli").iterdir() if p.name.startswith("r-")))
         service = tmp_path / "service"
         service.mkdir()

@@ -69,7 +69,7 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
 
 
 @app.command("show")
-def show(run_id: str, db: Optional[str] = _DB,
+def show(run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."), db: Optional[str] = _DB,
          as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout [default: off]."),
          prices: Optional[Path] = _PRICES, out: Optional[Path] = _OUT) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
@@ -105,7 +105,7 @@ def _attempt(row) -> dict:
 
 
 def rescore(
-    run_id: str,
+    run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."),
     by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime or coverage [default: no slice]."),
     models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the "
                                           "shipped registry [default: the shipped registry]."),

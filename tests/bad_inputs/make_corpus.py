@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_FB = ROOT / "markets" / "sample" / "forecastbench"
 PUSHSHIFT = ROOT / "tests" / "fixtures" / "pushshift"
 RUN = "{run}"  # replaced by the world's stored run id
-SWEEP_STORE = "--markets"  # the sweep's market-store flag
+SWEEP_STORE = "--store"  # the sweep's market-store flag
 T0 = "2025-10-01T00:00:00Z"
 LINE2 = r"markets\.jsonl:2\b"
 BYTES = r"(byte|offset) \d+"
@@ -422,15 +422,15 @@ def _run_store_cases() -> list[Case]:
         Case("sweep-db-truncated", baseline + ("--out", "runs"), corrupt_file("runs/hindcast.db", keep=0.3), ("hindcast.db",)),
         Case("sweep-out-read-only", baseline + ("--out", "ro"), write("ro/.keep", b""), ("ro",), read_only=("ro",)),
         Case("sweep-db-url-unknown", baseline + ("--out", "runs", "--db", "nosuchdb://x/y"), nothing, ("nosuchdb",)),
-        Case("runs-list-db-garbage", ("runs", "list", "--out", "bad"), write("bad/hindcast.db", b"\x00garbage" * 700),
+        Case("runs-list-db-garbage", ("runs", "list", "--db", "bad/hindcast.db"), write("bad/hindcast.db", b"\x00garbage" * 700),
              ("hindcast.db",)),
-        Case("runs-show-db-truncated", ("runs", "show", RUN, "--out", "runs"), corrupt_file("runs/hindcast.db", keep=0.3),
+        Case("runs-show-db-truncated", ("runs", "show", RUN), corrupt_file("runs/hindcast.db", keep=0.3),
              ("hindcast.db",)),
-        Case("runs-show-unknown-run", ("runs", "show", "r-000000000000", "--out", "runs"), nothing, ("r-000000000000",)),
+        Case("runs-show-unknown-run", ("runs", "show", "r-000000000000"), nothing, ("r-000000000000",)),
         Case("runs-list-db-is-a-directory", ("runs", "list", "--db", "sqlite:///adir"), write("adir/x", b""), ("adir",)),
         Case("runs-list-foreign-sqlite", ("runs", "list", "--db", "sqlite:///other.db"), foreign_sqlite("other.db"),
              ("other.db",), outcome="either"),
-        Case("runs-list-empty-folder", ("runs", "list", "--out", "empty"), write("empty/.keep", b""), ("empty",),
+        Case("runs-list-empty-folder", ("runs", "list", "--db", "empty/hindcast.db"), write("empty/.keep", b""), ("empty",),
              outcome="either"),
         Case("leaderboard-db-garbage", ("leaderboard", RUN, "--out", "exports", "--db", "sqlite:///bad.db"),
              write("bad.db", b"\x00garbage" * 700), ("bad.db",)),
@@ -439,13 +439,13 @@ def _run_store_cases() -> list[Case]:
         Case("leaderboard-out-is-a-file", ("leaderboard", RUN, "--out", "afile"), write("afile", b"x"), ("afile",)),
         Case("leaderboard-out-read-only", ("leaderboard", RUN, "--out", "ro"), write("ro/.keep", b""), ("ro",),
              read_only=("ro",)),
-        Case("rescore-models-syntax", ("rescore", RUN, "--out", "runs", "--models", "models.toml"),
+        Case("rescore-models-syntax", ("rescore", RUN, "--models", "models.toml"),
              write("models.toml", '"gpt-4.1" = "2024-06-01\n'), ("models.toml",), r"line \d+"),
-        Case("rescore-models-wrong-type", ("rescore", RUN, "--out", "runs", "--models", "models.toml"),
+        Case("rescore-models-wrong-type", ("rescore", RUN, "--models", "models.toml"),
              write("models.toml", '"gpt-4.1" = 5\n'), ("models.toml", "gpt-4.1")),
-        Case("rescore-models-impossible-date", ("rescore", RUN, "--out", "runs", "--models", "models.toml"),
+        Case("rescore-models-impossible-date", ("rescore", RUN, "--models", "models.toml"),
              write("models.toml", '"gpt-4.1" = "2024-02-30"\n'), ("models.toml", "gpt-4.1")),
-        Case("rescore-db-garbage", ("rescore", RUN, "--out", "bad"), write("bad/hindcast.db", b"\x00garbage" * 700),
+        Case("rescore-db-garbage", ("rescore", RUN, "--db", "bad/hindcast.db"), write("bad/hindcast.db", b"\x00garbage" * 700),
              ("hindcast.db",)),
     ]
 

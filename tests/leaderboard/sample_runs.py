@@ -21,7 +21,7 @@ def sweep_runs(folder: Path, names: tuple[str, ...] = tuple(SWEEPS)) -> tuple[st
     for name in names:
         args = SWEEPS[name]
         before = {r.id for r in RunStore(url).runs()}
-        run_cli("sweep", "--out", str(folder), *args, check=True)
+        run_cli("sweep", "--out", str(folder), "--db", str(folder / "hindcast.db"), *args, check=True)
         (ids[name],) = {r.id for r in RunStore(url).runs()} - before
     return url, ids
 

@@ -40,7 +40,7 @@ def test_unknown_run_format_or_slice_exit_1_with_one_line(tmp_path, swept):
 
 
 def test_sweep_writes_the_html_report_next_to_the_csv_and_markdown(tmp_path):
-    run_cli("sweep", "--out", str(tmp_path), "--limit", "5", "-f", "market", "-f", "constant", check=True)
+    run_cli("sweep", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"), "--limit", "5", "-f", "market", "-f", "constant", check=True)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert {"leaderboard.csv", "leaderboard.md", "report.html"} <= {p.name for p in folder.iterdir()}
     assert "<h2>Leaderboard</h2>" in (folder / "report.html").read_text()

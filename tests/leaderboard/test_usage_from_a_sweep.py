@@ -19,8 +19,9 @@ def test_a_swept_models_usage_is_summed_and_priced(tmp_path):
     port, fake = free_port(), FakeChatModel(default=answer('{"probability": 0.3}'))
     spec = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#{MODEL}"
     with fake.serve(port):
-        swept = run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
-                        "-f", "market", "--out", str(tmp_path / "runs"), timeout=300)
+        swept = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
+                        "-f", "market", "--out", str(tmp_path / "runs"), "--db", str(tmp_path / "runs" / "hindcast.db"),
+                        timeout=300)
     assert swept.returncode == 0, swept.stderr
     with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
         (rid,) = db.execute("SELECT id FROM runs").fetchone()

@@ -47,8 +47,9 @@ def test_a_database_of_the_previous_schema_opens_and_keeps_its_rows(tmp_path):
 
 
 def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
-    args = [sys.executable, "-m", "hindcast", "sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "3",
-            "--fractions", "0.5", "-f", "constant", "-f", "market", "--out", str(tmp_path)]
+    args = [sys.executable, "-m", "hindcast", "sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3",
+            "--fractions", "0.5", "-f", "constant", "-f", "market", "--out", str(tmp_path),
+            "--db", str(tmp_path / "hindcast.db")]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(3)]
@@ -92,17 +93,17 @@ def snapshot(folder: Path) -> dict:
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_a_damaged_database_is_one_line_naming_it_and_nothing_changes(tmp_path, damage):
     out = tmp_path / "out"
-    assert run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                   "--out", str(out)).returncode == 0
+    assert run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
+                   "--out", str(out), "--db", str(out / "hindcast.db")).returncode == 0
     db = out / "hindcast.db"
     for extra in (out / "hindcast.db-wal", out / "hindcast.db-shm"):
         extra.unlink(missing_ok=True)
     data = db.read_bytes()
     db.write_bytes(b"this is not a database at all\n" * 100 if damage == "garbage" else data[: len(data) // 2])
     before = snapshot(out)
-    for command in (["sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant"],
+    for command in (["sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant"],
                     ["runs", "list"]):
-        proc = run_cli(*command, "--out", str(out))
+        proc = run_cli(*command, "--db", str(out / "hindcast.db"))
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         errors = [line for line in proc.stderr.splitlines() if line.startswith("hindcast: error:")]
         assert len(errors) == 1 and str(db) in errors[0], proc.stderr
@@ -116,8 +117,8 @@ def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path):
     out.mkdir()
     out.chmod(0o555)
     try:
-        proc = run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
-                       "-f", "constant", "--out", str(out))
+        proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
+                       "-f", "constant", "--out", str(out), "--db", str(out / "hindcast.db"))
     finally:
         out.chmod(0o755)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -127,8 +128,8 @@ def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path):
 def test_an_output_folder_that_cannot_be_made_is_one_line_naming_it(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    proc = run_cli("sweep", "--markets", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                   "--out", str(blocker / "out"))
+    proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
+                   "--out", str(blocker / "out"), "--db", str(blocker / "out" / "hindcast.db"))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and str(blocker / "out") in proc.stderr
     assert blocker.read_text() == "x"
 
