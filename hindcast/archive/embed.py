@@ -168,8 +168,8 @@ def _load_minilm():
 
 @contextlib.contextmanager
 def quiet_model_loading():
-    """No "Loading weights" bars, warnings or library log lines on stderr while a model loads
-    or runs; the previous settings are restored afterwards."""
+    """No "Loading weights" bars, warnings or library log lines on stderr while a model loads;
+    the previous settings are restored afterwards (process-wide state: used once, under a lock)."""
     import logging
     import warnings
 
@@ -208,7 +208,7 @@ class MiniLMEmbedder:
         import numpy as np
 
         model = self.model()
-        with quiet_model_loading(), self._precision():
+        with self._precision():  # (encoding warns about nothing; loading is quieted once, under a lock)
             vectors = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                    convert_to_numpy=True, show_progress_bar=False)
         return self._finish(np.asarray(vectors, dtype=np.float32))
