@@ -99,6 +99,8 @@ def prepare(spec: ReplaySpec) -> Plan:
     markets = select_markets(version.bundle, spec)
     cutoffs = plan_cutoffs(version.bundle, markets, spec, _archive_end(snapshot) if spec.hindcast_rule else None)
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
+    if index is not None:  # which vectors the run searched is part of what it is
+        identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
     return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.markets))
 
 
