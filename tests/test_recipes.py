@@ -126,7 +126,6 @@ def test_readme_recipe_blocks_are_the_recipe_files():
     for rel, block in marked_blocks(readme):
         assert (REPO / rel).is_file(), f"README names {rel}, which does not exist"
         assert block == (REPO / rel).read_text(encoding="utf-8"), f"README's block of {rel} differs from the file"
-    if os.environ.get("HINDCAST_RECIPES_IN_README") == "1":
-        named = [rel for rel, _ in marked_blocks(readme)]
-        for path in sorted(RECIPES.glob("*.py")):
-            assert named.count(f"docs/recipes/{path.name}") == 1, f"README should show {path.name} exactly once"
+    named = [rel for rel, _ in marked_blocks(readme)]
+    for path in sorted(RECIPES.glob("*.py")):
+        assert named.count(f"docs/recipes/{path.name}") == 1, f"README should show {path.name} exactly once"
