@@ -69,7 +69,7 @@ def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None,
 def embed(
     archive: Path = ARCHIVE,
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, shipped) | hash (tests)"),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, bf16) | minilm-fp32 | hash (tests) | any registered name"),
     chunk_rows: int = typer.Option(2048, "--chunk-rows", help="Documents embedded between resumable checkpoints."),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""

@@ -219,10 +219,9 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
 
 
 def _check_embedder(name: str) -> None:
-    from hindcast.archive.embed import EMBEDDERS, MiniLMEmbedder
+    from hindcast.archive import embed
 
-    known = name in EMBEDDERS or name == MiniLMEmbedder.name or (name.startswith("hash-") and name[5:].isdigit())
-    _require(known, f"[archive] embedder {name!r} is unknown{did_you_mean(name, EMBEDDERS)}")
+    _require(embed.known(name), f"[archive] embedder {name!r} is unknown{did_you_mean(name, embed.names())}")
 
 
 def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> SweepConfig:
