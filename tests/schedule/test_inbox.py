@@ -9,7 +9,8 @@ from hindcast.archive.index import open_index
 from hindcast.archive.snapshot import latest, open_snapshot
 from tests.schedule.conftest import T0, TICKS, run_process, service_state, tick
 
-CONFIG = """
+# the service with one news inbox (shared with test_inbox_same_name)
+SERVICE = """
 [service]
 db = "runs/hindcast.db"
 
@@ -27,7 +28,9 @@ path = "inbox"
 source = "news"
 format = "news"
 pattern = "*.jsonl"
+"""
 
+CONFIG = SERVICE + """
 [[sweeps]]
 name = "with-archive"
 [sweeps.archive]

@@ -9,26 +9,9 @@ import pyarrow.parquet as pq
 
 from hindcast.archive.snapshot import latest, open_snapshot
 from tests.schedule.conftest import T0, TICKS, service_state, tick
+from tests.schedule.test_inbox import SERVICE
 
-CONFIG = """
-[service]
-db = "runs/hindcast.db"
-
-[markets]
-store = "markets/store"
-gamma_url = "{url}/gamma"
-clob_url = "{url}/clob"
-attempts = 1
-
-[archive]
-root = "archive"
-embedder = "hash"
-[[archive.inbox]]
-path = "inbox"
-source = "news"
-format = "news"
-pattern = "*.jsonl"
-"""
+CONFIG = SERVICE
 
 
 def _drop(folder, ids: list[str]) -> None:
