@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -34,6 +35,8 @@ from hindcast.errors import RunStoreError
 from hindcast.records import Forecast
 from hindcast.timeutil import iso, parse_utc
 
+
+OPEN_TRIES = 20  # opening a new database while other processes create it too
 
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
@@ -113,19 +116,27 @@ class RunStore:
     def __init__(self, url: str, *, read_only: bool = False):
         self.url, self.read_only = url, read_only
         self.engine = _readonly_engine(url) if read_only else _engine(url)
-        try:
-            _check_readable(self.engine, url)
-            if read_only:
-                _check_schema(self.engine, url)
-            else:
-                _create_tables(self.engine)
-                _migrate(self.engine, url)
-        except (DBAPIError, sqlite3.Error) as exc:
-            self.engine.dispose()
-            raise RunStoreError(f"run database {_where(url)}: {_reason(exc)}") from None
-        except RunStoreError:
-            self.engine.dispose()
-            raise
+        for attempt in range(OPEN_TRIES):
+            try:
+                self._prepare()
+                return
+            except (DBAPIError, sqlite3.Error) as exc:
+                if _racing(exc) and attempt < OPEN_TRIES - 1:  # another process is creating the same database
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                self.engine.dispose()
+                raise RunStoreError(f"run database {_where(url)}: {_reason(exc)}") from None
+            except RunStoreError:
+                self.engine.dispose()
+                raise
+
+    def _prepare(self) -> None:
+        _check_readable(self.engine, self.url)
+        if self.read_only:
+            _check_schema(self.engine, self.url)
+        else:
+            SQLModel.metadata.create_all(self.engine)
+            _migrate(self.engine, self.url)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -319,15 +330,11 @@ def _check_readable(engine, url: str) -> None:
         raise RunStoreError(f"run database {_where(url)} is damaged ({result}); restore it or point --db elsewhere")
 
 
-def _create_tables(engine, tries: int = 5) -> None:
-    """create_all, tolerating another process creating the same tables at the same moment."""
-    for attempt in range(tries):
-        try:
-            SQLModel.metadata.create_all(engine)
-            return
-        except OperationalError as exc:
-            if "already exists" not in str(exc) or attempt == tries - 1:
-                raise
+def _racing(exc) -> bool:
+    """An error another process opening the same new database can cause at the same moment:
+    a table it created first, or SQLite refusing a read-then-write upgrade while it wrote."""
+    text = str(exc)
+    return "already exists" in text or "database is locked" in text
 
 
 _PREVIOUS = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
@@ -410,9 +417,9 @@ def _sqlite_read_pragmas(connection, _record) -> None:
 
 def _sqlite_pragmas(connection, _record) -> None:
     cursor = connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL waits for other openers too
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: every commit survives a killed process
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
