@@ -220,10 +220,24 @@ def _tree(root):
     return sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
 
 
+def _indexed_archive(tmp_path):
+    """A small frozen archive with its (hash-embedder) index, built here: a fresh clone's
+    archive/sample has no index until something embeds it."""
+    from pathlib import Path
+
+    from hindcast.archive.index import build_index
+    from hindcast.archive.snapshot import build_snapshot, open_snapshot
+
+    dump = Path(__file__).resolve().parents[1] / "fixtures" / "pushshift" / "RS_2024-01.zst"
+    root = tmp_path / "src" / "indexed"
+    build_index(open_snapshot(root, build_snapshot([dump], "reddit", "pushshift", root)), "hash")
+    return root
+
+
 def test_read_only_commands_leave_an_empty_folder_empty(tmp_path):
     from tests.helpers import SAMPLE_ARCHIVE, run_cli
 
-    store, archive = _copy_markets(tmp_path), _copy_snapshot(tmp_path)
+    store, archive, indexed = _copy_markets(tmp_path), _copy_snapshot(tmp_path), _indexed_archive(tmp_path)
     config = tmp_path / "src" / "hindcast.toml"
     config.write_text(f'[service]\ndb = "{tmp_path / "src" / "never" / "hindcast.db"}"\n', encoding="utf-8")
     market_id = __import__("json").loads(run_cli("markets", "list", "--json", "--store", str(store), check=True).stdout)[0]["id"]
@@ -232,8 +246,8 @@ def test_read_only_commands_leave_an_empty_folder_empty(tmp_path):
         ["markets", "list", "--store", str(store)], ["markets", "list"],
         ["markets", "show", market_id[:10], "--store", str(store)], ["markets", "show", market_id, "--json"],
         ["archive", "verify", "--archive", str(archive)],
-        ["archive", "search", "--query", "election", "--t0", "2026-03-01T00:00:00Z", "--mode", "text",
-         "--archive", str(SAMPLE_ARCHIVE), "--json"],
+        ["archive", "search", "--query", "election", "--t0", "2024-02-01T00:00:00Z", "--mode", "hybrid",
+         "--archive", str(indexed), "--json"],
         ["schedule", "status", "--config", str(config)], ["schedule", "status", "--config", str(config), "--json"],
         ["forecasters"], ["models"], ["models", "--json"], ["--help"],
     ]
