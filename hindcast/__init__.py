@@ -7,16 +7,17 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
     import hindcast
 
     result = hindcast.sweep(store=hindcast.sample("markets"), forecasters=["market", "base-rate"],
-                            fractions=[0.5, 1.0], out="runs")
+                            fractions=[0.5, 1.0], out="runs", now=datetime.now(timezone.utc))
     print(result.to_polars())
 
-`hindcast.sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, **settings)`
+`hindcast.sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings)`
 builds what `hindcast.api.sweep` takes: the spec (a ReplaySpec, a mapping of spec keys, a
 TOML file, or nothing, with `settings` — the spec keys of the TOML layout such as
 `store=`, `forecasters=` (default: the baselines market, constant, base-rate),
 `fractions=`, `offsets=`, `limit=`, `archive=` — laid over it), the run
 database (`db=` a path or a URL; default `$HINDCAST_DB`, else `runs/hindcast.db`, as in
-`hindcast sweep`; or an open `runs=RunStore`) and `now` (default: the wall clock, UTC).
+`hindcast sweep`; or an open `runs=RunStore`). `now`, the instant the run is recorded at, is
+passed in by the caller (time is an input: the library never reads the clock).
 Exports and the report go to `OUT/<run id>/`. `hindcast.sweep_async` is the same as a
 coroutine, for a running event loop (Jupyter). `hindcast.api.sweep` is the explicit form.
 """
@@ -92,7 +93,7 @@ def sample(kind: str = "markets"):
     raise ConfigError(f"the shipped sample {kind}/sample is not here (it comes with the source checkout)")
 
 
-def sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, **settings):
+def sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings):
     """Run a sweep (see the module docstring); returns a SweepResult. Raises StoppedError when
     a circuit breaker or a budget stopped it (re-running the same call resumes)."""
     import asyncio
@@ -100,7 +101,7 @@ def sweep(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, *
     return asyncio.run(sweep_async(spec, out=out, db=db, now=now, models=models, runs=runs, **settings))
 
 
-async def sweep_async(spec=None, *, out="runs", db=None, now=None, models=None, runs=None, on_plan=None,
+async def sweep_async(spec=None, *, now, out="runs", db=None, models=None, runs=None, on_plan=None,
                       advance=None, prices=None, retry_limit=None, **settings):
     """`sweep` as a coroutine (usable inside a running event loop)."""
     from pathlib import Path
@@ -113,7 +114,7 @@ async def sweep_async(spec=None, *, out="runs", db=None, now=None, models=None, 
                           "not both")
     hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
     return await api.sweep_async(replay, store=runs if runs is not None else _run_store(db), out_dir=Path(out),
-                                 now=now if now is not None else _wall_clock(), models=models, prices=prices,
+                                 now=now, models=models, prices=prices,
                                  retry_limit=retry_limit, **hooks)
 
 
@@ -137,18 +138,7 @@ def _spec(spec, settings: dict):
 
 
 def _run_store(db):
-    """The run database, as `hindcast sweep --db` reads it: `db` (a URL, or a path to a SQLite
-    file), else $HINDCAST_DB, else runs/hindcast.db."""
-    import os
-    from pathlib import Path
+    """The run database, as `hindcast sweep --db` reads it (`hindcast.runs.store.db_url`)."""
+    from hindcast.runs.store import RunStore, db_url
 
-    from hindcast.runs.store import RunStore
-
-    text = str(db) if db not in (None, "") else (os.environ.get("HINDCAST_DB") or str(Path("runs") / "hindcast.db"))
-    return RunStore(text if "://" in text else f"sqlite:///{Path(text)}")
-
-
-def _wall_clock():
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc)
+    return RunStore(db_url(db))

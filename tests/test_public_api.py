@@ -137,11 +137,11 @@ def test_sweep_async_inside_a_running_loop(tmp_path):
 def test_sweep_refuses_settings_over_a_spec_object_and_a_missing_store(tmp_path):
     spec = hindcast.spec_from_mapping({"store": SAMPLE, "forecasters": ["market"]})
     with pytest.raises(hindcast.ConfigError, match="limit given with a ReplaySpec"):
-        hindcast.sweep(spec, limit=2, out=tmp_path)
+        hindcast.sweep(spec, limit=2, out=tmp_path, now=NOW)
     with pytest.raises(hindcast.ConfigError, match="needs a market store"):
-        hindcast.sweep(forecasters=["market"], out=tmp_path)
+        hindcast.sweep(forecasters=["market"], out=tmp_path, now=NOW)
     with pytest.raises(hindcast.ConfigError, match="not both"):
-        hindcast.sweep(store=SAMPLE, out=tmp_path, db=tmp_path / "a.db", runs=object())
+        hindcast.sweep(store=SAMPLE, out=tmp_path, db=tmp_path / "a.db", runs=object(), now=NOW)
     assert not any(tmp_path.iterdir())  # refused before a run database was made
 
 

@@ -1,6 +1,7 @@
 # recipe: docs/recipes/own_forecaster.py
 """Your own forecaster: a complete class, registered, swept next to `market` on the shipped sample."""
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import hindcast
 
@@ -31,7 +32,7 @@ class Shrunk:
 hindcast.register_forecaster("shrunk", Shrunk)
 
 result = hindcast.sweep(store=hindcast.sample("markets"), forecasters=["market", "shrunk:weight=0.3"],
-                        fractions=[0.5], out="runs")
+                        fractions=[0.5], out="runs", now=datetime.now(timezone.utc))
 for row in result.board:
     if row.slice == "all":
         print(f"{row.forecaster:<18} Brier {row.brier:.4f}  vs market {row.brier_diff_vs_market:+.4f} "

@@ -1,5 +1,7 @@
 # recipe: docs/recipes/sweep_from_python.py
 """A sweep from Python: the three baselines on the shipped sample, then the leaderboard."""
+from datetime import datetime, timezone
+
 import hindcast
 
 result = hindcast.sweep(
@@ -7,6 +9,7 @@ result = hindcast.sweep(
     forecasters=["market", "constant", "base-rate"],
     fractions=[0.5, 1.0],  # ask at half of each market's life and the day before resolution
     out="runs",  # run database runs/hindcast.db, exports in runs/<run id>/
+    now=datetime.now(timezone.utc),  # the instant the run is recorded at (the library never reads the clock)
 )
 print(f"run {result.run_id}: {result.markets} markets, {result.planned} forecasts "
       f"({result.executed} made now, the rest already stored)")

@@ -50,20 +50,18 @@ ENVIRONMENT = {
 
 
 def db_url(value: str | None, env=None) -> str:
-    """--db (a path or a URL) → a database URL: a plain path is a SQLite file; no value →
-    $HINDCAST_DB, else runs/hindcast.db."""
-    import os
+    """--db (a path or a URL) → a database URL (`hindcast.runs.store.db_url`, imported here
+    only when a command needs it, so `--help` stays light)."""
+    from hindcast.runs.store import db_url as resolve
 
-    env = os.environ if env is None else env
-    value = value or env.get(DB_ENV) or DEFAULT_DB
-    return value if "://" in value else f"sqlite:///{value}"
+    return resolve(value, env)
 
 
 def sqlite_path(url: str):
     """The file of a `sqlite:///…` URL, or None for any other database."""
-    from pathlib import Path
+    from hindcast.runs.store import db_file
 
-    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    return db_file(url)
 
 
 # -- verbosity: -v / -q on the root command, kept in the click context --------------------------

@@ -191,32 +191,32 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
 # -- listing --------------------------------------------------------------------------------
 def list_markets(client: PolymarketClient, work: WorkDir, query: PullQuery) -> list:
     """Raw Gamma market objects, page by page, each page from the cache when it is there."""
-    items, offset, url = [], 0, f"{client.gamma_url}/markets"
-    while query.limit is None or len(items) < query.limit:
-        page = work.page(offset)
-        if page is None:
-            page = client.gamma_page(url, query.params(), query.page_size, offset).items
-            work.save_page(offset, page)
-        items += page
-        if len(page) < query.page_size:
-            break
-        offset += query.page_size
-    return items[: query.limit] if query.limit is not None else items
+    return _paged(client, work, query, query.params(), lambda page: (page, False))
 
 
 def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery) -> list:
     """Closed markets, newest closed first, page by page until a page reaches markets closed
     before `query.closed_since` (those are left out). An item without a readable
     `closedTime` never ends the paging and is kept (the parser decides about it)."""
+    def select(page: list) -> tuple[list, bool]:
+        closed = [(_closed_time(raw), raw) for raw in page]
+        kept = [raw for t, raw in closed if t is None or t >= query.closed_since]
+        return kept, any(t is not None and t < query.closed_since for t, _ in closed)
+
+    return _paged(client, work, query, query.closed_params(), select)
+
+
+def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select) -> list:
+    """Gamma's offset paging (each page cached in `work`); `select(page)` → (items kept, stop)."""
     items, offset, url = [], 0, f"{client.gamma_url}/markets"
     while query.limit is None or len(items) < query.limit:
         page = work.page(offset)
         if page is None:
-            page = client.gamma_page(url, query.closed_params(), query.page_size, offset).items
+            page = client.gamma_page(url, params, query.page_size, offset).items
             work.save_page(offset, page)
-        closed = [(_closed_time(raw), raw) for raw in page]
-        items += [raw for t, raw in closed if t is None or t >= query.closed_since]
-        if len(page) < query.page_size or any(t is not None and t < query.closed_since for t, _ in closed):
+        kept, stop = select(page)
+        items += kept
+        if len(page) < query.page_size or stop:
             break
         offset += query.page_size
     return items[: query.limit] if query.limit is not None else items

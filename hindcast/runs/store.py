@@ -274,13 +274,7 @@ def _engine(url: str):
         except OSError as exc:
             raise RunStoreError(f"run database {_where(url)}: cannot create folder {folder}: "
                                 f"{exc.strerror or exc}") from None
-    try:
-        engine = create_engine(url)
-    except Exception as exc:  # SQLAlchemy raises several types for a bad URL
-        raise RunStoreError(f"cannot open run database {url!r}: {exc}") from exc
-    if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_pragmas)
-    return engine
+    return _connect(url, _sqlite_pragmas)
 
 
 def _readonly_engine(url: str):
@@ -296,12 +290,17 @@ def _readonly_engine(url: str):
             raise RunStoreError(f"run database {path}: not a file")
         mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
         url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
+    return _connect(url, _sqlite_read_pragmas)
+
+
+def _connect(url: str, sqlite_pragmas):
+    """An engine for `url`; a SQLite connection gets `sqlite_pragmas` as it opens."""
     try:
         engine = create_engine(url)
     except Exception as exc:  # SQLAlchemy raises several types for a bad URL
         raise RunStoreError(f"cannot open run database {url!r}: {exc}") from exc
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_read_pragmas)
+        event.listen(engine, "connect", sqlite_pragmas)
     return engine
 
 
