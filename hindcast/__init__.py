@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import importlib
 
-from hindcast.errors import (ArchiveIntegrityError, ConfigError, CutoffError, ForecastError, FrozenError,
-                             HindcastError, InfrastructureError, InputFormatError, LeakageError, LockHeldError,
-                             MarketDataError, RunStoreError, StoppedError)
+from hindcast.errors import *  # noqa: F403  (the whole tree, listed in errors.__all__)
 
 __version__ = "0.1.0"
 
@@ -53,9 +51,7 @@ _LAZY = {  # public name → (module, attribute), imported on first access
     "TimeBoundRetriever": ("hindcast.archive.retriever", "TimeBoundRetriever"),
 }
 
-_ERRORS = ("HindcastError", "LeakageError", "CutoffError", "ConfigError", "MarketDataError", "InputFormatError",
-           "ArchiveIntegrityError", "FrozenError", "ForecastError", "InfrastructureError", "RunStoreError",
-           "LockHeldError", "StoppedError")
+from hindcast.errors import __all__ as _ERRORS  # noqa: E402
 
 __all__ = ["__version__", "sweep", "sweep_async", "load_spec", "sample", *_LAZY, *_ERRORS]
 

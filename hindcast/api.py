@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.errors import ConfigError, HindcastError, InfrastructureError, StoppedError
+from hindcast.errors import (
+    ConfigError,
+    HindcastError,
+    InfrastructureError,
+    StoppedError,
+)
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
 from hindcast.leaderboard import export, report
@@ -32,7 +37,12 @@ from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
 from hindcast.scoring import regimes
-from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
+from hindcast.scoring.aggregate import (
+    LeaderboardRow,
+    ScoredRow,
+    leaderboard,
+    score_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,7 @@ async def _sweep(spec, store, out_dir, now, on_plan, advance, models, prices, re
     try:
         await _execute(tasks, forecasters, spec, p, store, advance, limits, models.reset_breakers(spec.breaker_threshold),
                        now)
-    except StoppedError as exc:  # what was answered is stored: score and export it, then say why it stopped
+    except StoppedError:  # what was answered is stored: score and export it, then say why it stopped
         if store.forecasts(p.run_id):
             _finish(p, store, out_dir, len(all_tasks), len(tasks), created, prices)
         raise

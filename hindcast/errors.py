@@ -1,24 +1,47 @@
-"""The HindcastError tree: every failure the library reports on purpose.
+"""The whole exception tree: every exception class of hindcast is defined here.
 
-    HindcastError                      exit 1 unless a subclass says otherwise
-    ├── LeakageError                   something from at/after t0 was about to reach a forecaster
-    ├── CutoffError                    a t0 that cannot be replayed
-    ├── ConfigError                    a spec, service config or flag value that cannot be used
-    ├── MarketDataError                market, resolution or price input that cannot be read
-    │   └── InputFormatError           malformed rows, each 'file:line: reason'
-    ├── ArchiveIntegrityError          a snapshot/store whose files do not match its manifest
-    ├── FrozenError                    a write into a frozen snapshot or store version
-    ├── ForecastError                  a FORECAST failure: the model answered, no valid probability
-    ├── InfrastructureError            an OUTAGE: the model could not be reached (never a forecast)
-    ├── RunStoreError                  the run database cannot be opened / lacks what was asked
-    ├── LockHeldError                  exit 3: another instance holds the lock
-    └── StoppedError                   exit 4: stopped by a circuit breaker or a budget; resumable
+    Exception
+    └── HindcastError                      exit 1 unless a subclass says otherwise
+        ├── LeakageError                   something from at/after t0 was about to reach a forecaster
+        ├── CutoffError                    a t0 that cannot be replayed
+        ├── ConfigError                    a spec, service config or flag value that cannot be used
+        │   └── UnknownEmbedderError       (also a ValueError) no registered embedder of that name
+        ├── MarketDataError                market, resolution or price input that cannot be read
+        │   ├── InputFormatError           malformed rows, each 'file:line: reason'
+        │   ├── MalformedMarket            one market whose fields cannot be read
+        │   ├── PolymarketError            a Polymarket request that failed for good (names the URL)
+        │   └── PullBusy                   (also a LockHeldError) another pull into the same store
+        ├── MarketSkipped                  internal signal: a well-formed market we do not use
+        ├── ArchiveIntegrityError          a snapshot/store whose files do not match its manifest
+        ├── ArchiveInputError              an archive input that cannot be read (file and offset)
+        ├── BadRow                         (also a ValueError) internal signal: one row rejected
+        ├── RetrievalError                 a search that cannot be run as asked
+        ├── FrozenError                    a write into a frozen snapshot or store version
+        ├── ForecastError                  a FORECAST failure: the model answered, no valid probability
+        │   └── ChatError                  a chat call without a usable reply
+        ├── RejectedAnswer                 internal signal: one reply refused, the repair turn follows
+        ├── InfrastructureError            an OUTAGE: the model could not be reached (never a forecast)
+        │   ├── CircuitOpen                no call made: the endpoint's breaker is open
+        │   └── LocalModelError            the embedded local model server is not available
+        ├── RunStoreError                  the run database cannot be opened / lacks what was asked
+        │   └── NoRunDatabase              a read of a run database file that does not exist
+        ├── LeaderboardError               a leaderboard or report that cannot be made as asked
+        ├── ScheduleError                  the re-run service cannot do what it was asked
+        │   ├── Interrupted                the service was asked to stop; the batch resumes later
+        │   └── AlreadyRunning             exit 3: another service holds this run database
+        ├── LockHeldError                  exit 3: another instance holds the lock
+        │   └── Busy                       a file lock held by someone else (`holder`)
+        └── StoppedError                   exit 4: stopped by a circuit breaker or a budget; resumable
 
-Exit codes of every command (`hindcast.cli.common`): 0 ok · 1 error in the input, the
-config or the run · 2 usage · 3 another instance holds the lock · 4 stopped, resumable.
+The CLI (`hindcast.cli.main.guarded`) prints any HindcastError as one line and exits with
+its `exit_code`. Exit codes of every command: 0 ok · 1 error in the input, the config or
+the run · 2 usage · 3 another instance holds the lock · 4 stopped, resumable. The internal
+signals never leave the module that raises them; they are HindcastErrors so that one that
+did would still be one clean line.
 """
 
 from __future__ import annotations
+
 
 
 class HindcastError(Exception):
@@ -91,3 +114,106 @@ class StoppedError(HindcastError):
     budget): everything answered is kept; re-running the same command resumes."""
 
     exit_code = 4
+
+
+class UnknownEmbedderError(ConfigError, ValueError):
+    """An embedder name that no registered factory or plugin provides."""
+
+
+class MalformedMarket(MarketDataError):
+    """A market (or its price history) whose fields cannot be read; names the market."""
+
+    def __init__(self, market_id: str, reason: str):
+        self.market_id = market_id
+        self.reason = reason
+        super().__init__(f"market {market_id}: {reason}")
+
+
+class PolymarketError(MarketDataError):
+    """A Polymarket request that failed for good, or answered something unreadable."""
+
+    def __init__(self, url: str, reason: str):
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: {reason}")
+
+
+class PullBusy(LockHeldError, MarketDataError):
+    """Another pull into the same store is running (exit code 3, like every held lock)."""
+
+
+class MarketSkipped(HindcastError):
+    """A well-formed market this service does not use (not binary, not resolved …)."""
+
+    def __init__(self, market_id: str, reason: str, pending: bool = False):
+        self.market_id = market_id
+        self.reason = reason
+        self.pending = pending  # may still resolve: worth asking for again (not closed, not resolved yet)
+        super().__init__(f"market {market_id}: skipped: {reason}")
+
+
+class ArchiveInputError(HindcastError):
+    """An archive input that cannot be read at all (missing file, unknown format, truncated …)."""
+
+
+class BadRow(HindcastError, ValueError):
+    """Raised inside a row parser; becomes a Reject with this message."""
+
+
+class RetrievalError(HindcastError):
+    """A search that cannot be run as asked (unknown mode, k < 1 …)."""
+
+
+class ChatError(ForecastError):
+    """A chat call that produced no usable reply (after retries, or not retryable)."""
+
+
+class RejectedAnswer(HindcastError):
+    """One model reply refused (unreadable, off-schema); the repair turn or a failure follows."""
+
+    def __init__(self, reason: str, text: str):
+        super().__init__(reason)
+        self.reason, self.text, self.attempts, self.seconds = reason, text, 1, 0.0
+
+
+class CircuitOpen(InfrastructureError):
+    """No call was made: the endpoint's breaker is open (not an attempt of its own)."""
+
+
+class LocalModelError(InfrastructureError):
+    """The embedded model server is not available (an outage, not a forecast failure);
+    `endpoint` is the local model's identity."""
+
+
+class NoRunDatabase(RunStoreError):
+    """A read of a run database file that does not exist (nothing is created)."""
+
+
+class LeaderboardError(HindcastError):
+    """A leaderboard or report that cannot be made as asked (unknown format, slice, baseline, no rows)."""
+
+
+class ScheduleError(HindcastError):
+    """The re-run service cannot do what it was asked (bad config, unknown job …)."""
+
+
+class Interrupted(ScheduleError):
+    """The service was asked to stop; the batch is left pending and resumed at the next start."""
+
+
+class AlreadyRunning(ScheduleError):
+    """Another scheduler holds the lock of this run database."""
+
+    exit_code = 3
+
+
+class Busy(LockHeldError):
+    """Someone else holds the lock; `holder` is what they wrote (or None)."""
+
+    def __init__(self, path, holder: dict | None):
+        self.path, self.holder = path, holder
+        super().__init__(f"{path} is held by {holder or 'an unknown process'}")
+
+
+__all__ = sorted(name for name, value in dict(globals()).items()
+                 if isinstance(value, type) and issubclass(value, HindcastError))

@@ -8,17 +8,7 @@ import fcntl
 import json
 from pathlib import Path
 
-from hindcast.errors import HindcastError
-
-
-class Busy(HindcastError):
-    """Someone else holds the lock; `holder` is what they wrote (or None)."""
-
-    exit_code = 3  # another instance holds the lock
-
-    def __init__(self, path: Path, holder: dict | None):
-        self.path, self.holder = path, holder
-        super().__init__(f"{path} is held by {holder or 'an unknown process'}")
+from hindcast.errors import Busy
 
 
 class FileLock:

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from hindcast.errors import ConfigError
+from hindcast.errors import UnknownEmbedderError
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 ENTRY_POINT_GROUP = "hindcast.embedders"
@@ -49,10 +49,6 @@ class Embedder(Protocol):
 
     def embed(self, texts: list[str]):
         ...
-
-
-class UnknownEmbedderError(ConfigError, ValueError):
-    """An embedder name that no registered factory or plugin provides."""
 
 
 Factory = Callable[[], Embedder]

@@ -46,7 +46,14 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.archive import docs, layout, scan, text
-from hindcast.archive.embed import DEFAULT, Embedder, document_text, for_index, get_embedder, resolve
+from hindcast.archive.embed import (
+    DEFAULT,
+    Embedder,
+    document_text,
+    for_index,
+    get_embedder,
+    resolve,
+)
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveIntegrityError
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.archive import docs, layout
-from hindcast.archive.lines import ArchiveInputError, Reject
+from hindcast.archive.lines import Reject
 from hindcast.archive.readers import FORMATS, read_documents
-from hindcast.errors import FrozenError
+from hindcast.errors import ArchiveInputError, FrozenError
 from hindcast.timeutil import month_key
 
 CHUNK_ROWS = 50_000

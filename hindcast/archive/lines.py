@@ -16,15 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hindcast.errors import HindcastError
+from hindcast.errors import ArchiveInputError
 
 ZSTD_MAX_WINDOW = 2**31
 READ_SIZE = 1 << 20
 SLICE = 1 << 13  # compressed bytes fed at a time: bounds the output of one call (~ratio × 8 KiB)
-
-
-class ArchiveInputError(HindcastError):
-    """An archive input that cannot be read at all (missing file, unknown format, truncated …)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.archive.readers import BadRow, text_field, unix_field
+from hindcast.archive.readers import text_field, unix_field
+from hindcast.errors import BadRow
 from hindcast.records import Document
 
 DELETED_MARKERS = frozenset({"[deleted]", "[removed]"})

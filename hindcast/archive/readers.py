@@ -12,13 +12,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.archive.lines import ArchiveInputError, Reject, json_objects
+from hindcast.archive.lines import Reject, json_objects
+from hindcast.errors import ArchiveInputError, BadRow
 from hindcast.records import Document
 from hindcast.timeutil import from_unix, parse_utc
-
-
-class BadRow(ValueError):
-    """Raised inside a row parser; becomes a Reject with this message."""
 
 
 def text_field(row: dict, name: str, required: bool = False) -> str:
@@ -100,9 +97,8 @@ def rows_to_documents(path: Path, rows: Iterator[tuple[int, dict | Reject]],
 
 def parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
     """(row number, row) of a Parquet file, read a batch at a time."""
-    import pyarrow.parquet as pq
-
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     number = 0
     try:

@@ -28,7 +28,7 @@ from hindcast.archive import docs, scan, text
 from hindcast.archive.embed import Embedder
 from hindcast.archive.index import IndexReader, MonthData, open_index, run_async
 from hindcast.archive.snapshot import Snapshot
-from hindcast.errors import HindcastError, LeakageError
+from hindcast.errors import LeakageError, RetrievalError
 from hindcast.records import Document
 from hindcast.timeutil import iso, month_key, require_aware
 
@@ -37,10 +37,6 @@ EditPolicy = Literal["strict", "ignore"]
 MODES = ("vector", "text", "hybrid")
 RRF_K = 60
 MAX_K = 1000
-
-
-class RetrievalError(HindcastError):
-    """A search that cannot be run as asked (unknown mode, k < 1 …)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,8 @@ def ingest(
     All or nothing: every input is read in full before anything is written, so an input that
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
     their content, so two files with the same name are two inputs."""
-    from hindcast.archive import ingest as ingest_mod, layout
+    from hindcast.archive import ingest as ingest_mod
+    from hindcast.archive import layout
     from hindcast.archive.readers import FORMATS
     from hindcast.cli.common import EXIT_USAGE, fail
 

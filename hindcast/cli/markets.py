@@ -55,7 +55,12 @@ def pull_command(
     """Pull resolved binary markets and their YES price histories; resumable if killed."""
     import httpx
 
-    from hindcast.markets.polymarket import CLOB_URL, GAMMA_URL, PolymarketClient, RetryPolicy
+    from hindcast.markets.polymarket import (
+        CLOB_URL,
+        GAMMA_URL,
+        PolymarketClient,
+        RetryPolicy,
+    )
     from hindcast.markets.pull import PullQuery, pull
 
     for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):

@@ -43,7 +43,7 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
               out: Optional[Path] = _OUT) -> None:
     """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
     run database, says so and exits 0 (nothing is created)."""
-    from hindcast.runs.store import NoRunDatabase
+    from hindcast.errors import NoRunDatabase
 
     try:
         store = _store(out, db)

@@ -12,6 +12,7 @@ import typer
 
 from hindcast.cli.common import DB_HELP, default_sample, now
 
+
 def _split(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -69,8 +70,8 @@ def sweep(
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
     from hindcast.errors import HindcastError
-    from hindcast.scoring.costs import load_prices
     from hindcast.runs.store import RunStore, db_url
+    from hindcast.scoring.costs import load_prices
 
     with _naming(spec_file):
         spec = _spec(spec_file, {
@@ -169,7 +170,13 @@ class _Bar:
     """A progress bar on stderr that appears only when there is work to show."""
 
     def __init__(self, label: str):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         from hindcast.cli.console import err_console
 
@@ -190,7 +197,13 @@ class _Bar:
 
 def _with_progress(job):
     """Run job(on_plan, advance) with a progress bar on stderr, shown once the plan is known."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from hindcast.cli.console import err_console
 

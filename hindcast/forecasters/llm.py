@@ -31,17 +31,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
-from hindcast.errors import ConfigError, ForecastError, InfrastructureError
+from hindcast.errors import (
+    ChatError,
+    CircuitOpen,
+    ConfigError,
+    ForecastError,
+    InfrastructureError,
+)
+from hindcast.errors import RejectedAnswer as _Rejected
 from hindcast.forecasters.cache import ResponseCache, request_key
 
 OPENAI_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset({401, 403, 404, 407})  # an outage (wrong key, URL or model name): asked again next run
 STRUCTURED = ("json_schema", "json_object+schema", "json_object", "none")  # each falls back to the next
-
-
-class ChatError(ForecastError):
-    """A chat call that produced no usable reply (after retries, or not retryable)."""
 
 
 @dataclass(frozen=True)
@@ -167,10 +170,6 @@ class Breakers:
     def opened(self) -> dict[str, str]:
         with self._lock:
             return dict(self._open)
-
-
-class CircuitOpen(InfrastructureError):
-    """No call was made: the endpoint's breaker is open (not an attempt of its own)."""
 
 
 class ChatClient:
@@ -332,12 +331,6 @@ def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
     from dataclasses import replace
 
     return replace(reply, retries=max(0, retries), latency_s=round(latency, 6))
-
-
-class _Rejected(Exception):
-    def __init__(self, reason: str, text: str):
-        super().__init__(reason)
-        self.reason, self.text, self.attempts, self.seconds = reason, text, 1, 0.0
 
 
 def _mentions_format(text: str) -> bool:

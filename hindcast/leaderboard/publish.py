@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hindcast.errors import LeaderboardError
 from hindcast.leaderboard import analysis, export, report
-from hindcast.leaderboard.tables import Combined, LeaderboardError, combine, forecast_records
+from hindcast.leaderboard.tables import Combined, combine, forecast_records
 from hindcast.scoring import bootstrap
 from hindcast.scoring.aggregate import SLICES as SLICE_RULES
 from hindcast.scoring.aggregate import LeaderboardRow, leaderboard

@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from hindcast.errors import HindcastError
+from hindcast.errors import LeaderboardError
 from hindcast.scoring import usage
 from hindcast.timeutil import iso
-
-
-class LeaderboardError(HindcastError):
-    """A leaderboard or report that cannot be made as asked (unknown format, slice, baseline, no rows)."""
 
 
 @dataclass(frozen=True)

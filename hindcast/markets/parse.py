@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from hindcast.errors import MarketDataError
+from hindcast.errors import MalformedMarket, MarketDataError, MarketSkipped
 from hindcast.markets.bundle import MarketMeta
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import TOPIC_KEYWORDS, topic_of
@@ -30,25 +30,6 @@ CATEGORY_TOPICS = {"pop culture": "entertainment", "culture": "entertainment", "
                    "economics": "economy", "global politics": "geopolitics", "world": "geopolitics",
                    "technology": "tech", "ai": "tech", "us-current-affairs": "politics", "elections": "politics"}
 MARKET_URL = "https://polymarket.com/market/{slug}"
-
-
-class MarketSkipped(Exception):
-    """A well-formed market this service does not use (not binary, not resolved …)."""
-
-    def __init__(self, market_id: str, reason: str, pending: bool = False):
-        self.market_id = market_id
-        self.reason = reason
-        self.pending = pending  # may still resolve: worth asking for again (not closed, not resolved yet)
-        super().__init__(f"market {market_id}: skipped: {reason}")
-
-
-class MalformedMarket(MarketDataError):
-    """A market (or its price history) whose fields cannot be read; names the market."""
-
-    def __init__(self, market_id: str, reason: str):
-        self.market_id = market_id
-        self.reason = reason
-        super().__init__(f"market {market_id}: {reason}")
 
 
 @dataclass(frozen=True)

@@ -15,22 +15,13 @@ from typing import Any
 
 import httpx
 
-from hindcast.errors import MarketDataError
+from hindcast.errors import PolymarketError
 
 GAMMA_URL = "https://gamma-api.polymarket.com"
 CLOB_URL = "https://clob.polymarket.com"
 GAMMA_PAGE_LIMIT = 500  # Gamma's maximum `limit`
 CLOB_LAST_CURSOR = "LTE="  # the CLOB's `next_cursor` on its last page
 FIDELITIES = (60, 720, 1440)  # minutes; resolved markets often answer only the coarse ones
-
-
-class PolymarketError(MarketDataError):
-    """A Polymarket request that failed for good, or answered something unreadable."""
-
-    def __init__(self, url: str, reason: str):
-        self.url = url
-        self.reason = reason
-        super().__init__(f"{url}: {reason}")
 
 
 @dataclass(frozen=True)

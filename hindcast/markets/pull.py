@@ -34,8 +34,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.errors import LockHeldError, MarketDataError
-from hindcast.filelock import Busy, FileLock
+from hindcast.errors import Busy, MarketDataError, PolymarketError, PullBusy
+from hindcast.filelock import FileLock
 from hindcast.frozen import write_text_atomic
 from hindcast.markets.bundle import MarketBundle, description_versions, with_description
 from hindcast.markets.parse import (
@@ -46,17 +46,13 @@ from hindcast.markets.parse import (
     parse_gamma_market,
     parse_history,
 )
-from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient, PolymarketError
+from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
-
-
-class PullBusy(LockHeldError, MarketDataError):
-    """Another pull into the same store is running (exit code 3, like every held lock)."""
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,15 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hindcast.errors import HindcastError, InfrastructureError, LeakageError, StoppedError
+from hindcast.errors import (
+    CircuitOpen,
+    HindcastError,
+    InfrastructureError,
+    LeakageError,
+    StoppedError,
+)
 from hindcast.forecasters.base import Context, Forecaster
-from hindcast.forecasters.llm import Breakers, CircuitOpen
+from hindcast.forecasters.llm import Breakers
 from hindcast.records import Forecast, Question
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso

@@ -28,13 +28,12 @@ from typing import Optional
 from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
-from hindcast.errors import RunStoreError
+from hindcast.errors import NoRunDatabase, RunStoreError
 from hindcast.records import Forecast
 from hindcast.timeutil import iso, parse_utc
-
 
 OPEN_TRIES = 20  # opening a new database while other processes create it too
 
@@ -102,10 +101,6 @@ class StoredForecast:
     label: str
     forecast: Forecast
     repeat: int = 0
-
-
-class NoRunDatabase(RunStoreError):
-    """A read of a run database file that does not exist (nothing is created)."""
 
 
 class RunStore:

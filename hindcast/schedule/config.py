@@ -19,8 +19,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from hindcast.errors import ConfigError, HindcastError
-from hindcast.replay.spec import ReplaySpec, did_you_mean, flatten_layout, load_toml, parse_offset, spec_from_mapping
+from hindcast.errors import ConfigError, HindcastError, ScheduleError
+from hindcast.replay.spec import (
+    ReplaySpec,
+    did_you_mean,
+    flatten_layout,
+    load_toml,
+    parse_offset,
+    spec_from_mapping,
+)
 from hindcast.timeutil import parse_utc
 
 JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
@@ -30,10 +37,6 @@ REFUSED_SPEC_KEYS = {
     "limit": "a limit would apply to each batch of newly resolved markets, not to the sweep",
     "subsets": "forecaster subsets would be drawn per batch of newly resolved markets, not per sweep",
 }
-
-
-class ScheduleError(HindcastError):
-    """The re-run service cannot do what it was asked (bad config, unknown job …)."""
 
 
 @dataclass(frozen=True)

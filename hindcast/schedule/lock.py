@@ -9,17 +9,11 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from hindcast.filelock import Busy, FileLock, holder
-from hindcast.schedule.config import ScheduleError
+from hindcast.errors import AlreadyRunning, Busy
+from hindcast.filelock import FileLock, holder
 from hindcast.timeutil import iso
 
 __all__ = ["AlreadyRunning", "InstanceLock", "describe", "holder"]
-
-
-class AlreadyRunning(ScheduleError):
-    """Another scheduler holds the lock of this run database."""
-
-    exit_code = 3
 
 
 class InstanceLock(FileLock):

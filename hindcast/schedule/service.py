@@ -28,13 +28,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindcast.errors import StoppedError
+from hindcast.errors import Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
-from hindcast.schedule.config import JOBS, ScheduleConfig, ScheduleError
+from hindcast.schedule.config import JOBS, ScheduleConfig
 from hindcast.schedule.jobs import JOB_FUNCTIONS, JobContext
 from hindcast.schedule.lock import InstanceLock
 from hindcast.schedule.state import State
-from hindcast.schedule.sweeps import Interrupted
 from hindcast.timeutil import iso
 
 JOBSTORE_TABLE = "schedule_apscheduler_jobs"

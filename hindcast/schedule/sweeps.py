@@ -29,17 +29,14 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.errors import ScheduleError
 from hindcast.replay.spec import ReplaySpec
-from hindcast.schedule.config import ScheduleError, SweepConfig
+from hindcast.schedule.config import SweepConfig
 from hindcast.schedule.state import Batch, State
 from hindcast.timeutil import iso, parse_utc
 
 SERVICE_RETRIES = 1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
 SCHEDULE_FIELDS = ("fractions", "offsets", "instants", "hindcast_rule", "repeats", "seed")
-
-
-class Interrupted(ScheduleError):
-    """The service was asked to stop; the batch is left pending and resumed at the next start."""
 
 
 def run_series(cfg: SweepConfig, state: State, store, out_dir: Path, now: datetime,
