@@ -428,3 +428,52 @@ def _notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
         "price strictly before the same t0, on the rows where it had one; skill = 1 − Brier/market Brier.",
         "95% intervals: bootstrap over markets (2,000 replicates, seed 0). Failures are counted, never imputed.",
     ]
+
+
+# ---- the facade's re-exports -----------------------------------------------------------------
+# What the CLI, the service and users reach below the facade, by name: `from hindcast.api import
+# open_snapshot`. Loaded on first use (module `__getattr__`), so `hindcast --help` stays instant.
+_REEXPORTS = {
+    "hindcast.timeutil": ("iso", "parse_utc", "from_unix"),
+    "hindcast.frozen": ("sha256_file",),
+    "hindcast.filelock": ("FileLock", "holder"),
+    "hindcast.archive.snapshot": ("open_snapshot", "latest", "verify_snapshot", "freeze"),
+    "hindcast.archive.index": ("build_index",),
+    "hindcast.archive.ingest": ("ingest", "refuse_frozen"),
+    "hindcast.archive.readers": ("FORMATS",),
+    "hindcast.archive.retriever": ("TimeBoundRetriever",),
+    "hindcast.archive.embed": ("get_embedder",),
+    "hindcast.archive.layout": ("check_source", "snapshot_dir"),
+    "hindcast.markets.store": ("open_version", "write_version"),
+    "hindcast.markets.pull": ("PullQuery", "pull"),
+    "hindcast.markets.polymarket": ("CLOB_URL", "GAMMA_URL", "PolymarketClient", "RetryPolicy"),
+    "hindcast.markets.prices": ("price_at",),
+    "hindcast.markets.importers": ("import_forecastbench",),
+    "hindcast.markets.bundle": ("description_at",),
+    "hindcast.replay.spec": ("ReplaySpec", "load_toml", "spec_from_mapping", "SAMPLE_FORECASTERS", "SAMPLE_SUBSETS",
+                             "did_you_mean", "flatten_layout", "parse_offset"),
+    "hindcast.replay.cutoffs": ("lifetime", "instant_cutoff"),
+    "hindcast.runs.store": ("RunStore", "db_url", "db_file"),
+    "hindcast.scoring.costs": ("load_prices",),
+    "hindcast.scoring.usage": ("summarize",),
+    "hindcast.scoring.regimes": ("load_cutoffs",),
+    "hindcast.scoring.aggregate": ("SLICES",),
+    "hindcast.leaderboard.tables": ("canonical",),
+    "hindcast.leaderboard.publish": ("publish", "check_slice"),
+    "hindcast.leaderboard.export": ("check_formats",),
+}
+_MODULES = {  # whole modules the front ends use as namespaces
+    "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",
+    "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed",
+}
+_WHERE = {name: module for module, names in _REEXPORTS.items() for name in names}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'hindcast.api' has no attribute {name!r}")
