@@ -103,7 +103,7 @@ class Plan:
 
 def prepare(spec: ReplaySpec) -> Plan:
     """Open the frozen inputs, select markets, schedule cutoffs; refuse any invalid cutoff."""
-    version = open_version(spec.markets, spec.store_version)
+    version = open_version(spec.store, spec.version)
     snapshot = _open_snapshot(spec)
     index = _open_index(snapshot)
     markets = select_markets(version.bundle, spec)
@@ -111,7 +111,7 @@ def prepare(spec: ReplaySpec) -> Plan:
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
     if index is not None:  # which vectors the run searched is part of what it is
         identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
-    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.markets))
+    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.store))
 
 
 def sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
@@ -243,10 +243,10 @@ def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
     """Markets of the spec with a Yes/No outcome, sorted by id; unknown ids are an error."""
     markets = {m.id: m for m in bundle.markets}
     resolutions = {r.market_id: r for r in bundle.resolutions}
-    missing = [m for m in spec.market_ids if m not in markets]
+    missing = [m for m in spec.ids if m not in markets]
     if missing:
-        raise HindcastError(f"market(s) not in store {spec.markets}: {', '.join(missing)}")
-    chosen = [i for i in sorted(spec.market_ids or markets)
+        raise HindcastError(f"market(s) not in store {spec.store}: {', '.join(missing)}")
+    chosen = [i for i in sorted(spec.ids or markets)
               if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)]
     return chosen[: spec.limit] if spec.limit else chosen
 
@@ -264,7 +264,7 @@ def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec,
     resolutions = {r.market_id: r for r in bundle.resolutions}
     lives = [cutoff_rules.lifetime(markets[i], resolutions[i], bundle.prices.get(i, ())) for i in market_ids]
     offsets = [(parse_offset(o), o) for o in spec.offsets]
-    return cutoff_rules.schedule(lives, spec.fractions, spec.instants, offsets, archive_end, spec.hindcast_rule)
+    return cutoff_rules.schedule(lives, spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule)
 
 
 @dataclass(frozen=True)
@@ -450,6 +450,8 @@ _REEXPORTS = {
     "hindcast.markets.prices": ("price_at",),
     "hindcast.markets.importers": ("import_forecastbench",),
     "hindcast.markets.bundle": ("description_at",),
+    "hindcast.markets.connect": ("polymarket_client",),
+    "hindcast.replay.market_view": ("market_view", "list_row", "find_market", "jsonable"),
     "hindcast.replay.spec": ("ReplaySpec", "load_toml", "spec_from_mapping", "SAMPLE_FORECASTERS", "SAMPLE_SUBSETS",
                              "did_you_mean", "flatten_layout", "parse_offset"),
     "hindcast.replay.cutoffs": ("lifetime", "instant_cutoff"),

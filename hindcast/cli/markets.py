@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Optional
@@ -26,7 +25,7 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
     """An ISO instant, or a bare date: its start (or, with end_of_day, its last second)."""
     from datetime import timedelta
 
-    from hindcast.timeutil import parse_utc
+    from hindcast.api import parse_utc
 
     try:
         instant = parse_utc(value) if value else None
@@ -53,24 +52,14 @@ def pull_command(
     attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
 ) -> None:
     """Pull resolved binary markets and their YES price histories; resumable if killed."""
-    import httpx
-
-    from hindcast.markets.polymarket import (
-        CLOB_URL,
-        GAMMA_URL,
-        PolymarketClient,
-        RetryPolicy,
-    )
-    from hindcast.markets.pull import PullQuery, pull
+    from hindcast.api import PullQuery, polymarket_client, pull
 
     for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
     query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
                       _instant(closed_since, "--closed-since"))
-    retry = RetryPolicy(attempts=attempts, timeout=timeout)
-    with httpx.Client(headers={"User-Agent": "hindcast"}) as http, _progress() as progress:
-        client = PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry)
+    with polymarket_client(gamma_url, clob_url, attempts, timeout) as client, _progress() as progress:
         summary = pull(store, client, query, now(), progress)
     _print_summary(store, summary)
 
@@ -124,12 +113,11 @@ def import_forecastbench_command(
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
-    from hindcast.markets.importers import import_forecastbench
-    from hindcast.markets.store import write_version
+    from hindcast.api import import_forecastbench, jsonable, write_version
 
     bundle = import_forecastbench(markets, prices)
     provenance = {"source": "forecastbench", "markets": str(markets), "prices": str(prices or ""),
-                  "imported_at": _jsonable(now())}
+                  "imported_at": jsonable(now())}
     version = write_version(store, bundle, provenance)
     points = sum(len(h) for h in bundle.prices.values())
     typer.echo(f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} (version {version})")
@@ -142,23 +130,15 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON array instead of a table."),
 ) -> None:
     """Every market of the store: id, resolution, topic, price points, question."""
-    from hindcast.markets.store import open_version
+    from hindcast.api import list_row, open_version
 
     store = store or default_sample("markets")
     version = open_version(store)
-    rows = [_list_row(version.bundle, m) for m in sorted(version.bundle.markets, key=lambda m: m.id)]
+    rows = [list_row(version.bundle, m) for m in sorted(version.bundle.markets, key=lambda m: m.id)]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     _print_table(rows, f"{store} · version {version.id} · {len(rows)} market(s)")
-
-
-def _list_row(bundle, market) -> dict:
-    resolution = _resolution_of(bundle, market.id)
-    return {"id": market.id, "status": resolution.status if resolution else None,
-            "resolved_at": _jsonable(resolution.resolved_at) if resolution else None,
-            "topic": market.topic, "price_points": len(bundle.prices.get(market.id, ())),
-            "question": market.question}
 
 
 def _print_table(rows: list[dict], title: str) -> None:
@@ -186,57 +166,12 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
     """One market: record, effective resolution, lifetime, and the price at t0 with its instant."""
-    from hindcast.markets.store import open_version
+    from hindcast.api import find_market, market_view, open_version
 
     store = store or default_sample("markets")
     bundle = open_version(store).bundle
-    view = market_view(bundle, _find(bundle, market_id, store), _instant(t0, "--t0"))
+    view = market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
     typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else _render(view))
-
-
-def market_view(bundle, market, t0: datetime | None) -> dict:
-    """Everything `show` prints, as plain JSON-ready data. A t0 the replay would refuse
-    (at or after the effective resolution, not after the opening) is refused here too."""
-    from hindcast.markets.bundle import description_at
-    from hindcast.replay.cutoffs import instant_cutoff
-
-    resolution = _resolution_of(bundle, market.id)
-    history = bundle.prices.get(market.id, ())
-    life = _lifetime(market, resolution, history)
-    view = {"market": _jsonable(market), "meta": _jsonable(bundle.meta.get(market.id)),
-            "resolution": _jsonable(resolution), "lifetime": life, "price_points": len(history)}
-    if t0 is not None:
-        instant_cutoff(_require_lifetime(market, resolution, history), t0)
-        view["at_t0"] = {"t0": _jsonable(t0), "price": _price_view(history, t0),
-                         "description": description_at(bundle, market.id, t0)}
-    return view
-
-
-def _lifetime(market, resolution, history) -> dict | None:
-    from hindcast.errors import CutoffError
-
-    try:
-        life = _require_lifetime(market, resolution, history)
-    except CutoffError:
-        return None
-    return {"start": _jsonable(life.start), "end": _jsonable(life.end),
-            "days": round((life.end - life.start).total_seconds() / 86400, 2)}
-
-
-def _require_lifetime(market, resolution, history):
-    from hindcast.errors import CutoffError
-    from hindcast.replay.cutoffs import lifetime
-
-    if resolution is None:
-        raise CutoffError(f"market {market.id} has no resolution in this store")
-    return lifetime(market, resolution, history)
-
-
-def _price_view(history, t0: datetime) -> dict | None:
-    from hindcast.markets.prices import price_at
-
-    point = price_at(history, t0)
-    return None if point is None else {"p": point.p, "t": _jsonable(point.t)}
 
 
 def _render(view: dict) -> str:
@@ -268,33 +203,3 @@ def _render_t0(at: dict) -> list[str]:
     price = at["price"]
     said = f"{price['p']} (the point at {price['t']})" if price else "none (no price point before t0)"
     return [f"at t0 {at['t0']}: price {said}", "description as it stood:", at["description"]]
-
-
-def _find(bundle, wanted: str, store: Path):
-    from hindcast.errors import MarketDataError
-
-    matches = [m for m in bundle.markets if m.id == wanted] or [m for m in bundle.markets if m.id.startswith(wanted)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise MarketDataError(f"no market {wanted!r} in the market store {store}")
-    raise MarketDataError(f"{wanted!r} matches {len(matches)} markets of {store}: "
-                          + ", ".join(m.id for m in matches[:5]))
-
-
-def _resolution_of(bundle, market_id: str):
-    return next((r for r in bundle.resolutions if r.market_id == market_id), None)
-
-
-def _jsonable(value):
-    from hindcast.timeutil import iso
-
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, datetime):
-        return iso(value)
-    if is_dataclass(value):
-        return {k: _jsonable(v) for k, v in asdict(value).items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return str(value)
