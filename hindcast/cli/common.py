@@ -50,16 +50,16 @@ ENVIRONMENT = {
 
 
 def db_url(value: str | None, env=None) -> str:
-    """--db (a path or a URL) → a database URL (`hindcast.runs.store.db_url`, imported here
+    """--db (a path or a URL) → a database URL (`hindcast.api.db_url`, imported here
     only when a command needs it, so `--help` stays light)."""
-    from hindcast.runs.store import db_url as resolve
+    from hindcast.api import db_url as resolve
 
     return resolve(value, env)
 
 
 def sqlite_path(url: str):
     """The file of a `sqlite:///…` URL, or None for any other database."""
-    from hindcast.runs.store import db_file
+    from hindcast.api import db_file
 
     return db_file(url)
 

@@ -28,15 +28,14 @@ def leaderboard(
                                  "the files written) instead of the table."),
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast table and the report."""
-    from hindcast.leaderboard import publish
-    from hindcast.scoring.costs import load_prices
+    from hindcast.api import load_prices, publish
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
     store = open_existing(db)
     loaded = [_load(store, rid) for rid in runs]
     questions = {market: text for _, q in loaded for market, text in q.items()}
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    result = publish.publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
+    result = publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
                              baseline=baseline, tolerance=tolerance, questions=questions, prices=table)
     print_json(result, runs) if as_json else _report(result)
 
@@ -46,7 +45,7 @@ def open_existing(db: str | None):
     refused when it is a SQLite file that does not exist: reading never creates one."""
     from hindcast.cli.common import db_url, sqlite_path
     from hindcast.errors import RunStoreError
-    from hindcast.runs.store import RunStore
+    from hindcast.api import RunStore
 
     url = db_url(db)
     path = sqlite_path(url)
@@ -73,7 +72,7 @@ def print_json(result, runs: list[str]) -> None:
 def _load(store, rid: str):
     """A stored run scored against the market store version it recorded, and that version's questions."""
     from hindcast import api
-    from hindcast.markets.store import open_version
+    from hindcast.api import open_version
 
     recorded = _market_store(store, rid)
     bundle = open_version(Path(recorded["root"]), recorded["version"]).bundle

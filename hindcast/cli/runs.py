@@ -26,7 +26,7 @@ _PRICES = typer.Option(None, "--prices", help="TOML of model = { input = $, outp
 
 def _store(out: Optional[Path], db: Optional[str]):
     """The run database, opened read-only (`--out DIR`, deprecated, means DIR/hindcast.db)."""
-    from hindcast.runs.store import RunStore, db_url
+    from hindcast.api import RunStore, db_url
 
     if out is not None and db is None:
         db = str(Path(out) / "hindcast.db")
@@ -74,8 +74,7 @@ def show(run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list`
          prices: Optional[Path] = _PRICES, out: Optional[Path] = _OUT) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
-    from hindcast.scoring.costs import load_prices
-    from hindcast.scoring.usage import summarize
+    from hindcast.api import load_prices, summarize
 
     table = load_prices(prices)
     store = _store(out, db)
@@ -117,8 +116,7 @@ def rescore(
     from hindcast import api
     from hindcast.cli.common import fail
     from hindcast.cli.console import leaderboard_table, out_console
-    from hindcast.scoring.aggregate import SLICES
-    from hindcast.scoring.costs import load_prices
+    from hindcast.api import SLICES, load_prices
 
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)

@@ -80,7 +80,7 @@ def _config(path: Path):
 
 
 def _instant(text: str):
-    from hindcast.timeutil import parse_utc
+    from hindcast.api import parse_utc
 
     try:
         return parse_utc(text)
