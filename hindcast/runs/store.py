@@ -9,11 +9,16 @@ kept, and everything that scores or plans reads the newest attempt of each key.
 An outage (the model could not be reached) is never a forecast: it is an `attempts` row
 (kind, reason, instant) kept for audit, and the next run asks again.
 
-Opening is safe against a second process opening the same new database at the same time
-(tables created idempotently, a run created once). A database written by the previous
-schema (no `attempt` column, no `attempts` table) is migrated in place, in one
-transaction. A file that is not a readable SQLite database, or a folder that cannot be
-written, is a `RunStoreError` naming the path; nothing is written to it.
+The schema is versioned (`runs.migrations`: `PRAGMA user_version`, an ordered list of
+steps). Opening for writing migrates an older database in place, in one transaction, and a
+second process opening at the same moment waits, then finds it done; a read-only open
+migrates nothing and refuses an older database with what to run; a database newer than
+this code is refused, never used. A run is created once however many processes open the
+database together. A file that is not a readable SQLite database, or a folder that cannot
+be written, is a `RunStoreError` naming the path; nothing is written to it.
+
+A database that is not SQLite (any SQLAlchemy URL) gets the current tables created as they
+are and no version: it is never migrated, and one of an older shape is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -33,9 +39,12 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
 from hindcast.records import Forecast
+from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
 OPEN_TRIES = 20  # opening a new database while other processes create it too
+SCHEMA_VERSION = migrations.CURRENT
+
 
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
@@ -106,10 +115,14 @@ class StoredForecast:
 class RunStore:
     """`read_only`: never create or change anything (a SQLite file is opened with
     `mode=ro`; no table is created, no migration run); a missing SQLite file is
-    `NoRunDatabase`, a database without hindcast's tables a `RunStoreError`."""
+    `NoRunDatabase`, a database without hindcast's tables a `RunStoreError`.
+
+    `schema_version`: the database's version once open; `migrated`: the versions this open
+    brought it through (() when it was current)."""
 
     def __init__(self, url: str, *, read_only: bool = False):
         self.url, self.read_only = url, read_only
+        self.schema_version, self.migrated = SCHEMA_VERSION, ()
         self.engine = _readonly_engine(url) if read_only else _engine(url)
         for attempt in range(OPEN_TRIES):
             try:
@@ -127,11 +140,14 @@ class RunStore:
 
     def _prepare(self) -> None:
         _check_readable(self.engine, self.url)
-        if self.read_only:
-            _check_schema(self.engine, self.url)
+        if self.engine.dialect.name != "sqlite":
+            _prepare_other(self.engine, self.url, self.read_only)
+        elif self.read_only:
+            with _autocommit(self.engine) as db:
+                self.schema_version = migrations.check(db, _where(self.url))
         else:
-            SQLModel.metadata.create_all(self.engine)
-            _migrate(self.engine, self.url)
+            with _autocommit(self.engine) as db:
+                self.migrated = migrations.upgrade(db, _where(self.url))
 
     def close(self) -> None:
         self.engine.dispose()
@@ -299,18 +315,34 @@ def _connect(url: str, sqlite_pragmas):
     return engine
 
 
-def _check_schema(engine, url: str) -> None:
-    """A read-only open needs this schema's tables as they are (nothing is migrated)."""
+def _prepare_other(engine, url: str, read_only: bool) -> None:
+    """A database that is not SQLite: the current tables as they are, never migrated."""
     from sqlalchemy import inspect
 
+    if not read_only:
+        SQLModel.metadata.create_all(engine)
     tables = set(inspect(engine).get_table_names())
     if not {"runs", "forecasts"} <= tables:
         raise RunStoreError(f"run database {_where(url)} is not a hindcast run database (it has no runs/forecasts "
                             "tables); point --db at one")
     columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
     if "attempt" not in columns or not {"attempts", "coverage"} <= tables:
-        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast; run a write command on it "
-                            "first (e.g. hindcast sweep --db …, which migrates it in place)")
+        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast; only a SQLite run "
+                            "database is migrated: point --db at a new database")
+
+
+@contextmanager
+def _autocommit(engine):
+    """The SQLite connection of one pooled connection, in autocommit mode (the migrations issue
+    their own BEGIN IMMEDIATE); its mode is restored before it goes back to the pool."""
+    raw = engine.raw_connection()
+    db = raw.driver_connection
+    before, db.isolation_level = db.isolation_level, None
+    try:
+        yield db
+    finally:
+        db.isolation_level = before
+        raw.close()
 
 
 def _check_readable(engine, url: str) -> None:
@@ -329,63 +361,6 @@ def _racing(exc) -> bool:
     a table it created first, or SQLite refusing a read-then-write upgrade while it wrote."""
     text = str(exc)
     return "already exists" in text or "database is locked" in text
-
-
-_PREVIOUS = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
-             "evidence_json", "usage_json", "retrievals_json", "raw")
-
-
-def _migrate(engine, url: str) -> None:
-    """Bring a database of the previous schema up to this one, in place."""
-    from sqlalchemy import inspect
-
-    columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
-    if "attempt" in columns:
-        return
-    if engine.dialect.name != "sqlite" or not set(_PREVIOUS) <= columns:
-        missing = {c.name for c in ForecastRow.__table__.columns} - columns
-        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast (no column(s) "
-                            f"{', '.join(sorted(missing))}); point --db at a new database")
-    _rebuild_forecasts(engine)
-
-
-def _rebuild_forecasts(engine) -> None:
-    """SQLite cannot change a UNIQUE constraint: copy into the new table in one locked transaction."""
-    from sqlalchemy.schema import CreateIndex, CreateTable
-
-    raw = engine.raw_connection()
-    try:
-        db = raw.driver_connection
-        db.isolation_level = None
-        db.execute("BEGIN IMMEDIATE")  # a second process migrating waits here, then sees it done
-        try:
-            if "attempt" not in {row[1] for row in db.execute("PRAGMA table_info(forecasts)")}:
-                _copy_forecasts(db, CreateTable(ForecastRow.__table__), ForecastRow.__table__.indexes, CreateIndex)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-    finally:
-        raw.close()
-
-
-def _copy_forecasts(db, create_table, indexes, create_index) -> None:
-    dialect = _sqlite_dialect()
-    cols = ", ".join(f'"{c}"' for c in _PREVIOUS)
-    db.execute("ALTER TABLE forecasts RENAME TO forecasts_previous")
-    for index in indexes:
-        db.execute(f'DROP INDEX IF EXISTS "{index.name}"')
-    db.execute(str(create_table.compile(dialect=dialect)))
-    for index in indexes:
-        db.execute(str(create_index(index).compile(dialect=dialect)))
-    db.execute(f"INSERT INTO forecasts ({cols}, attempt) SELECT {cols}, 0 FROM forecasts_previous")
-    db.execute("DROP TABLE forecasts_previous")
-
-
-def _sqlite_dialect():
-    from sqlalchemy.dialects import sqlite
-
-    return sqlite.dialect()
 
 
 def _where(url: str) -> str:

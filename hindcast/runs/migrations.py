@@ -1,0 +1,157 @@
+"""The run database's schema version, and the ordered steps that bring any older one up to it.
+
+The version is SQLite's `PRAGMA user_version`: a number in the file header, changed in the
+same transaction as the tables it describes, and ignored by hindcast releases before it (a
+database at the current version stays readable by release 1d68a1e, which wrote version 2
+without stamping it). Versions:
+
+    1  runs, forecasts (one row per run, forecaster, market, t0, repeat), coverage
+    2  forecasts.attempt (each retry of a stored failure kept), attempts (outages)   — 1d68a1e
+
+`STEPS[n]` turns version n-1 into version n; a new database is built by the same steps from
+0, so there is one path to every version (a test checks it equals the tables the models
+declare). A file written before versioning reads as 0 and the first two steps accept every
+shape those releases wrote (each completes what is missing and keeps every row).
+
+`upgrade` (a write open): the version is read; when it is older, `BEGIN IMMEDIATE` takes the
+one write lock, the version is read again (a second process opening at the same moment
+waits there, then finds the work done and does nothing), the steps run in order, the new
+version is stamped and everything commits at once, or nothing does. `check` (a read-only
+open) changes nothing: an older database is refused with what to run. A version newer than
+CURRENT is refused by both, never used and never changed.
+
+Steps are literal SQL frozen at their version: never build them from the models, which move on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from hindcast.errors import RunStoreError
+
+CURRENT = 2
+
+_RUNS = """CREATE TABLE IF NOT EXISTS runs (
+    id VARCHAR NOT NULL, created_at VARCHAR NOT NULL, spec_json VARCHAR NOT NULL, manifest_json VARCHAR NOT NULL,
+    PRIMARY KEY (id))"""
+_FORECASTS_1 = """CREATE TABLE IF NOT EXISTS forecasts (
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
+    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, error VARCHAR,
+    rationale VARCHAR NOT NULL, evidence_json VARCHAR NOT NULL, usage_json VARCHAR NOT NULL,
+    retrievals_json VARCHAR NOT NULL, raw VARCHAR NOT NULL,
+    PRIMARY KEY (id), CONSTRAINT one_forecast UNIQUE (run_id, forecaster, market_id, t0, repeat),
+    FOREIGN KEY(run_id) REFERENCES runs (id))"""
+_COVERAGE = """CREATE TABLE IF NOT EXISTS coverage (
+    run_id VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL, n_relevant INTEGER NOT NULL,
+    stratum VARCHAR NOT NULL, PRIMARY KEY (run_id, market_id, t0), FOREIGN KEY(run_id) REFERENCES runs (id))"""
+_FORECASTS_2 = """CREATE TABLE forecasts_v2 (
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
+    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, error VARCHAR,
+    rationale VARCHAR NOT NULL, evidence_json VARCHAR NOT NULL, usage_json VARCHAR NOT NULL,
+    retrievals_json VARCHAR NOT NULL, raw VARCHAR NOT NULL, attempt INTEGER NOT NULL,
+    PRIMARY KEY (id), CONSTRAINT one_forecast_attempt UNIQUE (run_id, forecaster, market_id, t0, repeat, attempt),
+    FOREIGN KEY(run_id) REFERENCES runs (id))"""
+_ATTEMPTS = """CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
+    t0 VARCHAR NOT NULL, repeat INTEGER NOT NULL, kind VARCHAR NOT NULL, reason VARCHAR NOT NULL,
+    at VARCHAR NOT NULL, PRIMARY KEY (id))"""
+_COLUMNS_1 = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
+              "evidence_json", "usage_json", "retrievals_json", "raw")
+
+
+def _to_1(db: sqlite3.Connection, where: str) -> None:
+    """The first schema (completes whatever part of it an unversioned file lacks)."""
+    for sql in (_RUNS, _FORECASTS_1, "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)", _COVERAGE):
+        db.execute(sql)
+
+
+def _to_2(db: sqlite3.Connection, where: str) -> None:
+    """Attempts: SQLite cannot change a UNIQUE constraint, so forecasts is copied into a new table."""
+    columns = _columns(db, "forecasts")
+    if "attempt" not in columns:
+        _refuse_unknown(columns, where)
+        cols = ", ".join(f'"{c}"' for c in _COLUMNS_1)
+        db.execute(_FORECASTS_2)
+        db.execute(f"INSERT INTO forecasts_v2 ({cols}, attempt) SELECT {cols}, 0 FROM forecasts")
+        db.execute("DROP TABLE forecasts")  # and its index
+        db.execute("ALTER TABLE forecasts_v2 RENAME TO forecasts")
+        db.execute("CREATE INDEX ix_forecasts_run_id ON forecasts (run_id)")
+    db.execute(_ATTEMPTS)
+    db.execute("CREATE INDEX IF NOT EXISTS ix_attempts_run_id ON attempts (run_id)")
+
+
+STEPS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _to_1, 2: _to_2}
+
+
+def version(db: sqlite3.Connection) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def upgrade(db: sqlite3.Connection, where: str) -> tuple[int, ...]:
+    """Bring the database (a connection in autocommit mode) up to CURRENT, atomically; the
+    versions it went through, () when it was current already."""
+    if _checked(db, where) == CURRENT:
+        return ()
+    db.execute("BEGIN IMMEDIATE")  # the one writer; a concurrent opener waits here
+    try:
+        done = _apply(db, where, _checked(db, where))  # read again: it may have been migrated meanwhile
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return done
+
+
+def _apply(db: sqlite3.Connection, where: str, found: int) -> tuple[int, ...]:
+    for target in range(found + 1, CURRENT + 1):
+        STEPS[target](db, where)
+    if found != CURRENT:
+        db.execute(f"PRAGMA user_version = {CURRENT}")
+    return tuple(range(found + 1, CURRENT + 1))
+
+
+def check(db: sqlite3.Connection, where: str) -> int:
+    """A read-only open: the database must be a hindcast run database at CURRENT (an unversioned
+    one already of the current shape counts); nothing is changed. Returns its version."""
+    found = _checked(db, where)
+    tables = _tables(db)
+    if not {"runs", "forecasts"} <= tables:
+        raise RunStoreError(f"run database {where} is not a hindcast run database (it has no runs/forecasts "
+                            "tables); point --db at one")
+    if found == 0 and "attempt" in _columns(db, "forecasts") and {"attempts", "coverage"} <= tables:
+        return CURRENT  # written by 1d68a1e, before versioning: already this shape
+    if found < CURRENT:
+        raise RunStoreError(f"run database {where} was written by an older hindcast (schema version {found}, this "
+                            f"hindcast reads {CURRENT}); run a write command on it first (e.g. hindcast sweep --db "
+                            f"{where} …, which migrates it in place)")
+    return found
+
+
+def _checked(db: sqlite3.Connection, where: str) -> int:
+    """The version, refused when it is newer than this code."""
+    found = version(db)
+    if found > CURRENT and "forecasts" not in _tables(db):
+        raise RunStoreError(f"run database {where} is not a hindcast run database (user_version {found}, no "
+                            "forecasts table); point --db at one")
+    if found > CURRENT:
+        raise RunStoreError(f"run database {where} has schema version {found}, newer than this hindcast reads "
+                            f"({CURRENT}); nothing was changed: upgrade hindcast (pip install -U hindcast-replay) "
+                            "or point --db at another database")
+    return found
+
+
+def _refuse_unknown(columns: set[str], where: str) -> None:
+    missing = set(_COLUMNS_1) - columns
+    if missing:
+        raise RunStoreError(f"run database {where} was written by an older hindcast (no column(s) "
+                            f"{', '.join(sorted(missing))}); point --db at a new database")
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
