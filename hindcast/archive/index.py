@@ -231,6 +231,17 @@ class IndexReader:
     _adb: object = None
     _embedder: object = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    scanner: scan.Scanner = field(default_factory=scan.Scanner)  # the scan's threads: closed with the reader
+
+    def close(self) -> None:
+        """Stop the scan's threads (the reader stays usable: a later search starts them again)."""
+        self.scanner.close()
+
+    def __enter__(self) -> IndexReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def months(self) -> tuple[str, ...]:

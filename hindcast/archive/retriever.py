@@ -100,7 +100,7 @@ class TimeBoundRetriever:
         parts = [(data.vectors, self._cut(data)) for data in opened]
         mask_from = self.t0_us if self.edit_policy == "strict" else None
         best = [(score, data.month, offset)
-                for data, top in zip(opened, scan.top_each(parts, q, mask_from, n)) for score, offset in top]
+                for data, top in zip(opened, scan.top_each(parts, q, mask_from, n, self.index.scanner)) for score, offset in top]
         best.sort(key=lambda c: (-c[0], c[1], c[2]))
         return self._fetch(best[:n])
 
@@ -221,6 +221,10 @@ class BoundIndex:
     @property
     def opened(self) -> set[str]:
         return self._reader.opened
+
+    @property
+    def scanner(self):
+        return self._reader.scanner
 
     def embedder(self) -> Embedder:
         return self._reader.embedder()

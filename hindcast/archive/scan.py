@@ -25,6 +25,7 @@ before any ranking, so the top-n is full whenever n rows are eligible.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -65,16 +66,52 @@ def error_bound(max_scale: float, q: np.ndarray) -> float:
     return float(max_scale) * float(np.abs(q.astype(np.float64)).sum()) * (0.5 + 127 * dims * 2.0 ** -22) + 1e-6
 
 
-def top(month: Vectors, q: np.ndarray, end: int, t0_us: int | None, n: int) -> list[tuple[float, int]]:
+class Scanner:
+    """The threads of the first-stage scan: a pool of (cores − 1) threads, started on first
+    use, owned by whoever opened the index and closed with it (`IndexReader.close`). A forked
+    child starts its own pool (the parent's threads are not in it)."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or _workers()
+        self._pool: tuple[int, ThreadPoolExecutor] | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn, *args):
+        return self._executor().submit(fn, *args)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._pool[0] != os.getpid():
+                self._pool = (os.getpid(), ThreadPoolExecutor(max(1, self.workers - 1), thread_name_prefix="hindcast-scan"))
+            return self._pool[1]
+
+    def close(self) -> None:
+        """Stop the threads (a later scan starts them again)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None and pool[0] == os.getpid():
+            pool[1].shutdown(wait=True)
+
+    def __enter__(self) -> Scanner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def top(month: Vectors, q: np.ndarray, end: int, t0_us: int | None, n: int,
+        scanner: Scanner | None = None) -> list[tuple[float, int]]:
     """The exact best `n` (score, position) among rows [0, end) not masked by `t0_us`
     (rows whose edit instant is ≥ t0_us are masked; None masks nothing), best first."""
-    return top_each([(month, end)], q, t0_us, n)[0]
+    return top_each([(month, end)], q, t0_us, n, scanner)[0]
 
 
-def top_each(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None, n: int) -> list[list[tuple[float, int]]]:
-    """`top` of each (month, end), with one parallel first-stage pass over all of them."""
+def top_each(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None, n: int,
+             scanner: Scanner | None = None) -> list[list[tuple[float, int]]]:
+    """`top` of each (month, end), with one first-stage pass over all of them (in parallel
+    on `scanner`'s threads; in the calling thread alone without one)."""
     q = np.ascontiguousarray(q, dtype=np.float32)
-    roughs = first_stage(parts, q, t0_us)
+    roughs = first_stage(parts, q, t0_us, scanner)
     return [_exact_top(month, q, rough, n) if rough.size else [] for (month, _), rough in zip(parts, roughs)]
 
 
@@ -89,18 +126,20 @@ def _exact_top(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int) -> list
         wanted *= 4
 
 
-def first_stage(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None) -> list[np.ndarray]:
+def first_stage(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None,
+                scanner: Scanner | None = None) -> list[np.ndarray]:
     """First-stage scores of rows [0, end) of each (month, end); masked rows get -inf.
 
-    All rows are cut into one range per core and scanned at once. The threads are our own
-    (the kernel releases the GIL), not a numba threading layer, so this is safe to call from
-    any thread and in a forked child."""
+    With a `scanner`, all rows are cut into one range per core and scanned at once. The
+    threads are the scanner's own (the kernel releases the GIL), not a numba threading
+    layer, so this is safe to call from any thread and in a forked child. A row's score
+    does not depend on which thread computes it."""
     outs = [np.empty(max(end, 0), dtype=np.float32) for _, end in parts]
     mask_from = np.iinfo(np.int64).max if t0_us is None else int(t0_us)
     calls = [(np.asarray(m.codes), np.asarray(m.scales), q, np.asarray(m.edit_us), mask_from, t0_us is not None, out)
              for (m, _), out in zip(parts, outs)]
-    shares = _shares([out.size for out in outs], _workers())
-    others = [_pool().submit(_scan, calls, share) for share in shares[1:]]
+    shares = _shares([out.size for out in outs], scanner.workers if scanner else 1)
+    others = [scanner.submit(_scan, calls, share) for share in shares[1:]]
     _scan(calls, shares[0])  # this thread takes the first share
     for done in others:
         done.result()
@@ -126,19 +165,8 @@ def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
         kernel(*calls[part], start, stop)
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
-
-
 def _workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _pool() -> ThreadPoolExecutor:
-    """One pool per process (a forked child makes its own: the parent's threads are not in it)."""
-    global _POOL
-    if _POOL is None or _POOL[0] != os.getpid():
-        _POOL = (os.getpid(), ThreadPoolExecutor(max(1, _workers() - 1), thread_name_prefix="hindcast-scan"))
-    return _POOL[1]
 
 
 def _candidates(rough: np.ndarray, wanted: int) -> tuple[np.ndarray, float]:
