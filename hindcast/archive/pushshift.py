@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.archive.readers import text_field, unix_field
+from hindcast.archive.fields import text_field, unix_field
 from hindcast.errors import BadRow
 from hindcast.records import Document
 

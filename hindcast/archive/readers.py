@@ -9,54 +9,13 @@ see `hindcast.archive.pushshift`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 
+from hindcast.archive import pushshift
+from hindcast.archive.fields import instant_field, text_field, unix_field
 from hindcast.archive.lines import Reject, json_objects
 from hindcast.errors import ArchiveInputError, BadRow
 from hindcast.records import Document
-from hindcast.timeutil import from_unix, parse_utc
-
-
-def text_field(row: dict, name: str, required: bool = False) -> str:
-    value = row.get(name)
-    if value is None:
-        if required:
-            raise BadRow(f"missing field {name!r}")
-        return ""
-    if not isinstance(value, str):
-        raise BadRow(f"{name} is {type(value).__name__}, expected a string")
-    if required and not value.strip():
-        raise BadRow(f"empty field {name!r}")
-    return value
-
-
-def unix_field(row: dict, name: str, required: bool = True) -> datetime | None:
-    value = row.get(name)
-    if value is None and not required:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadRow(f"{name} is {value!r}, expected unix seconds")
-    if not 0 <= value < 32_503_680_000:
-        raise BadRow(f"{name} {value!r} out of range")
-    return from_unix(value)
-
-
-def instant_field(row: dict, name: str, required: bool = True) -> datetime | None:
-    """ISO-8601 with a zone, unix seconds, or an aware datetime (Parquet timestamps)."""
-    value = row.get(name)
-    if value is None and not required:
-        return None
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise BadRow(f"{name} {value.isoformat()} has no time zone")
-        return parse_utc(value.isoformat())
-    if isinstance(value, str):
-        try:
-            return parse_utc(value)
-        except ValueError as exc:
-            raise BadRow(f"{name} {value!r}: {exc}") from None
-    return unix_field(row, name)
 
 
 def parse_headline(row: dict) -> Document:
@@ -114,8 +73,6 @@ def parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
 
 def read_documents(path: Path, fmt: str) -> Iterator[Document | Reject]:
     """Every row of one input as a Document or a Reject."""
-    from hindcast.archive import pushshift
-
     if fmt == "headlines":
         return rows_to_documents(path, json_objects(path), parse_headline)
     if fmt == "news":
