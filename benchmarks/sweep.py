@@ -45,7 +45,7 @@ def fake_server(latency: float):
 def measure(latency: float, concurrency: int) -> tuple[int, float]:
     marks: list[float] = []
     with fake_server(latency) as url, tempfile.TemporaryDirectory() as tmp:
-        spec = ReplaySpec(markets=SAMPLE, forecasters=(f"zero-shot:model=openai-compatible:{url}#fake-model",),
+        spec = ReplaySpec(store=SAMPLE, forecasters=(f"zero-shot:model=openai-compatible:{url}#fake-model",),
                           fractions=FRACTIONS, concurrency=concurrency)
         store = RunStore(f"sqlite:///{tmp}/h.db")
         with Models(cache=ResponseCache(Path(tmp) / "responses.db"), concurrency=concurrency, owns_cache=True) as models:

@@ -40,9 +40,9 @@ _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 
 @dataclass(frozen=True)
 class ReplaySpec:
-    markets: Path
-    store_version: str | None = None
-    market_ids: tuple[str, ...] = ()
+    store: Path
+    version: str | None = None
+    ids: tuple[str, ...] = ()
     topics: tuple[str, ...] = ()
     resolved_after: datetime | None = None
     resolved_before: datetime | None = None
@@ -54,7 +54,7 @@ class ReplaySpec:
     snapshot: str | None = None
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     offsets: tuple[str, ...] = ()
-    instants: tuple[datetime, ...] = ()
+    at: tuple[datetime, ...] = ()
     hindcast_rule: bool = False
     repeats: int = 1
     seed: int = 0
@@ -76,7 +76,7 @@ class ReplaySpec:
         _require(all(name in self.forecasters and n >= 1 for name, n in self.subsets),
                  "a forecaster subset names a forecaster that is not in the sweep, or a size below 1")
         _require(self.repeats >= 1 and self.concurrency >= 1, "repeats and concurrency must be at least 1")
-        _require(bool(self.fractions or self.offsets or self.instants or self.hindcast_rule), "the sweep has no cutoff")
+        _require(bool(self.fractions or self.offsets or self.at or self.hindcast_rule), "the sweep has no cutoff")
 
     @property
     def subset_sizes(self) -> dict[str, int]:
@@ -97,7 +97,7 @@ def run_identity(spec: ReplaySpec, store_version: str, market_ids: list[str], sn
         "store_version": store_version, "snapshot": snapshot_id, "markets": sorted(market_ids),
         "forecasters": list(spec.forecasters), "subsets": sorted(map(list, spec.subsets)),
         "fractions": list(spec.fractions), "offsets": list(spec.offsets),
-        "instants": [iso(t) for t in spec.instants], "hindcast_rule": spec.hindcast_rule,
+        "instants": [iso(t) for t in spec.at], "hindcast_rule": spec.hindcast_rule,
         "repeats": spec.repeats, "seed": spec.seed,
     }
 
@@ -165,11 +165,11 @@ def spec_from_mapping(values: dict) -> ReplaySpec:
     v = dict(values)
     try:
         return ReplaySpec(
-            markets=Path(v.pop("store")), store_version=v.pop("version", None),
-            market_ids=tuple(v.pop("ids", ())), topics=tuple(v.pop("topics", ())),
+            store=Path(v.pop("store")), version=v.pop("version", None),
+            ids=tuple(v.pop("ids", ())), topics=tuple(v.pop("topics", ())),
             resolved_after=_time(v.pop("resolved_after", None)), resolved_before=_time(v.pop("resolved_before", None)),
             archive=Path(v.pop("archive")) if v.get("archive") else v.pop("archive", None),
-            instants=tuple(_time(t) for t in v.pop("at", ())), **_plain(v))
+            at=tuple(_time(t) for t in v.pop("at", ())), **_plain(v))
     except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigError(f"invalid sweep spec: {exc}") from exc
 

@@ -159,9 +159,9 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
     """A sweep's market store must exist or be the one the configured pull fills; the same
     for its archive and the configured inbox; its forecaster specs must build."""
     where, spec = f"sweep {sweep.name!r}", sweep.spec
-    pulled = c.markets is not None and _same(spec.markets, c.markets.store)
-    _require(pulled or (Path(spec.markets) / "LATEST").is_file(),
-             f"{where}: market store {spec.markets} does not exist (no LATEST) and no configured pull fills it "
+    pulled = c.markets is not None and _same(spec.store, c.markets.store)
+    _require(pulled or (Path(spec.store) / "LATEST").is_file(),
+             f"{where}: market store {spec.store} does not exist (no LATEST) and no configured pull fills it "
              f"({'[markets] store is ' + str(c.markets.store) if c.markets else 'no [markets] section'}); "
              "pull or import into it first, or point the sweep's store at the pulled one")
     ingested = c.archive is not None and spec.archive is not None and _same(spec.archive, c.archive.root)

@@ -79,9 +79,9 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
     forecasters and their missing markets, pinned to the newest store version and snapshot."""
     from hindcast.markets.store import open_version
 
-    if not (Path(cfg.spec.markets) / "LATEST").exists():
+    if not (Path(cfg.spec.store) / "LATEST").exists():
         return []  # nothing pulled or imported yet
-    version = open_version(cfg.spec.markets)
+    version = open_version(cfg.spec.store)
     selected = selected_markets(version.bundle, cfg.spec)
     done = done_pairs(cfg.name, state)
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -90,7 +90,7 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
         if missing:
             groups.setdefault(missing, []).append(name)
     snapshot = snapshot_for(cfg.spec.archive) if cfg.spec.archive else None
-    return [replace(cfg.spec, store_version=version.id, market_ids=markets, forecasters=tuple(names),
+    return [replace(cfg.spec, version=version.id, ids=markets, forecasters=tuple(names),
                     snapshot=snapshot) for markets, names in groups.items()]
 
 
@@ -99,11 +99,11 @@ def selected_markets(bundle, spec: ReplaySpec) -> list[str]:
     market not pulled yet is simply not selected yet)."""
     from hindcast.api import select_markets
 
-    if not spec.market_ids:
+    if not spec.ids:
         return select_markets(bundle, spec)
     present = {m.id for m in bundle.markets}
-    ids = tuple(i for i in spec.market_ids if i in present)
-    return select_markets(bundle, replace(spec, market_ids=ids)) if ids else []
+    ids = tuple(i for i in spec.ids if i in present)
+    return select_markets(bundle, replace(spec, ids=ids)) if ids else []
 
 
 def done_pairs(sweep: str, state: State) -> set[tuple[str, str]]:
@@ -149,21 +149,24 @@ def series_scores(sweep: str, state: State, store):
 
 # -- a spec as JSON (batches record theirs whole) -------------------------------------------------
 _PATHS, _INSTANTS = {"markets", "archive"}, {"resolved_after", "resolved_before"}
+# recorded batches keep the spec's former field names (stored state reads back unchanged)
+_STORED = {"store": "markets", "version": "store_version", "ids": "market_ids", "at": "instants"}
+_FIELD = {stored: name for name, stored in _STORED.items()}
 
 
 def spec_json(spec: ReplaySpec) -> dict:
     out = {}
     for f in fields(ReplaySpec):
-        value = getattr(spec, f.name)
-        if f.name in _PATHS:
+        value, key = getattr(spec, f.name), _STORED.get(f.name, f.name)
+        if key in _PATHS:
             value = None if value is None else str(value)
-        elif f.name in _INSTANTS:
+        elif key in _INSTANTS:
             value = None if value is None else iso(value)
-        elif f.name == "instants":
+        elif key == "instants":
             value = [iso(t) for t in value]
         elif isinstance(value, tuple):
             value = [list(v) if isinstance(v, tuple) else v for v in value]
-        out[f.name] = value
+        out[key] = value
     return out
 
 
@@ -175,4 +178,4 @@ def spec_of(data: dict) -> ReplaySpec:
     for name in _INSTANTS:
         values[name] = None if values[name] is None else parse_utc(values[name])
     values["instants"] = tuple(parse_utc(t) for t in values["instants"])
-    return ReplaySpec(**values)
+    return ReplaySpec(**{_FIELD.get(k, k): v for k, v in values.items()})

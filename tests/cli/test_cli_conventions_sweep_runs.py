@@ -199,7 +199,7 @@ def test_results_as_polars_frames(tmp_path):
     from hindcast.replay.spec import ReplaySpec
     from hindcast.runs.store import RunStore
 
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, forecasters=("market", "constant"), limit=2, fractions=(0.25, 0.5))
+    spec = ReplaySpec(store=SAMPLE_MARKETS, forecasters=("market", "constant"), limit=2, fractions=(0.25, 0.5))
     store = RunStore(f"sqlite:///{tmp_path / 'h.db'}")
     with Models() as models:
         result = api.sweep(spec, store=store, out_dir=tmp_path, now=dt.datetime(2026, 11, 30, tzinfo=dt.UTC),

@@ -50,7 +50,7 @@ def sweep(tmp, name, bundle, url, snapshot):
     write_version(root, bundle)
     forecasters = tuple(f"{kind}:model=openai-compatible:{url}#fake{extra}" for kind, extra in
                         (("zero-shot", ",price=1"), ("retrieval-agent", ",rounds=1,mode=text"), ("tool-agent", ",mode=text")))
-    spec = ReplaySpec(markets=root, limit=3, fractions=(0.5, 0.9), forecasters=forecasters,
+    spec = ReplaySpec(store=root, limit=3, fractions=(0.5, 0.9), forecasters=forecasters,
                       archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
     store = RunStore(default_url(tmp / name))
     models = Models(cache=ResponseCache(mode="off"))  # every request reaches the fake model

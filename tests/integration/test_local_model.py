@@ -59,7 +59,7 @@ def created_at_of(snapshot) -> dict:
 
 
 def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
+    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
                       archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
     store = RunStore(default_url(tmp_path))
     with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:

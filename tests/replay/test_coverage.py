@@ -14,7 +14,7 @@ from tests.integration.archive_support import build_archive, write_headlines
 def test_coverage_counts_similar_documents_before_t0_only(tmp_path):
     bundle = open_version(SAMPLE_MARKETS).bundle
     market = bundle.markets[0]
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, market_ids=(market.id,), forecasters=("market",), fractions=(0.5,))
+    spec = ReplaySpec(store=SAMPLE_MARKETS, ids=(market.id,), forecasters=("market",), fractions=(0.5,))
     (cutoff,) = api.prepare(spec).cutoffs
     t0 = cutoff.t0
     docs = [(f"same-{i}", t0 - timedelta(days=i + 1), market.question) for i in range(3)]

@@ -63,7 +63,7 @@ def test_a_sweep_inside_a_running_event_loop_with_keys_from_the_environment(tmp_
     fake = FakeChatModel(default=answer('{"probability": 0.2}'), require_key="sk-from-environment")
 
     async def notebook_cell(url):  # what a Jupyter cell does: await, inside the kernel's loop
-        spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=2, fractions=(0.5,),
+        spec = ReplaySpec(store=SAMPLE_MARKETS, limit=2, fractions=(0.5,),
                           forecasters=(f"zero-shot:model=openai-compatible:{url}#m,key_env=LOOP_KEY",))
         return await api.sweep_async(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
 
@@ -76,7 +76,7 @@ def test_a_sweep_inside_a_running_event_loop_with_keys_from_the_environment(tmp_
 
 def test_retry_failed_asks_again_keeps_the_old_attempt_and_scores_the_newest(tmp_path):
     Moody.calls = 0
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=4, fractions=(0.5,), forecasters=("moody",))
+    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=4, fractions=(0.5,), forecasters=("moody",))
     first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
     assert first.board[0].n_failed == 4 and first.empty == ("moody",)
     again = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
@@ -96,7 +96,7 @@ def test_a_retried_chat_failure_is_asked_anew_not_replayed_from_the_cache(tmp_pa
     answers = iter(["no idea", "still no idea", '{"probability": 0.45}'])
     fake = FakeChatModel(default=lambda body: next(answers))
     with fake.serve() as url:
-        spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=1, fractions=(0.5,),
+        spec = ReplaySpec(store=SAMPLE_MARKETS, limit=1, fractions=(0.5,),
                           forecasters=(f"zero-shot:model=openai-compatible:{url}#m,repairs=0",))
         models = Models()
         first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
@@ -109,7 +109,7 @@ def test_a_retried_chat_failure_is_asked_anew_not_replayed_from_the_cache(tmp_pa
 
 
 def test_an_outage_is_an_attempt_never_a_forecast_and_other_forecasters_go_on(tmp_path):
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, limit=6, fractions=(0.5,), forecasters=("down", "constant"),
+    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=6, fractions=(0.5,), forecasters=("down", "constant"),
                       breaker_threshold=2, concurrency=1)
     with pytest.raises(StoppedError, match=r"circuit breaker open .*https://down.example/v1: service unavailable"):
         api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)

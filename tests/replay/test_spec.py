@@ -21,8 +21,8 @@ def test_toml_spec_round_trip_with_paths_relative_to_the_file(tmp_path):
         '[[forecasters]]\nspec = "market"\n[[forecasters]]\nspec = "constant:p=0.3"\nmarkets = 2\n'
         '[run]\nrepeats = 3\nseed = 9\nmax_failures = 0\n')
     spec = spec_from_mapping(load_toml(tmp_path / "spec.toml"))
-    assert spec.markets == tmp_path / "m" and spec.topics == ("politics",) and spec.limit == 5
-    assert spec.resolved_after == at("2025-10-01T00:00:00") and spec.instants == (at("2025-11-01T00:00:00"),)
+    assert spec.store == tmp_path / "m" and spec.topics == ("politics",) and spec.limit == 5
+    assert spec.resolved_after == at("2025-10-01T00:00:00") and spec.at == (at("2025-11-01T00:00:00"),)
     assert spec.forecasters == ("market", "constant:p=0.3") and spec.subset_sizes == {"constant:p=0.3": 2}
     assert (spec.repeats, spec.seed, spec.max_failures, spec.offsets) == (3, 9, 0, ("7d",))
 
@@ -41,9 +41,9 @@ def test_bad_spec_files_fail_clearly(tmp_path, body, message):
 
 
 def test_run_id_follows_inputs_and_schedule_not_concurrency():
-    a = ReplaySpec(markets=SAMPLE_MARKETS, concurrency=1)
-    b = ReplaySpec(markets=SAMPLE_MARKETS, concurrency=32, max_failures=3)
-    c = ReplaySpec(markets=SAMPLE_MARKETS, repeats=2)
+    a = ReplaySpec(store=SAMPLE_MARKETS, concurrency=1)
+    b = ReplaySpec(store=SAMPLE_MARKETS, concurrency=32, max_failures=3)
+    c = ReplaySpec(store=SAMPLE_MARKETS, repeats=2)
     ident = lambda s: run_id(run_identity(s, "m-1", ["x"], None))
     assert ident(a) == ident(b) != ident(c)
     assert run_id(run_identity(a, "m-2", ["x"], None)) != ident(a)

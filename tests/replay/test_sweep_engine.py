@@ -39,7 +39,7 @@ registry.register("sloppy", Sloppy)
 
 
 def run(tmp_path, **fields):
-    spec = ReplaySpec(markets=SAMPLE_MARKETS, **fields)
+    spec = ReplaySpec(store=SAMPLE_MARKETS, **fields)
     store = RunStore(f"sqlite:///{tmp_path / 'h.db'}")
     return api.sweep(spec, store=store, out_dir=tmp_path, now=at("2026-11-30T00:00:00")), store
 
@@ -86,4 +86,4 @@ def test_selection_filters(tmp_path):
     loaded = api.load_scored(RunStore(f"sqlite:///{tmp_path / 'h.db'}"), result.run_id)
     assert loaded.rows and {r.topic for r in loaded.rows} == {"politics"}
     with pytest.raises(HindcastError, match="not in store"):
-        run(tmp_path, market_ids=("0xnope",))
+        run(tmp_path, ids=("0xnope",))

@@ -19,7 +19,7 @@ def test_the_test_config_parses_into_its_jobs(tmp_path):
     assert config.lock == tmp_path / "runs" / "hindcast.schedule.lock"
     assert config.markets.lookback == timedelta(days=2) and config.every["pull"] == timedelta(hours=1)
     spec = config.sweep("baselines").spec
-    assert spec.markets == tmp_path / "markets" / "store"  # the [markets] store, as no sweep store is given
+    assert spec.store == tmp_path / "markets" / "store"  # the [markets] store, as no sweep store is given
     assert spec.forecasters == ("market", "constant", "base-rate") and spec.fractions == (0.5, 0.9)
 
 
@@ -59,7 +59,7 @@ def test_unknown_keys_and_bad_intervals_are_refused(tmp_path):
 def test_the_shipped_example_parses():
     config = load(ROOT / "hindcast.example.toml")
     assert config.jobs == ("pull", "inbox", "sweeps", "export")
-    assert config.sweep("baselines").spec.markets == ROOT / "markets" / "store"
+    assert config.sweep("baselines").spec.store == ROOT / "markets" / "store"
 
 
 def test_a_spec_file_and_inline_sections_together_are_refused(tmp_path):

@@ -78,7 +78,7 @@ def test_a_sweep_store_without_a_pull_must_exist(tmp_path):
     with pytest.raises(ScheduleError, match=r"market store .*markets/store does not exist .*no \[markets\] section"):
         load(path)
     path.write_text(path.read_text().replace('store = "markets/store"', f'store = "{SAMPLE_MARKETS}"'))
-    assert load(path).sweep("baselines").spec.markets == SAMPLE_MARKETS  # an existing store: fine
+    assert load(path).sweep("baselines").spec.store == SAMPLE_MARKETS  # an existing store: fine
 
 
 def test_the_run_integrity_keys_in_the_inline_sweep_layout(tmp_path):
