@@ -140,15 +140,22 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
 
 
 def leaderboard(rows: Iterable[ScoredRow], by: str | None = None, replicates: int = bootstrap.REPLICATES,
-                seed: int = 0, prices: PriceTable | None = None) -> list[LeaderboardRow]:
-    """One row per forecaster (per slice value when `by` is given), best Brier first within a slice.
-    Costs from `prices` (default: the shipped price table)."""
+                seed: int = 0, prices: PriceTable | None = None, rank_by: str = "brier") -> list[LeaderboardRow]:
+    """One row per forecaster (per slice value when `by` is given), best first within a slice by
+    the `rank_by` metric's declared direction (`metrics.METRICS`; Brier: lowest first). Costs
+    from `prices` (default: the shipped price table)."""
+    metrics.best_first(rank_by, None)  # an unknown metric is refused before any work
     prices = prices or load_prices()
     groups: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
     for row in rows:
         groups[(f"{by}={SLICES[by](row)}" if by else "all", row.forecaster)].append(row)
     board = mark_subsets([summarise(name, key, group, replicates, seed, prices) for (key, name), group in sorted(groups.items())])
-    return sorted(board, key=lambda r: (r.slice, r.brier is None, r.brier or 0.0, r.forecaster))
+    return ranked(board, rank_by)
+
+
+def ranked(board: Iterable[LeaderboardRow], metric: str = "brier") -> list[LeaderboardRow]:
+    """Rows by slice, then best `metric` first (its declared direction; missing last), then name."""
+    return sorted(board, key=lambda r: (r.slice, *metrics.best_first(metric, getattr(r, metric)), r.forecaster))
 
 
 def mark_subsets(board: list[LeaderboardRow]) -> list[LeaderboardRow]:

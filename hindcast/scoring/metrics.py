@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindcast.errors import ConfigError
+
 LOG_CLIP = 1e-6
 ECE_BINS = 10
 POLICIES = {"log_score": "log-clip-1e-6", "accuracy": "half-point-at-0.5", "ece": "10-equal-width-bins"}
@@ -33,6 +35,16 @@ METRICS = {
     "mean_abs_diff_market": Metric("mean_abs_diff_market", False),
     "ece": Metric("ece", False),
 }
+
+
+def best_first(name: str, value: float | None) -> tuple[bool, float]:
+    """A sort key that puts the best values of metric `name` first, by its declared direction
+    (missing values last)."""
+    if name not in METRICS:
+        raise ConfigError(f"unknown metric {name!r} (known: {', '.join(METRICS)})")
+    if value is None:
+        return True, 0.0
+    return False, -value if METRICS[name].higher_is_better else value
 
 
 def brier(p, o) -> np.ndarray:
