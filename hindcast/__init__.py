@@ -33,9 +33,9 @@ __version__ = "0.1.0"
 _LAZY = {  # public name → (module, attribute), imported on first access
     "ReplaySpec": ("hindcast.replay.spec", "ReplaySpec"),
     "spec_from_mapping": ("hindcast.replay.spec", "spec_from_mapping"),
-    "SweepResult": ("hindcast.api", "SweepResult"),
-    "RunScores": ("hindcast.api", "RunScores"),
-    "load_scored": ("hindcast.api", "load_scored"),
+    "SweepResult": ("hindcast.replay.engine", "SweepResult"),
+    "RunScores": ("hindcast.replay.engine", "RunScores"),
+    "load_scored": ("hindcast.replay.engine", "load_scored"),
     "RunStore": ("hindcast.runs.store", "RunStore"),
     "Models": ("hindcast.forecasters.models", "Models"),
     "Forecast": ("hindcast.records", "Forecast"),

@@ -1,0 +1,309 @@
+"""Executing a sweep: forecasters bound to the models object, limits and budgets, the tasks of
+a Plan run through `replay.runner`, coverage labelled, every answer stored, the run scored.
+
+`run_sweep` is the whole pass as a coroutine. Writing the exports is not the engine's job
+(the leaderboard layer sits above it): the caller passes `export(out_dir, plan, scores,
+board, prices) → {kind: path}`, called on the finished run — and on what was stored when
+a circuit breaker or a budget stopped it, before the StoppedError propagates.
+A stored run is scored again from its forecasts alone by `load_scored` (no model called).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from hindcast.errors import ConfigError, InfrastructureError, StoppedError
+from hindcast.forecasters import registry
+from hindcast.forecasters.base import Context
+from hindcast.markets.bundle import MarketBundle
+from hindcast.markets.store import open_version
+from hindcast.replay import coverage
+from hindcast.replay.plan import Plan, prepare, question_at, retriever_factory, subset_rule
+from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
+from hindcast.replay.spec import ReplaySpec
+from hindcast.runs import manifest
+from hindcast.runs.store import RunStore
+from hindcast.scoring import regimes
+from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    run_id: str
+    resumed: bool
+    planned: int
+    executed: int
+    markets: int
+    board: list[LeaderboardRow]
+    paths: dict[str, Path]
+    empty: tuple[str, ...] = ()  # forecasters with no valid forecast at all in the run
+
+    def to_polars(self):
+        """The leaderboard as a polars DataFrame (one row per forecaster, every column)."""
+        return board_frame(self.board)
+
+    def to_json(self) -> dict:
+        """The sweep as one JSON-ready document: run id, counts, leaderboard rows, paths."""
+        return {"run_id": self.run_id, "resumed": self.resumed, "markets": self.markets, "planned": self.planned,
+                "executed": self.executed, "already_stored": self.planned - self.executed,
+                "no_valid_forecast": list(self.empty), "leaderboard": board_json(self.board),
+                "paths": {k: str(v) for k, v in self.paths.items()}}
+
+
+def board_json(board) -> list[dict]:
+    """Leaderboard rows as JSON-ready dicts (every column; a non-finite number is null)."""
+    import math
+
+    def plain(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    return [{k: plain(v) for k, v in dataclasses.asdict(row).items()} for row in board]
+
+
+def board_frame(board):
+    """Leaderboard rows as a polars DataFrame (polars imported only here)."""
+    import polars as pl
+
+    columns = [f.name for f in dataclasses.fields(LeaderboardRow)]
+    return pl.DataFrame([dataclasses.asdict(r) for r in board], schema=columns, infer_schema_length=None) \
+        if board else pl.DataFrame(schema=columns)
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """A stored run, scored: its manifest and one ScoredRow per stored forecast."""
+
+    run_id: str
+    manifest: dict
+    rows: list[ScoredRow]
+
+    def to_polars(self):
+        """One row per stored forecast (newest attempt): the scored row's columns, its usage
+        figures (tokens, requests, cache hits, retries, latency, model name) in place of
+        `usage`; polars imported only here."""
+        import polars as pl
+
+        from hindcast.scoring.usage import figures
+
+        fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
+        rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
+        if not rows:
+            return pl.DataFrame(schema=fields + list(figures({})))
+        return pl.DataFrame(rows, infer_schema_length=None)
+
+
+Export = Callable[[Path, Plan, RunScores, list, object], dict]  # (out_dir, plan, scores, board, prices) → paths
+
+
+def _no_export(out_dir: Path, p: Plan, scores: RunScores, board: list, prices) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class Hooks:
+    out_dir: Path  # where `export` writes
+    on_plan: Callable[[int], None] = lambda n: None  # told how many forecasts will be made
+    advance: Callable[[], None] = lambda: None  # after each one
+    export: Export = _no_export
+
+
+async def run_sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
+                    on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
+                    models=None, prices=None, retry_limit: int | None = None, prepared: Plan | None = None,
+                    export: Export = _no_export) -> SweepResult:
+    """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
+    run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
+    the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
+    table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
+    are asked again (`retry_limit`: only those retried fewer times than that)."""
+    from hindcast.scoring.costs import load_prices
+
+    owned = models is None
+    models = models if models is not None else default_models(store, out_dir, concurrency=spec.concurrency)
+    prices = prices if prices is not None else load_prices(None)
+    try:
+        hooks = Hooks(Path(out_dir), on_plan, advance, export)
+        return await _sweep(spec, store, now, hooks, models, prices, retry_limit, prepared)
+    finally:
+        await models.aclose()
+        if owned:
+            models.close()
+
+
+def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 4, no_cache: bool = False):
+    """Keys from `env` (default `os.environ`); the response cache beside the run database
+    (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
+    `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
+    import os
+
+    from hindcast.forecasters.models import Models
+
+    return Models.from_environment(os.environ if env is None else env, cache_path(store.url, out_dir),
+                                   no_cache=no_cache, concurrency=concurrency)
+
+
+def cache_path(db_url: str, out_dir: Path) -> Path:
+    """responses.db beside the run database when it is a SQLite file, else in `out_dir`."""
+    from hindcast.runs.store import db_file
+
+    path = db_file(db_url)
+    return (path.parent if path is not None else Path(out_dir)) / "responses.db"
+
+
+async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, prepared) -> SweepResult:
+    forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
+    limits = _limits(spec, forecasters, prices)
+    p = prepared if prepared is not None else prepare(spec)
+    created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
+    limits = _spent(limits, store, p.run_id)
+    allowed = subset_rule(spec, p.markets)
+    all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
+    retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
+    done = {k for k in store.done_keys(p.run_id) if k not in retry}
+    tasks = plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry)
+    hooks.on_plan(len(tasks))
+    _label_coverage(p, store)
+    try:
+        await _execute(tasks, forecasters, spec, p, store, hooks.advance, limits,
+                       models.reset_breakers(spec.breaker_threshold), now)
+    except StoppedError:  # what was answered is stored: score and export it, then say why it stopped
+        if store.forecasts(p.run_id):
+            _finish(p, store, len(all_tasks), len(tasks), created, prices, hooks)
+        raise
+    return _finish(p, store, len(all_tasks), len(tasks), created, prices, hooks)
+
+
+def _finish(p: Plan, store: RunStore, planned: int, executed: int, created: bool, prices,
+            hooks: Hooks) -> SweepResult:
+    scored = load_scored(store, p.run_id, p.bundle)
+    board = leaderboard(scored.rows, prices=prices)
+    paths = hooks.export(hooks.out_dir, p, scored, board, prices)
+    return SweepResult(p.run_id, not created, planned, executed, len(p.markets), board, paths, _empty(scored.rows))
+
+
+def _empty(rows) -> tuple[str, ...]:
+    """Forecasters with stored rows of which none is a valid probability."""
+    valid: dict[str, bool] = {}
+    for row in rows:
+        valid[row.forecaster] = valid.get(row.forecaster, False) or row.probability is not None
+    return tuple(sorted(name for name, ok in valid.items() if not ok))
+
+
+def _bound(forecaster, models):
+    """The forecaster calling models through `models` (forecasters without models are unchanged)."""
+    bind = getattr(forecaster, "bind", None)
+    return bind(models) if callable(bind) else forecaster
+
+
+def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
+    """The run's limits; with `max_cost`, every model must have a price (before any call)."""
+    if spec.max_cost is not None:
+        unpriced = sorted({n for f in forecasters.values() if (n := _model_name(f)) and prices.cost(n, 0, 0) is None})
+        if unpriced:
+            raise ConfigError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
+                              "(add it to a price table given with --prices)")
+    return Limits(spec.max_failures, spec.max_cost, spec.max_tokens, prices)
+
+
+def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
+    """Budgets are per run: start from what the run's stored forecasts (every attempt) spent."""
+    if limits.max_cost is None and limits.max_tokens is None:
+        return limits
+    totals = [spent(s.forecast.usage or {}, limits.prices) for s in store.forecasts(rid, all_attempts=True)]
+    return dataclasses.replace(limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals))
+
+
+def _model_name(forecaster) -> str | None:
+    name = getattr(forecaster, "model_name", None)
+    return name() if callable(name) else None
+
+
+def _label_coverage(p: Plan, store: RunStore) -> None:
+    """Archive-only coverage stratum of every (market, t0) not labelled yet (needs an archive)."""
+    if p.snapshot is None:
+        return
+    done = store.coverage(p.run_id)
+    markets = {m.id: m for m in p.bundle.markets}
+    retriever_for = retriever_factory(p.snapshot, p.index)
+    for c in p.cutoffs:
+        if (c.market_id, c.t0) not in done:
+            n = coverage.relevant_count(retriever_for(c.t0), markets[c.market_id].question)
+            store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
+
+
+async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
+                   limits: Limits, breakers, now: datetime) -> None:
+    retriever_for = retriever_factory(p.snapshot, p.index)
+
+    def context_for(task: Task) -> Context:
+        c = task.cutoff
+        return Context(c.t0, c.market_id, p.bundle.prices.get(c.market_id, ()), p.bundle.resolutions,
+                       retriever_for(c.t0), task.repeat)
+
+    def sink(task: Task, forecast, retrievals) -> None:
+        c = task.cutoff
+        store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat, task.attempt)
+
+    def on_outage(task: Task, exc: InfrastructureError) -> None:
+        c = task.cutoff
+        store.add_attempt(p.run_id, task.forecaster, c.market_id, c.t0, task.repeat, "infrastructure", str(exc), now)
+
+    try:
+        await run_tasks(tasks, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
+                        spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage)
+    finally:
+        await _close(forecasters)
+
+
+async def _close(forecasters: dict) -> None:
+    for forecaster in forecasters.values():
+        close = getattr(forecaster, "aclose", None)
+        if close is not None:
+            await close()
+
+
+# ---- scoring a stored run (no model is called) -----------------------------------------------
+def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
+    """The market store version a stored run recorded (from its manifest)."""
+    return _bundle_of(json.loads(store.run(rid).manifest_json))
+
+
+def _bundle_of(run_manifest: dict) -> MarketBundle:
+    recorded = run_manifest["market_store"]
+    return open_version(Path(recorded["root"]), recorded["version"]).bundle
+
+
+def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
+                models: Path | None = None) -> RunScores:
+    """Score a stored run from its forecasts alone (no forecaster is called), against the
+    market store version the run recorded; label regimes (model registry, `models`
+    overriding the shipped one) and coverage strata."""
+    run_manifest = json.loads(store.run(rid).manifest_json)
+    bundle = bundle if bundle is not None else _bundle_of(run_manifest)
+    resolutions = {r.market_id: r for r in bundle.resolutions}
+    markets = {m.id: m for m in bundle.markets}
+    label = _regime_labeler(run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models))
+    rows = score_rows(store.forecasts(rid), markets, resolutions, bundle.prices, label, store.coverage(rid))
+    return RunScores(rid, run_manifest, rows)
+
+
+def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None,
+              models: Path | None = None, prices=None) -> list[LeaderboardRow]:
+    return leaderboard_of(load_scored(store, rid, bundle, models), by=by, prices=prices)
+
+
+def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
+    """The leaderboard of a scored run (costs from `prices`; None: the shipped table)."""
+    return leaderboard(scores.rows, by=by, prices=prices)
+
+
+def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Callable:
+    def label(stored) -> str:
+        model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
+        return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)
+    return label

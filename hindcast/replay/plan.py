@@ -1,0 +1,132 @@
+"""Planning a sweep: a ReplaySpec resolved against its frozen inputs, before anything is run.
+
+`prepare(spec)` opens the market store version, the archive snapshot and its index, selects
+the markets, schedules every (market, t0) cutoff (refusing any that cannot be replayed) and
+derives the run identity and id. Nothing here calls a forecaster or writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from hindcast.errors import HindcastError
+from hindcast.markets.bundle import MarketBundle, market_at
+from hindcast.markets.store import open_version
+from hindcast.records import Market, Question
+from hindcast.replay import cutoffs as cutoff_rules
+from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sweep resolved against its frozen inputs: what will be forecast, under which run id."""
+
+    run_id: str
+    identity: dict
+    bundle: MarketBundle
+    markets: list[str]
+    cutoffs: list[cutoff_rules.Cutoff]
+    snapshot: object | None  # hindcast.archive.snapshot.Snapshot
+    index: object | None  # its opened embedding/full-text index
+    store_root: Path
+
+
+def prepare(spec: ReplaySpec) -> Plan:
+    """Open the frozen inputs, select markets, schedule cutoffs; refuse any invalid cutoff."""
+    version = open_version(spec.store, spec.version)
+    snapshot = open_snapshot(spec)
+    index = open_index(snapshot)
+    markets = select_markets(version.bundle, spec)
+    cutoffs = plan_cutoffs(version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None)
+    identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
+    if index is not None:  # which vectors the run searched is part of what it is
+        identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
+    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.store))
+
+
+def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
+    """Markets of the spec with a Yes/No outcome, sorted by id; unknown ids are an error."""
+    markets = {m.id: m for m in bundle.markets}
+    resolutions = {r.market_id: r for r in bundle.resolutions}
+    missing = [m for m in spec.ids if m not in markets]
+    if missing:
+        raise HindcastError(f"market(s) not in store {spec.store}: {', '.join(missing)}")
+    chosen = [i for i in sorted(spec.ids or markets)
+              if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)]
+    return chosen[: spec.limit] if spec.limit else chosen
+
+
+def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
+    return ((not spec.topics or market.topic in spec.topics)
+            and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
+            and (spec.resolved_before is None or resolution.resolved_at < spec.resolved_before)
+            and (spec.min_volume is None or (market.volume or 0.0) >= spec.min_volume))
+
+
+def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec,
+                 archive_end: datetime | None = None) -> list[cutoff_rules.Cutoff]:
+    markets = {m.id: m for m in bundle.markets}
+    resolutions = {r.market_id: r for r in bundle.resolutions}
+    lives = [cutoff_rules.lifetime(markets[i], resolutions[i], bundle.prices.get(i, ())) for i in market_ids]
+    offsets = [(parse_offset(o), o) for o in spec.offsets]
+    return cutoff_rules.schedule(lives, spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule)
+
+
+def subset_rule(spec: ReplaySpec, markets: list[str]) -> Callable[[str, str], bool]:
+    """A forecaster with a subset size runs on that many markets, taken in a fixed hash order."""
+    order = sorted(markets, key=lambda m: hashlib.sha256(m.encode()).hexdigest())
+    subsets = {name: set(order[:n]) for name, n in spec.subsets}
+    return lambda forecaster, market: forecaster not in subsets or market in subsets[forecaster]
+
+
+def question_at(bundle: MarketBundle, cutoff: cutoff_rules.Cutoff) -> Question:
+    """The market as it stood at the cutoff (its description version of that time) and t0;
+    nothing about the outcome."""
+    market = market_at(bundle, cutoff.market_id, cutoff.t0)
+    return Question(market.id, market.question, market.description, cutoff.t0, market.url, market.topic,
+                    market.scheduled_close)
+
+
+def open_snapshot(spec: ReplaySpec):
+    """The spec's archive snapshot (None: a sweep without an archive)."""
+    if spec.archive is None:
+        return None
+    from hindcast.archive.snapshot import open_snapshot as open_frozen
+
+    return open_frozen(Path(spec.archive), spec.snapshot)
+
+
+def open_index(snapshot):
+    """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
+    if snapshot is None:
+        return None
+    from hindcast.archive.index import open_index as open_built
+
+    return open_built(snapshot)
+
+
+def retriever_factory(snapshot, index) -> Callable[[datetime], object]:
+    """t0 → a TimeBoundRetriever over the snapshot as it stood at t0 (None without an archive)."""
+    if snapshot is None:
+        return lambda t0: None
+    from hindcast.archive.retriever import TimeBoundRetriever
+
+    return lambda t0: TimeBoundRetriever(snapshot, t0, index=index)
+
+
+def archive_end(snapshot) -> datetime | None:
+    """The instant after the archive's last full day (for the Hindcast rule)."""
+    if snapshot is None or not snapshot.months:
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from hindcast.timeutil import ONE_DAY, day_start
+
+    files = snapshot.partition_files(snapshot.months[-1])
+    last = max(pc.max(pq.read_table(f, columns=["created_at"])["created_at"]).as_py() for f in files)
+    return day_start(last) + ONE_DAY
