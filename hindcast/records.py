@@ -148,12 +148,3 @@ class Document:
         _aware(self, "created_at", "edited_at", "retrieved_at")
         if (self.edit_state == "at") != (self.edited_at is not None):
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotRef:
-    """A frozen, content-addressed input: an archive snapshot or a market store version."""
-
-    kind: Literal["archive", "markets"]
-    id: str
-    path: str
