@@ -52,23 +52,21 @@ def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: st
 
 def import_markets(store: Path, markets: Path, prices: Path | None = None, *, now: datetime):
     """ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version: (version id, bundle)."""
-    from hindcast.markets.importers import import_forecastbench
-    from hindcast.markets.store import write_version
-    from hindcast.replay.market_view import jsonable
+    from hindcast.markets import importers, store as stores
+    from hindcast.timeutil import iso
 
-    bundle = import_forecastbench(markets, prices)
+    bundle = importers.import_forecastbench(markets, prices)
     provenance = {"source": "forecastbench", "markets": str(markets), "prices": str(prices or ""),
-                  "imported_at": jsonable(now)}
-    return write_version(store, bundle, provenance), bundle
+                  "imported_at": iso(now)}
+    return stores.write_version(store, bundle, provenance), bundle
 
 
 def ingest(paths: Sequence[Path], source: str, fmt: str, archive: Path, *, snapshot: str | None = None):
     """Ingest inputs into the archive draft, all or nothing (a frozen `snapshot` is refused); summaries."""
-    from hindcast.archive import ingest as ingesting
-    from hindcast.archive.layout import snapshot_dir
+    from hindcast.archive import ingest as ingesting, layout
 
     if snapshot:
-        ingesting.refuse_frozen(snapshot_dir(archive, snapshot))
+        ingesting.refuse_frozen(layout.snapshot_dir(archive, snapshot))
     return ingesting.ingest(paths, source, fmt, archive)
 
 
@@ -82,19 +80,18 @@ def freeze(archive: Path) -> str:
 def embed(archive: Path, snapshot: str | None = None, embedder="minilm", *, chunk_rows: int = 2048,
           on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Embed a snapshot (None: LATEST) and build its index, resumably; the index info."""
-    from hindcast.archive.index import build_index
-    from hindcast.archive.snapshot import open_snapshot
+    from hindcast.archive import index, snapshot as snapshots
 
-    return build_index(open_snapshot(archive, snapshot), embedder, chunk_rows=chunk_rows, on_progress=on_progress)
+    return index.build_index(snapshots.open_snapshot(archive, snapshot), embedder, chunk_rows=chunk_rows,
+                             on_progress=on_progress)
 
 
 def search(archive: Path, query: str, t0: datetime, *, snapshot: str | None = None, k: int = 10,
            mode: str = "hybrid") -> list:
     """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid)."""
-    from hindcast.archive.retriever import TimeBoundRetriever
-    from hindcast.archive.snapshot import open_snapshot
+    from hindcast.archive import retriever, snapshot as snapshots
 
-    return TimeBoundRetriever(open_snapshot(archive, snapshot), t0).search(query, k=k, mode=mode)
+    return retriever.TimeBoundRetriever(snapshots.open_snapshot(archive, snapshot), t0).search(query, k=k, mode=mode)
 
 
 def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv", "json", "parquet", "md", "html"),
