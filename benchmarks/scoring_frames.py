@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scoring import synthetic_rows  # noqa: E402
+from scoring import synthetic_rows
 
-from hindcast.scoring import aggregate, bootstrap  # noqa: E402
+from hindcast.scoring import aggregate, bootstrap
 
-FIELDS = "p o codes n_markets brier own_brier market_brier paired_codes n_paired abs_diff".split()
+FIELDS = ("p", "o", "codes", "n_markets", "brier", "own_brier", "market_brier", "paired_codes", "n_paired", "abs_diff")
 
 
 def rows_with_gaps(n: int) -> list[aggregate.ScoredRow]:

@@ -1,0 +1,323 @@
+"""The structure of the package, measured from its source (issue 15), and a test of the test.
+
+Every module under hindcast/ is parsed with `ast`; every import counts, including those inside
+functions (a lazy import is still a dependency). The rules:
+
+(a) layers: an import points to the same or a lower layer, never up —
+    0 records, errors, timeutil, frozen, filelock, http · 1 archive, markets, scoring ·
+    2 forecasters · 3 replay, runs · 4 leaderboard · 5 api and the package root · 6 cli,
+    schedule · 7 __main__; a new top-level module must be given a layer here;
+(b) no import circle between modules;
+(c) every exception class is defined in hindcast/errors.py;
+(d) no `global` statement;
+(e) hindcast/api.py (the facade) has at most 150 lines;
+(f) cli/ and schedule/ import from hindcast.* only the facade (hindcast.api or the package
+    root), hindcast.records, hindcast.errors and their own package;
+(g) the clock (`datetime.now`, `datetime.utcnow`, `date.today`, `time.time`) is read only in
+    cli/ and schedule/; monotonic timers (`time.monotonic`, `time.perf_counter`) are fine.
+
+The checkers take the package's folder, so `test_the_checkers_find_each_planted_violation` runs
+them on a small fake package written into a temporary folder with one of each violation.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "hindcast"
+LAYERS = {
+    **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http"), 0),
+    **dict.fromkeys(("archive", "markets", "scoring"), 1), "forecasters": 2,
+    **dict.fromkeys(("replay", "runs"), 3), "leaderboard": 4, "api": 5, "": 5,
+    **dict.fromkeys(("cli", "schedule"), 6), "__main__": 7,
+}
+FRONT_DOOR = ("api", "", "records", "errors")  # what cli/ and schedule/ may import besides themselves
+CLOCK_ALLOWED = ("cli", "schedule")
+FACADE_LINES = 150
+BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+IN_PROGRESS = pytest.mark.xfail(strict=False, reason="issue 15 in progress")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line} imports {self.target}"
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted module name → file, for every .py file under the package folder `root`."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = (root.name, *path.relative_to(root).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def trees(root: Path) -> dict[str, ast.Module]:
+    return {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in modules(root).items()}
+
+
+def area(module: str) -> str:
+    """The top-level part of the package a module belongs to ('' for the package root)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _nearest(name: str, known: dict) -> str | None:
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _from_base(module: str, node: ast.ImportFrom, known: dict) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module if known[module].name == "__init__.py" else module.rpartition(".")[0]
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _targets(module: str, node: ast.AST, known: dict) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [_nearest(a.name, known) for a in node.names]
+    base = _from_base(module, node, known)
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in known else _nearest(base, known) for a in node.names]
+
+
+def imports(root: Path) -> list[Import]:
+    """Every import of one package module by another (anywhere in the file), resolved to modules."""
+    known, found = modules(root), []
+    for module, tree in trees(root).items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found += [Import(module, t, node.lineno) for t in dict.fromkeys(_targets(module, node, known))
+                          if t and t != module]
+    return found
+
+
+def unplaced(root: Path) -> list[str]:
+    return sorted({m for m in modules(root) if area(m) not in LAYERS})
+
+
+def upward_imports(root: Path) -> list[str]:
+    """(a) Imports from a lower layer into a higher one."""
+    return [f"{i} (layer {LAYERS[area(i.source)]} -> {LAYERS[area(i.target)]})" for i in imports(root)
+            if area(i.source) in LAYERS and area(i.target) in LAYERS and LAYERS[area(i.target)] > LAYERS[area(i.source)]]
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """(b) Each set of modules that import one another in a circle (strongly connected, > 1 module)."""
+    graph: dict[str, set[str]] = {m: set() for m in modules(root)}
+    for i in imports(root):
+        graph[i.source].add(i.target)
+    return sorted(sorted(c) for c in _components(graph) if len(c) > 1)
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(start: str) -> None:
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    found.append(_pop_component(stack, on_stack, node))
+            elif nxt not in index:
+                index[nxt] = low[nxt] = counter[0]
+                counter[0] += 1
+                stack.append(nxt)
+                on_stack.add(nxt)
+                work.append((nxt, iter(sorted(graph[nxt]))))
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _pop_component(stack: list[str], on_stack: set[str], node: str) -> list[str]:
+    component = []
+    while True:
+        member = stack.pop()
+        on_stack.discard(member)
+        component.append(member)
+        if member == node:
+            return component
+
+
+def _base_name(base: ast.expr) -> str:
+    if isinstance(base, ast.Attribute):
+        return base.attr
+    return base.id if isinstance(base, ast.Name) else ""
+
+
+def stray_exceptions(root: Path) -> list[str]:
+    """(c) Exception classes defined anywhere but errors.py (a class is one when a base is a
+    builtin exception, a class already known to be one, or named *Error/*Exception/*Warning)."""
+    classes = [(m, node) for m, tree in trees(root).items() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    known = set(BUILTIN_EXCEPTIONS)
+    while True:
+        more = {c.name for _, c in classes if c.name not in known and any(_is_exception(_base_name(b), known) for b in c.bases)}
+        if not more:
+            break
+        known |= more
+    errors = f"{root.name}.errors"
+    return [f"{m}:{c.lineno} class {c.name}" for m, c in classes if c.name in known and m != errors]
+
+
+def _is_exception(name: str, known: set[str]) -> bool:
+    return name in known or name.endswith(("Error", "Exception", "Warning"))
+
+
+def global_statements(root: Path) -> list[str]:
+    """(d) Every `global` statement."""
+    return [f"{m}:{node.lineno} global {', '.join(node.names)}" for m, tree in trees(root).items()
+            for node in ast.walk(tree) if isinstance(node, ast.Global)]
+
+
+def facade_too_long(root: Path, limit: int = FACADE_LINES) -> list[str]:
+    """(e) The facade's length when it is over `limit` lines."""
+    lines = len((root / "api.py").read_text(encoding="utf-8").splitlines())
+    return [f"{root.name}/api.py has {lines} lines (at most {limit})"] if lines > limit else []
+
+
+def past_the_front_door(root: Path) -> list[str]:
+    """(f) Imports by cli/ and schedule/ of package modules other than the facade, records,
+    errors and their own package."""
+    return [str(i) for i in imports(root) if area(i.source) in ("cli", "schedule")
+            and area(i.target) not in (*FRONT_DOOR, area(i.source))]
+
+
+def clock_reads(root: Path) -> list[str]:
+    """(g) Reads of the wall clock outside cli/ and schedule/ (calls or references)."""
+    return [f"{m}:{node.lineno} {what}" for m, tree in trees(root).items() if area(m) not in CLOCK_ALLOWED
+            for node in ast.walk(tree) if (what := _clock(node))]
+
+
+def _clock(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        owner = _base_name(node.value)
+        if (owner in ("datetime", "date") and node.attr in ("now", "utcnow", "today")) or \
+                (owner == "time" and node.attr in ("time", "time_ns")):
+            return f"{owner}.{node.attr}"
+    if isinstance(node, ast.ImportFrom) and node.module == "time" and not node.level:
+        hits = [a.name for a in node.names if a.name in ("time", "time_ns")]
+        return f"from time import {', '.join(hits)}" if hits else None
+    return None
+
+
+# ---- the package as it is --------------------------------------------------------------------
+
+def test_every_module_has_a_layer():
+    assert unplaced(ROOT) == []
+
+
+def test_no_import_runs_back_up_a_layer():
+    assert upward_imports(ROOT) == []
+
+
+def test_no_import_circle():
+    assert import_cycles(ROOT) == []
+
+
+def test_every_exception_class_is_defined_in_errors():
+    assert stray_exceptions(ROOT) == []
+
+
+def test_no_global_statement():
+    assert global_statements(ROOT) == []
+
+
+def test_the_facade_is_thin():
+    assert facade_too_long(ROOT) == []
+
+
+@IN_PROGRESS
+def test_the_cli_and_the_service_import_only_the_facade_records_and_errors():
+    assert past_the_front_door(ROOT) == []
+
+
+def test_the_clock_is_read_only_in_the_cli_and_the_service():
+    assert clock_reads(ROOT) == []
+
+
+# ---- a test of the test: a planted package with one of each violation -------------------------
+
+PLANTED = {
+    "__init__.py": "from hindcast import api\n",
+    "errors.py": "class HindcastError(Exception):\n    pass\n",
+    "records.py": "import time\n\nfrom hindcast.replay import runner\n\n\ndef stamp():\n    return time.time()\n",
+    "timeutil.py": "from datetime import datetime, timezone\n\nNOW = datetime.now\n",
+    "archive/__init__.py": "",
+    "archive/a.py": "from hindcast.archive import b\n",
+    "archive/b.py": "def late():\n    from . import a\n    return a\n",
+    "markets/__init__.py": "",
+    "markets/lazy.py": "def board():\n    from hindcast.leaderboard.tables import x\n    return x\n",
+    "scoring/__init__.py": "",
+    "scoring/state.py": ("from hindcast.errors import HindcastError\n_STATE = None\n\n\nclass Oops(ValueError):\n"
+                         "    pass\n\n\nclass Deeper(HindcastError):\n    pass\n\n\ndef set_state(v):\n"
+                         "    global _STATE\n    _STATE = v\n"),
+    "replay/__init__.py": "",
+    "replay/runner.py": "from hindcast import records\nimport time\n\nSTART = time.monotonic()\n",
+    "leaderboard/__init__.py": "",
+    "leaderboard/tables.py": "x = 1\n",
+    "api.py": "\n" * 151,
+    "cli/__init__.py": "",
+    "cli/main.py": ("from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom hindcast.cli import sub\n"
+                    "from hindcast.replay import runner\n\nNOW = datetime.now()\n"),
+    "cli/sub.py": "from . import main\n",
+    "oddity.py": "",
+}
+
+
+def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "hindcast"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_checkers_find_each_planted_violation(tmp_path):
+    root = _plant(tmp_path, PLANTED)
+    assert unplaced(root) == ["hindcast.oddity"]
+    assert upward_imports(root) == ["hindcast.markets.lazy:2 imports hindcast.leaderboard.tables (layer 1 -> 4)",
+                                    "hindcast.records:3 imports hindcast.replay.runner (layer 0 -> 3)"]
+    assert import_cycles(root) == [["hindcast.archive.a", "hindcast.archive.b"], ["hindcast.cli.main", "hindcast.cli.sub"],
+                                   ["hindcast.records", "hindcast.replay.runner"]]
+    assert stray_exceptions(root) == ["hindcast.scoring.state:5 class Oops", "hindcast.scoring.state:9 class Deeper"]
+    assert global_statements(root) == ["hindcast.scoring.state:14 global _STATE"]
+    assert facade_too_long(root) == ["hindcast/api.py has 151 lines (at most 150)"]
+    assert past_the_front_door(root) == ["hindcast.cli.main:5 imports hindcast.replay.runner"]
+    assert clock_reads(root) == ["hindcast.records:7 time.time", "hindcast.timeutil:3 datetime.now"]
+
+
+def test_the_checkers_pass_a_clean_package(tmp_path):
+    clean = {name: text for name, text in PLANTED.items()
+             if name not in ("records.py", "timeutil.py", "archive/b.py", "markets/lazy.py", "scoring/state.py",
+                             "api.py", "cli/main.py", "cli/sub.py", "oddity.py")}
+    root = _plant(tmp_path, clean | {"api.py": "\n" * 150, "records.py": "import time\n\nSTART = time.perf_counter()\n",
+                                     "cli/main.py": "from datetime import date\n\nfrom hindcast import api\nTODAY = date.today()\n"})
+    assert (unplaced(root), upward_imports(root), import_cycles(root), stray_exceptions(root), global_statements(root),
+            facade_too_long(root), past_the_front_door(root), clock_reads(root)) == ([], [], [], [], [], [], [], [])
