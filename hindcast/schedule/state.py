@@ -7,7 +7,11 @@
   made (pending) and closed after it (done), so a killed batch is resumed with its exact
   spec — the same run id — and never re-planned into a run that would duplicate its rows.
 
-SQLAlchemy Core on its own MetaData: nothing here is added to the run store's tables.
+Tables are sqlmodel classes, the run store's idiom, on their own registry: nothing here is
+added to the run store's tables (a run database the service never opened has none of them).
+Their shape is the one the previous release wrote (a test compares it with its database), so
+the file stays readable by either; they are created when missing, never migrated (they have
+not changed since they were introduced).
 """
 
 from __future__ import annotations
@@ -15,36 +19,57 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Optional
 
-from sqlalchemy import (
-    Column,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    insert,
-    select,
-    update,
-)
+from sqlalchemy import Text
+from sqlalchemy.orm import registry
+from sqlmodel import Field, Session, SQLModel, select
 
-from hindcast.timeutil import iso
+from hindcast.api import iso
 
-META = MetaData()
-JOB_RUNS = Table("schedule_job_runs", META,
-                 Column("id", Integer, primary_key=True, autoincrement=True), Column("job", String, nullable=False),
-                 Column("now", String, nullable=False), Column("started_at", String, nullable=False),
-                 Column("finished_at", String), Column("status", String, nullable=False),
-                 Column("detail", Text, nullable=False, default="{}"), Column("error", Text))
-VALUES = Table("schedule_values", META, Column("key", String, primary_key=True), Column("value", Text, nullable=False))
-INBOX = Table("schedule_inbox_files", META, Column("name", String, primary_key=True),
-              Column("sha256", String, primary_key=True), Column("source", String, nullable=False),
-              Column("snapshot", String, nullable=False), Column("ingested_at", String, nullable=False))
-BATCHES = Table("schedule_batches", META,
-                Column("id", Integer, primary_key=True, autoincrement=True), Column("sweep", String, nullable=False),
-                Column("spec", Text, nullable=False), Column("status", String, nullable=False),
-                Column("run_id", String), Column("created", String, nullable=False), Column("finished", String),
-                Column("markets", Integer, nullable=False), Column("forecasters", Text, nullable=False))
+
+class ServiceTable(SQLModel, registry=registry()):
+    """The service's tables: their own MetaData, never the run store's."""
+
+
+class JobRunRow(ServiceTable, table=True):
+    __tablename__ = "schedule_job_runs"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    job: str
+    now: str
+    started_at: str
+    finished_at: Optional[str] = None
+    status: str
+    detail: str = Field(default="{}", sa_type=Text)
+    error: Optional[str] = Field(default=None, sa_type=Text)
+
+
+class ValueRow(ServiceTable, table=True):
+    __tablename__ = "schedule_values"
+    key: str = Field(primary_key=True)
+    value: str = Field(sa_type=Text)
+
+
+class InboxRow(ServiceTable, table=True):
+    __tablename__ = "schedule_inbox_files"
+    name: str = Field(primary_key=True)
+    sha256: str = Field(primary_key=True)
+    source: str
+    snapshot: str
+    ingested_at: str
+
+
+class BatchRow(ServiceTable, table=True):
+    __tablename__ = "schedule_batches"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    sweep: str
+    spec: str = Field(sa_type=Text)
+    status: str
+    run_id: Optional[str] = None
+    created: str
+    finished: Optional[str] = None
+    markets: int
+    forecasters: str = Field(sa_type=Text)
 
 
 @dataclass(frozen=True)
@@ -75,100 +100,108 @@ class Batch:
 class State:
     def __init__(self, engine):
         self.engine = engine
-        META.create_all(engine)
+        ServiceTable.metadata.create_all(engine)
 
     # -- job runs -------------------------------------------------------------------------
     def job_started(self, job: str, now: datetime, wall: datetime) -> int:
-        with self.engine.begin() as c:
-            return c.execute(insert(JOB_RUNS).values(job=job, now=iso(now), started_at=iso(wall), status="running",
-                                                     detail="{}")).inserted_primary_key[0]
+        return self._added(JobRunRow(job=job, now=iso(now), started_at=iso(wall), status="running")).id
 
     def job_finished(self, run: int, status: str, wall: datetime, detail: dict, error: str | None = None) -> None:
-        with self.engine.begin() as c:
-            c.execute(update(JOB_RUNS).where(JOB_RUNS.c.id == run).values(
-                status=status, finished_at=iso(wall), detail=_dumps(detail), error=error))
+        with Session(self.engine) as session:
+            row = session.get(JobRunRow, run)
+            row.status, row.finished_at, row.detail, row.error = status, iso(wall), _dumps(detail), error
+            session.commit()
 
     def interrupt_running(self, wall: datetime) -> int:
         """Runs a dead process left `running` (only the lock holder calls this)."""
-        with self.engine.begin() as c:
-            return c.execute(update(JOB_RUNS).where(JOB_RUNS.c.status == "running").values(
-                status="interrupted", finished_at=iso(wall),
-                error="the process ended during this job; the next run completes it")).rowcount
+        with Session(self.engine) as session:
+            rows = list(session.exec(select(JobRunRow).where(JobRunRow.status == "running")))
+            for row in rows:
+                row.status, row.finished_at = "interrupted", iso(wall)
+                row.error = "the process ended during this job; the next run completes it"
+            session.commit()
+        return len(rows)
 
     def job_runs(self, job: str | None = None, status: str | None = None, limit: int = 20) -> list[JobRun]:
-        query = select(JOB_RUNS).order_by(JOB_RUNS.c.id.desc()).limit(limit)
-        query = query.where(JOB_RUNS.c.job == job) if job else query
-        query = query.where(JOB_RUNS.c.status == status) if status else query
-        with self.engine.connect() as c:
-            return [JobRun(**{**r._mapping, "detail": json.loads(r.detail)}) for r in c.execute(query)]
+        query = select(JobRunRow).order_by(JobRunRow.id.desc()).limit(limit)
+        query = query.where(JobRunRow.job == job) if job else query
+        query = query.where(JobRunRow.status == status) if status else query
+        with Session(self.engine) as session:
+            return [_job_run(r) for r in session.exec(query)]
 
     # -- values ---------------------------------------------------------------------------
     def get(self, key: str, default=None):
-        with self.engine.connect() as c:
-            value = c.execute(select(VALUES.c.value).where(VALUES.c.key == key)).scalar()
-        return default if value is None else json.loads(value)
+        with Session(self.engine) as session:
+            row = session.get(ValueRow, key)
+        return default if row is None else json.loads(row.value)
 
     def set(self, key: str, value) -> None:
-        with self.engine.begin() as c:
-            _put(c, key, value)
+        self.set_many({key: value})
 
     def set_many(self, values: dict) -> None:
-        with self.engine.begin() as c:
+        with Session(self.engine) as session:
             for key, value in values.items():
-                _put(c, key, value)
+                session.merge(ValueRow(key=key, value=_dumps(value)))
+            session.commit()
 
     def values(self, prefix: str = "") -> dict:
-        with self.engine.connect() as c:
-            rows = c.execute(select(VALUES).where(VALUES.c.key.startswith(prefix)).order_by(VALUES.c.key))
+        with Session(self.engine) as session:
+            rows = session.exec(select(ValueRow).where(ValueRow.key.startswith(prefix)).order_by(ValueRow.key))
             return {r.key: json.loads(r.value) for r in rows}
 
     # -- inbox ----------------------------------------------------------------------------
     def ingested(self) -> set[tuple[str, str]]:
-        with self.engine.connect() as c:
-            return {(r.name, r.sha256) for r in c.execute(select(INBOX.c.name, INBOX.c.sha256))}
+        with Session(self.engine) as session:
+            return set(session.exec(select(InboxRow.name, InboxRow.sha256)))
 
     def record_ingest(self, files: list[tuple[str, str, str]], snapshot: str, now: datetime) -> None:
         """Mark (name, sha256, source) files ingested into `snapshot`, and make it the indexed one."""
-        with self.engine.begin() as c:
+        with Session(self.engine) as session:
             for name, sha, source in files:
-                c.execute(insert(INBOX).values(name=name, sha256=sha, source=source, snapshot=snapshot,
-                                               ingested_at=iso(now)))
-            _put(c, "archive:indexed", snapshot)
+                session.add(InboxRow(name=name, sha256=sha, source=source, snapshot=snapshot, ingested_at=iso(now)))
+            session.merge(ValueRow(key="archive:indexed", value=_dumps(snapshot)))
+            session.commit()
 
     # -- batches --------------------------------------------------------------------------
     def open_batch(self, sweep: str, spec: dict, now: datetime) -> Batch:
-        with self.engine.begin() as c:
-            bid = c.execute(insert(BATCHES).values(
-                sweep=sweep, spec=_dumps(spec), status="pending", created=iso(now), markets=len(spec["market_ids"]),
-                forecasters=_dumps(spec["forecasters"]))).inserted_primary_key[0]
-        return self.batch(bid)
+        row = self._added(BatchRow(sweep=sweep, spec=_dumps(spec), status="pending", created=iso(now),
+                                   markets=len(spec["market_ids"]), forecasters=_dumps(spec["forecasters"])))
+        return self.batch(row.id)
 
     def close_batch(self, bid: int, run_id: str, now: datetime) -> None:
-        with self.engine.begin() as c:
-            c.execute(update(BATCHES).where(BATCHES.c.id == bid).values(status="done", run_id=run_id,
-                                                                          finished=iso(now)))
+        with Session(self.engine) as session:
+            row = session.get(BatchRow, bid)
+            row.status, row.run_id, row.finished = "done", run_id, iso(now)
+            session.commit()
 
     def batch(self, bid: int) -> Batch:
         return self.batches(bid=bid)[0]
 
     def batches(self, sweep: str | None = None, status: str | None = None, bid: int | None = None) -> list[Batch]:
-        query = select(BATCHES).order_by(BATCHES.c.id)
-        query = query.where(BATCHES.c.sweep == sweep) if sweep else query
-        query = query.where(BATCHES.c.status == status) if status else query
-        query = query.where(BATCHES.c.id == bid) if bid is not None else query
-        with self.engine.connect() as c:
-            return [_batch(r) for r in c.execute(query)]
+        query = select(BatchRow).order_by(BatchRow.id)
+        query = query.where(BatchRow.sweep == sweep) if sweep else query
+        query = query.where(BatchRow.status == status) if status else query
+        query = query.where(BatchRow.id == bid) if bid is not None else query
+        with Session(self.engine) as session:
+            return [_batch(r) for r in session.exec(query)]
+
+    def _added(self, row):
+        """Insert one row; it comes back with its generated id."""
+        with Session(self.engine) as session:
+            session.add(row)
+            session.commit()
+            session.refresh(row)
+            session.expunge(row)
+        return row
 
 
-def _batch(r) -> Batch:
-    m = r._mapping
-    return Batch(**{**m, "spec": json.loads(m["spec"]), "forecasters": tuple(json.loads(m["forecasters"]))})
+def _job_run(r: JobRunRow) -> JobRun:
+    return JobRun(r.id, r.job, r.now, r.started_at, r.finished_at, r.status, json.loads(r.detail), r.error)
 
 
-def _put(connection, key: str, value) -> None:
-    text = _dumps(value)
-    if connection.execute(update(VALUES).where(VALUES.c.key == key).values(value=text)).rowcount == 0:
-        connection.execute(insert(VALUES).values(key=key, value=text))
+def _batch(r: BatchRow) -> Batch:
+    return Batch(r.id, r.sweep, json.loads(r.spec), r.status, r.run_id, r.created, r.finished, r.markets,
+                 tuple(json.loads(r.forecasters)))
 
 
 def _dumps(value) -> str:
