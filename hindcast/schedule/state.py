@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Optional
 
 from sqlalchemy import Text
 from sqlalchemy.orm import registry
@@ -34,14 +33,14 @@ class ServiceTable(SQLModel, registry=registry()):
 
 class JobRunRow(ServiceTable, table=True):
     __tablename__ = "schedule_job_runs"
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     job: str
     now: str
     started_at: str
-    finished_at: Optional[str] = None
+    finished_at: str | None = None
     status: str
     detail: str = Field(default="{}", sa_type=Text)
-    error: Optional[str] = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
 
 
 class ValueRow(ServiceTable, table=True):
@@ -61,13 +60,13 @@ class InboxRow(ServiceTable, table=True):
 
 class BatchRow(ServiceTable, table=True):
     __tablename__ = "schedule_batches"
-    id: Optional[int] = Field(default=None, primary_key=True)
+    id: int | None = Field(default=None, primary_key=True)
     sweep: str
     spec: str = Field(sa_type=Text)
     status: str
-    run_id: Optional[str] = None
+    run_id: str | None = None
     created: str
-    finished: Optional[str] = None
+    finished: str | None = None
     markets: int
     forecasters: str = Field(sa_type=Text)
 
