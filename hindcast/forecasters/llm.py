@@ -17,8 +17,10 @@ Two kinds of failure: a reply that cannot be used (malformed body, a 400 …) is
 `ChatError` (a ForecastError: recorded with the forecast); an outage — connection error,
 timeout, 429/5xx after the retry budget, 401/403/404, a missing key, a dead local server —
 is an `InfrastructureError` naming the endpoint: never stored as a forecast, asked again
-on the next run. Timeouts, 429 and 5xx are retried a bounded number of times with
-exponential backoff, honouring `Retry-After`.
+on the next run. Requests go through the shared HTTP layer (`hindcast.http`): timeouts,
+dropped connections, 408/409/425/429 and 5xx are retried a bounded number of times with
+exponential backoff, honouring `Retry-After` (seconds, or an HTTP date against the
+response's `Date`), a wait capped at `max_wait`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 
 from hindcast.errors import (
     ChatError,
@@ -40,6 +41,11 @@ from hindcast.errors import (
 )
 from hindcast.errors import RejectedAnswer as _Rejected
 from hindcast.forecasters.cache import ResponseCache, request_key
+from hindcast.http import AsyncRetrying, Outcome, RetryPolicy, retry_after
+
+__all__ = ["AUTH_STATUSES", "OPENAI_URL", "RETRY_STATUSES", "STRUCTURED", "Breakers", "ChatClient", "ChatError",
+           "ChatReply", "CircuitOpen", "ModelSpec", "Usage", "has_userinfo", "parse_model", "redact", "reply_from",
+           "response_format", "retry_after"]  # ChatError, CircuitOpen, retry_after: re-exported
 
 OPENAI_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -242,26 +248,56 @@ class ChatClient:
             return await self._post_structured(messages, schema, tools, params, before + exc.attempts,
                                                spent + exc.seconds)
 
+    @property
+    def policy(self) -> RetryPolicy:
+        """The shared HTTP layer's policy from this client's settings: a Retry-After above
+        `max_wait` is waited `max_wait` (not refused, as the market client does)."""
+        return RetryPolicy(attempts=self.max_retries + 1, base_delay=self.backoff, max_delay=self.max_wait,
+                           timeout=self.timeout, statuses=RETRY_STATUSES, long_wait="cap")
+
     async def _post(self, body: dict) -> tuple[dict, int, float]:
         """(payload, attempts, seconds): the clock starts once the gate is passed (time queued
         behind other calls to the endpoint is not this call's latency)."""
-        state = self._loop_state()
+        state, policy = self._loop_state(), self.policy
         async with state.gate:
             started = time.monotonic()
             url = (await self._url()).rstrip("/") + "/chat/completions"
-            for attempt in range(self.max_retries + 1):
-                self._check_open()
-                try:
-                    wait, result = await self._attempt(state.http, url, body)
-                except _Rejected as exc:
-                    exc.attempts, exc.seconds = attempt + 1, time.monotonic() - started
-                    raise
-                if wait is None:
-                    return result, attempt + 1, time.monotonic() - started
-                if attempt == self.max_retries:
-                    break
-                await self._sleep(min(wait if wait >= 0 else self.backoff * 2 ** attempt, self.max_wait))
-        raise self.outage(f"{result} (gave up after {self.max_retries + 1} attempts)")
+            self._check_open()  # an open breaker before a missing key, as on every attempt
+            outcome = await AsyncRetrying(state.http, policy, self._sleep).request(
+                "POST", url, json=body, headers=self._headers(), before=self._before_attempt,
+                transient=lambda response: policy.transient(response) and not _format_refused(body, response))
+        try:
+            return self._payload(outcome), outcome.attempts, time.monotonic() - started
+        except _Rejected as exc:
+            exc.attempts, exc.seconds = outcome.attempts, time.monotonic() - started
+            raise
+
+    def _before_attempt(self) -> None:
+        self._check_open()
+        self.requests += 1
+
+    def _payload(self, outcome: Outcome) -> dict:
+        """The decoded body of a final 2xx; an outage or a refused reply otherwise."""
+        if outcome.transient:
+            raise self.outage(f"{self._reason(outcome.last)} (gave up after {outcome.attempts} attempts)")
+        response = outcome.last
+        if response.status_code in AUTH_STATUSES:
+            raise self.outage(self._reason(response))
+        if response.status_code >= 400:  # a refused response_format (even as a 500), or a bad request
+            raise _Rejected(self._reason(response), response.text)
+        try:
+            return response.json()
+        except ValueError:
+            raise ChatError(f"response is not JSON: {_excerpt(response.text)}") from None
+
+    def _reason(self, last) -> str:
+        import httpx
+
+        if isinstance(last, httpx.TimeoutException):
+            return f"timeout after {self.timeout:g}s ({type(last).__name__})"
+        if isinstance(last, httpx.TransportError):
+            return f"connection failed ({type(last).__name__}: {redact(str(last))})"
+        return f"HTTP {last.status_code}: {_excerpt(last.text)}"
 
     async def _url(self) -> str:
         if self._base_url is None:
@@ -278,32 +314,6 @@ class ChatClient:
         reason = self.breakers.reason(self.spec.endpoint) if self.breakers is not None else None
         if reason is not None:
             raise CircuitOpen(f"circuit breaker open for {self.spec.endpoint}: {reason}", self.spec.endpoint)
-
-    async def _attempt(self, http, url: str, body: dict):
-        """(None, payload) on success; (seconds to wait, or -1 for backoff; reason) to retry."""
-        import httpx
-
-        headers = self._headers()
-        self.requests += 1
-        try:
-            response = await http.post(url, json=body, headers=headers, timeout=self.timeout)
-        except httpx.TimeoutException as exc:
-            return -1, f"timeout after {self.timeout:g}s ({type(exc).__name__})"
-        except httpx.TransportError as exc:
-            return -1, f"connection failed ({type(exc).__name__}: {redact(str(exc))})"
-        reason = f"HTTP {response.status_code}: {_excerpt(response.text)}"
-        if response.status_code in AUTH_STATUSES:
-            raise self.outage(reason)
-        if response.status_code >= 400 and "response_format" in body and _mentions_format(response.text):
-            raise _Rejected(reason, response.text)  # some servers answer 500 to an unknown response_format
-        if response.status_code in RETRY_STATUSES:
-            return retry_after(response.headers), reason
-        if response.status_code >= 400:
-            raise _Rejected(reason, response.text)
-        try:
-            return None, response.json()
-        except ValueError:
-            raise ChatError(f"response is not JSON: {_excerpt(response.text)}") from None
 
     def _headers(self) -> dict:
         if self._key:
@@ -333,6 +343,11 @@ def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
     return replace(reply, retries=max(0, retries), latency_s=round(latency, 6))
 
 
+def _format_refused(body: dict, response) -> bool:
+    """An error naming the response_format we sent (some servers answer it with a 500)."""
+    return response.status_code >= 400 and "response_format" in body and _mentions_format(response.text)
+
+
 def _mentions_format(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in ("response_format", "json_schema", "json_object", "response format"))
@@ -341,21 +356,6 @@ def _mentions_format(text: str) -> bool:
 def _excerpt(text: str, n: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n] + "…"
-
-
-def retry_after(headers: Mapping) -> float:
-    """Seconds a `Retry-After` header asks for (delta or HTTP date vs the response's Date); -1 if none."""
-    value = headers.get("retry-after")
-    if value is None:
-        return -1.0
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
-    except (KeyError, TypeError, ValueError):
-        return -1.0
 
 
 # ---- usage accounting -------------------------------------------------------------------------

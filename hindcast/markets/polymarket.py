@@ -1,9 +1,13 @@
 """Polymarket's public Gamma and CLOB APIs over an injected `httpx.Client`.
 
-Every request has a timeout; 429, 5xx, timeouts and dropped connections are retried a
-bounded number of times with exponential backoff, honouring `Retry-After`; the last
-failure raises `PolymarketError` naming the URL. The sleep function is injected so tests
-never wait. This module returns raw JSON: `parse` turns it into records, once.
+Requests go through the shared HTTP layer (`hindcast.http`): every request has a timeout;
+429, 5xx, timeouts and dropped connections are retried a bounded number of times with
+exponential backoff, honouring `Retry-After` (seconds, or an HTTP date against the
+response's `Date`); a Retry-After longer than the policy allows, or the last failure,
+raises `PolymarketError` naming the URL. The sleep function is injected so tests never
+wait. Paging (Gamma's offsets, the CLOB's cursors) lives here and nowhere else; a pull
+passes a `PageCache` to keep each page as it arrives. This module returns raw JSON:
+`parse` turns it into records, once.
 """
 
 from __future__ import annotations
@@ -11,30 +15,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from hindcast.errors import PolymarketError
+from hindcast.http import Outcome, Retrying, RetryPolicy
+
+__all__ = ["CLOB_URL", "FIDELITIES", "GAMMA_PAGE_LIMIT", "GAMMA_URL", "History", "Page", "PageCache",
+           "PolymarketClient", "PolymarketError", "RetryPolicy"]  # RetryPolicy, PolymarketError: re-exported
 
 GAMMA_URL = "https://gamma-api.polymarket.com"
 CLOB_URL = "https://clob.polymarket.com"
 GAMMA_PAGE_LIMIT = 500  # Gamma's maximum `limit`
 CLOB_LAST_CURSOR = "LTE="  # the CLOB's `next_cursor` on its last page
 FIDELITIES = (60, 720, 1440)  # minutes; resolved markets often answer only the coarse ones
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """At most `attempts` tries; waits base·2^k seconds (≤ max_delay) or what Retry-After says."""
-
-    attempts: int = 5
-    base_delay: float = 1.0
-    max_delay: float = 60.0
-    timeout: float = 30.0
-
-    def backoff(self, attempt: int) -> float:
-        return min(self.base_delay * 2**attempt, self.max_delay)
 
 
 @dataclass(frozen=True)
@@ -54,7 +49,13 @@ class History:
     history: list
 
 
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+class PageCache(Protocol):
+    """Where a listing keeps its pages by offset (a pull's work directory): a page it
+    holds is read back instead of fetched; a fetched page is saved as it arrives."""
+
+    def page(self, offset: int) -> list | None: ...
+
+    def save_page(self, offset: int, items: list) -> None: ...
 
 
 class PolymarketClient:
@@ -78,41 +79,25 @@ class PolymarketClient:
             raise PolymarketError(str(response.url), f"response is not valid JSON ({exc})") from exc
 
     def _get_with_retries(self, url: str, params: dict) -> httpx.Response:
-        for attempt in range(self.retry.attempts):
-            last = attempt == self.retry.attempts - 1
-            outcome = self._try_once(url, params)
-            if isinstance(outcome, httpx.Response) and outcome.status_code not in _RETRY_STATUS:
-                return _raise_for_status(outcome)
-            if last:
-                raise _final_error(url, outcome, self.retry.attempts)
-            self.sleep(self._delay(url, outcome, attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _try_once(self, url: str, params: dict) -> httpx.Response | httpx.TransportError:
-        try:
-            return self.http.get(url, params=params, timeout=self.retry.timeout)
-        except (httpx.TimeoutException, httpx.NetworkError) as exc:
-            return exc
-
-    def _delay(self, url: str, outcome, attempt: int) -> float:
-        asked = _retry_after(outcome) if isinstance(outcome, httpx.Response) else None
-        if asked is None:
-            return self.retry.backoff(attempt)
-        if asked > self.retry.max_delay:
-            raise PolymarketError(url, f"HTTP {outcome.status_code} asks to retry after {asked:g}s, "
-                                       f"more than the {self.retry.max_delay:g}s allowed")
-        return asked
+        outcome = Retrying(self.http, self.retry, self.sleep).request("GET", url, params=params)
+        if outcome.refused_wait is not None:
+            raise PolymarketError(url, f"HTTP {outcome.last.status_code} asks to retry after "
+                                       f"{outcome.refused_wait:g}s, more than the {self.retry.max_delay:g}s allowed")
+        if outcome.transient:
+            raise _final_error(url, outcome)
+        return _raise_for_status(outcome.last)
 
     # -- Gamma -------------------------------------------------------------------------
     def gamma_markets(self, params: dict | None = None, limit: int = GAMMA_PAGE_LIMIT,
-                      offset: int = 0) -> Iterator[Page]:
-        """Pages of `GET /markets` from `offset` on, until a page is shorter than `limit`."""
-        return self._offset_pages(f"{self.gamma_url}/markets", params or {}, limit, offset)
+                      offset: int = 0, cache: PageCache | None = None) -> Iterator[Page]:
+        """Pages of `GET /markets` from `offset` on, until a page is shorter than `limit`
+        (each page from `cache` when it holds it)."""
+        return self._offset_pages(f"{self.gamma_url}/markets", params or {}, limit, offset, cache)
 
     def gamma_events(self, params: dict | None = None, limit: int = GAMMA_PAGE_LIMIT,
-                     offset: int = 0) -> Iterator[Page]:
+                     offset: int = 0, cache: PageCache | None = None) -> Iterator[Page]:
         """Pages of `GET /events` (each event nests its `markets`)."""
-        return self._offset_pages(f"{self.gamma_url}/events", params or {}, limit, offset)
+        return self._offset_pages(f"{self.gamma_url}/events", params or {}, limit, offset, cache)
 
     def gamma_page(self, url: str, params: dict, limit: int, offset: int) -> Page:
         items = self.get_json(url, {**params, "limit": limit, "offset": offset})
@@ -120,13 +105,23 @@ class PolymarketClient:
             raise PolymarketError(url, f"expected a JSON array at offset {offset}, got {type(items).__name__}")
         return Page(offset, items)
 
-    def _offset_pages(self, url: str, params: dict, limit: int, offset: int) -> Iterator[Page]:
+    def _offset_pages(self, url: str, params: dict, limit: int, offset: int,
+                      cache: PageCache | None) -> Iterator[Page]:
         while True:
-            page = self.gamma_page(url, params, limit, offset)
+            page = self._cached_page(url, params, limit, offset, cache)
             yield page
             if len(page.items) < limit:
                 return
             offset += limit
+
+    def _cached_page(self, url: str, params: dict, limit: int, offset: int, cache: PageCache | None) -> Page:
+        items = cache.page(offset) if cache is not None else None
+        if items is not None:
+            return Page(offset, items)
+        page = self.gamma_page(url, params, limit, offset)
+        if cache is not None:
+            cache.save_page(offset, page.items)
+        return page
 
     # -- CLOB --------------------------------------------------------------------------
     def clob_markets(self, cursor: str = "") -> Iterator[dict]:
@@ -163,15 +158,6 @@ def _history_params(token_id: str, start_ts, end_ts, fidelity: int) -> dict:
     return {**params, "startTs": start_ts, "endTs": end_ts}
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    """Retry-After in seconds (the delta-seconds form; an HTTP date falls back to backoff)."""
-    value = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
-
-
 def _raise_for_status(response: httpx.Response) -> httpx.Response:
     if response.is_success:
         return response
@@ -179,8 +165,9 @@ def _raise_for_status(response: httpx.Response) -> httpx.Response:
     raise PolymarketError(str(response.url), f"HTTP {response.status_code}" + (f": {detail}" if detail else ""))
 
 
-def _final_error(url: str, outcome, attempts: int) -> PolymarketError:
-    if isinstance(outcome, httpx.Response):
-        return PolymarketError(str(outcome.url), f"HTTP {outcome.status_code} after {attempts} attempts")
-    kind = "timed out" if isinstance(outcome, httpx.TimeoutException) else "connection failed"
-    return PolymarketError(url, f"{kind} after {attempts} attempts ({type(outcome).__name__}: {outcome})")
+def _final_error(url: str, outcome: Outcome) -> PolymarketError:
+    last, attempts = outcome.last, outcome.attempts
+    if isinstance(last, httpx.Response):
+        return PolymarketError(str(last.url), f"HTTP {last.status_code} after {attempts} attempts")
+    kind = "timed out" if isinstance(last, httpx.TimeoutException) else "connection failed"
+    return PolymarketError(url, f"{kind} after {attempts} attempts ({type(last).__name__}: {last})")

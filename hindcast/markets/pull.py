@@ -203,18 +203,17 @@ def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery)
 
 
 def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select) -> list:
-    """Gamma's offset paging (each page cached in `work`); `select(page)` → (items kept, stop)."""
-    items, offset, url = [], 0, f"{client.gamma_url}/markets"
+    """The client's Gamma paging with each page cached in `work`; `select(page)` → (items
+    kept, stop); no page is asked for once `query.limit` items are kept."""
+    items, pages = [], client.gamma_markets(params, query.page_size, cache=work)
     while query.limit is None or len(items) < query.limit:
-        page = work.page(offset)
+        page = next(pages, None)
         if page is None:
-            page = client.gamma_page(url, params, query.page_size, offset).items
-            work.save_page(offset, page)
-        kept, stop = select(page)
-        items += kept
-        if len(page) < query.page_size or stop:
             break
-        offset += query.page_size
+        kept, stop = select(page.items)
+        items += kept
+        if stop:
+            break
     return items[: query.limit] if query.limit is not None else items
 
 

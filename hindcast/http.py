@@ -1,0 +1,167 @@
+"""One HTTP layer: a retry policy and the two loops (sync, async) that apply it.
+
+`RetryPolicy` is a frozen value: how many attempts, the exponential backoff (base·2^k,
+at most `max_delay`), the timeout of every request, which statuses are transient, and
+what to do when a server's `Retry-After` asks for more than `max_delay` ("fail": give up
+at once; "cap": wait `max_delay`). `Retry-After` is read in both of its forms: seconds,
+or an HTTP date taken relative to the same response's `Date` header (the server's own
+clock; no clock of ours is read, and a date without a `Date` header falls back to backoff).
+
+`Retrying` (over an injected `httpx.Client`) and `AsyncRetrying` (over an
+`httpx.AsyncClient`) send one request until it succeeds, fails for good, or the policy's
+attempts are spent, and return what happened as data (`Outcome`): the last response or
+transport error, how many attempts it took, and whether it was still transient. They
+raise nothing of their own; each caller turns an `Outcome` into its own errors. Every
+transport error (timeout, refused or dropped connection, protocol error) is transient.
+The sleep function is injected, so tests never wait. httpx is imported on the first
+request, not with this module (importing a forecaster stays light).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from itertools import count
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    import httpx
+
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+LONG_WAITS = ("fail", "cap")
+
+Last = Union["httpx.Response", "httpx.TransportError"]  # a response, or the transport error raised instead
+Retryable = Callable[["httpx.Response"], bool]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """At most `attempts` tries, each with `timeout` seconds; waits base·2^k seconds
+    (≤ max_delay) or what Retry-After says (above max_delay: `long_wait` decides)."""
+
+    attempts: int = 5
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    timeout: float = 30.0
+    statuses: frozenset[int] = TRANSIENT_STATUSES
+    long_wait: str = "fail"
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"attempts={self.attempts}: at least one attempt")
+        if self.long_wait not in LONG_WAITS:
+            raise ValueError(f"long_wait={self.long_wait!r}: use {' or '.join(LONG_WAITS)}")
+
+    def backoff(self, attempt: int) -> float:
+        return min(self.base_delay * 2**attempt, self.max_delay)
+
+    def transient(self, response: httpx.Response) -> bool:
+        return response.status_code in self.statuses
+
+    def wait(self, last: Last, attempt: int) -> float:
+        """Seconds before the next attempt: what Retry-After asks (capped under "cap"), else backoff."""
+        asked = -1.0 if isinstance(last, Exception) else retry_after(last.headers)
+        if asked < 0:
+            return self.backoff(attempt)
+        return min(asked, self.max_delay) if self.long_wait == "cap" else asked
+
+    def decide(self, last: Last, attempt: int, transient: Retryable | None = None) -> Outcome | float:
+        """After attempt number `attempt` (from 0): the Outcome if it is over, else the wait."""
+        retry = isinstance(last, Exception) or (transient or self.transient)(last)
+        if not retry:
+            return Outcome(last, attempt + 1, transient=False)
+        if attempt + 1 >= self.attempts:
+            return Outcome(last, attempt + 1, transient=True)
+        wait = self.wait(last, attempt)
+        if wait > self.max_delay:
+            return Outcome(last, attempt + 1, transient=True, refused_wait=wait)
+        return wait
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a request came to. `last` is the final response (any status) or transport
+    error; `transient` says it was still a transient failure (attempts spent, or a
+    Retry-After above the policy's max_delay refused: `refused_wait` seconds)."""
+
+    last: Last
+    attempts: int
+    transient: bool
+    refused_wait: float | None = None
+
+    @property
+    def response(self) -> httpx.Response | None:
+        return None if isinstance(self.last, Exception) else self.last
+
+
+class Retrying:
+    """Requests over an injected `httpx.Client` under a RetryPolicy (`sleep`: time.sleep)."""
+
+    def __init__(self, http: httpx.Client, policy: RetryPolicy = RetryPolicy(),
+                 sleep: Callable[[float], None] = time.sleep):
+        self.http, self.policy, self.sleep = http, policy, sleep
+
+    def request(self, method: str, url: str, *, transient: Retryable | None = None,
+                before: Callable[[], None] | None = None, **kwargs) -> Outcome:
+        """Send until the Outcome is decided; `before()` runs before every attempt (it may
+        raise to stop), `transient(response)` overrides the policy's status set."""
+        for attempt in count():
+            if before is not None:
+                before()
+            step = self.policy.decide(self._once(method, url, kwargs), attempt, transient)
+            if isinstance(step, Outcome):
+                return step
+            self.sleep(step)
+
+    def _once(self, method: str, url: str, kwargs: dict) -> Last:
+        import httpx
+
+        try:
+            return self.http.request(method, url, timeout=self.policy.timeout, **kwargs)
+        except httpx.TransportError as exc:
+            return exc
+
+
+class AsyncRetrying:
+    """The same over an `httpx.AsyncClient` (`sleep`: asyncio.sleep)."""
+
+    def __init__(self, http: httpx.AsyncClient, policy: RetryPolicy = RetryPolicy(),
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        self.http, self.policy, self.sleep = http, policy, sleep
+
+    async def request(self, method: str, url: str, *, transient: Retryable | None = None,
+                      before: Callable[[], None] | None = None, **kwargs) -> Outcome:
+        for attempt in count():
+            if before is not None:
+                before()
+            step = self.policy.decide(await self._once(method, url, kwargs), attempt, transient)
+            if isinstance(step, Outcome):
+                return step
+            await self.sleep(step)
+
+    async def _once(self, method: str, url: str, kwargs: dict) -> Last:
+        import httpx
+
+        try:
+            return await self.http.request(method, url, timeout=self.policy.timeout, **kwargs)
+        except httpx.TransportError as exc:
+            return exc
+
+
+def retry_after(headers: Mapping) -> float:
+    """Seconds a `Retry-After` header asks for: delta-seconds, or an HTTP date minus the
+    response's `Date`; never negative. -1.0 when absent or unreadable (then: backoff)."""
+    value = headers.get("retry-after")
+    if value is None:
+        return -1.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
+    except (KeyError, TypeError, ValueError, IndexError):
+        return -1.0
