@@ -27,7 +27,7 @@ def ingest(
     All or nothing: every input is read in full before anything is written, so an input that
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
     their content, so two files with the same name are two inputs."""
-    from hindcast.api import FORMATS, check_source, ingest, refuse_frozen, snapshot_dir
+    from hindcast.api import FORMATS, check_source, ingest
     from hindcast.cli.common import EXIT_USAGE, fail
 
     try:
@@ -36,9 +36,7 @@ def ingest(
         raise fail(f"--source: {exc}", EXIT_USAGE) from None
     if fmt not in FORMATS:
         raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
-    if snapshot:
-        refuse_frozen(snapshot_dir(archive, snapshot))
-    for summary in ingest(paths, source, fmt, archive):
+    for summary in ingest(paths, source, fmt, archive, snapshot=snapshot):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
         print(f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}")
 
@@ -46,7 +44,7 @@ def ingest(
 @app.command()
 def freeze(archive: Path = ARCHIVE) -> None:
     """Freeze the draft as an immutable, content-addressed snapshot; print its id."""
-    from hindcast.api import freeze as freeze_draft
+    from hindcast.api import freeze as freeze_draft  # this command is named freeze too
 
     print(freeze_draft(archive))
 
@@ -74,7 +72,8 @@ def embed(
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
     from rich.progress import Progress
 
-    from hindcast.api import build_index, get_embedder, open_snapshot
+    from hindcast.api import embed as embed_snapshot
+    from hindcast.api import get_embedder, open_snapshot
     from hindcast.cli.common import EXIT_USAGE, fail, verbosity
     from hindcast.cli.console import err_console
 
@@ -85,8 +84,8 @@ def embed(
     snap = open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)
-        info = build_index(snap, embedder, chunk_rows=chunk_rows,
-                           on_progress=lambda done, total: progress.update(task, completed=done, total=total))
+        info = embed_snapshot(archive, snap.id, embedder, chunk_rows=chunk_rows,
+                              on_progress=lambda done, total: progress.update(task, completed=done, total=total))
     print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}")
 
 
@@ -101,11 +100,10 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
     """Search a snapshot as it stood before t0."""
-    from hindcast.api import TimeBoundRetriever, iso, open_snapshot, parse_utc
+    from hindcast.api import iso, parse_utc
+    from hindcast.api import search as search_archive
 
-    instant = _instant(t0, parse_utc)
-    retriever = TimeBoundRetriever(open_snapshot(archive, snapshot), instant)
-    for hit in retriever.search(query, k=k, mode=mode):
+    for hit in search_archive(archive, query, _instant(t0, parse_utc), snapshot=snapshot, k=k, mode=mode):
         row = {"id": hit.doc.id, "source": hit.doc.source, "created_at": iso(hit.doc.created_at),
                "score": round(hit.score, 6), "title": hit.doc.title or hit.doc.text[:120]}
         print(json.dumps(row, ensure_ascii=False) if as_json else "\t".join(str(v) for v in row.values()))

@@ -28,24 +28,21 @@ def leaderboard(
                                  "the files written) instead of the table."),
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast table and the report."""
-    from hindcast.api import load_prices, publish
+    from hindcast.api import export, load_prices
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
-    store = open_existing(db)
-    loaded = [_load(store, rid) for rid in runs]
-    questions = {market: text for _, q in loaded for market, text in q.items()}
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    result = publish([run for run, _ in loaded], out, formats, title=title or _title(runs), by=by,
-                             baseline=baseline, tolerance=tolerance, questions=questions, prices=table)
+    result = export(open_existing(db), runs, out, formats, title=title, by=by, baseline=baseline,
+                    tolerance=tolerance, prices=table)
     print_json(result, runs) if as_json else _report(result)
 
 
 def open_existing(db: str | None):
     """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
     refused when it is a SQLite file that does not exist: reading never creates one."""
+    from hindcast.api import RunStore
     from hindcast.cli.common import db_url, sqlite_path
     from hindcast.errors import RunStoreError
-    from hindcast.api import RunStore
 
     url = db_url(db)
     path = sqlite_path(url)
@@ -67,26 +64,6 @@ def print_json(result, runs: list[str]) -> None:
     document = {"runs": list(runs), "note": result.combined.note(), "rows": rows,
                 "paths": {kind: str(path) for kind, path in result.paths.items()}}
     typer.echo(json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False))
-
-
-def _load(store, rid: str):
-    """A stored run scored against the market store version it recorded, and that version's questions."""
-    from hindcast import api
-    from hindcast.api import open_version
-
-    recorded = _market_store(store, rid)
-    bundle = open_version(Path(recorded["root"]), recorded["version"]).bundle
-    return api.load_scored(store, rid, bundle), {m.id: m.question for m in bundle.markets}
-
-
-def _market_store(store, rid: str) -> dict:
-    import json
-
-    return json.loads(store.run(rid).manifest_json)["market_store"]
-
-
-def _title(runs: list[str]) -> str:
-    return f"hindcast leaderboard — run{'s' if len(runs) > 1 else ''} {', '.join(runs)}"
 
 
 def _report(result) -> None:

@@ -52,15 +52,16 @@ def pull_command(
     attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
 ) -> None:
     """Pull resolved binary markets and their YES price histories; resumable if killed."""
-    from hindcast.api import PullQuery, polymarket_client, pull
+    from hindcast.api import PullQuery, pull
 
     for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
     query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
                       _instant(closed_since, "--closed-since"))
-    with polymarket_client(gamma_url, clob_url, attempts, timeout) as client, _progress() as progress:
-        summary = pull(store, client, query, now(), progress)
+    with _progress() as progress:
+        summary = pull(store, query, now=now(), progress=progress, gamma_url=gamma_url, clob_url=clob_url,
+                       attempts=attempts, timeout=timeout)
     _print_summary(store, summary)
 
 
@@ -113,12 +114,9 @@ def import_forecastbench_command(
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
-    from hindcast.api import import_forecastbench, jsonable, write_version
+    from hindcast.api import import_markets
 
-    bundle = import_forecastbench(markets, prices)
-    provenance = {"source": "forecastbench", "markets": str(markets), "prices": str(prices or ""),
-                  "imported_at": jsonable(now())}
-    version = write_version(store, bundle, provenance)
+    version, bundle = import_markets(store, markets, prices, now=now())
     points = sum(len(h) for h in bundle.prices.values())
     typer.echo(f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} (version {version})")
 

@@ -16,16 +16,15 @@ can be killed anywhere: the next run completes it with nothing duplicated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.api import iso, parse_utc
 from hindcast.errors import StoppedError
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
 from hindcast.schedule.state import State
-from hindcast.timeutil import iso, parse_utc
 
 PULL_PENDING, WATERMARK = "markets:pull-pending", "markets:watermark"
 
@@ -42,13 +41,14 @@ class JobContext:
 
 # -- pull -------------------------------------------------------------------------------------
 def pull_markets(ctx: JobContext) -> dict:
-    from hindcast.markets.pull import PullQuery, pull
+    from hindcast.api import PullQuery, pull
 
     job = ctx.config.markets
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
     before = _latest_ids(job.store)
-    with _client(job) as client:
-        summary = pull(job.store, client, PullQuery(since=since, page_size=job.page_size, closed_since=since), ctx.now)
+    summary = pull(job.store, PullQuery(since=since, page_size=job.page_size, closed_since=since), now=ctx.now,
+                   gamma_url=job.gamma_url, clob_url=job.clob_url, attempts=job.attempts, timeout=job.timeout,
+                   user_agent="hindcast-schedule")
     ctx.state.set_many({WATERMARK: iso(listed_at), PULL_PENDING: None})
     new = sorted(_latest_ids(job.store) - before)
     return {"version": summary.version, "since": since and iso(since), "watermark": iso(listed_at),
@@ -69,32 +69,14 @@ def _pull_window(state: State, job: MarketsJob, now: datetime) -> tuple[datetime
 
 
 def _latest_ids(store: Path) -> set[str]:
-    from hindcast.markets.store import open_version
+    from hindcast.api import open_version
 
     return {m.id for m in open_version(store).bundle.markets} if (Path(store) / "LATEST").exists() else set()
 
 
-@contextmanager
-def _client(job: MarketsJob) -> Iterator:
-    import httpx
-
-    from hindcast.markets.polymarket import (
-        CLOB_URL,
-        GAMMA_URL,
-        PolymarketClient,
-        RetryPolicy,
-    )
-
-    retry = RetryPolicy(attempts=job.attempts, timeout=job.timeout)
-    with httpx.Client(headers={"User-Agent": "hindcast-schedule"}) as http:
-        yield PolymarketClient(http, job.gamma_url or GAMMA_URL, job.clob_url or CLOB_URL, retry)
-
-
 # -- inbox ------------------------------------------------------------------------------------
 def ingest_inbox(ctx: JobContext) -> dict:
-    from hindcast.archive.index import build_index
-    from hindcast.archive.ingest import ingest
-    from hindcast.archive.snapshot import freeze, open_snapshot
+    from hindcast.api import embed, freeze, ingest
 
     job = ctx.config.archive
     new = new_inbox_files(job, ctx.state.ingested())
@@ -103,14 +85,14 @@ def ingest_inbox(ctx: JobContext) -> dict:
     for box, path, _ in new:
         ingest([path], box.source, box.format, job.root)
     snapshot_id = freeze(job.root)
-    info = build_index(open_snapshot(job.root, snapshot_id), job.embedder)
+    info = embed(job.root, snapshot_id, job.embedder)
     ctx.state.record_ingest([(p.name, sha, box.source) for box, p, sha in new], snapshot_id, ctx.now)
     return {"files": len(new), "snapshot": snapshot_id, "documents": info.get("documents"), "changed": True}
 
 
 def new_inbox_files(job, seen: set[tuple[str, str]]) -> list[tuple]:
     """(inbox, path, sha256) of every file in an inbox not ingested with this content."""
-    from hindcast.frozen import sha256_file
+    from hindcast.api import sha256_file
 
     found = [(box, p) for box in job.inboxes for p in sorted(Path(box.path).glob(box.pattern))
              if p.is_file() and not p.name.startswith(".")]
@@ -122,7 +104,7 @@ def indexed_snapshot(config: ScheduleConfig, state: State) -> Callable[[Path], s
     """The snapshot a sweep of an archive reads: for the service's own archive the newest one
     it has finished indexing (LATEST may be frozen but not yet embedded); else LATEST."""
     def snapshot_for(archive: Path) -> str | None:
-        from hindcast.archive.snapshot import latest
+        from hindcast.api import latest
 
         own = config.archive is not None and Path(archive).resolve() == config.archive.root.resolve()
         return (state.get("archive:indexed") or latest(archive)) if own else latest(archive)
@@ -148,7 +130,7 @@ def run_sweeps(ctx: JobContext) -> dict:
 
 # -- export -----------------------------------------------------------------------------------
 def export_leaderboards(ctx: JobContext) -> dict:
-    from hindcast.leaderboard.publish import publish
+    from hindcast.api import publish
     from hindcast.schedule.sweeps import series_scores
 
     written = []

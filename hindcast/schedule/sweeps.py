@@ -29,11 +29,10 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.api import ReplaySpec, iso, parse_utc
 from hindcast.errors import ScheduleError
-from hindcast.replay.spec import ReplaySpec
 from hindcast.schedule.config import SweepConfig
 from hindcast.schedule.state import Batch, State
-from hindcast.timeutil import iso, parse_utc
 
 SERVICE_RETRIES = 1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
 SCHEDULE_FIELDS = ("fractions", "offsets", "instants", "hindcast_rule", "repeats", "seed")
@@ -77,7 +76,7 @@ def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, mode
 def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:
     """The spec of each batch to run now: the sweep's spec restricted to a group of
     forecasters and their missing markets, pinned to the newest store version and snapshot."""
-    from hindcast.markets.store import open_version
+    from hindcast.api import open_version
 
     if not (Path(cfg.spec.store) / "LATEST").exists():
         return []  # nothing pulled or imported yet
@@ -134,7 +133,7 @@ def series_scores(sweep: str, state: State, store):
     """Every scored row of the sweep's closed batches as one `api.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
     from hindcast import api
-    from hindcast.leaderboard.tables import canonical
+    from hindcast.api import canonical
 
     batches = state.batches(sweep, "done")
     if not batches:
