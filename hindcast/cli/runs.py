@@ -114,14 +114,14 @@ def rescore(
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is called; nothing is written)."""
     from hindcast import api
+    from hindcast.api import SLICES, load_prices
     from hindcast.cli.common import fail
     from hindcast.cli.console import leaderboard_table, out_console
-    from hindcast.api import SLICES, load_prices
 
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
     table = load_prices(prices)
-    scores = api.load_scored(_store(out, db), run_id, models=models)
+    scores = api.rescore(_store(out, db), run_id, models=models)
     board = api.leaderboard_of(scores, by=by, prices=table)
     _deprecated_out(out)
     if as_json:
