@@ -23,7 +23,7 @@
         ├── InfrastructureError            an OUTAGE: the model could not be reached (never a forecast)
         │   ├── CircuitOpen                no call made: the endpoint's breaker is open
         │   └── LocalModelError            the embedded local model server is not available
-        ├── RunStoreError                  the run database cannot be opened / lacks what was asked
+        ├── RunStoreError                  the run database (or its response cache) cannot be opened / lacks what was asked
         │   └── NoRunDatabase              a read of a run database file that does not exist
         ├── LeaderboardError               a leaderboard or report that cannot be made as asked
         ├── ScheduleError                  the re-run service cannot do what it was asked
@@ -100,7 +100,8 @@ class InfrastructureError(HindcastError):
 
 
 class RunStoreError(HindcastError):
-    """The run database cannot be opened or does not hold what was asked for."""
+    """The run database (or its response cache) cannot be opened — an older schema on a read-only
+    open, a newer schema than this hindcast reads — or does not hold what was asked for."""
 
 
 class LockHeldError(HindcastError):
