@@ -61,6 +61,18 @@ class TimeBoundRetriever:
             raise RetrievalError(f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not {snapshot.id}")
         self.index = BoundIndex(reader, self.month)
         self.months = list(self.index.months)
+        self._opened = None if index is not None else reader  # an index it opened itself, it closes
+
+    def close(self) -> None:
+        """Stop the scan threads of the index this retriever opened (one passed in is its owner's)."""
+        if self._opened is not None:
+            self._opened.close()
+
+    def __enter__(self) -> TimeBoundRetriever:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ---- public API -------------------------------------------------------------------
     def search(self, query: str, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:

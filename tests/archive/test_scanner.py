@@ -76,3 +76,22 @@ def test_the_opened_index_owns_the_scanner_and_closes_it(tmp_path):
         started = _scan_threads() - before
         assert started
     assert not any(t.is_alive() for t in started)
+
+
+def test_a_retriever_closes_the_index_it_opened_and_leaves_a_given_one_to_its_owner(reddit_archive):
+    from hindcast.archive.index import open_index
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.timeutil import parse_utc
+
+    snap, t0, big = reddit_archive[1], parse_utc("2026-01-01T00:00:00Z"), [(_month(20_000, 16, 9), 20_000)]
+    before = _scan_threads()
+    with TimeBoundRetriever(snap, t0) as own:
+        scan.first_stage(big, np.ones(16, np.float32), None, own.index.scanner)
+        started = _scan_threads() - before
+    assert started and not any(t.is_alive() for t in started)
+    with open_index(snap) as index:
+        with TimeBoundRetriever(snap, t0, index=index) as borrowing:
+            scan.first_stage(big, np.ones(16, np.float32), None, borrowing.index.scanner)
+        borrowed = _scan_threads() - before  # threading.enumerate lists live threads only
+        assert borrowed  # the retriever did not close its owner's index
+    assert not any(t.is_alive() for t in borrowed)
