@@ -36,17 +36,17 @@ def _subsets(items: list[str]) -> list[tuple[str, int]]:
 
 def sweep(
     spec_file: Optional[Path] = typer.Option(None, "--spec", help="A TOML sweep spec; flags given here override it [default: none]."),
-    store_dir: Optional[Path] = typer.Option(None, "--store", help="Market store directory [default: the shipped sample]."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Market store directory [default: the shipped sample]."),
     markets: Optional[Path] = typer.Option(None, "--markets", hidden=True, help="Deprecated alias of --store."),
-    store_version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
-    market_id: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable) [default: every market]."),
-    topic: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable) [default: every topic]."),
+    version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
+    ids: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable) [default: every market]."),
+    topics: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable) [default: every topic]."),
     resolved_after: Optional[str] = typer.Option(None, "--resolved-after", help="Only markets resolved at/after this ISO instant [default: no bound]."),
     resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant [default: no bound]."),
     min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume [default: no bound]."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."),
-    forecaster: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
-    subset: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
+    forecasters: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
+    subsets: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
     archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters]."),
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
@@ -70,24 +70,16 @@ def sweep(
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
     from hindcast.errors import HindcastError
-    from hindcast.runs.store import RunStore, db_url
-    from hindcast.scoring.costs import load_prices
 
+    given = {**locals(), "store": store or markets}  # each spec field's parameter is named after it
     with _naming(spec_file):
-        spec = _spec(spec_file, {
-            "store": store_dir or markets, "version": store_version, "ids": market_id, "topics": topic,
-            "resolved_after": resolved_after, "resolved_before": resolved_before, "min_volume": min_volume,
-            "limit": limit, "forecasters": forecaster, "subsets": subset and _subsets(subset),
-            "archive": archive, "snapshot": snapshot, "fractions": fractions and _fractions(fractions),
-            "offsets": offsets and _split(offsets), "at": at, "hindcast_rule": hindcast_rule, "repeats": repeats,
-            "seed": seed, "concurrency": concurrency, "max_failures": max_failures, "retry_failed": retry_failed,
-            "max_cost": max_cost, "max_tokens": max_tokens, "breaker_threshold": breaker_threshold})
+        spec = _spec(spec_file, _fields(given))
         prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
-    table = load_prices(prices)
+    table = api.load_prices(prices)
     _check_writable(out, "--out")
-    store = RunStore(db_url(db))
-    with api.default_models(store, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
-        result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=store, out_dir=out, now=now(),
+    runs = api.RunStore(api.db_url(db))
+    with api.default_models(runs, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
+        result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=runs, out_dir=out, now=now(),
                                                                    on_plan=on_plan, advance=advance, models=models,
                                                                    prices=table, prepared=prepared))
     _report(result, as_json)
@@ -98,14 +90,31 @@ def sweep(
                             f"see hindcast runs show {result.run_id})")
 
 
+_PARSE = {"fractions": _fractions, "offsets": _split, "subsets": _subsets}  # flags given as text
+
+
+def _fields(given: dict) -> dict:
+    """The spec fields given as flags (a flag `--x-y` is the parameter and field `x_y`)."""
+    from dataclasses import fields
+
+    from hindcast import api
+
+    names = [f.name for f in fields(api.ReplaySpec)]
+    return {k: _parsed(k, given[k]) for k in names if given[k] is not None and given[k] != []}
+
+
+def _parsed(key: str, value):
+    return _PARSE[key](value) if key in _PARSE and value != "" else value  # "" is refused by the spec
+
+
 def _spec(spec_file: Optional[Path], flags: dict):
     """The spec file's values, overridden by the flags given, with the sample defaults."""
-    from hindcast.replay.spec import load_toml, spec_from_mapping
+    from hindcast import api
 
-    values = load_toml(spec_file) if spec_file else {}
-    values.update({k: v for k, v in flags.items() if v is not None and v != []})
+    values = api.load_toml(spec_file) if spec_file else {}
+    values.update(flags)
     _sample_defaults(values)
-    return spec_from_mapping(values)
+    return api.spec_from_mapping(values)
 
 
 @contextmanager
@@ -142,12 +151,12 @@ def _check_writable(folder: Path, flag: str) -> None:
 def _sample_defaults(values: dict) -> None:
     """With no store, the shipped sample; with no forecasters, the baselines and the embedded
     local model (zero-shot and retrieval agent, over the sample archive) on a few markets."""
-    from hindcast.replay.spec import SAMPLE_FORECASTERS, SAMPLE_SUBSETS
+    from hindcast import api
 
     if "store" not in values:
         values["store"] = default_sample("markets")
     if "forecasters" not in values:
-        values["forecasters"], values["subsets"] = list(SAMPLE_FORECASTERS), list(SAMPLE_SUBSETS)
+        values["forecasters"], values["subsets"] = list(api.SAMPLE_FORECASTERS), list(api.SAMPLE_SUBSETS)
         if "archive" not in values:
             values["archive"] = default_sample("archive")
             _embed_once(values["archive"])
@@ -155,13 +164,12 @@ def _sample_defaults(values: dict) -> None:
 
 def _embed_once(archive: Path) -> None:
     """The shipped archive sample is embedded on first use (resumable; then a no-op)."""
-    from hindcast.archive.index import build_index
-    from hindcast.archive.snapshot import open_snapshot
+    from hindcast import api
 
-    snapshot = open_snapshot(archive)
+    snapshot = api.open_snapshot(archive)
     bar = _Bar(f"embedding the shipped archive sample once ({snapshot.id})")
     try:
-        build_index(snapshot, "minilm", on_progress=bar.update)
+        api.build_index(snapshot, "minilm", on_progress=bar.update)
     finally:
         bar.stop()
 

@@ -1,27 +1,39 @@
-"""ReplaySpec: everything that defines a sweep, from CLI flags or a TOML file.
+"""ReplaySpec: the one schema of a sweep, whichever way it is given.
 
 Equal specs over the same frozen inputs are the same run: its id is the hash of the
 identity below, so re-running a spec resumes it.
 
-TOML layout (every key optional; CLI flags override the file):
+One name per concept: a field of `ReplaySpec` is the key of a flat mapping
+(`spec_from_mapping`, `hindcast.sweep(**settings)`), the key in its TOML table and, with
+dashes, its `hindcast sweep` flag (`max_cost` ↔ `--max-cost`); the few flags named
+otherwise are in FLAGS. The TOML layout groups the fields in tables (LAYOUT; every key
+optional; CLI flags override the file; the service's `[[sweeps]]` use the same tables as
+`[sweeps.markets]` …):
 
     [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit
-    [archive]   root, snapshot
+    [archive]   root (the field `archive`), snapshot
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
-    [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (markets: a subset size)
+    [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (fields `forecasters`, `subsets`)
     [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens, breaker_threshold
+
+Every value is checked by the model itself (a pydantic dataclass), however the spec is
+built; an unknown key is refused with the nearest known name, naming the input.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import re
 import tomllib
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic.dataclasses import dataclass
+from pydantic_core import ArgsKwargs
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.replay.cutoffs import DEFAULT_FRACTIONS, check_fraction
@@ -36,13 +48,14 @@ SAMPLE_FORECASTERS = (*DEFAULT_FORECASTERS, LOCAL_ZERO_SHOT, LOCAL_RETRIEVAL)
 SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 1))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+MAPPING = "invalid sweep spec"  # how an error names a spec given as a mapping or as fields
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=ConfigDict(extra="forbid", arbitrary_types_allowed=True))
 class ReplaySpec:
-    store: Path
-    version: str | None = None
-    ids: tuple[str, ...] = ()
+    store: Path  # the market store
+    version: str | None = None  # its version id (None: LATEST)
+    ids: tuple[str, ...] = ()  # market ids (empty: every market the filters keep)
     topics: tuple[str, ...] = ()
     resolved_after: datetime | None = None
     resolved_before: datetime | None = None
@@ -50,11 +63,11 @@ class ReplaySpec:
     limit: int | None = None
     forecasters: tuple[str, ...] = DEFAULT_FORECASTERS
     subsets: tuple[tuple[str, int], ...] = ()  # (forecaster spec, number of markets)
-    archive: Path | None = None
+    archive: Path | None = None  # the archive root
     snapshot: str | None = None
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     offsets: tuple[str, ...] = ()
-    at: tuple[datetime, ...] = ()
+    at: tuple[datetime, ...] = ()  # explicit cutoff instants
     hindcast_rule: bool = False
     repeats: int = 1
     seed: int = 0
@@ -66,21 +79,48 @@ class ReplaySpec:
     max_tokens: int | None = None  # prompt + completion tokens; stop scheduling once reached
     breaker_threshold: int = 5  # consecutive infrastructure failures on one endpoint that stop the run
 
-    def __post_init__(self) -> None:
-        for f in self.fractions:
-            check_fraction(f)
-        for o in self.offsets:
-            parse_offset(o)
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data, info: ValidationInfo):
+        keys = (data.kwargs or {}) if isinstance(data, ArgsKwargs) else data
+        if isinstance(keys, dict):
+            _only(keys, FIELDS, _where(info)[0], "spec key")
+        return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _field(cls, value, info: ValidationInfo):
+        return checked(info.field_name, value, *_where(info))
+
+    @model_validator(mode="after")
+    def _whole(self):
         _require(bool(self.forecasters), "a sweep needs at least one forecaster")
         _require(len(set(self.forecasters)) == len(self.forecasters), "a forecaster is named twice")
         _require(all(name in self.forecasters and n >= 1 for name, n in self.subsets),
                  "a forecaster subset names a forecaster that is not in the sweep, or a size below 1")
         _require(self.repeats >= 1 and self.concurrency >= 1, "repeats and concurrency must be at least 1")
         _require(bool(self.fractions or self.offsets or self.at or self.hindcast_rule), "the sweep has no cutoff")
+        return self
 
     @property
     def subset_sizes(self) -> dict[str, int]:
         return dict(self.subsets)
+
+    @staticmethod
+    def flag(key: str) -> str:
+        """The `hindcast sweep` flag of a field: `--` and its name with dashes, but for FLAGS."""
+        return FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
+FIELDS = tuple(f.name for f in dataclasses.fields(ReplaySpec))
+FLAGS = {"version": "--store-version", "ids": "--market", "topics": "--topic",  # the flags not named
+         "forecasters": "--forecaster", "subsets": "--subset"}                   # after their field
+
+
+def _where(info: ValidationInfo) -> tuple[str, bool]:
+    """The input an error names, and whether to name each field by its flag too."""
+    context = info.context or {}
+    return context.get("where", MAPPING), context.get("flags", False)
 
 
 def parse_offset(text: str) -> timedelta:
@@ -107,14 +147,17 @@ def run_id(identity: dict) -> str:
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-SECTIONS = {  # the TOML layout: each table and the keys it may hold
-    "markets": ("store", "version", "ids", "topics", "resolved_after", "resolved_before", "min_volume", "limit"),
-    "archive": ("root", "snapshot"),
-    "cutoffs": ("fractions", "offsets", "at", "hindcast_rule"),
-    "run": ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost", "max_tokens",
-            "breaker_threshold"),
+# -- the TOML layout: each table, its keys and the field each key fills ------------------------
+LAYOUT = {
+    "markets": {k: k for k in ("store", "version", "ids", "topics", "resolved_after", "resolved_before",
+                               "min_volume", "limit")},
+    "archive": {"root": "archive", "snapshot": "snapshot"},
+    "cutoffs": {k: k for k in ("fractions", "offsets", "at", "hindcast_rule")},
+    "run": {k: k for k in ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost",
+                           "max_tokens", "breaker_threshold")},
 }
-FORECASTER_KEYS = ("spec", "markets")
+FORECASTER_KEYS = {"spec": "forecasters", "markets": "subsets"}  # one [[forecasters]] entry
+SECTIONS = {table: tuple(keys) for table, keys in LAYOUT.items()}
 
 
 def load_toml(path: Path) -> dict:
@@ -127,17 +170,17 @@ def load_toml(path: Path) -> dict:
     return flatten_layout(data, Path(path).parent, f"spec file {path}")
 
 
-def flatten_layout(data: dict, base: Path, where: str, tables: tuple[str, ...] = (*SECTIONS, "forecasters"),
+def flatten_layout(data: dict, base: Path, where: str, tables: tuple[str, ...] = (*LAYOUT, "forecasters"),
                    prefix: str = "") -> dict:
-    """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → flat keys;
+    """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → fields;
     paths relative to `base`. `where` names the input in every error; `prefix` the tables'
     place in an enclosing file (the service config's `sweeps.`)."""
     _only(data, tables, where, "table", f"[{prefix}{{}}]")
     flat = {}
-    for name, keys in SECTIONS.items():
+    for name, keys in LAYOUT.items():
         section = _section(data, prefix + name, data.get(name, {}), where)
         _only(section, keys, where, "key", suffix=f" in [{prefix}{name}]")
-        flat.update({("archive" if (name, k) == ("archive", "root") else k): v for k, v in section.items()})
+        flat.update({keys[k]: v for k, v in section.items()})
     for key in ("store", "archive"):  # relative to the file, wherever it is run from
         if isinstance(flat.get(key), str):
             flat[key] = base / flat[key]
@@ -158,29 +201,24 @@ def _forecasters(entries, where: str, prefix: str) -> dict:
     return {"forecasters": [e["spec"] for e in entries], **({"subsets": subsets} if subsets else {})}
 
 
-def spec_from_mapping(values: dict) -> ReplaySpec:
-    """Build a spec from flat keys (TOML names); unknown keys and wrong types are an error."""
+def spec_from_mapping(values: dict, where: str = MAPPING) -> ReplaySpec:
+    """Build a spec from flat keys (the field names; None means unset); unknown keys and
+    wrong types are an error, each key named by its `hindcast sweep` flag too."""
     values = {k: v for k, v in values.items() if v is not None}
-    check_values(values, "invalid sweep spec", flags=True)
-    v = dict(values)
+    check_values(values, where, flags=True)
+    _require("store" in values, f"{where}: no market store (store, {ReplaySpec.flag('store')})")
     try:
-        return ReplaySpec(
-            store=Path(v.pop("store")), version=v.pop("version", None),
-            ids=tuple(v.pop("ids", ())), topics=tuple(v.pop("topics", ())),
-            resolved_after=_time(v.pop("resolved_after", None)), resolved_before=_time(v.pop("resolved_before", None)),
-            archive=Path(v.pop("archive")) if v.get("archive") else v.pop("archive", None),
-            at=tuple(_time(t) for t in v.pop("at", ())), **_plain(v))
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ConfigError(f"invalid sweep spec: {exc}") from exc
+        return _ADAPTER.validate_python(values, context={"where": where, "flags": True})
+    except ValidationError as exc:  # a shape the checks let through (none is known)
+        raise ConfigError(f"{where}: {_first_error(exc)}") from exc
 
 
-_KEYS = {"store", "version", "ids", "topics", "resolved_after", "resolved_before", "min_volume", "limit",
-         "forecasters", "subsets", "archive", "snapshot", "fractions", "offsets", "at", "hindcast_rule",
-         "repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost", "max_tokens",
-         "breaker_threshold"}
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
 
 
-# -- value checks ---------------------------------------------------------------------------
+# -- value checks: what each field must be, judged alone ---------------------------------------
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -209,7 +247,7 @@ def _is_subset(x) -> bool:
     return isinstance(x, (list, tuple)) and len(x) == 2 and _is_text(x[0]) and _is_int(x[1]) and x[1] >= 1
 
 
-_CHECKS = {  # key → (test, what it must be)
+_CHECKS = {  # field → (test, what it must be)
     "store": (_is_path, "a path"), "version": (_is_text, "a version id (text)"),
     "ids": (_list_of(_is_text), "a list of market ids"), "topics": (_list_of(_is_text), "a list of topics"),
     "resolved_after": (_is_instant, "a date or ISO instant"), "resolved_before": (_is_instant, "a date or ISO instant"),
@@ -228,31 +266,68 @@ _CHECKS = {  # key → (test, what it must be)
     "max_tokens": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
     "breaker_threshold": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
 }
-assert set(_CHECKS) == _KEYS
-
-
-FLAGS = {"store": "--markets", "version": "--store-version", "ids": "--market", "topics": "--topic",
-         "forecasters": "--forecaster", "subsets": "--subset"}  # `hindcast sweep` flags not named after their key
+_OPTIONAL = {f.name for f in dataclasses.fields(ReplaySpec) if f.default is None}
+_TUPLES = {"ids", "topics", "forecasters", "offsets"}
+assert set(_CHECKS) == set(FIELDS) == {f for keys in LAYOUT.values() for f in keys.values()} | {*FORECASTER_KEYS.values()}
 
 
 def flag_of(key: str) -> str:
-    return FLAGS.get(key, "--" + key.replace("_", "-"))
+    return ReplaySpec.flag(key)
+
+
+def checked(key: str, value, where: str = MAPPING, flags: bool = False):
+    """One field's value checked alone (type, then offsets, fractions, instants, forecaster
+    names) and in the field's own type; errors name `where` and the field (and its flag)."""
+    if value is None and key in _OPTIONAL:
+        return None
+    _check_type(key, value, where, flags)
+    _check_value(key, value, where, flags)
+    return _converted(key, value)
 
 
 def check_values(values: dict, where: str, flags: bool = False) -> None:
     """Every key known (else the nearest known name is suggested), of its type, and every
-    value that can be judged alone valid (offsets, fractions, instants, forecaster lists).
-    With `flags`, each key is also named by its `hindcast sweep` flag."""
-    _only(values, _KEYS, where, "spec key")
-    name = (lambda k: f"{k} ({flag_of(k)})") if flags else str
+    value that can be judged alone valid (offsets, fractions, instants, forecaster lists);
+    for a part of a spec (a file before the flags over it). With `flags`, each key is also
+    named by its `hindcast sweep` flag."""
+    _only(values, FIELDS, where, "spec key")
     for key, value in values.items():
-        test, wanted = _CHECKS[key]
-        _require(value is None or test(value), f"{where}: {name(key)} must be {wanted}, got {value!r}")
-    for key in values:
-        try:
-            _check_alone({key: values[key]})
-        except HindcastError as exc:  # CutoffError for a fraction, ConfigError for the rest
-            raise ConfigError(f"{where}: {name(key)}: {exc}") from exc
+        if value is not None:
+            _check_type(key, value, where, flags)
+    for key, value in values.items():
+        if value is not None:
+            _check_value(key, value, where, flags)
+
+
+def _named(key: str, flags: bool) -> str:
+    return f"{key} ({ReplaySpec.flag(key)})" if flags else key
+
+
+def _check_type(key: str, value, where: str, flags: bool) -> None:
+    test, wanted = _CHECKS[key]
+    _require(test(value), f"{where}: {_named(key, flags)} must be {wanted}, got {value!r}")
+
+
+def _check_value(key: str, value, where: str, flags: bool) -> None:
+    try:
+        _check_alone({key: value})
+    except HindcastError as exc:  # CutoffError for a fraction, ConfigError for the rest
+        raise ConfigError(f"{where}: {_named(key, flags)}: {exc}") from exc
+
+
+def _converted(key: str, value):
+    """A checked value in the field's type (paths, tuples, aware instants, float fractions)."""
+    if key in ("store", "archive"):
+        return Path(value)
+    if key in ("resolved_after", "resolved_before"):
+        return _time(value)
+    if key == "at":
+        return tuple(_time(t) for t in value)
+    if key == "fractions":
+        return tuple(float(f) for f in value)
+    if key == "subsets":
+        return tuple((str(a), int(b)) for a, b in value)
+    return tuple(value) if key in _TUPLES else value
 
 
 def _check_alone(values: dict) -> None:
@@ -300,16 +375,6 @@ def did_you_mean(key: str, allowed, shape: str = "{}") -> str:
     return f" (known: {', '.join(shape.format(a) for a in sorted(allowed))})"
 
 
-def _plain(v: dict) -> dict:
-    tuples = {"forecasters", "fractions", "offsets"}
-    out = {k: tuple(x) if k in tuples else x for k, x in v.items()}
-    if "subsets" in out:
-        out["subsets"] = tuple((str(a), int(b)) for a, b in out["subsets"])
-    if "fractions" in out:
-        out["fractions"] = tuple(float(f) for f in out["fractions"])
-    return out
-
-
 def _section(data: dict, label: str, section, where: str) -> dict:
     _require(isinstance(section, dict), f"{where}: [{label}] must be a table")
     return section
@@ -331,3 +396,6 @@ def _time(value):
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise ConfigError(message)
+
+
+_ADAPTER = TypeAdapter(ReplaySpec)

@@ -19,16 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from hindcast import api
 from hindcast.errors import ConfigError, HindcastError, ScheduleError
-from hindcast.replay.spec import (
-    ReplaySpec,
-    did_you_mean,
-    flatten_layout,
-    load_toml,
-    parse_offset,
-    spec_from_mapping,
-)
-from hindcast.timeutil import parse_utc
 
 JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
 REFUSED_SPEC_KEYS = {
@@ -69,7 +61,7 @@ class ArchiveJob:
 @dataclass(frozen=True)
 class SweepConfig:
     name: str
-    spec: ReplaySpec
+    spec: api.ReplaySpec
 
 
 @dataclass(frozen=True)
@@ -172,12 +164,11 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
 
 
 def _check_forecaster(spec: str, where: str) -> None:
-    from hindcast.forecasters import registry
-
+    registry = api.registry
     try:
         name, _ = registry.parse_spec(spec)
         known = registry.names()
-        _require(name in known, f"{where}: unknown forecaster {name!r} in {spec!r}{did_you_mean(name, known)}")
+        _require(name in known, f"{where}: unknown forecaster {name!r} in {spec!r}{api.did_you_mean(name, known)}")
         registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
     except ScheduleError:
         raise
@@ -203,8 +194,6 @@ def _markets(t: dict, base: Path) -> MarketsJob:
 
 
 def _archive(t: dict, base: Path) -> ArchiveJob:
-    from hindcast.archive.readers import FORMATS
-
     _only(t, {"root", "embedder", "inbox"}, "[archive]")
     _require("root" in t and t.get("inbox"), "[archive] needs root = \"…\" and at least one [[archive.inbox]]")
     embedder = _text(t, "embedder", "[archive]") if "embedder" in t else "minilm"
@@ -215,16 +204,15 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
         _require({"path", "source", "format"} <= set(box), "[[archive.inbox]] needs path, source and format")
         where = f"[[archive.inbox]] {box['path']}"
         fmt = _text(box, "format", where)
-        _require(fmt in FORMATS, f"{where}: format {fmt!r} is unknown{did_you_mean(fmt, FORMATS)}")
+        _require(fmt in api.FORMATS, f"{where}: format {fmt!r} is unknown{api.did_you_mean(fmt, api.FORMATS)}")
         inboxes.append(Inbox(base / _text(box, "path", where), _text(box, "source", where), fmt,
                              _text(box, "pattern", where) if "pattern" in box else "*"))
     return ArchiveJob(base / _text(t, "root", "[archive]"), tuple(inboxes), embedder)
 
 
 def _check_embedder(name: str) -> None:
-    from hindcast.archive import embed
-
-    _require(embed.known(name), f"[archive] embedder {name!r} is unknown{did_you_mean(name, embed.names())}")
+    embed = api.embedders
+    _require(embed.known(name), f"[archive] embedder {name!r} is unknown{api.did_you_mean(name, embed.names())}")
 
 
 def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> SweepConfig:
@@ -238,19 +226,19 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
                                             f"(inline: {', '.join(inline)})")
     if "spec" in t:
         try:
-            mapping = load_toml(path.parent / _text(t, "spec", where))
+            mapping = api.load_toml(path.parent / _text(t, "spec", where))
         except ConfigError as exc:
             raise ScheduleError(f"{where}: {exc}") from exc
     else:
         body = {k: v for k, v in t.items() if k != "name"}
-        mapping = flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
+        mapping = api.flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
     refused = sorted(k for k in REFUSED_SPEC_KEYS if mapping.get(k) not in (None, [], ()))
     _require(not refused, f"{where}: " + "; ".join(f"{k} is refused: {REFUSED_SPEC_KEYS[k]}" for k in refused))
     if "store" not in mapping:
         _require(markets is not None, f"{where}: no market store (give [sweeps.markets] store, or a [markets] section)")
         mapping["store"] = markets.store
     try:
-        return SweepConfig(name, spec_from_mapping(mapping))
+        return SweepConfig(name, api.spec_from_mapping(mapping))
     except ConfigError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -258,13 +246,10 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
 def _board(t: dict, base: Path) -> BoardConfig:
     _only(t, {"sweep", "out", "formats", "by", "title"}, "[[leaderboards]]")
     _require("sweep" in t and "out" in t, "every [[leaderboards]] needs sweep = \"…\" and out = \"…\"")
-    from hindcast.leaderboard.export import check_formats
-    from hindcast.leaderboard.publish import check_slice
-
     where = f"[[leaderboards]] {t['out']}"
-    formats = check_formats(t.get("formats", BoardConfig.formats))
+    formats = api.check_formats(t.get("formats", BoardConfig.formats))
     title = _text(t, "title", where) if "title" in t else None
-    by = check_slice(_text(t, "by", where)) if "by" in t else None
+    by = api.check_slice(_text(t, "by", where)) if "by" in t else None
     return BoardConfig(_text(t, "sweep", where), base / _text(t, "out", where), formats, by, title)
 
 
@@ -288,7 +273,7 @@ def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
 def _interval(value, where: str) -> timedelta:
     _require(isinstance(value, str), f"{where}: expected text like \"6h\" or \"1d\", got {value!r}")
     try:
-        return parse_offset(value)
+        return api.parse_offset(value)
     except HindcastError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -298,7 +283,7 @@ def _instant(value, where: str) -> datetime:
 
     _require(isinstance(value, (str, date)), f"{where}: {value!r} is not a date or ISO instant")
     try:
-        return parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
+        return api.parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
     except (ValueError, OverflowError) as exc:
         raise ScheduleError(f"{where}: {value!r} is not a date or ISO instant ({exc})") from exc
 
@@ -348,7 +333,7 @@ def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
     """Refuse the first unknown key, naming the nearest allowed one."""
     for key in t:
         if key not in allowed:
-            raise ScheduleError(f"{where}: unknown key {shape.format(key)}{did_you_mean(key, allowed, shape)}")
+            raise ScheduleError(f"{where}: unknown key {shape.format(key)}{api.did_you_mean(key, allowed, shape)}")
 
 
 def _require(condition: bool, message: str) -> None:
