@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindcast.leaderboard import analysis, export, publish, report
+from hindcast.replay.engine import load_scored, recorded_bundle
 
 
 def write_run(out_dir: Path, plan, scores, board, prices) -> dict[str, Path]:
@@ -35,8 +36,6 @@ def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = 
     """Score stored runs (no model is called; several: matched on (market, t0)) against the
     market store versions they recorded, and write the leaderboard, the per-forecast table
     and the report into `out`."""
-    from hindcast.replay.engine import load_scored, recorded_bundle
-
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
