@@ -31,7 +31,14 @@ import tomllib
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs
 
@@ -269,10 +276,6 @@ _CHECKS = {  # field → (test, what it must be)
 _OPTIONAL = {f.name for f in dataclasses.fields(ReplaySpec) if f.default is None}
 _TUPLES = {"ids", "topics", "forecasters", "offsets"}
 assert set(_CHECKS) == set(FIELDS) == {f for keys in LAYOUT.values() for f in keys.values()} | {*FORECASTER_KEYS.values()}
-
-
-def flag_of(key: str) -> str:
-    return ReplaySpec.flag(key)
 
 
 def checked(key: str, value, where: str = MAPPING, flags: bool = False):
