@@ -223,12 +223,12 @@ def test_paging_reads_cached_pages_back_and_saves_fetched_ones():
 
 
 # -- the chat client on the shared layer ----------------------------------------------------
-def chat(handler, sleeps, **kw) -> tuple[ChatClient, httpx.AsyncClient]:
+def chat(handler, sleeps, **kw) -> ChatClient:
     async def asleep(seconds):
         sleeps.append(seconds)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return ChatClient(parse_model("openai-compatible:http://model.invalid/v1#m"), http=http, sleep=asleep, **kw), http
+    return ChatClient(parse_model("openai-compatible:http://model.invalid/v1#m"), http=http, sleep=asleep, **kw)
 
 
 def completion(text: str) -> httpx.Response:
@@ -237,14 +237,14 @@ def completion(text: str) -> httpx.Response:
 
 def test_the_chat_client_caps_a_long_retry_after_at_max_wait_and_counts_retries():
     sleeps = []
-    client, http = chat(script(reply(429, Retry_After="3600"), completion("ok")), sleeps, max_wait=5)
+    client = chat(script(reply(429, Retry_After="3600"), completion("ok")), sleeps, max_wait=5)
     answer = asyncio.run(client.complete([{"role": "user", "content": "hi"}]))
     assert (answer.content, answer.retries, sleeps, client.requests) == ("ok", 1, [5.0], 2)
 
 
 def test_the_chat_client_retries_its_own_status_set_then_reports_an_outage():
     sleeps = []
-    client, _ = chat(script(reply(408), reply(425), reply(409)), sleeps, max_retries=2, backoff=0.5)
+    client = chat(script(reply(408), reply(425), reply(409)), sleeps, max_retries=2, backoff=0.5)
     with pytest.raises(InfrastructureError, match=r"HTTP 409: *\(gave up after 3 attempts\)"):
         asyncio.run(client.complete([{"role": "user", "content": "hi"}]))
     assert sleeps == [0.5, 1.0]

@@ -30,6 +30,7 @@ CLOB_URL = "https://clob.polymarket.com"
 GAMMA_PAGE_LIMIT = 500  # Gamma's maximum `limit`
 CLOB_LAST_CURSOR = "LTE="  # the CLOB's `next_cursor` on its last page
 FIDELITIES = (60, 720, 1440)  # minutes; resolved markets often answer only the coarse ones
+DEFAULT_RETRY = RetryPolicy()  # 5 attempts, 1 s doubling to 60 s, 30 s timeout; 429/5xx/transport errors
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class PolymarketClient:
     """Gamma (`/markets`, `/events`) and CLOB (`/markets`, `/prices-history`) reads."""
 
     def __init__(self, http: httpx.Client, gamma_url: str = GAMMA_URL, clob_url: str = CLOB_URL,
-                 retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] = time.sleep):
+                 retry: RetryPolicy = DEFAULT_RETRY, sleep: Callable[[float], None] = time.sleep):
         self.http = http
         self.gamma_url = gamma_url.rstrip("/")
         self.clob_url = clob_url.rstrip("/")
