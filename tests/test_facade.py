@@ -25,6 +25,12 @@ def test_the_names_the_front_ends_use_resolve_from_the_facade():
         assert getattr(api, name) is not None, name
 
 
+def test_every_re_exported_name_resolves():
+    """A name moved or renamed below the facade fails here, not in a front end at run time."""
+    names = [n for names in api._REEXPORTS.values() for n in names] + list(api._MODULES)
+    assert [n for n in names if getattr(api, n, None) is None] == []
+
+
 def _swept(tmp_path):
     spec = api.spec_from_mapping({"store": SAMPLE_MARKETS, "forecasters": ["market", "constant"], "fractions": [1.0],
                                   "limit": 3})
