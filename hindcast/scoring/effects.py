@@ -136,9 +136,9 @@ class _Reduced:
 def question_share(y: np.ndarray) -> float | None:
     """Between-question sum of squares / total sum of squares of the cells (NaN = no cell)."""
     cells = y[np.isfinite(y)]
-    total = float(((cells - cells.mean()) ** 2).sum())
-    if total == 0.0:
+    if cells.size == 0 or np.ptp(cells) == 0.0:
         return None
+    total = float(((cells - cells.mean()) ** 2).sum())
     counts = np.isfinite(y).sum(axis=1)
     means = np.nansum(y, axis=1) / counts
     return float((counts * (means - cells.mean()) ** 2).sum() / total)
