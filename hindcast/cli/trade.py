@@ -1,0 +1,112 @@
+"""`hindcast trade RUN`: what each forecaster of a stored run would have earned trading against
+the market price at t0 (no model is called; nothing is written but the --trades CSV).
+
+The fee schedule is read (and checked) before the run database is opened, and the CSV is
+written last, so a bad --fees file or a missing run writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from hindcast.cli.common import DB_HELP
+
+app = typer.Typer(help="Trading simulation against the market price at t0.", rich_markup_mode=None)
+
+
+def trade(
+    run_id: str = typer.Argument(..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."),
+    strategy: str = typer.Option("edge", "--strategy", help="edge: a flat stake of --max-position when |p − price| > "
+                                 "--edge; kelly: fractional Kelly of --bankroll, capped at --max-position."),
+    edge: float = typer.Option(0.05, "--edge", help="Trade only when p and the price differ by more than this."),
+    kelly_fraction: float = typer.Option(0.25, "--kelly-fraction", help="Share of the full Kelly stake (kelly only)."),
+    max_position: float = typer.Option(100.0, "--max-position", help="Most dollars staked on one (market, t0); the "
+                                       "edge strategy's stake and the market control's complete set."),
+    bankroll: float = typer.Option(1000.0, "--bankroll", help="Dollars Kelly stakes are fractions of (not compounded)."),
+    fees: Optional[Path] = typer.Option(None, "--fees", metavar="FILE", help="Fee schedule (TOML, same keys as the "
+                                        "shipped fees.toml), used in its place [default: Polymarket's published rule]."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (parameters, fee schedule, "
+                                 "the trading table, every trade) [default: off]."),
+    trades: Optional[Path] = typer.Option(None, "--trades", metavar="CSV", help="Write every trade to this CSV file."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+) -> None:
+    """Trade every forecaster of a stored run against the market price at t0: P&L, return on
+    capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
+    the zero-edge control (its P&L is minus its fees)."""
+    from hindcast import api
+    from hindcast.api import RunStore, db_url
+    from hindcast.cli.common import fail
+    from hindcast.scoring.trading import Strategy, load_fees, simulate  # FACADE-TODO: from hindcast.api
+
+    chosen = Strategy(strategy, edge, kelly_fraction, max_position, bankroll)
+    if chosen.problem() is not None:
+        raise fail(chosen.problem(), code=2)
+    schedule = load_fees(fees)  # a bad fee file stops here: nothing is opened or written
+    rows = api.rescore(RunStore(db_url(db), read_only=True), run_id).rows
+    result = simulate(rows, chosen, schedule)
+    if trades is not None:
+        _write_csv(trades, result)
+    if as_json:
+        print(json.dumps({"run_id": run_id, **result.to_json()}, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    _print(run_id, result.finding)
+
+
+app.command(name="trade")(trade)
+
+
+def _write_csv(path: Path, result) -> None:
+    """Every trade, one row each (TRADE_COLUMNS): written whole to a temporary file, then renamed."""
+    import csv
+    import io
+    import os
+
+    from hindcast.scoring.trading import TRADE_COLUMNS  # FACADE-TODO: from hindcast.api
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(TRADE_COLUMNS)
+    writer.writerows(t.row() for t in result.trades)
+    partial = Path(f"{path}.partial")
+    partial.write_text(buffer.getvalue(), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _print(run_id: str, finding) -> None:
+    from rich.table import Table
+
+    from hindcast.cli.console import number, out_console
+
+    shown = ("forecaster", "strategy", "positions", "traded", "no_edge", "no_price", "failed", "capital", "fees")
+    table = Table(title=f"run {run_id}: {finding.title}")
+    for column in (*shown, "P&L [95% CI]", "return on capital [95% CI]", "hit rate", "max drawdown"):
+        table.add_column(column)
+    for values in finding.rows:
+        row = dict(zip(finding.columns, values))
+        table.add_row(*(_cell(row[c]) for c in shown), _ci(row, "pnl"), _ci(row, "roc"),
+                      number(row["hit_rate"], 3), _money(row["max_drawdown"]))
+    console = out_console()
+    console.print(table)
+    for note in finding.notes:
+        console.print(f"  {note}", highlight=False)
+
+
+def _money(value) -> str:
+    return "—" if value is None else f"{value:,.2f}"
+
+
+def _cell(value) -> str:
+    return _money(value) if isinstance(value, float) else str(value)
+
+
+def _ci(row: dict, key: str) -> str:
+    """`value [low, high]` (dollars for pnl, a ratio for roc), or the value alone without an interval."""
+    shown = _money if key == "pnl" else (lambda v: "—" if v is None else f"{v:+.4f}")
+    value, low, high = row[key], row[f"{key}_low"], row[f"{key}_high"]
+    if value is None or low is None:
+        return shown(value)
+    return f"{shown(value)} [{shown(low)}, {shown(high)}]"
