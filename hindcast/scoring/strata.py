@@ -137,14 +137,16 @@ def _stratum_note(band: str, valid: list[ScoredRow], vs: vs_market.VsMarket) -> 
 
 
 def _strata_notes() -> tuple[str, ...]:
-    return (("bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < 0.3 or 0.7 < p < 0.9; "
-            "toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared with the market)"),
-            "failures (no probability) are counted in n_failed and left out of every mean, never imputed",
-            ("brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − Brier/market Brier over "
-            "the paired rows (valid, with a market price); negative brier_diff: the forecaster beat the market"),
-            (f"95% market-clustered percentile bootstrap intervals; none from fewer than {MIN_MARKETS} markets; "
-            f"no skill where the market's Brier < {vs_market.MIN_MARKET_BRIER:g}"),
-            "repeats of one forecast are rows of their own, resampled with their market")
+    return (
+        ("bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < 0.3 or 0.7 < p < 0.9; "
+         "toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared with the market)"),
+        "failures (no probability) are counted in n_failed and left out of every mean, never imputed",
+        ("brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − Brier/market Brier over "
+         "the paired rows (valid, with a market price); negative brier_diff: the forecaster beat the market"),
+        (f"95% market-clustered percentile bootstrap intervals; none from fewer than {MIN_MARKETS} markets; "
+         f"no skill where the market's Brier < {vs_market.MIN_MARKET_BRIER:g}"),
+        "repeats of one forecast are rows of their own, resampled with their market",
+    )
 
 
 # ----------------------------------------------------------------------------------------- defer
@@ -280,15 +282,17 @@ def _two_intervals(ids: list[str], first: np.ndarray, second: np.ndarray, replic
 
 
 def _defer_notes(split: datetime, family: str, min_markets: int, undated: set[str]) -> tuple[str, ...]:
-    notes = [(f"training markets: effective resolution before {iso(split)}; test markets: at or after it "
-             "(a market is in one period only; t0 plays no part)"),
-             (f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
-             "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"),
-             ("figures on paired test rows (valid probability and a market price); failures counted in test_failed, "
-             "never imputed nor deferred"),
-             "gain = deferred − forecaster Brier (negative: deferring helped); deferred_vs_market = deferred − market",
-             (f"no rule from fewer than {min_markets} training markets; no interval from fewer than {min_markets} "
-             "test markets (95% market-clustered percentile bootstrap)")]
+    notes = [
+        (f"training markets: effective resolution before {iso(split)}; test markets: at or after it "
+         "(a market is in one period only; t0 plays no part)"),
+        (f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
+         "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"),
+        ("figures on paired test rows (valid probability and a market price); failures counted in test_failed, "
+         "never imputed nor deferred"),
+        "gain = deferred − forecaster Brier (negative: deferring helped); deferred_vs_market = deferred − market",
+        (f"no rule from fewer than {min_markets} training markets; no interval from fewer than {min_markets} "
+         "test markets (95% market-clustered percentile bootstrap)"),
+    ]
     if undated:
         notes.append(f"{len(undated)} market{'' if len(undated) == 1 else 's'} without a resolution instant: "
                      "in neither period")
