@@ -1,0 +1,260 @@
+"""Walk-forward post-hoc calibration of each forecaster (issue 17, item 3). No model is called.
+
+For a split instant S, a forecaster's calibrator is FITTED on its valid rows of markets
+resolved before S (ScoredRow.resolved_at < S, the outcome known by S) and APPLIED only to its
+rows of markets resolved at or after S; it is never fitted on a row it is scored on. Rows
+without a resolution instant belong to neither side (counted in a note). With `strict=True`
+a test row must also have t0 ≥ S, so the calibrated forecast is one that could have been made
+at t0 (by default a test row forecast before S is calibrated with outcomes known only at S: a
+hindcast of a forecaster recalibrated at S; the finding counts such rows).
+
+Two calibrators, each a derived forecaster `<forecaster>·platt` / `<forecaster>·isotonic` on
+the test rows only:
+- Platt scaling: q = expit(a·logit(p) + b), a and b by maximum likelihood (logistic regression
+  without penalty, Newton's method with step halving, in numpy), p clipped to [1e-6, 1 − 1e-6]
+  before the logit (`ensemble.CLIP`, policy `logit-clip-1e-6`);
+- isotonic regression: the non-decreasing step fit of the outcome on p (pool-adjacent-violators,
+  ties in p pooled first), applied by linear interpolation between the fitted points and held
+  constant beyond them (what scikit-learn's IsotonicRegression(out_of_bounds="clip") does).
+
+Minimum training data (policy `calibration-min-20-rows-5-markets-2-per-class`): at least
+MIN_TRAIN_ROWS valid rows from MIN_TRAIN_MARKETS markets, at least MIN_PER_CLASS markets of each
+outcome, and (Platt) probabilities that are not all equal and do not separate the outcomes
+perfectly (no finite maximum-likelihood fit). Otherwise no calibrated forecaster; the finding
+says why. Failures: a failed test row stays failed in the calibrated forecaster (counted, never
+imputed); failed training rows are not fitted on. Brier raw vs calibrated is compared on the
+same valid test rows, the paired difference with a market-clustered bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+import numpy as np
+
+from hindcast.scoring import bootstrap
+from hindcast.scoring.aggregate import ScoredRow
+from hindcast.scoring.ensemble import SEPARATOR, clipped_logit, expit, paired_difference
+from hindcast.scoring.findings import Finding
+
+METHODS = ("platt", "isotonic")
+MIN_TRAIN_ROWS = 20
+MIN_TRAIN_MARKETS = 5
+MIN_PER_CLASS = 2  # markets of each outcome among the training rows
+MAX_NEWTON_STEPS = 100
+MAX_LOGIT_SLOPE = 1e3  # |a| beyond this: the outcomes are (quasi-)separated, no finite fit
+POLICY = {"calibration_split": "walk-forward-resolved-before-split",
+          "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-{MIN_PER_CLASS}-per-class",
+          "calibration_clip": "logit-clip-1e-6"}
+COLUMNS = ("forecaster", "method", "derived", "n_train", "n_train_markets", "n_test", "n_test_markets",
+           "n_test_failed", "n_test_before_split", "brier_raw", "brier_calibrated", "diff", "diff_ci_low",
+           "diff_ci_high", "parameters", "note")
+
+
+@dataclass(frozen=True)
+class Platt:
+    a: float  # slope on logit p
+    b: float  # intercept
+
+    def apply(self, p) -> np.ndarray:
+        return expit(self.a * clipped_logit(p) + self.b)
+
+    def describe(self) -> str:
+        return f"a={self.a:.6g}, b={self.b:.6g}"
+
+
+@dataclass(frozen=True)
+class Isotonic:
+    x: tuple[float, ...]  # distinct training probabilities, increasing
+    y: tuple[float, ...]  # the fitted non-decreasing values at them
+
+    def apply(self, p) -> np.ndarray:
+        return np.interp(np.asarray(p, float), self.x, self.y)
+
+    def describe(self) -> str:
+        return f"{len(set(self.y))} levels over {len(self.x)} points"
+
+
+@dataclass(frozen=True)
+class Split:
+    train: list[ScoredRow]  # valid rows of markets resolved before the split
+    test: list[ScoredRow]  # all rows (failures included) of markets resolved at/after it
+    undated: int  # rows without resolved_at (neither side)
+    early: int  # rows of test markets with t0 < split (kept unless strict, then dropped)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    rows: list[ScoredRow]  # the calibrated forecasters' test rows
+    finding: Finding  # key "calibration"
+    calibrators: dict[tuple[str, str], Platt | Isotonic]  # (forecaster, method) → the fitted calibrator
+
+
+def split_rows(rows: Iterable[ScoredRow], split: datetime, strict: bool = False) -> Split:
+    """Train: valid rows resolved before `split`; test: rows resolved at/after it (and t0 ≥ split if strict)."""
+    rows = list(rows)
+    dated = [r for r in rows if r.resolved_at is not None]
+    train = [r for r in dated if r.resolved_at < split and r.probability is not None]
+    later = [r for r in dated if r.resolved_at >= split]
+    early = sum(1 for r in later if r.t0 < split)
+    test = [r for r in later if r.t0 >= split] if strict else later
+    return Split(train, test, len(rows) - len(dated), early)
+
+
+def fit_platt(p, y) -> tuple[Platt | None, str | None]:
+    """Unpenalised logistic regression of y on logit(p) with an intercept, or the reason there is none.
+    A function of the rows as a set: they are put in (p, y) order first, so sums run the same way."""
+    x, y = clipped_logit(p), np.asarray(y, float)
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
+    if np.ptp(x) == 0.0:
+        return None, "probabilities all equal on the training rows (no slope to fit)"
+    design = np.column_stack([x, np.ones_like(x)])
+    w = _newton(design, y)
+    if w is None or abs(w[0]) > MAX_LOGIT_SLOPE:
+        return None, "training outcomes separated by p (no finite Platt fit)"
+    return Platt(float(w[0]), float(w[1])), None
+
+
+def _newton(design: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    w = np.zeros(design.shape[1])
+    for _ in range(MAX_NEWTON_STEPS):
+        q = expit(design @ w)
+        hessian = design.T @ (design * (q * (1.0 - q))[:, None])
+        step = np.linalg.lstsq(hessian, design.T @ (y - q), rcond=None)[0]
+        w = _halved(design, y, w, step)
+        if np.max(np.abs(step)) < 1e-12 * (1.0 + np.max(np.abs(w))):
+            return w
+    return None
+
+
+def _halved(design: np.ndarray, y: np.ndarray, w: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """w + step, halved until the log-likelihood does not decrease (at most 30 halvings)."""
+    base = _loglik(design, y, w)
+    for _ in range(30):
+        if _loglik(design, y, w + step) >= base:
+            return w + step
+        step = step / 2.0
+    return w
+
+
+def _loglik(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    z = design @ w
+    return float(np.sum(y * z - np.logaddexp(0.0, z)))
+
+
+def fit_isotonic(p, y) -> tuple[Isotonic | None, str | None]:
+    """Pool-adjacent-violators on (p, y), ties in p pooled (weighted) first."""
+    p, y = np.asarray(p, float), np.asarray(y, float)
+    xs, inverse = np.unique(p, return_inverse=True)
+    if xs.size < 2:
+        return None, "probabilities all equal on the training rows (nothing to order)"
+    weights = np.bincount(inverse).astype(float)
+    means = np.bincount(inverse, weights=y) / weights
+    return Isotonic(tuple(map(float, xs)), tuple(map(float, pava(means, weights)))), None
+
+
+def pava(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted least-squares non-decreasing fit of `values` (in order)."""
+    blocks: list[list[float]] = []  # [weighted mean, weight, count]
+    for v, w in zip(values, weights):
+        blocks.append([float(v), float(w), 1])
+        while len(blocks) > 1 and blocks[-2][0] >= blocks[-1][0]:
+            v2, w2, n2 = blocks.pop()
+            v1, w1, n1 = blocks.pop()
+            blocks.append([(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    return np.repeat([b[0] for b in blocks], [b[2] for b in blocks])
+
+
+FITTERS = {"platt": fit_platt, "isotonic": fit_isotonic}
+
+
+def too_little(train: Sequence[ScoredRow]) -> str | None:
+    """Why `train` is too small to fit a calibrator on, or None."""
+    markets = {r.market_id: r.outcome for r in train}
+    per_class = min(sum(1 for o in markets.values() if o == c) for c in (0.0, 1.0))
+    if len(train) < MIN_TRAIN_ROWS or len(markets) < MIN_TRAIN_MARKETS:
+        return (f"too few training rows: {len(train)} rows, {len(markets)} markets resolved before the split "
+                f"(needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)")
+    if per_class < MIN_PER_CLASS:
+        return f"too few training markets of one outcome: {per_class} (needs {MIN_PER_CLASS} of each)"
+    return None
+
+
+def fit(method: str, train: Sequence[ScoredRow]) -> tuple[Platt | Isotonic | None, str | None]:
+    """`method`'s calibrator fitted on `train` (valid rows) alone, or the reason there is none."""
+    reason = too_little(train)
+    if reason:
+        return None, reason
+    return FITTERS[method]([r.probability for r in train], [r.outcome for r in train])
+
+
+def apply(calibrator: Platt | Isotonic, name: str, rows: Sequence[ScoredRow]) -> list[ScoredRow]:
+    """The test rows as forecaster `name`, valid probabilities mapped, failures kept failed."""
+    return [r if r.probability is None else replace(r, probability=float(calibrator.apply([r.probability])[0]))
+            for r in (replace(r, forecaster=name) for r in rows)]
+
+
+def calibrate(rows: Iterable[ScoredRow], split: datetime, methods: Sequence[str] = METHODS, strict: bool = False,
+              replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Calibrated:
+    """Each forecaster's calibrators fitted before `split`, applied at/after it, and the finding."""
+    parts = split_rows(rows, split, strict)
+    train, test = _by_forecaster(parts.train), _by_forecaster(parts.test)
+    out, table, fitted = [], [], {}
+    for forecaster in sorted(set(train) | set(test)):
+        for method in methods:
+            calibrator, reason = fit(method, train.get(forecaster, []))
+            name = f"{forecaster}{SEPARATOR}{method}"
+            mapped = apply(calibrator, name, test.get(forecaster, [])) if calibrator else []
+            out += mapped
+            fitted.update({(forecaster, method): calibrator} if calibrator else {})
+            table.append(_row(forecaster, method, name, calibrator, reason, train.get(forecaster, []),
+                              test.get(forecaster, []), mapped, split, replicates, seed))
+    return Calibrated(out, _finding(table, parts, split, strict), fitted)
+
+
+def _by_forecaster(rows: Iterable[ScoredRow]) -> dict[str, list[ScoredRow]]:
+    groups: dict[str, list[ScoredRow]] = defaultdict(list)
+    for r in rows:
+        groups[r.forecaster].append(r)
+    return {f: sorted(g, key=lambda r: (r.market_id, r.t0, r.repeat)) for f, g in groups.items()}
+
+
+def _row(forecaster: str, method: str, name: str, calibrator, reason: str | None, train: list[ScoredRow],
+         test: list[ScoredRow], mapped: list[ScoredRow], split: datetime, replicates: int, seed: int) -> tuple:
+    pairs = [(raw, cal) for raw, cal in zip(test, mapped) if raw.probability is not None]
+    raw_b = np.array([raw.brier for raw, _ in pairs], float)
+    cal_b = np.array([cal.brier for _, cal in pairs], float)
+    rng = bootstrap.rng_for(seed, f"calibration|{name}")
+    diff, low, high, note = paired_difference([raw.market_id for raw, _ in pairs], cal_b - raw_b, replicates, rng)
+    if not test:
+        reason = reason or "no test row (no market of this forecaster resolved at/after the split)"
+    return (forecaster, method, name if calibrator else None, len(train), len({r.market_id for r in train}), len(test),
+            len({r.market_id for r in test}), sum(1 for r in test if r.probability is None),
+            sum(1 for r in test if r.t0 < split), _mean(raw_b), _mean(cal_b), diff, low, high,
+            calibrator.describe() if calibrator else None, reason or (note if calibrator and test else None))
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if values.size else None
+
+
+def _finding(table: list[tuple], parts: Split, split: datetime, strict: bool) -> Finding:
+    notes = [(f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets resolved before it, "
+             "applied only to rows of markets resolved at/after it; diff = calibrated − raw Brier on the same "
+             "valid test rows (negative: calibration helped), market-clustered 95% interval"),
+             (f"Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by pool-adjacent-violators; a calibrator "
+             f"needs {MIN_TRAIN_ROWS} training rows from {MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"),
+             "failed test rows stay failed in the calibrated forecaster (n_test_failed), never imputed"]
+    if parts.undated:
+        notes.append(f"{parts.undated} row(s) without a resolution instant: neither fitted on nor calibrated")
+    if strict:
+        notes.append(f"strict: {parts.early} row(s) of test markets forecast before the split left out")
+    elif parts.early:
+        notes.append(f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their calibrator "
+                     "uses outcomes known only at the split (use strict to leave them out)")
+    return Finding("calibration", "Walk-forward calibration (fitted before the split, scored after it)", COLUMNS,
+                   tuple(table), tuple(notes))
