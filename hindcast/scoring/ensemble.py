@@ -3,12 +3,13 @@
 A forecaster run with repeats has K stored forecasts (ScoredRow.repeat 0..K−1) on the same
 (market, t0). `aggregate` combines them into one forecast per (market, t0) for each of four
 DERIVED forecasters, named `<forecaster>·<kind>` (the separator is U+00B7, which no built-in
-spec uses; a rows' forecaster already holding a derived name is refused):
+spec uses; a forecaster in the rows whose name equals a derived name is refused; `·logit-shrunk`
+is not the `shrunk` baseline forecaster, which shrinks the market price):
 
 - `·mean`: the mean of the probabilities;
 - `·median`: their median (the mean of the two middle ones for an even count);
 - `·logit-mean`: the mean in logit space, expit(mean(logit p));
-- `·shrunk`: that logit mean shrunk toward logit 0 (p = 0.5) by an empirical-Bayes factor.
+- `·logit-shrunk`: that logit mean shrunk toward logit 0 (p = 0.5) by an empirical-Bayes factor.
 
 Clipping (policy `logit-clip-1e-6`): before any logit, p is clipped to [1e-6, 1 − 1e-6] (the
 same bound as the log score's `metrics.LOG_CLIP`), so a draw at exactly 0 or 1 counts as
@@ -50,7 +51,7 @@ from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.findings import Finding
 
 SEPARATOR = "·"
-KINDS = ("mean", "median", "logit-mean", "shrunk")
+KINDS = ("mean", "median", "logit-mean", "logit-shrunk")
 CLIP = 1e-6
 POLICY = {"aggregate_clip": "logit-clip-1e-6", "aggregate_shrinkage": "eb-normal-logit-shrink-to-0",
           "aggregate_failures": "aggregate-valid-repeats"}
@@ -143,7 +144,7 @@ def combine(probabilities: Sequence[float], shrinkage: Shrinkage) -> dict[str, f
     p = np.asarray(probabilities, float)
     m = float(clipped_logit(p).mean())
     return {"mean": float(p.mean()), "median": float(np.median(p)), "logit-mean": float(expit(m)),
-            "shrunk": float(expit(shrinkage.factor(p.size) * m))}
+            "logit-shrunk": float(expit(shrinkage.factor(p.size) * m))}
 
 
 def _derive(forecaster: str, questions: dict[Key, list[ScoredRow]], shrinkage: Shrinkage) -> list[ScoredRow]:
@@ -198,7 +199,7 @@ def _finding(groups: dict, derived: list[ScoredRow], shrinkage: dict[str, Shrink
              (f"logit aggregates clip p to [{CLIP:g}, 1 − {CLIP:g}] first; single_draw_brier is the mean over "
              "questions of the mean Brier of their valid repeats; diff_vs_single = brier − single_draw_brier, "
              "paired by question, market-clustered 95% interval")]
-    notes += [f"{derived_name(f, 'shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit mean × τ²/(τ² + σ²/K))"
+    notes += [f"{derived_name(f, 'logit-shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit mean × τ²/(τ² + σ²/K))"
               for f, s in sorted(shrinkage.items())]
     if skipped:
         notes.append(f"no repeats to aggregate: {', '.join(skipped)}")

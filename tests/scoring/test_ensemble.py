@@ -61,7 +61,7 @@ def test_exact_aggregates_on_crafted_repeats():
     # one question only: σ² = var of the three logits (ddof 1), τ² = max(0, m² − σ²/3)
     sigma2 = np.var([logit(p) for p in ps], ddof=1)
     tau2 = max(0.0, m * m - sigma2 / 3)
-    assert got["llm·shrunk"] == pytest.approx(expit(m * tau2 / (tau2 + sigma2 / 3)), abs=1e-14)
+    assert got["llm·logit-shrunk"] == pytest.approx(expit(m * tau2 / (tau2 + sigma2 / 3)), abs=1e-14)
     assert set(got) == {f"llm·{k}" for k in KINDS}
 
 
@@ -89,7 +89,7 @@ def test_shrinkage_is_fitted_across_the_forecasters_questions():
     assert fitted.sigma2 == pytest.approx(sigma2) and fitted.tau2 == pytest.approx(tau2)
     got = by_name(aggregate([r for q in questions for r in q]))
     for q, x in zip(questions, logits):
-        assert got[("llm·shrunk", q[0].market_id, T)].probability == pytest.approx(expit(x.mean() * tau2 / (tau2 + sigma2 / 2)))
+        assert got[("llm·logit-shrunk", q[0].market_id, T)].probability == pytest.approx(expit(x.mean() * tau2 / (tau2 + sigma2 / 2)))
 
 
 def test_shrinkage_factor_bounds():
@@ -97,7 +97,7 @@ def test_shrinkage_factor_bounds():
     assert Shrinkage(1.0, 0.0).factor(3) == 0.0  # no spread between questions: all the way to 0.5
     assert Shrinkage(1.0, 1.0).factor(1) == 0.5
     agreeing = combine([0.9, 0.9], Shrinkage(0.0, 5.0))
-    assert agreeing["shrunk"] == pytest.approx(0.9) == agreeing["logit-mean"]
+    assert agreeing["logit-shrunk"] == pytest.approx(0.9) == agreeing["logit-mean"]
 
 
 def test_all_failed_stays_failed_and_partial_failures_aggregate_valid_ones_only():
