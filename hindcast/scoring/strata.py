@@ -168,9 +168,9 @@ class Rule:
     def describe(self) -> str:
         if self.n_deferred == 0:
             return "never defer"
-        parts = [f"band in {{{', '.join(self.bands)}}}" if self.bands is not None else "",
+        parts = [f"band in {{{', '.join(self.bands)}}}" if self.bands not in (None, BANDS) else "",
                  f"cutoff in {{{', '.join(self.cutoffs)}}}" if self.cutoffs is not None else ""]
-        return "defer when " + " and ".join(p for p in parts if p) if any(parts) else "always defer"
+        return "defer when " + " and ".join(p for p in parts if p) if any(parts) else "always defer (every priced row)"
 
 
 def split_markets(rows: Iterable[ScoredRow], split: datetime) -> tuple[set[str], set[str], set[str]]:
@@ -183,6 +183,18 @@ def split_markets(rows: Iterable[ScoredRow], split: datetime) -> tuple[set[str],
     undated = {m for m, t in latest.items() if t is None}
     train = {m for m, t in latest.items() if t is not None and t < split}
     return train, set(latest) - train - undated, undated
+
+
+def median_split(rows: Iterable[ScoredRow]) -> datetime | None:
+    """A default split: the median market's effective resolution (the (M // 2)-th of the M dated
+    markets' instants in order), so about half the markets train and the rest test. None: no market
+    has a resolution instant."""
+    latest: dict[str, datetime] = {}
+    for r in rows:
+        if r.resolved_at is not None:
+            latest[r.market_id] = max(latest.get(r.market_id, r.resolved_at), r.resolved_at)
+    instants = sorted(latest.values())
+    return instants[len(instants) // 2] if instants else None
 
 
 def choose_rule(train: Sequence[ScoredRow], family: str = "band") -> Rule:

@@ -23,6 +23,7 @@ from hindcast.scoring.strata import (
     band_of,
     choose_rule,
     defer,
+    median_split,
     split_markets,
     strata,
 )
@@ -162,6 +163,15 @@ def test_a_market_resolved_exactly_at_the_split_is_a_test_market_and_t0_plays_no
             row("f", "y", "f=0.5", 0.5, 1.0, 0.5, resolved_at=SPLIT - timedelta(seconds=1), k=400),
             row("f", "z", "f=0.5", 0.5, 1.0, 0.5, resolved_at=None)]
     assert split_markets(rows, SPLIT) == ({"y"}, {"x"}, {"z"})
+
+
+def test_deferring_everywhere_reads_as_always_and_the_default_split_is_the_median_market():
+    everywhere = [row("f", f"m{m}", "f=0.5", 0.0, 1.0, price) for m, price in enumerate((0.05, 0.2, 0.5))]
+    assert choose_rule(everywhere).describe() == "always defer (every priced row)"
+    assert choose_rule(everywhere, "cutoff").describe() == "defer when cutoff in {f=0.5}"
+    assert choose_rule([row("f", "m", "f=0.5", 1.0, 1.0, 0.5)]).describe() == "never defer"
+    assert median_split(planted()) == LATE  # 12 markets at EARLY, 12 at LATE: the 13th instant
+    assert median_split([row("f", "m", "f=0.5", 0.5, 1.0, 0.5, resolved_at=None)]) is None
 
 
 def test_too_few_training_or_test_markets_say_so_and_invent_no_figure():
