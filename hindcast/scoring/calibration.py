@@ -225,11 +225,13 @@ def _by_forecaster(rows: Iterable[ScoredRow]) -> dict[str, list[ScoredRow]]:
 
 def _row(forecaster: str, method: str, name: str, calibrator, reason: str | None, train: list[ScoredRow],
          test: list[ScoredRow], mapped: list[ScoredRow], split: datetime, replicates: int, seed: int) -> tuple:
-    pairs = [(raw, cal) for raw, cal in zip(test, mapped) if raw.probability is not None]
-    raw_b = np.array([raw.brier for raw, _ in pairs], float)
-    cal_b = np.array([cal.brier for _, cal in pairs], float)
-    rng = bootstrap.rng_for(seed, f"calibration|{name}")
-    diff, low, high, note = paired_difference([raw.market_id for raw, _ in pairs], cal_b - raw_b, replicates, rng)
+    valid = [raw for raw in test if raw.probability is not None]  # mapped holds them in the same order
+    raw_b = np.array([raw.brier for raw in valid], float)
+    cal_b = np.array([cal.brier for cal in mapped if cal.probability is not None], float)
+    diff = low = high = note = None
+    if calibrator:
+        rng = bootstrap.rng_for(seed, f"calibration|{name}")
+        diff, low, high, note = paired_difference([raw.market_id for raw in valid], cal_b - raw_b, replicates, rng)
     if not test:
         reason = reason or "no test row (no market of this forecaster resolved at/after the split)"
     return (forecaster, method, name if calibrator else None, len(train), len({r.market_id for r in train}), len(test),

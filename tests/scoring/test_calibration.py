@@ -153,8 +153,9 @@ def test_too_few_rows_one_class_or_separated_gives_no_calibrator_and_a_reason():
                                  (separated, "platt", "separated")):
         result = calibrate(train + test, SPLIT, methods=(method,), replicates=50)
         assert result.rows == [] and result.calibrators == {}
-        (only,) = result.finding.rows
-        assert only[2] is None and words in only[-1]
+        (only,) = [dict(zip(result.finding.columns, r)) for r in result.finding.rows]
+        assert only["derived"] is None and words in only["note"] and only["brier_calibrated"] is None
+        assert only["brier_raw"] == pytest.approx(np.mean([r.brier for r in test]))  # the raw score is still shown
     assert fit_platt([0.3] * 30, [0.0, 1.0] * 15) == (None, "probabilities all equal on the training rows (no slope to fit)")
 
 
