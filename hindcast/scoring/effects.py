@@ -82,10 +82,13 @@ def fit(y: np.ndarray, weights: np.ndarray | None = None) -> Fit:
     weighted (bootstrap draw counts; default 1). Closed form when balanced, else least squares.
     A layout that does not identify the forecaster effects (questions not linking them) gives NaN."""
     w = np.ones(y.shape[0]) if weights is None else np.asarray(weights, float)
-    if np.isfinite(y).all():
-        return _closed_form(y, w)
-    reduced = _Reduced.of(y)
-    return reduced.fit(w)
+    return _closed_form(y, w) if np.isfinite(y).all() else least_squares(y, w)
+
+
+def least_squares(y: np.ndarray, weights: np.ndarray | None = None) -> Fit:
+    """The general path (any layout, balanced included): question effects absorbed, forecaster
+    effects by numpy lstsq on the reduced normal equations."""
+    return _Reduced.of(y).fit(np.ones(y.shape[0]) if weights is None else np.asarray(weights, float))
 
 
 def _closed_form(y: np.ndarray, w: np.ndarray) -> Fit:
@@ -118,19 +121,25 @@ class _Reduced:
         return cls(present, filled, counts, blocks, rhs)
 
     def fit(self, w: np.ndarray) -> Fit:
-        b = self.solve(w)
-        a = (self.filled.sum(axis=1) - self.present @ b) / self.counts
+        """Weighted fit; a forecaster with no weighted cell (none of its markets drawn) gets NaN
+        effects and leaves the others' estimates as they would be without it."""
+        active = (w @ self.present) > 0
+        b = self.solve(w, active)
+        a = (self.filled.sum(axis=1) - self.present @ np.where(active, b, 0.0)) / self.counts
         centre = float(w @ a / w.sum())
-        return Fit(centre + float(b.mean()), a - centre, b - b.mean(), False)
+        mean_b = float(b[active].mean())
+        return Fit(centre + mean_b, a - centre, b - mean_b, False)
 
-    def solve(self, w: np.ndarray) -> np.ndarray:
-        """Forecaster effects with the first as reference (0); NaN when not identified."""
-        c = np.tensordot(w, self.blocks, axes=1)[1:, 1:]
-        r = (w @ self.rhs)[1:]
-        solution, _, rank, _ = np.linalg.lstsq(c, r, rcond=None)
-        if rank < c.shape[0]:
-            return np.full(self.blocks.shape[1], np.nan)
-        return np.concatenate([[0.0], solution])
+    def solve(self, w: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """Effects of the active forecasters, the first active as reference (0); NaN for the
+        inactive ones, and for all when the questions do not link the active ones."""
+        cols = np.flatnonzero(active)
+        c = np.tensordot(w, self.blocks, axes=1)[np.ix_(cols[1:], cols[1:])]
+        solution, _, rank, _ = np.linalg.lstsq(c, (w @ self.rhs)[cols[1:]], rcond=None)
+        b = np.full(self.blocks.shape[1], np.nan)
+        if rank == c.shape[0]:
+            b[cols] = np.concatenate([[0.0], solution])
+        return b
 
 
 def question_share(y: np.ndarray) -> float | None:
@@ -180,16 +189,18 @@ def collect(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None,
     return _Cells({f: dict(q) for f, q in briers.items()}, dict(failed))
 
 
-def kept(cells: _Cells) -> tuple[list[str], list[str]]:
-    """Forecasters kept, and those dropped with the reason (no valid forecast; too few questions)."""
+def kept(cells: _Cells, min_coverage: float = MIN_COVERAGE) -> tuple[list[str], list[str]]:
+    """Forecasters kept, and those dropped with the reason: no valid forecast, or cells on fewer
+    than `min_coverage` × the best coverage (one forecaster on a few markets would otherwise shrink
+    the matched panel to those markets for everyone)."""
     coverage = {f: len(q) for f, q in cells.briers.items()}
     best = max(coverage.values(), default=0)
     keep, dropped = [], []
     for f in sorted(coverage):
         if coverage[f] == 0:
             dropped.append(f"{f} (no valid forecast)")
-        elif coverage[f] < MIN_COVERAGE * best:
-            dropped.append(f"{f} ({coverage[f]} of {best} questions, < {MIN_COVERAGE:.0%})")
+        elif coverage[f] < min_coverage * best:
+            dropped.append(f"{f} ({coverage[f]} of {best} questions, < {min_coverage:.0%} of the best coverage)")
         else:
             keep.append(f)
     return keep, dropped
@@ -212,12 +223,17 @@ def panel_of(cells: _Cells, forecasters: list[str], panel: str = "matched") -> P
 
 
 def effects(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None, include_market: bool = True,
-            panel: str = "matched", replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Finding:
-    """Difficulty-adjusted Brier per forecaster, best first (Finding key "effects")."""
+            panel: str = "matched", replicates: int = bootstrap.REPLICATES, seed: int = 0,
+            min_coverage: float = MIN_COVERAGE) -> Finding:
+    """Difficulty-adjusted Brier per forecaster, best first (Finding key "effects"). `forecasters`:
+    those compared (default: every one in the rows); the market price joins them unless
+    `include_market` is false. panel "matched": questions every kept forecaster answered, after
+    dropping forecasters below `min_coverage` of the best coverage; "available": every cell of
+    every forecaster with a valid forecast (unbalanced; the fixed effects adjust for who answered what)."""
     if panel not in PANELS:
         raise ValueError(f"panel must be one of {', '.join(PANELS)}, not {panel!r}")
     cells = collect(rows, forecasters, include_market)
-    names, dropped = kept(cells)
+    names, dropped = kept(cells, min_coverage if panel == "matched" else 0.0)
     table = panel_of(cells, names, panel)
     notes = _notes(cells, table, dropped, panel)
     if not table.questions:
@@ -243,8 +259,9 @@ def _bootstrap(table: Panel, replicates: int, seed: int) -> tuple[np.ndarray | N
         return (draws @ table.y) / draws.sum(axis=1, keepdims=True), None
     reduced = _Reduced.of(table.y)
     samples = np.array([reduced.fit(w).adjusted for w in draws])
-    bad = int((~np.isfinite(samples).all(axis=1)).sum())
-    return samples, (f"{bad} of {replicates} replicates left the forecasters unlinked (dropped)" if bad else None)
+    bad = int((~np.isfinite(samples)).any(axis=1).sum())
+    return samples, (f"{bad} of {replicates} replicates drew none of a forecaster's markets or left the forecasters "
+                     "unlinked: that forecaster's estimate is missing from them" if bad else None)
 
 
 def _rows(table: Panel, cells: _Cells, estimate: Fit, samples: np.ndarray | None) -> tuple[tuple, ...]:

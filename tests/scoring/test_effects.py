@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.effects import MARKET, _Reduced, brier_index, effects, fit, question_share
+from hindcast.scoring.effects import (
+    MARKET,
+    brier_index,
+    effects,
+    fit,
+    least_squares,
+    question_share,
+)
 from tests.helpers import at
 
 T = at("2025-10-01T00:00:00")
@@ -80,7 +87,7 @@ def test_the_closed_form_equals_the_least_squares_path_on_a_balanced_panel_with_
     rng = np.random.default_rng(0)
     y, w = rng.random((20, 4)), rng.integers(0, 3, 20).astype(float)
     w[0] = 1.0
-    closed, solved = fit(y, w), _Reduced.of(y).fit(w)
+    closed, solved = fit(y, w), least_squares(y, w)
     assert closed.balanced and not solved.balanced
     np.testing.assert_allclose(closed.adjusted, solved.adjusted, atol=1e-12)
     np.testing.assert_allclose(closed.beta, solved.beta, atol=1e-12)
@@ -169,6 +176,28 @@ def test_a_weighted_refit_matches_statsmodels_wls():
         assert mine[j] == pytest.approx(adjusted[f], abs=1e-9)
 
 
+def test_available_panel_keeps_a_forecaster_on_a_few_markets_that_matched_drops():
+    rows = planted(n_markets=10, cutoffs=1, betas=(0.0, 0.05))
+    rows += [row("few", f"m{m:02d}", 0, r.brier + 0.03) for m, r in enumerate(rows[:6:2])]  # f0 + 0.03 on 3 markets
+    matched = by_name(effects(rows, include_market=False, replicates=50))
+    available = by_name(effects(rows, include_market=False, panel="available", replicates=300))
+    assert "few" not in matched and available["few"]["n_questions"] == 3
+    assert available["few"]["adjusted_brier"] - available["f0"]["adjusted_brier"] == pytest.approx(0.03, abs=1e-12)
+    assert available["few"]["adjusted_ci_low"] is not None
+
+
+def test_a_replicate_without_a_forecasters_markets_leaves_the_others_unchanged():
+    rng = np.random.default_rng(5)
+    y = rng.random((12, 3))
+    y[4:, 2] = np.nan  # the third forecaster answered questions 0-3 only
+    y[[5, 7], 1] = np.nan
+    w = np.r_[np.zeros(4), rng.integers(1, 3, 8)].astype(float)  # none of its questions drawn
+    mine = least_squares(y, w).adjusted
+    alone = least_squares(y[4:, :2], w[4:]).adjusted
+    assert np.isnan(mine[2])
+    np.testing.assert_allclose(mine[:2], alone, atol=1e-12)
+
+
 # ---- (3) variance share ------------------------------------------------------------------------
 
 
@@ -223,7 +252,7 @@ def test_a_forecaster_on_too_few_questions_is_dropped_not_allowed_to_shrink_the_
     rows += [row("late", "m00", 0, 0.2), row("late", "m01", 0, 0.2)]
     finding = effects(rows, include_market=False, replicates=50)
     assert set(by_name(finding)) == {"f0", "f1"} and by_name(finding)["f0"]["n_questions"] == 10
-    assert any("late (2 of 10 questions, < 50%)" in n for n in finding.notes)
+    assert any("late (2 of 10 questions, < 50% of the best coverage)" in n for n in finding.notes)
 
 
 def test_no_interval_under_five_markets_and_no_fit_without_questions():
