@@ -174,26 +174,28 @@ class Rule:
 
 
 def split_markets(rows: Iterable[ScoredRow], split: datetime) -> tuple[set[str], set[str], set[str]]:
-    """(training, test, undated) market ids: a market's instant is the latest `resolved_at` of its
-    rows; training when strictly before `split`, test at or after it."""
+    """(training, test, undated) market ids: training when the market's instant (`market_instants`)
+    is strictly before `split`, test at or after it, undated without one."""
+    instants = market_instants(rows)
+    undated = {m for m, t in instants.items() if t is None}
+    train = {m for m, t in instants.items() if t is not None and t < split}
+    return train, set(instants) - train - undated, undated
+
+
+def market_instants(rows: Iterable[ScoredRow]) -> dict[str, datetime | None]:
+    """Each market's effective resolution: the latest `resolved_at` of its rows (all of one market's
+    rows carry the same one), None when any of its rows has none."""
     latest: dict[str, datetime | None] = {}
     for r in rows:
         seen = latest.get(r.market_id, r.resolved_at)
         latest[r.market_id] = None if seen is None or r.resolved_at is None else max(seen, r.resolved_at)
-    undated = {m for m, t in latest.items() if t is None}
-    train = {m for m, t in latest.items() if t is not None and t < split}
-    return train, set(latest) - train - undated, undated
+    return latest
 
 
 def median_split(rows: Iterable[ScoredRow]) -> datetime | None:
-    """A default split: the median market's effective resolution (the (M // 2)-th of the M dated
-    markets' instants in order), so about half the markets train and the rest test. None: no market
-    has a resolution instant."""
-    latest: dict[str, datetime] = {}
-    for r in rows:
-        if r.resolved_at is not None:
-            latest[r.market_id] = max(latest.get(r.market_id, r.resolved_at), r.resolved_at)
-    instants = sorted(latest.values())
+    """A default split: the median dated market's instant (the (M // 2)-th of M in order, from 0), so
+    about half the markets train and the rest test. None: no market has a resolution instant."""
+    instants = sorted(t for t in market_instants(rows).values() if t is not None)
     return instants[len(instants) // 2] if instants else None
 
 
@@ -274,16 +276,15 @@ def _paired(rows: list[ScoredRow]) -> list[ScoredRow]:
 def _test_figures(name: str, rule: Rule, test: list[ScoredRow], replicates: int, seed: int, min_markets: int) -> tuple:
     own = np.array([r.brier for r in test], float)
     market = np.array([r.market_brier for r in test], float)
-    deferred = np.where([rule.applies(r) for r in test], market, own)
+    applies = np.array([rule.applies(r) for r in test], bool)
+    deferred = np.where(applies, market, own)
     ids = [r.market_id for r in test]
+    few = len(set(ids)) < min_markets
     rng = bootstrap.rng_for(seed, f"defer|{name}")
-    n_markets = len(set(ids))
-    gain_ci, dvm_ci = (None, None) if n_markets < min_markets else _two_intervals(ids, deferred - own,
-                                                                                  deferred - market, replicates, rng)
-    note = None if n_markets >= min_markets else f"too few test markets: {n_markets} (< {min_markets}), no interval"
-    return (sum(rule.applies(r) for r in test), float(own.mean()),
-            float(deferred.mean()), float(market.mean()), float((deferred - own).mean()), *_ends(gain_ci),
-            float((deferred - market).mean()), *_ends(dvm_ci), note)
+    gain_ci, dvm_ci = (None, None) if few else _two_intervals(ids, deferred - own, deferred - market, replicates, rng)
+    note = f"too few test markets: {len(set(ids))} (< {min_markets}), no interval" if few else None
+    return (int(applies.sum()), float(own.mean()), float(deferred.mean()), float(market.mean()),
+            float((deferred - own).mean()), *_ends(gain_ci), float((deferred - market).mean()), *_ends(dvm_ci), note)
 
 
 def _two_intervals(ids: list[str], first: np.ndarray, second: np.ndarray, replicates: int, rng):
