@@ -40,7 +40,11 @@ def trade(
     from hindcast import api
     from hindcast.api import RunStore, db_url
     from hindcast.cli.common import fail
-    from hindcast.scoring.trading import Strategy, load_fees, simulate  # FACADE-TODO: from hindcast.api
+    from hindcast.scoring.trading import (  # FACADE-TODO: from hindcast.api
+        Strategy,
+        load_fees,
+        simulate,
+    )
 
     chosen = Strategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:

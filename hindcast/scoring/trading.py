@@ -52,6 +52,7 @@ from hindcast.timeutil import iso
 
 CONTROL = "market"  # the forecaster traded as the zero-edge control
 STRATEGIES = ("edge", "kelly")
+EDGE_NOISE = 1e-12  # a difference within this of the edge is the edge (not more than it)
 SHIPPED_FEES = "shipped fees.toml"
 COLUMNS = ("forecaster", "strategy", "positions", "traded", "no_edge", "no_price", "failed", "untradable", "markets",
            "capital", "fees", "pnl", "pnl_low", "pnl_high", "roc", "roc_low", "roc_high", "hit_rate", "max_drawdown")
@@ -249,9 +250,11 @@ def complete_set(position: Position, shares: float, fees: FeeSchedule) -> tuple[
 
 
 def _side(p: float, price: float, edge: float) -> str | None:
-    if p - price > edge:
+    """The side whose edge is MORE than `edge`: by more than float noise (EDGE_NOISE), so that
+    p = 0.55 at a price of 0.5 does not trade at an edge of 0.05 (0.55 − 0.5 = 0.05000000000000004)."""
+    if p - price > edge + EDGE_NOISE:
         return "yes"
-    return "no" if price - p > edge else None
+    return "no" if price - p > edge + EDGE_NOISE else None
 
 
 def _side_terms(side: str, p: float | None, price: float) -> tuple[float | None, Fraction]:
@@ -371,9 +374,9 @@ def _notes(strategy: Strategy, fees: FeeSchedule, by_forecaster: dict) -> tuple[
                if CONTROL in by_forecaster else "control: no 'market' forecaster in these rows, so no zero-edge control")
     return (f"strategy: {strategy.label()}; bankroll {strategy.bankroll:g} (not compounded)",
             f"fees: {fees.origin}" + (f" — {fees.source}" if fees.source else ""), control,
-            "one position per (forecaster, market, t0): p is the mean of its valid repeats; all repeats failed: "
-            "'failed', not traded; no price before t0: 'no_price'; a price of 0 or 1: 'untradable'",
-            "capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side won; max_drawdown "
-            "over positions ordered by t0 (ties by market id)",
-            f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), none under "
-            f"{MIN_MARKETS} markets")
+            ("one position per (forecaster, market, t0): p is the mean of its valid repeats; all repeats failed: "
+             "'failed', not traded; no price before t0: 'no_price'; a price of 0 or 1: 'untradable'"),
+            ("capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side won; max_drawdown "
+             "over positions ordered by t0 (ties by market id)"),
+            (f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), none under "
+             f"{MIN_MARKETS} markets"))
