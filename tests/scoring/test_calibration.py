@@ -188,3 +188,17 @@ def _xy(rows):
 
 def _fields(r: ScoredRow) -> dict:
     return {name: getattr(r, name) for name in ScoredRow.__dataclass_fields__}
+
+
+def test_aggregates_can_be_calibrated_in_turn():
+    """Derived rows keep resolved_at, so `<forecaster>·logit-mean` calibrates like any forecaster."""
+    from hindcast.scoring.ensemble import aggregate
+
+    rng = np.random.default_rng(9)
+    base = sample(rng, 25, 1.0) + sample(rng, 10, 1.0, 100, SPLIT)
+    noisy = [ScoredRow(**{**_fields(r), "repeat": k, "probability": float(np.clip(r.probability + d, 0.01, 0.99))})
+             for r in base for k, d in enumerate((-0.05, 0.0, 0.05))]
+    derived = [r for r in aggregate(noisy, replicates=50).rows if r.forecaster == "llm·logit-mean"]
+    result = calibrate(derived, SPLIT, replicates=50)
+    assert {r.forecaster for r in result.rows} == {"llm·logit-mean·platt", "llm·logit-mean·isotonic"}
+    assert len([r for r in result.rows if r.forecaster == "llm·logit-mean·platt"]) == 20
