@@ -31,6 +31,7 @@ from datetime import datetime
 
 import numpy as np
 
+from hindcast.errors import ConfigError
 from hindcast.scoring import bootstrap, vs_market
 from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.findings import Finding
@@ -114,7 +115,7 @@ class _Reduced:
         filled = np.where(present > 0, y, 0.0)
         counts = present.sum(axis=1)
         if (counts == 0).any():
-            raise ValueError("every question needs at least one cell")
+            raise ConfigError("every question needs at least one cell")
         share = present / counts[:, None]
         blocks = present[:, :, None] * np.eye(y.shape[1])[None] - present[:, :, None] * share[:, None, :]
         rhs = filled - present * (filled.sum(axis=1) / counts)[:, None]
@@ -166,7 +167,7 @@ def brier_index(brier: float | None) -> float | None:
 @dataclass(frozen=True)
 class _Cells:
     briers: dict[str, dict[Question, list[float]]]  # forecaster → question → valid Briers
-    failed: dict[str, int]  # forecaster → failed forecasts
+    failed: dict[str, int]  # forecaster → failed forecasts over all its rows (not only the panel's)
 
 
 def collect(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None, include_market: bool = True) -> _Cells:
@@ -231,7 +232,9 @@ def effects(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None,
     dropping forecasters below `min_coverage` of the best coverage; "available": every cell of
     every forecaster with a valid forecast (unbalanced; the fixed effects adjust for who answered what)."""
     if panel not in PANELS:
-        raise ValueError(f"panel must be one of {', '.join(PANELS)}, not {panel!r}")
+        raise ConfigError(f"unknown effects panel {panel!r} (known: {', '.join(PANELS)})")
+    if not 0.0 <= min_coverage <= 1.0:
+        raise ConfigError(f"min_coverage must be within [0, 1], not {min_coverage!r}")
     cells = collect(rows, forecasters, include_market)
     names, dropped = kept(cells, min_coverage if panel == "matched" else 0.0)
     table = panel_of(cells, names, panel)

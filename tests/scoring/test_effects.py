@@ -11,6 +11,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
+from hindcast.errors import ConfigError
 from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.effects import (
     MARKET,
@@ -282,6 +283,8 @@ def test_same_rows_same_finding_and_the_seed_moves_only_the_interval():
     assert any(a[f]["adjusted_ci_low"] != b[f]["adjusted_ci_low"] for f in a)
 
 
-def test_unknown_panel_is_refused():
-    with pytest.raises(ValueError, match="panel"):
+def test_unknown_panel_and_bad_coverage_are_refused():
+    with pytest.raises(ConfigError, match="panel"):
         effects([], panel="everything")
+    with pytest.raises(ConfigError, match="min_coverage"):
+        effects([], min_coverage=1.5)
