@@ -1,13 +1,28 @@
-"""The analyses of issue 17 (strata, defer rule, difficulty-adjusted scores, aggregates,
-calibration, trading) computed from scored runs, as Findings for the report and the CLI."""
+"""The analyses of issue 17 computed from scored runs, as Findings for the report, `hindcast
+analyze` and the facade: strata (cutoff × market certainty), the defer-to-the-market rule and
+walk-forward calibration (both split at an instant: fitted on markets resolved before it,
+scored on the rest), the difficulty-adjusted comparison, aggregates of repeats, trading."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
+from hindcast.leaderboard.tables import combine
+from hindcast.scoring import calibration, effects, ensemble, strata
 from hindcast.scoring.findings import Finding
 
 
-def collect(runs: Sequence) -> list[Finding]:
-    """Every analysis of the scored runs (RunScores: `.rows`), in report order."""
-    return []
+def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
+    """Every analysis of the scored runs (RunScores; matched on (market, t0) when several), in
+    report order. `split`: the walk-forward instant (None: the median market's resolution)."""
+    rows = combine(runs).rows
+    split = split if split is not None else strata.median_split(rows)
+    found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding]
+    if split is None:
+        return found + [_no_split("defer"), _no_split("calibration")]
+    return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
+
+
+def _no_split(key: str) -> Finding:
+    return Finding(key, f"{key}: not computed", ("reason",), (("no market has a resolution instant to split at",),))
