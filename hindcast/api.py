@@ -103,6 +103,15 @@ def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv
     return export_runs(store, runs, out, formats, **options)
 
 
+def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> list:
+    """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata,
+    adjusted scores, aggregates, defer rule and calibration split at `split` (None: median)."""
+    from hindcast.leaderboard.findings import collect
+    from hindcast.replay.engine import load_scored
+
+    return collect([load_scored(store, run_id) for run_id in runs], split)
+
+
 # ---- the facade's re-exports -----------------------------------------------------------------
 # What the CLI, the service and users reach below the facade, by name: `from hindcast.api import
 # open_snapshot`. Loaded on first use (module `__getattr__`), so `hindcast --help` stays instant.
@@ -110,25 +119,19 @@ _REEXPORTS = {  # the facade's own operations (above) take precedence over a low
     "hindcast.timeutil": ("iso", "parse_utc", "from_unix"), "hindcast.frozen": ("sha256_file",),
     "hindcast.filelock": ("FileLock", "holder"),
     "hindcast.archive.snapshot": ("open_snapshot", "latest", "verify_snapshot"),
-    "hindcast.archive.index": ("build_index",), "hindcast.archive.ingest": ("refuse_frozen",),
-    "hindcast.archive.readers": ("FORMATS",), "hindcast.archive.retriever": ("TimeBoundRetriever",),
-    "hindcast.archive.embed": ("get_embedder",), "hindcast.archive.layout": ("check_source", "snapshot_dir"),
-    "hindcast.markets.store": ("open_version", "write_version"), "hindcast.markets.pull": ("PullQuery",),
-    "hindcast.markets.polymarket": ("CLOB_URL", "GAMMA_URL", "PolymarketClient", "RetryPolicy"),
-    "hindcast.markets.prices": ("price_at",), "hindcast.markets.importers": ("import_forecastbench",),
-    "hindcast.markets.bundle": ("description_at",), "hindcast.markets.connect": ("polymarket_client",),
-    "hindcast.replay.market_view": ("market_view", "list_row", "find_market", "jsonable"),
+    "hindcast.archive.index": ("build_index",), "hindcast.archive.readers": ("FORMATS",),
+    "hindcast.archive.embed": ("get_embedder",), "hindcast.archive.layout": ("check_source",),
+    "hindcast.markets.store": ("open_version",), "hindcast.markets.pull": ("PullQuery",),
+    "hindcast.replay.market_view": ("market_view", "list_row", "find_market"),
     "hindcast.replay.spec": ("ReplaySpec", "load_toml", "spec_from_mapping", "SAMPLE_FORECASTERS", "SAMPLE_SUBSETS",
                              "did_you_mean", "flatten_layout", "parse_offset"),
-    "hindcast.replay.cutoffs": ("lifetime", "instant_cutoff"),
-    "hindcast.replay.plan": ("Plan", "prepare", "select_markets", "plan_cutoffs", "question_at"),
+    "hindcast.replay.plan": ("Plan", "prepare", "select_markets"),
     "hindcast.replay.engine": ("SweepResult", "RunScores", "load_scored", "score_run", "leaderboard_of", "board_json",
-                               "board_frame", "default_models", "cache_path"),
+                               "default_models", "cache_path"),
     "hindcast.runs.store": ("RunStore", "db_url", "db_file"), "hindcast.scoring.costs": ("load_prices",),
     "hindcast.scoring.usage": ("summarize",), "hindcast.scoring.regimes": ("load_cutoffs",),
     "hindcast.scoring.aggregate": ("SLICES",), "hindcast.leaderboard.tables": ("canonical",),
     "hindcast.leaderboard.publish": ("publish", "check_slice"), "hindcast.leaderboard.export": ("check_formats",),
-    "hindcast.leaderboard.run_export": ("export_runs", "write_run"),
 }
 _MODULES = {  # whole modules the front ends use as namespaces
     "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",

@@ -63,10 +63,11 @@ def _logging(level: int) -> None:
 
 
 def _register() -> None:
-    from hindcast.cli import catalog, leaderboard, runs, sweep
+    from hindcast.cli import analyze, catalog, leaderboard, runs, sweep
 
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
+    app.command(name="analyze")(analyze.analyze)
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)

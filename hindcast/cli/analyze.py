@@ -1,0 +1,66 @@
+"""`hindcast analyze RUN…`: the analyses of stored runs (no model is called, nothing is
+written): strata, difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
+rule and walk-forward calibration (split at an instant), as tables or one JSON document."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from hindcast.cli.common import DB_HELP
+
+
+def analyze(
+    runs: list[str] = typer.Argument(..., metavar="RUN...", help="Run id(s); several are matched on (market, t0)."),
+    split: Optional[str] = typer.Option(None, "--split", metavar="INSTANT", help="Walk-forward split: rules and "
+                                        "calibrators are fitted on markets resolved before it and scored on the "
+                                        "rest [default: the median market's resolution]."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout instead of tables."),
+) -> None:
+    """Analyse stored runs from their stored forecasts alone (no model is called; nothing is written)."""
+    from hindcast import api
+    from hindcast.cli.leaderboard import open_existing
+
+    instant = _split(split)
+    findings = api.analyze(open_existing(db), runs, split=instant)
+    if as_json:
+        document = {"runs": list(runs), "split": split, "findings": [f.to_json() for f in findings]}
+        print(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    for finding in findings:
+        _print(finding)
+
+
+def _split(text: str | None):
+    from hindcast.api import parse_utc
+    from hindcast.cli.common import EXIT_USAGE, fail
+
+    try:
+        return parse_utc(text) if text else None
+    except ValueError as exc:
+        raise fail(f"--split {text!r}: {exc}", EXIT_USAGE) from None
+
+
+def _print(finding) -> None:
+    from rich.table import Table
+
+    from hindcast.cli.console import out_console
+
+    table = Table(title=finding.title, title_justify="left")
+    for column in finding.columns:
+        table.add_column(column, overflow="fold")
+    for row in finding.rows:
+        table.add_row(*(_cell(v) for v in row))
+    console = out_console()
+    console.print(table)
+    for note in finding.notes:
+        console.print(f"  · {note}", highlight=False)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
