@@ -1,17 +1,23 @@
 """Hand-written SVG figures: no plotting library, no script, every label escaped.
 
 Each function returns one `<svg>` element as text, sized by its viewBox so it scales with
-the page. Coordinates are rounded to 0.1 px so the output is byte-stable.
+the page. Coordinates are rounded to 0.1 px so the output is byte-stable. Axis ticks fall on
+round steps (1, 2, 2.5 or 5 × a power of ten); legends sit below the plotting area, one entry a
+line, each name cut with an ellipsis to what fits the width (the full name in its tooltip), so
+no legend text is clipped. Where a figure has an interval it is drawn as a whisker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
 PALETTE = ("#1b6ca8", "#d1495b", "#2a9d8f", "#e9a23b", "#6a4c93", "#8c564b", "#3d8f3d", "#c05299", "#5c677d", "#b5838d")
 MARKET_COLOUR = "#111111"
+CHAR_WIDTH = 7.0  # an upper bound of the mean glyph width of the 11px legend font
+LEGEND_LINE = 16
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,18 @@ def text(x: float, y: float, content: str, anchor: str = "middle", cls: str = "t
     return f'<text x="{x}" y="{y}" text-anchor="{anchor}" class="{cls}"{extra}>{escape(content)}</text>'
 
 
+def step_for(lo: float, hi: float, n: int = 5) -> float:
+    """The round step (1, 2, 2.5 or 5 × 10^k) giving about `n` intervals over [lo, hi]."""
+    raw = (hi - lo) / n if hi > lo else 1.0
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-9))
+
+
 def ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    step = (hi - lo) / n if hi > lo else 1.0
-    return [lo + i * step for i in range(n + 1)]
+    """Round tick values covering [lo, hi]: from the last step at or below lo to the first at or above hi."""
+    step = step_for(lo, hi, n)
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    return [round(k * step, 12) + 0.0 for k in range(first, max(last, first + 1) + 1)]
 
 
 def axes(frame: Frame, x_ticks: Sequence[float], y_ticks: Sequence[float], x_label: str, y_label: str) -> list[str]:
@@ -62,8 +77,8 @@ def axes(frame: Frame, x_ticks: Sequence[float], y_ticks: Sequence[float], x_lab
         parts.append(text(frame.x(v), bottom + 16, f"{v:g}"))
     for v in y_ticks:
         parts.append(f'<line class="grid" x1="{left}" y1="{frame.y(v)}" x2="{frame.x(frame.x_range[1])}" y2="{frame.y(v)}"/>')
-        parts.append(text(left - 6, frame.y(v) + 4, f"{v:.3g}", anchor="end"))
-    parts.append(text((left + frame.x(frame.x_range[1])) / 2, frame.height - 8, x_label, cls="axis-label"))
+        parts.append(text(left - 6, frame.y(v) + 4, f"{v:g}", anchor="end"))
+    parts.append(text((left + frame.x(frame.x_range[1])) / 2, bottom + 40, x_label, cls="axis-label"))
     mid = (bottom + frame.y(frame.y_range[1])) / 2
     parts.append(text(14, mid, y_label, cls="axis-label", extra=f' transform="rotate(-90 14 {mid})"'))
     return parts
@@ -76,32 +91,62 @@ def polyline(frame: Frame, points: Sequence[tuple[float, float]], stroke: str, d
     return [f'<polyline class="series" points="{coords}" stroke="{stroke}"{dash}/>', *marks]
 
 
-def legend(frame: Frame, names: Sequence[tuple[str, str, bool]]) -> list[str]:
-    """Names with their colour swatch, in a column at the top right of the plotting area."""
-    x = frame.width - frame.margin[1] + 12
+def legend_height(n: int) -> int:
+    return 12 + LEGEND_LINE * n
+
+
+def fit(name: str, room: float) -> str:
+    """`name` cut with an ellipsis so that it takes at most `room` px in the legend font."""
+    most = max(int(room // CHAR_WIDTH), 1)
+    return name if len(name) <= most else name[:most - 1] + "…"
+
+
+def legend(frame: Frame, names: Sequence[tuple[str, str, bool]], top: float) -> list[str]:
+    """Names with their colour swatch, one a line from `top` down, below the plotting area."""
+    x = frame.margin[3]
     parts = []
     for i, (name, stroke, dashed) in enumerate(names):
-        y = frame.margin[0] + 4 + 16 * i
+        y = top + 8 + LEGEND_LINE * i
         dash = ' stroke-dasharray="6 4"' if dashed else ""
         parts.append(f'<line x1="{x}" y1="{y}" x2="{x + 22}" y2="{y}" stroke="{stroke}" stroke-width="2.5"{dash}/>')
-        parts.append(text(x + 28, y + 4, name, anchor="start", cls="legend"))
+        shown = fit(name, frame.width - 8 - (x + 28))
+        parts.append(f'<text x="{x + 28}" y="{y + 4}" text-anchor="start" class="legend">{escape(shown)}'
+                     f"<title>{escape(name)}</title></text>")
     return parts
 
 
-def fraction_chart(curves: dict[str, Sequence[tuple[float, float]]], market: Sequence[tuple[float, float]]) -> str:
-    """Brier against lifetime fraction: one line per forecaster, the market dashed in black."""
+def whiskers(frame: Frame, intervals: Sequence[tuple[float, float, float]], stroke: str) -> list[str]:
+    """A vertical 95% interval bar with end caps at each x: (x, low, high)."""
+    parts = []
+    for x, low, high in intervals:
+        px, y0, y1 = frame.x(x), frame.y(low), frame.y(high)
+        left, right = round(px - 3, 1), round(px + 3, 1)
+        parts += [f'<line class="whisker" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="{stroke}"/>',
+                  f'<line class="whisker" x1="{left}" y1="{y0}" x2="{right}" y2="{y0}" stroke="{stroke}"/>',
+                  f'<line class="whisker" x1="{left}" y1="{y1}" x2="{right}" y2="{y1}" stroke="{stroke}"/>']
+    return parts
+
+
+def fraction_chart(curves: dict[str, Sequence[tuple[float, float]]], market: Sequence[tuple[float, float]],
+                   intervals: Mapping[str, Sequence[tuple[float, float, float]]] | None = None) -> str:
+    """Brier against lifetime fraction: one line per forecaster (with its 95% interval whiskers
+    where `intervals` has them: name → (fraction, low, high)), the market dashed in black."""
+    intervals = intervals or {}
     points = [p for c in curves.values() for p in c] + list(market)
-    xs, ys = [x for x, _ in points], [y for _, y in points]
-    frame = Frame(760, 380, (min(xs, default=0.0), max(xs, default=1.0)), (0.0, max(max(ys, default=0.25) * 1.1, 0.01)),
-                  margin=(28, 190, 48, 58))
-    body = axes(frame, sorted(set(xs)), ticks(*frame.y_range), "lifetime fraction at t0", "mean Brier (lower is better)")
+    highs = [h for series in intervals.values() for _, _, h in series]
+    xs, ys = [x for x, _ in points], [y for _, y in points] + highs
     keyed = [(name, colour(i), False) for i, name in enumerate(curves)]
-    for (_, stroke, _), series in zip(keyed, curves.values(), strict=True):
-        body += polyline(frame, series, stroke)
+    keyed += [("market price at t0", MARKET_COLOUR, True)] if market else []
+    y_ticks = ticks(0.0, max(max(ys, default=0.25), 0.01))
+    plot_height = 340
+    frame = Frame(760, plot_height + legend_height(len(keyed)), (min(xs, default=0.0), max(xs, default=1.0)),
+                  (0.0, y_ticks[-1]), margin=(28, 24, 48 + legend_height(len(keyed)), 58))
+    body = axes(frame, sorted(set(xs)), y_ticks, "lifetime fraction at t0", "mean Brier (lower is better)")
+    for (name, stroke, _), series in zip(keyed, curves.values(), strict=False):
+        body += whiskers(frame, intervals.get(name, ()), stroke) + polyline(frame, series, stroke)
     if market:
-        keyed.append(("market price at t0", MARKET_COLOUR, True))
         body += polyline(frame, market, MARKET_COLOUR, dashed=True)
-    return svg(frame, body + legend(frame, keyed), "Brier versus lifetime fraction")
+    return svg(frame, body + legend(frame, keyed, plot_height), "Brier versus lifetime fraction")
 
 
 def reliability_diagram(name: str, bins: Sequence, index: int) -> str:
@@ -113,11 +158,19 @@ def reliability_diagram(name: str, bins: Sequence, index: int) -> str:
     total = sum(b.n for b in filled) or 1
     path = [(b.mean_probability, b.observed_frequency) for b in filled]
     body += polyline(frame, path, colour(index))[:1]
+    body += whiskers(frame, [(b.mean_probability, *wilson(b.observed_frequency, b.n)) for b in filled], colour(index))
     body += [f'<circle cx="{frame.x(b.mean_probability)}" cy="{frame.y(b.observed_frequency)}" '
              f'r="{round(3 + 12 * (b.n / total) ** 0.5, 1)}" fill="{colour(index)}" fill-opacity="0.55">'
              f'<title>{escape(f"{b.lower:g}–{b.upper:g}: n={b.n}")}</title></circle>' for b in filled]
     body.append(text(frame.width / 2, 16, name, cls="plot-title"))
     return svg(frame, body, f"reliability diagram of {name}")
+
+
+def wilson(frequency: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The 95% Wilson score interval of a frequency observed on n rows."""
+    centre = (frequency + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(frequency * (1 - frequency) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
 def net_bars(nets: Sequence, name: str, baseline: str) -> str:
@@ -134,6 +187,6 @@ def net_bars(nets: Sequence, name: str, baseline: str) -> str:
         fill = PALETTE[2] if n.net >= 0 else PALETTE[1]
         body.append(f'<rect x="{x0}" y="{top}" width="{round(max(x1 - x0, 1.0), 1)}" height="16" fill="{fill}">'
                     f'<title>{escape(f"{n.topic}: {n.recovered} recovered, {n.regressed} regressed, {n.tied} tied")}</title></rect>')
-        body.append(text(frame.margin[3] - 8, top + 12, n.topic, anchor="end"))
+        body.append(text(frame.margin[3] - 8, top + 12, fit(n.topic, frame.margin[3] - 12), anchor="end"))
         body.append(text(x1 + 6 if n.net >= 0 else x0 - 6, top + 12, f"{n.net:+d}", anchor="start" if n.net >= 0 else "end"))
     return svg(frame, body, f"net recovered minus regressed markets per topic, {name} vs {baseline}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindcast.errors import LeaderboardError
-from hindcast.leaderboard import analysis, export, report
+from hindcast.leaderboard import analysis, export, findings, report, viewer
 from hindcast.leaderboard.tables import Combined, combine, forecast_records
 from hindcast.scoring import bootstrap
 from hindcast.scoring.aggregate import SLICES as SLICE_RULES
@@ -40,9 +40,11 @@ def check_slice(by: str | None) -> str | None:
 def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str, by: str | None = None,
             baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
             questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
-            prices: PriceTable | None = None) -> Published:
+            prices: PriceTable | None = None, stored: viewer.Stored | None = None) -> Published:
     """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files.
-    Costs from `prices` (default: the shipped price table)."""
+    Costs from `prices` (default: the shipped price table). `stored`: what the report's forecast
+    viewer shows beyond the scored rows (viewer.from_store); the report's analysis sections are
+    `leaderboard.findings.collect(runs)`."""
     formats, by = export.check_formats(formats), check_slice(by)
     combined = combine(runs)
     if "html" in formats:
@@ -56,7 +58,7 @@ def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str,
     if "html" in formats:
         paths["report.html"] = report.write_html(folder, combined, board, title, runs=runs, baseline=baseline,
                                                  tolerance=tolerance, questions=questions, replicates=replicates,
-                                                 prices=prices)
+                                                 prices=prices, stored=stored, findings=findings.collect(runs))
     records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)

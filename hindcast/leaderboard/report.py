@@ -8,15 +8,18 @@ page's Content-Security-Policy runs no script but its own.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 
+import numpy as np
+
 from hindcast.frozen import write_text_atomic
-from hindcast.leaderboard import analysis, assets, display, plots
+from hindcast.leaderboard import analysis, assets, display, plots, viewer
 from hindcast.leaderboard.export import cell
-from hindcast.leaderboard.tables import Combined, combine
-from hindcast.scoring import bootstrap
+from hindcast.leaderboard.tables import Combined, combine, fraction_of
+from hindcast.scoring import bootstrap, vs_market
 from hindcast.scoring.aggregate import leaderboard
 from hindcast.scoring.costs import PriceTable, load_prices
 
@@ -32,27 +35,36 @@ BOARD_COLUMNS = ("forecaster", "slice", "n_forecasts", "n_failed", "n_markets", 
 def write_report(folder: Path, runs: Sequence, title: str, *, by: str | None = None,
                  baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
                  questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
-                 prices: PriceTable | None = None) -> Path:
+                 prices: PriceTable | None = None, stored: viewer.Stored | None = None,
+                 findings: Sequence = ()) -> Path:
     """Score `runs` (api.RunScores; matched when several) and write FOLDER/report.html."""
     combined = combine(runs)
     prices = prices or load_prices()
     board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)
     return write_html(folder, combined, board, title, runs=runs, baseline=baseline, tolerance=tolerance,
-                      questions=questions, replicates=replicates, prices=prices)
+                      questions=questions, replicates=replicates, prices=prices, stored=stored, findings=findings)
 
 
 def write_html(folder: Path, combined: Combined, board: Sequence, title: str, *, runs: Sequence,
                baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
                questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
-               prices: PriceTable | None = None) -> Path:
+               prices: PriceTable | None = None, stored: viewer.Stored | None = None,
+               findings: Sequence = ()) -> Path:
+    """FOLDER/report.html. `stored`: what the viewer shows beyond the scored rows (rationale, raw
+    answer, documents read; run creation instants); `findings`: hindcast.scoring.findings.Finding
+    tables, one section each."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "report.html"
     analysis.check_baseline(combined.rows, baseline)
-    sections = [summary(combined, board), fraction_section(combined.rows), reliability_section(combined.rows),
+    prices = prices or load_prices()
+    stored = stored or viewer.Stored()
+    sections = [provenance_header(runs, stored.created), summary(combined, board),
+                fraction_section(combined.rows, replicates), reliability_section(combined.rows),
                 topic_section(combined.rows, baseline, tolerance, questions or {}),
                 regime_section(leaderboard(combined.rows, by="regime", replicates=replicates, prices=prices)),
-                provenance_section(runs)]
-    write_text_atomic(path, page(title, sections))
+                *[finding_section(f) for f in findings], over_time_section(combined, runs, stored.created),
+                viewer_section(runs, stored, questions or {}, prices), provenance_section(runs)]
+    write_text_atomic(path, page(title, [s for s in sections if s]))
     return path
 
 
@@ -97,18 +109,42 @@ def summary(combined: Combined, board: Sequence) -> str:
             + board_table(board, "board") + f'<div id="legend">{legend}</div></section>')
 
 
-def fraction_section(rows: Sequence) -> str:
+def fraction_section(rows: Sequence, replicates: int = bootstrap.REPLICATES) -> str:
     curves = analysis.fraction_curves(rows)
     market = analysis.market_curve(rows)
     if not curves:
         return ('<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">No cutoffs at lifetime '
                 "fractions in these runs (only explicit instants).</p></section>")
     chart = plots.fraction_chart({n: [(p.fraction, p.brier) for p in c] for n, c in curves.items()},
-                                 [(p.fraction, p.brier) for p in market])
+                                 [(p.fraction, p.brier) for p in market], fraction_intervals(rows, replicates))
     return ('<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">Mean Brier of each '
             "forecaster at each lifetime fraction of the market (0 = opened, 1 = the day before resolution), and "
-            "the market's own price at the same t0 (dashed; over the (market, t0) rows that had a price).</p>"
-            + chart + fraction_table(curves, market) + "</section>")
+            "the market's own price at the same t0 (dashed; over the (market, t0) rows that had a price). "
+            "Whiskers: 95% interval of the mean, bootstrap over markets (none from fewer than "
+            f"{vs_market.MIN_MARKETS} markets).</p>" + chart + fraction_table(curves, market) + "</section>")
+
+
+def fraction_intervals(rows: Sequence, replicates: int) -> dict[str, list[tuple[float, float, float]]]:
+    """forecaster → (fraction, low, high): the market-clustered interval of its mean Brier there."""
+    groups: dict[tuple[str, float], list] = {}
+    for row in rows:
+        fraction = fraction_of(row.label)
+        if fraction is not None and row.brier is not None:
+            groups.setdefault((row.forecaster, fraction), []).append(row)
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for (name, fraction), members in sorted(groups.items()):
+        interval = mean_interval(members, f"{name}|{fraction!r}", replicates)
+        if interval is not None:
+            out.setdefault(name, []).append((fraction, interval.low, interval.high))
+    return out
+
+
+def mean_interval(members: Sequence, key: str, replicates: int):
+    codes, n_markets = bootstrap.market_codes([r.market_id for r in members])
+    if vs_market.too_few(n_markets):
+        return None
+    weights = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(0, key))
+    return bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, np.array([r.brier for r in members])))
 
 
 def fraction_table(curves: Mapping, market: Sequence) -> str:
@@ -123,8 +159,9 @@ def reliability_section(rows: Sequence) -> str:
     tables = analysis.reliability(rows)
     diagrams = "".join(plots.reliability_diagram(name, bins, i) for i, (name, bins) in enumerate(tables.items()))
     return ('<section id="reliability"><h2>Reliability</h2><p class="note">Observed frequency of YES against the '
-            "mean forecast in 10 equal-width bins of p (circle area grows with the bin's count); a calibrated "
-            "forecaster lies on the dashed diagonal.</p>" f'<div class="grid-plots">{diagrams}</div></section>')
+            "mean forecast in 10 equal-width bins of p (circle area grows with the bin's count; whiskers: 95% Wilson "
+            "interval of the frequency, rows taken as independent); a calibrated forecaster lies on the dashed "
+            "diagonal.</p>" f'<div class="grid-plots">{diagrams}</div></section>')
 
 
 def topic_section(rows: Sequence, baseline: str, tolerance: float, questions: Mapping[str, str]) -> str:
@@ -185,3 +222,99 @@ def _compact(value) -> str:
     if not isinstance(value, dict):
         return str(value)
     return ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+
+
+def provenance_header(runs: Sequence, created: Mapping[str, str]) -> str:
+    """At the top: each run's archive snapshot id and market store version (and creation instant)."""
+    rows = [[td(r.run_id, text=True), td(created.get(r.run_id), text=True),
+             td(_snapshot(r.manifest), text=True), td(r.manifest.get("market_store", {}).get("version"), text=True)]
+            for r in runs]
+    headers = [("run", True), ("created", True), ("archive snapshot", True), ("market store version", True)]
+    return ('<section id="inputs"><h2>Inputs</h2><p class="note">What every figure below was computed from '
+            "(the full manifests are under Run provenance at the end).</p>" + sortable(headers, rows, "inputs-table")
+            + "</section>")
+
+
+def _snapshot(manifest: Mapping) -> str:
+    identity = manifest.get("identity") or {}
+    return identity.get("snapshot") or "none (run without an archive)"
+
+
+def finding_section(finding) -> str:
+    """One analysis (a hindcast.scoring.findings.Finding) as a titled table with its notes."""
+    notes = "".join(f'<p class="note">{escape(n)}</p>' for n in finding.notes)
+    rows = [[finding_cell(v) for v in row] for row in finding.rows]
+    texts = [all(isinstance(row[i], str) or row[i] is None for row in finding.rows) and bool(finding.rows)
+             for i in range(len(finding.columns))]
+    table = sortable(list(zip(finding.columns, texts)), rows, f"finding-{_slug(finding.key)}-table")
+    shown = table if finding.rows else '<p class="note">No rows.</p>'
+    return (f'<section id="finding-{_slug(finding.key)}" class="finding"><h2>{escape(finding.title)}</h2>'
+            f"{notes}{shown}</section>")
+
+
+def finding_cell(value) -> str:
+    text = isinstance(value, str)
+    return td(value if not isinstance(value, float) or math.isfinite(value) else None, number(value), text)
+
+
+def number(value) -> str:
+    """A finding's value as read: None (or not finite) "–", floats to 4 decimals (3 significant
+    digits under 0.001, thousands separated from 1,000), the rest as is."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    if value == 0 or 0.001 <= abs(value) < 1000:
+        return f"{value:.4f}".rstrip("0").rstrip(".") if value != 0 else "0"
+    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def _slug(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
+
+
+def over_time_section(combined: Combined, runs: Sequence, created: Mapping[str, str]) -> str:
+    """With several runs: each forecaster's mean Brier in each run (on the matched rows), runs in
+    creation order (given order where a run's creation instant is not known)."""
+    if len(runs) < 2:
+        return ""
+    order = sorted(range(len(runs)), key=lambda i: (created.get(runs[i].run_id) or "~", i))
+    ids = [runs[i].run_id for i in order]
+    scores = _run_scores(combined)
+    names = sorted({name for name, _ in scores})
+    headers = [("forecaster", True)] + [(f"{rid} ({created.get(rid) or 'created ?'})", False) for rid in ids]
+    rows = [[td(name, text=True)] + [_score_cell(scores.get((name, rid))) for rid in ids] for name in names]
+    return ('<section id="over-time"><h2>Scores across runs</h2><p class="note">Mean Brier of each forecaster '
+            "in each run, on the matched (market, t0) rows, runs ordered by when they were created (oldest first); "
+            "in brackets, failed forecasts (counted, never imputed). – : not in that run.</p>"
+            + sortable(headers, rows, "over-time-table") + "</section>")
+
+
+def _run_scores(combined: Combined) -> dict[tuple[str, str], tuple[float | None, int]]:
+    """(forecaster without its @run, run) → (mean Brier of its valid rows, failures)."""
+    groups: dict[tuple[str, str], list] = {}
+    for row in combined.rows:
+        rid = combined.run_of[row.forecaster]
+        groups.setdefault((row.forecaster.removesuffix(f"@{rid}"), rid), []).append(row.brier)
+    return {k: (math.fsum(v for v in b if v is not None) / len([v for v in b if v is not None])
+                if any(v is not None for v in b) else None, sum(v is None for v in b)) for k, b in groups.items()}
+
+
+def _score_cell(score) -> str:
+    if score is None:
+        return td(None, "–")
+    brier, failed = score
+    return td(brier, f"{cell(brier)} ({failed})" if failed else cell(brier))
+
+
+def viewer_section(runs: Sequence, stored: viewer.Stored, questions: Mapping[str, str], prices: PriceTable) -> str:
+    """Every stored forecast, searchable and paged by the page's script (data as JSON in an attribute)."""
+    data = viewer.records(runs, stored, questions, prices)
+    missing = "" if stored.details else (" Rationales, raw answers and documents read are not in this report "
+                                         "(it was written without the run store).")
+    return ('<section id="forecasts"><h2>Forecasts</h2><p class="note">Every stored forecast (newest attempt) of '
+            f"every run: {len(data)}. Type to filter (every word must appear in the forecast's text); "
+            f"{viewer.PAGE_SIZE} a page. Documents: each archive call of the forecast and the documents it "
+            f"returned, with their source and creation instant.{escape(missing)}</p>"
+            f'<div id="viewer" data-page-size="{viewer.PAGE_SIZE}" data-forecasts="{escape(viewer.attribute(data))}">'
+            '<p class="note">The forecast viewer needs the page\'s own script.</p></div></section>')

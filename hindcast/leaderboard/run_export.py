@@ -6,18 +6,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindcast.leaderboard import analysis, export, publish, report
+from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
 from hindcast.replay.engine import load_scored, recorded_bundle
 
 
-def write_run(out_dir: Path, plan, scores, board, prices) -> dict[str, Path]:
+def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[str, Path]:
     """A sweep's exports: leaderboard tables and the HTML report in OUT/<run id>/.
-    (`plan`: a replay.plan.Plan; `scores`: its replay.engine.RunScores; `board` its leaderboard.)"""
+    (`plan`: a replay.plan.Plan; `scores`: its replay.engine.RunScores; `board` its leaderboard;
+    `store`: the RunStore the run is in, for the report's forecast viewer — without it the viewer
+    shows the scored rows only, no rationale, raw answer or documents.)"""
     folder, title = Path(out_dir) / plan.run_id, f"hindcast leaderboard — run {plan.run_id}"
     notes = run_notes(plan.identity["store_version"], plan.markets, plan.cutoffs)
     paths = export.write_all(board, folder, title, notes)
     questions = {m.id: m.question for m in plan.bundle.markets}
-    paths["html"] = report.write_report(folder, [scores], title, questions=questions, prices=prices)
+    stored = viewer.from_store(store, [plan.run_id], [plan.snapshot] if plan.snapshot else []) if store else None
+    paths["html"] = report.write_report(folder, [scores], title, questions=questions, prices=prices, stored=stored,
+                                        findings=findings.collect([scores]))
     return paths
 
 
@@ -32,15 +36,28 @@ def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
 
 def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = export.FORMATS, *,
                 title: str | None = None, by: str | None = None, baseline: str = analysis.MARKET_PRICE,
-                tolerance: float = analysis.TOLERANCE, prices=None) -> publish.Published:
+                tolerance: float = analysis.TOLERANCE, prices=None, archive: Path | None = None) -> publish.Published:
     """Score stored runs (no model is called; several: matched on (market, t0)) against the
     market store versions they recorded, and write the leaderboard, the per-forecast table
-    and the report into `out`."""
+    and the report into `out`. `archive`: the archive folder holding the snapshots the runs
+    recorded, so the report's viewer shows each document's source and instant (the run store
+    keeps only the ids a forecast read)."""
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
+    stored = viewer.from_store(store, runs, recorded_snapshots(scored, archive))
     return publish.publish(scored, out, formats, title=title or default_title(runs), by=by, baseline=baseline,
-                           tolerance=tolerance, questions=questions, prices=prices)
+                           tolerance=tolerance, questions=questions, prices=prices, stored=stored)
+
+
+def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
+    """The archive snapshots the runs recorded, opened (and verified) from `archive`."""
+    if archive is None:
+        return []
+    from hindcast.archive.snapshot import open_snapshot
+
+    ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+    return [open_snapshot(Path(archive), sid) for sid in ids]
 
 
 def default_title(runs: Sequence[str]) -> str:
