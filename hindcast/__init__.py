@@ -130,7 +130,7 @@ def _spec(spec, settings: dict):
     if values.get("store") is None:
         raise ConfigError("hindcast.sweep needs a market store: store=PATH (hindcast.sample('markets') is the "
                           "shipped sample)")
-    return spec_from_mapping(values)
+    return spec_from_mapping(values, where="hindcast.sweep")
 
 
 def _run_store(db):
