@@ -115,11 +115,12 @@ def legend(frame: Frame, names: Sequence[tuple[str, str, bool]], top: float) -> 
     return parts
 
 
-def whiskers(frame: Frame, intervals: Sequence[tuple[float, float, float]], stroke: str) -> list[str]:
-    """A vertical 95% interval bar with end caps at each x: (x, low, high)."""
+def whiskers(frame: Frame, intervals: Sequence[tuple[float, float, float]], stroke: str, shift: float = 0.0) -> list[str]:
+    """A vertical 95% interval bar with end caps at each x: (x, low, high), `shift` px aside
+    (so that the whiskers of several series at one x do not hide one another)."""
     parts = []
     for x, low, high in intervals:
-        px, y0, y1 = frame.x(x), frame.y(low), frame.y(high)
+        px, y0, y1 = round(frame.x(x) + shift, 1), frame.y(low), frame.y(high)
         left, right = round(px - 3, 1), round(px + 3, 1)
         parts += [f'<line class="whisker" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="{stroke}"/>',
                   f'<line class="whisker" x1="{left}" y1="{y0}" x2="{right}" y2="{y0}" stroke="{stroke}"/>',
@@ -142,8 +143,9 @@ def fraction_chart(curves: dict[str, Sequence[tuple[float, float]]], market: Seq
     frame = Frame(760, plot_height + legend_height(len(keyed)), (min(xs, default=0.0), max(xs, default=1.0)),
                   (0.0, y_ticks[-1]), margin=(28, 24, 48 + legend_height(len(keyed)), 58))
     body = axes(frame, sorted(set(xs)), y_ticks, "lifetime fraction at t0", "mean Brier (lower is better)")
-    for (name, stroke, _), series in zip(keyed, curves.values(), strict=False):
-        body += whiskers(frame, intervals.get(name, ()), stroke) + polyline(frame, series, stroke)
+    for i, ((name, stroke, _), series) in enumerate(zip(keyed, curves.values(), strict=False)):
+        shift = 5.0 * (i - (len(curves) - 1) / 2)
+        body += whiskers(frame, intervals.get(name, ()), stroke, shift) + polyline(frame, series, stroke)
     if market:
         body += polyline(frame, market, MARKET_COLOUR, dashed=True)
     return svg(frame, body + legend(frame, keyed, plot_height), "Brier versus lifetime fraction")

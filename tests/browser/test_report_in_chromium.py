@@ -2,7 +2,10 @@
 
 Loads with no console error and no network request, draws every plot, sorts by clicking a
 column heading, and shows hostile market and model text as text without running it. The
-screenshot is kept: under the test's tmp dir and at runs/artifacts/report-chromium.png.
+per-forecast viewer filters as one types, pages with its buttons, and shows a forecast's
+hostile rationale, raw answer, query and document id as text — still with no request, no
+console error and no dialog once used. The screenshot is kept: under the test's tmp dir and at
+runs/artifacts/report-chromium.png.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ import shutil
 
 import pytest
 
+from hindcast.leaderboard import viewer
 from hindcast.leaderboard.report import write_report
+from hindcast.runs.store import RunStore
+from tests.browser import planted
 from tests.browser.cdp import INSTALL, Chromium, chromium_binary
 from tests.helpers import ROOT
 from tests.leaderboard.sample_runs import IMG, SCRIPT, injected, load, sweep_runs
@@ -24,8 +30,11 @@ ARTIFACT = ROOT / "runs" / "artifacts" / "report-chromium.png"
 def report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("report")
     url, ids = sweep_runs(folder / "runs", ("wide",))
+    planted.plant(RunStore(url), ids["wide"])
     run, questions = injected(load(url, ids["wide"]))
-    return write_report(folder, [run], "hindcast report <in Chromium>", questions=questions, replicates=200)
+    stored = viewer.from_store(RunStore(url, read_only=True), [ids["wide"]], [planted.snapshot()])
+    return write_report(folder, [run], "hindcast report <in Chromium>", questions=questions, replicates=200,
+                        stored=stored)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +110,76 @@ def test_hostile_text_shows_as_text_and_runs_nothing(page):
     assert f"{SCRIPT} Will this run?" in cells and IMG in cells
     assert page.evaluate("[document.scripts.length, document.images.length]") == [1, 0]
     assert page.named("Page.javascriptDialogOpening") == []
+
+
+def viewer_state(page) -> dict:
+    return page.evaluate("""(() => ({
+        status: document.getElementById("viewer-status").textContent,
+        titles: Array.from(document.querySelectorAll("#viewer-list article h3"), h => h.textContent),
+        prev: document.getElementById("viewer-prev").disabled,
+        next: document.getElementById("viewer-next").disabled}))()""")
+
+
+def type_into_search(page, text: str) -> None:
+    page.evaluate("(() => { const b = document.getElementById('viewer-search'); b.value = ''; b.focus(); "
+                  "b.dispatchEvent(new Event('input')); })()")
+    page.send("Input.insertText", text=text)  # as a keyboard would: one input event per insertion
+
+
+def test_the_viewer_pages_through_every_forecast(page, report):
+    first = viewer_state(page)
+    total = int(first["status"].split(" of ")[1].split()[0])
+    assert total >= 300 and len(first["titles"]) == 50 and first["prev"] and not first["next"]
+    assert first["status"] == f"{total} of {total} forecasts · page 1 of {-(-total // 50)}"
+    page.click("#viewer-next")
+    second = viewer_state(page)
+    assert second["status"].endswith(f"page 2 of {-(-total // 50)}") and not second["prev"]
+    assert len(second["titles"]) == 50 and not set(second["titles"]) & set(first["titles"])
+    page.click("#viewer-prev")
+    assert viewer_state(page)["titles"] == first["titles"]
+
+
+def test_the_viewer_search_keeps_only_matching_forecasts(page):
+    type_into_search(page, "market f=0.25")
+    state = viewer_state(page)
+    count = int(state["status"].split(" of ")[0])
+    assert 0 < count <= 50 and state["prev"] and state["next"]  # one page: both buttons disabled
+    assert count == len(state["titles"]) and all(t.startswith("market · ") and t.endswith("· f=0.25")
+                                                 for t in state["titles"])
+    type_into_search(page, "no forecast has this text")
+    assert viewer_state(page)["titles"] == [] and viewer_state(page)["status"].startswith("0 of ")
+
+
+def test_the_viewer_shows_hostile_text_as_text(page):
+    type_into_search(page, "rationale with")
+    state = viewer_state(page)
+    assert len(state["titles"]) == 1 and state["titles"][0].startswith("constant · ")
+    shown = page.evaluate("""(() => { const a = document.querySelector("#viewer-list article");
+        return { texts: Array.from(a.querySelectorAll(".forecast-text, pre, li, dd"), e => e.textContent),
+                 elements: a.querySelectorAll("img, script, svg, b, iframe").length }; })()""")
+    assert planted.RATIONALE in shown["texts"] and planted.RAW in shown["texts"]
+    assert any(t.startswith(f"search: {planted.QUERY} → 3 documents") for t in shown["texts"])
+    assert any(planted.BAD_ID in t for t in shown["texts"]) and shown["elements"] == 0
+    assert page.evaluate("[document.scripts.length, document.images.length]") == [1, 0]
+    assert page.named("Page.javascriptDialogOpening") == []
+
+
+def test_the_viewer_shows_each_document_with_its_instant_and_source(page):
+    type_into_search(page, "rationale with")
+    items = page.evaluate("Array.from(document.querySelectorAll('#viewer-list article li li'), e => e.textContent)")
+    ids = planted.sample_documents()
+    assert len(items) == 4  # the search's 3 documents, then the read's 1
+    for item, doc in zip(items, [*ids, planted.BAD_ID, ids[0]]):
+        assert doc in item
+    assert items[0].startswith("20") and " · " in items[0] and "instant unknown · source unknown" in items[2]
+    facts = page.evaluate("Array.from(document.querySelectorAll('#viewer-list article dd'), e => e.textContent)")
+    assert "1200 prompt + 80 completion (1 requests)" in facts and "gpt-4o-mini" in facts
+
+
+def test_using_the_viewer_requested_nothing_and_logged_no_error(page, report):
+    test_loads_with_no_console_error_and_no_exception(page)
+    test_requests_nothing_but_the_file_itself(page, report)
+    type_into_search(page, "")
 
 
 def test_the_console_listener_would_have_seen_an_error(page):
