@@ -82,6 +82,19 @@ def test_every_plot_renders_a_non_empty_svg(page):
     assert all(w > 100 and h > 100 and bw > 50 and bh > 50 and marks > 0 for w, h, bw, bh, marks in plots), plots
 
 
+def test_no_label_or_legend_text_is_clipped(page):
+    """Measured by the browser: every text of every plot lies inside its SVG's viewBox (the
+    rotated axis title aside), legends included (they were cut at the right edge)."""
+    outside = page.evaluate("""Array.from(document.querySelectorAll("svg.plot"), s => {
+        const w = s.viewBox.baseVal.width, h = s.viewBox.baseVal.height;
+        return Array.from(s.querySelectorAll("text:not([transform])"), t => {
+            const b = t.getBBox();
+            return b.x >= -0.5 && b.y >= -0.5 && b.x + b.width <= w + 0.5 && b.y + b.height <= h + 0.5 ? null
+                : [t.textContent, b.x, b.width, w]; }).filter(Boolean); }).flat()""")
+    legends = page.evaluate("document.querySelectorAll('svg.plot text.legend').length")
+    assert outside == [] and legends >= 4
+
+
 def heading(page, table: str, header: str) -> str:
     """A CSS selector for the heading of `table` whose text is `header` (columns move as they are added)."""
     i = page.evaluate(f"""Array.from(document.getElementById("{table}").tHead.rows[0].cells)
