@@ -16,6 +16,9 @@ import typer
 from hindcast.cli.common import DB_HELP
 
 app = typer.Typer(help="Trading simulation against the market price at t0.", rich_markup_mode=None)
+_FEES = typer.Option(None, "--fees", metavar="FILE", help="Fee schedule (TOML, same keys as the shipped fees.toml), "
+                     "used in its place [default: Polymarket's published rule].")
+_TRADES = typer.Option(None, "--trades", metavar="CSV", help="Write every trade to this CSV file.")
 
 
 def trade(
@@ -27,11 +30,10 @@ def trade(
     max_position: float = typer.Option(100.0, "--max-position", help="Most dollars staked on one (market, t0); the "
                                        "edge strategy's stake and the market control's complete set."),
     bankroll: float = typer.Option(1000.0, "--bankroll", help="Dollars Kelly stakes are fractions of (not compounded)."),
-    fees: Optional[Path] = typer.Option(None, "--fees", metavar="FILE", help="Fee schedule (TOML, same keys as the "
-                                        "shipped fees.toml), used in its place [default: Polymarket's published rule]."),
+    fees: Optional[Path] = _FEES,
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (parameters, fee schedule, "
                                  "the trading table, every trade) [default: off]."),
-    trades: Optional[Path] = typer.Option(None, "--trades", metavar="CSV", help="Write every trade to this CSV file."),
+    trades: Optional[Path] = _TRADES,
     db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
 ) -> None:
     """Trade every forecaster of a stored run against the market price at t0: P&L, return on
@@ -41,17 +43,17 @@ def trade(
     from hindcast.api import RunStore, db_url
     from hindcast.cli.common import fail
     from hindcast.scoring.trading import (  # FACADE-TODO: from hindcast.api
-        Strategy,
+        TradingStrategy,
         load_fees,
-        simulate,
+        simulate_trading,
     )
 
-    chosen = Strategy(strategy, edge, kelly_fraction, max_position, bankroll)
+    chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:
         raise fail(chosen.problem(), code=2)
     schedule = load_fees(fees)  # a bad fee file stops here: nothing is opened or written
     rows = api.rescore(RunStore(db_url(db), read_only=True), run_id).rows
-    result = simulate(rows, chosen, schedule)
+    result = simulate_trading(rows, chosen, schedule)
     if trades is not None:
         _write_csv(trades, result)
     if as_json:

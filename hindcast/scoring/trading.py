@@ -130,7 +130,7 @@ def _exponent(value, origin: str) -> float:
 
 # ---- the strategy -------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Strategy:
+class TradingStrategy:
     kind: str = "edge"
     edge: float = 0.05
     kelly_fraction: float = 0.25
@@ -230,7 +230,7 @@ def _position(key: tuple, group: list) -> Position:
     return Position(*key, first.topic, p, first.market_price, first.outcome, len(group), len(group) - len(valid))
 
 
-def open_trades(position: Position, strategy: Strategy, fees: FeeSchedule) -> tuple[Trade, ...]:
+def open_trades(position: Position, strategy: TradingStrategy, fees: FeeSchedule) -> tuple[Trade, ...]:
     """The trades of one open position: none (no edge), one side, or the control's complete set."""
     if position.forecaster == CONTROL:
         return complete_set(position, strategy.max_position, fees)
@@ -276,7 +276,7 @@ def _trade(position: Position, side: str, cost: Fraction, shares: Fraction, fees
 class Trading:
     finding: Finding
     trades: tuple[Trade, ...]
-    strategy: Strategy
+    strategy: TradingStrategy
     fees: FeeSchedule
 
     @property
@@ -288,7 +288,7 @@ class Trading:
                 "trades": [dict(zip(TRADE_COLUMNS, t.row())) for t in self.trades]}
 
 
-def simulate(rows: Iterable, strategy: Strategy, fees: FeeSchedule, *, seed: int = 0,
+def simulate_trading(rows: Iterable, strategy: TradingStrategy, fees: FeeSchedule, *, seed: int = 0,
              replicates: int = bootstrap.REPLICATES) -> Trading:
     """Trade every forecaster of `rows` (ScoredRows) against the market price at t0."""
     problem = strategy.problem()
@@ -303,7 +303,7 @@ def simulate(rows: Iterable, strategy: Strategy, fees: FeeSchedule, *, seed: int
     return Trading(finding, tuple(t for _, trades in results for t in trades), strategy, fees)
 
 
-def _forecaster(name: str, held: list[Position], strategy: Strategy, fees: FeeSchedule, seed: int,
+def _forecaster(name: str, held: list[Position], strategy: TradingStrategy, fees: FeeSchedule, seed: int,
                 replicates: int) -> tuple[tuple, list[Trade]]:
     counts = {"no_price": 0, "failed": 0, "untradable": 0, "no_edge": 0}
     tradable, trades = [], []
@@ -368,7 +368,7 @@ def _pair(interval) -> tuple:
     return (None, None) if interval is None else (interval.low, interval.high)
 
 
-def _notes(strategy: Strategy, fees: FeeSchedule, by_forecaster: dict) -> tuple[str, ...]:
+def _notes(strategy: TradingStrategy, fees: FeeSchedule, by_forecaster: dict) -> tuple[str, ...]:
     control = ("control: the 'market' forecaster buys a complete set (max_position shares of YES at the price and "
                "of NO at 1 − price) wherever it has a price: gross 0 in every outcome, so its P&L is minus its fees"
                if CONTROL in by_forecaster else "control: no 'market' forecaster in these rows, so no zero-edge control")

@@ -14,10 +14,10 @@ from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.trading import (
     COLUMNS,
     FeeSchedule,
-    Strategy,
+    TradingStrategy,
     load_fees,
     max_drawdown,
-    simulate,
+    simulate_trading,
 )
 from tests.helpers import at
 
@@ -45,7 +45,7 @@ def crafted() -> list[ScoredRow]:
 
 
 def test_hand_computed_pnl_with_fees_a_no_trade_and_skipped_rows():
-    result = simulate(crafted(), Strategy("edge", edge=0.05, max_position=100.0), FLAT)
+    result = simulate_trading(crafted(), TradingStrategy("edge", edge=0.05, max_position=100.0), FLAT)
     got = table(result)["f"]
     pnl = 95.0 - 106.0 + 100.0 / 3.0
     assert (got["positions"], got["traded"], got["no_edge"], got["no_price"], got["failed"]) == (6, 3, 1, 1, 1)
@@ -64,10 +64,10 @@ def test_hand_computed_pnl_with_fees_a_no_trade_and_skipped_rows():
 def test_a_position_is_the_mean_of_its_valid_repeats_traded_once():
     rows = [row("m1", 1, 0.7, 0.5, 1.0, repeat=0), row("m1", 1, 0.9, 0.5, 1.0, repeat=1),
             row("m1", 1, None, 0.5, 1.0, repeat=2)]
-    result = simulate(rows, Strategy(), NO_FEES)
+    result = simulate_trading(rows, TradingStrategy(), NO_FEES)
     (trade,) = result.trades
     assert trade.p == pytest.approx(0.8) and table(result)["f"]["positions"] == 1
-    only_failed = simulate([row("m1", 1, None, 0.5, 1.0, repeat=r) for r in range(3)], Strategy(), NO_FEES)
+    only_failed = simulate_trading([row("m1", 1, None, 0.5, 1.0, repeat=r) for r in range(3)], TradingStrategy(), NO_FEES)
     assert table(only_failed)["f"]["failed"] == 1 and only_failed.trades == ()
 
 
@@ -82,9 +82,9 @@ def control_rows(n: int, seed: int = 3) -> list[ScoredRow]:
     return rows + [row("m999", 2, None, None, 1.0, forecaster="market")]
 
 
-@pytest.mark.parametrize("strategy", [Strategy("edge", max_position=100.0), Strategy("kelly", max_position=37.3)])
+@pytest.mark.parametrize("strategy", [TradingStrategy("edge", max_position=100.0), TradingStrategy("kelly", max_position=37.3)])
 def test_the_market_control_pnl_is_exactly_minus_its_fees(strategy):
-    result = simulate(control_rows(200), strategy, load_fees())
+    result = simulate_trading(control_rows(200), strategy, load_fees())
     got = table(result)["market"]
     assert got["fees"] > 1.0 and got["pnl"] == -got["fees"]  # exactly, not approximately
     assert got["traded"] == 200 and got["no_price"] == 1 and got["strategy"] == "complete set (control)"
@@ -100,40 +100,40 @@ def test_drawdown_follows_t0_order_ties_by_market_id():
     # fee-free, stake 50 at 0.5: a win is +50, a loss −50. In t0 (then id) order: −50, 0, −50 → drawdown 50;
     # in row order or by market id alone: +50, 0, −50 → 100.
     rows = [row("mb", 1, 0.9, 0.5, 1.0), row("ma", 1, 0.9, 0.5, 0.0), row("mc", 2, 0.9, 0.5, 0.0)]
-    result = simulate(rows, Strategy(max_position=50.0), NO_FEES)
+    result = simulate_trading(rows, TradingStrategy(max_position=50.0), NO_FEES)
     assert table(result)["f"]["max_drawdown"] == 50.0
     later = [row("ma", 3, 0.9, 0.5, 1.0), row("mz", 1, 0.9, 0.5, 0.0), row("mm", 2, 0.9, 0.5, 1.0),
              row("mq", 4, 0.9, 0.5, 0.0), row("mr", 5, 0.9, 0.5, 0.0)]
     # t0 order: mz −50, mm +50, ma +50, mq −50, mr −50 → peak 50, trough −50: 100 (market-id order gives 150)
-    assert table(simulate(later, Strategy(max_position=50.0), NO_FEES))["f"]["max_drawdown"] == 100.0
+    assert table(simulate_trading(later, TradingStrategy(max_position=50.0), NO_FEES))["f"]["max_drawdown"] == 100.0
     assert max_drawdown(()) == 0
 
 
 def test_position_limits_cap_kelly_stakes():
     rows = [row("m1", 1, 0.9, 0.5, 1.0), row("m2", 2, 0.2, 0.6, 0.0)]
     # full Kelly f* = (b − c)/(1 − c): YES 0.4/0.5 = 0.8, NO (0.8 − 0.4)/0.6 = 2/3; a quarter of 1000
-    capped = {t.market_id: float(t.stake) for t in simulate(rows, Strategy("kelly", max_position=100.0), NO_FEES).trades}
+    capped = {t.market_id: float(t.stake) for t in simulate_trading(rows, TradingStrategy("kelly", max_position=100.0), NO_FEES).trades}
     assert capped == {"m1": 100.0, "m2": 100.0}
-    loose = {t.market_id: float(t.stake) for t in simulate(rows, Strategy("kelly", max_position=500.0), NO_FEES).trades}
+    loose = {t.market_id: float(t.stake) for t in simulate_trading(rows, TradingStrategy("kelly", max_position=500.0), NO_FEES).trades}
     assert loose == {"m1": pytest.approx(200.0), "m2": pytest.approx(1000 * 0.25 * 0.4 / 0.6)}
-    flat = {t.market_id: float(t.stake) for t in simulate(rows, Strategy("edge", max_position=30.0), NO_FEES).trades}
+    flat = {t.market_id: float(t.stake) for t in simulate_trading(rows, TradingStrategy("edge", max_position=30.0), NO_FEES).trades}
     assert flat == {"m1": 30.0, "m2": 30.0}
 
 
 def test_no_trade_at_a_price_of_zero_or_one_nor_without_edge():
     rows = [row("m1", 1, 0.5, 0.0, 1.0), row("m2", 2, 0.5, 1.0, 1.0), row("m3", 3, 0.55, 0.5, 1.0)]
-    got = table(simulate(rows, Strategy(edge=0.05), NO_FEES))["f"]
+    got = table(simulate_trading(rows, TradingStrategy(edge=0.05), NO_FEES))["f"]
     assert (got["untradable"], got["no_edge"], got["traded"], got["pnl"]) == (2, 1, 0, 0.0)
     assert got["roc"] is None and got["hit_rate"] is None
 
 
 def test_intervals_from_five_markets_and_reproducible():
     rows = [row(f"m{i}", i + 1, 0.8, 0.5, float(i % 3 != 0)) for i in range(8)]
-    first, second = (simulate(rows, Strategy(), FLAT) for _ in range(2))
+    first, second = (simulate_trading(rows, TradingStrategy(), FLAT) for _ in range(2))
     got = table(first)["f"]
     assert got["pnl_low"] is not None and got["pnl_low"] <= got["pnl_high"] and got["roc_low"] <= got["roc_high"]
     assert first.to_json() == second.to_json()
-    assert table(simulate(rows[:4], Strategy(), FLAT))["f"]["pnl_low"] is None
+    assert table(simulate_trading(rows[:4], TradingStrategy(), FLAT))["f"]["pnl_low"] is None
 
 
 def test_shipped_fee_schedule_is_polymarkets_published_rule():
@@ -152,7 +152,7 @@ def test_a_fee_file_replaces_the_schedule(tmp_path):
     assert fees.rate("sports") == 0.0 and fees.rate("politics") == 0.02 and fees.origin == str(path)
     assert float(fees.per_share(0.5, "politics")) == pytest.approx(0.02 * 0.0625)
     (tmp_path / "none.toml").write_text("default_rate = 0\n")
-    result = simulate(control_rows(20), Strategy(), load_fees(tmp_path / "none.toml"))
+    result = simulate_trading(control_rows(20), TradingStrategy(), load_fees(tmp_path / "none.toml"))
     assert table(result)["market"]["pnl"] == 0.0 and table(result)["market"]["fees"] == 0.0
 
 
@@ -175,7 +175,7 @@ def test_a_malformed_fee_file_is_one_error_naming_it(tmp_path, text, says):
 
 
 def test_bad_strategy_parameters_are_refused():
-    for bad in (Strategy("martingale"), Strategy(edge=1.0), Strategy(kelly_fraction=0.0), Strategy(max_position=-1.0),
-                Strategy(bankroll=float("inf"))):
+    for bad in (TradingStrategy("martingale"), TradingStrategy(edge=1.0), TradingStrategy(kelly_fraction=0.0), TradingStrategy(max_position=-1.0),
+                TradingStrategy(bankroll=float("inf"))):
         with pytest.raises(ConfigError):
-            simulate([], bad, NO_FEES)
+            simulate_trading([], bad, NO_FEES)
