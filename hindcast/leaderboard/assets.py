@@ -39,6 +39,8 @@ dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: .2re
 dl.provenance dt { font-weight: 600; }
 dl.provenance dd { margin: 0; font-family: ui-monospace, monospace; word-break: break-all; }
 .verdict-recovered { color: #2a7d2a; } .verdict-regressed { color: #b3261e; }
+section.finding td.text { white-space: nowrap; }
+section.finding td.text.long { white-space: normal; min-width: 24rem; }
 .whisker { fill: none; stroke-width: 1.4; stroke-opacity: 0.75; }
 .viewer-controls { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; margin: .6rem 0; }
 .viewer-controls input { flex: 1 1 24rem; font: inherit; padding: .3rem .5rem; }

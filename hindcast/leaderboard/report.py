@@ -253,8 +253,11 @@ def finding_section(finding) -> str:
 
 
 def finding_cell(value) -> str:
-    text = isinstance(value, str)
-    return td(value if not isinstance(value, float) or math.isfinite(value) else None, number(value), text)
+    """A finding's cell: short text kept on one line, long text (a reason, a note) wrapped in a wide cell."""
+    cell_html = td(value if not isinstance(value, float) or math.isfinite(value) else None, number(value),
+                   isinstance(value, str))
+    return cell_html.replace('<td class="text"', '<td class="text long"', 1) if isinstance(value, str) and len(value) > 40 \
+        else cell_html
 
 
 def number(value) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from itertools import pairwise
 
 import pytest
 
@@ -21,7 +22,7 @@ def is_round_step(step: Decimal) -> bool:
 @pytest.mark.parametrize("hi", [0.974, 0.2145, 0.25, 0.0123, 1.0, 0.6, 3.7, 0.011])
 def test_ticks_fall_on_round_steps_and_cover_the_range(hi):
     values = [Decimal(repr(v)) for v in plots.ticks(0.0, hi)]
-    steps = {b - a for a, b in zip(values, values[1:])}
+    steps = {b - a for a, b in pairwise(values)}
     assert len(steps) == 1 and is_round_step(steps.pop())
     assert values[0] == 0 and values[-1] >= Decimal(repr(hi)) and 4 <= len(values) <= 8
 

@@ -26,7 +26,7 @@ FAST = 200
 
 
 def section(html: str, ident: str) -> str:
-    return re.search(rf'<section id="{ident}"[^>]*>(.*?)</section>', html, re.S).group(1)
+    return re.search(rf'<section id="{ident}"[^>]*>(.*?)</section>', html, re.DOTALL).group(1)
 
 
 class ViewerData(HTMLParser):
