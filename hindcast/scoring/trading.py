@@ -19,8 +19,9 @@ From scored rows only (no model is called). Policies:
 - the ZERO-EDGE CONTROL is the `market` forecaster (p = price): at every key it has a price, it
   buys a complete set, `max_position` shares of YES at the price and as many of NO at 1 − price.
   The set costs `max_position` and pays `max_position` whatever the outcome, so its gross P&L is
-  0 in every outcome and its P&L is minus its fees: exactly, because all accounting is in exact
-  rationals (`fractions.Fraction` of the stored floats), rounded to a float once per figure. A
+  0 in every outcome and its P&L is minus its fees: exactly, because a position is accounted in
+  exact rationals (`fractions.Fraction` of the stored floats), rounded to a float once, and
+  totals are correctly rounded sums (`math.fsum`) of those. A
   control whose P&L is not −fees means the settlement or the pricing of a side is wrong; its
   fees show the cost of trading these markets with no information at the strategy's scale;
 - figures: P&L, capital deployed (stakes + fees), return on capital = P&L / capital, hit rate
@@ -322,41 +323,51 @@ def _forecaster(name: str, held: list[Position], strategy: TradingStrategy, fees
 
 def _row(name: str, label: str, n_positions: int, counts: dict, tradable: list[Position], trades: list[Trade],
          seed: int, replicates: int) -> tuple:
-    pnl, fees = sum((t.pnl for t in trades), Fraction(0)), sum((t.fee for t in trades), Fraction(0))
-    capital = sum((t.stake + t.fee for t in trades), Fraction(0))
+    books = position_books(trades)
+    pnl, fees, capital = (math.fsum(b[i] for b in books.values()) for i in range(3))
     markets = sorted({p.market_id for p in tradable})
-    pnl_ci, roc_ci = _intervals(name, markets, trades, seed, replicates)
-    traded = len({(t.market_id, t.t0) for t in trades})
-    return (name, label, n_positions, traded, counts["no_edge"], counts["no_price"], counts["failed"],
-            counts["untradable"], len(markets), float(capital), float(fees), float(pnl), *pnl_ci,
-            float(pnl / capital) if capital else None, *roc_ci,
-            sum(t.won for t in trades) / len(trades) if trades else None, float(max_drawdown(trades)))
+    pnl_ci, roc_ci = _intervals(name, markets, books, seed, replicates)
+    return (name, label, n_positions, len(books), counts["no_edge"], counts["no_price"], counts["failed"],
+            counts["untradable"], len(markets), capital, fees, pnl, *pnl_ci, pnl / capital if capital else None,
+            *roc_ci, sum(t.won for t in trades) / len(trades) if trades else None, _drawdown(books))
 
 
-def max_drawdown(trades: Sequence[Trade]) -> Fraction:
+def position_books(trades: Iterable[Trade]) -> dict[tuple, tuple[float, float, float]]:
+    """(t0, market id) → (P&L, fees, capital) of its trades: summed exactly over its legs, then
+    rounded once. Totals are `math.fsum`s of these (correctly rounded, order-free), so a
+    control's P&L, −fees per position exactly, totals to −fees exactly."""
+    legs: dict[tuple, list[Trade]] = defaultdict(list)
+    for t in trades:
+        legs[(t.t0, t.market_id)].append(t)
+    return {key: (float(sum(t.pnl for t in group)), float(sum(t.fee for t in group)),
+                  float(sum(t.stake + t.fee for t in group))) for key, group in legs.items()}
+
+
+def max_drawdown(trades: Sequence[Trade]) -> float:
     """The largest fall of the cumulative P&L from an earlier peak (≥ 0; the start counts as a
     peak of 0), positions in (t0, market id) order, a position's legs summed first."""
-    by_position: dict[tuple, Fraction] = defaultdict(Fraction)
-    for t in trades:
-        by_position[(t.t0, t.market_id)] += t.pnl
-    cumulative, peak, worst = Fraction(0), Fraction(0), Fraction(0)
-    for key in sorted(by_position):
-        cumulative += by_position[key]
+    return _drawdown(position_books(trades))
+
+
+def _drawdown(books: dict[tuple, tuple]) -> float:
+    cumulative, peak, worst = 0.0, 0.0, 0.0
+    for key in sorted(books):
+        cumulative += books[key][0]
         peak = max(peak, cumulative)
         worst = max(worst, peak - cumulative)
     return worst
 
 
-def _intervals(name: str, markets: list[str], trades: list[Trade], seed: int,
+def _intervals(name: str, markets: list[str], books: dict[tuple, tuple], seed: int,
                replicates: int) -> tuple[tuple, tuple]:
     """95% market-clustered bootstrap intervals of total P&L and of return on capital."""
     if len(markets) < MIN_MARKETS:
         return (None, None), (None, None)
     index = {m: i for i, m in enumerate(markets)}
     pnl, capital = np.zeros(len(markets)), np.zeros(len(markets))
-    for t in trades:
-        pnl[index[t.market_id]] += float(t.pnl)
-        capital[index[t.market_id]] += float(t.stake + t.fee)
+    for (_, market_id), (position_pnl, _, position_capital) in sorted(books.items()):
+        pnl[index[market_id]] += position_pnl
+        capital[index[market_id]] += position_capital
     weights = bootstrap.draw_weights(len(markets), replicates, bootstrap.rng_for(seed, f"trading:{name}"))
     pnl_samples, capital_samples = weights @ pnl, weights @ capital
     with np.errstate(divide="ignore", invalid="ignore"):
