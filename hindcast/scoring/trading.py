@@ -290,7 +290,7 @@ class Trading:
 
 
 def simulate_trading(rows: Iterable, strategy: TradingStrategy, fees: FeeSchedule, *, seed: int = 0,
-             replicates: int = bootstrap.REPLICATES) -> Trading:
+                     replicates: int = bootstrap.REPLICATES) -> Trading:
     """Trade every forecaster of `rows` (ScoredRows) against the market price at t0."""
     problem = strategy.problem()
     if problem is not None:
