@@ -1,8 +1,7 @@
 """The library facade: the operations users, the CLI and the service call. Time is passed in.
 
-Each delegates below: sweep → replay.plan + replay.engine (files by leaderboard.run_export);
-rescore → replay.engine; pull, import_markets → markets; ingest, freeze, embed, search →
-archive; export → leaderboard.run_export. What else the front ends use is re-exported (end)."""
+Each delegates below (sweep, rescore → replay; analyze, export → leaderboard; pull, import_markets
+→ markets; ingest, freeze, embed, search → archive). What else front ends use is re-exported (end)."""
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ async def sweep_async(spec, *, store, out_dir: Path, now: datetime, on_plan: Cal
 
     return await run_sweep(spec, store=store, out_dir=Path(out_dir), now=now, on_plan=on_plan, advance=advance,
                            models=models, prices=prices, retry_limit=retry_limit, prepared=prepared,
-                           export=write_run)
+                           export=lambda *parts: write_run(*parts, store=store))
 
 
 def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
@@ -105,7 +104,7 @@ def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv
 
 def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> list:
     """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata,
-    adjusted scores, aggregates, defer rule and calibration split at `split` (None: median)."""
+    adjusted scores, aggregates, trading, defer rule, calibration split at `split` (None: median)."""
     from hindcast.leaderboard.findings import collect
     from hindcast.replay.engine import load_scored
 
@@ -130,6 +129,7 @@ _REEXPORTS = {  # the facade's own operations (above) take precedence over a low
                                "default_models", "cache_path"),
     "hindcast.runs.store": ("RunStore", "db_url", "db_file"), "hindcast.scoring.costs": ("load_prices",),
     "hindcast.scoring.usage": ("summarize",), "hindcast.scoring.regimes": ("load_cutoffs",),
+    "hindcast.scoring.trading": ("TradingStrategy", "load_fees", "simulate_trading", "TRADE_COLUMNS"),
     "hindcast.scoring.aggregate": ("SLICES",), "hindcast.leaderboard.tables": ("canonical",),
     "hindcast.leaderboard.publish": ("publish", "check_slice"), "hindcast.leaderboard.export": ("check_formats",),
 }

@@ -24,6 +24,9 @@ def leaderboard(
     prices: Optional[Path] = typer.Option(None, "--prices", metavar="FILE",
                                           help="Price table (TOML, dollars per million tokens) laid over the shipped one "
                                                "for the cost column [default: the shipped table only]."),
+    archive: Optional[Path] = typer.Option(None, "--archive", metavar="DIR", help="Archive folder holding the "
+                                           "snapshots the runs read, for the report's forecast viewer [default: the "
+                                           "folder each run recorded; documents by id when it is gone]."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (every column of every row, "
                                  "the files written) instead of the table."),
 ) -> None:
@@ -33,7 +36,7 @@ def leaderboard(
     table = load_prices(prices)  # a bad price file stops here, before any file is written
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
     result = export(open_existing(db), runs, out, formats, title=title, by=by, baseline=baseline,
-                    tolerance=tolerance, prices=table)
+                    tolerance=tolerance, prices=table, archive=archive)
     print_json(result, runs) if as_json else _report(result)
 
 

@@ -63,11 +63,12 @@ def _logging(level: int) -> None:
 
 
 def _register() -> None:
-    from hindcast.cli import analyze, catalog, leaderboard, runs, sweep
+    from hindcast.cli import analyze, catalog, leaderboard, runs, sweep, trade
 
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
     app.command(name="analyze")(analyze.analyze)
+    app.command(name="trade")(trade.trade)
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)

@@ -42,7 +42,7 @@ def trade(
     from hindcast import api
     from hindcast.api import RunStore, db_url
     from hindcast.cli.common import fail
-    from hindcast.scoring.trading import (  # FACADE-TODO: from hindcast.api
+    from hindcast.api import (
         TradingStrategy,
         load_fees,
         simulate_trading,
@@ -71,7 +71,7 @@ def _write_csv(path: Path, result) -> None:
     import io
     import os
 
-    from hindcast.scoring.trading import TRADE_COLUMNS  # FACADE-TODO: from hindcast.api
+    from hindcast.api import TRADE_COLUMNS
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -1,7 +1,8 @@
 """The analyses of issue 17 computed from scored runs, as Findings for the report, `hindcast
 analyze` and the facade: strata (cutoff × market certainty), the defer-to-the-market rule and
 walk-forward calibration (both split at an instant: fitted on markets resolved before it,
-scored on the rest), the difficulty-adjusted comparison, aggregates of repeats, trading."""
+scored on the rest), the difficulty-adjusted comparison, aggregates of repeats, and trading
+against the market at t0 (the default edge strategy and the shipped fee schedule)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hindcast.leaderboard.tables import combine
-from hindcast.scoring import calibration, effects, ensemble, strata
+from hindcast.scoring import calibration, effects, ensemble, strata, trading
 from hindcast.scoring.findings import Finding
 
 
@@ -18,7 +19,8 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     report order. `split`: the walk-forward instant (None: the median market's resolution)."""
     rows = combine(runs).rows
     split = split if split is not None else strata.median_split(rows)
-    found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding]
+    found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding,
+             trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding]
     if split is None:
         return found + [_no_split("defer"), _no_split("calibration")]
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]

@@ -51,13 +51,17 @@ def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = 
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
-    """The archive snapshots the runs recorded, opened (and verified) from `archive`."""
-    if archive is None:
-        return []
+    """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
+    the folder each run recorded; a recorded folder that no longer holds the snapshot is
+    skipped (its documents are then listed by id), a folder given explicitly must hold it."""
+    from hindcast.archive.layout import snapshot_dir
     from hindcast.archive.snapshot import open_snapshot
 
-    ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
-    return [open_snapshot(Path(archive), sid) for sid in ids]
+    if archive is not None:
+        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+        return [open_snapshot(Path(archive), sid) for sid in ids]
+    recorded = sorted({(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))})
+    return [open_snapshot(Path(root), sid) for root, sid in recorded if snapshot_dir(Path(root), sid).is_dir()]
 
 
 def default_title(runs: Sequence[str]) -> str:

@@ -159,7 +159,7 @@ async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, pr
     forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepared if prepared is not None else prepare(spec)
-    created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters), now)
+    created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters, spec.archive), now)
     limits = _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)

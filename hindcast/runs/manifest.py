@@ -14,11 +14,14 @@ PACKAGES = ("hindcast-replay", "httpx", "polars", "pyarrow", "lancedb", "sentenc
             "sqlmodel", "SQLAlchemy", "typer", "numpy", "torch")
 
 
-def build(identity: dict, store_root: Path, forecasters: dict | None = None) -> dict:
+def build(identity: dict, store_root: Path, forecasters: dict | None = None, archive: Path | None = None) -> dict:
+    """The run's provenance; where its inputs lived (store, archive folders) so a later export
+    can open them again (a moved folder is given back with --archive)."""
     return {
         "identity": identity,
         "forecasters": {name: describe(f) for name, f in (forecasters or {}).items()},
         "market_store": {"version": identity["store_version"], "root": str(Path(store_root).resolve())},
+        "archive": None if archive is None else {"snapshot": identity["snapshot"], "root": str(Path(archive).resolve())},
         "scoring_policies": {**POLICIES, **COVERAGE_POLICY},
         "git_revision": git_revision(),
         "python": platform.python_version(),
