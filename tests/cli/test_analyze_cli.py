@@ -57,3 +57,42 @@ def test_bad_input_is_one_line_and_an_exit_code(db, args, code, message):
 def test_a_missing_database_is_refused_not_created(tmp_path):
     proc = run_cli("analyze", "r-000000000000", "--db", str(tmp_path / "none.db"))
     assert proc.returncode == 1 and "no run database" in proc.stderr and not (tmp_path / "none.db").exists()
+
+
+def _band(price: float) -> str:
+    """The certainty bands as the README states them, written again here."""
+    if price <= 0.1 or price >= 0.9:
+        return "consensus"
+    return "toss-up" if 0.3 <= price <= 0.7 else "leaning"
+
+
+def test_strata_recomputed_from_the_per_forecast_table(db, tmp_path):
+    """Every (forecaster, cutoff, band) cell of `analyze` from `leaderboard --format csv`'s
+    forecasts.csv in plain floats, sharing no code with hindcast."""
+    import csv
+    import math
+    from collections import defaultdict
+
+    run_id = _run_id(db)
+    run_cli("leaderboard", run_id, "--db", str(db), "--format", "csv", "--out", str(tmp_path), check=True)
+    with open(tmp_path / "forecasts.csv", newline="", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    cells = defaultdict(list)
+    for r in table:
+        if r["market_price"] != "" and r["probability"] != "":
+            cells[(r["forecaster"], r["label"], _band(float(r["market_price"])))].append(r)
+    document = json.loads(run_cli("analyze", run_id, "--db", str(db), "--json", check=True).stdout)
+    strata = {(r["forecaster"], r["cutoff"], r["band"]): r
+              for r in next(f for f in document["findings"] if f["key"] == "strata")["rows"]}
+    assert cells and set(cells) == {k for k in strata if "all" not in k[1:]}
+    for key, rows in cells.items():
+        p = [float(r["probability"]) for r in rows]
+        q = [float(r["market_price"]) for r in rows]
+        y = [float(r["outcome"]) for r in rows]
+        brier = math.fsum((a - b) ** 2 for a, b in zip(p, y)) / len(rows)
+        market = math.fsum((a - b) ** 2 for a, b in zip(q, y)) / len(rows)
+        got = strata[key]
+        assert got["n_rows"] == len(rows) and got["n_markets"] == len({r["market_id"] for r in rows})
+        assert got["brier"] == pytest.approx(brier, abs=1e-12)
+        assert got["market_brier"] == pytest.approx(market, abs=1e-12)
+        assert got["brier_diff"] == pytest.approx(brier - market, abs=1e-12)
