@@ -9,8 +9,13 @@ made whatever happened. Verdict labels: "reveals-outcome", "after-t0", "neither"
 
 from __future__ import annotations
 
+import asyncio
+import math
+import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from hindcast.errors import ConfigError
@@ -57,3 +62,259 @@ def get_detector(spec: str, models=None) -> LeakDetector:
 
 def names() -> list[str]:
     return sorted(_FACTORIES)
+
+
+def _split_params(spec: str, params: dict[str, str], known: tuple[str, ...]) -> None:
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ConfigError(f"leak detector {spec!r}: unknown parameter(s) {', '.join(unknown)} "
+                          f"(known: {', '.join(known)})")
+
+
+# ---- the model-free detector: `lexical` --------------------------------------------------------
+# Thresholds (chosen on real headlines; see the README section "Outcome-leak detectors"):
+REVEAL_THRESHOLD = 0.5  # score ≥ this → "reveals-outcome"
+TOPIC_MIN = 0.34  # share of the question's entity groups the text must name to be about THIS question
+SIM_FLOOR, SIM_CEIL = 0.35, 0.75  # cosine to an outcome statement mapped linearly onto 0..1 between these
+CUE_WEIGHT, SIM_WEIGHT = 0.5, 0.5  # the score: CUE_WEIGHT·outcome cue + SIM_WEIGHT·scaled similarity
+HEDGE_FACTOR = 0.4  # an outcome verb inside hedged / forward-looking wording counts this much
+
+_WORD = re.compile(r"[\w$%+'’.-]+", re.UNICODE)
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
+_STOP = frozenset("""a an the of in on at by to for from with and or x vs vs. be is are was were will would
+    does did do has have had can could should before after during this that next any no not yes than more less
+    most least above below over under between following end year week month day new first second third its his
+    her their who what which when where how win wins won become becomes reach hit happen""".split())
+_GENERIC = frozenset("""will the by before in after on of for and x 2024 2025 2026 2027 election elections
+    president presidential prime minister party seat seats most top best award awards championship champion
+    league cup series world national game games season model market rate rates interest fed""".split())
+# headline verbs that state an outcome (a headline's present tense reports a past event)
+_OUTCOME = re.compile(r"""\b(?:wins?|won|winning|elected|re-?elected|sworn\s+in|captur(?:e|es|ed)|seiz(?:e|es|ed)|
+    took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?|signed|pass(?:es|ed)|approv(?:es|ed)|
+    announc(?:es|ed)|cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked|holds?\s+(?:rates?\s+)?steady|held|
+    keeps?|kept|leaves?\s+\w+\s+unchanged|unchanged|clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|
+    concedes?|conceded|ends?|ended|resigns?|resigned|ousted|out\s+as|steps?\s+down|dies|died|confirm(?:s|ed)|
+    named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|advances?|eliminated|knocked\s+out|
+    fails?|failed|rejects?|rejected|blocks?|blocked|launch(?:es|ed)|releas(?:es|ed)|tops?|topped|hits?|
+    reach(?:es|ed)|surg(?:es|ed)|plung(?:es|ed)|drops?|dropped|recogni[sz](?:es|ed)|strikes?|struck|
+    invad(?:es|ed)|agreed|agrees|ceasefire\s+(?:takes\s+effect|holds)|guilty|convicted|acquitted|
+    results?|landslide|upset|record)\b""", re.IGNORECASE | re.VERBOSE)
+_HEDGE = re.compile(r"""(?:\?\s*$|\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
+    favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|ahead\s+of|
+    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|seeks?|seeking|hopes?|eyes|vows?|threatens?|
+    plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
+    could|chance|tight|neck-and-neck|too\s+close|campaign)\b)""", re.IGNORECASE | re.VERBOSE)
+_PAST = re.compile(r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_MONTH_YEAR = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
+                         re.IGNORECASE)
+_DEADLINE = re.compile(r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
+                       r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$")
+_PAST_OF = {"win": "won", "become": "became", "be": "was", "hit": "hit", "cut": "cut", "lead": "led",
+            "leave": "left", "hold": "held", "take": "took", "make": "made", "have": "had", "get": "got",
+            "run": "ran", "go": "went", "rise": "rose", "fall": "fell", "sell": "sold", "buy": "bought",
+            "strike": "struck", "sign": "signed", "say": "said", "meet": "met", "find": "found", "lose": "lost"}
+
+
+@dataclass(frozen=True)
+class Statements:
+    """What the lexical detector knows of a question (derived from its text only, never the outcome)."""
+
+    groups: tuple[tuple[str, ...], ...]  # entity groups: names, numbers, places (lower-case tokens)
+    yes: tuple[str, ...]  # statements that the question resolved YES
+    no: tuple[str, ...]  # statements that it resolved NO
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return self.yes + self.no
+
+
+def statements(question: Question) -> Statements:
+    """The deterministic template set for a question: both outcomes phrased with its entities."""
+    clause = _clause(question.question)
+    subject, verb, rest = _parse_clause(clause)
+    yes, no = [f"{clause} happened", f"{clause}: resolved Yes"], [f"{clause} did not happen", f"{clause}: resolved No"]
+    if verb:
+        past = _past(verb)
+        yes += [f"{subject} {past} {rest}".strip(), f"{subject} {_third(verb)} {rest}".strip()]
+        no += [f"{subject} did not {verb} {rest}".strip(), f"{subject} fails to {verb} {rest}".strip()]
+        if verb == "win":
+            no += [f"{subject} lost {rest}".strip(), f"{subject} loses {rest}".strip()]
+    return Statements(_entity_groups(question.question), tuple(yes), tuple(no))
+
+
+def _clause(text: str) -> str:
+    """The question as a clause: no trailing '?', no leading 'Will', no deadline ('by August 31')."""
+    clause = " ".join(text.strip().rstrip("?").split())
+    clause = re.sub(r"^(?:will|did|does|is|are|has|have|can)\s+", "", clause, flags=re.IGNORECASE)
+    return _DEADLINE.sub("", clause) or clause
+
+
+def _parse_clause(clause: str) -> tuple[str, str, str]:
+    """(subject, verb, rest) of `Subject verb rest`: the subject runs to the first lower-case word
+    that is not a connector; ('', '', '') when there is no such verb."""
+    words = clause.split()
+    for i, word in enumerate(words[1:], start=1):
+        if word[:1].islower() and word.lower() not in ("the", "of", "de", "x", "and", "&", "a", "an", "del", "von"):
+            return " ".join(words[:i]), word.lower(), " ".join(words[i + 1:])
+    return "", "", ""
+
+
+def _past(verb: str) -> str:
+    if verb in _PAST_OF:
+        return _PAST_OF[verb]
+    return verb + "d" if verb.endswith("e") else verb[:-1] + "ied" if verb.endswith("y") else verb + "ed"
+
+
+def _third(verb: str) -> str:
+    if verb == "be":
+        return "is"
+    return verb + "es" if verb.endswith(("s", "sh", "ch", "x")) else verb + "s"
+
+
+def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
+    """Runs of capitalised words and numbers (the first word of the question excluded), each a
+    group of its distinctive lower-case tokens; a question without any: its content words."""
+    words = _WORD.findall(question)
+    groups, run = [], []
+    for i, word in enumerate(words):
+        token = word.strip(".'’").lower()
+        named = i > 0 and (word[:1].isupper() or word[:1].isdigit() or word[:1] == "$")
+        if named and token not in _GENERIC and token not in _MONTHS and len(token) > 1:
+            run.append(token)
+        elif run:
+            groups.append(tuple(run)); run = []
+    groups += [tuple(run)] if run else []
+    if groups:
+        return tuple(groups)
+    content = [w.lower() for w in words if len(w) > 3 and w.lower() not in _STOP and w.lower() not in _GENERIC]
+    return tuple((w,) for w in content)
+
+
+def topic_share(text: str, groups: tuple[tuple[str, ...], ...]) -> float:
+    """The share of entity groups the text names (a group is named when one of its tokens is, a
+    token matching a text word that starts with it: Russia ~ Russian, Jays ~ Jays')."""
+    if not groups:
+        return 0.0
+    words = [w.strip(".'’").lower() for w in _WORD.findall(text)]
+    hits = sum(1 for group in groups if any(_named(token, words) for token in group))
+    return hits / len(groups)
+
+
+def _named(token: str, words: list[str]) -> bool:
+    if len(token) < 4 or not token.isalpha():
+        return token in words
+    return any(w.startswith(token) or (len(w) >= 4 and token.startswith(w) and len(w) >= len(token) - 2)
+               for w in words)
+
+
+def outcome_cue(text: str) -> float:
+    """1 for an outcome verb in plain reporting, HEDGE_FACTOR when the wording is forward-looking
+    or hedged ('could win', 'poised to', a question), 0 without an outcome verb."""
+    if not _OUTCOME.search(text):
+        return 0.0
+    return HEDGE_FACTOR if _HEDGE.search(text) else 1.0
+
+
+def dates_after(text: str, t0: datetime) -> list[str]:
+    """Dates the text names that lie after t0's day: `Month [D,] YYYY`, or a bare year after t0's."""
+    found = []
+    for match in _MONTH_YEAR.finditer(text):
+        month = _MONTH_ABBR.get(match.group(1).lower()[:4] if match.group(1).lower().startswith("sept")
+                                else match.group(1).lower()[:3])
+        day, year = int(match.group(2) or 0), int(match.group(3))
+        if month and (year, month, day) > (t0.year, t0.month, t0.day if match.group(2) else 99):
+            found.append(match.group(0))
+    found += [y for y in _YEAR.findall(_MONTH_YEAR.sub(" ", text)) if int(y) > t0.year]
+    return found
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The lexical detector's measurements of one text (what the score is made of)."""
+
+    topic: float
+    cue: float
+    similarity: float  # the largest cosine to an outcome statement (either outcome)
+    later: tuple[str, ...]  # dates after t0 the text names
+    past: bool  # the text reports in the past tense
+
+    def score(self) -> float:
+        if self.topic < TOPIC_MIN:
+            return 0.0
+        scaled = min(1.0, max(0.0, (self.similarity - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR)))
+        return round(CUE_WEIGHT * self.cue + SIM_WEIGHT * scaled, 4)
+
+
+class LexicalDetector:
+    """Model-free: entity overlap with the question, outcome verbs (hedged or not), cosine to the
+    template statements of both outcomes (embedder `minilm` by default, loaded once on first use),
+    and dates after t0. `threshold` overrides REVEAL_THRESHOLD."""
+
+    def __init__(self, name: str = "lexical", threshold: float = REVEAL_THRESHOLD, embedder: str = "minilm"):
+        self.name, self.threshold, self.embedder_name = name, float(threshold), embedder
+        self._embedder = None
+        self._vectors: dict[tuple, object] = {}
+        self._lock = threading.Lock()
+
+    async def judge(self, text: str, question: Question) -> Verdict:
+        evidence = await asyncio.to_thread(self.measure, text, question)
+        return self.verdict(evidence)
+
+    def measure(self, text: str, question: Question) -> Evidence:
+        facts = statements(question)
+        text = " ".join((text or "").split())
+        topic = topic_share(text, facts.groups)
+        similarity = self._similarity(text, question, facts) if topic >= TOPIC_MIN and text else 0.0
+        return Evidence(topic, outcome_cue(text), similarity, tuple(dates_after(text, question.t0)),
+                        bool(_PAST.search(text)))
+
+    def verdict(self, e: Evidence) -> Verdict:
+        score = e.score()
+        detail = f"topic {e.topic:.2f}, outcome cue {e.cue:.1f}, similarity {e.similarity:.2f}"
+        if score >= self.threshold:
+            return Verdict("reveals-outcome", score, self.name, f"states an outcome ({detail})")
+        if e.later and e.past and e.topic >= TOPIC_MIN:
+            return Verdict("after-t0", score, self.name, f"reports dates after t0: {', '.join(e.later)} ({detail})")
+        return Verdict("neither", score, self.name, detail)
+
+    def _similarity(self, text: str, question: Question, facts: Statements) -> float:
+        import numpy as np
+
+        vectors = self._statement_vectors(question, facts)
+        query = self._embed([text])[0]
+        return round(float(np.max(vectors @ query)), 4)
+
+    def _statement_vectors(self, question: Question, facts: Statements):
+        key = (question.market_id, question.question)
+        with self._lock:
+            if key not in self._vectors:
+                self._vectors[key] = self._embed_locked(list(facts.all))
+            return self._vectors[key]
+
+    def _embed(self, texts: list[str]):
+        with self._lock:
+            return self._embed_locked(texts)
+
+    def _embed_locked(self, texts: list[str]):
+        if self._embedder is None:
+            from hindcast.archive.embed import get_embedder
+
+            self._embedder = get_embedder(self.embedder_name)
+        return self._embedder.embed(texts)
+
+
+def _lexical(spec: str, params: dict[str, str], models=None) -> LexicalDetector:
+    _split_params(spec, params, ("threshold", "embedder"))
+    try:
+        threshold = float(params.get("threshold", REVEAL_THRESHOLD))
+    except ValueError:
+        raise ConfigError(f"leak detector {spec!r}: threshold must be a number") from None
+    if not 0.0 <= threshold <= 1.0:
+        raise ConfigError(f"leak detector {spec!r}: threshold must lie in [0, 1]")
+    return LexicalDetector(spec, threshold, params.get("embedder", "minilm"))
+
+
+register("lexical", _lexical)
