@@ -1,0 +1,82 @@
+"""`probe_recall`: probe models on a market store, store the answers, report the rates.
+
+    with probe_models(db_url) as models:
+        run = probe_recall(["zero-shot:model=local"], Path("markets/sample"), models=models,
+                           results=default_path(db_url), limit=5)
+    run.finding  # rates per model and regime
+
+The answers (failures included) are merged into the results file before anything is
+raised; an outage is never stored: the probe then raises `StoppedError` (exit 4, resumable)
+naming how many questions were not asked, and the next run asks only those (the others
+come from the response cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hindcast.audit.probe import DEFAULT_FRACTION, ProbeResult, items_from_store, models_of, probe
+from hindcast.audit.probe_report import recall_finding
+from hindcast.audit.probe_store import load_recall, save_recall
+from hindcast.errors import StoppedError
+from hindcast.scoring.findings import Finding
+
+
+@dataclass(frozen=True)
+class RecallRun:
+    """One probe: what it asked and got, the file it stored into, and its rates."""
+
+    result: ProbeResult
+    path: Path
+    finding: Finding
+    models: tuple[str, ...]
+    markets: int
+
+    def to_json(self) -> dict:
+        return {"models": list(self.models), "markets": self.markets, "results": str(self.path),
+                "answers": len(self.result.answers), "failures": sum(not a.ok for a in self.result.answers),
+                "outages": list(self.result.outages), "skipped": list(self.result.skipped),
+                "finding": self.finding.to_json()}
+
+
+def probe_models(db_url: str, out_dir: Path | None = None, env: Mapping[str, str] | None = None,
+                 no_cache: bool = False, concurrency: int = 4):
+    """A Models value whose response cache is the sweeps' (responses.db beside the run database)."""
+    import os
+
+    from hindcast.forecasters.models import Models
+    from hindcast.replay.engine import cache_path
+
+    return Models.from_environment(os.environ if env is None else env, cache_path(db_url, Path(out_dir or "runs")),
+                                   no_cache=no_cache, concurrency=concurrency)
+
+
+def probe_recall(specs: Sequence[str], store: Path, *, models, results: Path, version: str | None = None,
+                 ids: Sequence[str] = (), limit: int | None = None, fraction: float = DEFAULT_FRACTION,
+                 cutoffs: Mapping | None = None, registry: Path | None = None, concurrency: int = 4) -> RecallRun:
+    """Probe the models of `specs` on the store's markets; merge the answers into `results`.
+    `cutoffs`: a model-cutoff table (None: the shipped registry, `registry` laid over it)."""
+    from hindcast.scoring.regimes import load_cutoffs
+
+    asked = models_of(specs)
+    items, skipped = items_from_store(Path(store), version, ids, limit, fraction)
+    table = cutoffs if cutoffs is not None else load_cutoffs(registry)
+    result = asyncio.run(_probe_and_close(asked, items, models, table, concurrency))
+    result = ProbeResult(result.answers, result.outages, tuple(skipped))
+    path = save_recall(results, load_recall(results).merged(result.answers))
+    run = RecallRun(result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items))
+    if result.outages:
+        raise StoppedError(f"stopped: {len(result.outages)} probe question(s) not asked because a model could not "
+                           f"be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) received "
+                           f"are stored in {path} — re-run the same command to ask the rest")
+    return run
+
+
+async def _probe_and_close(asked, items, models, table, concurrency) -> ProbeResult:
+    try:
+        return await probe(asked, items, models, table, concurrency)
+    finally:
+        await models.aclose()
