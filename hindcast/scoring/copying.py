@@ -79,9 +79,11 @@ class Paired:
 
 
 def spec_key(spec: str) -> tuple[tuple, object] | None:
-    """(name and parameters other than price, the price value or None), parsed as the forecaster
-    registry parses a spec (int, then float, then text); None for a spec it would refuse."""
-    name, _, rest = spec.strip().partition(":")
+    """(name, parameters other than price and run, the price value or None), parsed as the
+    forecaster registry parses a spec (int, then float, then text); None for a spec it would
+    refuse. A name qualified by its run (`spec@run`, runs combined) has its twin in that run."""
+    spec, run = _run_qualifier(spec.strip())
+    name, _, rest = spec.partition(":")
     params = {}
     for item in filter(None, rest.split(",")):
         key, sep, value = item.partition("=")
@@ -89,7 +91,14 @@ def spec_key(spec: str) -> tuple[tuple, object] | None:
             return None
         params[key.strip()] = _value(value.strip())
     price = params.pop("price", None)
-    return (name, frozenset(params.items())), price
+    return (name, frozenset(params.items()), run), price
+
+
+def _run_qualifier(spec: str) -> tuple[str, str]:
+    """`spec@run` (how combined runs qualify a name found in several) → (spec, run); else (spec, "")."""
+    head, sep, run = spec.rpartition("@")
+    plain = sep and run and not any(c in run for c in ",=:/#")
+    return (head, run) if plain else (spec, "")
 
 
 def _value(text: str):

@@ -59,6 +59,11 @@ def test_the_twin_is_the_same_spec_without_price_or_with_price_0_parameters_in_a
     }
 
 
+def test_names_qualified_by_run_find_their_twin_in_the_same_run():
+    names = [f"{SHOWN}@run-a", f"{TWIN}@run-a", f"{SHOWN}@run-b", f"{TWIN}@run-c"]
+    assert twins(names) == {f"{SHOWN}@run-a": [f"{TWIN}@run-a"], f"{SHOWN}@run-b": []}
+
+
 # ---- crafted rows, figures by hand --------------------------------------------------------
 
 
