@@ -132,9 +132,15 @@ class Context:
         self._checked(docs, {"op": "thread", "doc_id": submission_id})
         return docs
 
+    def withhold(self, doc_id: str, verdict: dict, via: dict) -> None:
+        """Record that the forecaster's leak filter (policy `pit+filter`) kept document `doc_id`,
+        returned by the call `via`, from the model: a `withhold` entry (returning no ids) with the
+        detector's verdict, so the stored retrievals say what was read and what was withheld."""
+        self._log.append({"op": "withhold", "doc_id": doc_id, "verdict": dict(verdict), "via": dict(via), "ids": []})
+
     @property
     def retrievals(self) -> tuple[dict, ...]:
-        """Every archive call so far, with the ids it returned."""
+        """Every archive call so far, with the ids it returned (and every `withhold` entry)."""
         return tuple(self._log)
 
     def _archive(self) -> Archive:

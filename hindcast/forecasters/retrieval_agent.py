@@ -7,7 +7,14 @@ Every query, every returned document id and every intermediate answer is logged 
 the last summary is its `rationale`. Documents come only from `ctx.search`, so the
 harness's t0 bound applies to all of them.
 
-Spec: `retrieval-agent:model=local,rounds=2,k=5,mode=hybrid`.
+`policy` (see `forecasters.policies`): `pit` (the default) as above; `none` — closed book,
+no seed, no search, no reflection: the final prompt with no summary and no documents;
+`pit+filter` — each document a search returns is judged by the `detector` and a flagged one
+never enters the agent's findings (so no prompt shows it), each removal logged as a
+`withheld` step and in the harness's retrieval log.
+
+Spec: `retrieval-agent:model=local,rounds=2,k=5,mode=hybrid`,
+`retrieval-agent:model=local,policy=pit+filter,detector=lexical`.
 """
 
 from __future__ import annotations
@@ -17,13 +24,15 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hindcast.forecasters import llm, prompts
+from hindcast.forecasters import llm, policies, prompts
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.zero_shot import ChatForecaster
 from hindcast.records import Document, Forecast, Question
 
 MODES = ("vector", "text", "hybrid")
 HEADLINE_CHARS = 120
+CLOSED_SUMMARY = "(closed book: no search was made)"
+CLOSED_DOCUMENTS = "(none: closed book)"
 
 
 def queries_schema(n: int) -> dict:
@@ -49,6 +58,8 @@ class RetrievalAgent(ChatForecaster):
     mode: str = "hybrid"
     max_docs: int = 8
     step_tokens: int = 160
+    policy: str = policies.DEFAULT
+    detector: str = ""
     PROMPTS: ClassVar[tuple[str, ...]] = ("retrieval_queries", "retrieval_reflect", "retrieval_final")
 
     def __post_init__(self) -> None:
@@ -56,17 +67,31 @@ class RetrievalAgent(ChatForecaster):
         if self.mode not in MODES or min(int(self.rounds), int(self.queries), int(self.k), int(self.max_docs),
                                          int(self.step_tokens)) < 1:
             raise ValueError(f"need mode in {MODES} and rounds, queries, k, max_docs, step_tokens ≥ 1")
+        policies.check(self.policy, self.detector)
+
+    def prompt_names(self) -> tuple[str, ...]:
+        return ("retrieval_final",) if self.policy == "none" else self.PROMPTS
 
     async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
         fields = prompts.question_fields(question)
-        usage.totals["prompts"] = {name: prompts.load(name).sha256 for name in self.PROMPTS}
-        found, summary = await self._research(client, ctx, fields, usage)
+        usage.totals["prompts"] = {name: prompts.load(name).sha256 for name in self.prompt_names()}
+        if self.policy == "none":
+            return await self._closed_book(client, fields, usage)
+        screen = policies.screen(self.policy, self.detector, self.models, question, ctx, usage)
+        found, summary = await self._research(client, ctx, screen, fields, usage)
         shown = list(found.values())[: int(self.max_docs)]
         messages = prompts.load("retrieval_final").messages(**fields, summary=summary or "(none)",
                                                                documents=_listing(shown))
         return await self.final(client, messages, usage, rationale=summary, evidence=tuple(d.id for d in shown))
 
-    async def _research(self, client, ctx: Context, fields: dict, usage: llm.Usage) -> tuple[dict, str]:
+    async def _closed_book(self, client, fields: dict, usage: llm.Usage) -> Forecast:
+        """Policy `none`: the final question alone; the archive is never called."""
+        messages = prompts.load("retrieval_final").messages(**fields, summary=CLOSED_SUMMARY,
+                                                               documents=CLOSED_DOCUMENTS)
+        return await self.final(client, messages, usage)
+
+    async def _research(self, client, ctx: Context, screen: policies.Screen, fields: dict,
+                        usage: llm.Usage) -> tuple[dict, str]:
         """Seed, then up to `rounds` of search + reflection; stops when no new query is asked."""
         found: dict[str, Document] = {}
         queries, asked, summary = await self._seed(client, fields, usage), [], ""
@@ -76,7 +101,7 @@ class RetrievalAgent(ChatForecaster):
                 break
             for query in fresh:
                 asked.append(query)
-                self._search(ctx, query, found, usage, round_)
+                await self._search(ctx, screen, query, found, usage, round_)
             summary, queries = await self._reflect(client, fields, found, asked, usage, round_)
         return found, summary
 
@@ -94,12 +119,15 @@ class RetrievalAgent(ChatForecaster):
         """Seed and reflection calls: the final call's parameters with a smaller token budget."""
         return {**self.request(usage), "max_tokens": min(int(self.step_tokens), int(self.max_tokens))}
 
-    def _search(self, ctx: Context, query: str, found: dict, usage: llm.Usage, round_: int) -> None:
+    async def _search(self, ctx: Context, screen: policies.Screen, query: str, found: dict, usage: llm.Usage,
+                      round_: int) -> None:
+        """`ids`: what the archive returned; a document the screen withholds never enters `found`."""
         hits = ctx.search(query, int(self.k), self.mode)
-        for hit in hits:
-            found.setdefault(hit.doc.id, hit.doc)
         usage.add("search", None, round=round_, query=query, mode=self.mode, k=int(self.k),
                   ids=[hit.doc.id for hit in hits])
+        kept = await screen.keep([hit.doc for hit in hits], {"op": "search", "query": query, "round": round_})
+        for doc in kept:
+            found.setdefault(doc.id, doc)
 
     async def _reflect(self, client, fields: dict, found: dict, asked: list[str], usage: llm.Usage,
                        round_: int) -> tuple[str, list[str]]:

@@ -6,7 +6,16 @@ tool call cannot move t0. A forecast exists only through a valid `submit_forecas
 an invalid one is answered with the reason (the model may call again within `steps`
 turns); no valid call in time is a recorded failure.
 
-Spec: `tool-agent:model=openai:gpt-4.1-mini,steps=6,k=5`.
+`policy` (see `forecasters.policies`): `pit` (the default) as above; `none` — closed book:
+only `submit_forecast` is offered (prompt `tool_agent_closed`), and a `search` or `read` call
+is answered with an error without touching the archive; `pit+filter` — every document a
+`search` or `read` returns is judged by the `detector`; a flagged one is left out of the
+search results, and reading it is answered like a document that does not exist (so the
+answer does not hint that something revealing was found); each removal is logged as a
+`withheld` step and in the harness's retrieval log.
+
+Spec: `tool-agent:model=openai:gpt-4.1-mini,steps=6,k=5`,
+`tool-agent:model=local,policy=pit+filter,detector=lexical`.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hindcast.forecasters import llm, prompts
+from hindcast.forecasters import llm, policies, prompts
 from hindcast.forecasters.answers import check
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.retrieval_agent import MODES, headline
@@ -39,6 +48,8 @@ TOOLS = [
           {"probability": {"type": "number", "minimum": 0, "maximum": 1}, "rationale": {"type": "string"}},
           ["probability"]),
 ]
+CLOSED_TOOLS = [t for t in TOOLS if t["function"]["name"] == "submit_forecast"]
+NOT_VISIBLE = "error: no such document before today's date"
 ALLOWED = {"search": {"query", "k"}, "read": {"doc_id"}, "submit_forecast": {"probability", "rationale"}}
 
 
@@ -51,59 +62,75 @@ class ToolAgent(ChatForecaster):
     k: int = 5
     mode: str = "hybrid"
     structured: str = "none"
+    policy: str = policies.DEFAULT
+    detector: str = ""
     PROMPTS: ClassVar[tuple[str, ...]] = ("tool_agent",)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.mode not in MODES or int(self.steps) < 1 or not 1 <= int(self.k) <= 10:
             raise ValueError(f"need mode in {MODES}, steps ≥ 1 and 1 ≤ k ≤ 10")
+        policies.check(self.policy, self.detector)
+
+    def prompt_names(self) -> tuple[str, ...]:
+        return ("tool_agent_closed",) if self.policy == "none" else self.PROMPTS
+
+    def tools(self) -> list[dict]:
+        return CLOSED_TOOLS if self.policy == "none" else TOOLS
 
     async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
-        template = prompts.load("tool_agent")
+        template = prompts.load(self.prompt_names()[0])
         usage.totals.update(template.record)
         messages = template.messages(**prompts.question_fields(question), steps=int(self.steps))
         evidence: dict[str, None] = {}
+        screen = policies.screen(self.policy, self.detector, self.models, question, ctx, usage)
         for turn in range(int(self.steps)):
-            forecast = await self._turn(client, messages, ctx, evidence, usage, turn)
+            forecast = await self._turn(client, messages, (ctx, screen), evidence, usage, turn)
             if forecast is not None:
                 return forecast
         last = usage.steps[-1] if usage.steps else {}
         return Forecast.failure(f"no valid submit_forecast call in {int(self.steps)} turn(s)",
                                 raw=json.dumps(last, default=str), usage=usage.record())
 
-    async def _turn(self, client, messages: list[dict], ctx: Context, evidence: dict, usage: llm.Usage,
+    async def _turn(self, client, messages: list[dict], archive: tuple, evidence: dict, usage: llm.Usage,
                     turn: int) -> Forecast | None:
-        """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it."""
-        reply = await client.complete(messages, tools=TOOLS, **self.request(usage))
+        """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it.
+        `archive`: (the Context, this forecast's policies.Screen)."""
+        reply = await client.complete(messages, tools=self.tools(), **self.request(usage))
         usage.add("turn", reply, turn=turn, content=reply.content, tool_calls=list(reply.tool_calls))
         messages.append(_assistant(reply))
         if not reply.tool_calls:
             messages.append({"role": "user", "content": NUDGE})
         for call in reply.tool_calls:
-            result, submitted = self._execute(call, ctx, evidence, usage, turn)
+            result, submitted = await self._execute(call, archive, evidence, usage, turn)
             if submitted is not None:
                 return Forecast(submitted[0], rationale=submitted[1], evidence=tuple(evidence), usage=usage.record(),
                                 raw=call["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         return None
 
-    def _execute(self, call: dict, ctx: Context, evidence: dict, usage: llm.Usage, turn: int):
-        """(tool result text, None) or ("", (probability, rationale)) for a valid submission."""
+    async def _execute(self, call: dict, archive: tuple, evidence: dict, usage: llm.Usage, turn: int):
+        """(tool result text, None) or ("", (probability, rationale)) for a valid submission.
+        Under `pit+filter` the `withheld` steps of a call follow its `tool` step."""
         name, args, problem = _arguments(call)
         ignored = sorted(set(args) - ALLOWED.get(name, set()))
+        withheld: list = []
         if problem is None:
-            result, forecast, problem = self._dispatch(name, args, ctx, evidence)
+            result, forecast, problem = await self._dispatch(name, args, archive, evidence, withheld)
         else:
             result, forecast = f"error: {problem}", None
         usage.add("tool", None, turn=turn, tool=name, arguments=call["arguments"], ignored_arguments=ignored,
                   error=problem, result=result[:2000])
+        archive[1].log(withheld, {"op": name, "turn": turn, "arguments": call["arguments"]})
         return result, forecast
 
-    def _dispatch(self, name: str, args: dict, ctx: Context, evidence: dict):
+    async def _dispatch(self, name: str, args: dict, archive: tuple, evidence: dict, withheld: list):
+        if name in ("search", "read") and self.policy == "none":
+            return f"error: closed book: there is no archive to {name}", None, "closed book"
         if name == "search":
-            return self._search(args, ctx, evidence)
+            return await self._search(args, archive, evidence, withheld)
         if name == "read":
-            return self._read(args, ctx, evidence)
+            return await self._read(args, archive, evidence, withheld)
         if name == "submit_forecast":
             parsed = check(args.get("probability"), "tool")
             if parsed.probability is None:
@@ -111,22 +138,30 @@ class ToolAgent(ChatForecaster):
             return "", (parsed.probability, str(args.get("rationale") or "")), None
         return f"error: unknown tool {name!r}", None, f"unknown tool {name!r}"
 
-    def _search(self, args: dict, ctx: Context, evidence: dict):
+    async def _search(self, args: dict, archive: tuple, evidence: dict, withheld: list):
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return "error: search needs a non-empty query", None, "search without a query"
         k = args.get("k", self.k)
         k = min(max(int(k), 1), 10) if isinstance(k, (int, float)) and not isinstance(k, bool) else int(self.k)
-        hits = ctx.search(query, k, self.mode)
-        evidence.update((h.doc.id, None) for h in hits)
-        return json.dumps([_brief(h.doc) for h in hits]), None, None
+        docs = await _screened([h.doc for h in archive[0].search(query, k, self.mode)], archive[1], withheld)
+        evidence.update((d.id, None) for d in docs)
+        return json.dumps([_brief(d) for d in docs]), None, None
 
-    def _read(self, args: dict, ctx: Context, evidence: dict):
-        doc = ctx.read(str(args.get("doc_id", "")))
-        if doc is None:
-            return "error: no such document before today's date", None, "document not visible"
+    async def _read(self, args: dict, archive: tuple, evidence: dict, withheld: list):
+        doc = archive[0].read(str(args.get("doc_id", "")))
+        docs = await _screened([doc] if doc is not None else [], archive[1], withheld)
+        if not docs:
+            return NOT_VISIBLE, None, "document not visible" if doc is None else "document withheld"
         evidence[doc.id] = None
         return json.dumps({**_brief(doc), "text": doc.text[:READ_CHARS]}), None, None
+
+
+async def _screened(docs: list[Document], screen: policies.Screen, withheld: list) -> list[Document]:
+    """The documents the screen lets through; (id, verdict) of the others added to `withheld`."""
+    kept, out = await screen.split(docs)
+    withheld.extend(out)
+    return kept
 
 
 def _arguments(call: dict) -> tuple[str, dict, str | None]:

@@ -68,9 +68,24 @@ class ScoredRow:
         return None if self.market_price is None else (self.market_price - self.outcome) ** 2
 
 
+DOCUMENT_READERS = ("retrieval-agent", "tool-agent")  # forecasters whose default retrieval policy is `pit`
+
+
+def retrieval_policy(spec: str) -> str:
+    """A forecaster spec's retrieval policy (`forecasters.policies`): its `policy=` value, `pit`
+    for a document reader without one, `n/a` for a forecaster that reads no documents."""
+    name, _, rest = spec.partition(":")
+    for item in rest.split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == "policy":
+            return value.strip()
+    return "pit" if name.strip() in DOCUMENT_READERS else "n/a"
+
+
 SLICES: dict[str, Callable[[ScoredRow], str]] = {
     "topic": lambda r: r.topic, "fraction": lambda r: r.label,
     "regime": lambda r: r.regime, "coverage": lambda r: r.coverage,
+    "policy": lambda r: retrieval_policy(r.forecaster),
 }
 
 
