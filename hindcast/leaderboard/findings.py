@@ -2,7 +2,8 @@
 analyze` and the facade: strata (cutoff × market certainty), the defer-to-the-market rule and
 walk-forward calibration (both split at an instant: fitted on markets resolved before it,
 scored on the rest), the difficulty-adjusted comparison, aggregates of repeats, and trading
-against the market at t0 (the default edge strategy and the shipped fee schedule)."""
+against the market at t0 (the default edge strategy and the shipped fee schedule), and
+copy-the-market (forecasters shown the price, against their price-less twins)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hindcast.leaderboard.tables import combine
-from hindcast.scoring import calibration, effects, ensemble, strata, trading
+from hindcast.scoring import calibration, copying, effects, ensemble, strata, trading
 from hindcast.scoring.findings import Finding
 
 
@@ -20,7 +21,8 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     rows = combine(runs).rows
     split = split if split is not None else strata.median_split(rows)
     found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding,
-             trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding]
+             trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding,
+             copying.copying(rows)]
     if split is None:
         return found + [_no_split("defer"), _no_split("calibration")]
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
