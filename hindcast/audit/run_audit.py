@@ -1,0 +1,291 @@
+"""`hindcast audit RUN`: were a stored run's forecasts made on leaked information?
+
+Every document each forecaster read (the ids its logged archive calls returned, looked up in
+the archive snapshot the run recorded) and each forecast's rationale is judged by leak
+detectors (`hindcast.forecasters.leaks`) against the QUESTION as it stood at that forecast's
+t0 (the run's recorded market store version), never against the outcome. A text is flagged
+when a detector labels it "reveals-outcome" or "after-t0"; with several detectors, when any
+does (the row "any"; the label shown is the most severe).
+
+Per forecaster: documents read (distinct ids), not found in the archive, flagged (by label),
+forecasts whose evidence held a flagged document, rationales flagged, and the Brier with and
+without the flagged forecasts on the same rows (`audit.figures`). A failure (no probability)
+is counted and audited for what it read, never scored. Verdicts are cached in audits.db
+(`audit.stored`), so re-auditing calls no detector; an outage of a judge's model stops the
+audit (exit 4: re-run to resume with what was judged kept), never becomes a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hindcast.audit import figures
+from hindcast.audit.stored import AuditStore, audit_path, question_sha, text_sha
+from hindcast.errors import ConfigError, ForecastError, InfrastructureError, StoppedError
+from hindcast.forecasters import leaks
+from hindcast.scoring import bootstrap
+from hindcast.scoring.findings import Finding
+from hindcast.timeutil import iso
+
+KEY = "audit"
+SEVERITY = ("reveals-outcome", "after-t0")  # most severe first
+EXCERPT = 300
+COLUMNS = ("forecaster", "detector", "forecasts", "failed", "docs_read", "docs_missing", "docs_flagged",
+           "reveals_outcome", "after_t0", "unjudged", "evidence_flagged", "rationales_flagged", "flagged_forecasts",
+           *figures.FIELDS)
+
+
+@dataclass(frozen=True)
+class Text:
+    """One text judged against one forecast's question."""
+
+    kind: str  # "document" | "rationale"
+    row: tuple  # (forecaster, market_id, t0 ISO, repeat)
+    doc_id: str
+    text: str
+    question: object  # records.Question at the row's t0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return text_sha(self.text), question_sha(self.question)
+
+
+@dataclass(frozen=True)
+class Audit:
+    run_id: str
+    detectors: tuple[str, ...]
+    finding: Finding
+    flagged: tuple[dict, ...]  # every flagged text with each detector's verdict
+    judged: int  # detector calls made now (the rest came from the cache)
+    cached: int
+
+    def to_json(self) -> dict:
+        rows = self.finding.to_json()["rows"]
+        return {"run": self.run_id, "detectors": list(self.detectors), "columns": list(self.finding.columns),
+                "forecasters": rows, "flagged": list(self.flagged), "finding": self.finding.to_json(),
+                "verdicts": {"judged": self.judged, "cached": self.cached}}
+
+
+DEFAULT_DETECTORS = ("lexical",)
+
+
+def check_specs(specs: Sequence[str]) -> tuple[str, ...]:
+    """The detector specs, once each (none given: lexical); an unknown name is a ConfigError
+    raised before any model, file or database is opened."""
+    specs = tuple(dict.fromkeys(specs or DEFAULT_DETECTORS))
+    for spec in specs:
+        if spec.partition(":")[0] not in leaks.names():
+            leaks.get_detector(spec)  # raises the registry's one-line ConfigError
+    return specs
+
+
+def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
+    """spec → detector (`models`: a forecasters.models.Models for detectors that call a model)."""
+    return {spec: leaks.get_detector(spec, models) for spec in check_specs(specs)}
+
+
+def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, models=None, archive: Path | None = None,
+          audit_file: Path | None = None, replicates: int = bootstrap.REPLICATES) -> Audit:
+    """Audit a stored run (RunStore `store`) with the detectors `specs` name: an Audit, also kept
+    in `audit_file` (default: audits.db beside the run database). An unknown run or detector
+    is refused before anything is written; an unreachable judge is a StoppedError (exit 4)."""
+    store.run(run_id)
+    detectors = detectors_of(specs, models)
+    audits = AuditStore(audit_file or audit_path(store.url))
+    try:
+        return asyncio.run(audit_run(store, run_id, detectors, audits, archive=archive, replicates=replicates))
+    finally:
+        audits.close()
+
+
+async def audit_run(store, run_id: str, detectors: Mapping[str, object], audits: AuditStore, *,
+                    archive: Path | None = None, replicates: int = bootstrap.REPLICATES,
+                    concurrency: int = 4) -> Audit:
+    """Audit a stored run with `detectors` (from `detectors_of`); the finished audit is kept in
+    `audits` (the report shows it). Raises StoppedError when a judge's model is unreachable."""
+    scores, texts, reads, missing = gather(store, run_id, archive)
+    counter = {"judged": 0, "cached": 0}
+    verdicts = await judge_all(detectors, texts, audits, concurrency, counter)
+    finding = summarise(run_id, scores.rows, tuple(detectors), texts, reads, missing, verdicts, replicates)
+    audit = Audit(run_id, tuple(detectors), finding, flagged_texts(texts, verdicts, tuple(detectors)),
+                  counter["judged"], counter["cached"])
+    audits.save(run_id, audit.detectors, audit.to_json())
+    return audit
+
+
+# ---- what each forecast read --------------------------------------------------------------
+def gather(store, run_id: str, archive: Path | None):
+    """(scored run, texts to judge, row → doc ids read, ids not found in the archive)."""
+    from hindcast.leaderboard.run_export import recorded_snapshots
+    from hindcast.leaderboard.viewer import stored_details
+    from hindcast.replay.engine import load_scored, recorded_bundle
+
+    bundle = recorded_bundle(store, run_id)
+    scores = load_scored(store, run_id, bundle)
+    details = {key[1:]: d for key, d in stored_details(store, run_id).items()}
+    reads = {row: list(dict.fromkeys(i for call in d.retrievals for i in call.get("ids", ()))) for row, d in details.items()}
+    wanted = {i for ids in reads.values() for i in ids}
+    found = document_texts(recorded_snapshots([scores], archive), wanted)
+    _require_archive(run_id, wanted, found, scores.manifest)
+    questions = _questions(bundle, scores.rows)
+    texts = [t for row, d in sorted(details.items()) if row in questions
+             for t in _texts_of(row, d.rationale, reads[row], found, questions[row])]
+    return scores, texts, reads, wanted - set(found)
+
+
+def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
+    """id → the document as a forecaster read it (title and text, whitespace collapsed); the
+    first snapshot that holds an id wins."""
+    import pyarrow.parquet as pq
+
+    wanted, found = sorted(set(ids)), {}
+    for snapshot in snapshots if wanted else ():
+        for path in (p for month in snapshot.months for p in snapshot.partition_files(month)):
+            table = pq.read_table(path, columns=["id", "title", "text"], filters=[("id", "in", wanted)])
+            for row in table.to_pylist():
+                found.setdefault(row["id"], " ".join(f"{row['title'] or ''} {row['text'] or ''}".split()))
+    return found
+
+
+def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: dict) -> None:
+    if wanted and not found:
+        where = manifest.get("archive") or {}
+        raise ConfigError(f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
+                          f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)")
+
+
+def _questions(bundle, rows) -> dict[tuple, object]:
+    from hindcast.replay.cutoffs import Cutoff
+    from hindcast.replay.plan import question_at
+
+    at = {(r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows}
+    return {(r.forecaster, r.market_id, iso(r.t0), r.repeat): at[(r.market_id, r.t0)] for r in rows}
+
+
+def _texts_of(row: tuple, rationale: str, ids: list, found: Mapping[str, str], question) -> list[Text]:
+    docs = [Text("document", row, i, found[i], question) for i in ids if i in found]
+    said = (rationale or "").strip()
+    return docs + ([Text("rationale", row, "", said, question)] if said else [])
+
+
+# ---- judging (cached) ---------------------------------------------------------------------
+async def judge_all(detectors: Mapping[str, object], texts: Sequence[Text], audits: AuditStore, concurrency: int,
+                    counter: dict) -> dict[tuple, object]:
+    """(spec, text sha, question sha) → Verdict, or the reason a detector gave none."""
+    unique = {(spec, *t.key): t for spec in detectors for t in texts}
+    gate = asyncio.Semaphore(concurrency)
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = {k: group.create_task(_judge(detectors[k[0]], k, t, audits, gate, counter)) for k, t in unique.items()}
+    except* InfrastructureError as outage:
+        first = outage.exceptions[0]
+        raise StoppedError(f"leak judge unreachable ({first}); the verdicts made so far are kept: re-run the "
+                           "same command to resume") from first
+    return {k: task.result() for k, task in tasks.items()}
+
+
+async def _judge(detector, key: tuple, text: Text, audits: AuditStore, gate, counter: dict):
+    spec, text_hash, question_hash = key
+    cached = audits.verdict(_cache_key(spec, detector), text_hash, question_hash)
+    if cached is not None:
+        counter["cached"] += 1
+        return cached
+    async with gate:
+        try:
+            verdict = await detector.judge(text.text, text.question)
+        except ForecastError as exc:  # the judge answered, unusably: no verdict, counted, asked again next time
+            return f"no verdict: {exc}"
+    audits.keep(_cache_key(spec, detector), text_hash, question_hash, verdict)
+    counter["judged"] += 1
+    return verdict
+
+
+def _cache_key(spec: str, detector) -> str:
+    return json.dumps([spec, getattr(detector, "name", spec)])
+
+
+# ---- per-forecaster figures ---------------------------------------------------------------
+def summarise(run_id: str, rows, specs: tuple, texts, reads, missing, verdicts, replicates: int) -> Finding:
+    selections = [(spec, (spec,)) for spec in specs] + ([("any", specs)] if len(specs) > 1 else [])
+    names = sorted({r.forecaster for r in rows})
+    table = tuple(_row(name, label, chosen, rows, texts, reads, missing, verdicts, replicates)
+                  for name in names for label, chosen in selections)
+    return Finding(KEY, f"Leak audit of run {run_id}: the Brier with and without forecasts that saw a flagged text",
+                   COLUMNS, table, _notes(specs, replicates))
+
+
+def _row(name, label, chosen, rows, texts, reads, missing, verdicts, replicates) -> tuple:
+    mine = [r for r in rows if r.forecaster == name]
+    keys = {(r.forecaster, r.market_id, iso(r.t0), r.repeat) for r in mine}
+    judged = [(t, _label(t, chosen, verdicts)) for t in texts if t.row in keys]
+    docs = _doc_labels(judged)
+    evidence = {t.row for t, lab in judged if t.kind == "document" and lab not in ("neither", None)}
+    said = {t.row for t, lab in judged if t.kind == "rationale" and lab not in ("neither", None)}
+    read = {i for k in keys for i in reads.get(k, ())}
+    scored = [r for r in mine if r.probability is not None]
+    flags = [(r.forecaster, r.market_id, iso(r.t0), r.repeat) in evidence | said for r in scored]
+    stats = figures.paired(scored, flags, f"{KEY}/{name}/{label}", replicates)
+    return (name, label, len(mine), len(mine) - len(scored), len(read), len(read & missing),
+            sum(v != "neither" for v in docs.values()), sum(v == SEVERITY[0] for v in docs.values()),
+            sum(v == SEVERITY[1] for v in docs.values()), sum(lab is None for _, lab in judged),
+            len(evidence), len(said), len(evidence | said), *(stats[f] for f in figures.FIELDS))
+
+
+def _label(text: Text, chosen: tuple, verdicts: Mapping) -> str | None:
+    """The most severe label the chosen detectors gave the text; None when none flagged it and
+    one of them gave no verdict."""
+    given = [verdicts[(spec, *text.key)] for spec in chosen]
+    labels = {v.label for v in given if isinstance(v, leaks.Verdict)}
+    worst = next((s for s in SEVERITY if s in labels), None)
+    return worst or ("neither" if all(isinstance(v, leaks.Verdict) for v in given) else None)
+
+
+def _doc_labels(judged) -> dict[str, str]:
+    """doc id → its most severe label over every question it was read for."""
+    out: dict[str, str] = {}
+    for text, lab in judged:
+        if text.kind == "document" and lab is not None:
+            out[text.doc_id] = min(out.get(text.doc_id, "neither"), lab, key=_rank)
+    return out
+
+
+def _rank(label: str) -> int:
+    return SEVERITY.index(label) if label in SEVERITY else len(SEVERITY)
+
+
+def _notes(specs: tuple, replicates: int) -> tuple[str, ...]:
+    return (f"Detectors: {', '.join(specs)}" + ("; 'any': a text is flagged when any detector flags it." if len(specs) > 1 else "."),
+            "Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
+            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids.",
+            "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
+            "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − market "
+            "Brier on the flagged forecasts with a market price (< 0: they beat the market).",
+            f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, never "
+            "imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was unusable); "
+            "they flag nothing, so their forecasts count as unflagged unless another text flagged them.")
+
+
+def flagged_texts(texts: Sequence[Text], verdicts: Mapping, specs: tuple) -> tuple[dict, ...]:
+    out = []
+    for text in texts:
+        given = [(spec, verdicts[(spec, *text.key)]) for spec in specs]
+        if any(isinstance(v, leaks.Verdict) and v.flagged for _, v in given):
+            out.append(_flagged(text, given))
+    return tuple(out)
+
+
+def _flagged(text: Text, given: list) -> dict:
+    forecaster, market, t0, repeat = text.row
+    return {"forecaster": forecaster, "market": market, "t0": t0, "repeat": repeat, "kind": text.kind,
+            "doc_id": text.doc_id, "label": _label(text, tuple(s for s, _ in given), {(s, *text.key): v for s, v in given}),
+            "excerpt": text.text[:EXCERPT], "verdicts": [_verdict(spec, v) for spec, v in given]}
+
+
+def _verdict(spec: str, verdict) -> dict:
+    if not isinstance(verdict, leaks.Verdict):
+        return {"detector": spec, "label": None, "score": None, "reason": str(verdict)}
+    return {"detector": verdict.detector or spec, "label": verdict.label, "score": verdict.score, "reason": verdict.reason}

@@ -1,0 +1,63 @@
+"""`hindcast audit RUN`: judge, with leak detectors, every document each forecaster of a stored
+run read and every rationale, against the question as it stood at t0; report per forecaster the
+documents read and flagged, the forecasts that saw a flagged text, and the Brier with and
+without them (paired, market-clustered intervals).
+
+An unknown run or detector is refused before anything is opened for writing. Verdicts and the
+finished audit are kept in audits.db beside the run database (the run database is only read),
+so a second audit calls no detector and the report shows the audit. An unreachable judge
+model stops the audit with exit 4 (re-run to resume), never a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from hindcast.cli.common import DB_HELP
+
+_DETECTOR = typer.Option([], "--detector", metavar="SPEC", help="A leak detector: lexical, judge:model=local, "
+                         "judge:model=openai/gpt-4o-mini … (repeatable) [default: lexical].")
+_ARCHIVE = typer.Option(None, "--archive", metavar="DIR", help="The archive folder holding the snapshot the run "
+                        "recorded [default: the folder the run recorded].")
+
+
+def audit(
+    run_id: str = typer.Argument(..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."),
+    detector: list[str] = _DETECTOR,
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout: per-forecaster figures and "
+                                 "every flagged text with each detector's verdict."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+    archive: Optional[Path] = _ARCHIVE,
+) -> None:
+    """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
+    from hindcast import api
+    from hindcast.audit import run_audit  # FACADE-TODO: api.audit, api.check_detectors
+    from hindcast.cli.leaderboard import open_existing
+
+    specs = run_audit.check_specs(detector)  # an unknown detector: one line, nothing opened
+    store = open_existing(db)
+    store.run(run_id)  # an unknown run: one line, nothing written
+    with api.default_models(store, Path("runs")) as models:
+        result = run_audit.audit(store, run_id, specs, models=models, archive=archive)
+    if as_json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
+        return
+    _print(result)
+
+
+def _print(result) -> None:
+    from hindcast.cli.analyze import _print as print_finding
+    from hindcast.cli.console import out_console
+
+    print_finding(result.finding)
+    console = out_console()
+    console.print(f"{len(result.flagged)} flagged text(s); verdicts: {result.judged} judged now, "
+                  f"{result.cached} from the cache", highlight=False)
+    for item in result.flagged:
+        what = f"document {item['doc_id']}" if item["kind"] == "document" else "rationale"
+        console.print(f"  {item['forecaster']} · {item['market']} · {item['t0']} · {what}: {item['label']}",
+                      highlight=False, markup=False)
