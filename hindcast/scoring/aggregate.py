@@ -73,7 +73,10 @@ DOCUMENT_READERS = ("retrieval-agent", "tool-agent")  # forecasters whose defaul
 
 def retrieval_policy(spec: str) -> str:
     """A forecaster spec's retrieval policy (`forecasters.policies`): its `policy=` value, `pit`
-    for a document reader without one, `n/a` for a forecaster that reads no documents."""
+    for a document reader without one, `n/a` for a forecaster that reads no documents. A name
+    qualified by its run (`spec@run`, runs combined) is read without the qualifier."""
+    head, sep, run = spec.rpartition("@")
+    spec = head if sep and run and not any(c in run for c in ",=:/#") else spec
     name, _, rest = spec.partition(":")
     for item in rest.split(","):
         key, sep, value = item.partition("=")
