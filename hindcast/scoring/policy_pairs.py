@@ -33,9 +33,9 @@ VARIANTS = ("none", "pit+filter")
 DROPPED = ("policy", "detector")
 POLICY = {"policy_pairs": "variant-vs-same-spec-under-pit-matched-on-market-t0-repeat"}
 NOTES = (
-    "twin: the same spec under pit (policy and detector removed); paired on (market, t0, repeat) rows where both "
-    "have a valid probability: brier_diff = variant − pit (negative: the variant scored better), market-clustered "
-    "95% bootstrap interval; failures counted (n_failed), never imputed",
+    ("twin: the same spec under pit (policy and detector removed); paired on (market, t0, repeat) rows where both "
+     "have a valid probability: brier_diff = variant − pit (negative: the variant scored better), market-clustered "
+     "95% bootstrap interval; failures counted (n_failed), never imputed"),
 )
 
 
