@@ -1,0 +1,227 @@
+"""Precision and recall of the outcome-leak detectors on the shipped leak set (data/leakset).
+
+    python benchmarks/leak_detectors.py                      # lexical (model-free)
+    python benchmarks/leak_detectors.py --judge-local        # + judge:model=local (slow)
+    python benchmarks/leak_detectors.py -d judge:model=openai:gpt-4.1-mini   # needs its key
+    python benchmarks/leak_detectors.py --write-measured     # record the figures (data/leakset/measured.json)
+
+Every row of `data/leakset/leakset.jsonl` is judged against its market's question as it
+stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is predicted
+positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives are
+the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
+
+- precision = TP / flagged, recall = TP / positives, pooled over rows;
+- 95% intervals: market-cluster percentile bootstrap (2,000 replicates, seed 0; markets are
+  drawn with replacement, every row of a drawn market taken — rows of one market share its
+  question and news, so they are not independent); a replicate with no flagged row has no
+  precision and is left out of that interval;
+- on every row, and on the hand-checked rows only;
+- a detector that fails on a row (an exception, e.g. a model outage) is counted as a
+  failure and the row is left out of both figures — never imputed; the count is printed.
+
+A judge's answers are cached in the response cache (runs/responses.db by default), so a
+second run is free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hindcast.records import Question  # noqa: E402
+from hindcast.scoring.bootstrap import (  # noqa: E402
+    LEVEL, REPLICATES, draw_weights, market_codes, percentile_interval, rng_for,
+)
+
+LEAKSET = ROOT / "data" / "leakset"
+MEASURED = LEAKSET / "measured.json"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    market_id: str
+    text: str
+    positive: bool
+    hand_checked: bool
+
+
+def load_rows(folder: Path = LEAKSET) -> list[Row]:
+    rows = []
+    for line in (folder / "leakset.jsonl").open(encoding="utf-8"):
+        raw = json.loads(line)
+        rows.append(Row(raw["id"], raw["market_id"], raw["text"], raw["label"] == "positive", raw["hand_checked"]))
+    return rows
+
+
+def load_questions(folder: Path = LEAKSET) -> dict[str, Question]:
+    """Each market of the set as it stood at its t0 (no outcome, no resolution instant)."""
+    questions = {}
+    for line in (folder / "markets.jsonl").open(encoding="utf-8"):
+        m = json.loads(line)
+        t0 = datetime.fromisoformat(m["t0"].replace("Z", "+00:00"))
+        questions[m["market_id"]] = Question(m["market_id"], m["question"], m["description"], t0, m["url"], m["topic"])
+    return questions
+
+
+async def judge_rows(detector, rows: list[Row], questions: dict[str, Question], concurrency: int = 4) -> list:
+    """The Verdict per row; None where the detector raised (a failure, counted, never imputed)."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(row: Row):
+        async with gate:
+            try:
+                return await detector.judge(row.text, questions[row.market_id])
+            except Exception as exc:  # noqa: BLE001 — any failure of a detector is data here
+                print(f"  {row.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return None
+
+    return list(await asyncio.gather(*(one(r) for r in rows)))
+
+
+def confusion(rows: list[Row], flagged: list[bool | None]) -> dict:
+    pairs = [(r.positive, f) for r, f in zip(rows, flagged) if f is not None]
+    tp = sum(p and f for p, f in pairs)
+    fp = sum(f and not p for p, f in pairs)
+    fn = sum(p and not f for p, f in pairs)
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": len(pairs) - tp - fp - fn,
+            "failures": len(rows) - len(pairs)}
+
+
+def measure(rows: list[Row], flagged: list[bool | None], key: str) -> dict:
+    """Precision and recall (pooled) with market-cluster bootstrap intervals."""
+    kept = [(r, f) for r, f in zip(rows, flagged) if f is not None]
+    counts = confusion(rows, flagged)
+    precision = counts["tp"] / (counts["tp"] + counts["fp"]) if counts["tp"] + counts["fp"] else None
+    recall = counts["tp"] / (counts["tp"] + counts["fn"]) if counts["tp"] + counts["fn"] else None
+    low_high = _intervals(kept, key)
+    return {"rows": len(rows), "markets": len({r.market_id for r in rows}), **counts,
+            "precision": precision, "recall": recall, **low_high}
+
+
+def _intervals(kept: list[tuple[Row, bool]], key: str) -> dict:
+    codes, n = market_codes([r.market_id for r, _ in kept])
+    tp = np.bincount(codes, weights=[float(r.positive and f) for r, f in kept], minlength=n)
+    flagged = np.bincount(codes, weights=[float(f) for _, f in kept], minlength=n)
+    positives = np.bincount(codes, weights=[float(r.positive) for r, _ in kept], minlength=n)
+    w = draw_weights(n, REPLICATES, rng_for(0, key)).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_int = percentile_interval((w @ tp) / (w @ flagged), LEVEL)
+        r_int = percentile_interval((w @ tp) / (w @ positives), LEVEL)
+    return {"precision_ci": [p_int.low, p_int.high] if p_int else None,
+            "recall_ci": [r_int.low, r_int.high] if r_int else None}
+
+
+def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
+    flagged = [None if v is None else v.flagged for v in verdicts]
+    checked = [i for i, r in enumerate(rows) if r.hand_checked]
+    return {"detector": spec,
+            "all": measure(rows, flagged, f"{spec}/all"),
+            "hand_checked": measure([rows[i] for i in checked], [flagged[i] for i in checked], f"{spec}/hand"),
+            "best_recall_at_precision_0.9": best_recall(rows, verdicts, 0.9)}
+
+
+def best_recall(rows: list[Row], verdicts: list, floor: float) -> dict | None:
+    """The operating point a threshold on the verdict score could reach: the largest recall
+    among thresholds (`score ≥ t` flags) whose precision is at least `floor`, on every row."""
+    scored = [(v.score, r.positive) for r, v in zip(rows, verdicts) if v is not None]
+    positives, best = sum(p for _, p in scored), None
+    for t in sorted({s for s, _ in scored}):
+        tp = sum(p for s, p in scored if s >= t)
+        flagged = sum(1 for s, _ in scored if s >= t)
+        if flagged and tp / flagged >= floor and (best is None or tp / positives > best["recall"]):
+            best = {"threshold": t, "precision": tp / flagged, "recall": tp / positives}
+    return best
+
+
+def _fmt(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{value:.3f}"
+
+
+def table(results: list[dict]) -> str:
+    head = f"{'detector':<28} {'rows':<13} {'n':>4} {'TP':>4} {'FP':>4} {'FN':>4} {'fail':>4}  " \
+           f"{'precision [95% CI]':<24} {'recall [95% CI]':<24}"
+    lines = [head, "-" * len(head)]
+    for res in results:
+        for subset in ("all", "hand_checked"):
+            m = res[subset]
+            lines.append(f"{res['detector']:<28} {subset:<13} {m['rows']:>4} {m['tp']:>4} {m['fp']:>4} {m['fn']:>4} "
+                         f"{m['failures']:>4}  {_fmt(m['precision'], m['precision_ci']):<24} "
+                         f"{_fmt(m['recall'], m['recall_ci']):<24}")
+    return "\n".join(lines)
+
+
+def run_detector(spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int) -> dict:
+    from hindcast.forecasters.leaks import get_detector
+
+    detector = get_detector(spec, models)
+    started = time.perf_counter()
+    verdicts = asyncio.run(judge_rows(detector, rows, questions, concurrency))
+    result = evaluate(spec, rows, verdicts)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def make_models(specs: list[str], cache: Path):
+    if not any(s.startswith("judge") for s in specs):
+        return None
+    from hindcast.forecasters.models import Models
+
+    return Models.from_environment(os.environ, cache)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-d", "--detector", action="append", default=[], metavar="SPEC",
+                        help="a detector spec (repeatable; default: lexical)")
+    parser.add_argument("--judge-local", action="store_true", help="also judge:model=local (the embedded model; slow)")
+    parser.add_argument("--limit", type=int, help="only the first N rows (a quick look; figures not comparable)")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--cache", type=Path, default=ROOT / "runs" / "responses.db", help="response cache of a judge")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--write-measured", action="store_true", help=f"record the figures in {MEASURED.relative_to(ROOT)}")
+    args = parser.parse_args()
+    specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
+    rows, questions = load_rows()[: args.limit or None], load_questions()
+    models = make_models(specs, args.cache)
+    results = [run_detector(s, rows, questions, models, args.concurrency) for s in specs]
+    print(f"leak set: {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
+          f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets")
+    print(table(results))
+    for res in results:
+        best = res["best_recall_at_precision_0.9"]
+        print(f"{res['detector']}: best recall at precision ≥ 0.9 over score thresholds: " +
+              (f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision {best['precision']:.3f})"
+               if best else "none (no threshold reaches precision 0.9)"))
+    payload = {"leakset_rows": len(rows), "bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0,
+                                                       "unit": "market"}, "results": results}
+    if args.json:
+        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    if args.write_measured:
+        record(results)
+
+
+def record(results: list[dict]) -> None:
+    """Merge the figures into measured.json, one entry per detector spec."""
+    current = json.loads(MEASURED.read_text(encoding="utf-8")) if MEASURED.exists() else {"detectors": {}}
+    for res in results:
+        current["detectors"][res["detector"]] = {k: res[k] for k in ("all", "hand_checked")}
+    MEASURED.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
