@@ -36,13 +36,15 @@ def audit(
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
     from hindcast import api
     from hindcast.audit import run_audit  # FACADE-TODO: api.audit, api.check_detectors
-    from hindcast.cli.leaderboard import open_existing
 
     specs = run_audit.check_specs(detector)  # an unknown detector: one line, nothing opened
-    store = open_existing(db)
-    store.run(run_id)  # an unknown run: one line, nothing written
-    with api.default_models(store, Path("runs")) as models:
-        result = run_audit.audit(store, run_id, specs, models=models, archive=archive)
+    store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
+    try:
+        store.run(run_id)  # an unknown run: one line, nothing written
+        with api.default_models(store, Path("runs")) as models:
+            result = run_audit.audit(store, run_id, specs, models=models, archive=archive)
+    finally:
+        store.close()
     if as_json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return
