@@ -130,6 +130,8 @@ class ProbeResult:
     answers: tuple[ProbeAnswer, ...]
     outages: tuple[str, ...] = ()  # "model market kind: reason" of each question not asked
     skipped: tuple[str, ...] = ()  # markets without a replayable probe t0 (with the reason)
+    requests: int = 0  # calls sent to a model now (repairs included)
+    cache_hits: int = 0  # calls answered from the response cache
 
 
 # ---- what to probe -------------------------------------------------------------------------------
@@ -191,22 +193,26 @@ async def probe(asked: Sequence[Asked], items: Sequence[ProbeItem], models, cuto
     response cache); answers in a fixed order whatever order they arrive in."""
     gate = asyncio.Semaphore(max(1, int(concurrency)))
     jobs = [(a, item, kind) for a in asked for item in items for kind in KINDS]
-    results = await asyncio.gather(*(_one(gate, models, a, item, kind, cutoffs) for a, item, kind in jobs))
+    counts = {"requests": 0, "cache_hits": 0}
+    results = await asyncio.gather(*(_one(gate, models, a, item, kind, cutoffs, counts) for a, item, kind in jobs))
     answers = tuple(sorted((r for r in results if isinstance(r, ProbeAnswer)), key=lambda r: r.key))
-    return ProbeResult(answers, tuple(r for r in results if isinstance(r, str)))
+    return ProbeResult(answers, tuple(r for r in results if isinstance(r, str)), **counts)
 
 
-async def _one(gate, models, asked: Asked, item: ProbeItem, kind: str, cutoffs) -> ProbeAnswer | str:
+async def _one(gate, models, asked: Asked, item: ProbeItem, kind: str, cutoffs, counts: dict) -> ProbeAnswer | str:
     """One question's answer, or the line naming the outage that kept it from being asked."""
     async with gate:
         client = models.client(asked.model, asked.key_env, asked.structured)
-        base = _blank(asked.model, item, kind, cutoffs)
+        base, usage = _blank(asked.model, item, kind, cutoffs), llm.Usage(client)
         try:
-            return await (_ask_after if kind == "after" else _ask_t0)(client, item, base)
+            return await (_ask_after if kind == "after" else _ask_t0)(client, item, base, usage)
         except CircuitOpen as exc:
             return f"{asked.model} {item.question.market_id} {kind}: not asked ({exc})"
         except InfrastructureError as exc:
             return f"{asked.model} {item.question.market_id} {kind}: {exc}"
+        finally:
+            counts["requests"] += usage.totals["requests"]
+            counts["cache_hits"] += usage.totals["cache_hits"]
 
 
 def _blank(model: str, item: ProbeItem, kind: str, cutoffs) -> ProbeAnswer:
@@ -216,20 +222,21 @@ def _blank(model: str, item: ProbeItem, kind: str, cutoffs) -> ProbeAnswer:
                        prompt_sha256=prompts.load(TEMPLATES[kind]).sha256)
 
 
-async def _ask_t0(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer) -> ProbeAnswer:
+async def _ask_t0(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage) -> ProbeAnswer:
     messages = prompts.load("probe_t0").messages(**prompts.question_fields(item.question))
-    parsed, raws = await ask_probability(client, messages, llm.Usage(client), step="probe-t0", **REQUEST)
+    parsed, raws = await ask_probability(client, messages, usage, step="probe-t0", **REQUEST)
     if parsed.probability is None:
         return replace(base, error=f"invalid answer after {len(raws)} attempt(s): {parsed.reason}", raw=raws[-1])
     return replace(base, probability=parsed.probability, raw=raws[-1])
 
 
-async def _ask_after(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer) -> ProbeAnswer:
+async def _ask_after(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage) -> ProbeAnswer:
     fields = prompts.question_fields(item.question)
     conversation = prompts.load("probe_recall").messages(**fields)
     for _ in range(2):  # the question, then one repair turn
         reply = await client.complete(conversation, schema=RECALL_SCHEMA, **REQUEST)
         answer, confidence, reason = parse_recall(reply.content)
+        usage.add("probe-after", reply, raw=reply.content, reason=reason)
         if answer is not None:
             return replace(base, answer=answer, confidence=confidence, raw=reply.content)
         conversation += [{"role": "assistant", "content": reply.content},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hindcast.audit.probe import DEFAULT_FRACTION, ProbeResult, items_from_store, models_of, probe
@@ -38,6 +38,7 @@ class RecallRun:
     def to_json(self) -> dict:
         return {"models": list(self.models), "markets": self.markets, "results": str(self.path),
                 "answers": len(self.result.answers), "failures": sum(not a.ok for a in self.result.answers),
+                "requests": self.result.requests, "cache_hits": self.result.cache_hits,
                 "outages": list(self.result.outages), "skipped": list(self.result.skipped),
                 "finding": self.finding.to_json()}
 
@@ -65,7 +66,7 @@ def probe_recall(specs: Sequence[str], store: Path, *, models, results: Path, ve
     items, skipped = items_from_store(Path(store), version, ids, limit, fraction)
     table = cutoffs if cutoffs is not None else load_cutoffs(registry)
     result = asyncio.run(_probe_and_close(asked, items, models, table, concurrency))
-    result = ProbeResult(result.answers, result.outages, tuple(skipped))
+    result = replace(result, skipped=tuple(skipped))
     path = save_recall(results, load_recall(results).merged(result.answers))
     run = RecallRun(result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items))
     if result.outages:

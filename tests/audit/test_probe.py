@@ -110,6 +110,8 @@ def test_a_cached_rerun_makes_no_request(tmp_path):
     asked = len(fake.requests)
     again = run_probe(fake, tmp_path)
     assert len(fake.requests) == asked and again.answers == first.answers
+    assert first.requests == asked == 22 and first.cache_hits == 0  # 20 questions + 2 repair turns
+    assert again.requests == 0 and again.cache_hits == 22
 
 
 def plain(body: dict) -> str:
