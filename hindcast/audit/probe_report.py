@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 from hindcast.audit.probe import RECALL_CONFIDENCE, T0_EXTREME, ProbeAnswer
 from hindcast.scoring.findings import Finding
+from hindcast.scoring.regimes import REGIMES
 
-REGIME_ORDER = ("T1", "mixed", "T2", "unknown", "n/a")
+REGIME_ORDER = tuple(REGIMES)
 COLUMNS = ("model", "regime", "markets", "after answered", "recalled", "recall share", "after failures",
            "t0 answered", "t0 confident+correct", "t0 share", "t0 failures")
 
@@ -33,9 +34,8 @@ def recall_finding(answers: Iterable[ProbeAnswer]) -> Finding:
              f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
              f"or p ≤ {1 - T0_EXTREME:g} on a NO market",
              "shares are hits / valid answers; unreadable answers are failures, counted apart, never imputed",
-             "regimes at the probe's t0 (model-cutoff registry): T1 resolved before the cutoff; mixed t0 before, "
-             "resolution at/after it; T2 t0 (hence resolution) at/after it — the 'T3' of issue 16; unknown: model "
-             "not in the registry")
+             "regimes at the probe's t0 (model-cutoff registry): "
+             + "; ".join(f"{label}: {meaning}" for label, meaning in REGIMES.items()))
     return Finding("recall", "Memorisation probe: outcomes the model names correctly and confidently",
                    COLUMNS, tuple(rows), notes)
 

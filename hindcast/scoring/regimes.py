@@ -1,10 +1,21 @@
 """Knowledge-cutoff regimes (FinForesight): was the outcome possibly in the model's training data?
 
-- `T1`: t0 and the resolution both before the model's knowledge cutoff — the model may
-  have memorised the outcome; a good score here proves little.
-- `mixed`: t0 before the cutoff, resolved after it.
-- `T2`: t0 after the cutoff — a genuine forecast.
-- `unknown`: the model is not in the registry; `n/a`: the forecaster names no model.
+With c the model's knowledge cutoff (model-cutoff registry), t0 the cutoff instant of the
+forecast and r the market's effective resolution (always t0 < r: a later t0 is refused):
+
+    label     rule                          meaning
+    T1        r < c                         resolved before the cutoff: the model may have memorised it
+    mixed     t0 < c <= r                   asked before the cutoff, resolved at or after it
+    T2        c <= t0  (hence c < r)        asked and resolved after the cutoff: a genuine forecast
+    unknown   model not in the registry     never guessed
+    n/a       the forecaster names no model (baselines)
+
+"T3" (issue 16: t0 AND resolution after the model's cutoff) is exactly T2: since every t0
+precedes its resolution, t0 >= c already puts the resolution after c, and a resolution after
+c with t0 before c is `mixed`. No fourth label is added: stored runs keep rescoring to the
+same labels byte for byte (README and reports say "T2 (= T3)").
+The boundary is inclusive: an instant exactly at the cutoff counts as after it (the cutoff
+is the first day not in the training data).
 """
 
 from __future__ import annotations
@@ -17,6 +28,10 @@ from pathlib import Path
 from hindcast.errors import HindcastError
 
 UTC = timezone.utc
+REGIMES = {"T1": "resolved before the model's cutoff (the outcome may be memorised)",
+           "mixed": "t0 before the cutoff, resolved at or after it",
+           "T2": "t0 (hence the resolution) at or after the cutoff: a genuine forecast (= T3)",
+           "unknown": "model not in the cutoff registry", "n/a": "no model (a baseline)"}
 
 
 def load_cutoffs(override: Path | None = None) -> dict[str, datetime]:
@@ -56,6 +71,7 @@ def model_of(forecaster_spec: str, provenance: dict | None = None) -> str | None
 
 
 def regime(model: str | None, t0: datetime, resolved_at: datetime, cutoffs: dict[str, datetime]) -> str:
+    """The label of a forecast at t0 of a market resolved at `resolved_at` (table above)."""
     if model is None:
         return "n/a"
     cutoff = cutoffs.get(model.lower()) or cutoffs.get(model.rpartition(":")[2].rpartition("#")[2].lower())

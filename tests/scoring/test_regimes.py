@@ -1,7 +1,9 @@
+from datetime import timedelta
+
 import pytest
 
 from hindcast.errors import HindcastError
-from hindcast.scoring.regimes import load_cutoffs, model_of, regime
+from hindcast.scoring.regimes import REGIMES, load_cutoffs, model_of, regime
 from tests.helpers import at
 
 CUTOFFS = {"gpt-4.1-mini": at("2024-06-01T00:00:00")}
@@ -31,3 +33,24 @@ def test_users_override_the_shipped_registry(tmp_path):
     mine.write_text('"bad" = "soon"\n')
     with pytest.raises(HindcastError, match="needs a date"):
         load_cutoffs(mine)
+
+
+def test_boundaries_an_instant_at_the_cutoff_counts_as_after_it():
+    cut = CUTOFFS["gpt-4.1-mini"]
+    second = timedelta(seconds=1)
+    assert regime("gpt-4.1-mini", cut - 2 * second, cut - second, CUTOFFS) == "T1"
+    assert regime("gpt-4.1-mini", cut - second, cut, CUTOFFS) == "mixed"  # resolved exactly at the cutoff
+    assert regime("gpt-4.1-mini", cut - second, cut + second, CUTOFFS) == "mixed"
+    assert regime("gpt-4.1-mini", cut, cut + second, CUTOFFS) == "T2"  # t0 exactly at the cutoff
+
+
+def test_t3_of_issue_16_is_exactly_t2():
+    """T3 = 't0 and resolution at/after the cutoff': for every t0 < resolution on a grid around
+    the cutoff, that rule holds exactly when the label is T2 (so no fourth label is needed)."""
+    cut = CUTOFFS["gpt-4.1-mini"]
+    instants = [cut + timedelta(hours=h) for h in range(-3, 4)]
+    pairs = [(t0, r) for t0 in instants for r in instants if t0 < r]
+    for t0, resolved in pairs:
+        t3 = t0 >= cut and resolved >= cut
+        assert (regime("gpt-4.1-mini", t0, resolved, CUTOFFS) == "T2") == t3, (t0, resolved)
+    assert set(REGIMES) == {"T1", "mixed", "T2", "unknown", "n/a"} and "T3" in REGIMES["T2"]
