@@ -187,3 +187,36 @@ def test_models_come_from_forecaster_or_model_specs():
         ["local", "openai:gpt-4.1-mini"]
     with pytest.raises(ConfigError, match="calls no model"):
         models_of(["market"])
+
+
+def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
+    """A real sweep (zero-shot on the fake model, and the market baseline) on three sample
+    markets; the probe finds the model knows the first; its zero-shot rows there are dropped,
+    the baseline keeps every row (it names no model)."""
+    from hindcast import api
+    from hindcast.audit.probe_store import exclude_recalled_scores
+    from hindcast.markets.store import open_version
+    from hindcast.replay.spec import ReplaySpec
+    from hindcast.runs.store import RunStore, default_url
+
+    bundle = open_version(SAMPLE_MARKETS).bundle
+    first = sorted(r.market_id for r in bundle.resolutions if r.outcome is not None)[0]
+    question = next(m.question for m in bundle.markets if m.id == first).strip()
+    outcome = "yes" if next(r.outcome for r in bundle.resolutions if r.market_id == first) == 1.0 else "no"
+
+    def knows_first(body):
+        if "from your own memory" in body["messages"][0]["content"] and question in body["messages"][1]["content"]:
+            return f'{{"outcome": "{outcome}", "confidence": 0.99}}'
+        return plain(body)
+
+    fake, spec_a = FakeChatModel(default=knows_first), f"zero-shot:model={A}"
+    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=(spec_a, "market"))
+    store = RunStore(default_url(tmp_path))
+    with models_for(fake, tmp_path) as models:
+        swept = api.sweep(spec, store=store, out_dir=tmp_path / "out", now=at("2026-01-01T00:00:00"), models=models)
+        probe_recall([spec_a], SAMPLE_MARKETS, models=models, results=tmp_path / "recall.json", limit=3)
+    scores = api.rescore(store, swept.run_id)
+    kept, exclusion = exclude_recalled_scores(scores, load_recall(tmp_path / "recall.json"))
+    assert len(scores.rows) == 6 and len(kept.rows) == 5
+    assert [(r.forecaster, r.market_id) for r in scores.rows if r not in kept.rows] == [(spec_a, first)]
+    assert exclusion.dropped == {spec_a: 1} and exclusion.unprobed == {}
