@@ -34,7 +34,7 @@ from hindcast.timeutil import iso
 KEY = "audit"
 SEVERITY = ("reveals-outcome", "after-t0")  # most severe first
 EXCERPT = 300
-COLUMNS = ("forecaster", "detector", "forecasts", "failed", "docs_read", "docs_missing", "docs_flagged",
+COLUMNS = ("forecaster", "detector", "forecasts", "failed", "docs_read", "docs_withheld", "docs_missing", "docs_flagged",
            "reveals_outcome", "after_t0", "unjudged", "evidence_flagged", "rationales_flagged", "flagged_forecasts",
            *figures.FIELDS)
 
@@ -107,19 +107,31 @@ async def audit_run(store, run_id: str, detectors: Mapping[str, object], audits:
                     concurrency: int = 4) -> Audit:
     """Audit a stored run with `detectors` (from `detectors_of`); the finished audit is kept in
     `audits` (the report shows it). Raises StoppedError when a judge's model is unreachable."""
-    scores, texts, reads, missing = gather(store, run_id, archive)
+    gathered = gather(store, run_id, archive)
     counter = {"judged": 0, "cached": 0}
-    verdicts = await judge_all(detectors, texts, audits, concurrency, counter)
-    finding = summarise(run_id, scores.rows, tuple(detectors), texts, reads, missing, verdicts, replicates)
-    audit = Audit(run_id, tuple(detectors), finding, flagged_texts(texts, verdicts, tuple(detectors)),
+    verdicts = await judge_all(detectors, gathered.texts, audits, concurrency, counter)
+    finding = summarise(run_id, tuple(detectors), gathered, verdicts, replicates)
+    audit = Audit(run_id, tuple(detectors), finding, flagged_texts(gathered.texts, verdicts, tuple(detectors)),
                   counter["judged"], counter["cached"])
     audits.save(run_id, audit.detectors, audit.to_json())
     return audit
 
 
 # ---- what each forecast read --------------------------------------------------------------
-def gather(store, run_id: str, archive: Path | None):
-    """(scored run, texts to judge, row → doc ids read, ids not found in the archive)."""
+@dataclass(frozen=True)
+class Gathered:
+    """What a run's forecasts read and wrote, ready to judge; rows keyed (forecaster, market,
+    t0 ISO, repeat)."""
+
+    scores: object  # replay.engine.RunScores
+    texts: tuple[Text, ...]
+    reads: Mapping[tuple, list]  # row → doc ids its model saw
+    withheld: Mapping[tuple, set]  # row → doc ids its leak filter kept from the model
+    missing: frozenset  # ids read but found in no snapshot (not judged, counted)
+
+
+def gather(store, run_id: str, archive: Path | None) -> Gathered:
+    """Every document read (looked up in the run's snapshot) and every rationale of a run."""
     from hindcast.leaderboard.run_export import recorded_snapshots
     from hindcast.leaderboard.viewer import stored_details
     from hindcast.replay.engine import load_scored, recorded_bundle
@@ -127,14 +139,25 @@ def gather(store, run_id: str, archive: Path | None):
     bundle = recorded_bundle(store, run_id)
     scores = load_scored(store, run_id, bundle)
     details = {key[1:]: d for key, d in stored_details(store, run_id).items()}
-    reads = {row: list(dict.fromkeys(i for call in d.retrievals for i in call.get("ids", ()))) for row, d in details.items()}
+    reads = {row: _read(d.retrievals) for row, d in details.items()}
     wanted = {i for ids in reads.values() for i in ids}
     found = document_texts(recorded_snapshots([scores], archive), wanted)
     _require_archive(run_id, wanted, found, scores.manifest)
     questions = _questions(bundle, scores.rows)
-    texts = [t for row, d in sorted(details.items()) if row in questions
-             for t in _texts_of(row, d.rationale, reads[row], found, questions[row])]
-    return scores, texts, reads, wanted - set(found)
+    texts = tuple(t for row, d in sorted(details.items()) if row in questions
+                  for t in _texts_of(row, d.rationale, reads[row], found, questions[row]))
+    kept_back = {row: withheld(d.retrievals) for row, d in details.items()}
+    return Gathered(scores, texts, reads, kept_back, frozenset(wanted - set(found)))
+
+
+def _read(calls: Sequence[dict]) -> list[str]:
+    """The ids a forecast's model saw: every id its archive calls returned, less those its leak
+    filter withheld (`withhold` entries, policy pit+filter), in first-read order."""
+    return [i for i in dict.fromkeys(i for call in calls for i in call.get("ids", ())) if i not in withheld(calls)]
+
+
+def withheld(calls: Sequence[dict]) -> set[str]:
+    return {str(call.get("doc_id", "")) for call in calls if call.get("op") == "withhold"}
 
 
 def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
@@ -209,30 +232,42 @@ def _cache_key(spec: str, detector) -> str:
 
 
 # ---- per-forecaster figures ---------------------------------------------------------------
-def summarise(run_id: str, rows, specs: tuple, texts, reads, missing, verdicts, replicates: int) -> Finding:
+def summarise(run_id: str, specs: tuple, gathered: Gathered, verdicts: Mapping, replicates: int) -> Finding:
     selections = [(spec, (spec,)) for spec in specs] + ([("any", specs)] if len(specs) > 1 else [])
-    names = sorted({r.forecaster for r in rows})
-    table = tuple(_row(name, label, chosen, rows, texts, reads, missing, verdicts, replicates)
-                  for name in names for label, chosen in selections)
+    rows = gathered.scores.rows
+    table = tuple(_row(name, label, chosen, [r for r in rows if r.forecaster == name], gathered, verdicts, replicates)
+                  for name in sorted({r.forecaster for r in rows}) for label, chosen in selections)
     return Finding(KEY, f"Leak audit of run {run_id}: the Brier with and without forecasts that saw a flagged text",
                    COLUMNS, table, _notes(specs, replicates))
 
 
-def _row(name, label, chosen, rows, texts, reads, missing, verdicts, replicates) -> tuple:
-    mine = [r for r in rows if r.forecaster == name]
-    keys = {(r.forecaster, r.market_id, iso(r.t0), r.repeat) for r in mine}
-    judged = [(t, _label(t, chosen, verdicts)) for t in texts if t.row in keys]
-    docs = _doc_labels(judged)
-    evidence = {t.row for t, lab in judged if t.kind == "document" and lab not in ("neither", None)}
-    said = {t.row for t, lab in judged if t.kind == "rationale" and lab not in ("neither", None)}
-    read = {i for k in keys for i in reads.get(k, ())}
+def _row(name: str, label: str, chosen: tuple, mine: list, gathered: Gathered, verdicts: Mapping,
+         replicates: int) -> tuple:
+    keys = {_key(r) for r in mine}
+    judged = [(t, _label(t, chosen, verdicts)) for t in gathered.texts if t.row in keys]
+    evidence, said = _flagged_rows(judged, "document"), _flagged_rows(judged, "rationale")
     scored = [r for r in mine if r.probability is not None]
-    flags = [(r.forecaster, r.market_id, iso(r.t0), r.repeat) in evidence | said for r in scored]
-    stats = figures.paired(scored, flags, f"{KEY}/{name}/{label}", replicates)
-    return (name, label, len(mine), len(mine) - len(scored), len(read), len(read & missing),
-            sum(v != "neither" for v in docs.values()), sum(v == SEVERITY[0] for v in docs.values()),
-            sum(v == SEVERITY[1] for v in docs.values()), sum(lab is None for _, lab in judged),
-            len(evidence), len(said), len(evidence | said), *(stats[f] for f in figures.FIELDS))
+    stats = figures.paired(scored, [_key(r) in evidence | said for r in scored], f"{KEY}/{name}/{label}", replicates)
+    return (name, label, len(mine), len(mine) - len(scored), *_doc_counts(keys, judged, gathered),
+            sum(lab is None for _, lab in judged), len(evidence), len(said), len(evidence | said),
+            *(stats[f] for f in figures.FIELDS))
+
+
+def _key(row) -> tuple:
+    return row.forecaster, row.market_id, iso(row.t0), row.repeat
+
+
+def _flagged_rows(judged: list, kind: str) -> set:
+    return {t.row for t, lab in judged if t.kind == kind and lab not in ("neither", None)}
+
+
+def _doc_counts(keys: set, judged: list, gathered: Gathered) -> tuple[int, ...]:
+    """Distinct documents: read, withheld by a leak filter, not in the archive, flagged, by label."""
+    read = {i for k in keys for i in gathered.reads.get(k, ())}
+    kept_back = {i for k in keys for i in gathered.withheld.get(k, ())}
+    labels = _doc_labels(judged).values()
+    return (len(read), len(kept_back), len(read & gathered.missing), sum(v != "neither" for v in labels),
+            sum(v == SEVERITY[0] for v in labels), sum(v == SEVERITY[1] for v in labels))
 
 
 def _label(text: Text, chosen: tuple, verdicts: Mapping) -> str | None:
@@ -260,7 +295,9 @@ def _rank(label: str) -> int:
 def _notes(specs: tuple, replicates: int) -> tuple[str, ...]:
     return (f"Detectors: {', '.join(specs)}" + ("; 'any': a text is flagged when any detector flags it." if len(specs) > 1 else "."),
             "Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
-            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids.",
+            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
+            "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
+            "so neither read nor judged.",
             "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
             "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − market "
             "Brier on the flagged forecasts with a market price (< 0: they beat the market).",

@@ -7,6 +7,8 @@ neutral headlines and one MISDATED headline that states market A's outcome (its 
          market B: read a neutral one; its rationale states the outcome   p = 0.3
          market C: read a neutral one   p = 0.5
   closed market A, B, C: read nothing, p = 0.5 (C: a failure, no probability)
+  filtered market A: its search returned the misdated headline + a neutral one, its leak filter
+         withheld the headline (a `withhold` entry, as policy pit+filter logs it)   p = 0.5
 
 A scripted detector (`scripted`, registered here through the public registry) flags a text
 holding LEAK_MARK as reveals-outcome and one holding LATER_MARK as after-t0, and counts its
@@ -134,6 +136,10 @@ def _forecasts(store, run_id: str, markets: list) -> None:
     for market, t0, _, _, _ in agent:
         forecast = Forecast(None, error="no answer") if market == c else Forecast(0.5)
         store.add(run_id, "closed", market, t0, "at", forecast)
+    returned = search(["leak-a", "neutral-a"])
+    withhold = {"op": "withhold", "doc_id": "leak-a", "verdict": {"label": "reveals-outcome"}, "via": returned[0],
+                "ids": []}
+    store.add(run_id, "filtered", a, t0_a, "at", Forecast(0.5), returned + (withhold,))
 
 
 def brier(p: float, y: float) -> float:

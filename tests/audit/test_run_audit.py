@@ -42,11 +42,18 @@ def rows_of(result) -> dict:
 
 
 def test_the_misdated_document_and_the_forecast_that_read_it_are_flagged(planted, scripted, tmp_path):
-    agent, closed = rows_of(audited(planted, tmp_path)).values()
+    agent, closed, _ = rows_of(audited(planted, tmp_path)).values()
     assert (agent["docs_read"], agent["docs_flagged"], agent["reveals_outcome"], agent["after_t0"]) == (4, 1, 1, 0)
     assert (agent["evidence_flagged"], agent["rationales_flagged"], agent["flagged_forecasts"]) == (1, 1, 2)
     assert (agent["forecasts"], agent["failed"], agent["docs_missing"], agent["unjudged"]) == (3, 0, 0, 0)
+    assert agent["docs_withheld"] == 0
     assert (closed["forecasts"], closed["failed"], closed["docs_read"], closed["flagged_forecasts"]) == (3, 1, 0, 0)
+
+
+def test_a_document_the_leak_filter_withheld_was_not_read(planted, scripted, tmp_path):
+    filtered = rows_of(audited(planted, tmp_path))["filtered"]
+    assert (filtered["docs_read"], filtered["docs_withheld"], filtered["docs_flagged"]) == (1, 1, 0)
+    assert filtered["flagged_forecasts"] == 0 and filtered["brier_all"] == filtered["brier_clean"]
 
 
 def test_every_flagged_text_is_listed_with_its_verdict(planted, scripted, tmp_path):
@@ -180,3 +187,19 @@ def test_the_lexical_detector_flags_the_misdated_document(planted, tmp_path):
     flagged = audited(planted, tmp_path, specs=("lexical",)).flagged
     assert planted.leak_id in {f["doc_id"] for f in flagged}
     assert not {"neutral-a", "neutral-b", "neutral-c"} & {f["doc_id"] for f in flagged}
+
+
+def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_path):
+    from hindcast.leaderboard.report import write_report
+    from hindcast.replay.engine import load_scored
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
+    store = RunStore(f"sqlite:///{folder / 'hindcast.db'}")
+    run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
+    found = stored.findings(store.url, [planted.run_id])
+    html = write_report(tmp_path / "report", [load_scored(store, planted.run_id)], "t", replicates=FAST,
+                        findings=found).read_text()
+    store.close()
+    assert '<section id="finding-audit"' in html and "Leak audit of run audit-planted" in html

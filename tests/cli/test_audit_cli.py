@@ -51,8 +51,9 @@ def test_json_holds_every_forecaster_and_every_flagged_text(planted, runs, capsy
     assert set(document) == {"run", "detectors", "columns", "forecasters", "flagged", "finding", "verdicts"}
     assert document["run"] == planted.run_id and document["detectors"] == ["scripted"]
     assert tuple(document["columns"]) == COLUMNS
-    assert [tuple(row) for row in document["forecasters"]] == [COLUMNS, COLUMNS]
-    assert [(r["forecaster"], r["flagged_forecasts"]) for r in document["forecasters"]] == [("agent", 2), ("closed", 0)]
+    assert [tuple(row) for row in document["forecasters"]] == [COLUMNS] * 3
+    assert [(r["forecaster"], r["flagged_forecasts"]) for r in document["forecasters"]] == [
+        ("agent", 2), ("closed", 0), ("filtered", 0)]
     assert all(set(f) == FLAGGED_KEYS for f in document["flagged"])
     assert {f["doc_id"] for f in document["flagged"]} == {planted.leak_id, ""}
     assert document["finding"]["key"] == "audit" and document["verdicts"] == {"judged": 6, "cached": 0}
