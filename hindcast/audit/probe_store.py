@@ -65,11 +65,15 @@ def default_path(db_url: str, out_dir: Path | None = None) -> Path:
     return (path.parent if path is not None else Path(out_dir or "runs")) / FILE_NAME
 
 
-def load_recall(path: Path) -> RecallTable:
-    """The table stored at `path` (a missing file: an empty table)."""
+def load_recall(path: Path, missing_ok: bool = True) -> RecallTable:
+    """The table stored at `path`; a missing file is an empty table, or (`missing_ok=False`,
+    what an exclusion asks) an error: excluding by a probe never run must not pass silently."""
     path = Path(path)
     if not path.exists():
-        return RecallTable()
+        if missing_ok:
+            return RecallTable()
+        raise ConfigError(f"no probe results at {path}: run `hindcast probe recall -f SPEC` first "
+                          "(or name the file with --recall FILE)")
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         if document.get("format") != FORMAT or int(document.get("version", 0)) > VERSION:
@@ -139,3 +143,11 @@ def exclude_recalled_scores(scores, table: RecallTable):
     provenance: Mapping = scores.manifest.get("forecasters", {}) or {}
     exclusion = exclude_recalled(scores.rows, table, lambda f: model_of(f, provenance.get(f)))
     return replace(scores, rows=exclusion.rows), exclusion
+
+
+def exclude_recalled_runs(scored: Sequence, path: Path) -> tuple[list, list[str]]:
+    """Scored runs without the recalled pairs of the probe results at `path` (which must exist),
+    and one note per run (what `--exclude-recalled` does to a leaderboard or a rescore)."""
+    table = load_recall(path, missing_ok=False)
+    pairs = [exclude_recalled_scores(scores, table) for scores in scored]
+    return [s for s, _ in pairs], [f"run {s.run_id}: {e.note()}" for s, e in pairs]

@@ -220,3 +220,16 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     assert len(scores.rows) == 6 and len(kept.rows) == 5
     assert [(r.forecaster, r.market_id) for r in scores.rows if r not in kept.rows] == [(spec_a, first)]
     assert exclusion.dropped == {spec_a: 1} and exclusion.unprobed == {}
+    from hindcast.audit.probe_store import exclude_recalled_runs
+
+    runs, notes = exclude_recalled_runs([scores], tmp_path / "recall.json")
+    assert runs[0].rows == kept.rows and notes == [f"run {swept.run_id}: {exclusion.note()}"]
+    assert f"{spec_a}: 1 row(s), 1 market(s)" in notes[0]
+
+
+def test_excluding_by_a_probe_never_run_is_an_error_not_a_silent_no_op(tmp_path):
+    from hindcast.audit.probe_store import exclude_recalled_runs
+
+    assert load_recall(tmp_path / "none.json") == RecallTable()
+    with pytest.raises(ConfigError, match="no probe results"):
+        exclude_recalled_runs([], tmp_path / "none.json")
