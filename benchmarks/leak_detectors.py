@@ -219,7 +219,7 @@ def record(results: list[dict]) -> None:
     """Merge the figures into measured.json, one entry per detector spec."""
     current = json.loads(MEASURED.read_text(encoding="utf-8")) if MEASURED.exists() else {"detectors": {}}
     for res in results:
-        current["detectors"][res["detector"]] = {k: res[k] for k in ("all", "hand_checked")}
+        current["detectors"][res["detector"]] = {k: res[k] for k in ("all", "hand_checked", "best_recall_at_precision_0.9")}
     MEASURED.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
