@@ -73,7 +73,7 @@ class Audit:
 DEFAULT_DETECTORS = ("lexical",)
 
 
-def check_specs(specs: Sequence[str]) -> tuple[str, ...]:
+def check_detectors(specs: Sequence[str]) -> tuple[str, ...]:
     """The detector specs, once each (none given: lexical); an unknown name is a ConfigError
     raised before any model, file or database is opened."""
     specs = tuple(dict.fromkeys(specs or DEFAULT_DETECTORS))
@@ -85,7 +85,7 @@ def check_specs(specs: Sequence[str]) -> tuple[str, ...]:
 
 def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
     """spec → detector (`models`: a forecasters.models.Models for detectors that call a model)."""
-    return {spec: leaks.get_detector(spec, models) for spec in check_specs(specs)}
+    return {spec: leaks.get_detector(spec, models) for spec in check_detectors(specs)}
 
 
 def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, models=None, archive: Path | None = None,

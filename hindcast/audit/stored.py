@@ -95,7 +95,7 @@ class AuditStore:
         return [json.loads(text) for (text,) in rows]
 
 
-def findings(db_url: str, run_ids: Sequence[str]) -> list[Finding]:
+def stored_findings(db_url: str, run_ids: Sequence[str]) -> list[Finding]:
     """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db: none)."""
     path = audit_path(db_url)
     if not path.is_file():

@@ -37,7 +37,7 @@ def audit(
     from hindcast import api
     from hindcast.audit import run_audit  # FACADE-TODO: api.audit, api.check_detectors
 
-    specs = run_audit.check_specs(detector)  # an unknown detector: one line, nothing opened
+    specs = run_audit.check_detectors(detector)  # an unknown detector: one line, nothing opened
     store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
     try:
         store.run(run_id)  # an unknown run: one line, nothing written

@@ -124,13 +124,13 @@ def test_the_report_reads_audits_beside_the_run_database(planted, scripted, tmp_
     folder.mkdir()
     shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
     url = f"sqlite:///{folder / 'hindcast.db'}"
-    assert stored.findings(url, [planted.run_id]) == []
+    assert stored.stored_findings(url, [planted.run_id]) == []
     store = RunStore(url)
     result = run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
     store.close()
     assert (folder / "audits.db").is_file()
-    (finding,) = stored.findings(url, [planted.run_id])
-    assert finding.rows == result.finding.rows and stored.findings(url, ["other-run"]) == []
+    (finding,) = stored.stored_findings(url, [planted.run_id])
+    assert finding.rows == result.finding.rows and stored.stored_findings(url, ["other-run"]) == []
 
 
 def test_a_judge_outage_stops_the_audit_and_is_never_a_verdict(planted, scripted, tmp_path):
@@ -198,7 +198,7 @@ def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_pat
     shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
     store = RunStore(f"sqlite:///{folder / 'hindcast.db'}")
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
-    found = stored.findings(store.url, [planted.run_id])
+    found = stored.stored_findings(store.url, [planted.run_id])
     html = write_report(tmp_path / "report", [load_scored(store, planted.run_id)], "t", replicates=FAST,
                         findings=found).read_text()
     store.close()
