@@ -118,7 +118,7 @@ class ProbeAnswer:
                 "raw": self.raw, "prompt_sha256": self.prompt_sha256, "hit": self.hit}
 
     @classmethod
-    def from_json(cls, row: Mapping) -> "ProbeAnswer":
+    def from_json(cls, row: Mapping) -> ProbeAnswer:
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in row.items() if k in names})
 
@@ -164,26 +164,30 @@ def items_from_store(store: Path, version: str | None = None, ids: Sequence[str]
     """The store's Yes/No markets (sorted by id; `ids` only, at most `limit`) as probe items at
     lifetime fraction `fraction`; and the markets skipped (no replayable t0), with the reason."""
     from hindcast.markets.store import open_version
-    from hindcast.replay import cutoffs, plan
+    from hindcast.replay.cutoffs import check_fraction
 
+    check_fraction(fraction)  # a bad fraction is refused once, not reported per market
     bundle = open_version(store, version).bundle
     resolutions = {r.market_id: r for r in bundle.resolutions}
     missing = sorted(set(ids) - set(resolutions))
     if missing:
         raise ConfigError(f"market(s) not in store {store}: {', '.join(missing)}")
     chosen = [i for i in sorted(ids or resolutions) if resolutions[i].outcome is not None][: limit or None]
-    markets = {m.id: m for m in bundle.markets}
-    items, skipped = [], []
-    for market_id in chosen:
-        resolution = resolutions[market_id]
-        try:
-            life = cutoffs.lifetime(markets[market_id], resolution, bundle.prices.get(market_id, ()))
-            cut = cutoffs.fraction_cutoff(life, cutoffs.check_fraction(fraction))
-        except CutoffError as exc:
-            skipped.append(f"{market_id}: {exc}")
-            continue
-        items.append(ProbeItem(plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label))
-    return items, skipped
+    made = [_item(bundle, resolutions[market_id], fraction) for market_id in chosen]
+    return [m for m in made if isinstance(m, ProbeItem)], [m for m in made if isinstance(m, str)]
+
+
+def _item(bundle, resolution, fraction: float) -> ProbeItem | str:
+    """The probe item of one market at `fraction`, or why it has no replayable t0."""
+    from hindcast.replay import cutoffs, plan
+
+    market = next(m for m in bundle.markets if m.id == resolution.market_id)
+    try:
+        life = cutoffs.lifetime(market, resolution, bundle.prices.get(market.id, ()))
+        cut = cutoffs.fraction_cutoff(life, fraction)
+    except CutoffError as exc:
+        return f"{market.id}: {exc}"
+    return ProbeItem(plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label)
 
 
 # ---- asking --------------------------------------------------------------------------------------

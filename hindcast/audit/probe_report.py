@@ -29,10 +29,10 @@ def recall_finding(answers: Iterable[ProbeAnswer]) -> Finding:
         for regime in sorted(present, key=_regime_rank):
             rows.append(_row(model, regime, [a for a in mine if a.regime == regime]))
         rows.append(_row(model, "all", mine))
-    notes = (f"recalled: asked plainly after resolution, the model names the real outcome with confidence ≥ "
-             f"{RECALL_CONFIDENCE:g} (these (model, market) pairs are what --exclude-recalled drops)",
-             f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
-             f"or p ≤ {1 - T0_EXTREME:g} on a NO market",
+    notes = ((f"recalled: asked plainly after resolution, the model names the real outcome with confidence ≥ "
+              f"{RECALL_CONFIDENCE:g} (these (model, market) pairs are what --exclude-recalled drops)"),
+             (f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
+              f"or p ≤ {1 - T0_EXTREME:g} on a NO market"),
              "shares are hits / valid answers; unreadable answers are failures, counted apart, never imputed",
              "regimes at the probe's t0 (model-cutoff registry): "
              + "; ".join(f"{label}: {meaning}" for label, meaning in REGIMES.items()))

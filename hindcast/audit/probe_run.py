@@ -18,7 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hindcast.audit.probe import DEFAULT_FRACTION, ProbeResult, items_from_store, models_of, probe
+from hindcast.audit.probe import (
+    DEFAULT_FRACTION,
+    ProbeResult,
+    items_from_store,
+    models_of,
+    probe,
+)
 from hindcast.audit.probe_report import recall_finding
 from hindcast.audit.probe_store import load_recall, save_recall
 from hindcast.errors import StoppedError

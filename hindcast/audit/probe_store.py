@@ -21,7 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hindcast.audit.probe import KINDS, RECALL_CONFIDENCE, T0_EXTREME, TEMPLATES, ProbeAnswer
+from hindcast.audit.probe import (
+    KINDS,
+    RECALL_CONFIDENCE,
+    T0_EXTREME,
+    TEMPLATES,
+    ProbeAnswer,
+)
 from hindcast.errors import ConfigError
 from hindcast.forecasters import prompts
 
@@ -36,7 +42,7 @@ class RecallTable:
 
     answers: tuple[ProbeAnswer, ...] = ()
 
-    def merged(self, newer: Iterable[ProbeAnswer]) -> "RecallTable":
+    def merged(self, newer: Iterable[ProbeAnswer]) -> RecallTable:
         rows = {a.key: a for a in self.answers}
         rows.update({a.key: a for a in newer})
         return RecallTable(tuple(sorted(rows.values(), key=lambda a: a.key)))
@@ -109,8 +115,8 @@ class Exclusion:
 
     def note(self) -> str:
         total = sum(self.dropped.values())
-        parts = [f"excluded {total} row(s) of (model, market) pairs the model recalls (memorisation probe, "
-                 f"outcome named with confidence >= {RECALL_CONFIDENCE:g})"]
+        parts = [(f"excluded {total} row(s) of (model, market) pairs the model recalls (memorisation probe, "
+                  f"outcome named with confidence >= {RECALL_CONFIDENCE:g})")]
         parts += [f"{f}: {n} row(s), {self.markets[f]} market(s)" for f, n in sorted(self.dropped.items()) if n]
         parts += [f"{f}: model not probed, {n} row(s) kept" for f, n in sorted(self.unprobed.items())]
         return "; ".join(parts)

@@ -200,7 +200,7 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     from hindcast.runs.store import RunStore, default_url
 
     bundle = open_version(SAMPLE_MARKETS).bundle
-    first = sorted(r.market_id for r in bundle.resolutions if r.outcome is not None)[0]
+    first = min(r.market_id for r in bundle.resolutions if r.outcome is not None)
     question = next(m.question for m in bundle.markets if m.id == first).strip()
     outcome = "yes" if next(r.outcome for r in bundle.resolutions if r.market_id == first) == 1.0 else "no"
 
@@ -233,3 +233,20 @@ def test_excluding_by_a_probe_never_run_is_an_error_not_a_silent_no_op(tmp_path)
     assert load_recall(tmp_path / "none.json") == RecallTable()
     with pytest.raises(ConfigError, match="no probe results"):
         exclude_recalled_runs([], tmp_path / "none.json")
+
+
+def test_sample_markets_become_items_at_their_lifetime_midpoint():
+    from hindcast.audit.probe import items_from_store
+    from hindcast.errors import CutoffError
+    from hindcast.markets.store import open_version
+
+    bundle = open_version(SAMPLE_MARKETS).bundle
+    made, skipped = items_from_store(SAMPLE_MARKETS, limit=3)
+    assert len(made) + len(skipped) == 3 and all(i.label == "f=0.5" for i in made)
+    for item in made:
+        resolution = next(r for r in bundle.resolutions if r.market_id == item.question.market_id)
+        assert item.question.t0 < resolution.resolved_at and item.outcome == resolution.outcome
+    with pytest.raises(CutoffError):
+        items_from_store(SAMPLE_MARKETS, fraction=1.5)
+    with pytest.raises(ConfigError, match="not in store"):
+        items_from_store(SAMPLE_MARKETS, ids=["no-such-market"])
