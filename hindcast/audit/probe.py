@@ -173,15 +173,15 @@ def items_from_store(store: Path, version: str | None = None, ids: Sequence[str]
     if missing:
         raise ConfigError(f"market(s) not in store {store}: {', '.join(missing)}")
     chosen = [i for i in sorted(ids or resolutions) if resolutions[i].outcome is not None][: limit or None]
-    made = [_item(bundle, resolutions[market_id], fraction) for market_id in chosen]
+    markets = {m.id: m for m in bundle.markets}
+    made = [_item(bundle, markets[i], resolutions[i], fraction) for i in chosen]
     return [m for m in made if isinstance(m, ProbeItem)], [m for m in made if isinstance(m, str)]
 
 
-def _item(bundle, resolution, fraction: float) -> ProbeItem | str:
+def _item(bundle, market, resolution, fraction: float) -> ProbeItem | str:
     """The probe item of one market at `fraction`, or why it has no replayable t0."""
     from hindcast.replay import cutoffs, plan
 
-    market = next(m for m in bundle.markets if m.id == resolution.market_id)
     try:
         life = cutoffs.lifetime(market, resolution, bundle.prices.get(market.id, ()))
         cut = cutoffs.fraction_cutoff(life, fraction)
