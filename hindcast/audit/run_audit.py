@@ -95,9 +95,10 @@ def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, model
     is refused before anything is written; an unreachable judge is a StoppedError (exit 4)."""
     store.run(run_id)
     detectors = detectors_of(specs, models)
+    gathered = gather(store, run_id, archive)  # a snapshot not found: refused before audits.db is opened
     audits = AuditStore(audit_file or audit_path(store.url))
     try:
-        return asyncio.run(audit_run(store, run_id, detectors, audits, archive=archive, replicates=replicates))
+        return asyncio.run(judge_run(run_id, gathered, detectors, audits, replicates=replicates))
     finally:
         audits.close()
 
@@ -105,9 +106,15 @@ def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, model
 async def audit_run(store, run_id: str, detectors: Mapping[str, object], audits: AuditStore, *,
                     archive: Path | None = None, replicates: int = bootstrap.REPLICATES,
                     concurrency: int = 4) -> Audit:
-    """Audit a stored run with `detectors` (from `detectors_of`); the finished audit is kept in
-    `audits` (the report shows it). Raises StoppedError when a judge's model is unreachable."""
-    gathered = gather(store, run_id, archive)
+    """Audit a stored run with `detectors` (from `detectors_of`) inside a running event loop."""
+    return await judge_run(run_id, gather(store, run_id, archive), detectors, audits, replicates=replicates,
+                           concurrency=concurrency)
+
+
+async def judge_run(run_id: str, gathered: Gathered, detectors: Mapping[str, object], audits: AuditStore, *,
+                    replicates: int = bootstrap.REPLICATES, concurrency: int = 4) -> Audit:
+    """Judge what a run read and wrote; the finished audit is kept in `audits` (the report shows
+    it). Raises StoppedError when a judge's model is unreachable."""
     counter = {"judged": 0, "cached": 0}
     verdicts = await judge_all(detectors, gathered.texts, audits, concurrency, counter)
     finding = summarise(run_id, tuple(detectors), gathered, verdicts, replicates)

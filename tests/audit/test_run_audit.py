@@ -158,6 +158,7 @@ def test_a_moved_archive_is_named_and_can_be_given(planted, scripted, tmp_path):
     try:
         with pytest.raises(ConfigError, match="read 4 documents, none found.*--archive DIR"):
             audited(planted, tmp_path)
+        assert not (tmp_path / "audits.db").exists()
         result = audited(planted, tmp_path, archive=moved)
     finally:
         shutil.move(tmp_path / "gone", planted.archive)
