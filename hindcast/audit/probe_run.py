@@ -2,7 +2,7 @@
 
     with probe_models(db_url) as models:
         run = probe_recall(["zero-shot:model=local"], Path("markets/sample"), models=models,
-                           results=default_path(db_url), limit=5)
+                           results=default_recall_path(db_url), limit=5)
     run.finding  # rates per model and regime
 
 The answers (failures included) are merged into the results file before anything is

@@ -63,7 +63,7 @@ class RecallTable:
                 "answers": [a.to_json() for a in self.answers]}
 
 
-def default_path(db_url: str, out_dir: Path | None = None) -> Path:
+def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path:
     """recall.json beside the run database when it is a SQLite file, else in `out_dir` (or runs/)."""
     from hindcast.runs.store import db_file
 

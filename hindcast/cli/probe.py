@@ -47,7 +47,7 @@ def recall(
     from hindcast.audit import probe_run, probe_store  # FACADE-TODO: api.probe_recall, api.probe_models, api.default_recall_path
 
     url = api.db_url(db)
-    results = out or probe_store.default_path(url)
+    results = out or probe_store.default_recall_path(url)
     with probe_run.probe_models(url, results.parent, no_cache=no_cache) as models:
         run = probe_run.probe_recall(forecasters, store or default_sample("markets"), models=models, results=results,
                                      version=version, ids=ids or (), limit=limit, fraction=fraction, registry=registry)
