@@ -52,14 +52,45 @@ def audit(
 
 
 def _print(result) -> None:
-    from hindcast.cli.analyze import _print as print_finding
+    """The audit as one compact table (every figure is in --json), its notes and the flagged texts."""
+    from rich.table import Table
+
     from hindcast.cli.console import out_console
 
-    print_finding(result.finding)
+    table = Table(title=result.finding.title, title_justify="left")
+    for column in ("forecaster", "detector", "forecasts (failed)", "docs read / withheld / missing",
+                   "docs flagged (reveals / after t0)", "forecasts flagged: evidence / rationale / any",
+                   "Brier all", "Brier clean", "all − clean [95%]", "flagged − market [95%]"):
+        table.add_column(column, overflow="fold")
+    for row in result.to_json()["forecasters"]:
+        table.add_row(*_cells(row))
     console = out_console()
+    console.print(table)
+    for note in result.finding.notes:
+        console.print(f"  · {note}", highlight=False, markup=False)
     console.print(f"{len(result.flagged)} flagged text(s); verdicts: {result.judged} judged now, "
                   f"{result.cached} from the cache", highlight=False)
     for item in result.flagged:
         what = f"document {item['doc_id']}" if item["kind"] == "document" else "rationale"
         console.print(f"  {item['forecaster']} · {item['market']} · {item['t0']} · {what}: {item['label']}",
                       highlight=False, markup=False)
+
+
+def _cells(r: dict) -> tuple[str, ...]:
+    return (r["forecaster"], r["detector"], f"{r['forecasts']} ({r['failed']})",
+            f"{r['docs_read']} / {r['docs_withheld']} / {r['docs_missing']}",
+            f"{r['docs_flagged']} ({r['reveals_outcome']} / {r['after_t0']})",
+            f"{r['evidence_flagged']} / {r['rationales_flagged']} / {r['flagged_forecasts']}",
+            _num(r["brier_all"]), _num(r["brier_clean"]),
+            _with_interval(r["all_minus_clean"], r["delta_low"], r["delta_high"]),
+            _with_interval(r["flagged_minus_market"], r["vs_market_low"], r["vs_market_high"]))
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def _with_interval(value, low, high) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.4f} [{_num(low)}, {_num(high)}]" if low is not None else f"{value:+.4f}"
