@@ -17,12 +17,18 @@ spec (whose parameters are separated by commas): `detector=judge:model=local;thr
 from __future__ import annotations
 
 import dataclasses
+import threading
+import weakref
 
 from hindcast.forecasters import leaks
 from hindcast.records import Document, Question
 
 POLICIES = ("none", "pit", "pit+filter")
 DEFAULT = "pit"
+# Models → {detector spec → detector}: one detector per sweep (a detector may load an embedder
+# or hold model clients), released with its Models
+_DETECTORS: weakref.WeakKeyDictionary[object, dict[str, object]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
 
 
 def detector_spec(text: str) -> str:
@@ -96,4 +102,14 @@ def screen(policy: str, detector: str, models, question: Question, ctx, usage) -
         from hindcast.forecasters.models import FALLBACK
 
         models = FALLBACK.get()
-    return Screen(leaks.get_detector(detector_spec(detector), models), question, ctx, usage)
+    return Screen(detector_for(detector_spec(detector), models), question, ctx, usage)
+
+
+def detector_for(spec: str, models) -> leaks.LeakDetector:
+    """The detector `spec` names for `models`, built once (`leaks.get_detector`) and then shared
+    by every forecast made with those Models."""
+    with _LOCK:
+        built = _DETECTORS.setdefault(models, {})
+        if spec not in built:
+            built[spec] = leaks.get_detector(spec, models)
+        return built[spec]

@@ -287,3 +287,25 @@ def test_the_cli_accepts_by_policy():
     assert check_slice("policy") == "policy"
 
 
+
+
+def test_a_detector_is_built_once_per_models_not_once_per_forecast(planted):
+    """A detector may load an embedder (the lexical one loads MiniLM): every forecast of a sweep shares it."""
+    import httpx
+
+    from hindcast.forecasters.models import Models
+
+    built = []
+
+    def factory(spec, params, models):
+        built.append(models)
+        return PlantedDetector(spec)
+
+    leaks.register("counted", factory)
+    fake = FakeChatModel(default=agent_model)
+    agent = registry.create("retrieval-agent:model=openai-compatible:http://fake.invalid/v1#fake,rounds=1,mode=text,"
+                            "policy=pit+filter,detector=counted")
+    with Models(http=lambda: httpx.AsyncClient(transport=fake.transport())) as models:
+        bound = agent.bind(models)
+        results = [asyncio.run(bound.forecast(QUESTION, context_at(planted, T0))) for _ in range(3)]
+    assert all(r.ok for r in results) and built == [models]
