@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from hindcast.forecasters import llm, policies, prompts
 from hindcast.forecasters.answers import check
@@ -51,6 +51,13 @@ TOOLS = [
 CLOSED_TOOLS = [t for t in TOOLS if t["function"]["name"] == "submit_forecast"]
 NOT_VISIBLE = "error: no such document before today's date"
 ALLOWED = {"search": {"query", "k"}, "read": {"doc_id"}, "submit_forecast": {"probability", "rationale"}}
+
+
+class Reach(NamedTuple):
+    """What the tools of one forecast reach: the t0-bound Context, seen through the policy's Screen."""
+
+    ctx: Context
+    screen: policies.Screen
 
 
 @dataclass(frozen=True)
@@ -85,52 +92,51 @@ class ToolAgent(ChatForecaster):
         evidence: dict[str, None] = {}
         screen = policies.screen(self.policy, self.detector, self.models, question, ctx, usage)
         for turn in range(int(self.steps)):
-            forecast = await self._turn(client, messages, (ctx, screen), evidence, usage, turn)
+            forecast = await self._turn(client, messages, Reach(ctx, screen), evidence, usage, turn)
             if forecast is not None:
                 return forecast
         last = usage.steps[-1] if usage.steps else {}
         return Forecast.failure(f"no valid submit_forecast call in {int(self.steps)} turn(s)",
                                 raw=json.dumps(last, default=str), usage=usage.record())
 
-    async def _turn(self, client, messages: list[dict], archive: tuple, evidence: dict, usage: llm.Usage,
+    async def _turn(self, client, messages: list[dict], reach: Reach, evidence: dict, usage: llm.Usage,
                     turn: int) -> Forecast | None:
-        """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it.
-        `archive`: (the Context, this forecast's policies.Screen)."""
+        """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it."""
         reply = await client.complete(messages, tools=self.tools(), **self.request(usage))
         usage.add("turn", reply, turn=turn, content=reply.content, tool_calls=list(reply.tool_calls))
         messages.append(_assistant(reply))
         if not reply.tool_calls:
             messages.append({"role": "user", "content": NUDGE})
         for call in reply.tool_calls:
-            result, submitted = await self._execute(call, archive, evidence, usage, turn)
+            result, submitted = await self._execute(call, reach, evidence, usage, turn)
             if submitted is not None:
                 return Forecast(submitted[0], rationale=submitted[1], evidence=tuple(evidence), usage=usage.record(),
                                 raw=call["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         return None
 
-    async def _execute(self, call: dict, archive: tuple, evidence: dict, usage: llm.Usage, turn: int):
+    async def _execute(self, call: dict, reach: Reach, evidence: dict, usage: llm.Usage, turn: int):
         """(tool result text, None) or ("", (probability, rationale)) for a valid submission.
         Under `pit+filter` the `withheld` steps of a call follow its `tool` step."""
         name, args, problem = _arguments(call)
         ignored = sorted(set(args) - ALLOWED.get(name, set()))
         withheld: list = []
         if problem is None:
-            result, forecast, problem = await self._dispatch(name, args, archive, evidence, withheld)
+            result, forecast, problem = await self._dispatch(name, args, reach, evidence, withheld)
         else:
             result, forecast = f"error: {problem}", None
         usage.add("tool", None, turn=turn, tool=name, arguments=call["arguments"], ignored_arguments=ignored,
                   error=problem, result=result[:2000])
-        archive[1].log(withheld, {"op": name, "turn": turn, "arguments": call["arguments"]})
+        reach.screen.log(withheld, {"op": name, "turn": turn, "arguments": call["arguments"]})
         return result, forecast
 
-    async def _dispatch(self, name: str, args: dict, archive: tuple, evidence: dict, withheld: list):
+    async def _dispatch(self, name: str, args: dict, reach: Reach, evidence: dict, withheld: list):
         if name in ("search", "read") and self.policy == "none":
             return f"error: closed book: there is no archive to {name}", None, "closed book"
         if name == "search":
-            return await self._search(args, archive, evidence, withheld)
+            return await self._search(args, reach, evidence, withheld)
         if name == "read":
-            return await self._read(args, archive, evidence, withheld)
+            return await self._read(args, reach, evidence, withheld)
         if name == "submit_forecast":
             parsed = check(args.get("probability"), "tool")
             if parsed.probability is None:
@@ -138,19 +144,19 @@ class ToolAgent(ChatForecaster):
             return "", (parsed.probability, str(args.get("rationale") or "")), None
         return f"error: unknown tool {name!r}", None, f"unknown tool {name!r}"
 
-    async def _search(self, args: dict, archive: tuple, evidence: dict, withheld: list):
+    async def _search(self, args: dict, reach: Reach, evidence: dict, withheld: list):
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return "error: search needs a non-empty query", None, "search without a query"
         k = args.get("k", self.k)
         k = min(max(int(k), 1), 10) if isinstance(k, (int, float)) and not isinstance(k, bool) else int(self.k)
-        docs = await _screened([h.doc for h in archive[0].search(query, k, self.mode)], archive[1], withheld)
+        docs = await _screened([h.doc for h in reach.ctx.search(query, k, self.mode)], reach.screen, withheld)
         evidence.update((d.id, None) for d in docs)
         return json.dumps([_brief(d) for d in docs]), None, None
 
-    async def _read(self, args: dict, archive: tuple, evidence: dict, withheld: list):
-        doc = archive[0].read(str(args.get("doc_id", "")))
-        docs = await _screened([doc] if doc is not None else [], archive[1], withheld)
+    async def _read(self, args: dict, reach: Reach, evidence: dict, withheld: list):
+        doc = reach.ctx.read(str(args.get("doc_id", "")))
+        docs = await _screened([doc] if doc is not None else [], reach.screen, withheld)
         if not docs:
             return NOT_VISIBLE, None, "document not visible" if doc is None else "document withheld"
         evidence[doc.id] = None
