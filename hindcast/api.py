@@ -19,10 +19,8 @@ def sweep(spec, *, store, out_dir: Path, now: datetime, **options):
 async def sweep_async(spec, *, store, out_dir: Path, now: datetime, on_plan: Callable[[int], None] = lambda n: None,
                       advance: Callable[[], None] = lambda: None, models=None, prices=None,
                       retry_limit: int | None = None, prepared=None):
-    """Forecast what `spec` (a ReplaySpec) misses in the RunStore `store`, score the run, export it
-    to OUT_DIR/<run id>/: a SweepResult. Keywords: replay.engine.run_sweep's (models: None builds
-    one from os.environ, closed after). Raises StoppedError, once what was answered is stored and
-    exported, when a breaker or a budget stopped the run (re-running resumes). A coroutine."""
+    """Forecast what `spec` misses in `store`, score, export to OUT_DIR/<run id>/: a SweepResult (models
+    None: from os.environ). StoppedError once what was answered is stored and exported (resumable)."""
     from hindcast.leaderboard.run_export import write_run
     from hindcast.replay.engine import run_sweep
 
@@ -40,8 +38,7 @@ def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
 
 def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: str | None = None,
          clob_url: str | None = None, attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast"):
-    """Pull resolved binary markets (a PullQuery; None: every one) and their YES price histories
-    from Polymarket into a new version of the market store; resumable. A PullSummary."""
+    """Resolved binary markets (a PullQuery) and YES price histories from Polymarket → a new store version."""
     from hindcast.markets import pull as pulling
     from hindcast.markets.connect import polymarket_client
 
@@ -95,8 +92,7 @@ def search(archive: Path, query: str, t0: datetime, *, snapshot: str | None = No
 
 def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv", "json", "parquet", "md", "html"),
            **options):
-    """Stored runs' leaderboard (scored again, no model called), per-forecast table and report
-    in `formats` into `out`; options: title, by, baseline, tolerance, prices. A Published."""
+    """Stored runs' leaderboard, per-forecast table and report (no model called) in `formats` into `out`."""
     from hindcast.leaderboard.run_export import export_runs
 
     return export_runs(store, runs, out, formats, **options)
@@ -111,33 +107,33 @@ def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> lis
     return collect([load_scored(store, run_id) for run_id in runs], split)
 
 
-# ---- the facade's re-exports -----------------------------------------------------------------
-# What the CLI, the service and users reach below the facade, by name: `from hindcast.api import
-# open_snapshot`. Loaded on first use (module `__getattr__`), so `hindcast --help` stays instant.
-_REEXPORTS = {  # the facade's own operations (above) take precedence over a lower-level name
-    "hindcast.timeutil": ("iso", "parse_utc", "from_unix"), "hindcast.frozen": ("sha256_file",),
-    "hindcast.filelock": ("FileLock", "holder"),
-    "hindcast.archive.snapshot": ("open_snapshot", "latest", "verify_snapshot"),
-    "hindcast.archive.index": ("build_index",), "hindcast.archive.readers": ("FORMATS",),
-    "hindcast.archive.embed": ("get_embedder",), "hindcast.archive.layout": ("check_source",),
-    "hindcast.markets.store": ("open_version",), "hindcast.markets.pull": ("PullQuery",),
-    "hindcast.replay.market_view": ("market_view", "list_row", "find_market"),
-    "hindcast.replay.spec": ("ReplaySpec", "load_toml", "spec_from_mapping", "SAMPLE_FORECASTERS", "SAMPLE_SUBSETS",
-                             "did_you_mean", "flatten_layout", "parse_offset"),
-    "hindcast.replay.plan": ("Plan", "prepare", "select_markets"),
-    "hindcast.replay.engine": ("SweepResult", "RunScores", "load_scored", "score_run", "leaderboard_of", "board_json",
-                               "default_models", "cache_path"),
-    "hindcast.runs.store": ("RunStore", "db_url", "db_file"), "hindcast.scoring.costs": ("load_prices",),
-    "hindcast.scoring.usage": ("summarize",), "hindcast.scoring.regimes": ("load_cutoffs",),
-    "hindcast.scoring.trading": ("TradingStrategy", "load_fees", "simulate_trading", "TRADE_COLUMNS"),
-    "hindcast.scoring.aggregate": ("SLICES",), "hindcast.leaderboard.tables": ("canonical",),
-    "hindcast.leaderboard.publish": ("publish", "check_slice"), "hindcast.leaderboard.export": ("check_formats",),
+# ---- re-exports: what front ends reach below the facade by name, loaded on first use (`__getattr__`) ----
+_REEXPORTS = {  # module → names; the facade's own operations (above) take precedence over a lower-level name
+    "hindcast.timeutil": "iso parse_utc from_unix", "hindcast.frozen": "sha256_file",
+    "hindcast.filelock": "FileLock holder", "hindcast.archive.snapshot": "open_snapshot latest verify_snapshot",
+    "hindcast.archive.index": "build_index", "hindcast.archive.readers": "FORMATS",
+    "hindcast.archive.embed": "get_embedder", "hindcast.archive.layout": "check_source",
+    "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery",
+    "hindcast.replay.market_view": "market_view list_row find_market",
+    "hindcast.replay.spec": "ReplaySpec load_toml spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean "
+                            "flatten_layout parse_offset",
+    "hindcast.replay.plan": "Plan prepare select_markets",
+    "hindcast.replay.engine": "SweepResult RunScores load_scored score_run leaderboard_of board_json default_models "
+                              "cache_path",
+    "hindcast.runs.store": "RunStore db_url db_file", "hindcast.scoring.costs": "load_prices",
+    "hindcast.scoring.usage": "summarize", "hindcast.scoring.regimes": "load_cutoffs",
+    "hindcast.scoring.trading": "TradingStrategy load_fees simulate_trading TRADE_COLUMNS",
+    "hindcast.scoring.aggregate": "SLICES", "hindcast.leaderboard.tables": "canonical",
+    "hindcast.leaderboard.publish": "publish check_slice", "hindcast.leaderboard.export": "check_formats",
+    "hindcast.audit.probe_run": "probe_recall probe_models RecallRun",
+    "hindcast.audit.probe_store": "default_recall_path load_recall exclude_recalled_runs exclude_recalled_scores "
+                                  "RecallTable",
 }
 _MODULES = {  # whole modules the front ends use as namespaces
     "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",
     "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed",
 }
-_WHERE = {name: module for module, names in _REEXPORTS.items() for name in names}
+_WHERE = {name: module for module, names in _REEXPORTS.items() for name in names.split()}
 
 
 def __getattr__(name: str):

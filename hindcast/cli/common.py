@@ -12,6 +12,9 @@ EXIT_ERROR = 1  # a HindcastError: bad input or config, refused cutoff, integrit
 EXIT_USAGE = 2  # typer/click usage errors
 EXIT_LOCKED = 3  # another instance holds the lock (LockHeldError)
 EXIT_STOPPED = 4  # stopped by a circuit breaker or a budget; re-run the same command to resume (StoppedError)
+RECALL_HELP = ("Leave out the rows of every (model, market) pair the memorisation probe (`hindcast probe recall`) "
+               "found the model recalls; a note says how many [default: off].")
+RECALL_FILE_HELP = "Probe results read by --exclude-recalled [default: recall.json beside the run database]."
 
 
 def now() -> datetime:

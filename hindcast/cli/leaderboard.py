@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP
+from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP
 
 
 def leaderboard(
@@ -27,6 +27,8 @@ def leaderboard(
     archive: Optional[Path] = typer.Option(None, "--archive", metavar="DIR", help="Archive folder holding the "
                                            "snapshots the runs read, for the report's forecast viewer [default: the "
                                            "folder each run recorded; documents by id when it is gone]."),
+    exclude_recalled: bool = typer.Option(False, "--exclude-recalled", help=RECALL_HELP),
+    recall: Optional[Path] = typer.Option(None, "--recall", metavar="FILE", help=RECALL_FILE_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (every column of every row, "
                                  "the files written) instead of the table."),
 ) -> None:
@@ -35,8 +37,12 @@ def leaderboard(
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    result = export(open_existing(db), runs, out, formats, title=title, by=by, baseline=baseline,
-                    tolerance=tolerance, prices=table, archive=archive)
+    from hindcast.api import db_url, default_recall_path
+
+    store = open_existing(db)
+    results = (recall or default_recall_path(db_url(db))) if exclude_recalled else None
+    result = export(store, runs, out, formats, title=title, by=by, baseline=baseline, tolerance=tolerance,
+                    prices=table, archive=archive, recall=results)
     print_json(result, runs) if as_json else _report(result)
 
 

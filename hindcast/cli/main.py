@@ -72,7 +72,7 @@ def _register() -> None:
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)
-    for module_name in ("runs", "markets", "archive", "schedule"):
+    for module_name in ("runs", "markets", "archive", "schedule", "probe"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
         except ModuleNotFoundError as exc:

@@ -44,13 +44,12 @@ def recall(
 ) -> None:
     """Probe models for outcomes they already know; store the answers; print the rates per model and regime."""
     from hindcast import api
-    from hindcast.audit import probe_run, probe_store  # FACADE-TODO: api.probe_recall, api.probe_models, api.default_recall_path
 
     url = api.db_url(db)
-    results = out or probe_store.default_recall_path(url)
-    with probe_run.probe_models(url, results.parent, no_cache=no_cache) as models:
-        run = probe_run.probe_recall(forecasters, store or default_sample("markets"), models=models, results=results,
-                                     version=version, ids=ids or (), limit=limit, fraction=fraction, registry=registry)
+    results = out or api.default_recall_path(url)
+    with api.probe_models(url, results.parent, no_cache=no_cache) as models:
+        run = api.probe_recall(forecasters, store or default_sample("markets"), models=models, results=results,
+                               version=version, ids=ids or (), limit=limit, fraction=fraction, registry=registry)
     if as_json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP
+from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP
 
 app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -111,6 +111,8 @@ def rescore(
     db: Optional[str] = _DB, prices: Optional[Path] = _PRICES,
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (run id, counts, leaderboard rows) [default: off]."),
     out: Optional[Path] = _OUT,
+    exclude_recalled: bool = typer.Option(False, "--exclude-recalled", help=RECALL_HELP),
+    recall: Optional[Path] = typer.Option(None, "--recall", metavar="FILE", help=RECALL_FILE_HELP),
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is called; nothing is written)."""
     from hindcast import api
@@ -122,12 +124,19 @@ def rescore(
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
     table = load_prices(prices)
     scores = api.rescore(_store(out, db), run_id, models=models)
+    excluded: list[str] = []
+    if exclude_recalled:
+        [scores], excluded = api.exclude_recalled_runs([scores], recall or api.default_recall_path(api.db_url(db)))
     board = api.leaderboard_of(scores, by=by, prices=table)
     _deprecated_out(out)
     if as_json:
-        print(json.dumps(rescore_document(scores, board), indent=2, ensure_ascii=False, allow_nan=False))
+        document = rescore_document(scores, board)
+        print(json.dumps({**document, "excluded": excluded} if exclude_recalled else document, indent=2,
+                         ensure_ascii=False, allow_nan=False))
         return
     out_console().print(leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts"))
+    for note in excluded:
+        out_console().print(f"excluded: {note}", highlight=False)
 
 
 def rescore_document(scores, board) -> dict:

@@ -28,5 +28,13 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
 
 
+def excluded(notes: Sequence[str]) -> list[Finding]:
+    """Rows left out before scoring (`--exclude-recalled`), as a report section (none: nothing)."""
+    if not notes:
+        return []
+    return [Finding("excluded", "Rows left out before scoring: markets a model recalls (memorisation probe)",
+                    ("note",), tuple((n,) for n in notes))]
+
+
 def _no_split(key: str) -> Finding:
     return Finding(key, f"{key}: not computed", ("reason",), (("no market has a resolution instant to split at",),))

@@ -36,18 +36,25 @@ def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
 
 def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = export.FORMATS, *,
                 title: str | None = None, by: str | None = None, baseline: str = analysis.MARKET_PRICE,
-                tolerance: float = analysis.TOLERANCE, prices=None, archive: Path | None = None) -> publish.Published:
+                tolerance: float = analysis.TOLERANCE, prices=None, archive: Path | None = None,
+                recall: Path | None = None) -> publish.Published:
     """Score stored runs (no model is called; several: matched on (market, t0)) against the
     market store versions they recorded, and write the leaderboard, the per-forecast table
     and the report into `out`. `archive`: the archive folder holding the snapshots the runs
     recorded, so the report's viewer shows each document's source and instant (the run store
-    keeps only the ids a forecast read)."""
+    keeps only the ids a forecast read). `recall`: memorisation-probe results whose recalled
+    (model, market) pairs are left out before scoring (`--exclude-recalled`)."""
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
+    excluded: list[str] = []
+    if recall is not None:
+        from hindcast.audit.probe_store import exclude_recalled_runs
+
+        scored, excluded = exclude_recalled_runs(scored, recall)
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
     stored = viewer.from_store(store, runs, recorded_snapshots(scored, archive))
     return publish.publish(scored, out, formats, title=title or default_title(runs), by=by, baseline=baseline,
-                           tolerance=tolerance, questions=questions, prices=prices, stored=stored)
+                           tolerance=tolerance, questions=questions, prices=prices, stored=stored, excluded=excluded)
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
