@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hindcast.leaderboard.tables import combine
-from hindcast.scoring import calibration, copying, effects, ensemble, strata, trading
+from hindcast.scoring import calibration, copying, effects, ensemble, policy_pairs, strata, trading
 from hindcast.scoring.findings import Finding
 
 
@@ -22,7 +22,7 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     split = split if split is not None else strata.median_split(rows)
     found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding,
              trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding,
-             copying.copying(rows)]
+             copying.copying(rows), policy_pairs.policy_pairs(rows)]
     if split is None:
         return found + [_no_split("defer"), _no_split("calibration")]
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
