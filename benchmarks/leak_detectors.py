@@ -3,9 +3,12 @@
     python benchmarks/leak_detectors.py                      # lexical (model-free)
     python benchmarks/leak_detectors.py --judge-local        # + judge:model=local (slow)
     python benchmarks/leak_detectors.py -d judge:model=openai:gpt-4.1-mini   # needs its key
-    python benchmarks/leak_detectors.py --write-measured     # record the figures (data/leakset/measured.json)
+    python benchmarks/leak_detectors.py --write-measured     # record the figures (<set>/measured.json)
+    python benchmarks/leak_detectors.py --set heldout        # one set only (default: both)
 
-Every row of `data/leakset/leakset.jsonl` is judged against its market's question as it
+Two sets: `data/leakset` (markets of the shipped sample) and `data/leakset/heldout`
+(resolved markets outside the sample, built after the model-free detector was tuned on the
+first: its figures say how the detector generalises). Every row is judged against its market's question as it
 stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is predicted
 positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives are
 the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
@@ -46,7 +49,8 @@ from hindcast.scoring.bootstrap import (  # noqa: E402
 )
 
 LEAKSET = ROOT / "data" / "leakset"
-MEASURED = LEAKSET / "measured.json"
+SETS = {"sample": LEAKSET, "heldout": LEAKSET / "heldout"}  # the held-out set: markets outside the sample
+MEASURED = "measured.json"  # in each set's folder
 
 
 @dataclass(frozen=True)
@@ -193,13 +197,26 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--cache", type=Path, default=ROOT / "runs" / "responses.db", help="response cache of a judge")
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--write-measured", action="store_true", help=f"record the figures in {MEASURED.relative_to(ROOT)}")
+    parser.add_argument("--write-measured", action="store_true", help=f"record the figures in each set's {MEASURED}")
+    parser.add_argument("--set", choices=(*SETS, "both"), default="both")
     args = parser.parse_args()
     specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
-    rows, questions = load_rows()[: args.limit or None], load_questions()
     models = make_models(specs, args.cache)
+    payload = {"bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"}, "sets": {}}
+    for name in (tuple(SETS) if args.set == "both" else (args.set,)):
+        results = run_set(name, specs, models, args)
+        payload["sets"][name] = results
+        if args.write_measured:
+            record(results, SETS[name])
+    if args.json:
+        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
+
+def run_set(name: str, specs: list[str], models, args) -> list[dict]:
+    folder = SETS[name]
+    rows, questions = load_rows(folder)[: args.limit or None], load_questions(folder)
     results = [run_detector(s, rows, questions, models, args.concurrency) for s in specs]
-    print(f"leak set: {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
+    print(f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
           f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets")
     print(table(results))
     for res in results:
@@ -207,20 +224,16 @@ def main() -> None:
         print(f"{res['detector']}: best recall at precision ≥ 0.9 over score thresholds: " +
               (f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision {best['precision']:.3f})"
                if best else "none (no threshold reaches precision 0.9)"))
-    payload = {"leakset_rows": len(rows), "bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0,
-                                                       "unit": "market"}, "results": results}
-    if args.json:
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-    if args.write_measured:
-        record(results)
+    return results
 
 
-def record(results: list[dict]) -> None:
-    """Merge the figures into measured.json, one entry per detector spec."""
-    current = json.loads(MEASURED.read_text(encoding="utf-8")) if MEASURED.exists() else {"detectors": {}}
+def record(results: list[dict], folder: Path) -> None:
+    """Merge the figures into the set's measured.json, one entry per detector spec."""
+    path = folder / MEASURED
+    current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"detectors": {}}
     for res in results:
         current["detectors"][res["detector"]] = {k: res[k] for k in ("all", "hand_checked", "best_recall_at_precision_0.9")}
-    MEASURED.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
