@@ -198,7 +198,7 @@ def regime_section(board: Sequence) -> str:
     labelled = any(r.slice != "regime=n/a" for r in board)
     note = "" if labelled else (" No forecaster in these runs has a knowledge cutoff in the model registry, so "
                                 "every row is n/a.")
-    return ('<section id="regimes"><h2>Knowledge-cutoff regimes (T1/T2)</h2>'
+    return ('<section id="regimes"><h2>Knowledge-cutoff regimes (T1/T2/T3)</h2>'
             f'<p class="note">{escape(REGIMES + note)}</p>' + board_table(board, "regime-board") + "</section>")
 
 

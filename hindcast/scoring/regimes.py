@@ -5,15 +5,14 @@ forecast and r the market's effective resolution (always t0 < r: a later t0 is r
 
     label     rule                          meaning
     T1        r < c                         resolved before the cutoff: the model may have memorised it
-    mixed     t0 < c <= r                   asked before the cutoff, resolved at or after it
-    T2        c <= t0  (hence c < r)        asked and resolved after the cutoff: a genuine forecast
+    T2        t0 < c <= r                   asked before the cutoff, resolved at or after it
+    T3        c <= t0  (hence c < r)        asked and resolved after the cutoff: a genuine forecast
     unknown   model not in the registry     never guessed
     n/a       the forecaster names no model (baselines)
 
-"T3" (issue 16: t0 AND resolution after the model's cutoff) is exactly T2: since every t0
-precedes its resolution, t0 >= c already puts the resolution after c, and a resolution after
-c with t0 before c is `mixed`. No fourth label is added: stored runs keep rescoring to the
-same labels byte for byte (README and reports say "T2 (= T3)").
+Until issue 16 the labels were T1 / mixed / T2; T2 is now what was `mixed` and T3 what was T2
+(t0 AND resolution after the cutoff). Regimes are computed when a run is scored, never
+stored, so rescoring an older run shows the new labels.
 The boundary is inclusive: an instant exactly at the cutoff counts as after it (the cutoff
 is the first day not in the training data).
 """
@@ -29,8 +28,8 @@ from hindcast.errors import HindcastError
 
 UTC = timezone.utc
 REGIMES = {"T1": "resolved before the model's cutoff (the outcome may be memorised)",
-           "mixed": "t0 before the cutoff, resolved at or after it",
-           "T2": "t0 (hence the resolution) at or after the cutoff: a genuine forecast (= T3)",
+           "T2": "t0 before the cutoff, resolved at or after it",
+           "T3": "t0 (hence the resolution) at or after the cutoff: a genuine forecast",
            "unknown": "model not in the cutoff registry", "n/a": "no model (a baseline)"}
 
 
@@ -79,4 +78,4 @@ def regime(model: str | None, t0: datetime, resolved_at: datetime, cutoffs: dict
         return "unknown"
     if resolved_at < cutoff:
         return "T1"
-    return "mixed" if t0 < cutoff else "T2"
+    return "T2" if t0 < cutoff else "T3"

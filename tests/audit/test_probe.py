@@ -32,9 +32,9 @@ CUTOFFS = {"fake-a": at("2024-06-01T00:00:00"), "fake-b": at("2024-06-01T00:00:0
 MARKETS = {
     "m1": ("2024-01-01T00:00:00", "2024-03-01T00:00:00", 1.0),  # T1
     "m2": ("2024-02-01T00:00:00", "2024-05-31T23:59:59", 0.0),  # T1: resolved a second before the cutoff
-    "m3": ("2024-05-01T00:00:00", "2024-06-01T00:00:00", 1.0),  # mixed: resolved exactly at the cutoff
-    "m4": ("2024-06-01T00:00:00", "2024-08-01T00:00:00", 1.0),  # T2 (= T3): t0 exactly at the cutoff
-    "m5": ("2024-05-31T23:59:59", "2024-09-01T00:00:00", 0.0),  # mixed: t0 a second before the cutoff
+    "m3": ("2024-05-01T00:00:00", "2024-06-01T00:00:00", 1.0),  # T2: resolved exactly at the cutoff
+    "m4": ("2024-06-01T00:00:00", "2024-08-01T00:00:00", 1.0),  # T3: t0 exactly at the cutoff
+    "m5": ("2024-05-31T23:59:59", "2024-09-01T00:00:00", 0.0),  # T2: t0 a second before the cutoff
 }
 RECALL = {  # what each model "knows" when asked plainly (raw answer text); absent: unknown
     "fake-a": {"m1": '{"outcome": "yes", "confidence": 0.95}', "m2": '{"outcome": "no", "confidence": 0.9}',
@@ -81,12 +81,12 @@ def test_rates_per_model_and_regime_are_exact(tmp_path):
     # markets · after: answered, recalled, share, failures · t0: answered, hits, share, failures
     assert rows == {
         ("fake-a", "T1"): (2, 2, 2, 1.0, 0, 2, 2, 1.0, 0),
-        ("fake-a", "mixed"): (2, 2, 0, 0.0, 0, 2, 0, 0.0, 0),
-        ("fake-a", "T2"): (1, 1, 0, 0.0, 0, 1, 1, 1.0, 0),
+        ("fake-a", "T2"): (2, 2, 0, 0.0, 0, 2, 0, 0.0, 0),
+        ("fake-a", "T3"): (1, 1, 0, 0.0, 0, 1, 1, 1.0, 0),
         ("fake-a", "all"): (5, 5, 2, 0.4, 0, 5, 3, 0.6, 0),
         ("fake-b", "T1"): (2, 2, 1, 0.5, 0, 2, 1, 0.5, 0),
-        ("fake-b", "mixed"): (2, 1, 0, 0.0, 1, 2, 1, 0.5, 0),
-        ("fake-b", "T2"): (1, 1, 0, 0.0, 0, 0, 0, None, 1),
+        ("fake-b", "T2"): (2, 1, 0, 0.0, 1, 2, 1, 0.5, 0),
+        ("fake-b", "T3"): (1, 1, 0, 0.0, 0, 0, 0, None, 1),
         ("fake-b", "all"): (5, 4, 1, 0.25, 1, 4, 2, 0.5, 1),
     }
     failure = next(a for a in result.answers if a.model == B and a.market_id == "m3" and a.kind == "after")
