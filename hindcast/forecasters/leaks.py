@@ -78,6 +78,7 @@ TOPIC_MIN = 0.34  # share of the question's entity groups the text must name to 
 SIM_FLOOR, SIM_CEIL = 0.35, 0.75  # cosine to an outcome statement mapped linearly onto 0..1 between these
 CUE_WEIGHT, SIM_WEIGHT = 0.5, 0.5  # the score: CUE_WEIGHT·outcome cue + SIM_WEIGHT·scaled similarity
 HEDGE_FACTOR = 0.4  # an outcome verb inside hedged / forward-looking wording counts this much
+HEDGE_WINDOW = 30  # characters before an outcome verb searched for a hedge word
 
 _WORD = re.compile(r"[\w$%+'’.-]+", re.UNICODE)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -89,33 +90,51 @@ _STOP = frozenset("""a an the of in on at by to for from with and or x vs vs. be
     her their who what which when where how win wins won become becomes reach hit happen""".split())
 _GENERIC = frozenset("""will the by before in after on of for and x 2024 2025 2026 2027 election elections
     president presidential prime minister party seat seats most top best award awards championship champion
-    league cup series world national game games season model market rate rates interest fed""".split())
+    league cup series world national game games season model market rate rates interest american
+    mayor governor chancellor minister parliamentary parliament chamber deputies division central west east
+    north south city state states united us u.s new next ai company largest""".split())
 # headline verbs that state an outcome (a headline's present tense reports a past event)
-_OUTCOME = re.compile(r"""\b(?:wins?|won|winning|elected|re-?elected|sworn\s+in|captur(?:e|es|ed)|seiz(?:e|es|ed)|
-    took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?|signed|pass(?:es|ed)|approv(?:es|ed)|
-    announc(?:es|ed)|cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked|holds?\s+(?:rates?\s+)?steady|held|
-    keeps?|kept|leaves?\s+\w+\s+unchanged|unchanged|clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|
-    concedes?|conceded|ends?|ended|resigns?|resigned|ousted|out\s+as|steps?\s+down|dies|died|confirm(?:s|ed)|
-    named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|advances?|eliminated|knocked\s+out|
-    fails?|failed|rejects?|rejected|blocks?|blocked|launch(?:es|ed)|releas(?:es|ed)|tops?|topped|hits?|
-    reach(?:es|ed)|surg(?:es|ed)|plung(?:es|ed)|drops?|dropped|recogni[sz](?:es|ed)|strikes?|struck|
-    invad(?:es|ed)|agreed|agrees|ceasefire\s+(?:takes\s+effect|holds)|guilty|convicted|acquitted|
-    results?|landslide|upset|record)\b""", re.IGNORECASE | re.VERBOSE)
-_HEDGE = re.compile(r"""(?:\?\s*$|\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
+_OUTCOME = re.compile(r"""\b(?:wins?|won|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
+    re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
+    captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
+    pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked|
+    holds?\s+(?:\w+\s+){0,2}steady|leaves?\s+(?:\w+\s+){0,2}unchanged|keeps?\s+(?:\w+\s+){0,2}unchanged|
+    clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|concedes?|conceded|resigns?|resigned|ousted|
+    out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|eliminated|
+    knocked\s+out|fails?\s+to|failed\s+to|rejects?|rejected|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
+    launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|rates?\s+steady|
+    bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""", re.IGNORECASE | re.VERBOSE)
+# a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win", 'to win')
+_NOUN_BEFORE = re.compile(r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
+    third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|september|
+    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|potential|help))
+    \s*$""", re.IGNORECASE | re.VERBOSE)
+# a noun that reports a past outcome whatever precedes it ('soar to victory', "Milei's triumph")
+_OUTCOME_NOUN = re.compile(r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE)
+# an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's December rate cut')
+_AFTER_EVENT = re.compile(r"\b(?:after|following|since)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
+                          r"elections?|vote|decision)\b", re.IGNORECASE)
+_HEDGE = re.compile(r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
     favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|ahead\s+of|
     preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|seeks?|seeking|hopes?|eyes|vows?|threatens?|
     plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
-    could|chance|tight|neck-and-neck|too\s+close|campaign)\b)""", re.IGNORECASE | re.VERBOSE)
+    could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""", re.IGNORECASE | re.VERBOSE)
 _PAST = re.compile(r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 _MONTH_YEAR = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
                          re.IGNORECASE)
 _DEADLINE = re.compile(r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
                        r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$")
+_QUESTION_WORDS = frozenset("will did does do is are was were has have can could should would which who what when how".split())
 _PAST_OF = {"win": "won", "become": "became", "be": "was", "hit": "hit", "cut": "cut", "lead": "led",
             "leave": "left", "hold": "held", "take": "took", "make": "made", "have": "had", "get": "got",
             "run": "ran", "go": "went", "rise": "rose", "fall": "fell", "sell": "sold", "buy": "bought",
             "strike": "struck", "sign": "signed", "say": "said", "meet": "met", "find": "found", "lose": "lost"}
+
+# a few names headlines spell otherwise (token → phrases that name it)
+_ALIASES = {"nyc": ("new york", "new york city", "new york's"), "fed": ("federal reserve", "fomc", "powell"),
+            "us": ("u.s", "united states", "american", "america"), "uk": ("britain", "british", "u.k"),
+            "academy": ("oscar", "oscars"), "nfc": ("super bowl",), "afc": ("super bowl",)}
 
 
 @dataclass(frozen=True)
@@ -181,7 +200,7 @@ def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
     groups, run = [], []
     for i, word in enumerate(words):
         token = word.strip(".'’").lower()
-        named = i > 0 and (word[:1].isupper() or word[:1].isdigit() or word[:1] == "$")
+        named = (i > 0 or token not in _QUESTION_WORDS) and (word[:1].isupper() or word[:1].isdigit() or word[:1] == "$")
         if named and token not in _GENERIC and token not in _MONTHS and len(token) > 1:
             run.append(token)
         elif run:
@@ -194,28 +213,49 @@ def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
 
 
 def topic_share(text: str, groups: tuple[tuple[str, ...], ...]) -> float:
-    """The share of entity groups the text names (a group is named when one of its tokens is, a
-    token matching a text word that starts with it: Russia ~ Russian, Jays ~ Jays')."""
+    """The share of entity groups the text names. A group is named by its last token (a surname, a
+    team's nickname) or by two of its tokens; a token matches a text word starting with it
+    (Russia ~ Russian's) or a slightly shorter one (Bolivia ~ Bolivian is not: Bolivia ~ Bolivia's)."""
     if not groups:
         return 0.0
     words = [w.strip(".'’").lower() for w in _WORD.findall(text)]
-    hits = sum(1 for group in groups if any(_named(token, words) for token in group))
+    hits = sum(1 for group in groups if _group_named(group, words))
     return hits / len(groups)
 
 
+def _group_named(group: tuple[str, ...], words: list[str]) -> bool:
+    present = [_named(token, words) for token in group]
+    return present[-1] or sum(present) >= 2
+
+
 def _named(token: str, words: list[str]) -> bool:
-    if len(token) < 4 or not token.isalpha():
-        return token in words
-    return any(w.startswith(token) or (len(w) >= 4 and token.startswith(w) and len(w) >= len(token) - 2)
-               for w in words)
+    if any(_alias_in(alias, words) for alias in _ALIASES.get(token, ())):
+        return True
+    if len(token) < 5 or not token.isalpha():
+        return token in words or any(w.startswith(token + "'") or w.startswith(token + "’") for w in words)
+    stem = token[:max(5, len(token) - 2)]
+    return any(w.startswith(stem) for w in words)
+
+
+def _alias_in(alias: str, words: list[str]) -> bool:
+    parts = alias.split()
+    return any(words[i:i + len(parts)] == parts for i in range(len(words) - len(parts) + 1))
 
 
 def outcome_cue(text: str) -> float:
-    """1 for an outcome verb in plain reporting, HEDGE_FACTOR when the wording is forward-looking
-    or hedged ('could win', 'poised to', a question), 0 without an outcome verb."""
-    if not _OUTCOME.search(text):
-        return 0.0
-    return HEDGE_FACTOR if _HEDGE.search(text) else 1.0
+    """1 for an outcome verb in plain reporting (not a noun: 'a rate cut', 'the strike'); HEDGE_FACTOR when every outcome verb is hedged or
+    forward-looking (a hedge word in the HEDGE_WINDOW characters before it: 'could win', 'poised
+    to win', 'expected to cut'), or the text is a question; 0 without an outcome verb."""
+    verbs = list(_OUTCOME.finditer(text))
+    if not verbs:
+        return 1.0 if _AFTER_EVENT.search(text) else 0.0
+    if text.rstrip().endswith("?"):
+        return HEDGE_FACTOR
+    verbs = [m for m in verbs if _OUTCOME_NOUN.match(m.group(0)) or not _NOUN_BEFORE.search(text[:m.start()])]
+    if not verbs:
+        return 1.0 if _AFTER_EVENT.search(text) else 0.0
+    plain = [m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()])]
+    return 1.0 if plain else HEDGE_FACTOR
 
 
 def dates_after(text: str, t0: datetime) -> list[str]:
