@@ -169,12 +169,12 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def run_detector(spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int) -> dict:
+async def run_detector(spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int) -> dict:
     from hindcast.forecasters.leaks import get_detector
 
     detector = get_detector(spec, models)
     started = time.perf_counter()
-    verdicts = asyncio.run(judge_rows(detector, rows, questions, concurrency))
+    verdicts = await judge_rows(detector, rows, questions, concurrency)
     result = evaluate(spec, rows, verdicts)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
@@ -201,21 +201,31 @@ def main() -> None:
     parser.add_argument("--set", choices=(*SETS, "both"), default="both")
     args = parser.parse_args()
     specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
-    models = make_models(specs, args.cache)
-    payload = {"bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"}, "sets": {}}
-    for name in (tuple(SETS) if args.set == "both" else (args.set,)):
-        results = run_set(name, specs, models, args)
-        payload["sets"][name] = results
-        if args.write_measured:
+    names = tuple(SETS) if args.set == "both" else (args.set,)
+    payload = {"bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"},
+               "sets": asyncio.run(run_sets(names, specs, args))}
+    if args.write_measured:
+        for name, results in payload["sets"].items():
             record(results, SETS[name])
     if args.json:
         args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
 
-def run_set(name: str, specs: list[str], models, args) -> list[dict]:
+async def run_sets(names: tuple[str, ...], specs: list[str], args) -> dict[str, list[dict]]:
+    """Every set judged in one event loop (a judge's HTTP clients live in it); the models
+    (and the local model's server) closed at the end."""
+    models = make_models(specs, args.cache)
+    try:
+        return {name: await run_set(name, specs, models, args) for name in names}
+    finally:
+        if models is not None:
+            await models.aclose()
+
+
+async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
     folder = SETS[name]
     rows, questions = load_rows(folder)[: args.limit or None], load_questions(folder)
-    results = [run_detector(s, rows, questions, models, args.concurrency) for s in specs]
+    results = [await run_detector(s, rows, questions, models, args.concurrency) for s in specs]
     print(f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
           f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets")
     print(table(results))
