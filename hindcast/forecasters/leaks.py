@@ -94,29 +94,34 @@ _GENERIC = frozenset("""will the by before in after on of for and x 2024 2025 20
     mayor governor chancellor minister parliamentary parliament chamber deputies division central west east
     north south city state states united us u.s new next ai company largest""".split())
 # headline verbs that state an outcome (a headline's present tense reports a past event)
-_OUTCOME = re.compile(r"""\b(?:wins?|won|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
+_OUTCOME = re.compile(r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
     re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
     captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
-    pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked|
+    pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|
+    (?:cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked)\s+(?:(?:its|key|benchmark|interest|the|us|u\.s\.)\s+){0,3}
+    (?:rates?|interest)|
     holds?\s+(?:\w+\s+){0,2}steady|leaves?\s+(?:\w+\s+){0,2}unchanged|keeps?\s+(?:\w+\s+){0,2}unchanged|
     clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|concedes?|conceded|resigns?|resigned|ousted|
     out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|eliminated|
-    knocked\s+out|fails?\s+to|failed\s+to|rejects?|rejected|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
+    knocked\s+out|fails?\s+to|failed\s+to|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
     launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|rates?\s+steady|
     bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""", re.IGNORECASE | re.VERBOSE)
 # a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win", 'to win')
 _NOUN_BEFORE = re.compile(r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
     third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|september|
-    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|potential|help))
-    \s*$""", re.IGNORECASE | re.VERBOSE)
+    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|potential|help|
+    u\.s\.|us|american|israeli|russian|iranian|ukrainian|chinese))\s*$""", re.IGNORECASE | re.VERBOSE)
+# a word after an outcome word that makes it a noun ('rate-cut signals', 'cut expectations')
+_NOUN_AFTER = re.compile(r"""^\W*(?:expectations?|hopes?|bets?|odds|signals?|chances?|decision|path|talks?|fears?|
+    outlook|speculation|cycle|plans?|threats?|risks?)\b""", re.IGNORECASE | re.VERBOSE)
 # a noun that reports a past outcome whatever precedes it ('soar to victory', "Milei's triumph")
 _OUTCOME_NOUN = re.compile(r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE)
 # an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's December rate cut')
-_AFTER_EVENT = re.compile(r"\b(?:after|following|since)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
+_AFTER_EVENT = re.compile(r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
                           r"elections?|vote|decision)\b", re.IGNORECASE)
 _HEDGE = re.compile(r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
     favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|ahead\s+of|
-    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|seeks?|seeking|hopes?|eyes|vows?|threatens?|
+    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|help(?:s|ed)?|seeks?|seeking|hopes?|eyes|vows?|threatens?|
     plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
     could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""", re.IGNORECASE | re.VERBOSE)
 _PAST = re.compile(r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE)
@@ -196,7 +201,7 @@ def _third(verb: str) -> str:
 def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
     """Runs of capitalised words and numbers (the first word of the question excluded), each a
     group of its distinctive lower-case tokens; a question without any: its content words."""
-    words = _WORD.findall(question)
+    words = _WORD.findall(_DEADLINE.sub("", " ".join(question.split()).rstrip("?")))
     groups, run = [], []
     for i, word in enumerate(words):
         token = word.strip(".'’").lower()
@@ -251,7 +256,8 @@ def outcome_cue(text: str) -> float:
         return 1.0 if _AFTER_EVENT.search(text) else 0.0
     if text.rstrip().endswith("?"):
         return HEDGE_FACTOR
-    verbs = [m for m in verbs if _OUTCOME_NOUN.match(m.group(0)) or not _NOUN_BEFORE.search(text[:m.start()])]
+    verbs = [m for m in verbs if _OUTCOME_NOUN.match(m.group(0)) or not (
+        _NOUN_BEFORE.search(text[:m.start()]) or _NOUN_AFTER.match(text[m.end():]))]
     if not verbs:
         return 1.0 if _AFTER_EVENT.search(text) else 0.0
     plain = [m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()])]
