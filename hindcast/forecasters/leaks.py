@@ -122,6 +122,13 @@ _NOUN_BEFORE = re.compile(r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another
 # a word after an outcome word that makes it a noun ('rate-cut signals', 'cut expectations')
 _NOUN_AFTER = re.compile(r"""^\W*(?:expectations?|hopes?|bets?|odds|signals?|chances?|decision|path|talks?|fears?|
     outlook|speculation|cycle|plans?|threats?|risks?)\b""", re.IGNORECASE | re.VERBOSE)
+# a price or count moving past a number ('dips below $90,000', 'tops 4 million'): a cue only when the
+# number is one the question names
+_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:k|m|bn|b)?(?!\w)", re.IGNORECASE)
+_PRICE_MOVE = re.compile(r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
+    plunged|tumbles?|rises?|rose|climbs?|climbed|surges?|surged|jumps?|jumped|tops?|topped|hits?|cross(?:es|ed)|
+    breaks?|broke|reach(?:es|ed)|pass(?:es|ed)|exceeds?|exceeded)\s+(?:\w+\s+){0,2}?(?:below|under|above|over|past|
+    through|to)?\s*(?P<number>\$?\d[\d,.]*(?:k|m|bn|b)?)(?![\w-])""", re.IGNORECASE | re.VERBOSE)
 # a noun that reports a past outcome whatever precedes it ('soar to victory', "Milei's triumph")
 _OUTCOME_NOUN = re.compile(r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE)
 # an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's December rate cut')
@@ -157,6 +164,7 @@ class Statements:
     groups: tuple[tuple[str, ...], ...]  # entity groups: names, numbers, places (lower-case tokens)
     yes: tuple[str, ...]  # statements that the question resolved YES
     no: tuple[str, ...]  # statements that it resolved NO
+    numbers: frozenset[str] = frozenset()  # the question's numbers, normalised ('$90,000' → '90000')
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -174,7 +182,12 @@ def statements(question: Question) -> Statements:
         no += [f"{subject} did not {verb} {rest}".strip(), f"{subject} fails to {verb} {rest}".strip()]
         if verb == "win":
             no += [f"{subject} lost {rest}".strip(), f"{subject} loses {rest}".strip()]
-    return Statements(_entity_groups(question.question), tuple(yes), tuple(no))
+    return Statements(_entity_groups(question.question), tuple(yes), tuple(no), _numbers(question.question))
+
+
+def _numbers(question: str) -> frozenset[str]:
+    found = {_number(w) for w in _NUMBER.findall(_DEADLINE.sub("", question.strip().rstrip("?")))}
+    return frozenset(n for n in found if n and not re.fullmatch(r"(?:19|20)\d\d", n))
 
 
 def _clause(text: str) -> str:
@@ -255,21 +268,44 @@ def _alias_in(alias: str, words: list[str]) -> bool:
     return any(words[i:i + len(parts)] == parts for i in range(len(words) - len(parts) + 1))
 
 
-def outcome_cue(text: str) -> float:
-    """1 for an outcome verb in plain reporting (not a noun: 'a rate cut', 'the strike'); HEDGE_FACTOR when every outcome verb is hedged or
-    forward-looking (a hedge word in the HEDGE_WINDOW characters before it: 'could win', 'poised
-    to win', 'expected to cut'), or the text is a question; 0 without an outcome verb."""
-    verbs = list(_OUTCOME.finditer(text))
-    if not verbs:
-        return 1.0 if _AFTER_EVENT.search(text) else 0.0
+def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
+    """1 for an outcome verb in plain reporting — used as a verb, not a noun ('a rate cut', 'the
+    strike'), or a price move past one of the question's own numbers ('drops below $90,000') — or
+    an event reported as past ('after the Fed's rate cut'); HEDGE_FACTOR when the text is a question
+    or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW characters before it: 'could
+    win', 'poised to win', 'expected to'); 0 otherwise."""
+    verbs = [m for m in _OUTCOME.finditer(text) if _as_verb(text, m)] + _price_moves(text, numbers)
+    if not verbs and not _AFTER_EVENT.search(text):
+        return 0.0
     if text.rstrip().endswith("?"):
         return HEDGE_FACTOR
-    verbs = [m for m in verbs if _OUTCOME_NOUN.match(m.group(0)) or not (
-        _NOUN_BEFORE.search(text[:m.start()]) or _NOUN_AFTER.match(text[m.end():]))]
-    if not verbs:
-        return 1.0 if _AFTER_EVENT.search(text) else 0.0
-    plain = [m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()])]
-    return 1.0 if plain else HEDGE_FACTOR
+    if not verbs or any(not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()]) for m in verbs):
+        return 1.0
+    return HEDGE_FACTOR
+
+
+def _as_verb(text: str, match: re.Match) -> bool:
+    if _OUTCOME_NOUN.match(match.group(0)):
+        return True
+    return not (_NOUN_BEFORE.search(text[:match.start()]) or _NOUN_AFTER.match(text[match.end():]))
+
+
+def _price_moves(text: str, numbers: frozenset[str]) -> list[re.Match]:
+    return [m for m in _PRICE_MOVE.finditer(text) if _number(m.group("number")) in numbers]
+
+
+def _number(token: str) -> str:
+    """'$90,000', '90k', '90000' → '90000'; '4%' → '4'; a non-number → ''."""
+    token = token.lower().strip("$+%.,")
+    scale = {"k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9}.get(re.sub(r"[\d.,]", "", token), None)
+    digits = re.sub(r"[^\d.]", "", token.replace(",", ""))
+    if not digits or scale is None and not token.replace(",", "").replace(".", "").isdigit():
+        return ""
+    try:
+        value = float(digits) * (scale or 1)
+    except ValueError:
+        return ""
+    return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
 def dates_after(text: str, t0: datetime) -> list[str]:
@@ -322,7 +358,7 @@ class LexicalDetector:
         text = " ".join((text or "").split())
         topic = topic_share(text, facts.groups)
         similarity = self._similarity(text, question, facts) if topic >= TOPIC_MIN and text else 0.0
-        return Evidence(topic, outcome_cue(text), similarity, tuple(dates_after(text, question.t0)),
+        return Evidence(topic, outcome_cue(text, facts.numbers), similarity, tuple(dates_after(text, question.t0)),
                         bool(_PAST.search(text)))
 
     def verdict(self, e: Evidence) -> Verdict:
@@ -377,15 +413,16 @@ register("lexical", _lexical)
 # ---- the LLM judge: `judge:model=<model spec>` -------------------------------------------------
 JUDGE_TEMPLATE = "leak_judge"
 JUDGE_TEXT_CHARS = 4000  # a longer text (a rationale, a page) is cut here, with " …" appended
-JUDGE_SCHEMA = {
+JUDGE_LABELS = {"reveals-outcome": "reveals-outcome", "after-date": "after-t0", "neither": "neither"}
+JUDGE_SCHEMA = {  # the template's label "after-date" is Verdict label "after-t0" (no digit in a template)
     "type": "object",
-    "properties": {"label": {"type": "string", "enum": list(LABELS)},
+    "properties": {"label": {"type": "string", "enum": list(JUDGE_LABELS)},
                    "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
     "required": ["label", "confidence"],
     "additionalProperties": False,
 }
 JUDGE_REPAIR = ("Your answer could not be read ({reason}). Reply with only a JSON object with the keys \"label\" "
-                "(reveals-outcome, after-t0 or neither) and \"confidence\" (a number between 0 and 1).")
+                "(reveals-outcome, after-date or neither) and \"confidence\" (a number between 0 and 1).")
 UNREADABLE = "unreadable judge answer"
 
 
@@ -400,13 +437,14 @@ class JudgeAnswer:
 
 def parse_judge(text: str) -> JudgeAnswer:
     """`{"label": …, "confidence": …}` (whole, fenced or inside text); the label spelled loosely
-    (`reveals_outcome`, `After t0`); confidence a number or percentage in [0, 1]."""
+    (`reveals_outcome`, `After date`; the template's "after-date" and "after-t0" both read as
+    "after-t0"); confidence a number or percentage in [0, 1]."""
     obj = _json_object(text or "")
     if obj is None:
         return JudgeAnswer(None, reason="no JSON object in the answer")
     label = _label(obj.get("label"))
     if label is None:
-        return JudgeAnswer(None, reason=f"label {obj.get('label')!r} is not one of {', '.join(LABELS)}")
+        return JudgeAnswer(None, reason=f"label {obj.get('label')!r} is not one of {', '.join(JUDGE_LABELS)}")
     confidence = _confidence(obj.get("confidence"))
     if confidence is None:
         return JudgeAnswer(None, reason=f"confidence {obj.get('confidence')!r} is not a number in [0, 1]")
@@ -431,7 +469,7 @@ def _label(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     spelled = re.sub(r"[\s_]+", "-", value.strip().lower().strip(".\"'"))
-    return spelled if spelled in LABELS else None
+    return JUDGE_LABELS.get(spelled, spelled if spelled in LABELS else None)
 
 
 def _confidence(value: object) -> float | None:
