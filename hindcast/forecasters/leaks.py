@@ -88,7 +88,7 @@ CUE_WEIGHT, SIM_WEIGHT = 0.5, 0.5  # the score: CUE_WEIGHT·outcome cue + SIM_WE
 HEDGE_FACTOR = 0.4  # an outcome verb inside hedged / forward-looking wording counts this much
 HEDGE_WINDOW = 30  # characters before an outcome verb searched for a hedge word
 
-_WORD = re.compile(r"[\w$%+'’.-]+", re.UNICODE)
+_WORD = re.compile(r"\$?\d+(?:,\d{3})*(?:\.\d+)?[kmb%+]*(?!\w)|[\w$%+'’.-]+", re.UNICODE | re.IGNORECASE)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
@@ -210,6 +210,8 @@ def _parse_clause(clause: str) -> tuple[str, str, str]:
 def _past(verb: str) -> str:
     if verb in _PAST_OF:
         return _PAST_OF[verb]
+    if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb) and len(verb) <= 4:  # dip → dipped
+        return verb + verb[-1] + "ed"
     return verb + "d" if verb.endswith("e") else verb[:-1] + "ied" if verb.endswith("y") else verb + "ed"
 
 
@@ -255,6 +257,8 @@ def _group_named(group: tuple[str, ...], words: list[str]) -> bool:
 
 
 def _named(token: str, words: list[str]) -> bool:
+    if _number(token):
+        return _number(token) in {_number(w) for w in words}
     if any(_alias_in(alias, words) for alias in _ALIASES.get(token, ())):
         return True
     if len(token) < 5 or not token.isalpha():
