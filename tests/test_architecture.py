@@ -5,7 +5,7 @@ functions (a lazy import is still a dependency). The rules:
 
 (a) layers: an import points to the same or a lower layer, never up —
     0 records, errors, timeutil, frozen, filelock, http · 1 archive, markets, scoring ·
-    2 forecasters · 3 replay, runs · 4 leaderboard · 5 api and the package root · 6 cli,
+    2 forecasters · 3 replay, runs · 4 leaderboard, audit · 5 api and the package root · 6 cli,
     schedule · 7 __main__; a new top-level module must be given a layer here;
 (b) no import circle between modules;
 (c) every exception class is defined in hindcast/errors.py;
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
     **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http"), 0),
     **dict.fromkeys(("archive", "markets", "scoring"), 1), "forecasters": 2,
-    **dict.fromkeys(("replay", "runs"), 3), "leaderboard": 4, "api": 5, "": 5,
+    **dict.fromkeys(("replay", "runs"), 3), **dict.fromkeys(("leaderboard", "audit"), 4), "api": 5, "": 5,
     **dict.fromkeys(("cli", "schedule"), 6), "__main__": 7,
 }
 FRONT_DOOR = ("api", "", "records", "errors")  # what cli/ and schedule/ may import besides themselves
