@@ -19,8 +19,9 @@ the misdated outcome-stating headlines, negatives the same-topic pre-t0 headline
   question and news, so they are not independent); a replicate with no flagged row has no
   precision and is left out of that interval;
 - on every row, and on the hand-checked rows only;
-- a detector that fails on a row (an exception, e.g. a model outage) is counted as a
-  failure and the row is left out of both figures — never imputed; the count is printed.
+- a detector that fails on a row (an exception, e.g. a model outage, or a judge's answer
+  that could not be read) is counted as a failure and the row is left out of both figures —
+  never imputed as "neither"; the count is printed.
 
 A judge's answers are cached in the response cache (runs/responses.db by default), so a
 second run is free.
@@ -129,7 +130,9 @@ def _intervals(kept: list[tuple[Row, bool]], key: str) -> dict:
 
 
 def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
-    flagged = [None if v is None else v.flagged for v in verdicts]
+    """Figures of one detector; a row whose verdict is missing (the detector raised) or
+    unreadable (an LLM judge's answer that could not be read) is a failure, not a "neither"."""
+    flagged = [None if v is None or _unreadable(v) else v.flagged for v in verdicts]
     checked = [i for i, r in enumerate(rows) if r.hand_checked]
     return {"detector": spec,
             "all": measure(rows, flagged, f"{spec}/all"),
@@ -137,10 +140,14 @@ def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
             "best_recall_at_precision_0.9": best_recall(rows, verdicts, 0.9)}
 
 
+def _unreadable(verdict) -> bool:
+    return bool(getattr(verdict, "unreadable", False))
+
+
 def best_recall(rows: list[Row], verdicts: list, floor: float) -> dict | None:
     """The operating point a threshold on the verdict score could reach: the largest recall
     among thresholds (`score ≥ t` flags) whose precision is at least `floor`, on every row."""
-    scored = [(v.score, r.positive) for r, v in zip(rows, verdicts) if v is not None]
+    scored = [(v.score, r.positive) for r, v in zip(rows, verdicts) if v is not None and not _unreadable(v)]
     positives, best = sum(p for _, p in scored), None
     for t in sorted({s for s, _ in scored}):
         tp = sum(p for s, p in scored if s >= t)

@@ -199,3 +199,59 @@ _M = _measured("sample")["all"]
 def test_lexical_reaches_recall_and_precision_0_9_on_misdated_positives():
     misdated = _lexical_on(SETS["sample"])["all"]
     assert misdated["precision"] >= 0.9 and misdated["recall"] >= 0.9  # every positive is a misdated headline
+
+
+# ---- the LLM judge over the fake chat model, scripted: its figures computed exactly ------------------
+THUNBERG, CIATTARELLI = "0x319825b4", "0xda8ebb9d"
+
+
+def _scripted_answers(rows: list[Row]) -> dict[str, str]:
+    """text → the fake judge's answer. Thunberg market: the first 5 positives flagged, the 6th
+    missed; the first hand-checked and the first unchecked negative flagged ("after-date"), the
+    rest "neither". Ciattarelli market: 3 positives flagged, the 4th missed, the 5th unreadable;
+    every negative "neither"."""
+    def of(market, positive, checked=None):
+        return [r for r in rows if r.market_id.startswith(market) and r.positive == positive
+                and (checked is None or r.hand_checked == checked)]
+
+    reveal, after, neither = ('{"label": "reveals-outcome", "confidence": 0.9}',
+                              '{"label": "after-date", "confidence": 0.7}', '{"label": "neither", "confidence": 0.8}')
+    script = {r.text: neither for r in rows}
+    script |= {r.text: reveal for r in of(THUNBERG, True)[:5] + of(CIATTARELLI, True)[:3]}
+    script |= {r.text: after for r in of(THUNBERG, False, True)[:1] + of(THUNBERG, False, False)[:1]}
+    script[of(CIATTARELLI, True)[4].text] = "I cannot tell."  # unreadable, and again after the repair
+    return script
+
+
+def test_the_judge_over_the_scripted_fake_model_has_exactly_the_scripted_figures():
+    import httpx
+
+    from hindcast.forecasters.fake import FakeChatModel
+    from hindcast.forecasters.models import Models
+
+    folder = SETS["sample"]
+    rows = [r for r in load_rows(folder) if r.market_id[:10] in (THUNBERG, CIATTARELLI)]
+    assert (len(rows), sum(r.positive for r in rows), sum(r.hand_checked for r in rows)) == (34, 11, 29)
+    script = _scripted_answers(rows)
+
+    def reply(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
+        return script[prompt.split('Text:\n"""\n', 1)[1].split('\n"""', 1)[0]] if 'Text:\n"""' in prompt else ""
+
+    fake = FakeChatModel([], default=reply)
+    models = Models(http=lambda: httpx.AsyncClient(transport=fake.transport()), backoff=0.0)
+    detector = get_detector("judge:model=openai-compatible:http://judge.test/v1#scripted", models)
+
+    async def run():
+        try:
+            return await judge_rows(detector, rows, load_questions(folder))
+        finally:
+            await models.aclose()
+
+    result = evaluate(detector.name, rows, asyncio.run(run()))
+    every, checked = result["all"], result["hand_checked"]
+    assert (every["tp"], every["fp"], every["fn"], every["tn"], every["failures"]) == (8, 2, 2, 21, 1)
+    assert (every["precision"], every["recall"]) == (0.8, 0.8)
+    assert (checked["tp"], checked["fp"], checked["fn"], checked["tn"], checked["failures"]) == (8, 1, 2, 17, 1)
+    assert (checked["precision"], checked["recall"]) == (8 / 9, 0.8)
+    assert len(fake.requests) == 34 + 1  # one repair for the unreadable answer
