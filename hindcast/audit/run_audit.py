@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,6 +230,8 @@ async def _judge(detector, key: tuple, text: Text, audits: AuditStore, gate, cou
             verdict = await detector.judge(text.text, text.question)
         except ForecastError as exc:  # the judge answered, unusably: no verdict, counted, asked again next time
             return f"no verdict: {exc}"
+    if not math.isfinite(verdict.score):  # an LLM judge's unreadable answer ("neither", NaN): no verdict
+        return f"no verdict: {verdict.reason}"
     audits.keep(_cache_key(spec, detector), text_hash, question_hash, verdict)
     counter["judged"] += 1
     return verdict

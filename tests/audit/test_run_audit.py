@@ -4,6 +4,7 @@ rationale that states the outcome; the Brier with and without them is recomputed
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 
@@ -204,3 +205,46 @@ def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_pat
                         findings=found).read_text()
     store.close()
     assert '<section id="finding-audit"' in html and "Leak audit of run audit-planted" in html
+
+
+def judge_reply(body: dict) -> str:
+    """The scripted judge: the text it is shown decides its answer (no network, no model)."""
+    shown = body["messages"][-1]["content"]
+    if "Nothing decisive yet" in json.dumps(body["messages"]):
+        return "I would rather not say."  # unreadable, and again after the repair turn
+    if planted_run.LEAK_MARK in shown:
+        return '{"label": "reveals-outcome", "confidence": 0.9}'
+    return '{"label": "neither", "confidence": 0.8}'
+
+
+def test_the_llm_judge_with_the_fake_model(planted, tmp_path):
+    from hindcast.forecasters.fake import FakeChatModel
+    from hindcast.forecasters.models import Models
+
+    fake = FakeChatModel(default=judge_reply)
+    with fake.serve() as url, Models(max_retries=0, backoff=0.0) as models:
+        spec = f"judge:model=openai-compatible:{url}#judge-model"
+        first = audited(planted, tmp_path, specs=(spec,), models=models)
+        asked = len(fake.requests)
+        second = audited(planted, tmp_path, specs=(spec,), models=models)
+    agent = rows_of(first)["agent"]
+    assert (agent["docs_flagged"], agent["evidence_flagged"], agent["rationales_flagged"]) == (1, 1, 1)
+    assert agent["unjudged"] == 1  # "Nothing decisive yet.": unreadable twice, so no verdict (not "neither")
+    assert {f["doc_id"] for f in first.flagged} == {planted.leak_id, ""}
+    (verdict,) = first.flagged[0]["verdicts"]
+    assert verdict["detector"].startswith(spec + "#") and verdict["score"] == 0.9
+    assert (first.judged, first.cached) == (5, 0) and (second.judged, second.cached) == (0, 5)
+    assert len(fake.requests) == asked  # verdicts from audits.db; the unreadable answer replayed by the response cache
+    assert second.finding == first.finding
+
+
+def test_an_unreachable_fake_judge_stops_the_audit(planted, tmp_path):
+    from hindcast.forecasters.fake import FakeChatModel, error
+    from hindcast.forecasters.models import Models
+
+    with FakeChatModel(default=error(503)).serve() as url, Models(max_retries=0, backoff=0.0) as models:
+        with pytest.raises(StoppedError, match="leak judge unreachable"):
+            audited(planted, tmp_path, specs=(f"judge:model=openai-compatible:{url}#judge-model",), models=models)
+    store = stored.AuditStore(tmp_path / "audits.db")
+    assert store.n_verdicts() == 0 and store.audits(planted.run_id) == []
+    store.close()

