@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindcast.audit import figures
-from hindcast.audit.stored import AuditStore, audit_path, question_sha, text_sha
+from hindcast.audit.stored import AuditStore, audit_path, question_sha, rows_fingerprint, text_sha
 from hindcast.errors import ConfigError, ForecastError, InfrastructureError, StoppedError
 from hindcast.forecasters import leaks
 from hindcast.scoring import bootstrap
@@ -63,12 +63,13 @@ class Audit:
     flagged: tuple[dict, ...]  # every flagged text with each detector's verdict
     judged: int  # detector calls made now (the rest came from the cache)
     cached: int
+    rows_sha: str = ""  # stored.rows_fingerprint of the scored rows audited
 
     def to_json(self) -> dict:
         rows = self.finding.to_json()["rows"]
         return {"run": self.run_id, "detectors": list(self.detectors), "columns": list(self.finding.columns),
                 "forecasters": rows, "flagged": list(self.flagged), "finding": self.finding.to_json(),
-                "verdicts": {"judged": self.judged, "cached": self.cached}}
+                "verdicts": {"judged": self.judged, "cached": self.cached}, "rows_sha": self.rows_sha}
 
 
 DEFAULT_DETECTORS = ("lexical",)
@@ -120,7 +121,7 @@ async def judge_run(run_id: str, gathered: Gathered, detectors: Mapping[str, obj
     verdicts = await judge_all(detectors, gathered.texts, audits, concurrency, counter)
     finding = summarise(run_id, tuple(detectors), gathered, verdicts, replicates)
     audit = Audit(run_id, tuple(detectors), finding, flagged_texts(gathered.texts, verdicts, tuple(detectors)),
-                  counter["judged"], counter["cached"])
+                  counter["judged"], counter["cached"], rows_fingerprint(gathered.scores.rows))
     audits.save(run_id, audit.detectors, audit.to_json())
     return audit
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
@@ -95,16 +95,31 @@ class AuditStore:
         return [json.loads(text) for (text,) in rows]
 
 
-def stored_findings(db_url: str, run_ids: Sequence[str]) -> list[Finding]:
-    """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db: none)."""
+def rows_fingerprint(rows) -> str:
+    """What an audit scored, in one hash: each scored row's key and probability (ScoredRows). A
+    stored audit whose fingerprint differs from the run's rows now is stale."""
+    keys = sorted((r.forecaster, r.market_id, iso(r.t0), r.repeat, r.probability) for r in rows)
+    return text_sha(json.dumps(keys))
+
+
+def stored_findings(db_url: str, run_ids: Sequence[str], rows: Mapping[str, Sequence] | None = None) -> list[Finding]:
+    """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db: none).
+    `rows`: run id → its scored rows now; an audit made on other rows is titled STALE."""
     path = audit_path(db_url)
-    if not path.is_file():
+    if not path.is_file() or not run_ids:
         return []
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
-        rows = db.execute("SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
-                          % ",".join("?" * len(run_ids)), tuple(run_ids)).fetchall() if run_ids else []
-    found = [finding_of(json.loads(text)) for (text,) in rows]
-    return [f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(found)]  # one section id each
+        found = db.execute("SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
+                           % ",".join("?" * len(run_ids)), tuple(run_ids)).fetchall()
+    documents = [json.loads(text) for (text,) in found]
+    findings = [_marked(finding_of(d), d, rows) for d in documents]
+    return [f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(findings)]  # one section id each
+
+
+def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | None) -> Finding:
+    if rows is None or document["run"] not in rows or document.get("rows_sha") == rows_fingerprint(rows[document["run"]]):
+        return finding
+    return replace(finding, title=f"{finding.title} — STALE: the run changed since this audit; run hindcast audit again")
 
 
 def finding_of(document: dict) -> Finding:

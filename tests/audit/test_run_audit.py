@@ -134,6 +134,26 @@ def test_the_report_reads_audits_beside_the_run_database(planted, scripted, tmp_
     assert finding.rows == result.finding.rows and stored.stored_findings(url, ["other-run"]) == []
 
 
+def test_an_audit_of_other_rows_is_marked_stale_in_the_report(planted, scripted, tmp_path):
+    from hindcast.records import Forecast
+    from hindcast.replay.engine import load_scored
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
+    store = RunStore(f"sqlite:///{folder / 'hindcast.db'}")
+    run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
+    now = {planted.run_id: load_scored(store, planted.run_id).rows}
+    (fresh,) = stored.stored_findings(store.url, [planted.run_id], now)
+    market, t0, _, _ = planted.markets[1]
+    store.add(planted.run_id, "filtered", market, t0, "at", Forecast(0.4))  # the run grows after the audit
+    later = {planted.run_id: load_scored(store, planted.run_id).rows}
+    (stale,) = stored.stored_findings(store.url, [planted.run_id], later)
+    store.close()
+    assert "STALE" not in fresh.title and stale.title.endswith("STALE: the run changed since this audit; run "
+                                                                "hindcast audit again")
+
+
 def test_a_judge_outage_stops_the_audit_and_is_never_a_verdict(planted, scripted, tmp_path):
     scripted.outage = InfrastructureError("connection refused", "http://127.0.0.1:9")
     with pytest.raises(StoppedError, match="leak judge unreachable.*re-run") as stopped:

@@ -48,7 +48,8 @@ def test_json_holds_every_forecaster_and_every_flagged_text(planted, runs, capsy
     out = capsys.readouterr().out
     assert code == 0
     document = json.loads(out)
-    assert set(document) == {"run", "detectors", "columns", "forecasters", "flagged", "finding", "verdicts"}
+    assert set(document) == {"run", "detectors", "columns", "forecasters", "flagged", "finding", "verdicts",
+                             "rows_sha"}
     assert document["run"] == planted.run_id and document["detectors"] == ["scripted"]
     assert tuple(document["columns"]) == COLUMNS
     assert [tuple(row) for row in document["forecasters"]] == [COLUMNS] * 3
