@@ -304,17 +304,20 @@ def _rank(label: str) -> int:
 
 
 def _notes(specs: tuple, replicates: int) -> tuple[str, ...]:
-    return (f"Detectors: {', '.join(specs)}" + ("; 'any': a text is flagged when any detector flags it." if len(specs) > 1 else "."),
-            "Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
-            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
-            "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
-            "so neither read nor judged.",
-            "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
-            "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − market "
-            "Brier on the flagged forecasts with a market price (< 0: they beat the market).",
-            f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, never "
-            "imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was unusable); "
-            "they flag nothing, so their forecasts count as unflagged unless another text flagged them.")
+    any_note = "; 'any': a text is flagged when any detector flags it." if len(specs) > 1 else "."
+    return (
+        f"Detectors: {', '.join(specs)}{any_note}",
+        ("Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
+         "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
+         "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
+         "so neither read nor judged."),
+        ("brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
+         "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − "
+         "market Brier on the flagged forecasts with a market price (< 0: they beat the market)."),
+        (f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, "
+         "never imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was "
+         "unusable); they flag nothing, so their forecasts count as unflagged unless another text flagged them."),
+    )
 
 
 def flagged_texts(texts: Sequence[Text], verdicts: Mapping, specs: tuple) -> tuple[dict, ...]:

@@ -110,7 +110,7 @@ def build(folder: Path) -> Planted:
 
 
 def _documents(markets: list) -> list[dict]:
-    (a, t0_a, y_a, asked), (b, t0_b, _, _), (c, t0_c, _, _) = markets
+    (a, t0_a, y_a, asked), (_, t0_b, _, _), (_, t0_c, _, _) = markets
     stamp = lambda t0, days: int((t0 - timedelta(days=days)).timestamp())  # noqa: E731
     outcome = "YES" if y_a == 1.0 else "NO"
     return [

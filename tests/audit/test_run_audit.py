@@ -262,9 +262,9 @@ def test_an_unreachable_fake_judge_stops_the_audit(planted, tmp_path):
     from hindcast.forecasters.fake import FakeChatModel, error
     from hindcast.forecasters.models import Models
 
-    with FakeChatModel(default=error(503)).serve() as url, Models(max_retries=0, backoff=0.0) as models:
-        with pytest.raises(StoppedError, match="leak judge unreachable"):
-            audited(planted, tmp_path, specs=(f"judge:model=openai-compatible:{url}#judge-model",), models=models)
+    with (FakeChatModel(default=error(503)).serve() as url, Models(max_retries=0, backoff=0.0) as models,
+          pytest.raises(StoppedError, match="leak judge unreachable")):
+        audited(planted, tmp_path, specs=(f"judge:model=openai-compatible:{url}#judge-model",), models=models)
     store = stored.AuditStore(tmp_path / "audits.db")
     assert store.n_verdicts() == 0 and store.audits(planted.run_id) == []
     store.close()
