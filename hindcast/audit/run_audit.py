@@ -210,13 +210,15 @@ async def judge_all(detectors: Mapping[str, object], texts: Sequence[Text], audi
     """(spec, text sha, question sha) → Verdict, or the reason a detector gave none."""
     unique = {(spec, *t.key): t for spec in detectors for t in texts}
     gate = asyncio.Semaphore(concurrency)
+    tasks = {k: asyncio.ensure_future(_judge(detectors[k[0]], k, t, audits, gate, counter)) for k, t in unique.items()}
     try:
-        async with asyncio.TaskGroup() as group:
-            tasks = {k: group.create_task(_judge(detectors[k[0]], k, t, audits, gate, counter)) for k, t in unique.items()}
-    except* InfrastructureError as outage:
-        first = outage.exceptions[0]
-        raise StoppedError(f"leak judge unreachable ({first}); the verdicts made so far are kept: re-run the "
-                           "same command to resume") from first
+        await asyncio.gather(*tasks.values())  # the first error as itself (never a group)
+    except InfrastructureError as exc:
+        raise StoppedError(f"leak judge unreachable ({exc}); the verdicts made so far are kept: re-run the "
+                           "same command to resume") from exc
+    finally:
+        for task in tasks.values():
+            task.cancel()  # after an error, nothing more is asked (a no-op on finished ones)
     return {k: task.result() for k, task in tasks.items()}
 
 
