@@ -1,11 +1,17 @@
 """Build the labelled leak set (data/leakset/) from ../shared/data: real headlines, hand-checked.
 
 Usage: python scripts/build_leakset.py [--shared ../shared/data] [--out data/leakset]
+           [--set sample|heldout|both] [--candidates]
 
 The set measures outcome-leak detectors (hindcast.forecasters.leaks). Every row pairs a real
-headline with a market of the shipped sample (markets/sample, 57 resolved Polymarket markets)
-at one cutoff t0: the market's f=1.0 cutoff (the day before its effective resolution — the
-last cutoff of the default sweep).
+headline with a market at one cutoff t0, the day before the market's effective resolution.
+Two sets: data/leakset (SPECS: markets of the shipped sample, markets/sample, where t0 is the
+f=1.0 cutoff of the default sweep) and data/leakset/heldout (HELDOUT: resolved markets of the
+shared data outside the sample, built after the model-free detector was tuned on the first
+set; no market or headline in common). `--candidates` prints what there is to read (the
+positive candidates and the first negatives of each market) and writes nothing; the reading
+is recorded in each set's handcheck.json, which the build reads. Without ../shared the
+script stops with exit 1 and says so.
 
 Positives (label "positive", kind "misdated-outcome"): headlines of the shared Google News
 archive published AT OR AFTER the market's effective resolution, within `post_days`, whose
