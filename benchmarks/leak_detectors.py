@@ -182,7 +182,7 @@ async def run_detector(spec: str, rows: list[Row], questions: dict[str, Question
     detector = get_detector(spec, models)
     started = time.perf_counter()
     verdicts = await judge_rows(detector, rows, questions, concurrency)
-    result = evaluate(spec, rows, verdicts)
+    result = evaluate(getattr(detector, "name", spec), rows, verdicts)  # a judge's name carries its template hash
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -249,7 +249,8 @@ def record(results: list[dict], folder: Path) -> None:
     path = folder / MEASURED
     current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"detectors": {}}
     for res in results:
-        current["detectors"][res["detector"]] = {k: res[k] for k in ("all", "hand_checked", "best_recall_at_precision_0.9")}
+        keep = ("all", "hand_checked", "best_recall_at_precision_0.9")
+        current["detectors"][res["detector"]] = {k: res[k] for k in keep}
     path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
