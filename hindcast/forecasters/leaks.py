@@ -275,17 +275,18 @@ def _alias_in(alias: str, words: list[str]) -> bool:
 def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
     """1 for an outcome verb in plain reporting — used as a verb, not a noun ('a rate cut', 'the
     strike'), or a price move past one of the question's own numbers ('drops below $90,000') — or
-    an event reported as past ('after the Fed's rate cut'); HEDGE_FACTOR when the text is a question
-    or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW characters before it: 'could
+    an event reported as past ('after the Fed's rate cut', even in a question); HEDGE_FACTOR when
+    the text is a question or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW characters before it: 'could
     win', 'poised to win', 'expected to'); 0 otherwise."""
     verbs = [m for m in _OUTCOME.finditer(text) if _as_verb(text, m)] + _price_moves(text, numbers)
-    if not verbs and not _AFTER_EVENT.search(text):
+    if _AFTER_EVENT.search(text):  # presupposed past, even inside a question
+        return 1.0
+    if not verbs:
         return 0.0
     if text.rstrip().endswith("?"):
         return HEDGE_FACTOR
-    if not verbs or any(not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()]) for m in verbs):
-        return 1.0
-    return HEDGE_FACTOR
+    plain = [m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()])]
+    return 1.0 if plain else HEDGE_FACTOR
 
 
 def _as_verb(text: str, match: re.Match) -> bool:
