@@ -126,6 +126,7 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.scoring.aggregate": "SLICES", "hindcast.leaderboard.tables": "canonical",
     "hindcast.leaderboard.publish": "publish check_slice", "hindcast.leaderboard.export": "check_formats",
     "hindcast.audit.probe_run": "probe_recall probe_models RecallRun",
+    "hindcast.audit.run_audit": "audit check_detectors",
     "hindcast.audit.probe_store": "default_recall_path load_recall exclude_recalled_runs exclude_recalled_scores "
                                   "RecallTable",
 }

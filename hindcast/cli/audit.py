@@ -35,14 +35,12 @@ def audit(
 ) -> None:
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
     from hindcast import api
-    from hindcast.audit import run_audit  # FACADE-TODO: api.audit, api.check_detectors
-
-    specs = run_audit.check_detectors(detector)  # an unknown detector: one line, nothing opened
+    specs = api.check_detectors(detector)  # an unknown detector: one line, nothing opened
     store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
     try:
         store.run(run_id)  # an unknown run: one line, nothing written
         with api.default_models(store, Path("runs")) as models:
-            result = run_audit.audit(store, run_id, specs, models=models, archive=archive)
+            result = api.audit(store, run_id, specs, models=models, archive=archive)
     finally:
         store.close()
     if as_json:

@@ -63,12 +63,13 @@ def _logging(level: int) -> None:
 
 
 def _register() -> None:
-    from hindcast.cli import analyze, catalog, leaderboard, runs, sweep, trade
+    from hindcast.cli import analyze, audit, catalog, leaderboard, runs, sweep, trade
 
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
     app.command(name="analyze")(analyze.analyze)
     app.command(name="trade")(trade.trade)
+    app.command(name="audit")(audit.audit)
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)

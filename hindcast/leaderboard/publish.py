@@ -41,12 +41,13 @@ def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str,
             baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
             questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
             prices: PriceTable | None = None, stored: viewer.Stored | None = None,
-            excluded: Sequence[str] = ()) -> Published:
+            excluded: Sequence[str] = (), audits: Sequence = ()) -> Published:
     """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files.
     Costs from `prices` (default: the shipped price table). `stored`: what the report's forecast
     viewer shows beyond the scored rows (viewer.from_store); the report's analysis sections are
     `leaderboard.findings.collect(runs)`. `excluded`: notes of rows left out before scoring
-    (`--exclude-recalled`), written with the tables and as the report's first analysis section."""
+    (`--exclude-recalled`), written with the tables and as the report's first analysis section;
+    `audits`: stored leak audits (Findings) shown after the analyses."""
     formats, by = export.check_formats(formats), check_slice(by)
     combined = combine(runs)
     if "html" in formats:
@@ -61,7 +62,8 @@ def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str,
         paths["report.html"] = report.write_html(folder, combined, board, title, runs=runs, baseline=baseline,
                                                  tolerance=tolerance, questions=questions, replicates=replicates,
                                                  prices=prices, stored=stored,
-                                                 findings=findings.excluded(excluded) + findings.collect(runs))
+                                                 findings=findings.excluded(excluded) + findings.collect(runs)
+                                                 + list(audits))
     records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)

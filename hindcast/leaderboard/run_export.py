@@ -54,7 +54,8 @@ def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = 
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
     stored = viewer.from_store(store, runs, recorded_snapshots(scored, archive))
     return publish.publish(scored, out, formats, title=title or default_title(runs), by=by, baseline=baseline,
-                           tolerance=tolerance, questions=questions, prices=prices, stored=stored, excluded=excluded)
+                           tolerance=tolerance, questions=questions, prices=prices, stored=stored, excluded=excluded,
+                           audits=_stored_audits(store, runs, scored))
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -69,6 +70,13 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
         return [open_snapshot(Path(archive), sid) for sid in ids]
     recorded = sorted({(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))})
     return [open_snapshot(Path(root), sid) for root, sid in recorded if snapshot_dir(Path(root), sid).is_dir()]
+
+
+def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
+    """The leak audits `hindcast audit` kept for these runs (marked stale if a run changed since)."""
+    from hindcast.audit.stored import stored_findings
+
+    return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
 
 
 def default_title(runs: Sequence[str]) -> str:
