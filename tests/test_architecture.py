@@ -27,7 +27,6 @@ import builtins
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
@@ -37,10 +36,12 @@ LAYERS = {
     **dict.fromkeys(("cli", "schedule"), 6), "__main__": 7,
 }
 FRONT_DOOR = ("api", "", "records", "errors")  # what cli/ and schedule/ may import besides themselves
+# The one stated exception: `hindcast schedule …` (cli/schedule.py) is the command line of the service, its
+# sibling front end on the same layer; the facade cannot reach the service (it sits above the facade).
+SIBLINGS = {("cli", "schedule")}
 CLOCK_ALLOWED = ("cli", "schedule")
 FACADE_LINES = 150
 BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
-IN_PROGRESS = pytest.mark.xfail(strict=False, reason="issue 15 in progress")
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def past_the_front_door(root: Path) -> list[str]:
     """(f) Imports by cli/ and schedule/ of package modules other than the facade, records,
     errors and their own package."""
     return [str(i) for i in imports(root) if area(i.source) in ("cli", "schedule")
-            and area(i.target) not in (*FRONT_DOOR, area(i.source))]
+            and area(i.target) not in (*FRONT_DOOR, area(i.source)) and (area(i.source), area(i.target)) not in SIBLINGS]
 
 
 def clock_reads(root: Path) -> list[str]:
@@ -253,7 +254,6 @@ def test_the_facade_is_thin():
     assert facade_too_long(ROOT) == []
 
 
-@IN_PROGRESS
 def test_the_cli_and_the_service_import_only_the_facade_records_and_errors():
     assert past_the_front_door(ROOT) == []
 
