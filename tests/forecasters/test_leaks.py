@@ -65,6 +65,9 @@ def test_a_text_reporting_a_date_after_t0_is_after_t0(lexical):
     earlier = judge(lexical, "Bolivia's congress debated the budget on September 20, 2025")
     assert later.label == "after-t0" and "November 20, 2025" in later.reason and later.flagged
     assert earlier.label == "neither"
+    olympics = Question("m-oly", "Will Austria win the most gold medals in the 2026 Winter Olympics?", "", T0)
+    assert leaks.dates_after("Austria's skiers trained in 2026 Winter Olympics venues", T0, olympics.question) == []
+    assert leaks.dates_after("Austria's skiers trained in 2026 Winter Olympics venues", T0) == ["2026"]
 
 
 def test_the_question_entities_and_numbers_make_the_statements():
