@@ -27,7 +27,6 @@ import builtins
 from dataclasses import dataclass
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
     **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http"), 0),
