@@ -339,9 +339,9 @@ def _number(token: str) -> str:
 
 def dates_after(text: str, t0: datetime, named: str = "") -> list[str]:
     """Dates the text names that lie after t0's day: `Month [D,] YYYY`, or a bare year after t0's
-    — except years the question itself names (`named`: 'the 2026 Winter Olympics' is no news)."""
+    that the question itself does not name (`named`: 'the 2026 Winter Olympics' is no news)."""
     own = set(_YEAR.findall(named))
-    found = [m.group(0) for m in _MONTH_YEAR.finditer(text) if m.group(3) not in own and _after(m, t0)]
+    found = [m.group(0) for m in _MONTH_YEAR.finditer(text) if _after(m, t0)]
     found += [y for y in _YEAR.findall(_MONTH_YEAR.sub(" ", text)) if int(y) > t0.year and y not in own]
     return found
 
