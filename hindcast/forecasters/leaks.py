@@ -116,15 +116,8 @@ _WORD = re.compile(r"\$?\d+(?:,\d{3})*(?:\.\d+)?[kmb%+]*(?!\w)|[\w$%+'’.-]+", 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
-_STOP = frozenset("""a an the of in on at by to for from with and or x vs vs. be is are was were will would
-    does did do has have had can could should before after during this that next any no not yes than more less
-    most least above below over under between following end year week month day new first second third its his
-    her their who what which when where how win wins won become becomes reach hit happen""".split())
-_GENERIC = frozenset("""will the by before in after on of for and x 2024 2025 2026 2027 election elections
-    president presidential prime minister party seat seats most top best award awards championship champion
-    league cup series world national game games season model market rate rates interest american
-    mayor governor chancellor minister parliamentary parliament chamber deputies division central west east
-    north south city state states united us u.s new next ai company largest""".split())
+_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "by", "to", "for", "from", "with", "and", "or", "x", "vs", "vs.", "be", "is", "are", "was", "were", "will", "would", "does", "did", "do", "has", "have", "had", "can", "could", "should", "before", "after", "during", "this", "that", "next", "any", "no", "not", "yes", "than", "more", "less", "most", "least", "above", "below", "over", "under", "between", "following", "end", "year", "week", "month", "day", "new", "first", "second", "third", "its", "his", "her", "their", "who", "what", "which", "when", "where", "how", "win", "wins", "won", "become", "becomes", "reach", "hit", "happen"])
+_GENERIC = frozenset(["will", "the", "by", "before", "in", "after", "on", "of", "for", "and", "x", "2024", "2025", "2026", "2027", "election", "elections", "president", "presidential", "prime", "minister", "party", "seat", "seats", "most", "top", "best", "award", "awards", "championship", "champion", "league", "cup", "series", "world", "national", "game", "games", "season", "model", "market", "rate", "rates", "interest", "american", "mayor", "governor", "chancellor", "minister", "parliamentary", "parliament", "chamber", "deputies", "division", "central", "west", "east", "north", "south", "city", "state", "states", "united", "us", "u.s", "new", "next", "ai", "company", "largest"])
 # headline verbs that state an outcome (a headline's present tense reports a past event)
 _OUTCOME = re.compile(r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
     re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
@@ -169,7 +162,7 @@ _MONTH_YEAR = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)
                          re.IGNORECASE)
 _DEADLINE = re.compile(r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
                        r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$")
-_QUESTION_WORDS = frozenset("will did does do is are was were has have can could should would which who what when how".split())
+_QUESTION_WORDS = frozenset(["will", "did", "does", "do", "is", "are", "was", "were", "has", "have", "can", "could", "should", "would", "which", "who", "what", "when", "how"])
 _PAST_OF = {"win": "won", "become": "became", "be": "was", "hit": "hit", "cut": "cut", "lead": "led",
             "leave": "left", "hold": "held", "take": "took", "make": "made", "have": "had", "get": "got",
             "run": "ran", "go": "went", "rise": "rose", "fall": "fell", "sell": "sold", "buy": "bought",
@@ -286,7 +279,7 @@ def _named(token: str, words: list[str]) -> bool:
     if any(_alias_in(alias, words) for alias in _ALIASES.get(token, ())):
         return True
     if len(token) < 5 or not token.isalpha():
-        return token in words or any(w.startswith(token + "'") or w.startswith(token + "’") for w in words)
+        return token in words or any(w.startswith((token + "'", token + "’")) for w in words)
     stem = token[:max(5, len(token) - 2)]
     return any(w.startswith(stem) for w in words)
 

@@ -173,7 +173,7 @@ def test_an_unreadable_answer_is_re_asked_then_neither_with_nan_and_a_reason():
 
 
 def test_a_repaired_answer_is_a_verdict():
-    detector, fake = fake_judge([answer("no idea"), answer('{"label": "neither", "confidence": 1}')])
+    detector, _ = fake_judge([answer("no idea"), answer('{"label": "neither", "confidence": 1}')])
     assert judge(detector, "Paz wins") == leaks.Verdict("neither", 0.0, detector.name, "judge confidence 1.00")
 
 
