@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
+from hindcast.specs import split_spec
 
 Factory = Callable[..., Forecaster]
 _FACTORIES: dict[str, Factory] = {}
@@ -120,23 +121,12 @@ def create(spec: str) -> Forecaster:
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    name, _, rest = spec.strip().partition(":")
-    params = {}
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise HindcastError(f"forecaster spec {spec!r}: expected key=value, got {item!r}")
-        params[key.strip()] = _value(value.strip())
-    return name, params
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    parsed = split_spec(spec)
+    if parsed is None:
+        items = filter(None, spec.strip().partition(":")[2].split(","))
+        bad = next(i for i in items if not all(i.partition("=")[:2]))
+        raise HindcastError(f"forecaster spec {spec!r}: expected key=value, got {bad!r}")
+    return parsed
 
 
 def _load_plugins() -> None:

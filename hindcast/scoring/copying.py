@@ -36,6 +36,7 @@ import numpy as np
 from hindcast.scoring import bootstrap, vs_market
 from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.findings import Finding
+from hindcast.specs import run_qualified, split_spec
 
 CLOSE = 0.01  # |p − price| under this counts as copying the price
 TITLE = "Copy-the-market: forecasters shown the price vs the price, and vs themselves without it"
@@ -82,32 +83,13 @@ def spec_key(spec: str) -> tuple[tuple, object] | None:
     """(name, parameters other than price and run, the price value or None), parsed as the
     forecaster registry parses a spec (int, then float, then text); None for a spec it would
     refuse. A name qualified by its run (`spec@run`, runs combined) has its twin in that run."""
-    spec, run = _run_qualifier(spec.strip())
-    name, _, rest = spec.partition(":")
-    params = {}
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            return None
-        params[key.strip()] = _value(value.strip())
+    spec, run = run_qualified(spec)
+    parsed = split_spec(spec)
+    if parsed is None:
+        return None
+    name, params = parsed
     price = params.pop("price", None)
     return (name, frozenset(params.items()), run), price
-
-
-def _run_qualifier(spec: str) -> tuple[str, str]:
-    """`spec@run` (how combined runs qualify a name found in several) → (spec, run); else (spec, "")."""
-    head, sep, run = spec.rpartition("@")
-    plain = sep and run and not any(c in run for c in ",=:/#")
-    return (head, run) if plain else (spec, "")
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def shown_price(spec: str) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 from hindcast.scoring import bootstrap, vs_market
 from hindcast.scoring.aggregate import ScoredRow, retrieval_policy
 from hindcast.scoring.findings import Finding
+from hindcast.specs import run_qualified, split_spec
 
 TITLE = "Retrieval policies: each variant against the same forecaster under pit, on matched rows"
 COLUMNS = ("forecaster", "policy", "twin", "n_rows", "n_failed", "n_paired", "n_markets_paired", "brier_paired",
@@ -41,26 +42,12 @@ NOTES = (
 
 def twin_key(spec: str) -> tuple | None:
     """(name, parameters other than policy and detector, run) — equal for a variant and its twin."""
-    head, sep, run = spec.strip().rpartition("@")
-    if not (sep and run and not any(c in run for c in ",=:/#")):
-        head, run = spec.strip(), ""
-    name, _, rest = head.partition(":")
-    params = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            return None
-        params[key.strip()] = _value(value.strip())
-    return name.strip(), frozenset((k, v) for k, v in params.items() if k not in DROPPED), run
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    head, run = run_qualified(spec)
+    parsed = split_spec(head)
+    if parsed is None:
+        return None
+    name, params = parsed
+    return name, frozenset((k, v) for k, v in params.items() if k not in DROPPED), run
 
 
 def pairs(names: Iterable[str]) -> list[tuple[str, str | None]]:
