@@ -255,3 +255,32 @@ def test_the_judge_over_the_scripted_fake_model_has_exactly_the_scripted_figures
     assert (checked["tp"], checked["fp"], checked["fn"], checked["tn"], checked["failures"]) == (8, 1, 2, 17, 1)
     assert (checked["precision"], checked["recall"]) == (8 / 9, 0.8)
     assert len(fake.requests) == 34 + 1  # one repair for the unreadable answer
+
+
+@pytest.mark.llm_server
+def test_the_local_model_judge_on_the_small_subset_equals_the_measured_values():
+    """judge:model=local (the embedded SmolLM2-135M, temperature 0) on the two markets of
+    SMALL_MARKETS (34 rows); its figures recorded by the benchmark under the judge's full name
+    (a changed template changes the name: re-measure)."""
+    from benchmarks.leak_detectors import SMALL_MARKETS
+    from hindcast.forecasters.models import Models
+
+    folder = SETS["sample"]
+    rows = [r for r in load_rows(folder) if r.market_id[:10] in SMALL_MARKETS]
+    with Models() as models:
+        detector = get_detector("judge:model=local", models)
+
+        async def run():
+            try:
+                return await judge_rows(detector, rows, load_questions(folder), concurrency=2)
+            finally:
+                await models.aclose()
+
+        now = evaluate(detector.name, rows, asyncio.run(run()))["all"]
+    recorded = json.loads((folder / MEASURED).read_text(encoding="utf-8"))["detectors"]
+    assert detector.name in recorded, f"no measured figures for {detector.name}: run benchmarks/leak_detectors.py"
+    then = recorded[detector.name]["small"]
+    assert now["rows"] == then["rows"] == 34
+    assert abs(now["failures"] - then["failures"]) <= 2
+    for key in ("tp", "fp", "fn"):  # llama.cpp at temperature 0 may still differ by a token across CPUs
+        assert abs(now[key] - then[key]) <= 3, key
