@@ -87,7 +87,8 @@ def search(archive: Path, query: str, t0: datetime, *, snapshot: str | None = No
     """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid)."""
     from hindcast.archive import retriever, snapshot as snapshots
 
-    return retriever.TimeBoundRetriever(snapshots.open_snapshot(archive, snapshot), t0).search(query, k=k, mode=mode)
+    with retriever.TimeBoundRetriever(snapshots.open_snapshot(archive, snapshot), t0) as bound:
+        return bound.search(query, k=k, mode=mode)
 
 
 def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv", "json", "parquet", "md", "html"),

@@ -16,7 +16,6 @@ from hindcast.records import Document
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-_TIME_FIELDS = ("created_at", "edited_at", "retrieved_at")
 
 
 def schema():

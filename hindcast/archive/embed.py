@@ -252,7 +252,6 @@ def _builtins() -> None:
 
 
 _builtins()
-EMBEDDERS = _FACTORIES  # the registry (kept under its former name for existing callers)
 
 
 def document_text(title: str, text: str) -> str:

@@ -159,6 +159,15 @@ async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, pr
     forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepared if prepared is not None else prepare(spec)
+    try:
+        return await _run_plan(spec, store, now, hooks, models, forecasters, limits, prices, retry_limit, p)
+    finally:
+        if prepared is None and p.index is not None:  # the index this sweep opened (its scan threads)
+            p.index.close()
+
+
+async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits, prices, retry_limit,
+                    p: Plan) -> SweepResult:
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters, spec.archive), now)
     limits = _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)
