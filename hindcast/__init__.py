@@ -6,8 +6,9 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
 
     import hindcast
 
+    recorded_at = datetime(2026, 11, 30, tzinfo=timezone.utc)  # the caller's instant (the package reads no clock)
     result = hindcast.sweep(store=hindcast.sample("markets"), forecasters=["market", "base-rate"],
-                            fractions=[0.5, 1.0], out="runs", now=datetime.now(timezone.utc))
+                            fractions=[0.5, 1.0], out="runs", now=recorded_at)
     print(result.to_polars())
 
 `hindcast.sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings)`

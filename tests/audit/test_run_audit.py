@@ -38,6 +38,14 @@ def audited(planted, tmp_path, specs=("scripted",), **options):
         store.close()
 
 
+def copied_url(planted, tmp_path) -> str:
+    """The planted run database copied into tmp_path/runs/ (audits.db is written beside it)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
+    return f"sqlite:///{folder / 'hindcast.db'}"
+
+
 def rows_of(result) -> dict:
     return {row["forecaster"]: row for row in result.to_json()["forecasters"]}
 
@@ -121,15 +129,12 @@ def test_the_stored_audit_is_the_report_finding(planted, scripted, tmp_path):
 
 
 def test_the_report_reads_audits_beside_the_run_database(planted, scripted, tmp_path):
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
-    url = f"sqlite:///{folder / 'hindcast.db'}"
+    url = copied_url(planted, tmp_path)
     assert stored.stored_findings(url, [planted.run_id]) == []
     store = RunStore(url)
     result = run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
     store.close()
-    assert (folder / "audits.db").is_file()
+    assert (tmp_path / "runs" / "audits.db").is_file()
     (finding,) = stored.stored_findings(url, [planted.run_id])
     assert finding.rows == result.finding.rows and stored.stored_findings(url, ["other-run"]) == []
 
@@ -138,10 +143,7 @@ def test_an_audit_of_other_rows_is_marked_stale_in_the_report(planted, scripted,
     from hindcast.records import Forecast
     from hindcast.replay.engine import load_scored
 
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
-    store = RunStore(f"sqlite:///{folder / 'hindcast.db'}")
+    store = RunStore(copied_url(planted, tmp_path))
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
     now = {planted.run_id: load_scored(store, planted.run_id).rows}
     (fresh,) = stored.stored_findings(store.url, [planted.run_id], now)
@@ -215,10 +217,7 @@ def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_pat
     from hindcast.leaderboard.report import write_report
     from hindcast.replay.engine import load_scored
 
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    shutil.copy(planted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
-    store = RunStore(f"sqlite:///{folder / 'hindcast.db'}")
+    store = RunStore(copied_url(planted, tmp_path))
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
     found = stored.stored_findings(store.url, [planted.run_id])
     html = write_report(tmp_path / "report", [load_scored(store, planted.run_id)], "t", replicates=FAST,

@@ -135,6 +135,22 @@ def test_under_pit_filter_the_planted_document_never_reaches_the_model(planted):
     assert all(q == QUESTION for _, q in JUDGED)  # against the question at t0, never an outcome
 
 
+def test_pit_filter_sees_nothing_of_the_documents_at_or_after_t0(planted, tmp_path):
+    """The same forecast over an archive holding only the documents created before t0 (the
+    planted one included): every request the model received, every logged call and every step
+    (withheld verdicts too) is identical — the filter adds no path from post-t0 data."""
+    before = [(i, at(t), title) for i, t, title in FED_DOCS if at(t) < T0]
+    assert len(before) < len(FED_DOCS)  # the shared archive does hold documents at and after t0
+    docs = before + [(PLANTED, at("2025-10-10T12:00:00"), PLANTED_TITLE)]
+    pre_t0 = build_archive(tmp_path / "archive", [write_headlines(tmp_path / "pre.jsonl", docs)])
+    seen = []
+    for snapshot in (planted, pre_t0):
+        ctx = context_at(snapshot, T0)
+        result, fake = retrieval(",policy=pit+filter,detector=planted", ctx)
+        seen.append((fake.requests, ctx.retrievals, result.usage["steps"], result.probability, result.evidence))
+    assert seen[0] == seen[1]
+
+
 def test_under_none_nothing_is_retrieved_and_the_archive_is_never_called(planted):
     ctx = context_at(planted, T0)
     result, fake = retrieval(",policy=none", ctx)

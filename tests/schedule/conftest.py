@@ -81,6 +81,16 @@ formats = ["csv", "md", "html"]
 """
 
 
+SERVICE_HEAD = '[service]\ndb = "runs/hindcast.db"\nlog = "runs/schedule.log"\nruns_out = "runs/exports"\n'
+
+
+def sweep_table(name: str, spec: str, store: Path, ids: list[str], run: dict | None = None) -> str:
+    """One `[[sweeps]]` table: one forecaster on `ids` of `store` at lifetime fraction 0.5 (+ `[sweeps.run]`)."""
+    text = (f'\n[[sweeps]]\nname = "{name}"\n[sweeps.markets]\nstore = "{store}"\nids = {json.dumps(ids)}\n'
+            f'[sweeps.cutoffs]\nfractions = [0.5]\n[[sweeps.forecasters]]\nspec = "{spec}"\n')
+    return text + ("[sweeps.run]\n" + "".join(f"{k} = {v}\n" for k, v in run.items()) if run else "")
+
+
 def write_config(folder: Path, url: str, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "hindcast.toml"

@@ -9,30 +9,18 @@ from pathlib import Path
 
 from hindcast.forecasters.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
+from tests.schedule.conftest import SERVICE_HEAD, sweep_table
 
 MARKETS = ["0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
            "0x0a7e45f69a8d2c45fc008fa9d8242efa13264ba540a782d82f613d673f1d1205"]
 KEY = "sk-service-key-0123"
 
-SWEEP = """
-[[sweeps]]
-name = "{name}"
-[sweeps.markets]
-store = "{store}"
-ids = {ids}
-[sweeps.cutoffs]
-fractions = [0.5]
-[[sweeps.forecasters]]
-spec = "zero-shot:model=openai-compatible:{url}#m,key_env=SVC_KEY"
-[sweeps.run]
-seed = {seed}
-"""
 
 
 def config(folder: Path, url: str, names: list[str]) -> Path:
-    text = '[service]\ndb = "runs/hindcast.db"\nlog = "runs/schedule.log"\nruns_out = "runs/exports"\n'
-    for seed, name in enumerate(names):  # another seed: another run, the same requests (temperature 0)
-        text += SWEEP.format(name=name, store=SAMPLE_MARKETS, ids=str(MARKETS).replace("'", '"'), url=url, seed=seed)
+    spec = f"zero-shot:model=openai-compatible:{url}#m,key_env=SVC_KEY"
+    text = SERVICE_HEAD + "".join(sweep_table(name, spec, SAMPLE_MARKETS, MARKETS, {"seed": seed})
+                                  for seed, name in enumerate(names))  # another seed: another run, same requests
     path = folder / "hindcast.toml"
     path.write_text(text, encoding="utf-8")
     return path
