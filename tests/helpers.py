@@ -84,11 +84,12 @@ class BlockingServer:
 
     def __init__(self, handler_factory):
         import threading
-        from http.server import ThreadingHTTPServer
+
+        from hindcast.forecasters.fake import QuietServer
 
         self.blocking = self.never
         self.blocked, self.released = threading.Event(), threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_factory(self))
+        self.httpd = QuietServer(("127.0.0.1", 0), handler_factory(self))
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -57,6 +58,16 @@ def error(status: int, body: str = "fake error", retry_after: float | str | None
 
 
 Step = Reply | str | Callable[[dict], "Reply | str"]
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer for fakes: a client that drops its kept-alive connection later (a
+    reset or broken pipe, often while another test runs) is not printed to stderr; any other
+    handler error is printed as usual."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class FakeChatModel:
@@ -113,7 +124,7 @@ class FakeChatModel:
     @contextmanager
     def serve(self, port: int = 0):
         """Serve on 127.0.0.1 (`port`, or a free one) in a thread; yields the base URL (…/v1)."""
-        server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        server = QuietServer(("127.0.0.1", port), _handler(self))
         server.daemon_threads, server.block_on_close = True, False
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-chat-model", daemon=True)
         thread.start()
