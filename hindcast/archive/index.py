@@ -127,7 +127,7 @@ def _index_month(root: Path, snapshot: Snapshot, month: str, emb: Embedder, chun
     import numpy as np
 
     rows = month_rows(snapshot, month)
-    texts = [document_text(r["title"], r["text"]) for r in rows]
+    texts = month_texts(rows)
     vectors = np.concatenate([_chunk(root, month, i, texts[i:i + chunk_rows], emb, tick)
                               for i in range(0, len(texts), chunk_rows)])
     _write_arrays(root, month, rows, vectors)
@@ -143,20 +143,46 @@ def _chunks(root: Path, month: str) -> Path:
     return layout.vector_chunk_dir(root, month) / "chunks"
 
 
-def _chunk(root: Path, month: str, start: int, texts: list[str], emb: Embedder, tick) -> "object":
-    """Vectors of one chunk: from its file when a previous run wrote it, else embedded now."""
+def month_texts(rows: list[dict]) -> list[str]:
+    """What is embedded for each row of `month_rows` (same order)."""
+    return [document_text(r["title"], r["text"]) for r in rows]
+
+
+def chunk_path(root: Path, month: str, start: int) -> Path:
+    """The resumable checkpoint file of the chunk of `month` starting at row `start`: vectors
+    written here (by this process or by workers elsewhere, `save_chunk`) are reused by
+    `build_index` instead of being embedded again."""
+    return _chunks(root, month) / f"chunk-{start:09d}.npy"
+
+
+def load_chunk(path: Path, rows: int, dims: int):
+    """A checkpointed chunk's vectors, or None when absent or of another shape."""
     import numpy as np
 
-    path = _chunks(root, month) / f"chunk-{start:09d}.npy"
-    if path.exists():
-        vectors = np.load(path)
-        if vectors.shape == (len(texts), emb.dims):
-            tick(len(texts))
-            return vectors
-    vectors = np.ascontiguousarray(emb.embed(texts), dtype=np.float32)
+    if not path.exists():
+        return None
+    vectors = np.load(path)
+    return vectors if vectors.shape == (rows, dims) else None
+
+
+def save_chunk(path: Path, vectors) -> None:
+    """Write a chunk's float32 vectors atomically (a temporary file, then a rename)."""
+    import numpy as np
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path.with_name(path.stem + ".tmp.npy"), vectors)
+    np.save(path.with_name(path.stem + ".tmp.npy"), np.ascontiguousarray(vectors, dtype=np.float32))
     path.with_name(path.stem + ".tmp.npy").replace(path)
+
+
+def _chunk(root: Path, month: str, start: int, texts: list[str], emb: Embedder, tick) -> "object":
+    """Vectors of one chunk: from its file when a previous run (or a worker) wrote it, else embedded now."""
+    import numpy as np
+
+    path = chunk_path(root, month, start)
+    vectors = load_chunk(path, len(texts), emb.dims)
+    if vectors is None:
+        vectors = np.ascontiguousarray(emb.embed(texts), dtype=np.float32)
+        save_chunk(path, vectors)
     tick(len(texts))
     return vectors
 
