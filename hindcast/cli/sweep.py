@@ -49,6 +49,8 @@ def sweep(
     subsets: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
     archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters]."),
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
+    vector_search: Optional[str] = typer.Option(None, "--vector-search", help="exact | approx: approx searches months wholly before t0's month through their approximate index (`hindcast archive embed --approx`; its measured recall is recorded in the run) [default: exact]."),
+    nprobe: Optional[int] = typer.Option(None, "--nprobe", min=1, help="Lists probed per month in approx mode [default: the index's]."),
     fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
     offsets: Optional[str] = typer.Option(None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d [default: none]."),
     at: Optional[list[str]] = typer.Option(None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable) [default: none]."),

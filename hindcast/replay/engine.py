@@ -238,7 +238,7 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
         return
     done = store.coverage(p.run_id)
     markets = {m.id: m for m in p.bundle.markets}
-    retriever_for = retriever_factory(p.snapshot, p.index)
+    retriever_for = retriever_factory(p.snapshot, p.index, p.search)
     for c in p.cutoffs:
         if (c.market_id, c.t0) not in done:
             n = coverage.relevant_count(retriever_for(c.t0), markets[c.market_id].question)
@@ -247,7 +247,7 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
 
 async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
                    limits: Limits, breakers, now: datetime) -> None:
-    retriever_for = retriever_factory(p.snapshot, p.index)
+    retriever_for = retriever_factory(p.snapshot, p.index, p.search)
 
     def context_for(task: Task) -> Context:
         c = task.cutoff

@@ -7,6 +7,7 @@ derives the run identity and id. Nothing here calls a forecaster or writes anyth
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ class Plan:
     snapshot: object | None  # hindcast.archive.snapshot.Snapshot
     index: object | None  # its opened embedding/full-text index
     store_root: Path
+    search: dict = dataclasses.field(default_factory=dict)  # how vectors are searched (TimeBoundRetriever keywords)
 
 
 def prepare(spec: ReplaySpec) -> Plan:
@@ -43,9 +45,24 @@ def prepare(spec: ReplaySpec) -> Plan:
     markets = select_markets(version.bundle, spec)
     cutoffs = plan_cutoffs(version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None)
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
-    if index is not None:  # which vectors the run searched is part of what it is
+    search = {} if spec.vector_search == "exact" else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
+    if index is not None:  # which vectors the run searched, and how, is part of what it is
         identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
-    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.store))
+        identity["index"] |= approximate_search(index, spec)
+    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.store), search)
+
+
+def approximate_search(index, spec: ReplaySpec) -> dict:
+    """In approx mode, the approximate index a run searches and its recall measured when it was
+    built (so each run's manifest records it); refused before any forecast if there is none."""
+    if spec.vector_search == "exact":
+        return {}
+    ann = index.info.get("ann")
+    if not ann:
+        raise HindcastError(f"--vector-search approx: the index {index.root} has no approximate index; "
+                            "run `hindcast archive embed --approx` first")
+    measured = {k: ann.get(k) for k in ("format", "lists", "nprobe", "recall@10", "recall@10_mean", "probe_queries")}
+    return {"vector_search": {"mode": "approx", "nprobe_used": spec.nprobe or ann.get("nprobe"), **measured}}
 
 
 def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
@@ -109,13 +126,14 @@ def open_index(snapshot):
     return open_built(snapshot)
 
 
-def retriever_factory(snapshot, index) -> Callable[[datetime], object]:
-    """t0 → a TimeBoundRetriever over the snapshot as it stood at t0 (None without an archive)."""
+def retriever_factory(snapshot, index, search: dict | None = None) -> Callable[[datetime], object]:
+    """t0 → a TimeBoundRetriever over the snapshot as it stood at t0 (None without an archive);
+    `search`: how vectors are searched (`vector_search`, `nprobe`)."""
     if snapshot is None:
         return lambda t0: None
     from hindcast.archive.retriever import TimeBoundRetriever
 
-    return lambda t0: TimeBoundRetriever(snapshot, t0, index=index)
+    return lambda t0: TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
 
 
 def archive_end(snapshot) -> datetime | None:

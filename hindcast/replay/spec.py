@@ -11,7 +11,7 @@ optional; CLI flags override the file; the service's `[[sweeps]]` use the same t
 `[sweeps.markets]` …):
 
     [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit
-    [archive]   root (the field `archive`), snapshot
+    [archive]   root (the field `archive`), snapshot, vector_search ("exact" | "approx"), nprobe
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
     [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (fields `forecasters`, `subsets`)
     [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens, breaker_threshold
@@ -55,6 +55,7 @@ SAMPLE_FORECASTERS = (*DEFAULT_FORECASTERS, LOCAL_ZERO_SHOT, LOCAL_RETRIEVAL)
 SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 1))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+VECTOR_SEARCH = ("exact", "approx")
 MAPPING = "invalid sweep spec"  # how an error names a spec given as a mapping or as fields
 
 
@@ -72,6 +73,8 @@ class ReplaySpec:
     subsets: tuple[tuple[str, int], ...] = ()  # (forecaster spec, number of markets)
     archive: Path | None = None  # the archive root
     snapshot: str | None = None
+    vector_search: str = "exact"  # "approx": closed months through their approximate index (recall recorded)
+    nprobe: int | None = None  # lists probed per closed month in approx mode (None: the index's default)
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     offsets: tuple[str, ...] = ()
     at: tuple[datetime, ...] = ()  # explicit cutoff instants
@@ -107,6 +110,7 @@ class ReplaySpec:
                  "a forecaster subset names a forecaster that is not in the sweep, or a size below 1")
         _require(self.repeats >= 1 and self.concurrency >= 1, "repeats and concurrency must be at least 1")
         _require(bool(self.fractions or self.offsets or self.at or self.hindcast_rule), "the sweep has no cutoff")
+        _require(self.nprobe is None or self.vector_search == "approx", "nprobe applies only to vector_search approx")
         return self
 
     @property
@@ -146,7 +150,14 @@ def run_identity(spec: ReplaySpec, store_version: str, market_ids: list[str], sn
         "fractions": list(spec.fractions), "offsets": list(spec.offsets),
         "instants": [iso(t) for t in spec.at], "hindcast_rule": spec.hindcast_rule,
         "repeats": spec.repeats, "seed": spec.seed,
-    }
+    } | _search_identity(spec)
+
+
+def _search_identity(spec: ReplaySpec) -> dict:
+    """How vectors are searched, when not the default exact scan (so exact runs keep their ids)."""
+    if spec.vector_search == "exact":
+        return {}
+    return {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
 
 
 def run_id(identity: dict) -> str:
@@ -158,7 +169,7 @@ def run_id(identity: dict) -> str:
 LAYOUT = {
     "markets": {k: k for k in ("store", "version", "ids", "topics", "resolved_after", "resolved_before",
                                "min_volume", "limit")},
-    "archive": {"root": "archive", "snapshot": "snapshot"},
+    "archive": {"root": "archive", "snapshot": "snapshot", "vector_search": "vector_search", "nprobe": "nprobe"},
     "cutoffs": {k: k for k in ("fractions", "offsets", "at", "hindcast_rule")},
     "run": {k: k for k in ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost",
                            "max_tokens", "breaker_threshold")},
@@ -263,6 +274,8 @@ _CHECKS = {  # field → (test, what it must be)
     "forecasters": (_list_of(_is_text), "a list of forecaster specs"),
     "subsets": (_list_of(_is_subset), "a list of (forecaster spec, markets ≥ 1)"),
     "archive": (_is_path, "a path"), "snapshot": (_is_text, "a snapshot id (text)"),
+    "vector_search": (lambda x: x in VECTOR_SEARCH, "exact or approx"),
+    "nprobe": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
     "fractions": (_list_of(_is_number), "a list of numbers"), "offsets": (_list_of(_is_text), "a list like [\"1d\", \"7d\"]"),
     "at": (_list_of(_is_instant), "a list of ISO instants"), "hindcast_rule": (lambda x: isinstance(x, bool), "true or false"),
     "repeats": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"), "seed": (_is_int, "an integer"),
