@@ -68,3 +68,22 @@ def _lowest(scores, picked):  # pragma: no cover - compiled
         if scores[picked[k]] < low:
             low, low_at = scores[picked[k]], k
     return low, low_at
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+def first_stage_ranges(codes, scales, q, edit_us, mask_from, masked, out, ranges, lo, hi):  # pragma: no cover - compiled
+    """`first_stage` over row ranges: for each r in [lo, hi), rows [ranges[r, 0], ranges[r, 1])
+    are scored into out[ranges[r, 2]:…] (the ranges laid end to end). Same arithmetic per
+    row as `first_stage`, so a row scores the same bits on either path."""
+    dims = codes.shape[1]
+    for r in range(lo, hi):
+        at = ranges[r, 2]
+        for i in range(ranges[r, 0], ranges[r, 1]):
+            if masked and edit_us[i] >= mask_from:
+                out[at] = -np.inf
+            else:
+                acc = np.float32(0.0)
+                for j in range(dims):
+                    acc += np.float32(codes[i, j]) * q[j]
+                out[at] = acc * scales[i]
+            at += 1

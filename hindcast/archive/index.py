@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindcast import frozen
-from hindcast.archive import docs, layout, scan, text
+from hindcast.archive import ann, docs, layout, scan, text
 from hindcast.archive.embed import (
     DEFAULT,
     Embedder,
@@ -243,6 +243,7 @@ class MonthData:
     table: object
     rows: object  # Arrow table of the document columns, in the same (time) order as `vectors`
     atable: object  # the same LanceDB table, async API (queries of all months run concurrently)
+    ann: ann.Ann | None = None  # the month's approximate index (`hindcast.archive.ann`), if built
 
 
 @dataclass
@@ -310,7 +311,16 @@ class IndexReader:
         vectors = scan.Vectors(arrays["vectors"], arrays["codes"], arrays["scales"], arrays["edit_us"],
                                float(arrays["scales"].max(initial=0.0)))
         return MonthData(month, vectors, arrays["created_us"], _postings(self.root, month, rows), table, rows,
-                         run_async(self._adb.open_table(layout.month_table(month))))
+                         run_async(self._adb.open_table(layout.month_table(month))), _ann(self.root, month, folder, len(arrays["created_us"])))
+
+
+def _ann(root: Path, month: str, folder: Path, rows: int) -> ann.Ann | None:
+    """The month's approximate index, or None; one of another size than the month is refused."""
+    found = ann.load_month(folder)
+    if found is not None and not found.rows == found.meta["rows"] == rows:
+        raise ArchiveIntegrityError(f"{root}: month {month} approximate index is damaged; "
+                                    "rebuild it with `hindcast archive embed --approx`")
+    return found
 
 
 def _postings(root: Path, month: str, rows) -> text.Postings:

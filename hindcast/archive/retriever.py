@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hindcast.archive import docs, scan, text
+from hindcast.archive import ann, docs, scan, text
 from hindcast.archive.embed import Embedder
 from hindcast.archive.index import IndexReader, MonthData, open_index, run_async
 from hindcast.archive.snapshot import Snapshot
@@ -34,7 +34,9 @@ from hindcast.timeutil import iso, month_key, require_aware
 
 Mode = Literal["vector", "text", "hybrid"]
 EditPolicy = Literal["strict", "ignore"]
+VectorSearch = Literal["exact", "approx"]
 MODES = ("vector", "text", "hybrid")
+VECTOR_SEARCHES = ("exact", "approx")
 RRF_K = 60
 MAX_K = 1000
 
@@ -50,9 +52,11 @@ class TimeBoundRetriever:
     """Search, read and expand threads of a snapshot as it stood just before `t0`."""
 
     def __init__(self, snapshot: Snapshot, t0: datetime, *, embedder: Embedder | str | None = None,
-                 edit_policy: EditPolicy = "strict", index: IndexReader | None = None):
+                 edit_policy: EditPolicy = "strict", index: IndexReader | None = None,
+                 vector_search: VectorSearch = "exact", nprobe: int | None = None):
         if edit_policy not in ("strict", "ignore"):
             raise RetrievalError(f"edit policy {edit_policy!r}: use strict or ignore")
+        _check_vector_search(vector_search, nprobe)
         self.t0, self.edit_policy = require_aware(t0), edit_policy
         self.t0_us, self.month = docs.micros(self.t0), month_key(self.t0)
         reader = index or open_index(snapshot, embedder if isinstance(embedder, str) or embedder is None else embedder.name)
@@ -62,6 +66,7 @@ class TimeBoundRetriever:
         self.index = BoundIndex(reader, self.month)
         self.months = list(self.index.months)
         self._opened = None if index is not None else reader  # an index it opened itself, it closes
+        self.vector_search, self.nprobe = vector_search, _nprobe(reader, vector_search, nprobe)
 
     def close(self) -> None:
         """Stop the scan threads of the index this retriever opened (one passed in is its owner's)."""
@@ -109,12 +114,22 @@ class TimeBoundRetriever:
 
         q = np.asarray(self._embedder().embed([query])[0], dtype=np.float32)
         opened = [self.index.open_month(month) for month in self.months]
-        parts = [(data.vectors, self._cut(data)) for data in opened]
         mask_from = self.t0_us if self.edit_policy == "strict" else None
+        if self.vector_search == "approx":
+            return self._fetch(self._approx(opened, q, mask_from, n))
+        parts = [(data.vectors, self._cut(data)) for data in opened]
         best = [(score, data.month, offset)
                 for data, top in zip(opened, scan.top_each(parts, q, mask_from, n, self.index.scanner)) for score, offset in top]
         best.sort(key=lambda c: (-c[0], c[1], c[2]))
         return self._fetch(best[:n])
+
+    def _approx(self, opened: list[MonthData], q, mask_from: int | None, n: int) -> list[tuple[float, str, int]]:
+        """Closed months (before month(t0)) through their approximate index; the boundary
+        month, and any month without one, by the exact scan (`hindcast.archive.ann.rank`)."""
+        parts = [ann.Part(data.vectors, self._cut(data), data.ann if data.month < self.month else None)
+                 for data in opened]
+        ranked = ann.rank(parts, q, mask_from, n, nprobe=self.nprobe, scanner=self.index.scanner)
+        return [(score, opened[i].month, position) for score, i, position in ranked]
 
     def _fetch(self, best: list[tuple[float, str, int]]) -> list[tuple[Document, float]]:
         by_month: dict[str, list[int]] = {}
@@ -199,6 +214,24 @@ def as_of(doc: Document, t0: datetime) -> Document:
     if doc.edit_state == "at" and doc.edited_at >= t0:
         doc = dataclasses.replace(doc, edit_state="unknown", edited_at=None)
     return doc
+
+
+def _check_vector_search(vector_search, nprobe) -> None:
+    import numbers
+
+    if not isinstance(vector_search, str) or vector_search not in VECTOR_SEARCHES:
+        raise RetrievalError(f"vector search {vector_search!r}: use {' or '.join(VECTOR_SEARCHES)}")
+    if nprobe is not None and (isinstance(nprobe, bool) or not isinstance(nprobe, numbers.Integral) or nprobe < 1):
+        raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
+
+
+def _nprobe(reader: IndexReader, vector_search: str, nprobe: int | None) -> int | None:
+    """The lists probed per closed month in approx mode (the index's recorded default when not given)."""
+    if vector_search != "approx":
+        return None
+    if "ann" not in reader.info:
+        raise RetrievalError(f"index {reader.root} has no approximate index; run `hindcast archive embed --approx`")
+    return int(nprobe) if nprobe is not None else int(reader.info["ann"]["nprobe"])
 
 
 def check_k(k) -> int:

@@ -116,11 +116,18 @@ def top_each(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None,
 
 
 def _exact_top(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int) -> list[tuple[float, int]]:
+    return refine(month, q, rough, n)
+
+
+def refine(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int, where=None) -> list[tuple[float, int]]:
+    """The exact best `n` (score, position) among the rows scored in `rough` (first-stage
+    scores; -inf = masked), widened until the error bound proves it. `rough[k]` scores the
+    row at position `where(k)` (an array of k → positions; None: position k)."""
     bound = error_bound(month.max_scale, q)
     wanted = max(4 * n, FIRST_CANDIDATES)
     while True:
         candidates, floor = _candidates(rough, wanted)
-        best = _rescore(month.vectors, q, candidates, n)
+        best = _rescore(month.vectors, q, candidates if where is None else where(candidates), n)
         if floor == -np.inf or (len(best) == n and floor + bound < best[-1][0]):
             return best
         wanted *= 4

@@ -1,0 +1,380 @@
+"""Approximate vector search of closed months: an IVF index per month, exact within what it probes.
+
+A month is *closed* at t0 when it ends at or before t0 (month < month(t0)): every document in
+it was created before t0, so only the edit policy filters it. Such a month may be searched
+through an inverted-file index (IVF) instead of the full scan; the boundary month (month(t0))
+and any month without an index keep the exact scan of `hindcast.archive.scan`.
+
+Build (`build_month`, `build`), per month:
+
+* Centroids: seeded, deterministic spherical k-means (float32 BLAS) **trained only on
+  documents whose text was final before the month's end** (edit_us < month end: never edited,
+  or edited at a known instant inside the month). Any t0 that uses the index is ≥ month end,
+  so no centroid carries anything of a document at or after t0. The number of lists is a
+  function of the number of training rows only.
+* Every row is assigned to its nearest centroid (its own vector and the centroids only).
+  Lists are stored contiguously, in list order and time order within a list: positions,
+  int8 codes, scales and edit instants (`ann/` under the month's vector folder), so probing a
+  list is one contiguous scan. Written to a temporary folder, then renamed (atomic); `build`
+  skips months already built with the same parameters, so a re-run resumes and is idempotent
+  (byte-identical files).
+* Recall@10 at the default nprobe is measured on seeded probe queries (month documents plus
+  noise) against the exact scan of the month, and recorded.
+
+Search (`rank`): score the centroids, probe the best `nprobe` lists (ties to the lower list),
+run the int8 first stage over the probed rows **with the edit mask inside the scan**, then the
+exact float64 rescore of `scan.refine`, widened by the same error bound: the result is the
+exact top-n among the probed rows (ties to the earlier position). A month whose probe yields
+fewer than n eligible rows is scanned exactly instead, so top-k is never short. All months'
+probed ranges (and the exact months' rows) go through one first-stage pass on the scanner's
+threads. The nprobe default is a constant (not tuned on data), so it carries no document.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from hindcast import frozen
+from hindcast.archive import layout, scan
+
+FORMAT = "hindcast-ann/1"
+NPROBE = 48
+MAX_LISTS = 2048
+LISTS_PER_SQRT = 2
+TRAIN_PER_LIST = 32
+ITERATIONS = 8
+PROBE_QUERIES = 200
+QUERY_NOISE = 1.0
+SPLIT = 8192  # exact ranges are cut into pieces of this many rows to share them among threads
+ASSIGN_CHUNK = 32_768
+INFO = "index.json"
+_ARRAYS = ("centroids", "offsets", "positions", "codes", "scales", "edit_us")
+
+
+@dataclass(frozen=True)
+class Ann:
+    """One month's IVF: centroids (lists × dims), list offsets (lists + 1), and per row in list
+    order its time-order position, int8 code, scale and edit instant."""
+
+    centroids: np.ndarray
+    offsets: np.ndarray
+    positions: np.ndarray
+    codes: np.ndarray
+    scales: np.ndarray
+    edit_us: np.ndarray
+    meta: dict
+
+    @property
+    def lists(self) -> int:
+        return int(self.centroids.shape[0])
+
+    @property
+    def rows(self) -> int:
+        return int(self.positions.shape[0])
+
+
+@dataclass(frozen=True)
+class Part:
+    """One month to search: rows [0, end) of `vectors`; through `ann` when given (a closed
+    month: end must be all its rows), else by the exact scan."""
+
+    vectors: scan.Vectors
+    end: int
+    ann: Ann | None = None
+
+
+# ---- search -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Plan:
+    codes: np.ndarray
+    scales: np.ndarray
+    edit_us: np.ndarray
+    ranges: np.ndarray  # (R, 3) int64: source start, source stop, output start
+    size: int
+    where: Callable | None  # output index → time-order position (None: the same)
+
+
+def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
+         scanner: scan.Scanner | None = None) -> list[tuple[float, int, int]]:
+    """The best `n` (score, part index, position) over all parts, best first (ties: part,
+    then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none)."""
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    plans = [_plan(part, q, nprobe) for part in parts]
+    roughs = _first_stage(plans, q, mask_from, scanner)
+    tops = [scan.refine(part.vectors, q, rough, n, plan.where) if rough.size else []
+            for part, plan, rough in zip(parts, plans, roughs)]
+    short = [i for i, top in enumerate(tops) if len(top) < n and plans[i].where is not None]
+    if short:
+        exact = scan.top_each([(parts[i].vectors, parts[i].end) for i in short], q, mask_from, n, scanner)
+        for i, top in zip(short, exact):
+            tops[i] = top
+    best = [(score, i, position) for i, top in enumerate(tops) for score, position in top]
+    best.sort(key=lambda c: (-c[0], c[1], c[2]))
+    return best[:n]
+
+
+def _plan(part: Part, q: np.ndarray, nprobe: int) -> _Plan:
+    month, end, ann = part.vectors, max(int(part.end), 0), part.ann
+    if ann is None or ann.lists == 0 or end != ann.rows:
+        starts = np.arange(0, end, SPLIT, dtype=np.int64)
+        stops = np.minimum(starts + SPLIT, end)
+        ranges = np.stack([starts, stops, starts], axis=1)
+        return _Plan(np.asarray(month.codes), np.asarray(month.scales), np.asarray(month.edit_us), ranges, end, None)
+    lists = probe(ann, q, nprobe)
+    starts, stops = ann.offsets[lists], ann.offsets[lists + 1]
+    keep = stops > starts
+    starts, stops = starts[keep], stops[keep]
+    outputs = np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)
+    ranges = np.stack([starts, stops, outputs[:-1]], axis=1)
+    return _Plan(ann.codes, ann.scales, ann.edit_us, ranges, int(outputs[-1]), _locator(ann, starts, outputs[:-1]))
+
+
+def probe(ann: Ann, q: np.ndarray, nprobe: int) -> np.ndarray:
+    """The `nprobe` lists whose centroids score highest against q (ties to the lower list), ascending."""
+    scores = ann.centroids @ np.asarray(q, dtype=np.float32)
+    if nprobe >= scores.size:
+        return np.arange(scores.size)
+    picked = np.argpartition(-scores, nprobe - 1)[:nprobe]
+    low = scores[picked].min()
+    above = np.flatnonzero(scores > low)
+    return np.sort(np.concatenate([above, np.flatnonzero(scores == low)[:nprobe - above.size]]))
+
+
+def _locator(ann: Ann, starts: np.ndarray, outputs: np.ndarray) -> Callable:
+    def where(k: np.ndarray) -> np.ndarray:
+        r = np.searchsorted(outputs, k, side="right") - 1
+        return np.asarray(ann.positions[starts[r] + (k - outputs[r])], dtype=np.int64)
+    return where
+
+
+def _first_stage(plans: list[_Plan], q: np.ndarray, mask_from: int | None,
+                 scanner: scan.Scanner | None) -> list[np.ndarray]:
+    """First-stage scores of every plan's ranges, in one pass over the scanner's threads."""
+    outs = [np.empty(plan.size, dtype=np.float32) for plan in plans]
+    masked = mask_from is not None
+    limit = int(mask_from) if masked else np.iinfo(np.int64).max
+    calls = [(plan.codes, plan.scales, q, plan.edit_us, limit, masked, out, plan.ranges)
+             for plan, out in zip(plans, outs)]
+    total = sum(plan.size for plan in plans)
+    workers = scanner.workers if scanner is not None and total >= scan.PARALLEL_ROWS else 1
+    shares = _shares(plans, total, workers)
+    others = [scanner.submit(_scan, calls, share) for share in shares[1:]]
+    _scan(calls, shares[0])
+    for done in others:
+        done.result()
+    return outs
+
+
+def _shares(plans: list[_Plan], total: int, workers: int) -> list[list[tuple[int, int, int]]]:
+    """(plan, first range, last range + 1) per worker: worker w takes the ranges whose output
+    starts, laid end to end over all plans, fall in [total·w/workers, total·(w+1)/workers)."""
+    shares: list[list[tuple[int, int, int]]] = [[] for _ in range(workers)]
+    offset = 0
+    for p, plan in enumerate(plans):
+        starts = (plan.ranges[:, 2] + offset) * workers
+        cuts = np.searchsorted(starts, [total * w for w in range(workers + 1)], side="left")
+        cuts[-1] = len(plan.ranges)
+        for w in range(workers):
+            if cuts[w] < cuts[w + 1]:
+                shares[w].append((p, int(cuts[w]), int(cuts[w + 1])))
+        offset += plan.size
+    return shares
+
+
+def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
+    kernel = scan._kernels().first_stage_ranges
+    for p, lo, hi in share:
+        kernel(*calls[p], lo, hi)
+
+
+# ---- build --------------------------------------------------------------------------------
+
+def default_lists(train_rows: int) -> int:
+    """Lists of a month with `train_rows` training rows: 2·√rows, at most MAX_LISTS."""
+    return max(1, min(MAX_LISTS, train_rows, round(LISTS_PER_SQRT * math.sqrt(train_rows)))) if train_rows else 0
+
+
+def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None,
+                seed: int = 0, nprobe: int | None = None) -> dict:
+    """Build (or rebuild) the IVF of one month under `folder/ann/` and return its meta (lists,
+    rows, training rows, recall@10 at `nprobe`). A month with no document final before its
+    end gets no index (lists 0): it is always scanned exactly."""
+    folder, nprobe = Path(folder), nprobe or NPROBE
+    edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
+    train = np.flatnonzero((edit_us < month_end_us) & (created_us < month_end_us))
+    count = min(lists, train.size) if lists else default_lists(train.size)
+    meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
+            "month_end_us": int(month_end_us), "params": {"lists": lists, "seed": seed, "nprobe": nprobe}}
+    if count == 0:
+        _remove(folder / "ann")
+        return meta | {"recall@10": None, "probe_queries": 0}
+    centroids = kmeans(vectors, train, count, seed)
+    codes, scales = scan.quantize(vectors)
+    arrays = _lists(vectors, centroids, codes, scales, edit_us)
+    meta |= _recall(_month_vectors(vectors, codes, scales), arrays, meta, nprobe, seed)
+    _write(folder / "ann", arrays, meta)
+    return meta
+
+
+def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
+    """Seeded spherical k-means over a sample of the rows `train` (at most TRAIN_PER_LIST per list)."""
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(train, size=min(train.size, lists * TRAIN_PER_LIST), replace=False))
+    x = np.ascontiguousarray(vectors[sample], dtype=np.float32)
+    centroids = _unit(x[np.sort(rng.choice(x.shape[0], size=lists, replace=False))])
+    for _ in range(ITERATIONS):
+        centroids = _update(x, _nearest(x, centroids), centroids)
+    return centroids
+
+
+def _nearest(x, centroids: np.ndarray) -> np.ndarray:
+    """Index of the centroid of highest dot product for each row (ties to the lower), in chunks."""
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for start in range(0, x.shape[0], ASSIGN_CHUNK):
+        block = np.asarray(x[start:start + ASSIGN_CHUNK], dtype=np.float32)
+        out[start:start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def _update(x: np.ndarray, assign: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    sums = np.zeros(centroids.shape, dtype=np.float64)
+    np.add.at(sums, assign, x)
+    empty = np.bincount(assign, minlength=centroids.shape[0]) == 0
+    sums[empty] = centroids[empty]
+    return _unit(sums.astype(np.float32))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.ascontiguousarray(np.where(norms > 0, x / np.where(norms > 0, norms, 1), x), dtype=np.float32)
+
+
+def _lists(vectors, centroids: np.ndarray, codes: np.ndarray, scales: np.ndarray, edit_us: np.ndarray) -> dict:
+    """Every row assigned to its nearest centroid; arrays in list order (time order within a
+    list). The codes are the scan's own per-row codes, copied in list order."""
+    assign = _nearest(vectors, centroids)
+    positions = np.argsort(assign, kind="stable").astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(assign, minlength=centroids.shape[0]))]).astype(np.int64)
+    return {"centroids": centroids, "offsets": offsets, "positions": positions, "codes": codes[positions],
+            "scales": scales[positions], "edit_us": np.ascontiguousarray(edit_us[positions], dtype=np.int64)}
+
+
+def _recall(month: scan.Vectors, arrays: dict, meta: dict, nprobe: int, seed: int) -> dict:
+    """Recall@10 at `nprobe` over seeded probe queries (month rows plus Gaussian noise) against
+    the exact scan of the whole month (no edit mask)."""
+    ann = Ann(**{k: arrays[k] for k in _ARRAYS}, meta=meta)
+    queries = probe_queries(month.vectors, seed)
+    hits = [_overlap(month, ann, q, nprobe) for q in queries]
+    return {"recall@10": float(np.mean(hits)) if hits else None, "probe_queries": len(hits)}
+
+
+def _month_vectors(vectors, codes, scales) -> scan.Vectors:
+    none = np.full(vectors.shape[0], np.iinfo(np.int64).min, dtype=np.int64)
+    return scan.Vectors(vectors, codes, scales, none, float(scales.max(initial=0.0)))
+
+
+def probe_queries(vectors, seed: int, count: int = PROBE_QUERIES) -> np.ndarray:
+    """`count` seeded queries: unit month rows plus Gaussian noise of the same norm."""
+    rng = np.random.default_rng(seed + 1)
+    rows = np.sort(rng.choice(vectors.shape[0], size=min(count, vectors.shape[0]), replace=False))
+    base = _unit(np.asarray(vectors[rows], dtype=np.float32))
+    noise = _unit(rng.standard_normal(base.shape).astype(np.float32))
+    return np.ascontiguousarray(base + np.float32(QUERY_NOISE) * noise, dtype=np.float32)
+
+
+def _overlap(month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int) -> float:
+    rows = month.vectors.shape[0]
+    exact = {p for _, p in scan.top(month, q, rows, None, 10)}
+    approx = {p for _, _, p in rank([Part(month, rows, ann)], q, None, 10, nprobe=nprobe)}
+    return len(exact & approx) / len(exact) if exact else 1.0
+
+
+def _write(target: Path, arrays: dict, meta: dict) -> None:
+    """Write the index into a private folder, then rename it to `target` (replacing an old one)."""
+    staging = target.with_name(f".ann-{os.getpid()}")
+    _remove(staging)
+    staging.mkdir(parents=True)
+    for name in _ARRAYS:
+        np.save(staging / f"{name}.npy", arrays[name])
+    (staging / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _remove(target)
+    staging.rename(target)
+
+
+def _remove(path: Path) -> None:
+    if path.exists():
+        old = path.with_name(f".old-{path.name}-{os.getpid()}")
+        path.rename(old)
+        shutil.rmtree(old)
+
+
+def load_month(folder: Path) -> Ann | None:
+    """The IVF of the month whose vector folder is `folder` (arrays memory-mapped), or None."""
+    target = Path(folder) / "ann"
+    if not (target / "meta.json").exists():
+        return None
+    meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
+    arrays = {name: np.load(target / f"{name}.npy", mmap_mode=None if name in ("centroids", "offsets") else "r")
+              for name in _ARRAYS}
+    return Ann(**arrays, meta=meta)
+
+
+# ---- a whole index ------------------------------------------------------------------------
+
+def build(index, *, lists: int | None = None, nprobe: int | None = None, seed: int = 0,
+          on_progress: Callable[[int, int], None] | None = None) -> dict:
+    """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
+    that lacks one with these parameters; record and return `info["ann"]`."""
+    root = Path(index) if isinstance(index, (str, os.PathLike)) else Path(index.root)
+    nprobe = nprobe or NPROBE
+    info = json.loads((root / INFO).read_text(encoding="utf-8"))
+    months = sorted(info["months"])
+    metas = {}
+    for done, month in enumerate(months, 1):
+        metas[month] = _month(root, month, lists, nprobe, seed)
+        if on_progress:
+            on_progress(done, len(months))
+    info["ann"] = summary(metas, nprobe, seed)
+    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return info["ann"]
+
+
+def _month(root: Path, month: str, lists: int | None, nprobe: int, seed: int) -> dict:
+    folder = layout.vector_chunk_dir(root, month)
+    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    built = load_month(folder)
+    if built is not None and built.meta.get("params") == params:
+        return built.meta
+    arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")}
+    return build_month(folder, arrays["vectors"], arrays["created_us"], arrays["edit_us"], month_end_us(month),
+                       lists=lists, seed=seed, nprobe=nprobe)
+
+
+def summary(metas: dict[str, dict], nprobe: int, seed: int) -> dict:
+    recalls = [m["recall@10"] for m in metas.values() if m["recall@10"] is not None]
+    return {"format": FORMAT, "nprobe": nprobe, "seed": seed,
+            "lists": {month: m["lists"] for month, m in sorted(metas.items())},
+            "recall@10": min(recalls) if recalls else None,
+            "recall@10_mean": round(float(np.mean(recalls)), 6) if recalls else None,
+            "probe_queries": sum(m["probe_queries"] for m in metas.values()),
+            "trained_on": "per month, the documents whose text was final before the month's end "
+                          f"(edit_us < month end); seeded spherical k-means ({ITERATIONS} iterations, "
+                          f"at most {TRAIN_PER_LIST} sampled rows per list)"}
+
+
+def month_end_us(month: str) -> int:
+    """The first microsecond after `month` (YYYY-MM), UTC."""
+    year, number = map(int, layout.check_month(month).split("-"))
+    year, number = (year + 1, 1) if number == 12 else (year, number + 1)
+    end = datetime(year, number, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return end.days * 86_400_000_000
