@@ -1,7 +1,16 @@
 """Time-bounded vector retrieval at scale: latency, recall@10 and leaks, against an exact
-numpy scan measured in the same run.
+scan measured in the same run.
 
-    python benchmarks/retrieval.py --docs 100000 [--queries 200] [--variants all] [--json out.json]
+    python benchmarks/retrieval.py --docs 10000000 [--months 12] [--nprobe N] [--lists N]   # the scale benchmark
+    python benchmarks/retrieval.py --docs 100000 --variants legacy [--queries 200] [--json out.json]
+
+Without `--variants` (and without `--real-index`): the scale benchmark of
+`benchmarks/retrieval_scale.py` — Pushshift-shaped dumps from `benchmarks/pushshift_dumps.py`,
+vectors anchored on real MiniLM headline embeddings, memory-mapped months built with the
+index's own code, exact scan vs approximate (IVF per closed month) through
+`hindcast.archive.ann.rank`, recall@10 against a streaming exact ground truth, leaks, short
+top-k, build time, index size, peak RSS (see that module's docstring). What follows is the
+earlier in-memory comparison, run with `--variants`.
 
 `--real-index` also reads market questions from the development data beside the checkout,
 `../shared/data/polymarket/markets.jsonl` (or `HINDCAST_SHARED_DATA`); without it that
@@ -254,15 +263,30 @@ class Tally:
                 "recall@10": round(float(np.mean(self.recalls)), 4), "leaks": self.leaks, "short": self.short}
 
 
+LEGACY = "numpy_exact_einsum,hindcast,lance_flat,lance_hnsw,numpy_pca_rerank:128:400"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--variants", default="numpy_exact_einsum,hindcast,lance_flat,lance_hnsw,numpy_pca_rerank:128:400")
+    parser.add_argument("--variants", default=None,
+                        help="the in-memory synthetic comparison: a comma list of variants, or `legacy` for "
+                             f"{LEGACY}; without it (and without --real-index) the Pushshift-load exact-vs-approx "
+                             "benchmark of benchmarks/retrieval_scale.py runs")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--real-index", type=Path, default=None,
                         help="a built MiniLM index dir (index/<snapshot>/all-MiniLM-L6-v2) instead of synthetic data")
+    parser.add_argument("--clean", action="store_true", help="scale benchmark: delete its cached data afterwards")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import retrieval_scale
+
+    retrieval_scale.add_arguments(parser)
     args = parser.parse_args()
+    if args.variants is None and args.real_index is None:
+        retrieval_scale.main(args)
+        return
+    args.variants = LEGACY if args.variants in (None, "legacy") else args.variants
     root = Path(tempfile.mkdtemp(prefix="hindcast-retrieval-"))
     if args.real_index:
         data, qs = real(args.real_index, args.queries)
