@@ -87,3 +87,15 @@ def first_stage_ranges(codes, scales, q, edit_us, mask_from, masked, out, ranges
                     acc += np.float32(codes[i, j]) * q[j]
                 out[at] = acc * scales[i]
             at += 1
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def dots(matrix, q, out):  # pragma: no cover - compiled
+    """out[i] = matrix[i] · q in float32, in the calling thread (no BLAS threads: a per-query
+    matrix–vector product must not wait on a thread pool that other processes keep busy)."""
+    dims = q.size
+    for i in range(matrix.shape[0]):
+        acc = np.float32(0.0)
+        for j in range(dims):
+            acc += matrix[i, j] * q[j]
+        out[i] = acc

@@ -141,7 +141,8 @@ def _plan(part: Part, q: np.ndarray, nprobe: int) -> _Plan:
 
 def probe(ann: Ann, q: np.ndarray, nprobe: int) -> np.ndarray:
     """The `nprobe` lists whose centroids score highest against q (ties to the lower list), ascending."""
-    scores = ann.centroids @ np.asarray(q, dtype=np.float32)
+    scores = np.empty(ann.lists, dtype=np.float32)
+    scan._kernels().dots(ann.centroids, np.ascontiguousarray(q, dtype=np.float32), scores)
     if nprobe >= scores.size:
         return np.arange(scores.size)
     picked = np.argpartition(-scores, nprobe - 1)[:nprobe]
@@ -210,20 +211,26 @@ def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *
     rows, training rows, recall@10 at `nprobe`). A month with no document final before its
     end gets no index (lists 0): it is always scanned exactly."""
     folder, nprobe = Path(folder), nprobe or NPROBE
+    index = fit(vectors, created_us, edit_us, month_end_us, lists=lists, seed=seed)
+    meta = index.meta | {"params": {"lists": lists, "seed": seed, "nprobe": nprobe}}
+    if index.lists == 0:
+        _remove(folder / "ann")
+        return meta | {"recall@10": None, "probe_queries": 0}
+    meta |= _recall(vectors, index, nprobe, seed)
+    _write(folder / "ann", index, meta)
+    return meta
+
+
+def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None, seed: int = 0) -> Ann:
+    """The IVF of one month, in memory: centroids trained on the rows final before
+    `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
     train = np.flatnonzero((edit_us < month_end_us) & (created_us < month_end_us))
     count = min(lists, train.size) if lists else default_lists(train.size)
     meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
-            "month_end_us": int(month_end_us), "params": {"lists": lists, "seed": seed, "nprobe": nprobe}}
-    if count == 0:
-        _remove(folder / "ann")
-        return meta | {"recall@10": None, "probe_queries": 0}
-    centroids = kmeans(vectors, train, count, seed)
-    codes, scales = scan.quantize(vectors)
-    arrays = _lists(vectors, centroids, codes, scales, edit_us)
-    meta |= _recall(_month_vectors(vectors, codes, scales), arrays, meta, nprobe, seed)
-    _write(folder / "ann", arrays, meta)
-    return meta
+            "month_end_us": int(month_end_us)}
+    centroids = kmeans(vectors, train, count, seed) if count else np.zeros((0, vectors.shape[1]), np.float32)
+    return Ann(**_lists(vectors, centroids, edit_us), meta=meta)
 
 
 def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
@@ -259,28 +266,25 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.where(norms > 0, x / np.where(norms > 0, norms, 1), x), dtype=np.float32)
 
 
-def _lists(vectors, centroids: np.ndarray, codes: np.ndarray, scales: np.ndarray, edit_us: np.ndarray) -> dict:
+def _lists(vectors, centroids: np.ndarray, edit_us: np.ndarray) -> dict:
     """Every row assigned to its nearest centroid; arrays in list order (time order within a
-    list). The codes are the scan's own per-row codes, copied in list order."""
-    assign = _nearest(vectors, centroids)
+    list). The codes are the scan's own per-row codes (`scan.quantize`), copied in list order."""
+    assign = _nearest(vectors, centroids) if centroids.shape[0] else np.zeros(len(edit_us), np.int64)
     positions = np.argsort(assign, kind="stable").astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(assign, minlength=centroids.shape[0]))]).astype(np.int64)
-    return {"centroids": centroids, "offsets": offsets, "positions": positions, "codes": codes[positions],
-            "scales": scales[positions], "edit_us": np.ascontiguousarray(edit_us[positions], dtype=np.int64)}
+    codes, scales = scan.quantize(vectors)
+    return {"centroids": centroids, "offsets": offsets[:centroids.shape[0] + 1], "positions": positions,
+            "codes": codes[positions], "scales": scales[positions],
+            "edit_us": np.ascontiguousarray(np.asarray(edit_us)[positions], dtype=np.int64)}
 
 
-def _recall(month: scan.Vectors, arrays: dict, meta: dict, nprobe: int, seed: int) -> dict:
+def _recall(vectors, index: Ann, nprobe: int, seed: int) -> dict:
     """Recall@10 at `nprobe` over seeded probe queries (month rows plus Gaussian noise) against
     the exact scan of the whole month (no edit mask)."""
-    ann = Ann(**{k: arrays[k] for k in _ARRAYS}, meta=meta)
-    queries = probe_queries(month.vectors, seed)
-    hits = [_overlap(month, ann, q, nprobe) for q in queries]
-    return {"recall@10": float(np.mean(hits)) if hits else None, "probe_queries": len(hits)}
-
-
-def _month_vectors(vectors, codes, scales) -> scan.Vectors:
-    none = np.full(vectors.shape[0], np.iinfo(np.int64).min, dtype=np.int64)
-    return scan.Vectors(vectors, codes, scales, none, float(scales.max(initial=0.0)))
+    codes, scales = scan.quantize(vectors)
+    month = scan.Vectors(vectors, codes, scales, np.full(len(scales), np.iinfo(np.int64).min), float(scales.max()))
+    hits = [_overlap(month, index, q, nprobe) for q in probe_queries(vectors, seed)]
+    return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
 
 
 def probe_queries(vectors, seed: int, count: int = PROBE_QUERIES) -> np.ndarray:
@@ -299,13 +303,15 @@ def _overlap(month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int) -> float
     return len(exact & approx) / len(exact) if exact else 1.0
 
 
-def _write(target: Path, arrays: dict, meta: dict) -> None:
-    """Write the index into a private folder, then rename it to `target` (replacing an old one)."""
+def _write(target: Path, index: Ann, meta: dict) -> None:
+    """Write the index into a private folder, then rename it to `target` (replacing an old
+    one); staging folders a stopped build left behind are removed first."""
+    for stale in target.parent.glob(".ann-*"):
+        shutil.rmtree(stale)
     staging = target.with_name(f".ann-{os.getpid()}")
-    _remove(staging)
     staging.mkdir(parents=True)
     for name in _ARRAYS:
-        np.save(staging / f"{name}.npy", arrays[name])
+        np.save(staging / f"{name}.npy", getattr(index, name))
     (staging / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _remove(target)
     staging.rename(target)

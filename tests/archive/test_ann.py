@@ -1,0 +1,226 @@
+"""The approximate index of closed months (`hindcast.archive.ann`): exact within the lists it
+probes, never short, never past t0, trained only on what was final before the month's end,
+and built atomically, resumably and idempotently."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hindcast.archive import ann, scan
+
+NEVER, UNKNOWN = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+MONTH = 1_000  # a month lasts 1000 µs in these synthetic archives
+
+
+def _vectors(rows: int, dims: int, seed: int, topics: int = 6) -> np.ndarray:
+    """Clustered float32 rows (a few topics plus noise; duplicates included), some zero."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((topics, dims)).astype(np.float32)
+    out = centres[rng.integers(topics, size=rows)] + 0.4 * rng.standard_normal((rows, dims)).astype(np.float32)
+    if rows > 3:
+        out[1] = out[0]  # an exact duplicate: a tie broken by position
+        out[rows // 2] = 0
+    return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def _month(vectors: np.ndarray, edit_us: np.ndarray) -> scan.Vectors:
+    codes, scales = scan.quantize(vectors)
+    return scan.Vectors(vectors, codes, scales, edit_us, float(scales.max(initial=0.0)))
+
+
+def _edits(rng: np.random.Generator, created: np.ndarray, end: int) -> np.ndarray:
+    """Never edited, edited inside the month, after its end, or at an unknown time."""
+    roll = rng.random(created.size)
+    edit = np.full(created.size, NEVER, dtype=np.int64)
+    edit[roll < 0.3] = created[roll < 0.3] + rng.integers(0, 3 * MONTH, size=int((roll < 0.3).sum()))
+    edit[(roll >= 0.3) & (roll < 0.4)] = UNKNOWN
+    return edit
+
+
+def _reference(month: scan.Vectors, index: ann.Ann, q, mask_from, n: int, nprobe: int) -> list[tuple[float, int]]:
+    """Brute force in numpy: the probed lists (best centroids, ties to the lower list), their
+    unmasked rows, exact float64 scores, best n by (score desc, position); the whole month
+    when the probe holds fewer than n eligible rows."""
+    scores = index.centroids.astype(np.float64) @ q.astype(np.float64)
+    lists = np.lexsort((np.arange(scores.size), -scores))[:nprobe]
+    rows = np.concatenate([index.positions[index.offsets[i]:index.offsets[i + 1]] for i in lists] + [np.empty(0, np.int64)])
+    edit = np.asarray(month.edit_us)
+    keep = rows[edit[rows] < mask_from] if mask_from is not None else rows
+    if keep.size < n:
+        keep = np.arange(len(edit))[edit < mask_from] if mask_from is not None else np.arange(len(edit))
+    exact = np.asarray(month.vectors, dtype=np.float64)[keep] @ q.astype(np.float64)
+    order = np.lexsort((keep, -exact))[:n]
+    return [(float(exact[i]), int(keep[i])) for i in order]
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.integers(1, 400), seed=st.integers(0, 10_000), n=st.integers(1, 30),
+       nprobe=st.integers(1, 12), lists=st.one_of(st.none(), st.integers(1, 20)), masked=st.booleans())
+def test_rank_is_the_exact_top_n_of_the_probed_rows(tmp_path_factory, rows, seed, n, nprobe, lists, masked):
+    rng = np.random.default_rng(seed)
+    vectors = _vectors(rows, 12, seed)
+    created = np.sort(rng.integers(0, MONTH, size=rows))
+    edit = _edits(rng, created, MONTH)
+    folder = tmp_path_factory.mktemp("month")
+    meta = ann.build_month(folder, vectors, created, edit, MONTH, lists=lists, seed=seed)
+    index, month = ann.load_month(folder), _month(vectors, edit)
+    q = rng.standard_normal(12).astype(np.float32)
+    mask_from = int(rng.integers(MONTH, 4 * MONTH)) if masked else None
+    got = ann.rank([ann.Part(month, rows, index)], q, mask_from, n, nprobe=nprobe)
+    if index is None:  # nothing final before the month's end: no index, the exact scan
+        assert meta["lists"] == 0
+        want = [(s, p) for s, p in scan.top(month, q, rows, mask_from, n)]
+    else:
+        want = _reference(month, index, q, mask_from, n, nprobe)
+    assert [(i, p) for _, i, p in got] == [(0, p) for _, p in want]
+    np.testing.assert_allclose([s for s, _, _ in got], [s for s, _ in want], rtol=0, atol=1e-9)
+
+
+def _parts(seed: int, sizes: list[int], t0: int, lists: int | None, exact_t0: bool):
+    """Months of `sizes` rows (month m spans [m·MONTH, (m+1)·MONTH)), those ending at or before
+    t0 with an index (built with the month's own end), cut at t0 like the retriever does."""
+    rng = np.random.default_rng(seed)
+    parts, truth = [], []
+    for m, size in enumerate(sizes):
+        vectors = _vectors(size, 8, seed + m)
+        created = np.sort(rng.integers(m * MONTH, (m + 1) * MONTH, size=size))
+        if exact_t0 and size and m == t0 // MONTH:
+            created[size // 2:] = np.maximum(created[size // 2:], t0)  # documents exactly at t0
+            created.sort()
+        edit = _edits(rng, created, (m + 1) * MONTH)
+        month = _month(vectors, edit)
+        end = int(np.searchsorted(created, t0, side="left"))
+        closed = (m + 1) * MONTH <= t0
+        index = ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=seed) if closed else None
+        parts.append(ann.Part(month, end, index))
+        truth.append((created, edit))
+    return parts, truth
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), sizes=st.lists(st.integers(0, 40), min_size=1, max_size=5),
+       t0_frac=st.floats(0, 1), n=st.integers(1, 25), nprobe=st.integers(1, 3),
+       lists=st.one_of(st.none(), st.integers(1, 8)), exact_t0=st.booleans(), strict=st.booleans())
+def test_approx_never_returns_a_row_at_or_after_t0_nor_masked_nor_a_short_top_k(seed, sizes, t0_frac, n, nprobe,
+                                                                               lists, exact_t0, strict):
+    """Months with few rows, tiny nprobe (the fallback), t0 on a row's instant, edits after t0."""
+    t0 = int(t0_frac * len(sizes) * MONTH)
+    parts, truth = _parts(seed, sizes, t0, lists, exact_t0)
+    mask_from = t0 if strict else None
+    q = np.random.default_rng(seed + 1).standard_normal(8).astype(np.float32)
+    got = ann.rank(parts, q, mask_from, n, nprobe=nprobe)
+    eligible = sum(int(((c < t0) & ((e < t0) if strict else True)).sum()) for c, e in truth)
+    assert len(got) == min(n, eligible)
+    for _, m, p in got:
+        created, edit = truth[m]
+        assert p < parts[m].end and created[p] < t0 and (not strict or edit[p] < t0)
+    assert len({(m, p) for _, m, p in got}) == len(got)
+    assert [s for s, _, _ in got] == sorted((s for s, _, _ in got), reverse=True)
+
+
+def test_probing_every_list_is_the_exact_search():
+    rng = np.random.default_rng(3)
+    vectors, created = _vectors(3000, 16, 3), np.sort(rng.integers(0, MONTH, size=3000))
+    edit = _edits(rng, created, MONTH)
+    index, month = ann.fit(vectors, created, edit, MONTH, lists=40), _month(vectors, edit)
+    assert index.lists == 40
+    for q in rng.standard_normal((20, 16)).astype(np.float32):
+        got = ann.rank([ann.Part(month, 3000, index)], q, 2 * MONTH, 10, nprobe=40)
+        assert [(s, p) for s, _, p in got] == scan.top(month, q, 3000, 2 * MONTH, 10)
+
+
+def test_lists_hold_every_row_once_in_time_order_at_its_nearest_centroid(tmp_path):
+    rng = np.random.default_rng(5)
+    vectors, created = _vectors(2000, 16, 5), np.sort(rng.integers(0, MONTH, size=2000))
+    edit = _edits(rng, created, MONTH)
+    ann.build_month(tmp_path, vectors, created, edit, MONTH, seed=1)
+    index = ann.load_month(tmp_path)
+    assert sorted(index.positions.tolist()) == list(range(2000))
+    scores = vectors @ index.centroids.T
+    for i in range(index.lists):
+        members = index.positions[index.offsets[i]:index.offsets[i + 1]]
+        assert (np.diff(members) > 0).all()
+        assert (scores[members, i] >= scores[members].max(axis=1) - 1e-5).all()
+    codes, scales = scan.quantize(vectors)
+    assert np.array_equal(index.codes, codes[index.positions]) and np.array_equal(index.scales, scales[index.positions])
+    assert np.array_equal(index.edit_us, edit[index.positions])
+
+
+def test_centroids_come_only_from_documents_final_before_the_months_end(tmp_path):
+    """Whatever the text (vector) of a document edited after the month's end — or at an
+    unknown time — the centroids are the same, and so is every search of a t0 after the
+    month (such documents are masked under the strict policy): none of it enters a ranking."""
+    rng = np.random.default_rng(11)
+    vectors, created = _vectors(1500, 16, 11), np.sort(rng.integers(0, MONTH, size=1500))
+    edit = _edits(rng, created, MONTH)
+    for t0 in (MONTH, 2 * MONTH, 3 * MONTH):
+        later = edit >= t0  # documents whose text changed at/after t0 (or at an unknown time)
+        assert later.sum() > 50
+        other = vectors.copy()
+        other[later] = 10 * rng.standard_normal((int(later.sum()), 16)).astype(np.float32)
+        ann.build_month(tmp_path / f"a{t0}", vectors, created, edit, MONTH, seed=2)
+        ann.build_month(tmp_path / f"b{t0}", other, created, edit, MONTH, seed=2)
+        a, b = ann.load_month(tmp_path / f"a{t0}"), ann.load_month(tmp_path / f"b{t0}")
+        assert np.array_equal(a.centroids, b.centroids)
+        for q in rng.standard_normal((10, 16)).astype(np.float32):
+            ranked = [ann.rank([ann.Part(_month(v, edit), 1500, x)], q, t0, 10, nprobe=3) for v, x in ((vectors, a), (other, b))]
+            assert ranked[0] == ranked[1]
+
+
+def _fake_index(root, months: dict[str, int], seed: int = 0):
+    """An index root with just what `ann.build` reads: index.json and each month's arrays."""
+    rng = np.random.default_rng(seed)
+    for month, rows in months.items():
+        folder = root / "vectors" / f"month={month}"
+        folder.mkdir(parents=True)
+        start = ann.month_end_us(month) - 28 * 86_400_000_000
+        created = np.sort(rng.integers(start, ann.month_end_us(month), size=rows))
+        np.save(folder / "vectors.npy", _vectors(rows, 16, seed + rows))
+        np.save(folder / "created_us.npy", created)
+        np.save(folder / "edit_us.npy", np.where(rng.random(rows) < 0.2, created + 40 * 86_400_000_000, NEVER))
+    (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
+
+
+def _files(root) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("ann/*"))}
+
+
+def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path):
+    _fake_index(tmp_path, {"2024-01": 900, "2024-02": 400, "2024-03": 3})
+    progress = []
+    info = ann.build(tmp_path, on_progress=lambda done, total: progress.append((done, total)))
+    assert progress == [(1, 3), (2, 3), (3, 3)]
+    recorded = json.loads((tmp_path / "index.json").read_text())["ann"]
+    assert recorded == info and info["format"] == "hindcast-ann/1" and info["nprobe"] == ann.NPROBE
+    assert info["lists"] == {"2024-01": ann.default_lists(int(json.loads((tmp_path / "vectors/month=2024-01/ann/meta.json")
+                                                                             .read_text())["trained_on"])),
+                             "2024-02": info["lists"]["2024-02"], "2024-03": info["lists"]["2024-03"]}
+    assert 0 < info["recall@10"] <= info["recall@10_mean"] <= 1 and info["probe_queries"] > 0
+    first = _files(tmp_path)
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")}
+    assert ann.build(tmp_path) == info  # a finished month is not rebuilt
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")} == stamps
+    import shutil
+
+    shutil.rmtree(tmp_path / "vectors/month=2024-02/ann")  # as if stopped before that month
+    (tmp_path / "vectors/month=2024-02/.ann-99999").mkdir()  # a dead build's staging folder
+    assert ann.build(tmp_path) == info
+    assert _files(tmp_path) == first  # byte-identical
+    assert not list(tmp_path.rglob(".ann-*"))
+
+
+def test_a_month_whose_index_is_of_another_size_is_refused(tmp_path):
+    from hindcast.archive.index import _ann
+    from hindcast.errors import ArchiveIntegrityError
+
+    _fake_index(tmp_path, {"2024-01": 300})
+    ann.build(tmp_path)
+    folder = tmp_path / "vectors/month=2024-01"
+    assert _ann(tmp_path, "2024-01", folder, 300).rows == 300
+    with pytest.raises(ArchiveIntegrityError, match="approximate index"):
+        _ann(tmp_path, "2024-01", folder, 301)
