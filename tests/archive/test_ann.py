@@ -224,3 +224,47 @@ def test_a_month_whose_index_is_of_another_size_is_refused(tmp_path):
     assert _ann(tmp_path, "2024-01", folder, 300).rows == 300
     with pytest.raises(ArchiveIntegrityError, match="approximate index"):
         _ann(tmp_path, "2024-01", folder, 301)
+
+
+def _reddit_index(folder, keep):
+    """The property tests' synthetic Reddit archive, only the rows `keep` accepts, frozen,
+    hash-indexed, with its approximate index: (snapshot, reader)."""
+    from hindcast.archive.embed import HashEmbedder
+    from hindcast.archive.index import build_index, open_index
+    from hindcast.archive.snapshot import build_snapshot, open_snapshot
+
+    from .conftest import fixture_module
+    from .test_properties import _synthetic_rows
+
+    fx = fixture_module()
+    subs, comments = _synthetic_rows()
+    key = lambda r: (r["created_utc"], r["id"])  # noqa: E731
+    files = [fx.write_zst(folder / "RS_2024-01.zst", sorted(filter(keep, subs), key=key), window_log=22, level=3),
+             fx.write_zst(folder / "RC_2024-01.zst", sorted(filter(keep, comments), key=key), window_log=22, level=3)]
+    snap = open_snapshot(folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive"))
+    build_index(snap, HashEmbedder())
+    ann.build(open_index(snap).root, lists=12)
+    return snap, open_index(snap)
+
+
+def test_documents_at_or_after_t0_change_nothing_of_an_approximate_search(tmp_path):
+    """An archive with and without every document created at or after t0 (later in the
+    boundary month and in the month after): the closed month's index is byte-identical and
+    every approximate search at t0 returns the same documents with the same scores."""
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.timeutil import from_unix
+
+    from .test_properties import WORDS
+
+    t0 = 1_706_745_600 + 12 * 86_400 + 3_600  # 2024-02-13T01:00Z
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    before = _reddit_index(tmp_path / "a", lambda r: r["created_utc"] < t0)
+    everything = _reddit_index(tmp_path / "b", lambda r: True)
+    assert everything[1].months == ("2024-01", "2024-02", "2024-03") and before[1].months == ("2024-01", "2024-02")
+    assert _files(before[1].root / "vectors/month=2024-01") == _files(everything[1].root / "vectors/month=2024-01")
+    for nprobe in (1, 3, None):
+        for query in [*WORDS[:8], "alpha bravo", "zzzunknown"]:
+            hits = [[(h.doc.id, h.score) for h in TimeBoundRetriever(snap, from_unix(t0), index=reader, vector_search="approx",
+                                                                     nprobe=nprobe).search(query, k=15, mode="vector")]
+                    for snap, reader in (before, everything)]
+            assert hits[0] == hits[1] and len(hits[0]) == 15

@@ -3,6 +3,10 @@ Reddit-format archive with documents exactly at t0, text edited after t0 (and at
 times), and comments created after t0 under earlier submissions. Zero returned rows may
 violate the boundary, and top-k must be full whenever k eligible documents exist.
 
+Vector and hybrid search run in both vector-search modes: `approx` probing every list must
+equal the exact search (scores against brute force), and `approx` probing one list (the
+exact fallback taken whenever the probe is short) must stay bounded and full.
+
 The default run checks 10,000 pairs per search mode and 2,500 thread expansions (~4 min on
 2 cores); `pytest -m slow` adds 10,000 thread expansions. HINDCAST_PROPERTY_PAIRS lowers the
 count for a quick local run.
@@ -20,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hindcast.archive import docs
+from hindcast.archive import ann, docs
 from hindcast.archive.embed import HashEmbedder, document_text
 from hindcast.archive.index import build_index, month_rows, open_index
 from hindcast.archive.retriever import TimeBoundRetriever
@@ -75,7 +79,9 @@ def world(tmp_path_factory):
              fx.write_zst(tmp / "RC_2024-01.zst", sorted(comments, key=key), window_log=22, level=3)]
     archive = tmp / "archive"
     snap = open_snapshot(archive, build_snapshot(files, "reddit", "pushshift", archive))
-    build_index(snap, HashEmbedder())
+    info = build_index(snap, HashEmbedder())
+    ann.build(open_index(snap).root)  # the approximate index of every month (used for closed months)
+    assert len(info["months"]) == 3
     return snap, open_index(snap), _oracle(snap)
 
 
@@ -114,17 +120,22 @@ def _check_bounds(documents, t0) -> None:
     assert len({d.id for d in documents}) == len(documents)
 
 
-def _search(world, query, t0, k, mode):
+ALL_LISTS = 10_000  # more than any month's lists: approx must then equal the exact search
+APPROX = {"vector_search": "approx", "nprobe": ALL_LISTS}
+TINY = {"vector_search": "approx", "nprobe": 1}
+
+
+def _search(world, query, t0, k, mode, **search):
     snap, index, oracle = world
-    hits = TimeBoundRetriever(snap, t0, index=index).search(query, k=k, mode=mode)
+    hits = TimeBoundRetriever(snap, t0, index=index, **search).search(query, k=k, mode=mode)
     _check_bounds([h.doc for h in hits], t0)
     eligible = _eligible(oracle, t0)
     assert all(eligible[oracle["position"][h.doc.id]] for h in hits)
     return hits, eligible
 
 
-def vector_case(world, query, t0, k):
-    hits, eligible = _search(world, query, t0, k, "vector")
+def vector_case(world, query, t0, k, **search):
+    hits, eligible = _search(world, query, t0, k, "vector", **search)
     expected = np.sort(world[2]["vectors"][eligible] @ HashEmbedder().embed([query])[0])[::-1][:k]
     assert len(hits) == min(k, int(eligible.sum()))
     np.testing.assert_allclose([h.score for h in hits], expected, atol=1e-5)
@@ -139,9 +150,16 @@ def text_case(world, query, t0, k):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
-def hybrid_case(world, query, t0, k):
-    hits, eligible = _search(world, query, t0, k, "hybrid")
+def hybrid_case(world, query, t0, k, **search):
+    hits, eligible = _search(world, query, t0, k, "hybrid", **search)
     assert len(hits) == min(k, int(eligible.sum()))
+
+
+def tiny_probe_case(world, query, t0, k):
+    """One list probed per closed month: bounded (checked in `_search`), never short, best first."""
+    hits, eligible = _search(world, query, t0, k, "vector", **TINY)
+    assert len(hits) == min(k, int(eligible.sum()))
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def thread_case(world, query, t0, k):
@@ -172,7 +190,10 @@ def _property(case, pairs: int):
 
 
 test_vector_pairs = _property(vector_case, N_PAIRS)
+test_vector_pairs_approx = _property(functools.partial(vector_case, **APPROX), N_PAIRS)
+test_vector_pairs_approx_one_list = _property(tiny_probe_case, N_PAIRS)
 test_text_pairs = _property(text_case, N_PAIRS)
 test_hybrid_pairs = _property(hybrid_case, N_PAIRS)
+test_hybrid_pairs_approx_one_list = _property(functools.partial(hybrid_case, **TINY), max(N_PAIRS // 4, 100))
 test_thread_pairs = _property(thread_case, max(N_PAIRS // 4, 100))
 test_thread_10k = pytest.mark.slow(_property(thread_case, 10_000))

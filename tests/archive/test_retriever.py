@@ -95,6 +95,30 @@ def test_bad_mode_and_k_are_refused(reddit_archive):
         retriever.read(5)
 
 
+def test_approx_search_needs_an_approximate_index_and_valid_settings(tmp_path, reddit_archive):
+    from hindcast.archive import ann
+    from hindcast.archive.snapshot import open_snapshot
+
+    archive, snap = reddit_archive
+    copy = open_snapshot(_copy_archive(archive, tmp_path / "copy"), snap.id)
+    reader = open_index(copy)
+    if "ann" in reader.info:  # another test may have built one on the shared fixture
+        del reader.info["ann"]
+    with pytest.raises(RetrievalError, match=r"has no approximate index; run `hindcast archive embed --approx`$") as err:
+        TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=reader, vector_search="approx")
+    assert "\n" not in str(err.value)
+    for bad in ({"vector_search": "fuzzy"}, {"vector_search": None}, {"nprobe": 0}, {"nprobe": 2.5}, {"nprobe": True}):
+        with pytest.raises(RetrievalError, match="vector search|nprobe"):
+            TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=reader, **bad)
+    ann.build(reader.root)
+    built = open_index(copy)
+    approx = TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=built, vector_search="approx", nprobe=1)
+    exact = TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=built)
+    assert approx.nprobe == 1 and TimeBoundRetriever(copy, at(FEB), index=built, vector_search="approx").nprobe == ann.NPROBE
+    eligible = len(exact.search("the bill passed", k=50, mode="vector"))
+    assert len(approx.search("the bill passed", k=50, mode="vector")) == eligible  # never short
+
+
 def _copy_archive(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
