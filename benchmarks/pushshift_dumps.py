@@ -216,13 +216,14 @@ class Threads:
         self.next += 1
 
     def pick(self, rng, now: int, count: int) -> np.ndarray | None:
-        """Ring slots of `count` comments at `now`: heat × (1 + age/2 h)^−1.6 (None: no thread yet)."""
+        """Ring slots of `count` comments at `now`: heat × (1 + age/2 h)^−1.6 (None: no thread with
+        any heat yet, the slot then holds only submissions)."""
         filled = min(self.next, RING)
         if filled == 0 or count == 0:
             return None if filled == 0 else np.zeros(0, dtype=np.int64)
         age_h = (now - self.created[:filled]) / 3600.0
         weight = self.heat[:filled] * (1.0 + age_h / 2.0) ** -1.6
-        return _draw(rng, _cdf(weight), count)
+        return _draw(rng, _cdf(weight), count) if weight.sum() > 0 else None
 
     def parent(self, slot: int, u: float, depth: float) -> str:
         recent = self.recent[slot]
