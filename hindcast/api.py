@@ -57,13 +57,14 @@ def import_markets(store: Path, markets: Path, prices: Path | None = None, *, no
     return stores.write_version(store, bundle, provenance), bundle
 
 
-def ingest(paths: Sequence[Path], source: str, fmt: str, archive: Path, *, snapshot: str | None = None):
-    """Ingest inputs into the archive draft, all or nothing (a frozen `snapshot` is refused); summaries."""
-    from hindcast.archive import ingest as ingesting, layout
+def ingest(paths: Sequence[Path], source: str, fmt: str, archive: Path, *, snapshot: str | None = None, ray=None):
+    """Ingest inputs into the archive draft, all or nothing (a frozen `snapshot` is refused); summaries.
+    `ray`: a Ray address ("local": start one) → a Ray task per input, the same files (archive.distributed)."""
+    from hindcast.archive import distributed, ingest as ingesting, layout
 
     if snapshot:
         ingesting.refuse_frozen(layout.snapshot_dir(archive, snapshot))
-    return ingesting.ingest(paths, source, fmt, archive)
+    return distributed.ingest_inputs(paths, source, fmt, archive, ray=ray)
 
 
 def freeze(archive: Path) -> str:
@@ -73,18 +74,19 @@ def freeze(archive: Path) -> str:
     return freeze_draft(archive)
 
 
-def embed(archive: Path, snapshot: str | None = None, embedder="minilm", *, chunk_rows: int = 2048,
-          on_progress: Callable[[int, int], None] | None = None) -> dict:
-    """Embed a snapshot (None: LATEST) and build its index, resumably; the index info."""
-    from hindcast.archive import index, snapshot as snapshots
+def embed(archive: Path, snapshot: str | None = None, embedder="minilm", *, chunk_rows: int = 2048, on_progress:
+          Callable[[int, int], None] | None = None, ray=None, device="cpu", approx=False, lists=None) -> dict:
+    """Embed a snapshot (None: LATEST) and build its index, resumably (`ray`: on Ray, the same bytes; `approx`:
+    then the approximate index of each month, `lists` per month); the index info."""
+    from hindcast.archive import distributed, snapshot as snapshots
 
-    return index.build_index(snapshots.open_snapshot(archive, snapshot), embedder, chunk_rows=chunk_rows,
-                             on_progress=on_progress)
+    return distributed.build(snapshots.open_snapshot(archive, snapshot), embedder, ray=ray, device=device,
+                             chunk_rows=chunk_rows, on_progress=on_progress, approx=approx, lists=lists)
 
 
 def search(archive: Path, query: str, t0: datetime, *, snapshot: str | None = None, k: int = 10,
-           mode: str = "hybrid") -> list:
-    """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid)."""
+           mode: str = "hybrid", vector_search: str = "exact", nprobe: int | None = None) -> list:
+    """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid; exact | approx vectors)."""
     from hindcast.archive import retriever, snapshot as snapshots
 
     with retriever.TimeBoundRetriever(snapshots.open_snapshot(archive, snapshot), t0) as bound:

@@ -3,30 +3,62 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
+from typer.core import TyperCommand
 
 app = typer.Typer(help="The frozen document archive and its time-bounded retriever.", no_args_is_help=True,
                   rich_markup_mode=None)
 
 ARCHIVE = typer.Option(Path("archive"), "--archive", help="Archive directory.")
+_ADDRESS = re.compile(r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$")
+RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help=(
+    "Run on Ray (the optional extra: pip install 'hindcast-replay[ray]'): --ray alone starts a private local Ray; "
+    "--ray auto | HOST:PORT | ray://HOST:PORT joins a cluster. Same files, same bytes as without it."))
 
 
-@app.command()
+class RayCommand(TyperCommand):
+    """`--ray` takes an optional ADDRESS: without one (the next word is no address) it means `--ray=local`."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        words = list(args)
+        for i, word in enumerate(words):
+            if word == "--":
+                break
+            if word == "--ray" and not (i + 1 < len(words) and _ADDRESS.match(words[i + 1])):
+                words[i] = "--ray=local"
+        return super().parse_args(ctx, words)
+
+
+def _ray(address: Optional[str]) -> Optional[str]:
+    """The checked --ray address (None: not on Ray)."""
+    from hindcast.cli.common import EXIT_USAGE, fail
+
+    if address is None:
+        return None
+    if not _ADDRESS.match(address):
+        raise fail(f"--ray {address!r}: use auto, local, HOST:PORT or ray://HOST:PORT", EXIT_USAGE)
+    return address
+
+
+@app.command(cls=RayCommand)
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Input files (RS_/RC_ .zst dumps, news JSONL/Parquet, headlines JSONL)."),
     source: str = typer.Option(..., "--source", help="Source name: the partition key source=NAME."),
     fmt: str = typer.Option(..., "--format", help="pushshift | news | headlines"),
     archive: Path = ARCHIVE,
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to [default: the draft]."),
+    ray: Optional[str] = RAY,
 ) -> None:
     """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file.
 
     All or nothing: every input is read in full before anything is written, so an input that
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
-    their content, so two files with the same name are two inputs."""
+    their content, so two files with the same name are two inputs. With --ray, one Ray task reads each
+    input (inputs and archive on a filesystem every Ray node sees at the same path)."""
     from hindcast.api import FORMATS, check_source, ingest
     from hindcast.cli.common import EXIT_USAGE, fail
 
@@ -36,7 +68,7 @@ def ingest(
         raise fail(f"--source: {exc}", EXIT_USAGE) from None
     if fmt not in FORMATS:
         raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
-    for summary in ingest(paths, source, fmt, archive, snapshot=snapshot):
+    for summary in ingest(paths, source, fmt, archive, snapshot=snapshot, ray=_ray(ray)):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
         print(f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}")
 
@@ -62,14 +94,21 @@ def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None,
     print(f"ok: snapshot {snapshot_id} matches its manifest")
 
 
-@app.command()
+@app.command(cls=RayCommand)
 def embed(
     archive: Path = ARCHIVE,
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, bf16) | minilm-fp32 | hash (tests) | any registered name"),
-    chunk_rows: int = typer.Option(2048, "--chunk-rows", help="Documents embedded between resumable checkpoints."),
+    chunk_rows: int = typer.Option(2048, "--chunk-rows", min=1, help="Documents embedded between resumable checkpoints."),
+    ray: Optional[str] = RAY,
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder; needs --ray)."),
+    approx: bool = typer.Option(False, "--approx", help="Also build the approximate (IVF) index of every month, for --vector-search approx."),
+    lists: Optional[int] = typer.Option(None, "--lists", min=1, help="IVF lists per month with --approx [default: chosen from the month's size]."),
 ) -> None:
-    """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue)."""
+    """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue).
+
+    With --ray, an actor pool of embedders on Ray Data embeds the same chunks; the index is
+    byte-identical to the one built without it."""
     from rich.progress import Progress
 
     from hindcast.api import embed as embed_snapshot
@@ -81,12 +120,23 @@ def embed(
         get_embedder(embedder)
     except ValueError as exc:
         raise fail(f"--embedder: {exc}", EXIT_USAGE) from None
+    if device not in ("cpu", "cuda") or (device == "cuda" and ray is None):
+        raise fail(f"--device {device!r}: use cpu, or cuda with --ray", EXIT_USAGE)
+    if lists is not None and not approx:
+        raise fail("--lists: only with --approx", EXIT_USAGE)
+    address = _ray(ray)
     snap = open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)
-        info = embed_snapshot(archive, snap.id, embedder, chunk_rows=chunk_rows,
+        info = embed_snapshot(archive, snap.id, embedder, chunk_rows=chunk_rows, ray=address, device=device,
+                              approx=approx, lists=lists,
                               on_progress=lambda done, total: progress.update(task, completed=done, total=total))
-    print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}")
+    print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}{_recall(info)}")
+
+
+def _recall(info: dict) -> str:
+    ann = info.get("ann")
+    return f"; approximate index: recall@10 ≥ {ann['recall@10']:.3f} (measured)" if ann else ""
 
 
 @app.command()
@@ -97,13 +147,22 @@ def search(
     snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
     k: int = typer.Option(10, "--k", min=1, help="How many documents."),
     mode: str = typer.Option("hybrid", "--mode", help="vector | text | hybrid"),
+    vector_search: str = typer.Option("exact", "--vector-search", help="exact (provably exact scan) | approx (closed months through their approximate index; `archive embed --approx`)."),
+    nprobe: Optional[int] = typer.Option(None, "--nprobe", min=1, help="IVF lists probed per closed month with approx [default: the index's]."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
     """Search a snapshot as it stood before t0."""
     from hindcast.api import iso, parse_utc
     from hindcast.api import search as search_archive
+    from hindcast.cli.common import EXIT_USAGE, fail
 
-    for hit in search_archive(archive, query, _instant(t0, parse_utc), snapshot=snapshot, k=k, mode=mode):
+    if vector_search not in ("exact", "approx"):
+        raise fail(f"--vector-search {vector_search!r}: use exact or approx", EXIT_USAGE)
+    if nprobe is not None and vector_search != "approx":
+        raise fail("--nprobe: only with --vector-search approx", EXIT_USAGE)
+    hits = search_archive(archive, query, _instant(t0, parse_utc), snapshot=snapshot, k=k, mode=mode,
+                          vector_search=vector_search, nprobe=nprobe)
+    for hit in hits:
         row = {"id": hit.doc.id, "source": hit.doc.source, "created_at": iso(hit.doc.created_at),
                "score": round(hit.score, 6), "title": hit.doc.title or hit.doc.text[:120]}
         print(json.dumps(row, ensure_ascii=False) if as_json else "\t".join(str(v) for v in row.values()))
