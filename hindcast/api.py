@@ -70,7 +70,6 @@ def ingest(paths: Sequence[Path], source: str, fmt: str, archive: Path, *, snaps
 def freeze(archive: Path) -> str:
     """Freeze the archive draft as an immutable, content-addressed snapshot; its id."""
     from hindcast.archive.snapshot import freeze as freeze_draft
-
     return freeze_draft(archive)
 
 
@@ -89,7 +88,8 @@ def search(archive: Path, query: str, t0: datetime, *, snapshot: str | None = No
     """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid; exact | approx vectors)."""
     from hindcast.archive import retriever, snapshot as snapshots
 
-    with retriever.TimeBoundRetriever(snapshots.open_snapshot(archive, snapshot), t0) as bound:
+    snap = snapshots.open_snapshot(archive, snapshot)
+    with retriever.TimeBoundRetriever(snap, t0, vector_search=vector_search, nprobe=nprobe) as bound:
         return bound.search(query, k=k, mode=mode)
 
 

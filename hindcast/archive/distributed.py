@@ -46,6 +46,7 @@ from hindcast.errors import ArchiveInputError, ConfigError, HindcastError, Stopp
 
 INSTALL = "pip install 'hindcast-replay[ray]'"
 _ADDRESS = re.compile(r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$")
+_SOCKET_MAX, _SOCKET_TAIL = 107, len("/session_2026-01-01_00-00-00_000000_1234567/sockets/plasma_store")
 _BATCH_DOCS = 200_000  # texts of at most this many documents are held by the driver at once (one Ray Data run)
 
 
@@ -85,8 +86,13 @@ def connected(address: str | None) -> Iterator[object]:
 
 
 def _private_temp() -> str:
-    # Ray's own variable (Ray reads it too); a private folder so nothing of the session stays behind
-    return tempfile.mkdtemp(prefix="hindcast-ray-", dir=os.environ.get("RAY_TMPDIR") or None)
+    """A private session folder (nothing of the session stays behind) under $RAY_TMPDIR — Ray's own
+    variable — or the system temp dir; refused when Ray's socket paths below it would be too long."""
+    parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+    if len(os.path.abspath(parent)) + len("/hindcast-ray-12345678") + _SOCKET_TAIL > _SOCKET_MAX:
+        raise ConfigError(f"RAY_TMPDIR {parent}: too long a path for Ray's sockets below it "
+                          f"(at most {_SOCKET_MAX - _SOCKET_TAIL - 22} characters); set a shorter one")
+    return tempfile.mkdtemp(prefix="hindcast-ray-", dir=parent)
 
 
 def _init(ray, address: str, temp: str | None) -> None:
