@@ -398,15 +398,17 @@ def run(args) -> dict:
     log(f"ground truth in {times['ground_truth_s']:.0f} s ({uncertain} uncertain)")
     reset_peak()
     nprobes = [int(n) for n in str(args.nprobe or ann.NPROBE).split(",")]
+    load_before = os.getloadavg()
     results = measure(months, queries, truth, eligible, nprobes)
     search_memory = memory()
+    times["load_average_during_search"] = [round(x, 2) for x in (load_before[0], os.getloadavg()[0])]
     exact = next(r for r in results if r["mode"] == "exact")
     for r in results:
         r["p50_ratio_to_exact"] = round(r["p50_ms"] / exact["p50_ms"], 3)
     return {"docs": int(sum(m.created.size for m in months)), "months": args.months, "queries": len(queries),
             "questions": len(questions), "nprobe": nprobes, "lists": {k: v["lists"] for k, v in ann_meta.items()},
             "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()}, "truth_uncertain": uncertain,
-            "results": results, "times_s": {k: round(v, 1) for k, v in times.items()}, "disk": disk(months),
+            "results": results, "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()}, "disk": disk(months),
             "dumps_gb": round(sum(f["bytes"] for f in manifest["files"].values()) / 1e9, 2),
             "comment_other": args.comment_other, "memory_after_build": build_memory, "memory_search_phase": search_memory, "data": str(data),
             "cpus": len(os.sched_getaffinity(0))}
