@@ -270,10 +270,12 @@ def embed_chunks(snapshot: Snapshot, embedder: Embedder | str, *, address: str |
         if on_progress:
             on_progress(done[0], total)
 
+    threads = _torch_threads() if device == "cpu" else None
     with connected(address) as ray:
-        workers = _workers(ray, device)
-        emb_arg = embedder if isinstance(embedder, str) else emb
-        return sum(_run(ray, snapshot, group, root, emb_arg, device, workers, tick) for group in _groups(pending))
+        pool = _workers(ray, device, threads)
+        shipped = embedder if isinstance(embedder, str) else emb  # a name is resolved in each actor
+        return sum(_run(ray, snapshot, group, root, shipped, (device, threads), pool, tick)
+                   for group in _groups(pending))
 
 
 def _pending(snapshot: Snapshot, root: Path, dims: int, chunk_rows: int) -> list[tuple[str, int, int]]:
@@ -318,29 +320,36 @@ def _groups(pending: list[tuple[str, int, int]]) -> Iterator[list[tuple[str, int
         yield group
 
 
-def _workers(ray, device: str) -> int:
-    """How many embedder actors: one per CPU (or per GPU with --device cuda) of the cluster."""
+def _workers(ray, device: str, threads: int | None) -> tuple[int, dict]:
+    """(how many embedder actors, what each reserves). With cuda: one GPU an actor. On the CPU an actor
+    computes with `threads` torch threads (the driver's: the same bits as the single-process path) and
+    reserves that many CPUs, at most a node's: so one actor per `threads` CPUs, not oversubscribed."""
     if device not in ("cpu", "cuda"):
         raise ConfigError(f"--device {device!r}: use cpu or cuda")
     resources = ray.cluster_resources()
-    if device == "cuda" and resources.get("GPU", 0) < 1:
-        raise ConfigError("--device cuda: the Ray cluster has no GPU")
-    return max(1, int(resources.get("GPU" if device == "cuda" else "CPU", 1)))
+    if device == "cuda":
+        if resources.get("GPU", 0) < 1:
+            raise ConfigError("--device cuda: the Ray cluster has no GPU")
+        return int(resources["GPU"]), {"num_gpus": 1}
+    per_node = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")]
+    cpus = max(1, min(threads or 1, int(max(per_node, default=1))))
+    return max(1, int(resources.get("CPU", 1)) // cpus), {"num_cpus": cpus}
 
 
-def _run(ray, snapshot: Snapshot, group: list[tuple[str, int, int]], root: Path, embedder, device: str,
-         workers: int, tick: Callable[[int], None]) -> int:
+def _run(ray, snapshot: Snapshot, group: list[tuple[str, int, int]], root: Path, embedder, where: tuple,
+         pool: tuple[int, dict], tick: Callable[[int], None]) -> int:
     """One Ray Data run over a group of chunks; each result saved as soon as it arrives."""
     import numpy as np
 
     items = _items(snapshot, group)
     ds = ray.data.from_items(items, override_num_blocks=len(items))
-    pool = ray.data.ActorPoolStrategy(size=min(workers, len(items)))
+    (workers, reserve), (device, threads) = pool, where
+    strategy = ray.data.ActorPoolStrategy(size=min(workers, len(items)))
     saved = 0
     with warnings.catch_warnings():  # max_restarts has no named parameter; Ray Data's own deprecation notes
         warnings.simplefilter("ignore")
-        ds = ds.map_batches(_actor(embedder, device, _torch_threads()), batch_size=1, batch_format="numpy",
-                            compute=pool, max_restarts=0, **_resources(device))
+        ds = ds.map_batches(_actor(embedder, device, threads), batch_size=1, batch_format="numpy",
+                            compute=strategy, max_restarts=0, **reserve)
         try:
             for row in ds.iter_rows():
                 vectors = np.frombuffer(row["vectors"], dtype=np.float32).reshape(int(row["rows"]), -1)
@@ -350,10 +359,6 @@ def _run(ray, snapshot: Snapshot, group: list[tuple[str, int, int]], root: Path,
         except Exception as exc:
             raise _stopped(exc, saved, root) from None
     return saved
-
-
-def _resources(device: str) -> dict:
-    return {"num_gpus": 1} if device == "cuda" else {"num_cpus": 1}
 
 
 def _items(snapshot: Snapshot, group: list[tuple[str, int, int]]) -> list[dict]:

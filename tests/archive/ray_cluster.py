@@ -26,18 +26,20 @@ def free_port() -> int:
 
 
 class LocalCluster:
-    """Head + one worker node on loopback; `address` is what `--ray` takes."""
+    """Head + worker nodes on loopback; `address` is what `--ray` takes."""
 
     def __init__(self, temp: Path, cpus: int = 1):
         self.temp, self.cpus, self.port = Path(temp), cpus, free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, timeout: float = 120.0) -> "LocalCluster":
+    def start(self, timeout: float = 120.0, nodes: int = 2) -> "LocalCluster":
+        """The head, then `nodes - 1` worker nodes (each its own `ray start --block` process)."""
         head = ["--head", "--port", str(self.port), "--include-dashboard", "false",
                 "--dashboard-port", str(free_port()), "--temp-dir", str(self.temp / "ray")]
         self._node("head", head, timeout)
-        self._node("worker", ["--address", self.address], timeout)
+        for number in range(1, nodes):
+            self._node(f"worker{number}", ["--address", self.address], timeout)
         return self
 
     def _node(self, name: str, args: list[str], timeout: float) -> None:
