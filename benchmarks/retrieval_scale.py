@@ -362,8 +362,24 @@ def disk(months: list[Month]) -> dict:
 
 
 # ---- the run ---------------------------------------------------------------------------------
+def code_identity() -> dict:
+    """Which search code ran: the checkout's commit and hashes of the modules measured."""
+    import subprocess
+
+    from hindcast.archive import _kernel, ann, scan
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          check=False)
+    return {"commit": head.stdout.strip() or None, **{Path(m.__file__).name: hashlib.sha256(
+        Path(m.__file__).read_bytes()).hexdigest()[:12] for m in (ann, scan, _kernel)},
+        "ann_defaults": {"NPROBE": ann.NPROBE, "MAX_LISTS": getattr(ann, "MAX_LISTS", None),
+                         "LISTS_PER_SQRT": getattr(ann, "LISTS_PER_SQRT", None)}}
+
+
 def run(args) -> dict:
     from hindcast.archive import ann
+
+    code = code_identity()
 
     data = Path(args.data) / f"{args.docs}-{args.months}m-s{args.seed}"
     months_dir = data / ("months" if args.comment_other == 0.5 else f"months-c{args.comment_other}")
@@ -410,7 +426,7 @@ def run(args) -> dict:
             "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()}, "truth_uncertain": uncertain,
             "results": results, "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()}, "disk": disk(months),
             "dumps_gb": round(sum(f["bytes"] for f in manifest["files"].values()) / 1e9, 2),
-            "comment_other": args.comment_other, "memory_after_build": build_memory, "memory_search_phase": search_memory, "data": str(data),
+            "comment_other": args.comment_other, "code": code, "memory_after_build": build_memory, "memory_search_phase": search_memory, "data": str(data),
             "cpus": len(os.sched_getaffinity(0))}
 
 
