@@ -20,7 +20,7 @@ def first_stage(codes, scales, q, edit_us, mask_from, masked, out, start, stop):
         out[i] = acc * scales[i]
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def exact(vectors, positions, q, out):  # pragma: no cover - compiled
     """out[k] = vectors[positions[k]] · q in float64, in a fixed order written out here (eight
     running sums over j mod 8, added pairwise; no fast-math): a row's score has the same bits
@@ -36,7 +36,7 @@ def exact(vectors, positions, q, out):  # pragma: no cover - compiled
         out[k] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def best(scores, count, picked):  # pragma: no cover - compiled
     """Fill `picked` with the positions of `count` largest finite scores (any order) and return
     their lowest score; every position left out scores ≤ that. One pass with a replace-the-
@@ -61,7 +61,7 @@ def best(scores, count, picked):  # pragma: no cover - compiled
     return low, found
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _lowest(scores, picked):  # pragma: no cover - compiled
     low, low_at = np.inf, 0
     for k in range(picked.size):
@@ -89,7 +89,7 @@ def first_stage_ranges(codes, scales, q, edit_us, mask_from, masked, out, ranges
             at += 1
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
 def dots(matrix, q, out):  # pragma: no cover - compiled
     """out[i] = matrix[i] · q in float32, in the calling thread (no BLAS threads: a per-query
     matrix–vector product must not wait on a thread pool that other processes keep busy)."""

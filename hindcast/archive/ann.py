@@ -47,13 +47,13 @@ from hindcast import frozen
 from hindcast.archive import layout, scan
 
 FORMAT = "hindcast-ann/1"
-NPROBE = 48
-MAX_LISTS = 2048
-LISTS_PER_SQRT = 2
+NPROBE = 384
+MAX_LISTS = 4096
+LISTS_PER_SQRT = 6
 TRAIN_PER_LIST = 32
 ITERATIONS = 8
 PROBE_QUERIES = 200
-QUERY_NOISE = 1.0
+QUERY_NOISE = 1.75
 SPLIT = 8192  # exact ranges are cut into pieces of this many rows to share them among threads
 ASSIGN_CHUNK = 32_768
 INFO = "index.json"
@@ -109,10 +109,10 @@ def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
     """The best `n` (score, part index, position) over all parts, best first (ties: part,
     then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none)."""
     q = np.ascontiguousarray(q, dtype=np.float32)
-    plans = [_plan(part, q, nprobe) for part in parts]
+    plans = _each(lambda part: _plan(part, q, nprobe), parts, scanner)
     roughs = _first_stage(plans, q, mask_from, scanner)
-    tops = [scan.refine(part.vectors, q, rough, n, plan.where) if rough.size else []
-            for part, plan, rough in zip(parts, plans, roughs)]
+    tops = _each(lambda i: scan.refine(parts[i].vectors, q, roughs[i], n, plans[i].where) if roughs[i].size else [],
+                 range(len(parts)), scanner)
     short = [i for i, top in enumerate(tops) if len(top) < n and plans[i].where is not None]
     if short:
         exact = scan.top_each([(parts[i].vectors, parts[i].end) for i in short], q, mask_from, n, scanner)
@@ -121,6 +121,18 @@ def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
     best = [(score, i, position) for i, top in enumerate(tops) for score, position in top]
     best.sort(key=lambda c: (-c[0], c[1], c[2]))
     return best[:n]
+
+
+def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
+    """[fn(x) for x in items], the items dealt round-robin to the scanner's threads (the
+    compiled kernels inside release the GIL); in this thread alone without a scanner."""
+    items = list(items)
+    workers = min(scanner.workers, len(items)) if scanner is not None else 1
+    if workers < 2:
+        return [fn(x) for x in items]
+    others = [scanner.submit(lambda w: [fn(x) for x in items[w::workers]], w) for w in range(1, workers)]
+    shares = [[fn(x) for x in items[0::workers]]] + [done.result() for done in others]
+    return [shares[i % workers][i // workers] for i in range(len(items))]
 
 
 def _plan(part: Part, q: np.ndarray, nprobe: int) -> _Plan:
@@ -201,8 +213,12 @@ def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
 # ---- build --------------------------------------------------------------------------------
 
 def default_lists(train_rows: int) -> int:
-    """Lists of a month with `train_rows` training rows: 2·√rows, at most MAX_LISTS."""
+    """Lists of a month with `train_rows` training rows: 6·√rows, at most MAX_LISTS."""
     return max(1, min(MAX_LISTS, train_rows, round(LISTS_PER_SQRT * math.sqrt(train_rows)))) if train_rows else 0
+
+
+def _lists_for(train_rows: int, lists: int | None) -> int:
+    return min(lists, train_rows) if lists else default_lists(train_rows)
 
 
 def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None,
@@ -226,7 +242,7 @@ def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = 
     `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
     train = np.flatnonzero((edit_us < month_end_us) & (created_us < month_end_us))
-    count = min(lists, train.size) if lists else default_lists(train.size)
+    count = _lists_for(train.size, lists)
     meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
             "month_end_us": int(month_end_us)}
     centroids = kmeans(vectors, train, count, seed) if count else np.zeros((0, vectors.shape[1]), np.float32)
@@ -359,7 +375,7 @@ def _month(root: Path, month: str, lists: int | None, nprobe: int, seed: int) ->
     folder = layout.vector_chunk_dir(root, month)
     params = {"lists": lists, "seed": seed, "nprobe": nprobe}
     built = load_month(folder)
-    if built is not None and built.meta.get("params") == params:
+    if built is not None and built.meta.get("params") == params and built.meta["lists"] == _lists_for(built.meta["trained_on"], lists):
         return built.meta
     arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")}
     return build_month(folder, arrays["vectors"], arrays["created_us"], arrays["edit_us"], month_end_us(month),

@@ -268,3 +268,21 @@ def test_documents_at_or_after_t0_change_nothing_of_an_approximate_search(tmp_pa
                                                                      nprobe=nprobe).search(query, k=15, mode="vector")]
                     for snap, reader in (before, everything)]
             assert hits[0] == hits[1] and len(hits[0]) == 15
+
+
+def test_rank_on_the_scanners_threads_matches_the_calling_thread_alone():
+    """Plans, the first stage (probed ranges of all closed months and the exact months' rows in
+    one pass) and the rescore dealt to threads give the same result as one thread."""
+    rng = np.random.default_rng(21)
+    parts = []
+    for m, rows in enumerate((9000, 7000, 12000, 8000)):
+        vectors, created = _vectors(rows, 16, 21 + m), np.sort(rng.integers(0, MONTH, size=rows))
+        edit = _edits(rng, created, MONTH)
+        index = ann.fit(vectors, created, edit, MONTH, seed=m) if m < 3 else None
+        parts.append(ann.Part(_month(vectors, edit), rows if m < 3 else rows // 2, index))
+    assert sum(p.end for p in parts) >= scan.PARALLEL_ROWS
+    with scan.Scanner(workers=3) as scanner:
+        for q in rng.standard_normal((10, 16)).astype(np.float32):
+            for nprobe in (1, 5, 1000):
+                assert ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe, scanner=scanner) == \
+                    ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe)
