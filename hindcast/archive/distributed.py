@@ -209,7 +209,7 @@ class _EmbedActor:
 
             torch.set_num_threads(threads)
         if device == "cuda":
-            self.emb.model().to("cuda")
+            _gpu_model(self.emb).to("cuda")
 
     def __call__(self, batch: dict) -> dict:
         import numpy as np
@@ -242,6 +242,13 @@ def _torch_threads() -> int | None:
     except ImportError:
         return None
     return torch.get_num_threads()
+
+
+def _gpu_model(emb: Embedder):
+    """The torch module of an embedder that has one (`model()`, as the MiniLM embedders), to move to a GPU."""
+    if not callable(getattr(emb, "model", None)):
+        raise ConfigError(f"--device cuda: embedder {emb.name!r} has no model to move to a GPU; use --device cpu")
+    return emb.model()
 
 
 def _autocast(emb: Embedder, device: str):
@@ -339,25 +346,29 @@ def _workers(ray, device: str, threads: int | None) -> tuple[int, dict]:
 def _run(ray, snapshot: Snapshot, group: list[tuple[str, int, int]], root: Path, embedder, where: tuple,
          pool: tuple[int, dict], tick: Callable[[int], None]) -> int:
     """One Ray Data run over a group of chunks; each result saved as soon as it arrives."""
-    import numpy as np
-
     items = _items(snapshot, group)
-    ds = ray.data.from_items(items, override_num_blocks=len(items))
     (workers, reserve), (device, threads) = pool, where
-    strategy = ray.data.ActorPoolStrategy(size=min(workers, len(items)))
-    saved = 0
     with warnings.catch_warnings():  # max_restarts has no named parameter; Ray Data's own deprecation notes
         warnings.simplefilter("ignore")
-        ds = ds.map_batches(_actor(embedder, device, threads), batch_size=1, batch_format="numpy",
-                            compute=strategy, max_restarts=0, **reserve)
-        try:
-            for row in ds.iter_rows():
-                vectors = np.frombuffer(row["vectors"], dtype=np.float32).reshape(int(row["rows"]), -1)
-                index.save_chunk(index.chunk_path(root, str(row["month"]), int(row["start"])), vectors)
-                saved += 1
-                tick(len(vectors))
-        except Exception as exc:
-            raise _stopped(exc, saved, root) from None
+        ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+            _actor(embedder, device, threads), batch_size=1, batch_format="numpy", max_restarts=0,
+            compute=ray.data.ActorPoolStrategy(size=min(workers, len(items))), **reserve)
+        return _save(ds, root, tick)
+
+
+def _save(ds, root: Path, tick: Callable[[int], None]) -> int:
+    """Each chunk's vectors into its checkpoint file as it arrives; a failure → what was kept, in one line."""
+    import numpy as np
+
+    saved = 0
+    try:
+        for row in ds.iter_rows():
+            vectors = np.frombuffer(row["vectors"], dtype=np.float32).reshape(int(row["rows"]), -1)
+            index.save_chunk(index.chunk_path(root, str(row["month"]), int(row["start"])), vectors)
+            saved += 1
+            tick(len(vectors))
+    except Exception as exc:
+        raise _stopped(exc, saved, root) from None
     return saved
 
 

@@ -172,3 +172,21 @@ def test_device_cuda_on_a_cluster_without_a_gpu_is_one_line(cluster, tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == ["hindcast: error: --device cuda: the Ray cluster has no GPU"]
     assert not (archive / "index").exists()
+
+
+def test_an_input_that_cannot_be_read_on_ray_leaves_the_archive_as_it_was(cluster, tmp_path):
+    good = PUSHSHIFT[0].read_bytes()
+    truncated = tmp_path / "in" / "RS_2024-02.zst"
+    truncated.parent.mkdir()
+    truncated.write_bytes(good[: len(good) // 2])
+    archive = tmp_path / "a"
+    api.ingest(PUSHSHIFT[1:2], "reddit", "pushshift", archive)
+    before = {str(p.relative_to(archive)): p.read_bytes() for p in sorted(archive.rglob("*")) if p.is_file()}
+    proc = subprocess.run([sys.executable, "-m", "hindcast", "archive", "ingest", *map(str, PUSHSHIFT), str(truncated),
+                           "--source", "reddit", "--format", "pushshift", "--archive", str(archive),
+                           "--ray", cluster.address], capture_output=True, text=True, timeout=300, env=ray_env())
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(truncated) in lines[0], proc.stderr
+    after = {str(p.relative_to(archive)): p.read_bytes() for p in sorted(archive.rglob("*")) if p.is_file()}
+    assert after == before  # the good inputs read by other tasks were not committed either
