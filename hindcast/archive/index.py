@@ -21,6 +21,12 @@ cut at `searchsorted(created_us, t0)` and the edit policy masks inside the scan,
 ranking, so top-k is never short. The approximate indexes above lose recall (HNSW at 1M)
 or are slower than the scan at these sizes.
 
+* Opt-in approximate vector search (`hindcast.archive.ann`, `vector_search="approx"`): each
+  month may also have an IVF index under `vectors/month=…/ann/` (built by `ann.build` after
+  the index; its measured recall recorded as `info["ann"]`). It serves only *closed* months
+  (before month(t0)), whose centroids come from documents final before the month's end; the
+  boundary month keeps the exact cut-at-t0 scan. `IndexReader.open_month(m).ann` is that
+  month's index (None when not built); the exact mode never reads it.
 * Full-text search is our own BM25 over per-month postings in time order
   (`hindcast.archive.text`), so its word statistics count exactly the documents a query
   may see (before t0, edit policy applied); LanceDB's FTS index counts the whole month.

@@ -15,6 +15,12 @@ statistics (N, average length, document frequencies) count exactly the documents
 at t0 across all months ≤ month(t0) (`hindcast.archive.text`), ties broken by creation
 order; hybrid is reciprocal-rank fusion of the two rankings, so it is full whenever k
 documents are eligible. All three are functions of the archive before t0 alone.
+
+`vector_search="approx"` (opt-in; needs `ann.build`): months before month(t0) are searched
+through their IVF index (`hindcast.archive.ann`: the exact top-n among the `nprobe` best
+lists, the exact scan of the month when that probe is short), the boundary month by the
+exact scan; the merge, the time cut, the edit mask and the final check are the same. Its
+recall is measured (`info["ann"]`), not proven; the default `exact` is unchanged.
 """
 
 from __future__ import annotations
