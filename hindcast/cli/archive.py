@@ -101,7 +101,7 @@ def embed(
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, bf16) | minilm-fp32 | hash (tests) | any registered name"),
     chunk_rows: int = typer.Option(2048, "--chunk-rows", min=1, help="Documents embedded between resumable checkpoints."),
     ray: Optional[str] = RAY,
-    device: str = typer.Option("cpu", "--device", help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder; needs --ray)."),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder, needs --ray; GPU arithmetic is not the CPU's, so its vectors are not byte-identical to a CPU build)."),
     approx: bool = typer.Option(False, "--approx", help="Also build the approximate (IVF) index of every month, for --vector-search approx."),
     lists: Optional[int] = typer.Option(None, "--lists", min=1, help="IVF lists per month with --approx [default: chosen from the month's size]."),
 ) -> None:

@@ -36,7 +36,8 @@ class LocalCluster:
     def start(self, timeout: float = 120.0, nodes: int = 2) -> "LocalCluster":
         """The head, then `nodes - 1` worker nodes (each its own `ray start --block` process)."""
         head = ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                "--dashboard-port", str(free_port()), "--temp-dir", str(self.temp / "ray")]
+                "--dashboard-port", str(free_port()),
+                "--ray-client-server-port", str(free_port()), "--temp-dir", str(self.temp / "ray")]
         self._node("head", head, timeout)
         for number in range(1, nodes):
             self._node(f"worker{number}", ["--address", self.address], timeout)

@@ -47,15 +47,16 @@ def test_ray_flag_without_ray_installed_says_how_to_install_it(tmp_path):
     assert not archive.exists()
 
 
-def test_an_unreachable_ray_address_is_one_line_exit_4_and_nothing_written(tmp_path):
-    port = free_port()  # bound, then closed: nothing listens there
-    ingest = run_cli(*ingest_args(tmp_path / "a", "--ray", f"127.0.0.1:{port}"), env=QUIET_RAY, timeout=120)
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_unreachable_ray_address_is_one_line_exit_4_and_nothing_written(tmp_path, scheme):
+    address = f"{scheme}127.0.0.1:{free_port()}"  # a port bound, then closed: nothing listens there
+    ingest = run_cli(*ingest_args(tmp_path / "a", "--ray", address), env=QUIET_RAY, timeout=120)
     assert ingest.returncode == 4
-    assert one_line(ingest).startswith(f"hindcast: error: Ray cluster at 127.0.0.1:{port} cannot be reached")
+    assert one_line(ingest).startswith(f"hindcast: error: Ray cluster at {address} cannot be reached")
     assert not (tmp_path / "a").exists()
 
     archive = frozen_archive(tmp_path / "b")
-    embed = run_cli("archive", "embed", "--archive", str(archive), "--embedder", "hash", "--ray", f"127.0.0.1:{port}",
+    embed = run_cli("archive", "embed", "--archive", str(archive), "--embedder", "hash", "--ray", address,
                     env=QUIET_RAY, timeout=120)
     assert embed.returncode == 4
     assert "nothing was written" in one_line(embed)
