@@ -124,7 +124,7 @@ def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
     """The best `n` (score, part index, position) over all parts, best first (ties: part,
     then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none)."""
     q = np.ascontiguousarray(q, dtype=np.float32)
-    plans = _each(lambda part: _plan(part, q, nprobe), parts, scanner)
+    plans = _each(lambda part: _plan(part, q, nprobe, mask_from), parts, scanner)
     roughs = _first_stage(plans, q, mask_from, scanner)
     tops = _each(lambda i: scan.refine(parts[i].vectors, q, roughs[i], n, plans[i].where) if roughs[i].size else [],
                  range(len(parts)), scanner)
@@ -150,9 +150,9 @@ def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
     return [shares[i % workers][i // workers] for i in range(len(items))]
 
 
-def _plan(part: Part, q: np.ndarray, nprobe: int) -> _Plan:
+def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Plan:
     month, end, ann = part.vectors, max(int(part.end), 0), part.ann
-    if ann is None or ann.lists == 0 or end != ann.rows:
+    if not _usable(ann, end, mask_from):
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
         ranges = np.stack([starts, stops, starts], axis=1)
@@ -164,6 +164,14 @@ def _plan(part: Part, q: np.ndarray, nprobe: int) -> _Plan:
     outputs = np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)
     ranges = np.stack([starts, stops, outputs[:-1]], axis=1)
     return _Plan(ann.codes, ann.scales, ann.edit_us, ranges, int(outputs[-1]), _locator(ann, starts, outputs[:-1]))
+
+
+def _usable(ann: Ann | None, end: int, mask_from: int | None) -> bool:
+    """Whether a part may go through its index: one with lists, every row of the month in
+    the search (a closed month), and — when the edit mask tells t0 — a month ended by t0."""
+    if ann is None or ann.lists == 0 or end != ann.rows:
+        return False
+    return mask_from is None or ann.meta.get("month_end_us", mask_from) <= mask_from
 
 
 def probe(ann: Ann, q: np.ndarray, nprobe: int) -> np.ndarray:

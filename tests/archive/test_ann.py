@@ -286,3 +286,18 @@ def test_rank_on_the_scanners_threads_matches_the_calling_thread_alone():
             for nprobe in (1, 5, 1000):
                 assert ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe, scanner=scanner) == \
                     ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe)
+
+
+def test_an_index_of_a_month_not_closed_at_t0_is_not_used():
+    """Defence in depth: a part handed an index while cut before its end, or of a month ending
+    after t0 (the edit mask tells t0), is scanned exactly (its centroids may hold later text)."""
+    rng = np.random.default_rng(8)
+    vectors, created = _vectors(3000, 16, 8), np.sort(rng.integers(0, MONTH, size=3000))
+    edit = _edits(rng, created, MONTH)
+    index, month = ann.fit(vectors, created, edit, MONTH, lists=50), _month(vectors, edit)
+    for q in rng.standard_normal((10, 16)).astype(np.float32):
+        t0 = MONTH - 1
+        assert [(s, p) for s, _, p in ann.rank([ann.Part(month, 3000, index)], q, t0, 10, nprobe=1)] == \
+            scan.top(month, q, 3000, t0, 10)
+        assert [(s, p) for s, _, p in ann.rank([ann.Part(month, 2500, index)], q, None, 10, nprobe=1)] == \
+            scan.top(month, q, 2500, None, 10)
