@@ -60,6 +60,7 @@ import numpy as np
 
 from hindcast import frozen
 from hindcast.archive import layout, scan
+from hindcast.errors import RetrievalError
 
 FORMAT = "hindcast-ann/1"
 NPROBE = 384
@@ -99,8 +100,9 @@ class Ann:
 
 @dataclass(frozen=True)
 class Part:
-    """One month to search: rows [0, end) of `vectors`; through `ann` when given (a closed
-    month: end must be all its rows), else by the exact scan."""
+    """One month to search: rows [0, end) of `vectors`; through `ann` when given for a month
+    closed at t0 (then end is all its rows; `rank` checks that, and that the month ended by
+    t0 when the edit mask tells t0, else scans exactly), else by the exact scan."""
 
     vectors: scan.Vectors
     end: int
@@ -122,7 +124,11 @@ class _Plan:
 def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
          scanner: scan.Scanner | None = None) -> list[tuple[float, int, int]]:
     """The best `n` (score, part index, position) over all parts, best first (ties: part,
-    then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none)."""
+    then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none).
+    A part with an index: the exact top-n of the rows of its `nprobe` best lists, or the
+    exact scan of the month when those hold fewer than n eligible rows."""
+    if isinstance(nprobe, bool) or not isinstance(nprobe, int | np.integer) or nprobe < 1:
+        raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
     q = np.ascontiguousarray(q, dtype=np.float32)
     plans = _each(lambda part: _plan(part, q, nprobe, mask_from), parts, scanner)
     roughs = _first_stage(plans, q, mask_from, scanner)

@@ -301,3 +301,13 @@ def test_an_index_of_a_month_not_closed_at_t0_is_not_used():
             scan.top(month, q, 3000, t0, 10)
         assert [(s, p) for s, _, p in ann.rank([ann.Part(month, 2500, index)], q, None, 10, nprobe=1)] == \
             scan.top(month, q, 2500, None, 10)
+
+
+def test_a_bad_nprobe_is_refused():
+    from hindcast.errors import RetrievalError
+
+    month = _month(_vectors(10, 4, 0), np.full(10, NEVER))
+    for bad in (0, -1, 2.0, True, None):
+        with pytest.raises(RetrievalError, match="nprobe must be a positive integer"):
+            ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=bad)
+    assert len(ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=np.int64(2))) == 3
