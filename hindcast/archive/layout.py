@@ -12,6 +12,9 @@ ARCHIVE/
                                                             then vectors/created_us/edit_us.npy (time order)
                                                             and codes/scales.npy (int8 first stage, scan.py)
                                                             and text/*.npy (time-sorted BM25 postings, text.py)
+  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/ann/ optional IVF of the month (`archive embed --approx`):
+                                                            centroids, offsets, positions, codes, scales, edit_us
+                                                            in list order, meta.json (ann.py)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
 ```
 
