@@ -118,12 +118,14 @@ def one_round(work: Path, inputs: list[Path], chunk_rows: int, reverse: bool) ->
     for name, nodes in (reversed(MODES) if reverse else MODES):
         results[name] = (pipeline(work / name, inputs, chunk_rows, None) if nodes == 0
                          else on_cluster(work, name, nodes, inputs, chunk_rows))
+        print(f"  {name}: {results[name]['total_s']:.1f} s", file=sys.stderr, flush=True)
     reference = index_bytes(work / "single", results["single"]["snapshot"])
+    single = results["single"]["documents"] / results["single"]["total_s"]
     for name, r in results.items():
         r["same_snapshot_id"] = r["snapshot"] == results["single"]["snapshot"]
         r["same_index_bytes"] = index_bytes(work / name, r["snapshot"]) == reference
         r["docs_per_s"] = r["documents"] / r["total_s"]
-        r["ratio_vs_single"] = r["docs_per_s"] / results["single"]["docs_per_s"]
+        r["ratio_vs_single"] = r["docs_per_s"] / single
     return results
 
 
