@@ -27,19 +27,19 @@ exact float64 rescore of `scan.refine`, widened by the same error bound: the res
 exact top-n among the probed rows (ties to the earlier position). A month whose probe yields
 fewer than n eligible rows is scanned exactly instead, so top-k is never short. All months'
 probed ranges (and the exact months' rows) go through one first-stage pass on the scanner's
-threads. The nprobe default is a constant (not tuned on data), so it carries no document.
+threads. The nprobe default is a constant (not tuned on the archive's own data), so it carries no document.
 
-Defaults (measured on this 2-core machine: one 416k-row month of vectors anchored on the
-shipped MiniLM headline embeddings — the shape of `benchmarks/retrieval.py` — searched by
-the 57 `markets/sample` questions as 23 closed months plus an exact boundary month; merged
-recall@10 against the exact search): 6·√(training rows) lists, at most 4096 (3772 here), and
-nprobe 384 (≈ 10% of the month's rows): recall 0.9965 (0.993 at 256, 0.998 at 512) for
-≈ 10% of the exact search's CPU time. Fewer lists cost more rows for the same recall (2580
-lists: 0.995 at nprobe 320, 1.2× the CPU); more cost build time (a 416k-row month builds in
-≈ 2 min on the loaded machine). The probe queries' noise (1.75 × a unit Gaussian on a unit
+Defaults: 6·√(training rows) lists, at most 4096, and nprobe 256. Chosen at 10M documents
+(`benchmarks/retrieval.py --docs 10000000`: 12 months of 833k Pushshift-shaped documents with
+vectors anchored on the shipped MiniLM headline embeddings, 4096 lists per month, the 57
+`markets/sample` questions at t0 in the last two months, 2 cores, a quiet machine): nprobe 256
+gave p50 46 ms and recall@10 0.996 against exact filtered search (exact scan 334 ms in the
+same run); 192: 43 ms, 0.993; 384: 56 ms, 1.0. The price is paid at small scale, where the
+exact scan is fast anyway: at 1M documents (12 months, 1730 lists) nprobe 256 gave recall
+0.9865 and 384 0.992 (exact 31 ms). The probe queries' noise (1.75 × a unit Gaussian on a unit
 row: cosine ≈ 0.5 to it, like a market question to its nearest headline) makes the recorded
-recall track the market questions' (0.995 recorded vs 0.9965 measured at the defaults; noise
-1.5 / 2.0 bracket it): an estimate from the month's own documents, not a guarantee.
+recall track the market questions' (0.995 recorded vs 0.9965 measured on one 416k-row month
+at nprobe 384): an estimate from the month's own documents, not a guarantee.
 A document edited after its month's end is left out of that month's training (its stored
 text is the edited one); which documents those are is the same knowledge the strict edit
 policy masks them with.
@@ -63,7 +63,7 @@ from hindcast.archive import layout, scan
 from hindcast.errors import RetrievalError
 
 FORMAT = "hindcast-ann/1"
-NPROBE = 384
+NPROBE = 256
 MAX_LISTS = 4096
 LISTS_PER_SQRT = 6
 TRAIN_PER_LIST = 32

@@ -136,7 +136,8 @@ def embed(
 
 def _recall(info: dict) -> str:
     ann = info.get("ann")
-    return f"; approximate index: recall@10 ≥ {ann['recall@10']:.3f} (measured)" if ann else ""
+    return (f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
+            "(the lowest month's mean over its probe queries)") if ann else ""
 
 
 @app.command()

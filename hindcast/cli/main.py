@@ -13,7 +13,7 @@ from hindcast.cli.common import ENVIRONMENT, EXIT_ERROR, EXIT_OK, EXIT_USAGE, VE
 def _epilog() -> str:
     """Exit codes and environment variables, one per line (\b keeps click from rewrapping)."""
     codes = ["0 ok", "1 error in input, config or run", "2 usage", "3 lock held by another instance",
-             "4 stopped by a budget or circuit breaker (re-run to resume)"]
+             "4 stopped by a budget, a circuit breaker or an unreachable or stopped Ray cluster (re-run to resume)"]
     env = [f"{name}: {text}" for name, text in ENVIRONMENT.items()]
     return ("\b\nExit codes:\n  " + "\n  ".join(codes) + "\n\n\b\nEnvironment:\n  " + "\n  ".join(env)
             + "\n\n\b\nShell completion: hindcast --install-completion (bash, zsh, fish, PowerShell),\n"
