@@ -110,8 +110,13 @@ def _add(cols: dict, row: dict, kind: int, edit_us) -> None:
 
 # ---- 3. vectors ---------------------------------------------------------------------------
 def anchors() -> np.ndarray:
-    """The shipped real MiniLM vectors of the archive/sample headlines, in index order."""
-    (index,) = SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2")
+    """The real MiniLM (fp32) vectors of the archive/sample headlines, in index order, from the
+    sample's fp32 index (not shipped: built once by the command the error names)."""
+    found = sorted(SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2"))
+    if not found:
+        raise SystemExit("anchors: the shipped sample's fp32 MiniLM index is not built; build it once with "
+                         "`hindcast archive embed --archive archive/sample --embedder minilm-fp32` (about 4 min)")
+    index = found[0]
     return np.concatenate([np.load(m / "vectors.npy") for m in sorted((index / "vectors").glob("month=*"))])
 
 
