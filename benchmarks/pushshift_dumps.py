@@ -1,6 +1,6 @@
 """A seeded generator of Pushshift / Arctic Shift-shaped monthly Reddit dumps, for benchmarks.
 
-    python benchmarks/pushshift_dumps.py --docs 1000000 --months 12 --out /work/bench18/dumps
+    python benchmarks/pushshift_dumps.py --docs 1000000 --months 12 --out /tmp/hindcast-bench/dumps
 
 Writes `RS_YYYY-MM.zst` (submissions) and `RC_YYYY-MM.zst` (comments) per month plus
 `manifest.json` (arguments, rows, malformed lines, bytes and sha256 of each file). The same

@@ -2,7 +2,7 @@
 both through `hindcast.archive.ann.rank` on memory-mapped months, in the same run.
 
     python benchmarks/retrieval.py --docs 10000000 [--months 12] [--queries 200] [--nprobe N] [--lists N]
-                                   [--data /work/bench18] [--json out.json]
+                                   [--data $TMPDIR/hindcast-bench] [--json out.json]
 
 The load (everything cached under `--data`/<docs>-<months>m-s<seed>/, so a re-run reuses it):
 
@@ -51,6 +51,7 @@ import os
 import resource
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -472,7 +473,7 @@ def add_arguments(parser) -> None:
                         help="lists probed per closed month, or a comma list (each measured in the same run); "
                              "default ann.NPROBE")
     parser.add_argument("--lists", type=int, default=None, help="IVF lists per month (default: ann's rule)")
-    parser.add_argument("--data", default=os.environ.get("HINDCAST_BENCH_DATA", "/work/bench18"),
+    parser.add_argument("--data", default=os.environ.get("HINDCAST_BENCH_DATA", str(Path(tempfile.gettempdir()) / "hindcast-bench")),
                         help="where dumps and memory-mapped months are kept (reused by a re-run)")
     parser.add_argument("--dumps", default=None, help="an existing dump folder of the same arguments")
     parser.add_argument("--comment-other", type=float, default=0.5,
