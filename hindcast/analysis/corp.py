@@ -6,7 +6,8 @@ outcomes on p (pool-adjacent-violators, equal forecasts pooled): cp, the conditi
     S = MCB − DSC + UNC,  MCB = S(p) − S(cp),  DSC = S(ȳ) − S(cp),  UNC = S(ȳ) = ȳ(1 − ȳ):
 miscalibration (0: calibrated), discrimination (higher is better) and uncertainty (of the outcomes
 alone). Intervals of MCB and DSC: bootstrap over whole markets (whole events where markets share one),
-the recalibration refitted in each replicate. The consistency band (90%, as reliabilitydiag draws it)
+the recalibration refitted in each replicate (the isotonic fit is closer to a resample's own
+outcomes, so the bootstrap MCB leans high: its interval may sit above the estimate). The consistency band (90%, as reliabilitydiag draws it)
 and the miscalibration test resample outcomes from p itself, as if the forecaster were calibrated
 (rows taken as independent under that hypothesis): the test's p-value is the share of those draws
 whose MCB is at least the observed one. Fixed-bin ECE (10 equal-width bins) is kept beside it."""
