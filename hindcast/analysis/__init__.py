@@ -16,7 +16,7 @@ from hindcast.analysis import convergence, corp, events, mixture, pairwise, rela
 from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, facts_of
 from hindcast.scoring.findings import Finding
 
-__all__ = ["MARKET_PRICE", "Analyses", "MarketFacts", "Settings", "analyze", "facts_of"]
+__all__ = ["MARKET_PRICE", "Analyses", "MarketFacts", "Settings", "analyze", "facts_of", "findings"]
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,17 @@ class Analyses:
                 convergence.finding(self.convergence, self.settings), events.finding(self.coherence, self.units_note)]
 
 
-def analyze(rows: Sequence, facts: MarketFacts, settings: Settings = Settings()) -> Analyses:
+def analyze(rows: Sequence, facts: MarketFacts, settings: Settings | None = None) -> Analyses:
     """Every analysis of scored rows (scoring.aggregate.ScoredRow) with the markets' stored facts."""
+    settings = settings or Settings()
     return Analyses(settings, tuple(time_average.lines(rows, facts, settings)),
                     tuple(relative_log.relative_logs(rows, facts, settings)), pairwise.pairwise(rows, facts, settings),
                     tuple(corp.corp(rows, facts, settings)), tuple(mixture.mixtures(rows, facts, settings)),
                     tuple(convergence.convergence(rows, facts, settings)), tuple(events.coherence(rows, facts)),
                     events.units_note(rows, facts))
+
+
+def findings(rows: Sequence, bundles: Sequence, **settings) -> list[Finding]:
+    """`analyze`'s tables over scored rows and the market bundles they were scored against (`settings`:
+    Settings fields, e.g. baseline="market price", seed=0, threshold=0.1)."""
+    return analyze(rows, facts_of(bundles), Settings(**settings)).findings()

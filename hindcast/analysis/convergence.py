@@ -7,8 +7,8 @@ the last stored price at an instant in (t0, t0 + h]; the row is left out at h wh
 point there, or when t0 + h is not before the market's effective resolution (the price then reflects
 the outcome, not the market's judgement). A row disagrees when |p − p₀| ≥ the threshold; its signed
 move toward the forecaster is sign(p − p₀)·(p_h − p₀). Matched control: for each disagreeing row, the
-non-disagreeing row of the same forecaster and horizon with the nearest p₀ (ties: the earliest
-market, t0), its move signed by the disagreeing row's direction. Effect = mean move − mean control
+mean move of the 5 (MATCHES) non-disagreeing rows of the same forecaster and horizon nearest to it in p₀
+(ties: the earliest market, t0), signed by the disagreeing row's direction. Effect = mean move − mean control
 move; its 95% interval resamples the disagreeing rows' whole markets (whole events where markets
 share one), each row with its matched control."""
 
@@ -24,6 +24,8 @@ import numpy as np
 from hindcast.analysis import series
 from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, bounds, cluster_interval
 from hindcast.scoring.findings import Finding
+
+MATCHES = 5
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,17 @@ def _one(name: str, found: Sequence[Move], days: int, facts: MarketFacts, settin
     if not treated or not control:
         toward = float(np.mean([m.direction * m.move for m in treated])) if treated else None
         return Convergence(name, days, len(treated), len(control), toward, None, None, None, None)
-    matched = [_nearest(control, m.price) for m in treated]
     toward = np.array([m.direction * m.move for m in treated])
-    placebo = np.array([t.direction * c.move for t, c in zip(treated, matched)])
+    placebo = np.array([t.direction * _matched_move(control, t.price) for t in treated])
     interval = cluster_interval([facts.unit(m.market_id) for m in treated], toward - placebo,
                                 f"convergence|{name}|{days}", settings)
     return Convergence(name, days, len(treated), len(control), float(toward.mean()), float(placebo.mean()),
                        float((toward - placebo).mean()), *bounds(interval))
 
 
-def _nearest(control: Sequence[Move], price: float) -> Move:
-    return min(control, key=lambda m: (abs(m.price - price), m.price, m.market_id, m.t0))
+def _matched_move(control: Sequence[Move], price: float) -> float:
+    nearest = sorted(control, key=lambda m: (abs(m.price - price), m.price, m.market_id, m.t0))[:MATCHES]
+    return float(np.mean([m.move for m in nearest]))
 
 
 def finding(found: Sequence[Convergence], settings: Settings) -> Finding:

@@ -7,8 +7,8 @@ outcomes on p (pool-adjacent-violators, equal forecasts pooled): cp, the conditi
 miscalibration (0: calibrated), discrimination (higher is better) and uncertainty (of the outcomes
 alone). Intervals of MCB and DSC: bootstrap over whole markets (whole events where markets share one),
 the recalibration refitted in each replicate (the isotonic fit is closer to a resample's own
-outcomes, so the bootstrap MCB leans high: its interval may sit above the estimate). The consistency band (90%, as reliabilitydiag draws it)
-and the miscalibration test resample outcomes from p itself, as if the forecaster were calibrated
+outcomes, so the bootstrap MCB leans high: its interval may sit above the estimate). The
+consistency band (90%, as reliabilitydiag draws it) and the miscalibration test resample outcomes from p itself, as if the forecaster were calibrated
 (rows taken as independent under that hypothesis): the test's p-value is the share of those draws
 whose MCB is at least the observed one. Fixed-bin ECE (10 equal-width bins) is kept beside it."""
 
@@ -75,7 +75,7 @@ def decompose(p, y, w=None) -> Decomposition:
     w = np.ones_like(p) if w is None else np.asarray(w, float)
     cp = recalibrate(p, y, w)
     on = w > 0
-    mean = lambda v: float(np.sum(w[on] * v[on]) / np.sum(w[on]))  # noqa: E731
+    mean = lambda v: float(np.sum(w[on] * v[on]) / np.sum(w[on]))
     score, recalibrated, base = mean((p - y) ** 2), mean((cp - y) ** 2), mean(y)
     unc = mean((base - y) ** 2)
     return Decomposition(score, score - recalibrated, unc - recalibrated, unc)

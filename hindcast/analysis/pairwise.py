@@ -162,6 +162,6 @@ def findings(result: Pairwise) -> list[Finding]:
     pairs = Finding("pairwise-pairs", "Pairwise Brier ratios on the (market, t0) both answered",
                     ("a", "b", "n_rows", "brier_a", "brier_b", "ratio", "p_value"),
                     tuple((p.a, p.b, p.n_rows, p.brier_a, p.brier_b, p.ratio, p.p_value) for p in result.pairs),
-                    ("ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: permutation test "
-                     f"swapping whole markets/events, seeded; – : no shared rows or a zero mean Brier.",))
+                    (("ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: permutation test "
+                      "swapping whole markets/events, seeded; – : no shared rows or a zero mean Brier."),))
     return [skill, pairs]

@@ -70,7 +70,7 @@ def market_average(points: Sequence) -> MarketAverage | None:
     if w is None:
         return None
     total = math.fsum(w)
-    avg = lambda f: math.fsum(wi * f(p) for wi, p in zip(w, points)) / total  # noqa: E731
+    avg = lambda f: math.fsum(wi * f(p) for wi, p in zip(w, points)) / total
     priced = all(p.market_price is not None for p in points)
     market = avg(lambda p: brier(p.market_price, p.outcome)) if priced else None
     first = points[0]
@@ -103,8 +103,8 @@ def _spots(name: str, pts: Sequence, facts: MarketFacts, settings: Settings) -> 
     out = []
     for label in sorted({p.label for p in pts}):
         at = [p for p in pts if p.label == label]
-        out.append(_line(name, f"spot {label}", [p.market_id for p in at], [brier(p.probability, p.outcome) for p in at],
-                         [log_score(p.probability, p.outcome) for p in at],
+        out.append(_line(name, f"spot {label}", [p.market_id for p in at],
+                         [brier(p.probability, p.outcome) for p in at], [log_score(p.probability, p.outcome) for p in at],
                          [None if p.market_price is None else brier(p.market_price, p.outcome) for p in at],
                          facts, settings))
     return out
@@ -123,7 +123,7 @@ def finding(found: Sequence[ScoreLine]) -> Finding:
     rows = tuple((s.forecaster, s.measure, s.brier, s.brier_low, s.brier_high, s.log_score, s.market_brier,
                   s.n_markets) for s in found)
     return Finding("time-averaged", "Time-averaged scores over the sweep, beside spot scores per cutoff", columns, rows,
-                   (__doc__.split("\n\n")[1].replace("\n", " "),
-                    "market_brier: the market's price at the same t0s scored the same way (– where a t0 had no "
-                    "price); log_score: ln of the probability given to the outcome, clipped to [1e-6, 1 − 1e-6] "
-                    "(policy log-clip-1e-6). Brier interval: 95%, bootstrap over whole markets/events."))
+                   (" ".join(__doc__.split("\n\n")[1].split()),
+                    ("market_brier: the market's price at the same t0s scored the same way (– where a t0 had no "
+                     "price); log_score: ln of the probability given to the outcome, clipped to [1e-6, 1 − 1e-6] "
+                     "(policy log-clip-1e-6). Brier interval: 95%, bootstrap over whole markets/events.")))
