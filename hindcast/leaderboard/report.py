@@ -203,10 +203,11 @@ def corp_diagram(found, index: int) -> str:
     frame = plots.Frame(300, 300, (0.0, 1.0), (0.0, 1.0), margin=(28, 12, 44, 48))
     body = plots.axes(frame, plots.ticks(0, 1), plots.ticks(0, 1), "forecast", "recalibrated (CEP)")
     band = [(c.p, c.band_high) for c in found.curve] + [(c.p, c.band_low) for c in reversed(found.curve)]
-    body.append(f'<polygon class="band" points="{" ".join(f"{frame.x(x)},{frame.y(y)}" for x, y in band)}" '
+    body.append(f'<polyline class="band" points="{" ".join(f"{frame.x(x)},{frame.y(y)}" for x, y in band)}" '
                 f'fill="{plots.colour(index)}" fill-opacity="0.15" stroke="none"/>')
     body.append(f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" y2="{frame.y(1)}"/>')
-    body += plots.polyline(frame, [(c.p, c.cep) for c in found.curve], plots.colour(index))[:1]
+    curve = plots.polyline(frame, [(c.p, c.cep) for c in found.curve], plots.colour(index))
+    body += curve if len(found.curve) < 3 else curve[:1]  # a marker where the forecaster used one or two values
     d = found.decomposition
     body.append(plots.text(frame.width / 2, 16, found.forecaster, cls="plot-title"))
     body.append(plots.text(frame.x(0.02), frame.y(0.95), f"MCB {d.mcb:.3f}  DSC {d.dsc:.3f}  UNC {d.unc:.3f}",
