@@ -7,8 +7,11 @@ the last stored price at an instant in (t0, t0 + h]; the row is left out at h wh
 point there, or when t0 + h is not before the market's effective resolution (the price then reflects
 the outcome, not the market's judgement). A row disagrees when |p − p₀| ≥ the threshold; its signed
 move toward the forecaster is sign(p − p₀)·(p_h − p₀). Matched control: for each disagreeing row, the
-mean move of the 5 (MATCHES) non-disagreeing rows of the same forecaster and horizon nearest to it in p₀
-(ties: the earliest market, t0), signed by the disagreeing row's direction. Effect = mean move − mean control
+mean move of the (at most 5) non-disagreeing rows of the same forecaster and horizon nearest to it in
+p₀ and within 0.05 of it (ties: the earliest market, t0), signed by the disagreeing row's direction; a
+disagreeing row with no such row is unmatched and left out of the effect (n_matched counts the rest;
+none matched: no effect). move_toward is the mean over every disagreeing row; control_move and effect
+over the matched ones. Effect = mean move − mean control
 move; its 95% interval resamples the disagreeing rows' whole markets (whole events where markets
 share one), each row with its matched control."""
 
@@ -26,6 +29,7 @@ from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, bounds,
 from hindcast.scoring.findings import Finding
 
 MATCHES = 5
+CALIPER = 0.05
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Convergence:
     horizon_days: int
     n_disagree: int
     n_control: int
+    n_matched: int
     move_toward: float | None
     control_move: float | None
     effect: float | None
@@ -82,27 +87,29 @@ def convergence(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[
 
 def _one(name: str, found: Sequence[Move], days: int, facts: MarketFacts, settings: Settings) -> Convergence:
     treated = [m for m in found if m.distance >= settings.threshold]
-    control = sorted((m for m in found if m.distance < settings.threshold), key=lambda m: (m.price, m.market_id, m.t0))
-    if not treated or not control:
-        toward = float(np.mean([m.direction * m.move for m in treated])) if treated else None
-        return Convergence(name, days, len(treated), len(control), toward, None, None, None, None)
-    toward = np.array([m.direction * m.move for m in treated])
-    placebo = np.array([t.direction * _matched_move(control, t.price) for t in treated])
-    interval = cluster_interval([facts.unit(m.market_id) for m in treated], toward - placebo,
+    control = [m for m in found if m.distance < settings.threshold]
+    toward = float(np.mean([m.direction * m.move for m in treated])) if treated else None
+    pairs = [(t, c) for t in treated if (c := _matched_move(control, t.price)) is not None]
+    if not pairs:
+        return Convergence(name, days, len(treated), len(control), 0, toward, None, None, None, None)
+    moved = np.array([t.direction * t.move for t, _ in pairs])
+    placebo = np.array([t.direction * c for t, c in pairs])
+    interval = cluster_interval([facts.unit(t.market_id) for t, _ in pairs], moved - placebo,
                                 f"convergence|{name}|{days}", settings)
-    return Convergence(name, days, len(treated), len(control), float(toward.mean()), float(placebo.mean()),
-                       float((toward - placebo).mean()), *bounds(interval))
+    return Convergence(name, days, len(treated), len(control), len(pairs), toward, float(placebo.mean()),
+                       float((moved - placebo).mean()), *bounds(interval))
 
 
-def _matched_move(control: Sequence[Move], price: float) -> float:
-    nearest = sorted(control, key=lambda m: (abs(m.price - price), m.price, m.market_id, m.t0))[:MATCHES]
-    return float(np.mean([m.move for m in nearest]))
+def _matched_move(control: Sequence[Move], price: float) -> float | None:
+    near = sorted((m for m in control if abs(m.price - price) <= CALIPER),
+                  key=lambda m: (abs(m.price - price), m.price, m.market_id, m.t0))[:MATCHES]
+    return float(np.mean([m.move for m in near])) if near else None
 
 
 def finding(found: Sequence[Convergence], settings: Settings) -> Finding:
-    columns = ("forecaster", "horizon_days", "n_disagree", "n_control", "move_toward", "control_move", "effect",
-               "low", "high")
-    rows = tuple((c.forecaster, c.horizon_days, c.n_disagree, c.n_control, c.move_toward, c.control_move, c.effect,
-                  c.low, c.high) for c in found)
+    columns = ("forecaster", "horizon_days", "n_disagree", "n_control", "n_matched", "move_toward", "control_move",
+               "effect", "low", "high")
+    rows = tuple((c.forecaster, c.horizon_days, c.n_disagree, c.n_control, c.n_matched, c.move_toward,
+                  c.control_move, c.effect, c.low, c.high) for c in found)
     return Finding("convergence", f"Price convergence toward a forecaster disagreeing by ≥ {settings.threshold:g}",
                    columns, rows, (" ".join(__doc__.split("\n\n")[1].split()),))

@@ -123,3 +123,13 @@ def test_the_coherence_check_sums_a_forecasters_probabilities_over_the_exclusive
     market = found[("market price", day(0))]
     assert market.total == pytest.approx(1.0)
     assert ("g", day(0)) not in found  # one market answered at that t0: nothing to sum
+
+
+def test_no_effect_is_claimed_without_a_control_row_at_a_similar_price():
+    # disagreeing rows priced 0.2 (forecast 0.6), agreeing rows priced 0.8: none within 0.05 of another
+    rows = [row("f", f"d{i}", 10, 0.6, 1.0, 0.2, resolved_day=30) for i in range(10)]
+    rows += [row("f", f"a{i}", 10, 0.82, 1.0, 0.8, resolved_day=30) for i in range(10)]
+    prices = {r.market_id: path((9, r.market_price), (10.5, r.market_price + 0.1)) for r in rows}
+    (one, *_) = convergence.convergence(rows, MarketFacts(prices=prices), S)
+    assert (one.n_disagree, one.n_control, one.n_matched) == (10, 10, 0)
+    assert one.effect is None and one.move_toward == pytest.approx(0.1)
