@@ -58,8 +58,7 @@ class Convergence:
 
 def price_after(path: Sequence, t0, until) -> float | None:
     """The last stored price at an instant in (t0, until] (None: no point there)."""
-    times = [p.t for p in path]
-    i = bisect_right(times, until) - 1
+    i = bisect_right(path, until, key=lambda point: point.t) - 1
     return path[i].p if i >= 0 and path[i].t > t0 else None
 
 
@@ -87,9 +86,10 @@ def convergence(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[
 
 def _one(name: str, found: Sequence[Move], days: int, facts: MarketFacts, settings: Settings) -> Convergence:
     treated = [m for m in found if m.distance >= settings.threshold]
-    control = [m for m in found if m.distance < settings.threshold]
+    control = sorted((m for m in found if m.distance < settings.threshold), key=lambda m: (m.price, m.market_id, m.t0))
+    prices, shifts = np.array([m.price for m in control]), np.array([m.move for m in control])
     toward = float(np.mean([m.direction * m.move for m in treated])) if treated else None
-    pairs = [(t, c) for t in treated if (c := _matched_move(control, t.price)) is not None]
+    pairs = [(t, c) for t in treated if (c := _matched_move(prices, shifts, t.price)) is not None]
     if not pairs:
         return Convergence(name, days, len(treated), len(control), 0, toward, None, None, None, None)
     moved = np.array([t.direction * t.move for t, _ in pairs])
@@ -100,10 +100,14 @@ def _one(name: str, found: Sequence[Move], days: int, facts: MarketFacts, settin
                        float((moved - placebo).mean()), *bounds(interval))
 
 
-def _matched_move(control: Sequence[Move], price: float) -> float | None:
-    near = sorted((m for m in control if abs(m.price - price) <= CALIPER),
-                  key=lambda m: (abs(m.price - price), m.price, m.market_id, m.t0))[:MATCHES]
-    return float(np.mean([m.move for m in near])) if near else None
+def _matched_move(prices: np.ndarray, shifts: np.ndarray, price: float) -> float | None:
+    """The mean move of the (at most MATCHES) control rows (sorted by price, market, t0: `prices`, their
+    `shifts`) nearest `price` and within CALIPER of it (ties: in that order)."""
+    lo, hi = np.searchsorted(prices, price - CALIPER, "left"), np.searchsorted(prices, price + CALIPER, "right")
+    distance = np.abs(prices[lo:hi] - price)
+    near = np.argsort(distance, kind="stable")[:MATCHES]
+    near = near[distance[near] <= CALIPER]
+    return float(np.mean(shifts[lo:hi][near])) if near.size else None
 
 
 def finding(found: Sequence[Convergence], settings: Settings) -> Finding:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.isotonic import isotonic_regression
+from scipy.optimize import isotonic_regression
 
 from hindcast.analysis.units import MarketFacts, Settings, unit_weights
 from hindcast.scoring import bootstrap, metrics, vs_market
@@ -57,23 +57,29 @@ class Corp:
     curve: tuple[CurvePoint, ...]
 
 
-def recalibrate(p, y, w=None) -> np.ndarray:
-    """Each row's isotonic (PAV) recalibrated probability; rows of weight 0 get nan."""
+def recalibrate(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+    """Each row's isotonic (PAV) recalibrated probability; rows of weight 0 get nan. `groups`: p's
+    (np.unique inverse, number of distinct values), when already known."""
     p, y = np.asarray(p, float), np.asarray(y, float)
     w = np.ones_like(p) if w is None else np.asarray(w, float)
-    values, inverse = np.unique(p, return_inverse=True)
-    weight, hits = np.bincount(inverse, w, len(values)), np.bincount(inverse, w * y, len(values))
-    fitted = np.full(len(values), np.nan)
+    inverse, n = groups if groups is not None else _groups(p)
+    weight, hits = np.bincount(inverse, w, n), np.bincount(inverse, w * y, n)
+    fitted = np.full(n, np.nan)
     kept = weight > 0
-    fitted[kept] = isotonic_regression(hits[kept] / weight[kept], sample_weight=weight[kept], increasing=True)
+    fitted[kept] = isotonic_regression(hits[kept] / weight[kept], weights=weight[kept], increasing=True).x
     return fitted[inverse]
 
 
-def decompose(p, y, w=None) -> Decomposition:
+def _groups(p: np.ndarray) -> tuple[np.ndarray, int]:
+    values, inverse = np.unique(p, return_inverse=True)
+    return inverse.ravel(), len(values)
+
+
+def decompose(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> Decomposition:
     """The CORP Brier decomposition (weights: resample counts; None: every row once)."""
     p, y = np.asarray(p, float), np.asarray(y, float)
     w = np.ones_like(p) if w is None else np.asarray(w, float)
-    cp = recalibrate(p, y, w)
+    cp = recalibrate(p, y, w, groups)
     on = w > 0
     mean = lambda v: float(np.sum(w[on] * v[on]) / np.sum(w[on]))
     score, recalibrated, base = mean((p - y) ** 2), mean((cp - y) ** 2), mean(y)
@@ -99,8 +105,8 @@ def _cluster_intervals(p, y, units, name: str, settings: Settings):
     codes, n = bootstrap.market_codes(list(units))
     if vs_market.too_few(n):
         return (None, None), (None, None)
-    weights = unit_weights(n, f"corp|{name}", settings)[: settings.band_draws]
-    parts = np.array([(d.mcb, d.dsc) for d in (decompose(p, y, row[codes]) for row in weights)])
+    weights, groups = unit_weights(n, f"corp|{name}", settings)[: settings.band_draws], _groups(p)
+    parts = np.array([(d.mcb, d.dsc) for d in (decompose(p, y, row[codes], groups) for row in weights)])
     return _pct(parts[:, 0]), _pct(parts[:, 1])
 
 
@@ -113,20 +119,19 @@ def _consistency(p: np.ndarray, mcb: float, name: str, settings: Settings) -> tu
     """Outcomes drawn from p (calibrated by construction): the recalibrated curves and the p-value."""
     rng = bootstrap.rng_for(settings.seed, f"corp-consistency|{name}")
     drawn = (rng.random((settings.band_draws, p.size)) < p).astype(float)
-    curves = np.vstack([recalibrate(p, row) for row in drawn])
-    mcbs = np.array([decompose(p, row).mcb for row in drawn])
+    groups = _groups(p)
+    curves = np.vstack([recalibrate(p, row, groups=groups) for row in drawn])
+    mcbs = np.mean((p - drawn) ** 2, axis=1) - np.mean((curves - drawn) ** 2, axis=1)
     return curves, float((1 + np.sum(mcbs >= mcb - 1e-12)) / (1 + settings.band_draws))
 
 
 def _curve(p: np.ndarray, y: np.ndarray, draws: np.ndarray) -> tuple[CurvePoint, ...]:
     cp = recalibrate(p, y)
     tail = (1 - BAND_LEVEL) / 2 * 100
-    out = []
-    for value in np.unique(p):
-        at = int(np.flatnonzero(p == value)[0])
-        low, high = np.percentile(draws[:, at], [tail, 100 - tail])
-        out.append(CurvePoint(float(value), float(cp[at]), float(low), float(high)))
-    return tuple(out)
+    values, first = np.unique(p, return_index=True)
+    low, high = np.percentile(draws[:, first], [tail, 100 - tail], axis=0)
+    return tuple(CurvePoint(float(v), float(cp[i]), float(lo), float(hi))
+                 for v, i, lo, hi in zip(values, first, low, high))
 
 
 def finding(found: Sequence[Corp]) -> Finding:
