@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser.cdp import INSTALL, Chromium, chromium_binary
+from tests.browser.cdp import loaded
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.browser
@@ -34,19 +34,7 @@ def sample(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(sample, tmp_path_factory):
-    binary = chromium_binary()
-    if binary is None:
-        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
-    browser = Chromium(tmp_path_factory.mktemp("profile"), binary)
-    try:
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.send(f"{domain}.enable")
-        browser.send("Page.navigate", url=sample[0].as_uri())
-        browser.wait_for("Page.loadEventFired")
-        browser.settle()
-        yield browser
-    finally:
-        browser.close()
+    yield from loaded(sample[0], tmp_path_factory.mktemp("profile"))
 
 
 def test_json_holds_every_new_table_with_rows(sample):
