@@ -60,7 +60,7 @@ def build_archive(folder: Path, t0, extra: bool = False) -> Path:
 
 
 def with_post_t0_market_data(bound):
-    """The tools of `bound`'s (market, t0) rebuilt through the engine's context builder over a
+    """`bound`'s (market, t0) rebuilt through the engine's context builder over a
     bundle with price points at and after t0 and two new markets resolved, public at and after
     t0, added."""
     t0, market = bound.question.t0, bound.question.market_id
@@ -73,4 +73,5 @@ def with_post_t0_market_data(bound):
     markets = tuple(bundle.markets) + tuple(Market(r.market_id, f"Will {r.market_id} happen?", "") for r in extra)
     plan = replace(bound.plan, bundle=replace(bundle, markets=markets, prices=prices,
                                               resolutions=tuple(bundle.resolutions) + extra))
-    return adapters.t0_tools(bound.question, context_at(plan, bound.cutoff))
+    ctx = context_at(plan, bound.cutoff)
+    return adapters.Bound(bound.question, ctx, adapters.t0_tools(bound.question, ctx), bound.cutoff, plan)

@@ -128,7 +128,7 @@ def test_post_t0_documents_prices_and_resolutions_change_no_answer(world):
     resolutions at and after t0 added, give every tool the same answer."""
     base = in_memory(bind(world).tools)
     assert in_memory(bind(world, world.later).tools) == base
-    assert in_memory(with_post_t0_market_data(bind(world, world.later))) == base
+    assert in_memory(with_post_t0_market_data(bind(world, world.later)).tools) == base
 
 
 def test_every_call_is_in_the_retrieval_log(world):
