@@ -192,3 +192,17 @@ def test_without_the_mcp_extra_the_command_names_it(world):
                           text=True, timeout=120)
     assert proc.returncode == 1
     assert "pip install 'hindcast-replay[mcp]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--market", "no-such-market", "--fraction", "0.5"], "market(s) not in store"),
+    (["--fraction", "0.5", "--t0", "2025-11-01T00:00:00Z"], "give exactly one of --t0 and --fraction"),
+    (["--t0", "2030-01-01T00:00:00Z"], "at or after market"),
+    (["--fraction", "0.5", "--transport", "carrier-pigeon"], "--transport 'carrier-pigeon'"),
+])
+def test_bad_input_is_one_line_and_exit_1(world, args, message):
+    full = [*PYTHON_CMD[2:], *(["--market", world.market] if "--market" not in args else []), *args]
+    proc = subprocess.run([sys.executable, "-m", "hindcast", *full], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

@@ -95,3 +95,19 @@ def _count(db) -> int:
         return rows(db, "SELECT COUNT(*) FROM forecasts")[0][0]
     except sqlite3.OperationalError:  # the schema is not there yet
         return 0
+
+
+def test_reported_tokens_count_against_the_run_budget_and_a_higher_budget_resumes(tmp_path):
+    bot, db = write_bot(tmp_path), tmp_path / "h.db"
+    spec = f"command:cmd={bot} tokens,timeout=60"  # each answer reports 1,000 + 50 tokens
+
+    def sweep(budget: str):
+        return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.5", "-f", spec,
+                       "--concurrency", "1", "--max-tokens", budget, "--out", str(tmp_path), "--db", str(db), timeout=300)
+
+    first = sweep("2000")
+    assert first.returncode == 4 and "token budget reached: 2100 of --max-tokens 2000" in first.stderr, first.stderr
+    assert rows(db, "SELECT COUNT(*) FROM forecasts") == [(2,)]
+    second = sweep("10000")
+    assert second.returncode == 0, second.stderr
+    assert rows(db, "SELECT COUNT(*), SUM(probability = 0.6) FROM forecasts") == [(4, 4)]
