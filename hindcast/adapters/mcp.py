@@ -46,7 +46,10 @@ def serve(bound: Bound, transport: str = "stdio", *, host: str = "127.0.0.1", po
 
     if transport not in TRANSPORTS:
         raise ConfigError(f"--transport {transport!r}: use {' or '.join(TRANSPORTS)}")
-    keep = (lambda: write_log(bound, log)) if log is not None else (lambda: None)
+    def keep() -> None:
+        if log is not None:
+            write_log(bound, log)
+
     server = mcp_server(bound.tools, on_call=keep)
     keep()  # an empty log from the start: the file exists as soon as the server does
     try:

@@ -101,17 +101,18 @@ class CommandForecaster:
             raise self._outage(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
         try:
             out, err = await asyncio.wait_for(proc.communicate(payload), float(self.timeout))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await _kill(proc)
             raise self._outage(f"no answer within its timeout of {float(self.timeout):g} s (killed)") from None
         except BaseException:
             await _kill(proc)  # the sweep was interrupted: no program outlives it
             raise
-        if proc.returncode < 0:
-            raise self._outage(f"killed by signal {_signal_name(-proc.returncode)}{_tail(err)}")
-        if proc.returncode == TEMPFAIL:
+        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+        if code < 0:
+            raise self._outage(f"killed by signal {_signal_name(-code)}{_tail(err)}")
+        if code == TEMPFAIL:
             raise self._outage(f"exited {TEMPFAIL} (EX_TEMPFAIL: try again later){_tail(err)}")
-        return proc.returncode, out, err
+        return code, out, err
 
     def _outage(self, what: str) -> InfrastructureError:
         return InfrastructureError(f"{self.name}: {what}", endpoint=f"command:{self.cmd}")

@@ -125,7 +125,7 @@ async def http_served(server, host: str = "127.0.0.1", port: int = 0) -> AsyncIt
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     app = server.streamable_http_app(host=host, streamable_http_path=PATH)
-    runner = _Quiet(uvicorn.Config(app, log_level="error", lifespan="on"))
+    runner = _quiet_server()(uvicorn.Config(app, log_level="error", lifespan="on"))
     task = asyncio.create_task(runner.serve(sockets=[sock]))
     try:
         while not runner.started and not task.done():
@@ -153,6 +153,3 @@ def _quiet_server():
 
     return Quiet
 
-
-def _Quiet(config):  # noqa: N802 — a class made on first use (uvicorn is imported lazily)
-    return _quiet_server()(config)

@@ -97,7 +97,7 @@ def t0_tools(question: Question, ctx: Context) -> Tools:
     def search(query: str, k: int = 5, mode: str = "hybrid", **ignored) -> list[SearchHit]:
         _ignored(ctx, "search", ignored)
         hits = ctx.search(str(query), _k(k), _mode(mode))
-        return [SearchHit(**_brief(h.doc), score=float(h.score), mode=str(h.mode)) for h in hits]
+        return [_hit(h) for h in hits]
 
     def read(doc_id: str, **ignored) -> DocumentView | None:
         _ignored(ctx, "read", ignored)
@@ -133,12 +133,14 @@ def question_view(question: Question) -> QuestionView:
 
 
 def document_view(doc: Document) -> DocumentView:
-    return DocumentView(**_brief(doc), kind=doc.kind, parent_id=doc.parent_id, thread_id=doc.thread_id)
+    return DocumentView(id=doc.id, source=doc.source, kind=doc.kind, created_at=iso(doc.created_at), title=doc.title,
+                        text=doc.text, url=doc.url, parent_id=doc.parent_id, thread_id=doc.thread_id)
 
 
-def _brief(doc: Document) -> dict:
-    return {"id": doc.id, "source": doc.source, "created_at": iso(doc.created_at), "title": doc.title,
-            "text": doc.text, "url": doc.url}
+def _hit(hit) -> SearchHit:
+    doc = hit.doc
+    return SearchHit(id=doc.id, source=doc.source, created_at=iso(doc.created_at), title=doc.title, text=doc.text,
+                     url=doc.url, score=float(hit.score), mode=str(hit.mode))
 
 
 def _k(k) -> int:

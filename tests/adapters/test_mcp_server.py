@@ -16,12 +16,12 @@ from types import SimpleNamespace
 import pytest
 
 pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters
 
-from hindcast import adapters  # noqa: E402
-from hindcast.forecasters.tool_server import QUESTION_URI, mcp_server  # noqa: E402
-from hindcast.timeutil import iso, parse_utc  # noqa: E402
-from tests.adapters.support import (  # noqa: E402
+from hindcast import adapters
+from hindcast.forecasters.tool_server import QUESTION_URI, mcp_server
+from hindcast.timeutil import iso, parse_utc
+from tests.adapters.support import (
     FRACTION,
     PYTHON_CMD,
     QUERY,
@@ -30,7 +30,7 @@ from tests.adapters.support import (  # noqa: E402
     sample_t0,
     with_post_t0_market_data,
 )
-from tests.helpers import ROOT, SAMPLE_MARKETS  # noqa: E402
+from tests.helpers import ROOT, SAMPLE_MARKETS
 
 MODES = ("text", "vector", "hybrid")
 CALLS = [*(("search", {"query": QUERY, "k": 10, "mode": m}) for m in MODES),
