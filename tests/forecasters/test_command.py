@@ -119,3 +119,18 @@ def test_post_t0_data_changes_neither_stdin_nor_tool_answers(world, tmp_path, mo
     assert moved.rationale == base.rationale
     first, second = (tmp_path / "stdin.jsonl").read_text().splitlines()
     assert first == second
+
+
+def test_a_document_the_harness_refuses_stops_the_sweep_not_just_the_program(world):
+    """Defence in depth: a retriever that hands over a document created at t0 is stopped by the
+    Context; the program sees a tool error, and the forecast raises LeakageError (a harness
+    defect stops the sweep) instead of being stored."""
+    from hindcast.errors import LeakageError
+    from hindcast.forecasters.base import Context
+    from tests.forecasters.test_context_documents import LeakyRetriever
+
+    bound = bind(world)
+    ctx = Context(world.t0, world.market, (), (), LeakyRetriever(world.t0, world.t0))
+    forecaster = registry.create(f"command:cmd={world.bot} tools,timeout=60")
+    with pytest.raises(LeakageError, match="refused a tool answer"):
+        asyncio.run(forecaster.forecast(bound.question, ctx))
