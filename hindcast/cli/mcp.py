@@ -39,6 +39,8 @@ def serve(
 
     if (t0 is None) == (fraction is None):
         raise fail("give exactly one of --t0 and --fraction")
+    if transport not in ("stdio", "http"):
+        raise fail(f"--transport {transport!r}: use stdio or http")
     when = api.parse_utc(t0) if t0 is not None else None
     signal.signal(signal.SIGTERM, _interrupted)  # a terminated server still writes its log
     bound = api.adapters.bind(store or default_sample("markets"), market, t0=when, fraction=fraction,
