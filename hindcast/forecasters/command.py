@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,7 +35,8 @@ import shlex
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindcast.errors import InfrastructureError, LeakageError
@@ -62,12 +64,17 @@ class CommandForecaster:
     cmd: str = ""
     timeout: float = 120.0
     model: str = ""
+    environment: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not shlex.split(self.cmd):
             raise ValueError("command: needs cmd=PROGRAM (e.g. command:cmd=./my_bot.sh,timeout=120)")
         if not float(self.timeout) > 0:
             raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
+
+    def bind(self, models) -> CommandForecaster:
+        """In a sweep: the program gets the environment the sweep's Models was given (the CLI's)."""
+        return dataclasses.replace(self, environment=dict(models.env))
 
     def model_name(self) -> str | None:
         return self.model or None
@@ -84,7 +91,7 @@ class CommandForecaster:
         server = mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
         started = time.monotonic()
         async with http_served(server) as url:
-            code, out, err = await self._run(stdin_payload(question), _environment(url))
+            code, out, err = await self._run(stdin_payload(question), _environment(url, self.environment))
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
         ran = {"endpoint": f"command:{self.cmd}", "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
@@ -136,10 +143,11 @@ class CommandForecaster:
                         evidence=_read_ids(ctx), usage=usage, raw=raw)
 
 
-def _environment(url: str) -> dict:
-    """The program's environment: this process's, plus where its tools are."""
+def _environment(url: str, given: Mapping[str, str] | None) -> dict:
+    """The program's environment: the sweep's (its Models' environment, which the CLI read; this
+    process's when the forecaster is used outside a sweep), plus where its tools are."""
     relay = shlex.join([sys.executable, "-m", "hindcast.forecasters.mcp_relay", url])
-    return {**os.environ, URL_VARIABLE: url, COMMAND_VARIABLE: relay}
+    return {**(os.environ if given is None else given), URL_VARIABLE: url, COMMAND_VARIABLE: relay}
 
 
 async def _kill(proc) -> None:
