@@ -31,6 +31,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import sys
@@ -91,11 +92,14 @@ class CommandForecaster:
         server = mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
         started = time.monotonic()
         async with http_served(server) as url:
-            code, out, err = await self._run(stdin_payload(question), _environment(url, self.environment))
+            try:
+                code, out, err = await self._run(stdin_payload(question), _environment(url, self.environment))
+            except InfrastructureError as exc:  # its reason is logged as an attempt: no secret in it either
+                raise InfrastructureError(_clean(str(exc), self.environment) or "", exc.endpoint) from None
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
         ran = {"endpoint": f"command:{self.cmd}", "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
-        return self._judged(code, out, err, ctx, ran)
+        return _without_secrets(self._judged(code, out, err, ctx, ran), self.environment)
 
     async def _run(self, payload: bytes, env: dict) -> tuple[int, bytes, bytes]:
         """(exit code, stdout, stderr) of one run; an outage raises InfrastructureError."""
@@ -141,6 +145,24 @@ class CommandForecaster:
             return Forecast.failure(parsed.reason, raw=raw, usage=usage)
         return Forecast(parsed.probability, rationale=str(answer.get("rationale") or "")[:SHOWN * 5],
                         evidence=_read_ids(ctx), usage=usage, raw=raw)
+
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+
+def _without_secrets(forecast: Forecast, given: Mapping[str, str] | None) -> Forecast:
+    """The forecast with the value of every secret-looking variable of the program's environment
+    (a name with KEY, TOKEN, SECRET, PASSWORD …) replaced by *** in what is stored: a program that
+    echoes its key to stderr or stdout does not get it into the run."""
+    return dataclasses.replace(forecast, rationale=_clean(forecast.rationale, given) or "",
+                               raw=_clean(forecast.raw, given) or "", error=_clean(forecast.error, given))
+
+
+def _clean(text: str | None, given: Mapping[str, str] | None) -> str | None:
+    env = os.environ if given is None else given
+    for secret in sorted({v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True):
+        text = text.replace(secret, "***") if text else text
+    return text
 
 
 def _environment(url: str, given: Mapping[str, str] | None) -> dict:

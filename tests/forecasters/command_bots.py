@@ -38,6 +38,9 @@ async def tools(url=None, command=None):
 
 if mode == "answer":
     answer(float(arg))
+elif mode == "leaky-key":
+    print("using key " + os.environ["MY_BOT_API_KEY"], file=sys.stderr)
+    print("key " + os.environ["MY_BOT_API_KEY"]); sys.exit(1)
 elif mode == "exit1":
     print("my model said no", file=sys.stderr); sys.exit(1)
 elif mode == "sleep":
@@ -47,7 +50,7 @@ elif mode == "garbage":
 elif mode == "sigkill":
     os.kill(os.getpid(), signal.SIGKILL)
 elif mode == "tempfail":
-    print("upstream model unreachable", file=sys.stderr); sys.exit(75)
+    print("upstream model unreachable with key " + os.environ.get("MY_BOT_API_KEY", "-"), file=sys.stderr); sys.exit(75)
 elif mode == "outside":
     answer(float(arg))
 elif mode == "tools":

@@ -134,3 +134,15 @@ def test_a_document_the_harness_refuses_stops_the_sweep_not_just_the_program(wor
     forecaster = registry.create(f"command:cmd={world.bot} tools,timeout=60")
     with pytest.raises(LeakageError, match="refused a tool answer"):
         asyncio.run(forecaster.forecast(bound.question, ctx))
+
+
+def test_a_key_the_program_echoes_is_not_stored(world, monkeypatch):
+    key = "sk-bot-secret-5f4e3d2c1b"
+    monkeypatch.setenv("MY_BOT_API_KEY", key)
+    forecast, _ = ask(world, "leaky-key")
+    assert forecast.error == "program exited 1; stderr: using key ***" and forecast.raw == "key ***\n"
+    assert key not in repr(forecast)
+
+    with pytest.raises(InfrastructureError) as caught:
+        ask(world, "tempfail")
+    assert str(caught.value).endswith("stderr: upstream model unreachable with key ***")
