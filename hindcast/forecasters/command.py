@@ -95,11 +95,11 @@ class CommandForecaster:
             try:
                 code, out, err = await self._run(stdin_payload(question), _environment(url, self.environment))
             except InfrastructureError as exc:  # its reason is logged as an attempt: no secret in it either
-                raise InfrastructureError(_clean(str(exc), self.environment) or "", exc.endpoint) from None
+                raise InfrastructureError(clean(str(exc), self.environment) or "", exc.endpoint) from None
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
         ran = {"endpoint": f"command:{self.cmd}", "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
-        return _without_secrets(self._judged(code, out, err, ctx, ran), self.environment)
+        return without_secrets(self._judged(code, out, err, ctx, ran), self.environment)
 
     async def _run(self, payload: bytes, env: dict) -> tuple[int, bytes, bytes]:
         """(exit code, stdout, stderr) of one run; an outage raises InfrastructureError."""
@@ -130,35 +130,40 @@ class CommandForecaster:
 
     def _judged(self, code: int, out: bytes, err: bytes, ctx: Context, ran: dict) -> Forecast:
         text = out.decode("utf-8", "replace")
-        raw = text[:SHOWN]
         if code != 0:
-            return Forecast.failure(f"program exited {code}{_tail(err)}", raw=raw, usage=ran)
-        try:
-            answer = json.loads(text)
-        except ValueError:
-            return Forecast.failure(f"stdout is not one JSON object{_tail(err)}", raw=raw, usage=ran)
-        if not isinstance(answer, dict) or "probability" not in answer:
-            return Forecast.failure("stdout JSON has no \"probability\"", raw=raw, usage=ran)
-        usage = ran | _usage(answer.get("usage"), self.model)
-        parsed = check(answer["probability"], "command")
-        if parsed.probability is None:
-            return Forecast.failure(parsed.reason, raw=raw, usage=usage)
-        return Forecast(parsed.probability, rationale=str(answer.get("rationale") or "")[:SHOWN * 5],
-                        evidence=_read_ids(ctx), usage=usage, raw=raw)
+            return Forecast.failure(f"program exited {code}{_tail(err)}", raw=text[:SHOWN], usage=ran)
+        return answered(text, "stdout", ctx, ran, self.model, _tail(err))
+
+
+def answered(text: str, where: str, ctx: Context, ran: dict, model: str, note: str = "") -> Forecast:
+    """The forecast one JSON answer `text` (read from `where`) holds, or the failure it is."""
+    raw = text[:SHOWN]
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return Forecast.failure(f"{where} is not one JSON object{note}", raw=raw, usage=ran)
+    if not isinstance(answer, dict) or "probability" not in answer:
+        return Forecast.failure(f"{where} JSON has no \"probability\"", raw=raw, usage=ran)
+    usage = ran | _usage(answer.get("usage"), model)
+    parsed = check(answer["probability"], "command")
+    if parsed.probability is None:
+        return Forecast.failure(parsed.reason, raw=raw, usage=usage)
+    return Forecast(parsed.probability, rationale=str(answer.get("rationale") or "")[:SHOWN * 5],
+                    evidence=_read_ids(ctx), usage=usage, raw=raw)
 
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 
-def _without_secrets(forecast: Forecast, given: Mapping[str, str] | None) -> Forecast:
+def without_secrets(forecast: Forecast, given: Mapping[str, str] | None) -> Forecast:
     """The forecast with the value of every secret-looking variable of the program's environment
     (a name with KEY, TOKEN, SECRET, PASSWORD …) replaced by *** in what is stored: a program that
     echoes its key to stderr or stdout does not get it into the run."""
-    return dataclasses.replace(forecast, rationale=_clean(forecast.rationale, given) or "",
-                               raw=_clean(forecast.raw, given) or "", error=_clean(forecast.error, given))
+    return dataclasses.replace(forecast, rationale=clean(forecast.rationale, given) or "",
+                               raw=clean(forecast.raw, given) or "", error=clean(forecast.error, given))
 
 
-def _clean(text: str | None, given: Mapping[str, str] | None) -> str | None:
+def clean(text: str | None, given: Mapping[str, str] | None) -> str | None:
     env = os.environ if given is None else given
     for secret in sorted({v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True):
         text = text.replace(secret, "***") if text else text
