@@ -205,10 +205,11 @@ def _usage(reported, model: str) -> dict:
         value = reported.get(key)
         return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
     prompt, completion = count("prompt_tokens"), count("completion_tokens")
-    name = str(reported.get("model") or model or "")
+    said = str(reported.get("model") or "")
+    name = model or said  # the spec's model= (priced before the run) wins; what the program said is kept
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "fresh_prompt_tokens": prompt,
              "fresh_completion_tokens": completion, "tokens_reported_by": "program"}
-    return usage | ({"model_name": name} if name else {})
+    return usage | ({"model_name": name} if name else {}) | ({"reported_model": said} if said else {})
 
 
 def _read_ids(ctx: Context) -> tuple[str, ...]:

@@ -111,3 +111,19 @@ def test_reported_tokens_count_against_the_run_budget_and_a_higher_budget_resume
     second = sweep("10000")
     assert second.returncode == 0, second.stderr
     assert rows(db, "SELECT COUNT(*), SUM(probability = 0.6) FROM forecasts") == [(4, 4)]
+
+
+def test_a_cost_cap_prices_the_tokens_as_the_specs_model(tmp_path):
+    bot, db = write_bot(tmp_path), tmp_path / "h.db"
+    spec = f"command:cmd={bot} tokens,timeout=60,model=gpt-4.1-mini"  # $0.00048 an answer at the shipped prices
+
+    def sweep(spec: str, cap: str):
+        return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.5", "-f", spec,
+                       "--concurrency", "1", "--max-cost", cap, "--out", str(tmp_path), "--db", str(db), timeout=300)
+
+    refused = sweep(f"command:cmd={bot} tokens,model=no-such-model", "1")
+    assert refused.returncode == 1 and "needs a price for every model; none for no-such-model" in refused.stderr, refused.stderr
+    stopped = sweep(spec, "0.0009")
+    assert stopped.returncode == 4 and "cost budget reached: $0.000960" in stopped.stderr, stopped.stderr
+    usage = json.loads(rows(db, "SELECT usage_json FROM forecasts LIMIT 1")[0][0])
+    assert usage["model_name"] == "gpt-4.1-mini" and usage["reported_model"] == "bot-model"
