@@ -135,8 +135,8 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
                                   "RecallTable", "hindcast.audit.run_audit": "audit check_detectors",
 }
 _MODULES = {  # whole modules the front ends use as namespaces
-    "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry", "local_model":
-    "hindcast.forecasters.local", "embedders": "hindcast.archive.embed"}
+    "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",
+    "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed", "adapters": "hindcast.adapters"}
 _WHERE = {name: module for module, names in _REEXPORTS.items() for name in names.split()}
 
 

@@ -73,7 +73,7 @@ def _register() -> None:
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)
-    for module_name in ("runs", "markets", "archive", "schedule", "probe"):
+    for module_name in ("runs", "markets", "archive", "schedule", "probe", "mcp"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
         except ModuleNotFoundError as exc:

@@ -138,6 +138,12 @@ class Context:
         detector's verdict, so the stored retrievals say what was read and what was withheld."""
         self._log.append({"op": "withhold", "doc_id": doc_id, "verdict": dict(verdict), "via": dict(via), "ids": []})
 
+    def note(self, op: str, **fields) -> None:
+        """Record a tool call that returned no archive document (a read of the price history or
+        of the past resolutions): an entry with no `ids`, so the stored retrievals list every
+        tool call a forecaster made."""
+        self._log.append({**fields, "op": op, "ids": []})
+
     @property
     def retrievals(self) -> tuple[dict, ...]:
         """Every archive call so far, with the ids it returned (and every `withhold` entry)."""

@@ -23,7 +23,7 @@ from hindcast.forecasters.base import Context
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
 from hindcast.replay import coverage
-from hindcast.replay.plan import Plan, prepare, question_at, retriever_factory, subset_rule
+from hindcast.replay.plan import Plan, context_at, prepare, question_at, retriever_factory, subset_rule
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
@@ -250,9 +250,7 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
     retriever_for = retriever_factory(p.snapshot, p.index, p.search)
 
     def context_for(task: Task) -> Context:
-        c = task.cutoff
-        return Context(c.t0, c.market_id, p.bundle.prices.get(c.market_id, ()), p.bundle.resolutions,
-                       retriever_for(c.t0), task.repeat)
+        return context_at(p, task.cutoff, task.repeat, retriever_for)
 
     def sink(task: Task, forecast, retrievals) -> None:
         c = task.cutoff

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import HindcastError
+from hindcast.forecasters.base import Context
 from hindcast.markets.bundle import MarketBundle, market_at
 from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
@@ -106,6 +107,16 @@ def question_at(bundle: MarketBundle, cutoff: cutoff_rules.Cutoff) -> Question:
     market = market_at(bundle, cutoff.market_id, cutoff.t0)
     return Question(market.id, market.question, market.description, cutoff.t0, market.url, market.topic,
                     market.scheduled_close)
+
+
+def context_at(p: Plan, cutoff: cutoff_rules.Cutoff, repeat: int = 0,
+               retriever_for: Callable[[datetime], object] | None = None) -> Context:
+    """The t0-bound Context a forecaster of this plan receives at `cutoff` (the one builder:
+    the engine and the adapters both call it). `retriever_for`: `retriever_factory(...)` of
+    the plan, made once by a caller building many contexts."""
+    made = retriever_for if retriever_for is not None else retriever_factory(p.snapshot, p.index, p.search)
+    return Context(cutoff.t0, cutoff.market_id, p.bundle.prices.get(cutoff.market_id, ()), p.bundle.resolutions,
+                   made(cutoff.t0), repeat)
 
 
 def open_snapshot(spec: ReplaySpec):
