@@ -88,10 +88,18 @@ def replay(store: str | None = None, version: str | None = None, archive: str | 
     plan = prepare(spec_of(args))
     return Task(dataset=MemoryDataset(samples(plan), name="hindcast-replay"), setup=t0_bound(plan),
                 solver=generate(), scorer=brier_scorer(plan), message_limit=int(messages),
-                metadata={"hindcast": {"run_identity": plan.identity, "prompt": PROMPT}})
+                metadata={"hindcast": recorded(plan)})
 
 
 replay = task(name=_task_name("replay"))(replay)
+
+
+def recorded(plan: Plan) -> dict:
+    """What `hindcast import-inspect` needs from the log: the run identity of the plan and where
+    its frozen inputs live (absolute paths), and the prompt."""
+    archive = plan.snapshot.archive if plan.snapshot is not None else None
+    return {"run_identity": plan.identity, "store": str(Path(plan.store_root).resolve()),
+            "archive": str(Path(archive).resolve()) if archive is not None else None, "prompt": PROMPT}
 
 
 def samples(plan: Plan) -> list[Sample]:
