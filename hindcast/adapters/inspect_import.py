@@ -27,7 +27,7 @@ from hindcast.replay.plan import prepare
 from hindcast.replay.spec import run_id
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
-from hindcast.timeutil import parse_utc
+from hindcast.timeutil import iso, parse_utc
 
 TASKS = ("hindcast/replay", "replay")
 DEFAULT_SOLVER = ["t0_bound", "generate"]
@@ -83,8 +83,10 @@ def store_inspect(run: InspectRun, store: RunStore, now: datetime) -> Imported:
     store.ensure_run(run.run_id, run.identity, run.manifest, now)
     stored = sum(store.add(run.run_id, run.forecaster, m, t0, label, f, retrievals, repeat=repeat)
                  for m, t0, label, repeat, f, retrievals in run.forecasts)
-    for m, t0, repeat, reason in run.outages:
-        store.add_attempt(run.run_id, run.forecaster, m, t0, repeat, "infrastructure", reason, now)
+    logged = {(a.forecaster, a.market_id, a.t0, a.repeat, a.reason) for a in store.attempts(run.run_id)}
+    for m, t0, repeat, reason in run.outages:  # an outage of this log already logged is not logged again
+        if (run.forecaster, m, iso(t0), repeat, reason) not in logged:
+            store.add_attempt(run.run_id, run.forecaster, m, t0, repeat, "infrastructure", reason, now)
     failures = sum(1 for row in run.forecasts if row[4].probability is None)
     return Imported(run.run_id, run.forecaster, len(run.forecasts) + len(run.outages), stored, failures,
                     len(run.outages))

@@ -1,7 +1,8 @@
 """Inspect AI agents as hindcast forecasters, and the t0-bound tools in Inspect's form.
 
 Spec: `inspect-agent:agent=my_pkg.agents:forecaster,model=openai:gpt-4.1-mini` (the `inspect`
-extra). `agent` names a factory `factory(tools) -> inspect_ai.agent.Agent`; it gets the six
+extra). `agent` names a factory `factory(tools) -> inspect_ai.agent.Agent` (default:
+`react_forecaster` below, Inspect's `react` agent with the tools); the factory gets the six
 t0-bound tools of one (market, t0) (`search`, `read`, `thread`, `price_history`,
 `resolved_before`, `question`: closures over the engine's Context, none takes a time) and its
 agent is run once per (market, t0) through `inspect_ai.agent.run`, with the question as it
@@ -106,6 +107,13 @@ def _logged(call: Callable, after: Callable[[], None]) -> Callable:
     return run
 
 
+def react_forecaster(tools: list):
+    """The default agent: Inspect's `react` with the t0-bound tools, answering in its final message."""
+    from inspect_ai.agent import react
+
+    return react(name="hindcast_forecaster", tools=tools, submit=False)
+
+
 def question_messages(question: Question) -> list[dict]:
     """The question as it stood at t0, as chat messages (the `inspect_replay` prompt)."""
     return prompts.load(PROMPT).messages(**prompts.question_fields(question))
@@ -135,13 +143,14 @@ class InspectAgent:
     """An Inspect AI agent (`agent=pkg.mod:factory`, factory(tools) → Agent) run per (market, t0)."""
 
     name: str = "inspect-agent"
-    agent: str = ""
+    agent: str = "hindcast.forecasters.inspect_agent:react_forecaster"
     model: str = "local"
     key_env: str | None = None
     temperature: float = 0.0
     max_tokens: int = 512
     messages: int = 30  # the agent's message limit per forecast
     models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
+    attempt: int = field(default=0, compare=False, repr=False)  # set by the engine for a retried failure
 
     def __post_init__(self) -> None:
         require_inspect()
@@ -152,6 +161,10 @@ class InspectAgent:
 
     def bind(self, models) -> "InspectAgent":
         return dataclasses.replace(self, models=models)
+
+    def for_attempt(self, attempt: int) -> "InspectAgent":
+        """This forecaster asking anew (not from the cache) for attempt `attempt` of a stored failure."""
+        return dataclasses.replace(self, attempt=int(attempt))
 
     def model_name(self) -> str:
         return llm.parse_model(self.model, self.key_env).model
@@ -169,15 +182,17 @@ class InspectAgent:
         from hindcast.forecasters import inspect_provider as provider
 
         model = self._model()
-        usage = llm.Usage(model.api.client(), temperature=float(self.temperature), sample=0)
+        sample = int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
+        usage = llm.Usage(model.api.client(), temperature=float(self.temperature), sample=sample)
         usage.totals.update(prompts.load(PROMPT).record, agent=self.agent)
-        token = provider.USAGE.set(usage)
+        tokens = provider.USAGE.set(usage), provider.SAMPLE.set({"repeat": sample, "attempt": int(self.attempt)})
         try:
             text = await self._run(question, ctx, model)
         except ForecastError as exc:
             return Forecast.failure(f"{type(exc).__name__}: {exc}", usage=usage.record())
         finally:
-            provider.USAGE.reset(token)
+            provider.USAGE.reset(tokens[0])
+            provider.SAMPLE.reset(tokens[1])
         parsed = parse_probability(text)
         evidence = evidence_of(ctx.retrievals)
         if parsed.probability is None:

@@ -42,6 +42,8 @@ API = "hindcast"
 DEFAULT_CACHE = Path("runs") / "responses.db"
 # The usage record of the forecast being made (set by the inspect-agent forecaster around a run).
 USAGE: ContextVar[llm.Usage | None] = ContextVar("hindcast_inspect_usage", default=None)
+# Cache-key fields of the forecast being made (`repeat`, `attempt`; set by the inspect-agent forecaster).
+SAMPLE: ContextVar[dict | None] = ContextVar("hindcast_inspect_sample", default=None)
 _SETTINGS = ("temperature", "max_tokens", "top_p", "seed", "stop_seqs")  # what reaches the request body
 
 
@@ -69,7 +71,7 @@ class HindcastModelAPI(ModelAPI):
                        config: GenerateConfig) -> ModelOutput:
         client = self.client()
         messages = [dict(m) for m in await messages_to_openai(input)]
-        params = request_params(config, tools, tool_choice)
+        params = {**request_params(config, tools, tool_choice), **_sample_keys(config)}
         reply = await client.complete(messages, tools=[tool_param(t) for t in tools] or None, **params)
         usage = USAGE.get()
         if usage is not None:
@@ -83,8 +85,8 @@ class HindcastModelAPI(ModelAPI):
         return self.models.concurrency
 
     async def aclose(self) -> None:
-        await self.models.aclose()
-        if self._owned:
+        if self._owned:  # a Models handed in (a sweep's) is closed by its owner
+            await self.models.aclose()
             self.models.close()
 
 
@@ -98,6 +100,18 @@ def _own_models(cache: str | None):
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     return Models.from_environment(os.environ, path)
+
+
+def _sample_keys(config: GenerateConfig) -> dict:
+    """Which sample this call belongs to, in the cache key: at temperature > 0 each epoch (or
+    repeat) of a sample is its own answer; a retried failure (`attempt`) is asked anew."""
+    keys = dict(SAMPLE.get() or {})
+    if "repeat" not in keys and (config.temperature or 0) > 0:
+        from inspect_ai.log._samples import sample_active
+
+        active = sample_active()
+        keys["repeat"] = active.epoch - 1 if active is not None else 0
+    return {k: v for k, v in keys.items() if v}
 
 
 def request_params(config: GenerateConfig, tools: list[ToolInfo], tool_choice: ToolChoice) -> dict:

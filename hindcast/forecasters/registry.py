@@ -144,6 +144,9 @@ def _builtins() -> None:
                        ("base-rate", baselines.BaseRateForecaster), ("zero-shot", zero_shot.ZeroShotForecaster),
                        ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent)):
         register(name, made, origin="built-in")
+    from hindcast.forecasters.inspect_agent import InspectAgent  # Inspect AI itself is imported only when one is built
+
+    register("inspect-agent", InspectAgent, origin="built-in")
 
 
 _builtins()
