@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,7 +12,7 @@ from hindcast.cli.common import DB_HELP, now
 
 def import_inspect(
     log: Path = typer.Argument(..., metavar="LOG", help="An Inspect log (.eval or .json) of `inspect eval hindcast/replay`."),
-    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP),
+    db: str | None = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout [default: off]."),
 ) -> None:
     """Store an Inspect log's forecasts as a hindcast run (then `hindcast leaderboard RUN`,

@@ -159,10 +159,10 @@ class InspectAgent:
         if int(self.messages) < 2:
             raise ValueError("messages must be at least 2")
 
-    def bind(self, models) -> "InspectAgent":
+    def bind(self, models) -> InspectAgent:
         return dataclasses.replace(self, models=models)
 
-    def for_attempt(self, attempt: int) -> "InspectAgent":
+    def for_attempt(self, attempt: int) -> InspectAgent:
         """This forecaster asking anew (not from the cache) for attempt `attempt` of a stored failure."""
         return dataclasses.replace(self, attempt=int(attempt))
 
@@ -217,7 +217,7 @@ class InspectAgent:
     def _model(self):
         from inspect_ai.model import GenerateConfig, get_model
 
-        from hindcast.forecasters import inspect_provider  # noqa: F401  (registers the model API)
+        from hindcast.forecasters import inspect_provider
         from hindcast.forecasters.models import FALLBACK
 
         config = GenerateConfig(temperature=float(self.temperature), max_tokens=int(self.max_tokens))

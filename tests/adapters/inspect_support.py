@@ -62,7 +62,7 @@ def inspect_eval(tmp: Path, model: str, *options: str, cwd: Path | None = None, 
     before = set(logs.glob("*.eval"))
     done = subprocess.run([str(INSPECT), "eval", "hindcast/replay", "--model", model, "--log-dir", str(logs),
                            *options], cwd=where, env=environment(tmp, *extra), capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
     assert done.returncode == 0, f"inspect eval exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     (log,) = set(logs.glob("*.eval")) - before
     return log

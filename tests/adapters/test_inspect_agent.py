@@ -10,7 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -26,7 +26,7 @@ from tests.adapters.inspect_support import fake_model, probability_of, small_arc
 from tests.helpers import SAMPLE_MARKETS
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
-NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 AGENT = '''
 from inspect_ai.agent import AgentState, agent
 from inspect_ai.model import execute_tools, get_model
@@ -116,7 +116,7 @@ def test_without_the_extra_the_commands_name_it(tmp_path):
              "sys.argv = ['hindcast'] + sys.argv[1:]; run()")
     for args in (["import-inspect", str(tmp_path / "x.eval"), "--db", str(tmp_path / "r.db")],
                  ["sweep", "-f", "inspect-agent:model=local", "--limit", "1", "--out", str(tmp_path / "runs")]):
-        done = subprocess.run([sys.executable, "-c", block, *args], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, "-c", block, *args], capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1, done.stderr
         assert "pip install 'hindcast-replay[inspect]'" in done.stderr and done.stderr.count("\n") == 1
     assert not (tmp_path / "r.db").exists()

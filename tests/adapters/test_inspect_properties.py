@@ -19,7 +19,11 @@ from hindcast.replay.plan import prepare, question_at
 from hindcast.replay.spec import ReplaySpec
 from tests.adapters.inspect_support import fake_model
 from tests.helpers import SAMPLE_MARKETS, sample_headlines
-from tests.integration.archive_support import build_archive, real_headlines, write_headlines
+from tests.integration.archive_support import (
+    build_archive,
+    real_headlines,
+    write_headlines,
+)
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
 FLIP = {"yes": "no", "no": "yes"}
@@ -87,8 +91,8 @@ def test_post_t0_documents_prices_and_resolutions_change_nothing_a_sample_sees(t
         next(iter(questions.values())), 5, "hybrid"))
     write_version(tmp_path / "store-more", later)
 
-    samples, requests, log = run(tmp_path, "base", SAMPLE_MARKETS, base)
-    samples_more, requests_more, log_more = run(tmp_path, "more", tmp_path / "store-more", more)
+    samples, requests, _ = run(tmp_path, "base", SAMPLE_MARKETS, base)
+    samples_more, requests_more, _ = run(tmp_path, "more", tmp_path / "store-more", more)
 
     assert len(samples) == 5 and samples_more == samples
     assert len(requests) == 5 * 7 and requests_more == requests  # six tool calls and an answer per sample

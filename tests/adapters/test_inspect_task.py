@@ -19,7 +19,12 @@ from hindcast.markets.store import open_version
 from hindcast.replay.plan import prepare, question_at
 from hindcast.replay.spec import ReplaySpec
 from hindcast.timeutil import parse_utc
-from tests.adapters.inspect_support import fake_model, inspect_eval, probability_of, small_archive
+from tests.adapters.inspect_support import (
+    fake_model,
+    inspect_eval,
+    probability_of,
+    small_archive,
+)
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
