@@ -112,8 +112,9 @@ def _plan(log, recorded: dict, path: Path):
                                version=wanted["store_version"], snapshot=wanted.get("snapshot"),
                                archive=Path(recorded["archive"]) if recorded.get("archive") else None)
     plan = prepare(spec)
-    if plan.index is not None:
-        plan.index.close()
+    close = getattr(plan.index, "close", None)
+    if close is not None:  # the index the check opened (its scan threads)
+        close()
     if plan.identity != wanted:
         raise ConfigError(f"{path}: the market store {recorded['store']} no longer plans what the log ran "
                           "(markets, cutoffs or search settings differ); nothing was stored")

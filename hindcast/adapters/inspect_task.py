@@ -97,7 +97,7 @@ replay = task(name=_task_name("replay"))(replay)
 def recorded(plan: Plan) -> dict:
     """What `hindcast import-inspect` needs from the log: the run identity of the plan and where
     its frozen inputs live (absolute paths), and the prompt."""
-    archive = plan.snapshot.archive if plan.snapshot is not None else None
+    archive = getattr(plan.snapshot, "archive", None)
     return {"run_identity": plan.identity, "store": str(Path(plan.store_root).resolve()),
             "archive": str(Path(archive).resolve()) if archive is not None else None, "prompt": PROMPT}
 
@@ -216,14 +216,14 @@ def brier_scorer(plan: Plan):
         price = price_at(plan.bundle.prices.get(cutoff.market_id, ()), cutoff.t0)
         market = float(brier(price.p, outcome)) if price is not None else float("nan")
         parsed = parse_probability(text)
-        retrievals = state.store.get(RETRIEVALS, [])
+        retrievals: list[dict] = state.store.get(RETRIEVALS, [])
+        error = None if parsed.probability is not None else f"invalid answer: {parsed.reason}"
         meta = {"market_id": cutoff.market_id, "t0": iso(cutoff.t0), "label": cutoff.label, "outcome": outcome,
-                "market_price": price.p if price else None, "probability": parsed.probability,
-                "error": None if parsed.probability is not None else f"invalid answer: {parsed.reason}",
+                "market_price": price.p if price else None, "probability": parsed.probability, "error": error,
                 "raw": text, "retrievals": retrievals, "evidence": list(evidence_of(retrievals))}
         own = float(brier(parsed.probability, outcome)) if parsed.probability is not None else float("nan")
-        return Score(value={"brier": own, "market_brier": market, "failed": 0 if parsed.probability is not None else 1},
-                     answer=text, explanation=meta["error"] or f"p={parsed.probability} outcome={outcome:g}",
+        return Score(value={"brier": own, "market_brier": market, "failed": 0 if error is None else 1},
+                     answer=text, explanation=error or f"p={parsed.probability} outcome={outcome:g}",
                      metadata={SCORE: meta})
 
     return score

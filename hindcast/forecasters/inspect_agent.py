@@ -201,12 +201,13 @@ class InspectAgent:
 
     async def _run(self, question: Question, ctx: Context, model) -> str:
         from inspect_ai.agent import run
-        from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+        from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
         from inspect_ai.util import message_limit
 
         agent = load_factory(self.agent)(inspect_tools(t0_tools(question, ctx)))
         system, user = question_messages(question)
-        messages = [ChatMessageSystem(content=system["content"]), ChatMessageUser(content=user["content"])]
+        messages: list[ChatMessage] = [ChatMessageSystem(content=system["content"]),
+                                       ChatMessageUser(content=user["content"])]
         async with _sample_scope(question, model):
             state, limited = await run(agent, messages, limits=[message_limit(int(self.messages))])
         text = state.output.completion if state.output is not None else ""
