@@ -135,7 +135,7 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
 }
 _MODULES = {  # whole modules the front ends use as namespaces
     "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",
-    "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed",
+    "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed", "adapters": "hindcast.adapters",
 }
 _WHERE = {name: module for module, names in _REEXPORTS.items() for name in names.split()}
 

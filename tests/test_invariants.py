@@ -54,4 +54,4 @@ def test_forecasters_receive_no_resolution():
     assert not {"outcome", "status", "resolved_at", "known_at"} & set(Question.__dataclass_fields__)
     public = {name for name in dir(Context) if not name.startswith("_")}
     assert public == {"t0", "repeat", "price_history", "resolved_before", "search", "read", "thread", "retrievals",
-                      "withhold"}  # withhold only logs a document a leak filter removed; it returns nothing
+                      "withhold", "note"}  # withhold and note only log (a filtered document, a tool call); they return nothing

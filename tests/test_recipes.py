@@ -148,3 +148,25 @@ def test_readme_recipe_blocks_are_the_recipe_files():
     named = [rel for rel, _ in marked_blocks(readme)]
     for path in sorted(RECIPES.glob("*.py")):
         assert named.count(f"docs/recipes/{path.name}") == 1, f"README should show {path.name} exactly once"
+
+
+def test_mcp_bot(tmp_path):
+    out = run_recipe("mcp_bot.py", tmp_path).stdout
+    assert "Will 2 Fed rate cuts happen in 2025?  (t0 2025-11-07T00:00:00Z)" in out, out
+    days = re.findall(r"^  (\d{4}-\d{2}-\d{2})  ", out, re.M)
+    assert len(days) == 3 and all(day < "2025-11-07" for day in days)
+    assert re.search(r"^last price before t0: 0\.\d+ \(2025-11-0[0-6]T", out, re.M), out
+    assert "served: ['search', 'price_history', 'search']" in out
+
+
+def test_command_bot(tmp_path):
+    import json
+    import sqlite3
+
+    out = run_recipe("command_bot.py", tmp_path).stdout
+    assert re.search(r"^run r-[0-9a-f]{12} \(new\): 5 markets, 20 forecasts planned, 20 made now", out, re.M), out
+    with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
+        stored = db.execute("SELECT probability, error, retrievals_json FROM forecasts "
+                            "WHERE forecaster LIKE 'command:%'").fetchall()
+    assert len(stored) == 10 and all(p is not None and e is None for p, e, _ in stored)
+    assert all([c["op"] for c in json.loads(r)] == ["price_history"] for *_, r in stored)

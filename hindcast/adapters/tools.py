@@ -33,8 +33,9 @@ class Bound:
     plan: Plan
 
     def close(self) -> None:
-        if self.plan.index is not None:
-            self.plan.index.close()
+        close = getattr(self.plan.index, "close", None)
+        if close is not None:
+            close()
 
 
 def bind(store: Path, market: str, *, t0: datetime | None = None, fraction: float | None = None,

@@ -138,11 +138,12 @@ def _load_plugins() -> None:
 
 
 def _builtins() -> None:
-    from hindcast.forecasters import baselines, retrieval_agent, tool_agent, zero_shot
+    from hindcast.forecasters import baselines, command, retrieval_agent, tool_agent, zero_shot
 
     for name, made in (("market", baselines.MarketForecaster), ("constant", baselines.ConstantForecaster),
                        ("base-rate", baselines.BaseRateForecaster), ("zero-shot", zero_shot.ZeroShotForecaster),
-                       ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent)):
+                       ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent),
+                       ("command", command.CommandForecaster)):
         register(name, made, origin="built-in")
     from hindcast.forecasters.inspect_agent import InspectAgent  # Inspect AI itself is imported only when one is built
 

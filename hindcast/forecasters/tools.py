@@ -14,9 +14,8 @@ itself, the others through `Context.note`. What a tool returns never carries eng
 counters, edit or retrieval instants or deletion flags (they may have been measured after t0):
 a document is its id, source, kind, creation instant, title, text, url and thread links.
 
-`mcp_server(tools)` is the same six as an MCP server (official SDK `mcp`, imported lazily),
-with the question at t0 as a resource; it lives here so the `command:` forecaster and
-`hindcast mcp serve` expose one definition.
+`forecasters.tool_server` serves the same six over MCP (the `command:` forecaster and
+`hindcast mcp serve` share it).
 """
 
 from __future__ import annotations
@@ -32,8 +31,6 @@ from hindcast.timeutil import iso
 
 MODES = ("vector", "text", "hybrid")
 MAX_K = 50
-QUESTION_URI = "hindcast://question"
-MCP_EXTRA = "the MCP server needs the optional extra: pip install 'hindcast-replay[mcp]'"
 
 
 class DocumentView(TypedDict):
@@ -100,7 +97,7 @@ def t0_tools(question: Question, ctx: Context) -> Tools:
     def search(query: str, k: int = 5, mode: str = "hybrid", **ignored) -> list[SearchHit]:
         _ignored(ctx, "search", ignored)
         hits = ctx.search(str(query), _k(k), _mode(mode))
-        return [SearchHit(**_brief(h.doc), score=float(h.score), mode=str(h.mode)) for h in hits]
+        return [_hit(h) for h in hits]
 
     def read(doc_id: str, **ignored) -> DocumentView | None:
         _ignored(ctx, "read", ignored)
@@ -136,12 +133,14 @@ def question_view(question: Question) -> QuestionView:
 
 
 def document_view(doc: Document) -> DocumentView:
-    return DocumentView(**_brief(doc), kind=doc.kind, parent_id=doc.parent_id, thread_id=doc.thread_id)
+    return DocumentView(id=doc.id, source=doc.source, kind=doc.kind, created_at=iso(doc.created_at), title=doc.title,
+                        text=doc.text, url=doc.url, parent_id=doc.parent_id, thread_id=doc.thread_id)
 
 
-def _brief(doc: Document) -> dict:
-    return {"id": doc.id, "source": doc.source, "created_at": iso(doc.created_at), "title": doc.title,
-            "text": doc.text, "url": doc.url}
+def _hit(hit) -> SearchHit:
+    doc = hit.doc
+    return SearchHit(id=doc.id, source=doc.source, created_at=iso(doc.created_at), title=doc.title, text=doc.text,
+                     url=doc.url, score=float(hit.score), mode=str(hit.mode))
 
 
 def _k(k) -> int:
@@ -159,60 +158,3 @@ def _mode(mode) -> str:
 def _ignored(ctx: Context, tool: str, extra: dict) -> None:
     if extra:
         ctx.note("ignored", tool=tool, arguments=sorted(extra))
-
-
-# ---- the same tools as an MCP server -------------------------------------------------------------
-INSTRUCTIONS = ("hindcast replay of one prediction market at a past instant t0. Every tool sees only what "
-                "existed strictly before t0 (the resource hindcast://question holds the question and t0). "
-                "No tool takes a date: t0 belongs to the server.")
-
-
-def mcp_server(tools: Tools, name: str = "hindcast"):
-    """An `mcp.server.mcpserver.MCPServer` exposing `tools` and the question resource (needs the
-    `mcp` extra). Arguments a client adds beyond a tool's schema are dropped by the SDK."""
-    try:
-        from mcp.server.mcpserver import MCPServer
-    except ImportError as exc:
-        raise ConfigError(MCP_EXTRA) from exc
-    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="ERROR")
-    for fn in _mcp_functions(tools):
-        server.tool(name=fn.__name__, description=fn.__doc__)(fn)
-    server.resource(QUESTION_URI, name="question", mime_type="application/json",
-                    description="The question as it stood at t0, and t0.")(lambda: _json(tools.question_at_t0()))
-    return server
-
-
-def _mcp_functions(tools: Tools) -> list[Callable]:
-    """The tools with explicit signatures (the SDK builds each tool's schema from its signature)."""
-
-    def search(query: str, k: int = 5, mode: str = "hybrid") -> list[SearchHit]:
-        """Search the archive as it stood before t0; best first. mode: vector, text or hybrid; k: 1 to 50."""
-        return tools.search(query, k, mode)
-
-    def read(doc_id: str) -> DocumentView | None:
-        """One archive document by id, if it existed before t0 (else null)."""
-        return tools.read(doc_id)
-
-    def thread(submission_id: str) -> list[DocumentView]:
-        """A submission and its comments created before t0, in time order."""
-        return tools.thread(submission_id)
-
-    def price_history() -> list[PriceView]:
-        """This market's YES prices known strictly before t0, oldest first."""
-        return tools.price_history()
-
-    def resolved_before() -> list[ResolutionView]:
-        """Other markets whose outcome was public before t0 (id and outcome)."""
-        return tools.resolved_before()
-
-    def question() -> QuestionView:
-        """The question as it stood at t0, and t0 itself."""
-        return tools.question_at_t0()
-
-    return [search, read, thread, price_history, resolved_before, question]
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True)

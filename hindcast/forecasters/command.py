@@ -1,0 +1,185 @@
+"""`command:` — a forecaster that is any program: started once per (market, t0), judged like a built-in.
+
+Spec: `command:cmd=./my_bot.sh,timeout=120` (`cmd` is split like a shell would, no shell is run;
+`model=openai:gpt-4.1-mini` names the model it reports tokens for, so `--max-cost` can price it).
+
+The program receives on stdin one JSON object, the question as it stood at t0 (`market_id`,
+`question`, `description`, `t0`, `url`, `topic`, `scheduled_close` — never the outcome), and
+in its environment the t0-bound tools of that (market, t0) over MCP:
+`HINDCAST_MCP_URL` (streamable HTTP on a free loopback port, served by this process) and
+`HINDCAST_MCP_COMMAND` (a stdio MCP server command line relaying to it). It answers one JSON
+object on stdout: `{"probability": 0.62, "rationale": "…", "usage": {"prompt_tokens": …,
+"completion_tokens": …, "model": "…"}}` (`rationale` and `usage` optional; log to stderr).
+Every tool call lands in the forecast's retrievals, so `hindcast audit` and the leaderboard
+treat it as a built-in agent.
+
+What an answer is worth (the taxonomy):
+- an OUTAGE (InfrastructureError: never stored as a forecast, asked again next run): the
+  program cannot be started (missing, not executable), runs past `timeout` seconds (its whole
+  process group is killed), is killed by a signal, or exits with 75 (EX_TEMPFAIL, "try again
+  later": the program's own model was unreachable);
+- a FORECAST FAILURE (stored with its reason, counted): any other non-zero exit (exit 1
+  included: the program ran and said it could not answer; asking again would repeat it), or
+  exit 0 with stdout that is not one JSON object holding a probability in [0, 1].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hindcast.errors import InfrastructureError, LeakageError
+from hindcast.forecasters.answers import check
+from hindcast.forecasters.base import Context
+from hindcast.forecasters.tool_server import http_served, mcp_server
+from hindcast.forecasters.tools import question_view, t0_tools
+from hindcast.records import Forecast, Question
+
+TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the program asks to be asked again
+SHOWN = 2000  # characters of stdout kept as `raw`, of stderr quoted in a reason
+URL_VARIABLE, COMMAND_VARIABLE = "HINDCAST_MCP_URL", "HINDCAST_MCP_COMMAND"
+
+
+def stdin_payload(question: Question) -> bytes:
+    """What the program reads on stdin: the question at t0 as one JSON line (no outcome)."""
+    return (json.dumps(question_view(question), sort_keys=True) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class CommandForecaster:
+    """Any program: question JSON on stdin, the t0-bound tools over MCP, one JSON answer on stdout."""
+
+    name: str = "command"
+    cmd: str = ""
+    timeout: float = 120.0
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        if not shlex.split(self.cmd):
+            raise ValueError("command: needs cmd=PROGRAM (e.g. command:cmd=./my_bot.sh,timeout=120)")
+        if not float(self.timeout) > 0:
+            raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
+
+    def model_name(self) -> str | None:
+        return self.model or None
+
+    def provenance(self) -> dict:
+        """The command, its timeout, and the content hash of the program file it names (when it is one)."""
+        argv = shlex.split(self.cmd)
+        files = [Path(a) for a in argv if Path(a).is_file()]
+        return {"class": type(self).__name__, "cmd": self.cmd, "timeout": float(self.timeout), "model": self.model,
+                "files": {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}}
+
+    async def forecast(self, question: Question, ctx: Context) -> Forecast:
+        leaks: list[Exception] = []
+        server = mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
+        started = time.monotonic()
+        async with http_served(server) as url:
+            code, out, err = await self._run(stdin_payload(question), _environment(url))
+        if leaks:
+            raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
+        ran = {"endpoint": f"command:{self.cmd}", "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
+        return self._judged(code, out, err, ctx, ran)
+
+    async def _run(self, payload: bytes, env: dict) -> tuple[int, bytes, bytes]:
+        """(exit code, stdout, stderr) of one run; an outage raises InfrastructureError."""
+        argv = shlex.split(self.cmd)
+        try:
+            proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, env=env,
+                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                        start_new_session=True)
+        except OSError as exc:
+            raise self._outage(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(payload), float(self.timeout))
+        except TimeoutError:
+            await _kill(proc)
+            raise self._outage(f"no answer within its timeout of {float(self.timeout):g} s (killed)") from None
+        except BaseException:
+            await _kill(proc)  # the sweep was interrupted: no program outlives it
+            raise
+        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+        if code < 0:
+            raise self._outage(f"killed by signal {_signal_name(-code)}{_tail(err)}")
+        if code == TEMPFAIL:
+            raise self._outage(f"exited {TEMPFAIL} (EX_TEMPFAIL: try again later){_tail(err)}")
+        return code, out, err
+
+    def _outage(self, what: str) -> InfrastructureError:
+        return InfrastructureError(f"{self.name}: {what}", endpoint=f"command:{self.cmd}")
+
+    def _judged(self, code: int, out: bytes, err: bytes, ctx: Context, ran: dict) -> Forecast:
+        text = out.decode("utf-8", "replace")
+        raw = text[:SHOWN]
+        if code != 0:
+            return Forecast.failure(f"program exited {code}{_tail(err)}", raw=raw, usage=ran)
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            return Forecast.failure(f"stdout is not one JSON object{_tail(err)}", raw=raw, usage=ran)
+        if not isinstance(answer, dict) or "probability" not in answer:
+            return Forecast.failure("stdout JSON has no \"probability\"", raw=raw, usage=ran)
+        usage = ran | _usage(answer.get("usage"), self.model)
+        parsed = check(answer["probability"], "command")
+        if parsed.probability is None:
+            return Forecast.failure(parsed.reason, raw=raw, usage=usage)
+        return Forecast(parsed.probability, rationale=str(answer.get("rationale") or "")[:SHOWN * 5],
+                        evidence=_read_ids(ctx), usage=usage, raw=raw)
+
+
+def _environment(url: str) -> dict:
+    """The program's environment: this process's, plus where its tools are."""
+    relay = shlex.join([sys.executable, "-m", "hindcast.forecasters.mcp_relay", url])
+    return {**os.environ, URL_VARIABLE: url, COMMAND_VARIABLE: relay}
+
+
+async def _kill(proc) -> None:
+    """Kill the program's whole process group (it was started in its own session) and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        await proc.wait()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _tail(err: bytes) -> str:
+    text = " ".join(err.decode("utf-8", "replace").split())
+    return f"; stderr: {text[-SHOWN // 4:]}" if text else ""
+
+
+def _usage(reported, model: str) -> dict:
+    """Token counts the program reports, in the run's usage fields (what budgets count)."""
+    if not isinstance(reported, dict):
+        return {}
+    def count(key: str) -> int:
+        value = reported.get(key)
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+    prompt, completion = count("prompt_tokens"), count("completion_tokens")
+    name = str(reported.get("model") or model or "")
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "fresh_prompt_tokens": prompt,
+             "fresh_completion_tokens": completion, "tokens_reported_by": "program"}
+    return usage | ({"model_name": name} if name else {})
+
+
+def _read_ids(ctx: Context) -> tuple[str, ...]:
+    """The documents the program read (read and thread calls), in order, once each."""
+    seen: dict[str, None] = {}
+    for call in ctx.retrievals:
+        if call.get("op") in ("read", "thread"):
+            seen.update((i, None) for i in call.get("ids", ()))
+    return tuple(seen)
