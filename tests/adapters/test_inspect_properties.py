@@ -91,11 +91,14 @@ def test_post_t0_documents_prices_and_resolutions_change_nothing_a_sample_sees(t
         next(iter(questions.values())), 5, "hybrid"))
     write_version(tmp_path / "store-more", later)
 
-    samples, requests, _ = run(tmp_path, "base", SAMPLE_MARKETS, base)
-    samples_more, requests_more, _ = run(tmp_path, "more", tmp_path / "store-more", more)
+    samples, requests, log = run(tmp_path, "base", SAMPLE_MARKETS, base)
+    samples_more, requests_more, log_more = run(tmp_path, "more", tmp_path / "store-more", more)
 
     assert len(samples) == 5 and samples_more == samples
     assert len(requests) == 5 * 7 and requests_more == requests  # six tool calls and an answer per sample
     tool_outputs = [m["content"] for r in requests for m in json.loads(r)["messages"] if m["role"] == "tool"]
     assert any('"id"' in t for t in tool_outputs) and not any("leak-" in t for t in tool_outputs)
-
+    # the scorer did read the other store: a flipped market's Brier differs (p² against (1 − p)²)
+    scores = {s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"] for s in log.samples}
+    scores_more = {s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"] for s in log_more.samples}
+    assert all((scores[m] != scores_more[m]) == (m in flipped) for m in scores)

@@ -134,3 +134,39 @@ def test_import_refuses_what_is_not_a_hindcast_log_and_writes_nothing(tmp_path):
         assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert str(path) in done.stderr
     assert not db.exists()
+
+
+SOLVER = '''
+from inspect_ai.agent import as_solver, react
+from inspect_ai.solver import solver
+
+
+@solver
+def react_with_tools():
+    """A solver of the user's own: Inspect's react agent over the tools the task gave the sample."""
+    async def solve(state, generate):
+        return await as_solver(react(tools=state.tools, submit=False))(state, generate)
+
+    return solve
+'''
+
+
+def test_a_solver_of_your_own_gets_the_t0_bound_tools_and_is_named_on_import(tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "my_solver.py").write_text(SOLVER)
+    fake = fake_model()
+    with fake.serve() as url:
+        log_path = inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", "-T", "limit=2",
+                                "--solver", "my_solver.py@react_with_tools", "-M", "cache=none")
+    log = read_eval_log(str(log_path))
+    assert [s.solver for s in log.plan.steps] == ["t0_bound", "react_with_tools"]
+    for sample in log.samples:
+        (score,) = sample.scores.values()
+        assert [r["op"] for r in score.metadata["hindcast"]["retrievals"]] == ["price_history", "resolved_before"]
+        assert score.value["failed"] == 0
+    db = tmp_path / "runs.db"
+    imported = json.loads(run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout)
+    assert imported["forecaster"] == f"inspect:model=openai-compatible:{url}#fake,solver=react_with_tools"
+    assert imported["stored"] == 2
