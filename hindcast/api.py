@@ -122,7 +122,7 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.replay.market_view": "market_view list_row find_market",
     "hindcast.replay.spec": "ReplaySpec load_toml spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean "
                             "flatten_layout parse_offset",
-    "hindcast.replay.plan": "Plan prepare select_markets",
+    "hindcast.replay.plan": "Plan prepare select_markets", "hindcast.adapters.inspect_import": "import_inspect read_inspect store_inspect",
     "hindcast.replay.engine": "SweepResult RunScores load_scored score_run leaderboard_of board_json default_models "
                               "cache_path",
     "hindcast.runs.store": "RunStore db_url db_file", "hindcast.scoring.costs": "load_prices",

@@ -3,6 +3,7 @@ every README ```python block marked `# recipe: docs/recipes/NAME.py` is that fil
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -81,6 +82,24 @@ def test_openai_endpoint_against_a_served_endpoint_sends_the_key_and_stores_none
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not any(key.encode() in p.read_bytes() for p in written)
     assert key not in out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
+def test_judge_from_inspect(tmp_path):
+    from tests.adapters.inspect_support import entry_point_path
+
+    shim = entry_point_path(tmp_path / "entry-points")  # an install made before the entry point existed
+    path = os.pathsep.join(filter(None, [str(REPO), shim and str(shim), os.environ.get("PYTHONPATH")]))
+    out = run_recipe("judge_from_inspect.py", tmp_path, PYTHONPATH=path).stdout
+    assert re.search(r"^\$ inspect eval hindcast/replay --model hindcast/openai-compatible:http://127\.0\.0\.1:\d+/v1#",
+                     out, re.M), out
+    assert re.search(r"^run r-[0-9a-f]{12}: 5 forecasts stored, 0 failures, 0 outages$", out, re.M), out
+    (brier,) = re.findall(r"^inspect:model=\S+: Brier (0\.\d{4}) over 5 forecasts, market Brier 0\.\d{4}$", out, re.M)
+    from inspect_ai.log import read_eval_log
+
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    metrics = read_eval_log(str(log)).results.scores[0].metrics
+    assert f"{metrics['brier'].value:.4f}" == brier  # the leaderboard of the imported run = Inspect's metric
 
 
 # ---- README.md ⇄ docs/recipes ---------------------------------------------------------------

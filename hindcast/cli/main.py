@@ -73,6 +73,9 @@ def _register() -> None:
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)
+    from hindcast.cli import inspect_cli  # Inspect AI itself is imported only when the command runs
+
+    app.command(name="import-inspect")(inspect_cli.import_inspect)
     for module_name in ("runs", "markets", "archive", "schedule", "probe", "mcp"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])

@@ -145,6 +145,9 @@ def _builtins() -> None:
                        ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent),
                        ("command", command.CommandForecaster), ("http", http_bot.HttpForecaster)):
         register(name, made, origin="built-in")
+    from hindcast.forecasters.inspect_agent import InspectAgent  # Inspect AI itself is imported only when one is built
+
+    register("inspect-agent", InspectAgent, origin="built-in")
 
 
 _builtins()
