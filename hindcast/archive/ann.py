@@ -60,7 +60,7 @@ import numpy as np
 
 from hindcast import frozen
 from hindcast.archive import layout, scan
-from hindcast.errors import RetrievalError
+from hindcast.errors import ArchiveIntegrityError, RetrievalError
 
 FORMAT = "hindcast-ann/1"
 NPROBE = 256
@@ -158,6 +158,8 @@ def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
 
 def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Plan:
     month, end, ann = part.vectors, max(int(part.end), 0), part.ann
+    if ann is not None and ann.meta.get("stale"):
+        raise ArchiveIntegrityError(ann.meta["stale"])
     if not _usable(ann, end, mask_from):
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
@@ -270,12 +272,17 @@ def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = 
     """The IVF of one month, in memory: centroids trained on the rows final before
     `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
-    train = np.flatnonzero((edit_us < month_end_us) & (created_us < month_end_us))
+    train = _training_rows(created_us, edit_us, month_end_us)
     count = _lists_for(train.size, lists)
     meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
             "month_end_us": int(month_end_us)}
     centroids = kmeans(vectors, train, count, seed) if count else np.zeros((0, vectors.shape[1]), np.float32)
     return Ann(**_lists(vectors, centroids, edit_us), meta=meta)
+
+
+def _training_rows(created_us, edit_us, month_end_us: int) -> np.ndarray:
+    """Positions of the rows whose text was final before the month's end (see the module notes)."""
+    return np.flatnonzero((np.asarray(edit_us) < month_end_us) & (np.asarray(created_us) < month_end_us))
 
 
 def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
@@ -384,26 +391,66 @@ def load_month(folder: Path) -> Ann | None:
 def build(index, *, lists: int | None = None, nprobe: int | None = None, seed: int = 0,
           on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
-    that lacks one with these parameters; record and return `info["ann"]`."""
+    that lacks one with these parameters; record and return `info["ann"]`.
+
+    A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
+    removed from index.json (atomically), and the new record is written only once every month
+    holds the new build. A rebuild stopped midway therefore leaves no record — approximate
+    search is refused ("run `hindcast archive embed --approx`") until a re-run finishes it,
+    never served from a mix of old and new months under the old record."""
     root = Path(index) if isinstance(index, (str, os.PathLike)) else Path(index.root)
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
+    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    if "ann" in info and not all(_current(root, month, params) for month in months):
+        del info["ann"]
+        _save(root, info)
     metas = {}
     for done, month in enumerate(months, 1):
-        metas[month] = _month(root, month, lists, nprobe, seed)
+        metas[month] = _month(root, month, params)
         if on_progress:
             on_progress(done, len(months))
-    info["ann"] = summary(metas, nprobe, seed)
-    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    info["ann"] = summary(metas, nprobe, seed) | {"params": params}
+    _save(root, info)
     return info["ann"]
 
 
-def _month(root: Path, month: str, lists: int | None, nprobe: int, seed: int) -> dict:
+def _save(root: Path, info: dict) -> None:
+    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def _current(root: Path, month: str, params: dict) -> bool:
+    """Whether the month's index on disk is the build `params` asks for (a month without one
+    counts as current only when it needs none: no row final before its end)."""
     folder = layout.vector_chunk_dir(root, month)
-    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    meta_path = folder / "ann" / "meta.json"
+    if not meta_path.exists():
+        created, edit = (np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("created_us", "edit_us"))
+        return not _training_rows(created, edit, month_end_us(month)).size
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    return meta.get("params") == params and meta["lists"] == _lists_for(meta["trained_on"], params["lists"])
+
+
+def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
+    """Why a month's index (its `meta`) is not the build index.json records (`info["ann"]`),
+    or None when it is (or nothing is recorded: approximate search is refused then anyway)."""
+    if recorded is None:
+        return None
+    want = recorded.get("params") or {"seed": recorded.get("seed"), "nprobe": recorded.get("nprobe")}
+    got = meta.get("params") or {}
+    if recorded.get("lists", {}).get(month) == meta.get("lists") and all(got.get(k) == v for k, v in want.items()):
+        return None
+    return (f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is not the one "
+            f"index.json records ({recorded.get('lists', {}).get(month)} lists, parameters {want}) — a stopped "
+            "`hindcast archive embed --approx` rebuild; run it again to finish")
+
+
+def _month(root: Path, month: str, params: dict) -> dict:
+    folder = layout.vector_chunk_dir(root, month)
+    lists, seed, nprobe = params["lists"], params["seed"], params["nprobe"]
     built = load_month(folder)
-    if built is not None and built.meta.get("params") == params and built.meta["lists"] == _lists_for(built.meta["trained_on"], lists):
+    if built is not None and _current(root, month, params):
         return built.meta
     arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")}
     return build_month(folder, arrays["vectors"], arrays["created_us"], arrays["edit_us"], month_end_us(month),

@@ -311,3 +311,52 @@ def test_a_bad_nprobe_is_refused():
         with pytest.raises(RetrievalError, match="nprobe must be a positive integer"):
             ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=bad)
     assert len(ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=np.int64(2))) == 3
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after(months: int):
+    def progress(done: int, total: int) -> None:
+        if done == months:
+            raise _Stop  # as if the process were killed once `months` months held the new build
+    return progress
+
+
+def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_approximate_search(tmp_path):
+    """`embed --approx --lists N` stopped after one month: index.json no longer describes the old
+    build (approximate search is refused with what to run, a run records nothing stale); an index
+    left mixed under the old record (by a hindcast before this check) is refused month by month
+    by approximate search, read as is by the exact search; re-running finishes the rebuild."""
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.errors import ArchiveIntegrityError, RetrievalError
+    from hindcast.timeutil import from_unix
+
+    snap, reader = _reddit_index(tmp_path, lambda r: True)  # built with lists=12
+    root, old = reader.root, json.loads((reader.root / "index.json").read_text())
+    with pytest.raises(_Stop):
+        ann.build(root, lists=5, on_progress=_stop_after(1))
+    assert "ann" not in json.loads((root / "index.json").read_text())
+    assert json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"] == 5
+    assert json.loads((root / "vectors/month=2024-02/ann/meta.json").read_text())["params"]["lists"] == 12
+    t0 = from_unix(1_709_251_200 + 86_400)  # 2024-03-02: January and February are closed
+    with pytest.raises(RetrievalError, match="no approximate index"):
+        TimeBoundRetriever(snap, t0, index=_reopen(snap), vector_search="approx")
+    (root / "index.json").write_text(json.dumps(old), encoding="utf-8")  # the old record over the mix
+    mixed = _reopen(snap)
+    exact = TimeBoundRetriever(snap, t0, index=mixed).search("alpha", k=5, mode="vector")
+    with pytest.raises(ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"):
+        TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search("alpha", k=5, mode="vector")
+    info = ann.build(root, lists=5)
+    assert set(info["lists"].values()) == {5} and info["params"] == {"lists": 5, "seed": 0, "nprobe": ann.NPROBE}
+    done = _reopen(snap)
+    assert len(TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search("alpha", k=5, mode="vector")) == 5
+    assert [h.doc.id for h in TimeBoundRetriever(snap, t0, index=done).search("alpha", k=5, mode="vector")] == \
+        [h.doc.id for h in exact]
+
+
+def _reopen(snap):
+    from hindcast.archive.index import open_index
+
+    return open_index(snap)
