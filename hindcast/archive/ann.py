@@ -446,6 +446,17 @@ def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
             "`hindcast archive embed --approx` rebuild; run it again to finish")
 
 
+def check_recorded(root: Path, info: dict) -> None:
+    """Refuse an index whose months do not all hold the approximate build index.json records
+    (ArchiveIntegrityError naming the first such month and what to run)."""
+    for month in sorted(info["months"]):
+        meta_path = layout.vector_chunk_dir(Path(root), month) / "ann" / "meta.json"
+        if meta_path.exists():
+            why = disagreement(json.loads(meta_path.read_text(encoding="utf-8")), info.get("ann"), month)
+            if why:
+                raise ArchiveIntegrityError(f"{root}: {why}")
+
+
 def _month(root: Path, month: str, params: dict) -> dict:
     folder = layout.vector_chunk_dir(root, month)
     lists, seed, nprobe = params["lists"], params["seed"], params["nprobe"]

@@ -345,12 +345,15 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
         TimeBoundRetriever(snap, t0, index=_reopen(snap), vector_search="approx")
     (root / "index.json").write_text(json.dumps(old), encoding="utf-8")  # the old record over the mix
     mixed = _reopen(snap)
+    with pytest.raises(ArchiveIntegrityError, match="month 2024-01"):  # a sweep refuses it before any forecast
+        ann.check_recorded(root, mixed.info)
     exact = TimeBoundRetriever(snap, t0, index=mixed).search("alpha", k=5, mode="vector")
     with pytest.raises(ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"):
         TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search("alpha", k=5, mode="vector")
     info = ann.build(root, lists=5)
     assert set(info["lists"].values()) == {5} and info["params"] == {"lists": 5, "seed": 0, "nprobe": ann.NPROBE}
     done = _reopen(snap)
+    ann.check_recorded(root, done.info)
     assert len(TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search("alpha", k=5, mode="vector")) == 5
     assert [h.doc.id for h in TimeBoundRetriever(snap, t0, index=done).search("alpha", k=5, mode="vector")] == \
         [h.doc.id for h in exact]
