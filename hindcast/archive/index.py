@@ -330,7 +330,9 @@ def _ann(root: Path, month: str, folder: Path, rows: int, recorded: dict | None 
     if found is not None and not found.rows == found.meta["rows"] == rows:
         raise ArchiveIntegrityError(f"{root}: month {month} approximate index is damaged; "
                                     "rebuild it with `hindcast archive embed --approx`")
-    why = ann.disagreement(found.meta, recorded, month) if found is not None else None
+    if found is None:
+        return None
+    why = ann.disagreement(found.meta, recorded, month)
     return dataclasses.replace(found, meta=found.meta | {"stale": f"{root}: {why}"}) if why else found
 
 

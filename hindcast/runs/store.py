@@ -118,6 +118,7 @@ class ClaimRow(SQLModel, table=True):
     expires_at: float
 
 
+CLAIMS = ClaimRow.__table__  # type: ignore[attr-defined]  # the claims table, for plain SQL
 TAKEN, HELD, DONE = "taken", "held", "done"  # what `RunStore.claim` found
 
 
@@ -289,17 +290,15 @@ class RunStore:
         """Drop `owner`'s claim on the forecast (after storing it, or giving it up)."""
         from sqlalchemy import delete
 
-        table = ClaimRow.__table__
         with self.engine.begin() as conn:
-            conn.execute(delete(table).where(*_claim_match(run_id, key, attempt), table.c.owner == owner))
+            conn.execute(delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner))
 
     def renew(self, run_id: str, owner: str, until: float) -> None:
         """Extend every claim `owner` holds in the run to `until` (a sweep's heartbeat)."""
         from sqlalchemy import update
 
-        table = ClaimRow.__table__
         with self.engine.begin() as conn:
-            conn.execute(update(table).where(table.c.run_id == run_id, table.c.owner == owner).values(expires_at=until))
+            conn.execute(update(CLAIMS).where(CLAIMS.c.run_id == run_id, CLAIMS.c.owner == owner).values(expires_at=until))
 
     def _insert_claim(self, run_id: str, key: tuple, attempt: int, owner: str, until: float) -> bool:
         forecaster, market_id, t0, repeat = key
@@ -314,17 +313,15 @@ class RunStore:
         return True
 
     def _claim_holder(self, match: list) -> tuple[str, float] | None:
-        table = ClaimRow.__table__
         with self.engine.connect() as conn:
-            row = conn.execute(select(table.c.owner, table.c.expires_at).where(*match)).first()
+            row = conn.execute(select(CLAIMS.c.owner, CLAIMS.c.expires_at).where(*match)).first()
         return None if row is None else (row[0], float(row[1]))
 
     def _steal_claim(self, match: list, held: tuple[str, float], owner: str, until: float) -> bool:
         from sqlalchemy import update
 
-        table = ClaimRow.__table__
         with self.engine.begin() as conn:
-            done = conn.execute(update(table).where(*match, table.c.owner == held[0], table.c.expires_at == held[1])
+            done = conn.execute(update(CLAIMS).where(*match, CLAIMS.c.owner == held[0], CLAIMS.c.expires_at == held[1])
                                 .values(owner=owner, expires_at=until))
         return done.rowcount == 1
 
@@ -492,7 +489,7 @@ def _sqlite_pragmas(connection, _record) -> None:
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
     forecaster, market_id, t0, repeat = key
-    c = ClaimRow.__table__.c
+    c = CLAIMS.c
     return [c.run_id == run_id, c.forecaster == forecaster, c.market_id == market_id, c.t0 == t0,
             c.repeat == repeat, c.attempt == attempt]
 

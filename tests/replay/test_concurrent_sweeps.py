@@ -68,7 +68,7 @@ def test_a_claim_is_taken_by_one_of_many_held_until_it_expires_or_its_owner_is_g
     for t in threads:
         t.join()
     assert sorted(results.values()) == [HELD] * 5 + [TAKEN]
-    winner = f"owner{[i for i, r in results.items() if r == TAKEN][0]}"
+    winner = f"owner{next(i for i, r in results.items() if r == TAKEN)}"
     assert store.claim("r", KEY, 0, "late", 159.0, 60.0) == HELD  # not expired yet
     assert store.claim("r", KEY, 0, "late", 159.0, 60.0, gone=lambda owner: owner == winner) == TAKEN
     store.renew("r", "late", 500.0)
