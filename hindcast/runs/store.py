@@ -179,13 +179,8 @@ class RunStore:
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
-            session.add(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec), manifest_json=_dumps(manifest)))
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                return False
-            return True
+        return self._insert_once(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec),
+                                        manifest_json=_dumps(manifest)))
 
     def run(self, run_id: str) -> RunRow:
         with Session(self.engine) as session:
@@ -227,14 +222,7 @@ class RunStore:
                           probability=forecast.probability, error=forecast.error, rationale=forecast.rationale,
                           evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage),
                           retrievals_json=_dumps(list(retrievals)), raw=forecast.raw, attempt=attempt)
-        with Session(self.engine) as session:
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                return False
-        return True
+        return self._insert_once(row)
 
     def add_attempt(self, run_id: str, forecaster: str, market_id: str, t0, repeat: int, kind: str, reason: str,
                     at) -> None:
@@ -302,9 +290,13 @@ class RunStore:
 
     def _insert_claim(self, run_id: str, key: tuple, attempt: int, owner: str, until: float) -> bool:
         forecaster, market_id, t0, repeat = key
+        return self._insert_once(ClaimRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=t0,
+                                          repeat=repeat, attempt=attempt, owner=owner, expires_at=until))
+
+    def _insert_once(self, row: SQLModel) -> bool:
+        """Insert `row` in its own transaction; False when its key is there already."""
         with Session(self.engine) as session:
-            session.add(ClaimRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=t0, repeat=repeat,
-                                 attempt=attempt, owner=owner, expires_at=until))
+            session.add(row)
             try:
                 session.commit()
             except IntegrityError:
