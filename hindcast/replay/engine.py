@@ -188,7 +188,7 @@ async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, pr
 async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits, prices, retry_limit,
                     p: Plan) -> SweepResult:
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters, spec.archive), now)
-    limits = _spent(limits, store, p.run_id)
+    base, limits = limits, _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
     retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
@@ -199,7 +199,8 @@ async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits,
     claims = Claims(store, p.run_id, now)
     try:
         await _execute(tasks, forecasters, spec, p, store, hooks.advance, limits,
-                       models.reset_breakers(spec.breaker_threshold), now, claims)
+                       models.reset_breakers(spec.breaker_threshold), now, claims,
+                       lambda: _spent(base, store, p.run_id))
     except StoppedError:  # what was answered is stored: score and export it, then say why it stopped
         if store.forecasts(p.run_id):
             _finish(p, store, len(all_tasks), claims, created, prices, hooks)
@@ -338,7 +339,10 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
 
 
 async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
-                   limits: Limits, breakers, now: datetime, claims: Claims) -> None:
+                   limits: Limits, breakers, now: datetime, claims: Claims,
+                   relimit: Callable[[], Limits]) -> None:
+    """Run the tasks, then (until none is left) those another live sweep held, each such round
+    with the budgets re-read from what the run has stored by then (`relimit`)."""
     retriever_for = retriever_factory(p.snapshot, p.index, p.search)
 
     def context_for(task: Task) -> Context:
@@ -356,17 +360,17 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
         c = task.cutoff
         store.add_attempt(p.run_id, task.forecaster, c.market_id, c.t0, task.repeat, "infrastructure", str(exc), now)
 
-    async def run(batch: list[Task]) -> None:
+    async def run(batch: list[Task], limits: Limits) -> None:
         await run_tasks(batch, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
                         spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage,
                         claim=claims.take, release=claims.release)
 
     heartbeat = asyncio.ensure_future(claims.heartbeat())
     try:
-        await run(tasks)
+        await run(tasks, limits)
         while pending := claims.pending():  # held by another live sweep: wait until stored or taken over
             await asyncio.sleep(WAIT_SECONDS)
-            await run(pending)
+            await run(pending, await asyncio.to_thread(relimit))
     finally:
         heartbeat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
