@@ -77,6 +77,7 @@ def sweep(
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
         prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
+        api.registry.check(spec.forecasters)  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
     table = api.load_prices(prices)
     _check_writable(out, "--out")
     runs = api.RunStore(api.db_url(db))

@@ -38,6 +38,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
+from hindcast.http import redact
 from hindcast.records import Forecast
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
@@ -170,7 +171,7 @@ class RunStore:
         with Session(self.engine) as session:
             row = session.get(RunRow, run_id)
         if row is None:
-            raise RunStoreError(f"no run {run_id!r} in {self.url}")
+            raise RunStoreError(f"no run {run_id!r} in {_where(self.url)}")
         return row
 
     def runs(self) -> list[RunRow]:
@@ -309,7 +310,7 @@ def _connect(url: str, sqlite_pragmas):
     try:
         engine = create_engine(url)
     except Exception as exc:  # SQLAlchemy raises several types for a bad URL
-        raise RunStoreError(f"cannot open run database {url!r}: {exc}") from exc
+        raise RunStoreError(f"cannot open run database {redact(url)!r}: {redact(exc)}") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", sqlite_pragmas)
     return engine
@@ -364,7 +365,8 @@ def _racing(exc) -> bool:
 
 
 def _where(url: str) -> str:
-    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    """The database as messages name it: a SQLite file's path, else the URL without credentials."""
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else redact(url)
 
 
 def _reason(exc: Exception) -> str:

@@ -9,6 +9,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hindcast.http import redact
+
 LOGGER = "hindcast.schedule"
 
 
@@ -18,7 +20,7 @@ class JsonLines(logging.Formatter):
                 "level": record.levelname.lower(), "event": record.getMessage(), **getattr(record, "fields", {})}
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return redact(json.dumps(line, ensure_ascii=False, default=str))  # no credential reaches a log
 
 
 def setup(path: Path | None, stream=None) -> logging.Logger:
