@@ -302,7 +302,10 @@ def _readonly_engine(url: str):
             raise RunStoreError(f"run database {path}: not a file")
         mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
         url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
-    return _connect(url, _sqlite_read_pragmas)
+    engine = _connect(url, _sqlite_read_pragmas)
+    if engine.dialect.name == "postgresql":  # every transaction BEGINs READ ONLY: the server refuses writes
+        engine = engine.execution_options(postgresql_readonly=True)
+    return engine
 
 
 def _connect(url: str, sqlite_pragmas):
