@@ -182,6 +182,7 @@ _SECRET_NAMES = frozenset({"key", "apikey", "api_key", "token", "secret", "passw
                            "session", "sessionid", "code"})
 _SECRET_ENDINGS = ("_key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLACEHOLDERS = frozenset({"", "value", "val", "variable", "var", "name", "x"})
 MASK = "***"
 
 
@@ -216,4 +217,5 @@ def redact(text) -> str:
 def _masked(m: re.Match) -> str:
     key, value = m.group("key"), m.group("value")
     secret = credential_key(key) or (key == "key_env" and not _ENV_NAME.fullmatch(value))
-    return f"{m.group('lead')}{key}={MASK}" if secret and value not in ("", MASK) else m.group(0)
+    placeholder = value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS  # prose: "key=value"
+    return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)

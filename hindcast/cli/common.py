@@ -24,7 +24,7 @@ def now() -> datetime:
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print `hindcast: error: …` on stderr (credentials redacted) and return the Exit to raise."""
-    from hindcast.http import redact
+    from hindcast.api import redact
 
     print(f"hindcast: error: {redact(message)}", file=sys.stderr)
     return typer.Exit(code)

@@ -58,7 +58,7 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
     from rich.table import Table
 
     from hindcast.cli.console import out_console
-    from hindcast.http import redact
+    from hindcast.api import redact
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
