@@ -181,9 +181,16 @@ _SECRET_NAMES = frozenset({"key", "apikey", "api_key", "token", "secret", "passw
                            "auth", "authorization", "sig", "signature", "bearer", "credential", "credentials",
                            "session", "sessionid", "code"})
 _SECRET_ENDINGS = ("_key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _PLACEHOLDERS = frozenset({"", "value", "val", "variable", "var", "name", "x"})
 MASK = "***"
+
+
+def variable_name(text: str) -> bool:
+    """Whether `text` reads as an environment variable's name (OPENAI_API_KEY, MY_KEY), not as a
+    key pasted in its place (sk-…, a long upper-case token with digits and no underscore)."""
+    token_like = len(text) >= 16 and "_" not in text.strip("_") and any(c.isdigit() for c in text)
+    return _ENV_NAME.fullmatch(text) is not None and not token_like
 
 
 def has_userinfo(url: str) -> bool:
@@ -216,6 +223,6 @@ def redact(text) -> str:
 
 def _masked(m: re.Match) -> str:
     key, value = m.group("key"), m.group("value")
-    secret = credential_key(key) or (key == "key_env" and not _ENV_NAME.fullmatch(value))
+    secret = credential_key(key) or (key == "key_env" and not variable_name(value))
     placeholder = value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS  # prose: "key=value"
     return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)

@@ -26,7 +26,6 @@ response's `Date`), a wait capped at `max_wait`.
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -41,7 +40,16 @@ from hindcast.errors import (
 )
 from hindcast.errors import RejectedAnswer as _Rejected
 from hindcast.forecasters.cache import ResponseCache, request_key
-from hindcast.http import AsyncRetrying, Outcome, RetryPolicy, credential_keys, has_userinfo, redact, retry_after
+from hindcast.http import (
+    AsyncRetrying,
+    Outcome,
+    RetryPolicy,
+    credential_keys,
+    has_userinfo,
+    redact,
+    retry_after,
+    variable_name,
+)
 
 __all__ = ["AUTH_STATUSES", "OPENAI_URL", "RETRY_STATUSES", "STRUCTURED", "Breakers", "ChatClient", "ChatError",
            "ChatReply", "CircuitOpen", "ModelSpec", "Usage", "check_key_env", "has_userinfo", "parse_model", "redact",
@@ -90,22 +98,14 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
     raise BadModelSpec(f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
 
 
-KEY_ENV = re.compile(r"[A-Z_][A-Z0-9_]*")
-
-
 def check_key_env(key_env: str | None) -> None:
     """`key_env` must name an environment variable (OPENAI_API_KEY, MY_KEY): a value that looks
     like a key itself is refused without being echoed (it would be stored with the spec)."""
-    if key_env is None or (KEY_ENV.fullmatch(key_env) and not _looks_like_key(key_env)):
+    if key_env is None or variable_name(key_env):
         return
     raise BadModelSpec("key_env: the value given is not an environment variable's name (upper-case letters, digits, "
                       "_); it looks like a key itself and was neither stored nor shown — put the key in an environment "
                       "variable and give its name, e.g. key_env=MY_API_KEY")
-
-
-def _looks_like_key(name: str) -> bool:
-    """A long upper-case token without underscores and with digits (an access key id, a hex key)."""
-    return len(name) >= 16 and "_" not in name.strip("_") and any(c.isdigit() for c in name)
 
 
 def _check_endpoint(url: str) -> None:

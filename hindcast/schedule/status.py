@@ -7,8 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect, text
 
-from hindcast.api import from_unix, iso
-from hindcast.api import redact
+from hindcast.api import from_unix, iso, redact
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.jobs import PULL_PENDING, WATERMARK
 from hindcast.schedule.lock import describe, holder
