@@ -178,7 +178,10 @@ def test_a_wrong_password_and_a_database_that_is_not_ours_are_one_line_without_i
 
 
 def test_the_success_paths_never_print_the_password(tmp_path, postgres):
-    subprocess.run(["psql", postgres + "/postgres", "-qc", "CREATE DATABASE runs"], check=True, capture_output=True)
+    import psycopg
+
+    with psycopg.connect(postgres.replace("+psycopg", "") + "/postgres", autocommit=True) as conn:
+        conn.execute("CREATE DATABASE runs")
     db = postgres + "/runs"
     swept = run_cli("sweep", *BASELINES, "--out", str(tmp_path / "out"), "--db", db, "--json", cwd=tmp_path,
                     env=NO_DB_ENV, check=True)
