@@ -139,3 +139,9 @@ def test_quiet_hides_the_sweep_progress_bar(tmp_path):
     loud = run_cli("sweep", *BASELINES, "--out", "runs2", "--db", "runs2/hindcast.db", cwd=tmp_path, env=NO_DB_ENV,
                    check=True)
     assert "forecasting" in loud.stderr  # the bar the -q run hid
+
+
+def test_a_key_given_to_models_key_env_is_refused_without_echo(tmp_path):
+    proc = run_cli("models", "--key-env", "sk-planted-models-7781", cwd=tmp_path, env=NO_DB_ENV)
+    assert "--key-env" in one_line(proc, code=2) and "sk-planted-models-7781" not in proc.stderr + proc.stdout
+    assert run_cli("models", "--key-env", "MY_KEY", "--json", cwd=tmp_path, env=NO_DB_ENV, check=True).returncode == 0
