@@ -119,10 +119,15 @@ def test_a_key_in_a_spec_is_refused_in_one_line_without_echoing_it(tmp_path, spe
 
 
 def test_a_judge_key_pasted_as_key_env_is_refused_without_echo(tmp_path):
-    proc = run_cli("audit", "r-1", "--detector", f"judge:model=openai:gpt-4o-mini,key_env={KEY}", "--db",
-                   str(tmp_path / "none.db"), cwd=tmp_path, env=NO_DB_ENV)
-    one_line_error(proc)
-    assert_nothing_planted(tmp_path, [proc])
+    db = str(tmp_path / "runs" / "hindcast.db")
+    swept = run_cli("-q", "sweep", *BASELINES, "--out", str(tmp_path / "runs"), "--db", db, "--json", cwd=tmp_path,
+                    env=NO_DB_ENV, check=True)
+    before = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    proc = run_cli("audit", json.loads(swept.stdout)["run_id"], "--detector",
+                   f"judge:model=openai:gpt-4o-mini,key_env={KEY}", "--db", db, cwd=tmp_path, env=NO_DB_ENV)
+    assert "key_env" in one_line_error(proc) and proc.returncode == 1
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == before  # no audits.db
+    assert_nothing_planted(tmp_path, [swept, proc])
 
 
 # ---- a real PostgreSQL server -------------------------------------------------------------------
