@@ -1,7 +1,6 @@
-"""The library facade: the operations users, the CLI and the service call. Time is passed in.
-
-Each delegates below (sweep, rescore → replay; analyze, export → leaderboard; pull, import_markets
-→ markets; ingest, freeze, embed, search → archive). What else front ends use is re-exported (end)."""
+"""The library facade: the operations users, the CLI and the service call. Time is passed in. Each delegates
+below (sweep, rescore → replay; analyze → leaderboard + analysis; export → leaderboard; pull, import_markets →
+markets; ingest, freeze, embed, search → archive). What else front ends use is re-exported (end)."""
 
 from __future__ import annotations
 
@@ -101,13 +100,16 @@ def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv
     return export_runs(store, runs, out, formats, **options)
 
 
-def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> list:
-    """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata,
-    adjusted scores, aggregates, trading, defer rule, calibration split at `split` (None: median)."""
-    from hindcast.leaderboard.findings import collect
-    from hindcast.replay.engine import load_scored
+def analyze(store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
+    """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata, adjusted scores,
+    aggregates, trading, defer, calibration split at `split` (None: median); hindcast.analysis's (Settings fields)."""
+    from hindcast import analysis
+    from hindcast.leaderboard import findings, tables
+    from hindcast.replay.engine import load_scored, recorded_bundle
 
-    return collect([load_scored(store, run_id) for run_id in runs], split)
+    bundles = [recorded_bundle(store, rid) for rid in runs]
+    scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
+    return findings.collect(scored, split) + analysis.findings(tables.combine(scored).rows, bundles, **settings)
 
 
 # ---- re-exports: what front ends reach below the facade by name, loaded on first use (`__getattr__`) ----
@@ -129,14 +131,12 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.scoring.aggregate": "SLICES", "hindcast.leaderboard.tables": "canonical",
     "hindcast.leaderboard.publish": "publish check_slice", "hindcast.leaderboard.export": "check_formats",
     "hindcast.audit.probe_run": "probe_recall probe_models RecallRun",
-    "hindcast.audit.run_audit": "audit check_detectors",
     "hindcast.audit.probe_store": "default_recall_path load_recall exclude_recalled_runs exclude_recalled_scores "
-                                  "RecallTable",
+                                  "RecallTable", "hindcast.audit.run_audit": "audit check_detectors",
 }
 _MODULES = {  # whole modules the front ends use as namespaces
-    "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry",
-    "local_model": "hindcast.forecasters.local", "embedders": "hindcast.archive.embed",
-}
+    "display": "hindcast.leaderboard.display", "registry": "hindcast.forecasters.registry", "local_model":
+    "hindcast.forecasters.local", "embedders": "hindcast.archive.embed"}
 _WHERE = {name: module for module, names in _REEXPORTS.items() for name in names.split()}
 
 

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
     **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http", "specs"), 0),
     **dict.fromkeys(("archive", "markets", "scoring"), 1), "forecasters": 2,
-    **dict.fromkeys(("replay", "runs"), 3), **dict.fromkeys(("leaderboard", "audit"), 4), "api": 5, "": 5,
+    **dict.fromkeys(("replay", "runs"), 3), **dict.fromkeys(("leaderboard", "audit", "analysis"), 4), "api": 5, "": 5,
     **dict.fromkeys(("cli", "schedule"), 6), "__main__": 7,
 }
 FRONT_DOOR = ("api", "", "records", "errors")  # what cli/ and schedule/ may import besides themselves

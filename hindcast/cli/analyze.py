@@ -1,6 +1,8 @@
 """`hindcast analyze RUN…`: the analyses of stored runs (no model is called, nothing is
 written): strata, difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
-rule and walk-forward calibration (split at an instant), as tables or one JSON document."""
+rule and walk-forward calibration (split at an instant); then the research figures (hindcast.analysis):
+time-averaged scores, market-relative log score, pairwise relative skill, CORP reliability, the mixture
+test, price convergence, event units and coherence — as tables or one JSON document."""
 
 from __future__ import annotations
 
@@ -19,15 +21,21 @@ def analyze(
                                         "rest [default: the median market's resolution]."),
     db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout instead of tables."),
+    baseline: str = typer.Option("market price", "--baseline", metavar="NAME", help="Relative skill is scaled so "
+                                 "that this forecaster (or the market's price) is 1."),
+    threshold: float = typer.Option(0.10, "--threshold", min=0.0, max=1.0, help="Price convergence: a forecast "
+                                    "at least this far from the price at t0 disagrees with it."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every resample and permutation."),
 ) -> None:
     """Analyse stored runs from their stored forecasts alone (no model is called; nothing is written)."""
     from hindcast import api
     from hindcast.cli.leaderboard import open_existing
 
     instant = _split(split)
-    findings = api.analyze(open_existing(db), runs, split=instant)
+    settings = {"baseline": baseline, "threshold": threshold, "seed": seed}
+    findings = api.analyze(open_existing(db), runs, split=instant, **settings)
     if as_json:
-        document = {"runs": list(runs), "split": split, "findings": [f.to_json() for f in findings]}
+        document = {"runs": list(runs), "split": split, "settings": settings, "findings": [f.to_json() for f in findings]}
         print(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
         return
     for finding in findings:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hindcast.errors import HindcastError
 from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import analysis, assets, display, plots, viewer
 from hindcast.leaderboard.export import cell
@@ -58,11 +59,12 @@ def write_html(folder: Path, combined: Combined, board: Sequence, title: str, *,
     analysis.check_baseline(combined.rows, baseline)
     prices = prices or load_prices()
     stored = stored or viewer.Stored()
+    research = research_of(runs, combined, replicates)
     sections = [provenance_header(runs, stored.created), summary(combined, board),
-                fraction_section(combined.rows, replicates), reliability_section(combined.rows),
+                fraction_section(combined.rows, replicates), corp_section(research), reliability_section(combined.rows),
                 topic_section(combined.rows, baseline, tolerance, questions or {}),
                 regime_section(leaderboard(combined.rows, by="regime", replicates=replicates, prices=prices)),
-                *[finding_section(f) for f in findings], over_time_section(combined, runs, stored.created),
+                research_sections(research), *[finding_section(f) for f in findings], over_time_section(combined, runs, stored.created),
                 viewer_section(runs, stored, questions or {}, prices), provenance_section(runs)]
     write_text_atomic(path, page(title, [s for s in sections if s]))
     return path
@@ -158,10 +160,67 @@ def fraction_table(curves: Mapping, market: Sequence) -> str:
 def reliability_section(rows: Sequence) -> str:
     tables = analysis.reliability(rows)
     diagrams = "".join(plots.reliability_diagram(name, bins, i) for i, (name, bins) in enumerate(tables.items()))
-    return ('<section id="reliability"><h2>Reliability</h2><p class="note">Observed frequency of YES against the '
+    return ('<section id="reliability"><h2>Reliability in fixed bins (ECE)</h2><p class="note">Observed frequency of YES against the '
             "mean forecast in 10 equal-width bins of p (circle area grows with the bin's count; whiskers: 95% Wilson "
             "interval of the frequency, rows taken as independent); a calibrated forecaster lies on the dashed "
             "diagonal.</p>" f'<div class="grid-plots">{diagrams}</div></section>')
+
+
+# ---- the research figures of hindcast.analysis (issue 29): CORP calibration first, the rest as tables ----
+def research_of(runs: Sequence, combined: Combined, replicates: int):
+    """hindcast.analysis over the combined rows and the market store versions the runs recorded (with their
+    price paths and events), or the reason it could not be computed (a str)."""
+    from hindcast import analysis
+    from hindcast.markets.store import open_version
+
+    bundles = []
+    for run in runs:
+        recorded = run.manifest.get("market_store") or {}
+        try:
+            bundles.append(open_version(Path(recorded["root"]), recorded["version"]).bundle)
+        except (KeyError, TypeError, OSError, HindcastError) as exc:
+            return f"run {run.run_id}: its market store version could not be opened ({type(exc).__name__}: {exc})"
+    return analysis.analyze(combined.rows, analysis.facts_of(bundles), analysis.Settings(replicates=replicates))
+
+
+def corp_section(research) -> str:
+    """The headline calibration figure: a CORP reliability diagram per forecaster and the decomposition."""
+    head = '<section id="corp"><h2>Calibration: CORP reliability diagrams</h2>'
+    if isinstance(research, str):
+        return head + f'<p class="note">Not computed: {escape(research)}</p></section>'
+    from hindcast.analysis import corp
+
+    diagrams = "".join(corp_diagram(c, i) for i, c in enumerate(research.corp))
+    table = finding_body(corp.finding(research.corp))
+    return (head + '<p class="note">Each forecaster\'s recalibrated probability (isotonic regression of the outcome '
+            "on its forecast, the CORP method) against its forecast; shaded: the 90% consistency band, where a "
+            "calibrated forecaster's curve would fall; dashed: the diagonal. Below: Brier = MCB − DSC + UNC (exact), "
+            "with the miscalibration test and the fixed-bin ECE beside it.</p>"
+            f'<div class="grid-plots">{diagrams}</div>{table}</section>')
+
+
+def corp_diagram(found, index: int) -> str:
+    frame = plots.Frame(300, 300, (0.0, 1.0), (0.0, 1.0), margin=(28, 12, 44, 48))
+    body = plots.axes(frame, plots.ticks(0, 1), plots.ticks(0, 1), "forecast", "recalibrated (CEP)")
+    band = [(c.p, c.band_high) for c in found.curve] + [(c.p, c.band_low) for c in reversed(found.curve)]
+    body.append(f'<polyline class="band" points="{" ".join(f"{frame.x(x)},{frame.y(y)}" for x, y in band)}" '
+                f'fill="{plots.colour(index)}" fill-opacity="0.15" stroke="none"/>')
+    body.append(f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" y2="{frame.y(1)}"/>')
+    curve = plots.polyline(frame, [(c.p, c.cep) for c in found.curve], plots.colour(index))
+    body += curve if len(found.curve) < 3 else curve[:1]  # a marker where the forecaster used one or two values
+    d = found.decomposition
+    body.append(plots.text(frame.width / 2, 16, found.forecaster, cls="plot-title"))
+    body.append(plots.text(frame.x(0.02), frame.y(0.95), f"MCB {d.mcb:.3f}  DSC {d.dsc:.3f}  UNC {d.unc:.3f}",
+                           anchor="start"))
+    return plots.svg(frame, body, f"CORP reliability diagram of {found.forecaster}")
+
+
+def research_sections(research) -> str:
+    """The other figures of hindcast.analysis, one table each (the CORP table sits in its own section)."""
+    if isinstance(research, str):
+        return ('<section id="finding-research" class="finding"><h2>Research figures</h2>'
+                f'<p class="note">Not computed: {escape(research)}</p></section>')
+    return "".join(finding_section(f) for f in research.findings() if f.key != "corp")
 
 
 def topic_section(rows: Sequence, baseline: str, tolerance: float, questions: Mapping[str, str]) -> str:
@@ -242,14 +301,18 @@ def _snapshot(manifest: Mapping) -> str:
 
 def finding_section(finding) -> str:
     """One analysis (a hindcast.scoring.findings.Finding) as a titled table with its notes."""
+    return (f'<section id="finding-{_slug(finding.key)}" class="finding"><h2>{escape(finding.title)}</h2>'
+            f"{finding_body(finding)}</section>")
+
+
+def finding_body(finding) -> str:
+    """A finding's notes and table (or "No rows.")."""
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in finding.notes)
     rows = [[finding_cell(v) for v in row] for row in finding.rows]
     texts = [all(isinstance(row[i], str) or row[i] is None for row in finding.rows) and bool(finding.rows)
              for i in range(len(finding.columns))]
     table = sortable(list(zip(finding.columns, texts)), rows, f"finding-{_slug(finding.key)}-table")
-    shown = table if finding.rows else '<p class="note">No rows.</p>'
-    return (f'<section id="finding-{_slug(finding.key)}" class="finding"><h2>{escape(finding.title)}</h2>'
-            f"{notes}{shown}</section>")
+    return notes + (table if finding.rows else '<p class="note">No rows.</p>')
 
 
 def finding_cell(value) -> str:

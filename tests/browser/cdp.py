@@ -124,3 +124,23 @@ def _devtools_port(profile: Path, process: subprocess.Popen, timeout: float = 30
             return int(marker.read_text().splitlines()[0])
         time.sleep(0.05)
     raise RuntimeError("chromium did not open its debugging port in time")
+
+
+def loaded(report: Path, profile: Path):
+    """Headless Chromium with `report` loaded and settled, console, log and network events on; closed
+    after (a generator for a pytest fixture: `yield from loaded(...)`). Fails if Chromium is missing."""
+    import pytest
+
+    binary = chromium_binary()
+    if binary is None:
+        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
+    browser = Chromium(profile, binary)
+    try:
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.send(f"{domain}.enable")
+        browser.send("Page.navigate", url=report.as_uri())
+        browser.wait_for("Page.loadEventFired")
+        browser.settle()
+        yield browser
+    finally:
+        browser.close()
