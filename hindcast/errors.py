@@ -5,7 +5,8 @@
         ├── LeakageError                   something from at/after t0 was about to reach a forecaster
         ├── CutoffError                    a t0 that cannot be replayed
         ├── ConfigError                    a spec, service config or flag value that cannot be used
-        │   └── UnknownEmbedderError       (also a ValueError) no registered embedder of that name
+        │   ├── UnknownEmbedderError       (also a ValueError) no registered embedder of that name
+        │   └── BadModelSpec               (also a ValueError) a model spec, endpoint or key_env that cannot be used
         ├── MarketDataError                market, resolution or price input that cannot be read
         │   ├── InputFormatError           malformed rows, each 'file:line: reason'
         │   ├── MalformedMarket            one market whose fields cannot be read
@@ -42,12 +43,17 @@ did would still be one clean line.
 
 from __future__ import annotations
 
+from hindcast.http import redact
 
 
 class HindcastError(Exception):
-    """Base of every error hindcast raises deliberately (the CLI maps it to `exit_code`)."""
+    """Base of every error hindcast raises deliberately (the CLI maps it to `exit_code`).
+    Its message never holds a credential: URLs in it are redacted (`hindcast.http.redact`)."""
 
     exit_code = 1
+
+    def __init__(self, *args):
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class LeakageError(HindcastError):
@@ -119,6 +125,11 @@ class StoppedError(HindcastError):
 
 class UnknownEmbedderError(ConfigError, ValueError):
     """An embedder name that no registered factory or plugin provides."""
+
+
+class BadModelSpec(ConfigError, ValueError):
+    """A model spec that cannot be used: malformed, an endpoint carrying credentials, a key
+    pasted where key_env's variable name belongs (the message never repeats a credential)."""
 
 
 class MalformedMarket(MarketDataError):

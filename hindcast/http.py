@@ -15,11 +15,18 @@ raise nothing of their own; each caller turns an `Outcome` into its own errors. 
 transport error (timeout, refused or dropped connection, protocol error) is transient.
 The sleep function is injected, so tests never wait. httpx is imported on the first
 request, not with this module (importing a forecaster stays light).
+
+`redact(text)` is the one place credentials are taken out of a URL (or any text holding
+one) before it is printed, logged, stored or raised: `scheme://user:password@host` becomes
+`scheme://***@host` and the value of a credential-looking key (`?api_key=…`, `&token=…`,
+`password=…`; `credential_key`) becomes `***`. `credential_keys(url)` names the
+credential-looking query keys of a URL (an endpoint carrying one is refused by its caller).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -165,3 +172,57 @@ def retry_after(headers: Mapping) -> float:
         return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
     except (KeyError, TypeError, ValueError, IndexError):
         return -1.0
+
+
+# -- credentials out of every URL we print, log, store or raise ----------------------------------
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/?#@:\s]*(?::\S*)?)@")
+_PAIR = re.compile(r"(?P<lead>(?:^|[?&;\s,:(\'\"]))(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=(?P<value>[^&#;?\s,\'\")\\]*)")
+_SECRET_NAMES = frozenset({"key", "apikey", "api_key", "token", "secret", "password", "passwd", "pwd", "pass",
+                           "auth", "authorization", "sig", "signature", "bearer", "credential", "credentials",
+                           "session", "sessionid", "code"})
+_SECRET_ENDINGS = ("_key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials")
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+_PLACEHOLDERS = frozenset({"", "value", "val", "variable", "var", "name", "x"})
+MASK = "***"
+
+
+def variable_name(text: str) -> bool:
+    """Whether `text` reads as an environment variable's name (OPENAI_API_KEY, MY_KEY), not as a
+    key pasted in its place (sk-…, a long upper-case token with digits and no underscore)."""
+    token_like = len(text) >= 16 and "_" not in text.strip("_") and any(c.isdigit() for c in text)
+    return _ENV_NAME.fullmatch(text) is not None and not token_like
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether a URL carries `user[:password]@` before its host."""
+    return _USERINFO.search(url) is not None
+
+
+def credential_key(name: str) -> bool:
+    """Whether a query / key=value name looks like it carries a credential (api_key, token,
+    access_token, secret, password, key, X-Api-Key …); `key_env` (a variable's name) does not."""
+    norm = name.lower().replace("-", "_").replace(".", "_")
+    return norm in _SECRET_NAMES or norm.endswith(_SECRET_ENDINGS)
+
+
+def credential_keys(url: str) -> list[str]:
+    """The credential-looking keys of a URL's query string, in order."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    query = urlsplit(url).query
+    return [k for k, _ in parse_qsl(query, keep_blank_values=True) if credential_key(k)]
+
+
+def redact(text) -> str:
+    """`text` (a URL, a message holding URLs, a libpq key=value string, a forecaster spec) with
+    every password, userinfo and credential-looking key's value replaced by `***` (and a
+    `key_env=` value that is not an environment variable's name: a key pasted there)."""
+    text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", str(text))
+    return _PAIR.sub(_masked, text)
+
+
+def _masked(m: re.Match) -> str:
+    key, value = m.group("key"), m.group("value")
+    secret = credential_key(key) or (key == "key_env" and not variable_name(value))
+    placeholder = value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS  # prose: "key=value"
+    return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)

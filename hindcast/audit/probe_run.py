@@ -61,17 +61,23 @@ def probe_models(db_url: str, out_dir: Path | None = None, env: Mapping[str, str
                                    no_cache=no_cache, concurrency=concurrency)
 
 
-def probe_recall(specs: Sequence[str], store: Path, *, models, results: Path, version: str | None = None,
+def probe_recall(specs: Sequence[str], store: Path, *, models=None, results: Path, version: str | None = None,
                  ids: Sequence[str] = (), limit: int | None = None, fraction: float = DEFAULT_FRACTION,
-                 cutoffs: Mapping | None = None, registry: Path | None = None, concurrency: int = 4) -> RecallRun:
+                 cutoffs: Mapping | None = None, registry: Path | None = None, concurrency: int = 4,
+                 open_models=None) -> RecallRun:
     """Probe the models of `specs` on the store's markets; merge the answers into `results`.
-    `cutoffs`: a model-cutoff table (None: the shipped registry, `registry` laid over it)."""
+    `cutoffs`: a model-cutoff table (None: the shipped registry, `registry` laid over it).
+    `open_models()` (instead of `models`): the Models opened (and closed) once every input was
+    checked, so a refused probe creates no response cache."""
+    from contextlib import nullcontext
+
     from hindcast.scoring.regimes import load_cutoffs
 
     asked = models_of(specs)
     items, skipped = items_from_store(Path(store), version, ids, limit, fraction)
     table = cutoffs if cutoffs is not None else load_cutoffs(registry)
-    result = asyncio.run(_probe_and_close(asked, items, models, table, concurrency))
+    with open_models() if open_models is not None else nullcontext(models) as opened:
+        result = asyncio.run(_probe_and_close(asked, items, opened, table, concurrency))
     result = replace(result, skipped=tuple(skipped))
     path = save_recall(results, load_recall(results).merged(result.answers))
     run = RecallRun(result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items))

@@ -91,18 +91,24 @@ def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
 
 
 def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, models=None, archive: Path | None = None,
-          audit_file: Path | None = None, replicates: int = bootstrap.REPLICATES) -> Audit:
+          audit_file: Path | None = None, replicates: int = bootstrap.REPLICATES, open_models=None) -> Audit:
     """Audit a stored run (RunStore `store`) with the detectors `specs` name: an Audit, also kept
     in `audit_file` (default: audits.db beside the run database). An unknown run or detector
-    is refused before anything is written; an unreachable judge is a StoppedError (exit 4)."""
+    is refused before anything is written; an unreachable judge is a StoppedError (exit 4).
+    `open_models()` (instead of `models`): the Models to open (and close) once every input
+    was checked, so a refused audit creates no response cache."""
+    from contextlib import nullcontext
+
     store.run(run_id)
-    detectors = detectors_of(specs, models)
+    detectors_of(specs)  # a bad detector spec: refused before anything is opened
     gathered = gather(store, run_id, archive)  # a snapshot not found: refused before audits.db is opened
-    audits = AuditStore(audit_file or audit_path(store.url))
-    try:
-        return asyncio.run(judge_run(run_id, gathered, detectors, audits, replicates=replicates))
-    finally:
-        audits.close()
+    with open_models() if open_models is not None else nullcontext(models) as opened:
+        detectors = detectors_of(specs, opened)
+        audits = AuditStore(audit_file or audit_path(store.url))
+        try:
+            return asyncio.run(judge_run(run_id, gathered, detectors, audits, replicates=replicates))
+        finally:
+            audits.close()
 
 
 async def audit_run(store, run_id: str, detectors: Mapping[str, object], audits: AuditStore, *,

@@ -157,6 +157,8 @@ def search(
     from hindcast.api import search as search_archive
     from hindcast.cli.common import EXIT_USAGE, fail
 
+    if not query.strip():
+        raise fail("--query: empty; give the words to search for", EXIT_USAGE)
     if vector_search not in ("exact", "approx"):
         raise fail(f"--vector-search {vector_search!r}: use exact or approx", EXIT_USAGE)
     if nprobe is not None and vector_search != "approx":

@@ -39,8 +39,8 @@ def audit(
     store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
     try:
         store.run(run_id)  # an unknown run: one line, nothing written
-        with api.default_models(store, Path("runs")) as models:
-            result = api.audit(store, run_id, specs, models=models, archive=archive)
+        result = api.audit(store, run_id, specs, archive=archive,  # the response cache opens once all is checked
+                           open_models=lambda: api.default_models(store, Path("runs")))
     finally:
         store.close()
     if as_json:

@@ -54,6 +54,12 @@ def models(
 ) -> None:
     """Model spec forms, which key variables are set (never their values), whether the local
     model is installed, and the price and knowledge-cutoff tables."""
+    from hindcast.api import variable_name
+    from hindcast.cli.common import EXIT_USAGE, fail
+
+    if not all(variable_name(name) for name in key_env or []):  # a key pasted here is never echoed
+        raise fail("--key-env: a value given is not an environment variable's name (upper-case letters, digits, _); "
+                   "it looks like a key itself and was not shown", EXIT_USAGE)
     info = models_info(os.environ, key_env or [], prices)
     typer.echo(json.dumps(info, indent=1, ensure_ascii=False) if as_json else _models_text(info))
 

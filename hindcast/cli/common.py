@@ -23,8 +23,10 @@ def now() -> datetime:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
-    """Print `hindcast: error: …` on stderr and return the Exit to raise."""
-    print(f"hindcast: error: {message}", file=sys.stderr)
+    """Print `hindcast: error: …` on stderr (credentials redacted) and return the Exit to raise."""
+    from hindcast.api import redact
+
+    print(f"hindcast: error: {redact(message)}", file=sys.stderr)
     return typer.Exit(code)
 
 

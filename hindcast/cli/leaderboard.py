@@ -48,7 +48,8 @@ def leaderboard(
 
 def open_existing(db: str | None):
     """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
-    refused when it is a SQLite file that does not exist: reading never creates one."""
+    opened read-only: refused when it is a SQLite file that does not exist, is not a run
+    database, or needs a migration (reading never creates, adds or migrates anything)."""
     from hindcast.api import RunStore
     from hindcast.cli.common import db_url, sqlite_path
     from hindcast.errors import RunStoreError
@@ -57,7 +58,7 @@ def open_existing(db: str | None):
     path = sqlite_path(url)
     if path is not None and not path.is_file():
         raise RunStoreError(f"no run database at {path} (give one with --db PATH|URL or $HINDCAST_DB)")
-    return RunStore(url)
+    return RunStore(url, read_only=True)
 
 
 def print_json(result, runs: list[str]) -> None:

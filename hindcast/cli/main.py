@@ -137,7 +137,9 @@ def _usage(exc) -> int:
 
 
 def _say(message: str, code: int) -> int:
-    first, *rest = str(message).splitlines() or [""]
+    from hindcast.api import redact  # no credential is printed, whatever raised the message
+
+    first, *rest = redact(message).splitlines() or [""]
     print(f"hindcast: error: {first}", file=sys.stderr)
     for line in rest:  # InputFormatError lists its rows under the one line
         print(line, file=sys.stderr)

@@ -47,9 +47,9 @@ def recall(
 
     url = api.db_url(db)
     results = out or api.default_recall_path(url)
-    with api.probe_models(url, results.parent, no_cache=no_cache) as models:
-        run = api.probe_recall(forecasters, store or default_sample("markets"), models=models, results=results,
-                               version=version, ids=ids or (), limit=limit, fraction=fraction, registry=registry)
+    run = api.probe_recall(forecasters, store or default_sample("markets"), results=results, version=version,
+                           ids=ids or (), limit=limit, fraction=fraction, registry=registry,  # all checked, then:
+                           open_models=lambda: api.probe_models(url, results.parent, no_cache=no_cache))
     if as_json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return

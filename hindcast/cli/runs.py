@@ -58,8 +58,9 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
     from rich.table import Table
 
     from hindcast.cli.console import out_console
+    from hindcast.api import redact
 
-    table = Table(title=f"runs in {store.url}")
+    table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
         table.add_column(column)
     for r in rows:

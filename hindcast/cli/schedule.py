@@ -115,7 +115,7 @@ class _guarded:
             raise fail(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR) from None
         if type(exc).__module__.startswith("sqlalchemy"):
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise fail(f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "
+            raise fail(f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "  # fail() redacts
                        f"{type(exc).__name__}: {reason}", EXIT_ERROR) from None
         from hindcast.cli.common import verbosity
 

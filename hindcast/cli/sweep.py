@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, default_sample, now
+from hindcast.cli.common import DB_HELP, default_sample, now, verbosity
 
 
 def _split(text: str) -> list[str]:
@@ -77,6 +77,7 @@ def sweep(
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
         prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
+        api.registry.check(spec.forecasters)  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
     table = api.load_prices(prices)
     _check_writable(out, "--out")
     runs = api.RunStore(api.db_url(db))
@@ -191,7 +192,7 @@ class _Bar:
         from hindcast.cli.console import err_console
 
         self.progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                 console=err_console())
+                                 console=err_console(), disable=verbosity() < 0)  # -q: no bar
         self.task, self.started = self.progress.add_task(label, total=None), False
 
     def update(self, done: int, total: int) -> None:
@@ -217,7 +218,8 @@ def _with_progress(job):
 
     from hindcast.cli.console import err_console
 
-    bar = Progress(TextColumn("forecasting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console())
+    bar = Progress(TextColumn("forecasting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console(),
+                   disable=verbosity() < 0)  # -q: no bar
     task, started = bar.add_task("forecasting", total=None), []
 
     def on_plan(total: int) -> None:

@@ -2,7 +2,9 @@
 the market price at t0 (no model is called; nothing is written but the --trades CSV).
 
 The fee schedule is read (and checked) before the run database is opened, and the CSV is
-written last, so a bad --fees file or a missing run writes nothing.
+written last, so a bad --fees file or a missing run writes nothing. The --trades path is
+checked first: an input (the run database, the fee file), a folder, or an existing file that
+is not a trades CSV of ours is refused, never replaced.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ def trade(
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:
         raise fail(chosen.problem(), code=2)
+    if trades is not None:
+        check_output(trades, {"--db": api.db_file(db_url(db)), "--fees": fees})
     schedule = load_fees(fees)  # a bad fee file stops here: nothing is opened or written
     rows = api.rescore(RunStore(db_url(db), read_only=True), run_id).rows
     result = simulate_trading(rows, chosen, schedule)
@@ -65,21 +69,62 @@ def trade(
 app.command(name="trade")(trade)
 
 
+def check_output(path: Path, inputs: dict) -> None:
+    """--trades PATH may be new, or a trades CSV this command wrote; never an input of the
+    command (`inputs`: flag → path), a folder, or any other existing file."""
+    from hindcast.errors import ConfigError
+
+    for flag, given in inputs.items():
+        if given is not None and Path(given).exists() and path.exists() and path.resolve() == Path(given).resolve():
+            raise ConfigError(f"--trades {path}: that is the {flag} input; give a new file for the trades")
+    if path.is_dir():
+        raise ConfigError(f"--trades {path}: is a folder; give a file path (e.g. {path / 'trades.csv'})")
+    if path.exists() and not _ours(path):
+        raise ConfigError(f"--trades {path}: an existing file that is not a trades CSV of hindcast; nothing was "
+                          "written (remove it or give a new path)")
+
+
+def _ours(path: Path) -> bool:
+    """A file whose first line is the trades header this command writes."""
+    from hindcast.api import TRADE_COLUMNS
+
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return False
+    return first.rstrip(b"\r\n") == ",".join(TRADE_COLUMNS).encode()
+
+
 def _write_csv(path: Path, result) -> None:
-    """Every trade, one row each (TRADE_COLUMNS): written whole to a temporary file, then renamed."""
+    """Every trade, one row each (TRADE_COLUMNS): written whole to a temporary file beside it,
+    then renamed; a failed write removes the temporary file and names the path given."""
     import csv
     import io
     import os
+    import tempfile
 
     from hindcast.api import TRADE_COLUMNS
+    from hindcast.errors import ConfigError
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(TRADE_COLUMNS)
     writer.writerows(t.row() for t in result.trades)
-    partial = Path(f"{path}.partial")
-    partial.write_text(buffer.getvalue(), encoding="utf-8")
-    os.replace(partial, path)
+    folder = path.parent if str(path.parent) else Path(".")
+    partial = None
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(buffer.getvalue())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(partial, 0o666 & ~mask)  # as a plain new file would be (mkstemp makes it 0600)
+        os.replace(partial, path)
+    except OSError as exc:
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
+        raise ConfigError(f"--trades {path}: cannot be written ({exc.strerror or type(exc).__name__})") from None
 
 
 def _print(run_id: str, finding) -> None:

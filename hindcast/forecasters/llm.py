@@ -26,25 +26,34 @@ response's `Date`), a wait capped at `max_wait`.
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from hindcast.errors import (
+    BadModelSpec,
     ChatError,
     CircuitOpen,
-    ConfigError,
     ForecastError,
     InfrastructureError,
 )
 from hindcast.errors import RejectedAnswer as _Rejected
 from hindcast.forecasters.cache import ResponseCache, request_key
-from hindcast.http import AsyncRetrying, Outcome, RetryPolicy, retry_after
+from hindcast.http import (
+    AsyncRetrying,
+    Outcome,
+    RetryPolicy,
+    credential_keys,
+    has_userinfo,
+    redact,
+    retry_after,
+    variable_name,
+)
 
 __all__ = ["AUTH_STATUSES", "OPENAI_URL", "RETRY_STATUSES", "STRUCTURED", "Breakers", "ChatClient", "ChatError",
-           "ChatReply", "CircuitOpen", "ModelSpec", "Usage", "has_userinfo", "parse_model", "redact", "reply_from",
+           "ChatReply", "CircuitOpen", "ModelSpec", "Usage", "check_key_env", "has_userinfo", "parse_model", "redact",
+           "reply_from",
            "response_format", "retry_after"]  # ChatError, CircuitOpen, retry_after: re-exported
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -70,36 +79,42 @@ class ModelSpec:
 
 def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
     """`openai:MODEL`, `openai-compatible:URL#MODEL` or `local` → a ModelSpec."""
+    check_key_env(key_env)
     provider, _, rest = spec.partition(":")
+    if provider == "openai" and not rest.strip():
+        raise BadModelSpec("model 'openai:': no model name after 'openai:' (e.g. openai:gpt-4.1-mini)")
     if provider == "openai" and rest:
         return ModelSpec(spec, provider, rest, OPENAI_URL, key_env or "OPENAI_API_KEY")
     if provider == "openai-compatible":
         url, _, model = rest.partition("#")
-        if has_userinfo(url):
-            raise ConfigError(f"model {redact(spec)!r}: credentials in an endpoint URL are refused (they would be "
-                              "stored with the forecaster's name); put the key in an environment variable and name "
-                              "it with key_env=VARIABLE")
+        _check_endpoint(url)
         if not url.startswith(("http://", "https://")) or not model:
-            raise ValueError(f"model {spec!r}: expected openai-compatible:http(s)://host/v1#model-name")
+            raise BadModelSpec(f"model {redact(spec)!r}: expected openai-compatible:http(s)://host/v1#model-name")
         return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
     if spec == "local":
         from hindcast.forecasters import local
 
         return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
-    raise ValueError(f"model {spec!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
+    raise BadModelSpec(f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
 
 
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*)@")
+def check_key_env(key_env: str | None) -> None:
+    """`key_env` must name an environment variable (OPENAI_API_KEY, MY_KEY): a value that looks
+    like a key itself is refused without being echoed (it would be stored with the spec)."""
+    if key_env is None or variable_name(key_env):
+        return
+    raise BadModelSpec("key_env: the value given is not an environment variable's name (upper-case letters, digits, "
+                      "_); it looks like a key itself and was neither stored nor shown — put the key in an environment "
+                      "variable and give its name, e.g. key_env=MY_API_KEY")
 
 
-def has_userinfo(url: str) -> bool:
-    """Whether a URL carries `user[:password]@` before its host."""
-    return _USERINFO.search(url) is not None
-
-
-def redact(text: str) -> str:
-    """`scheme://user:pass@host` → `scheme://***@host` everywhere in a text (for messages)."""
-    return _USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+def _check_endpoint(url: str) -> None:
+    """An endpoint URL carrying credentials (user:password@ or ?api_key=…) is refused, never echoed."""
+    keys = credential_keys(url)
+    if has_userinfo(url) or keys:
+        where = f"a credential in its query ({', '.join(keys)}=…)" if keys else "credentials before its host"
+        raise BadModelSpec(f"model endpoint URL: {where} is refused (it would be stored with the forecaster's name "
+                          "and printed); put the key in an environment variable and name it with key_env=VARIABLE")
 
 
 @dataclass(frozen=True)

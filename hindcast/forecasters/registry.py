@@ -104,7 +104,7 @@ def names() -> list[str]:
 
 def create(spec: str) -> Forecaster:
     """Build the forecaster a spec names; its `name` becomes the spec itself."""
-    from hindcast.forecasters.llm import has_userinfo, redact
+    from hindcast.http import has_userinfo, redact
 
     if has_userinfo(spec):
         raise ConfigError(f"forecaster spec {redact(spec)!r}: credentials in a URL are refused (the spec is the "
@@ -113,11 +113,18 @@ def create(spec: str) -> Forecaster:
     name, params = parse_spec(spec)
     _load_plugins()
     if name not in _FACTORIES:
-        raise ConfigError(f"unknown forecaster {name!r} in {spec!r}; known: {', '.join(sorted(_FACTORIES))}")
+        raise ConfigError(f"unknown forecaster {name!r} in {redact(spec)!r}; known: {', '.join(sorted(_FACTORIES))}")
     try:
         return _FACTORIES[name](name=spec, **params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"forecaster spec {spec!r}: {exc}") from exc
+        raise ConfigError(f"forecaster spec {redact(spec)!r}: {exc}") from exc
+
+
+def check(specs) -> None:
+    """Build each spec once and drop it: a bad parameter (`policy=bogus`, `constant:p=2`, a
+    malformed model URL, a key pasted as key_env) is refused before anything is written."""
+    for spec in specs:
+        create(spec)
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
@@ -125,7 +132,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if parsed is None:
         items = filter(None, spec.strip().partition(":")[2].split(","))
         bad = next(i for i in items if not all(i.partition("=")[:2]))
-        raise HindcastError(f"forecaster spec {spec!r}: expected key=value, got {bad!r}")
+        raise HindcastError(f"forecaster spec {spec!r}: expected key=value, got {bad!r}")  # redacted by HindcastError
     return parsed
 
 

@@ -39,6 +39,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
+from hindcast.http import redact
 from hindcast.records import Forecast
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
@@ -186,7 +187,7 @@ class RunStore:
         with Session(self.engine) as session:
             row = session.get(RunRow, run_id)
         if row is None:
-            raise RunStoreError(f"no run {run_id!r} in {self.url}")
+            raise RunStoreError(f"no run {run_id!r} in {_where(self.url)}")
         return row
 
     def runs(self) -> list[RunRow]:
@@ -388,7 +389,10 @@ def _readonly_engine(url: str):
             raise RunStoreError(f"run database {path}: not a file")
         mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
         url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
-    return _connect(url, _sqlite_read_pragmas)
+    engine = _connect(url, _sqlite_read_pragmas)
+    if engine.dialect.name == "postgresql":  # every transaction BEGINs READ ONLY: the server refuses writes
+        engine = engine.execution_options(postgresql_readonly=True)
+    return engine
 
 
 def _connect(url: str, sqlite_pragmas):
@@ -396,7 +400,7 @@ def _connect(url: str, sqlite_pragmas):
     try:
         engine = create_engine(url)
     except Exception as exc:  # SQLAlchemy raises several types for a bad URL
-        raise RunStoreError(f"cannot open run database {url!r}: {exc}") from exc
+        raise RunStoreError(f"cannot open run database {redact(url)!r}: {redact(exc)}") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", sqlite_pragmas)
     return engine
@@ -451,7 +455,8 @@ def _racing(exc) -> bool:
 
 
 def _where(url: str) -> str:
-    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    """The database as messages name it: a SQLite file's path, else the URL without credentials."""
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else redact(url)
 
 
 def _reason(exc: Exception) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect, text
 
-from hindcast.api import from_unix, iso
+from hindcast.api import from_unix, iso, redact
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.jobs import PULL_PENDING, WATERMARK
 from hindcast.schedule.lock import describe, holder
@@ -16,15 +16,17 @@ from hindcast.schedule.state import State
 
 
 def report(config: ScheduleConfig, failures: int = 10) -> dict:
+    """The service's state; `db` is the run database without credentials (`redact`)."""
+    shown = redact(config.db_url)
     if config.db_url.startswith("sqlite:///") and not Path(config.db_url.removeprefix("sqlite:///")).exists():
-        return {"running": _running(config), "never_run": True, "db": config.db_url}
+        return {"running": _running(config), "never_run": True, "db": shown}
     engine = create_engine(config.db_url)
     try:
         tables = set(inspect(engine).get_table_names())
         if "schedule_job_runs" not in tables:
-            return {"running": _running(config), "never_run": True, "db": config.db_url}
+            return {"running": _running(config), "never_run": True, "db": shown}
         state = State(engine)
-        return {"running": _running(config), "never_run": False, "db": config.db_url,
+        return {"running": _running(config), "never_run": False, "db": shown,
                 "jobs": [_job(state, job, config, _next_runs(engine, tables)) for job in config.jobs],
                 "watermarks": {"markets": state.get(WATERMARK), "archive_indexed": state.get("archive:indexed")},
                 "pull_pending": state.get(PULL_PENDING),

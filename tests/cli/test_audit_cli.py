@@ -82,6 +82,8 @@ def test_tables_name_each_flagged_text(planted, runs, capsys):
     (("missing-run", "--detector", "scripted"), "no run 'missing-run'"),
     (("RUN", "--detector", "nope"), "unknown leak detector 'nope'"),
     (("RUN", "--detector", "scripted", "--detector", "judge-x:model=local"), "unknown leak detector 'judge-x:model=local'"),
+    (("RUN", "--detector", "scripted", "--archive", "/nonexistent/archive"), "/nonexistent/archive has no snapshot"),
+    (("RUN", "--detector", "judge:model=local", "--archive", "/nonexistent/archive"), "/nonexistent/archive has no snapshot"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(planted, runs, capsys, args, message):
     before = sorted(p.name for p in runs.iterdir())
