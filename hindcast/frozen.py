@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from hindcast.errors import ArchiveIntegrityError
@@ -103,7 +104,13 @@ def publish(staging: Path, final: Path) -> Path:
     return final
 
 
+def tmp_beside(path: Path) -> Path:
+    """A temporary name beside `path`, private to this process and thread: two writers of
+    one file (two sweeps of one run exporting together) never share a temporary file."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = tmp_beside(path)
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

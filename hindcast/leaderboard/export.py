@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from hindcast import frozen
 from hindcast.errors import LeaderboardError
 from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import display
@@ -80,7 +81,7 @@ def write_parquet(path: Path, columns: dict[str, str], records: Sequence[dict]) 
 
     schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in columns.items()])
     table = pa.Table.from_pylist([{c: r[c] for c in columns} for r in records], schema=schema)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = frozen.tmp_beside(path)
     pq.write_table(table, tmp)
     os.replace(tmp, path)
 
