@@ -106,9 +106,25 @@ def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> lis
     """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata,
     adjusted scores, aggregates, trading, defer rule, calibration split at `split` (None: median)."""
     from hindcast.leaderboard.findings import collect
+    from hindcast.leaderboard.tables import combine
     from hindcast.replay.engine import load_scored
+    from hindcast.scoring.strata import resolution_strata
 
-    return collect([load_scored(store, run_id) for run_id in runs], split)
+    scored = [load_scored(store, run_id) for run_id in runs]
+    found = collect(scored, split)
+    resolution = resolution_strata(combine(scored).rows, _store_meta(scored))
+    return found[:1] + [resolution] + found[1:]
+
+
+def _store_meta(scored) -> dict:
+    """Market id → MarketMeta of the market store version each run recorded."""
+    from hindcast.markets.store import open_version
+
+    meta: dict = {}
+    for run in scored:
+        recorded = run.manifest["market_store"]
+        meta |= open_version(Path(recorded["root"]), recorded["version"]).bundle.meta
+    return meta
 
 
 # ---- re-exports: what front ends reach below the facade by name, loaded on first use (`__getattr__`) ----
