@@ -139,6 +139,19 @@ def resolution_strata(rows: Iterable[ScoredRow], meta: dict, replicates: int = b
                     "upper bound, see the README); a row can be in two classes; 'all' is every row once",))
 
 
+def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> Finding:
+    """`resolution_strata` against the market store versions the runs recorded."""
+    from pathlib import Path
+
+    from hindcast.markets.store import open_version
+
+    meta: dict = {}
+    for manifest in manifests:
+        recorded = manifest["market_store"]
+        meta |= open_version(Path(recorded["root"]), recorded["version"]).bundle.meta
+    return resolution_strata(rows, meta)
+
+
 def _cell_keys(label: str, band: str, margins: bool) -> list[tuple[str, str]]:
     if not margins:
         return [(label, band)]
