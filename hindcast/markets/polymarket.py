@@ -169,7 +169,7 @@ class PolymarketClient:
         every page (`pagination.next_cursor`); `[]` when it serves no points (or answers 404)."""
         if self.data_url is None:
             return []
-        url, points = f"{self.data_url}/v2/prices-history", []
+        url, points = f"{self.data_url}/v2/prices-history", list[dict]()
         params: dict = {"token_id": token_id, "interval": "max", "bucket_seconds": bucket_seconds,
                         **({"limit": page_size} if page_size else {})}
         for _ in range(100_000):

@@ -353,7 +353,7 @@ def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
     """The history an earlier pull stored for the same market and token by a route that
     reaches back (a history stored before routes were recorded is fetched again)."""
     meta = previous.meta.get(market.market.id) if previous else None
-    if meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
+    if previous is None or meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
         return None
     kept = replace(market.meta, history_fidelity=meta.history_fidelity, price_route=meta.price_route,
                    price_bucket_seconds=meta.price_bucket_seconds, price_definition=meta.price_definition)
