@@ -61,6 +61,7 @@ from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
+PULL_LOG = "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
 WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
 DATA_ROUTE = "data-api /v2/prices-history"
 CLOB_ROUTE = "clob /prices-history windows"
@@ -206,6 +207,7 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     summary.stored = len(pulled)
     summary.version = write_version(root, bundle, _provenance(client, query, now, previous, summary))
     write_watch(root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending})
+    log_pull(root, now, summary)
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
@@ -271,6 +273,16 @@ def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: i
             for page in client.keyset_markets({"condition_ids": ids[start:start + chunk], **extra}, cache=cache):
                 items += page.items
     return items
+
+
+def log_pull(root: Path, now: datetime, summary: PullSummary) -> None:
+    """Append this pull's counts to `STORE/pulls.jsonl` (rewritten atomically): a pull that
+    finds nothing new writes no new version, but its counts are kept all the same."""
+    path = Path(root) / PULL_LOG
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    line = json.dumps({"pulled_at": iso(now), "version": summary.version, **summary.counts().as_dict(),
+                       "incomplete_histories": sorted(summary.incomplete)}, sort_keys=True)
+    write_text_atomic(path, before + line + "\n")
 
 
 # -- the watch list: markets listed before they resolved ------------------------------------
