@@ -51,6 +51,7 @@ from hindcast.markets.parse import (
     MarketSkipped,
     ParsedMarket,
     market_key,
+    parse_data_history,
     parse_gamma_market,
     parse_history,
 )
@@ -388,7 +389,7 @@ def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket
     token, market_id = market.meta.yes_token, market.market.id
     raw = client.data_history(token, DATA_BUCKET_SECONDS)
     route, bucket = DATA_ROUTE, DATA_BUCKET_SECONDS
-    points = parse_history(market_id, [{"t": _unix(item, "timestamp"), "p": _field(item, "price")} for item in raw])
+    points = parse_data_history(market_id, raw)
     if not points:
         route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
     work.save_history(market_id, {"token_id": token, "route": route, "bucket_seconds": bucket,
@@ -407,21 +408,6 @@ def _clob_history(client: PolymarketClient, market: ParsedMarket) -> tuple[int, 
         if points:
             return fidelity * 60, points
     return FIDELITIES[-1] * 60, ()
-
-
-def _unix(item, key: str):
-    if not isinstance(item, dict):
-        raise MalformedMarket("?", f"a Data API point is not an object: {item!r:.80}")
-    return item.get(key)
-
-
-def _field(item: dict, key: str):
-    """A Data API price: a number, or (unconfirmed) a string holding one."""
-    value = item.get(key)
-    try:
-        return float(value) if isinstance(value, str) else value
-    except ValueError:
-        return value
 
 
 def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket: int) -> str:
