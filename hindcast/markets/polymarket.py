@@ -125,16 +125,15 @@ class PolymarketClient:
     def _keyset(self, kind: str, params: dict, limit: int, cache: KeysetCache | None) -> Iterator[KeysetPage]:
         url, cursor, number, first = f"{self.gamma_url}/{kind}/keyset", "", 0, None
         while True:
-            page = cache.keyset_page(number, cursor) if cache is not None else None
-            if page is None:
-                page = self.keyset_page(url, kind, params, limit, number, cursor)
-                if cache is not None:
-                    cache.save_keyset_page(page)
+            cached = cache.keyset_page(number, cursor) if cache is not None else None
+            page = cached or self.keyset_page(url, kind, params, limit, number, cursor)
             head = _first_id(page.items)
             if page.next_cursor == cursor or (head is not None and head == first):
                 raise PolymarketError(url, f"the listing does not advance: page {number + 1} "
                                            + ("answers the cursor it was sent" if page.next_cursor == cursor
                                               else f"starts with item {head} again"))
+            if cache is not None and cached is None:  # a page that does not advance is never cached
+                cache.save_keyset_page(page)
             yield page
             if page.next_cursor is None:
                 return

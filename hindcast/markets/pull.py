@@ -194,12 +194,16 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
           progress: Progress | None) -> PullSummary:
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
-    raws = list_markets(client, work, query)
-    if query.closed_since is not None:
-        raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
-    watched = read_watch(root)
-    again = sorted(set(watched) - {market_key(raw) for raw in raws})
-    raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+    watched, had_cache = read_watch(root), (root / ".pull").exists()
+    try:
+        raws = list_markets(client, work, query)
+        if query.closed_since is not None:
+            raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
+        again = sorted(set(watched) - {market_key(raw) for raw in raws})
+        raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+    except PolymarketError:
+        _drop_listing(root, work.path, had_cache)
+        raise
     summary.listed, summary.rechecked = len(raws), len(again)
     previous = _previous(root)
     parsed = _parse_all(raws, summary)
@@ -244,6 +248,17 @@ def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: di
         if stop:
             break
     return items[: query.limit] if query.limit is not None else items
+
+
+def _drop_listing(root: Path, work: Path, had_cache: bool) -> None:
+    """A listing that failed is not kept: its pages may lead a resumed walk the same wrong way
+    (a cursor that does not advance), and the store is left as it was (an emptied pull cache
+    goes too)."""
+    for part in ("pages", "closed", "watched"):
+        shutil.rmtree(work / part, ignore_errors=True)
+    for folder in (work, *([] if had_cache else [root / ".pull"])):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def _closed_time(raw) -> datetime | None:

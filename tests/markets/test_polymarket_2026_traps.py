@@ -243,3 +243,13 @@ def test_a_data_api_point_that_cannot_be_read_fails_its_market_by_name(tmp_path)
     summary = pull(tmp_path, client(fake), PullQuery(), NOW)
     assert summary.failed == [f"market {market.condition_id}: Data API price history: t 'soon' is not unix seconds"]
     assert summary.counts().failed == 1 and summary.stored == 0
+
+
+def test_a_listing_that_does_not_advance_leaves_no_cache_so_a_fixed_server_is_asked_again(tmp_path):
+    fake = FakePolymarket(population(250, START), NOW)
+    fake.cursor_stuck = True
+    with pytest.raises(PolymarketError, match="does not advance"):
+        pull(tmp_path, client(fake), PullQuery(), NOW)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".pull.lock"]
+    fake.cursor_stuck = False
+    assert pull(tmp_path, client(fake), PullQuery(), NOW).stored == 250

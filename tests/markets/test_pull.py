@@ -159,11 +159,12 @@ def test_a_history_that_keeps_failing_fails_only_its_market(tmp_path, fake):
     assert summary.stored == 4 and rubio not in {m.id for m in open_version(tmp_path).bundle.markets}
 
 
-def test_an_unreadable_page_stops_the_pull_writes_nothing_and_keeps_the_cache(tmp_path, fake):
+def test_an_unreadable_page_stops_the_pull_and_writes_nothing(tmp_path, fake):
     fake.faults[("gamma", "markets/keyset")] = [Reply(200, b"[{")]
     with pytest.raises(PolymarketError, match=r"/markets/keyset\?.*not valid JSON"):
         pull(tmp_path, client_for(fake), QUERY, NOW)
     assert not (tmp_path / "LATEST").exists() and not (tmp_path / "versions").exists()
+    assert not (tmp_path / ".pull").exists()  # a failed listing keeps no page
 
 
 def test_a_corrupt_cache_file_is_named(tmp_path, fake):
