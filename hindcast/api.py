@@ -35,13 +35,13 @@ def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
     return load_scored(store, run_id, bundle, models)
 
 
-def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: str | None = None,
-         clob_url: str | None = None, attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast"):
-    """Resolved binary markets (a PullQuery) and YES price histories from Polymarket → a new store version."""
+def pull(store: Path, query=None, *, now: datetime, progress=None, attempts: int = 5, timeout: float = 30.0,
+         user_agent: str = "hindcast", **urls: str | None):
+    """Resolved binary markets and YES histories from Polymarket → a new store version (urls: gamma/clob/data_url)."""
     from hindcast.markets import pull as pulling
     from hindcast.markets.connect import polymarket_client
 
-    with polymarket_client(gamma_url, clob_url, attempts, timeout, user_agent) as client:
+    with polymarket_client(**urls, attempts=attempts, timeout=timeout, user_agent=user_agent) as client:
         return pulling.pull(store, client, query or pulling.PullQuery(), now, progress)
 
 
@@ -101,15 +101,15 @@ def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv
 
 
 def analyze(store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
-    """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata, adjusted scores,
-    aggregates, trading, defer, calibration split at `split` (None: median); hindcast.analysis's (Settings fields)."""
+    """Stored runs' analyses as Findings (no model called; `split` None: median; settings: hindcast.analysis's)."""
     from hindcast import analysis
     from hindcast.leaderboard import findings, tables
     from hindcast.replay.engine import load_scored, recorded_bundle
 
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
-    return findings.collect(scored, split) + analysis.findings(tables.combine(scored).rows, bundles, **settings)
+    return (findings.with_resolution(findings.collect(scored, split), scored)
+            + analysis.findings(tables.combine(scored).rows, bundles, **settings))
 
 
 # ---- re-exports: what front ends reach below the facade by name, loaded on first use (`__getattr__`) ----

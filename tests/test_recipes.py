@@ -100,6 +100,12 @@ def test_judge_from_inspect(tmp_path):
     (log,) = (tmp_path / "logs").glob("*.eval")
     metrics = read_eval_log(str(log)).results.scores[0].metrics
     assert f"{metrics['brier'].value:.4f}" == brier  # the leaderboard of the imported run = Inspect's metric
+def test_pull_from_the_shipped_polymarket_fake(tmp_path):
+    out = run_recipe("pull_polymarket_fake.py", tmp_path).stdout
+    assert '"listed": 150, "stored": 150' in out and '"failed": 0' in out
+    assert "data-api /v2/prices-history" in out and "clob /prices-history windows" in out
+    assert (tmp_path / "markets" / "store" / "LATEST").is_file()
+
 
 
 # ---- README.md ⇄ docs/recipes ---------------------------------------------------------------

@@ -31,6 +31,57 @@ class MarketMeta:
     yes_index: int = 0
     yes_token: str = ""
     history_fidelity: int | None = None
+    # venue, price provenance and resolution metadata (issue 23): emitted in the content hash
+    # only when not at their defaults, so bundles written before them hash as they did
+    venue: str = "polymarket"
+    price_route: str = ""  # e.g. "data-api /v2/prices-history", "clob /prices-history windows", "kalshi candlesticks"
+    price_bucket_seconds: int | None = None  # the width of one point's bucket, as asked of the API
+    price_definition: str = ""  # as the API names it, e.g. "midpoint (unconfirmed)", "candle close"
+    disputed: bool = False  # Gamma wasDisputed (a challenged proposal)
+    rules_updated_at: datetime | None = None  # when the question's rules were updated, if they were
+    resolution_statuses: tuple[str, ...] = ()  # the resolution status chain, oldest first
+
+    def __post_init__(self) -> None:
+        if self.rules_updated_at is not None:
+            object.__setattr__(self, "rules_updated_at", require_aware(self.rules_updated_at))
+
+    def extra(self) -> dict:
+        """The issue-23 fields that differ from their defaults (JSON-ready, for hashing)."""
+        values = {"venue": self.venue, "price_route": self.price_route,
+                  "price_bucket_seconds": self.price_bucket_seconds, "price_definition": self.price_definition,
+                  "disputed": self.disputed, "rules_updated_at": _t(self.rules_updated_at),
+                  "resolution_statuses": list(self.resolution_statuses)}
+        return {k: v for k, v in values.items() if v != EXTRA_DEFAULTS[k]}
+
+
+EXTRA_DEFAULTS = {"venue": "polymarket", "price_route": "", "price_bucket_seconds": None, "price_definition": "",
+                  "disputed": False, "rules_updated_at": None, "resolution_statuses": []}
+
+
+@dataclass(frozen=True, slots=True)
+class PullCounts:
+    """What one pull did, market by market: every listed market is stored, skipped (by
+    reason) or failed; `incomplete` counts stored markets whose history is empty or does not
+    reach back to the market's opening (stored, but not as complete)."""
+
+    listed: int = 0
+    stored: int = 0
+    skipped: tuple[tuple[str, int], ...] = ()  # (reason, count), sorted by reason
+    failed: int = 0
+    incomplete: int = 0
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(n for _, n in self.skipped)
+
+    @property
+    def short(self) -> bool:
+        """True when fewer markets were stored than listed."""
+        return self.stored < self.listed
+
+    def as_dict(self) -> dict:
+        return {"listed": self.listed, "stored": self.stored, "skipped": dict(self.skipped),
+                "skipped_total": self.skipped_total, "failed": self.failed, "incomplete": self.incomplete}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +140,8 @@ def _canonical_lines(bundle: MarketBundle):
     for market_id in sorted(bundle.meta):
         m = bundle.meta[market_id]
         yield json.dumps(["meta", market_id, m.source_id, m.neg_risk, m.category, list(m.tags), m.event,
-                          list(m.outcomes), m.yes_index, m.yes_token, m.history_fidelity], ensure_ascii=False)
+                          list(m.outcomes), m.yes_index, m.yes_token, m.history_fidelity,
+                          *([m.extra()] if m.extra() else [])], ensure_ascii=False, sort_keys=True)
     for market_id in sorted(bundle.descriptions):
         for version in bundle.descriptions[market_id]:
             yield json.dumps(["description", market_id, _t(version.valid_from), version.text], ensure_ascii=False)

@@ -1,12 +1,19 @@
-"""A resumable pull of resolved Polymarket markets into the market store.
+"""A resumable pull of resolved Polymarket markets into the market store (the 2026 APIs).
 
-Gamma pages and CLOB histories are cached, as soon as each arrives, in a work directory
-`STORE/.pull/<query-key>/`, written atomically: a killed pull re-run with the same query
-reads them back instead of fetching them again. Histories of markets the store's latest
-version already holds from an earlier pull are reused too (a resolved market's history
-does not change). At the end the pulled markets are merged into the latest version, a new
-version is frozen, and the work directory is removed. A market that cannot be read or
-fetched is reported by id with its reason and left out whole; the pull goes on.
+Gamma keyset pages and price histories are cached, as soon as each arrives, in a work
+directory `STORE/.pull/<query-key>/`, written atomically: a killed pull re-run with the same
+query reads them back instead of fetching them again. Histories of markets the store's latest
+version already holds from an earlier pull are reused when their route was recorded (a
+resolved market's history does not change; one stored by a 2025 pull is fetched again, and a
+point that changes is reported and goes into a new version). At the end the pulled markets
+are merged into the latest version, a new version is frozen, and the work directory is
+removed. A market that cannot be read or fetched is reported by id with its reason and left
+out whole; the pull goes on. Every listed market is stored, skipped (counted by reason) or
+failed: `PullSummary.counts()`.
+
+Histories: the Data API's `/v2/prices-history` (whole life, 3-hour buckets) when it serves
+the market, else CLOB windows of at most 15 days from opening to resolution at the finest
+fidelity that answers. Each stored market records the route, bucket and price definition.
 
 Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
 `end_date_min/max`) is what a user asks for. An incremental pull (the service's) gives
@@ -14,12 +21,13 @@ Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
 (`order=closedTime&ascending=false`, no end-date filter) and pages until the listing is
 older than `closed_since`. That listing finds what an end-date window cannot: markets
 without an `endDate` (Gamma omits it on some items, and `end_date_min` excludes them) and
-markets that close long after their scheduled end. Offset paging of a newest-first listing
-can only repeat an item when markets close meanwhile, never skip one; repeats are merged.
+markets that close long after their scheduled end. Paging a newest-first listing can only
+repeat an item when markets close meanwhile, never skip one; repeats are merged.
 
 A listed binary market that is closed but not resolved yet goes on the store's watch
-list (`STORE/pending.json`), and every later pull asks for it again by conditionId, so a
-market whose resolution is settled long after it closed is still found.
+list (`STORE/pending.json`), and every later pull asks for it again by conditionId (with
+`closed=true`, and without for a market still open), so a market whose resolution is
+settled long after it closed is still found.
 """
 
 from __future__ import annotations
@@ -37,22 +45,29 @@ from pathlib import Path
 from hindcast.errors import Busy, MarketDataError, PolymarketError, PullBusy
 from hindcast.filelock import FileLock
 from hindcast.frozen import write_text_atomic
-from hindcast.markets.bundle import MarketBundle, description_versions, with_description
+from hindcast.markets.bundle import MarketBundle, PullCounts, description_versions, with_description
 from hindcast.markets.parse import (
     MalformedMarket,
     MarketSkipped,
     ParsedMarket,
     market_key,
+    parse_data_history,
     parse_gamma_market,
     parse_history,
 )
-from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient
+from hindcast.markets.polymarket import DATA_BUCKET_SECONDS, FIDELITIES, GAMMA_PAGE_LIMIT, KeysetPage, PolymarketClient
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
+PULL_LOG = "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
+WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
+DATA_ROUTE = "data-api /v2/prices-history"
+CLOB_ROUTE = "clob /prices-history windows"
+PRICE_DEFINITION = "midpoint (unconfirmed)"  # Polymarket does not define p; measured as the book midpoint
+NO_HISTORY = "no price history"  # a skip reason: neither route served a point
 
 
 @dataclass(frozen=True)
@@ -85,7 +100,8 @@ class PullQuery:
     def key(self, gamma_url: str) -> str:
         """Names the work directory: same source, filters and page size → same cache."""
         closed = self.closed_since and iso(self.closed_since)
-        text = json.dumps([gamma_url, self.params(), self.page_size, *([closed] if closed else [])], sort_keys=True)
+        text = json.dumps([gamma_url, "keyset", self.params(), self.page_size, *([closed] if closed else [])],
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -100,11 +116,17 @@ class PullSummary:
     histories_fetched: int = 0
     histories_cached: int = 0
     histories_reused: int = 0
-    no_history: int = 0
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
     rechecked: int = 0  # watched markets asked for again by id
     pending: list[str] = field(default_factory=list)  # listed, binary, but not closed/resolved yet: watched
+    incomplete: dict[str, str] = field(default_factory=dict)  # stored, history shorter than the market's life
+    routes: Counter = field(default_factory=Counter)  # price route of each stored market
+    histories_changed: list[str] = field(default_factory=list)  # a stored point differs: a new version
+
+    def counts(self) -> PullCounts:
+        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed),
+                          len(self.incomplete))
 
 
 @dataclass(frozen=True)
@@ -114,18 +136,24 @@ class Pulled:
 
 
 class WorkDir:
-    """The pull's cache: `pages/<offset>.json` (raw Gamma pages), `histories/<id>.json`;
+    """The pull's cache: `pages/<number>.json` (raw keyset pages with the cursor each was asked
+    with: a page cached by a 2025 pull, a bare offset page, is never read back), `histories/<id>.json`;
     folders are made on the first write, so a pull that fetched nothing leaves none."""
 
     def __init__(self, path: Path):
         self.path = path
 
-    def page(self, offset: int) -> list | None:
-        return self._read(self.path / "pages" / f"{offset:09d}.json")
+    def keyset_page(self, number: int, cursor: str) -> KeysetPage | None:
+        """A cached keyset page, if it was asked with this cursor (a 2025 offset page: None)."""
+        record = self._read(self.path / "pages" / f"{number:09d}.json")
+        if not isinstance(record, dict) or record.get("cursor") != cursor:
+            return None
+        return KeysetPage(number, cursor, record["markets"], record.get("next_cursor"))
 
-    def save_page(self, offset: int, items: list) -> None:
+    def save_keyset_page(self, page: KeysetPage) -> None:
         (self.path / "pages").mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.path / "pages" / f"{offset:09d}.json", json.dumps(items))
+        record = {"cursor": page.cursor, "markets": page.items, "next_cursor": page.next_cursor}
+        write_text_atomic(self.path / "pages" / f"{page.number:09d}.json", json.dumps(record))
 
     def history(self, market_id: str) -> dict | None:
         return self._read(self.path / "histories" / f"{market_id}.json")
@@ -166,12 +194,16 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
           progress: Progress | None) -> PullSummary:
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
-    raws = list_markets(client, work, query)
-    if query.closed_since is not None:
-        raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
-    watched = read_watch(root)
-    again = sorted(set(watched) - {market_key(raw) for raw in raws})
-    raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+    watched, had_cache = read_watch(root), (root / ".pull").exists()
+    try:
+        raws = list_markets(client, work, query)
+        if query.closed_since is not None:
+            raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
+        again = sorted(set(watched) - {market_key(raw) for raw in raws})
+        raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+    except PolymarketError:
+        _drop_listing(root, work.path, had_cache)
+        raise
     summary.listed, summary.rechecked = len(raws), len(again)
     previous = _previous(root)
     parsed = _parse_all(raws, summary)
@@ -180,6 +212,7 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     summary.stored = len(pulled)
     summary.version = write_version(root, bundle, _provenance(client, query, now, previous, summary))
     write_watch(root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending})
+    log_pull(root, now, summary)
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
@@ -205,7 +238,7 @@ def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery)
 def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select) -> list:
     """The client's Gamma paging with each page cached in `work`; `select(page)` → (items
     kept, stop); no page is asked for once `query.limit` items are kept."""
-    items, pages = [], client.gamma_markets(params, query.page_size, cache=work)
+    items, pages = [], client.keyset_markets(params, query.page_size, cache=work)
     while query.limit is None or len(items) < query.limit:
         page = next(pages, None)
         if page is None:
@@ -215,6 +248,17 @@ def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: di
         if stop:
             break
     return items[: query.limit] if query.limit is not None else items
+
+
+def _drop_listing(root: Path, work: Path, had_cache: bool) -> None:
+    """A listing that failed is not kept: its pages may lead a resumed walk the same wrong way
+    (a cursor that does not advance), and the store is left as it was (an emptied pull cache
+    goes too)."""
+    for part in ("pages", "closed", "watched"):
+        shutil.rmtree(work / part, ignore_errors=True)
+    for folder in (work, *([] if had_cache else [root / ".pull"])):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def _closed_time(raw) -> datetime | None:
@@ -234,17 +278,27 @@ def _not_in(raws: list, listed: list) -> list:
     return [raw for raw in raws if key(raw) is None or key(raw) not in seen]
 
 
-def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = 50) -> list:
+def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK) -> list:
     """Raw Gamma market objects of these conditionIds (`condition_ids`, `chunk` per request),
-    each answer from the cache when it is there."""
-    items, url = [], f"{client.gamma_url}/markets"
+    asked with `closed=true` (resolved since) and without (still open: Gamma lists open
+    markets only unless `closed=true` is given), each listing from the cache when it is there."""
+    items = []
     for number, start in enumerate(range(0, len(ids), chunk)):
-        page = work.page(number)
-        if page is None:
-            page = client.gamma_page(url, {"condition_ids": ids[start:start + chunk]}, chunk, 0).items
-            work.save_page(number, page)
-        items += page
+        for state, extra in (("closed", {"closed": "true"}), ("open", {})):
+            cache = WorkDir(work.path / f"{state}-{number:06d}")
+            for page in client.keyset_markets({"condition_ids": ids[start:start + chunk], **extra}, cache=cache):
+                items += page.items
     return items
+
+
+def log_pull(root: Path, now: datetime, summary: PullSummary) -> None:
+    """Append this pull's counts to `STORE/pulls.jsonl` (rewritten atomically): a pull that
+    finds nothing new writes no new version, but its counts are kept all the same."""
+    path = Path(root) / PULL_LOG
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    line = json.dumps({"pulled_at": iso(now), "version": summary.version, **summary.counts().as_dict(),
+                       "incomplete_histories": sorted(summary.incomplete)}, sort_keys=True)
+    write_text_atomic(path, before + line + "\n")
 
 
 # -- the watch list: markets listed before they resolved ------------------------------------
@@ -291,7 +345,8 @@ def _with_histories(client, work, parsed, previous, summary, progress) -> list[P
     pulled = []
     for done, market in enumerate(parsed, start=1):
         try:
-            pulled.append(_pulled(client, work, market, previous, summary))
+            item = _pulled(client, work, market, previous, summary)
+            pulled += [item] if item else []
         except (PolymarketError, MalformedMarket) as exc:
             summary.failed.append(f"market {market.market.id}: {exc}" if isinstance(exc, PolymarketError) else str(exc))
         if progress:
@@ -299,40 +354,95 @@ def _with_histories(client, work, parsed, previous, summary, progress) -> list[P
     return pulled
 
 
-def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary) -> Pulled:
+def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary) -> Pulled | None:
+    """The market with its history and the history's provenance; None when no route served
+    a point (skipped, counted). A history that does not span the market's life is stored and
+    reported (`summary.incomplete`)."""
     stored = _stored_history(previous, market)
     summary.histories_reused += stored is not None
-    points, fidelity = stored or _cached_history(work, market.market.id, summary) \
-        or _fetch_history(client, work, market, summary)
-    summary.no_history += not points
-    return Pulled(replace(market, meta=replace(market.meta, history_fidelity=fidelity)), points)
+    points, meta = stored or _cached_history(work, market, summary) or _fetch_history(client, work, market, summary)
+    if not points:
+        summary.skipped[NO_HISTORY] += 1
+        return None
+    gap = _short_of_life(market, points, meta.price_bucket_seconds or 0)
+    if gap:
+        summary.incomplete[market.market.id] = gap
+    summary.routes[meta.price_route] += 1
+    _note_changes(previous, market.market.id, points, summary)
+    return Pulled(replace(market, meta=meta), points)
+
+
+def _provenance_meta(market: ParsedMarket, route: str, bucket: int):
+    return replace(market.meta, history_fidelity=bucket // 60, price_route=route, price_bucket_seconds=bucket,
+                   price_definition=PRICE_DEFINITION)
 
 
 def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
-    """The history an earlier pull stored for the same market and token, if any."""
+    """The history an earlier pull stored for the same market and token by a route that
+    reaches back (a history stored before routes were recorded is fetched again)."""
     meta = previous.meta.get(market.market.id) if previous else None
-    if meta is None or meta.history_fidelity is None or meta.yes_token != market.meta.yes_token:
+    if previous is None or meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
         return None
-    return previous.prices.get(market.market.id, ()), meta.history_fidelity
+    kept = replace(market.meta, history_fidelity=meta.history_fidelity, price_route=meta.price_route,
+                   price_bucket_seconds=meta.price_bucket_seconds, price_definition=meta.price_definition)
+    return previous.prices.get(market.market.id, ()), kept
 
 
-def _cached_history(work: WorkDir, market_id: str, summary: PullSummary):
-    record = work.history(market_id)
-    if record is None:
+def _cached_history(work: WorkDir, market: ParsedMarket, summary: PullSummary):
+    record = work.history(market.market.id)
+    if record is None or "route" not in record:  # a 2025 cache entry (interval=max): fetched again
         return None
     summary.histories_cached += 1
-    return tuple(PricePoint(from_unix(t), p) for t, p in record["points"]), record["fidelity"]
+    points = tuple(PricePoint(from_unix(t), p) for t, p in record["points"])
+    return points, _provenance_meta(market, record["route"], record["bucket_seconds"])
 
 
 def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket, summary: PullSummary):
-    """The YES token's whole history (`interval=max`: a start/end range may exceed the
-    CLOB's range limits for long-lived markets at fine fidelity)."""
-    raw = client.prices_history(market.meta.yes_token)
-    points = parse_history(market.market.id, raw.history)
-    work.save_history(market.market.id, {"token_id": raw.token_id, "fidelity": raw.fidelity,
-                                         "points": [[to_unix(p.t), p.p] for p in points]})
+    """The YES token's whole history: the Data API (`interval=max`, 3-hour buckets) when it
+    serves the market, else CLOB windows of ≤ 15 days from opening to resolution, at the
+    finest fidelity that answers (resolved markets often answer only coarse ones)."""
+    token, market_id = market.meta.yes_token, market.market.id
+    raw = client.data_history(token, DATA_BUCKET_SECONDS)
+    route, bucket = DATA_ROUTE, DATA_BUCKET_SECONDS
+    points = parse_data_history(market_id, raw)
+    if not points:
+        route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
+    work.save_history(market_id, {"token_id": token, "route": route, "bucket_seconds": bucket,
+                                  "points": [[to_unix(p.t), p.p] for p in points]})
     summary.histories_fetched += 1
-    return points, raw.fidelity
+    return points, _provenance_meta(market, route, bucket)
+
+
+def _clob_history(client: PolymarketClient, market: ParsedMarket) -> tuple[int, tuple[PricePoint, ...]]:
+    opened = market.market.opened_at
+    if opened is None:
+        raise MalformedMarket(market.market.id, "no startDate or createdAt: cannot fetch its history from its opening")
+    start, end = to_unix(opened), to_unix(market.resolution.known_at)
+    for fidelity in FIDELITIES:
+        points = parse_history(market.market.id, client.windowed_history(market.meta.yes_token, start, end, fidelity))
+        if points:
+            return fidelity * 60, points
+    return FIDELITIES[-1] * 60, ()
+
+
+def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket: int) -> str:
+    """Why the history does not span the market's life ('' when it does): its first point
+    more than max(2 buckets, 1 day) after the opening, or its last as long before resolution."""
+    slack = max(2 * bucket, 86400)
+    opened, resolved = market.market.opened_at, market.resolution.resolved_at
+    if opened is not None and to_unix(points[0].t) - to_unix(opened) > slack:
+        return f"history starts {iso(points[0].t)}, the market opened {iso(opened)}"
+    if to_unix(resolved) - to_unix(points[-1].t) > slack:
+        return f"history ends {iso(points[-1].t)}, the market resolved {iso(resolved)}"
+    return ""
+
+
+def _note_changes(previous: MarketBundle | None, market_id: str, points, summary: PullSummary) -> None:
+    """A stored point that this pull's history changes (same instant, another price, or gone)."""
+    old = dict((p.t, p.p) for p in previous.prices.get(market_id, ())) if previous else {}
+    new = dict((p.t, p.p) for p in points)
+    if any(new.get(t) != p for t, p in old.items()):
+        summary.histories_changed.append(market_id)
 
 
 # -- the new version ------------------------------------------------------------------------
@@ -363,8 +473,12 @@ def _previous(root: Path) -> MarketBundle | None:
 
 
 def _provenance(client, query: PullQuery, now: datetime, previous, summary: PullSummary) -> dict:
-    return {"source": "polymarket", "gamma_url": client.gamma_url, "clob_url": client.clob_url,
+    return {"source": "polymarket", "venue": "polymarket", "gamma_url": client.gamma_url,
+            "clob_url": client.clob_url, "data_url": client.data_url, "listing": "gamma /markets/keyset",
             "query": query.params(), "limit": query.limit, "pulled_at": iso(now),
             "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed),
+            "counts": summary.counts().as_dict(), "price_routes": dict(summary.routes),
+            "price_definition": PRICE_DEFINITION, "incomplete_histories": dict(sorted(summary.incomplete.items())),
+            "histories_changed": sorted(summary.histories_changed),
             "rechecked_by_id": summary.rechecked,
             **({"closed_since": iso(query.closed_since)} if query.closed_since else {})}

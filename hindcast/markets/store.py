@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.errors import MarketDataError
-from hindcast.markets.bundle import DescriptionVersion, MarketBundle, MarketMeta
+from hindcast.markets.bundle import EXTRA_DEFAULTS, DescriptionVersion, MarketBundle, MarketMeta
 from hindcast.markets.prices import sort_history
 from hindcast.records import Market, PricePoint, Resolution
 
@@ -87,7 +87,9 @@ def _tables(bundle: MarketBundle) -> dict:
         "prices": pa.Table.from_pylist([{"market_id": k, "t": p.t, "p": p.p} for k in sorted(bundle.prices) for p in bundle.prices[k]], _PRICE_SCHEMA()),
     }
     if bundle.meta:
-        tables["meta"] = pa.Table.from_pylist([_meta_row(bundle.meta[k]) for k in sorted(bundle.meta)], _META_SCHEMA())
+        extended = any(m.extra() for m in bundle.meta.values())
+        tables["meta"] = pa.Table.from_pylist([_meta_row(bundle.meta[k], extended) for k in sorted(bundle.meta)],
+                                              _META_SCHEMA(extended))
     if bundle.descriptions:
         tables["descriptions"] = pa.Table.from_pylist(
             [{"market_id": k, "version": i, "valid_from": v.valid_from, "text": v.text}
@@ -116,7 +118,8 @@ def _read_tables(folder: Path) -> MarketBundle:
 
 def _read_meta(folder: Path) -> dict[str, MarketMeta]:
     rows = _optional_rows(folder / "meta.parquet")
-    return {row["market_id"]: MarketMeta(**{**row, "tags": tuple(row["tags"]), "outcomes": tuple(row["outcomes"])})
+    return {row["market_id"]: MarketMeta(**{**row, "tags": tuple(row["tags"]), "outcomes": tuple(row["outcomes"]),
+                                            "resolution_statuses": tuple(row.get("resolution_statuses") or ())})
             for row in rows}
 
 
@@ -134,9 +137,13 @@ def _optional_rows(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist() if path.exists() else []
 
 
-def _meta_row(m: MarketMeta) -> dict:
-    row = {f: getattr(m, f) for f in MarketMeta.__dataclass_fields__}
-    return {**row, "tags": list(m.tags), "outcomes": list(m.outcomes)}
+def _meta_row(m: MarketMeta, extended: bool) -> dict:
+    """A meta row; the issue-23 columns only in a store that has a non-default value in them
+    (a store without them reads back with their defaults, and old bundles write as they did)."""
+    names = [f for f in MarketMeta.__dataclass_fields__ if extended or f not in EXTRA_DEFAULTS]
+    row = {f: getattr(m, f) for f in names}
+    extra = {"resolution_statuses": list(m.resolution_statuses)} if extended else {}
+    return {**row, "tags": list(m.tags), "outcomes": list(m.outcomes), **extra}
 
 
 def _market_row(m: Market) -> dict:
@@ -175,13 +182,16 @@ def _PRICE_SCHEMA():
     return pa.schema([("market_id", pa.string()), ("t", _ts()), ("p", pa.float64())])
 
 
-def _META_SCHEMA():
+def _META_SCHEMA(extended: bool = False):
     import pyarrow as pa
 
+    extra = [("venue", pa.string()), ("price_route", pa.string()), ("price_bucket_seconds", pa.int64()),
+             ("price_definition", pa.string()), ("disputed", pa.bool_()), ("rules_updated_at", _ts()),
+             ("resolution_statuses", pa.list_(pa.string()))] if extended else []
     return pa.schema([("market_id", pa.string()), ("source_id", pa.string()), ("neg_risk", pa.bool_()),
                       ("category", pa.string()), ("tags", pa.list_(pa.string())), ("event", pa.string()),
                       ("outcomes", pa.list_(pa.string())), ("yes_index", pa.int64()),
-                      ("yes_token", pa.string()), ("history_fidelity", pa.int64())])
+                      ("yes_token", pa.string()), ("history_fidelity", pa.int64()), *extra])
 
 
 def _DESCRIPTION_SCHEMA():

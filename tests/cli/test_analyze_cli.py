@@ -26,7 +26,7 @@ def test_analyze_json_holds_every_analysis_and_writes_nothing(db):
     proc = run_cli("analyze", _run_id(db), "--db", str(db), "--split", "2025-12-01T00:00:00Z", "--json", check=True)
     document = json.loads(proc.stdout)
     keys = [f["key"] for f in document["findings"]]
-    assert keys == ["strata", "effects", "aggregates", "trading", "copying", "policies", "defer", "calibration",
+    assert keys == ["strata", "resolution", "effects", "aggregates", "trading", "copying", "policies", "defer", "calibration",
                     "time-averaged", "relative-log", "pairwise-skill", "pairwise-pairs", "corp", "mixture",
                     "convergence", "events"]
     strata = next(f for f in document["findings"] if f["key"] == "strata")
