@@ -46,6 +46,16 @@ def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: st
         return pulling.pull(store, client, query or pulling.PullQuery(), now, progress)
 
 
+def pull_kalshi(store: Path, query=None, *, now: datetime, progress=None, kalshi_url: str | None = None,
+                attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast"):
+    """Settled binary Kalshi markets (a KalshiQuery) and their candles → a new store version (a KalshiSummary)."""
+    from hindcast.markets import kalshi_pull
+    from hindcast.markets.connect import kalshi_client
+
+    with kalshi_client(kalshi_url, attempts, timeout, user_agent) as client:
+        return kalshi_pull.pull_kalshi(store, client, query or kalshi_pull.KalshiQuery(), now, progress)
+
+
 def import_markets(store: Path, markets: Path, prices: Path | None = None, *, now: datetime):
     """ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version: (version id, bundle)."""
     from hindcast.markets import importers, store as stores
@@ -117,6 +127,7 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.archive.index": "build_index", "hindcast.archive.readers": "FORMATS",
     "hindcast.archive.embed": "get_embedder", "hindcast.archive.layout": "check_source",
     "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery",
+    "hindcast.markets.kalshi_pull": "KalshiQuery",
     "hindcast.replay.market_view": "market_view list_row find_market",
     "hindcast.replay.spec": "ReplaySpec load_toml spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean "
                             "flatten_layout parse_offset",

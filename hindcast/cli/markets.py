@@ -50,10 +50,21 @@ def pull_command(
     page_size: int = typer.Option(500, "--page-size", min=1, max=500, help="Gamma page size."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds before one request times out."),
     attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
+    venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
+    kalshi_url: Optional[str] = typer.Option(None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 "
+                                             "[default: Kalshi's]."),
+    series: Optional[str] = typer.Option(None, "--series", help="Kalshi only: markets of this series ticker "
+                                         "[default: every series]."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object instead of text."),
 ) -> None:
-    """Pull resolved binary markets and their YES price histories; resumable if killed."""
+    """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary markets
+    and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import PullQuery, pull
 
+    _check_venue(venue, kalshi_url=kalshi_url, series=series, gamma_url=gamma_url, clob_url=clob_url,
+                 closed_since=closed_since)
+    if venue == "kalshi":
+        return _pull_kalshi(store, kalshi_url, series, since, until, limit, timeout, attempts, as_json)
     for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
@@ -62,7 +73,59 @@ def pull_command(
     with _progress() as progress:
         summary = pull(store, query, now=now(), progress=progress, gamma_url=gamma_url, clob_url=clob_url,
                        attempts=attempts, timeout=timeout)
-    _print_summary(store, summary)
+    if as_json:
+        typer.echo(json.dumps({"venue": "polymarket", "version": summary.version, "listed": summary.listed,
+                               "stored": summary.stored, "skipped": dict(summary.skipped),
+                               "failed": len(summary.failed), "failed_markets": summary.failed}, indent=2))
+    else:
+        _print_summary(store, summary)
+    _warn_short(summary.listed, summary.stored, sum(summary.skipped.values()), len(summary.failed))
+
+
+def _check_venue(venue: str, **given) -> None:
+    """--venue is polymarket or kalshi, and no option of the other venue is given."""
+    if venue not in ("polymarket", "kalshi"):
+        raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
+    foreign = ("kalshi_url", "series") if venue == "polymarket" else ("gamma_url", "clob_url", "closed_since")
+    for name in foreign:
+        if given[name] is not None:
+            raise typer.BadParameter(f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-"))
+    url = given["kalshi_url"]
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--kalshi-url")
+
+
+def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool) -> None:
+    """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than listed said on stderr."""
+    from hindcast.api import KalshiQuery, pull_kalshi
+
+    query = KalshiQuery(series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit)
+    with _progress() as progress:
+        summary = pull_kalshi(store, query, now=now(), progress=progress, kalshi_url=kalshi_url,
+                              attempts=attempts, timeout=timeout)
+    counts = summary.counts()
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict(), indent=2))
+    else:
+        _print_kalshi(store, summary)
+    _warn_short(counts.listed, counts.stored, counts.skipped_total, counts.failed)
+
+
+def _print_kalshi(store: Path, s) -> None:
+    typer.echo(f"pulled {s.stored} Kalshi market(s) into {store} (version {s.version})")
+    typer.echo(f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
+               f"{s.listed_historical} historical")
+    typer.echo(f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
+               f"{s.histories_reused} reused from the store; {s.no_history} market(s) without any price point")
+    reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
+    typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
+    typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
+
+
+def _warn_short(listed: int, stored: int, skipped: int, failed: int) -> None:
+    if stored < listed:
+        typer.echo(f"hindcast: warning: stored {stored} of {listed} listed market(s): {skipped} skipped, "
+                   f"{failed} failed (see the counts above)", err=True)
 
 
 class _progress:

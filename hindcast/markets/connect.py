@@ -1,4 +1,4 @@
-"""The one place a Polymarket client is built (the CLI's pull and the service's pull job)."""
+"""The one place a venue client is built (Polymarket, Kalshi: the CLI's pull and the service's pull job)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,16 @@ def polymarket_client(gamma_url: str | None = None, clob_url: str | None = None,
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
         yield PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry)
+
+
+@contextmanager
+def kalshi_client(base_url: str | None = None, attempts: int = 5, timeout: float = 30.0,
+                  user_agent: str = "hindcast") -> Iterator:
+    """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
+    import httpx
+
+    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
+    from hindcast.http import RetryPolicy
+
+    with httpx.Client(headers={"User-Agent": user_agent}) as http:
+        yield KalshiClient(http, base_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout))
