@@ -144,7 +144,7 @@ class FakeKalshi:
         if not 1 <= limit <= 1000:
             raise _BadRequest(f"limit {limit} outside 1..1000")
         items = [m.raw for m in self._side(historical) if self._matches(m, q, historical)]
-        start = int(q["cursor"], 16) if q.get("cursor") else 0
+        start = _cursor(q.get("cursor", ""))
         end = start + limit
         cursor = q.get("cursor", "") if self.stuck_cursor else (format(end, "x") if end < len(items) else "")
         return json_reply({"markets": items[start:end], "cursor": cursor})
@@ -188,6 +188,13 @@ class _BadRequest(Exception):
 
 def _not_found() -> Reply:
     return json_reply({"error": {"code": "not_found", "message": "not found"}}, 404)
+
+
+def _cursor(text: str) -> int:
+    try:
+        return int(text, 16) if text else 0
+    except ValueError:
+        raise _BadRequest(f"cursor {text!r} is not one this listing gave") from None
 
 
 def _int(q: dict, name: str, default: int | None = None) -> int:
@@ -234,7 +241,9 @@ def _candles(rng: random.Random, opened: datetime, closed: datetime, result: str
     """Hourly candles ending on the hour after the opening, through the close: no trade in
     the first three hours, then a walk toward the result with hours without trades."""
     first = (int(opened.timestamp()) // 3600 + 1) * 3600
-    p, target, previous, out = 0.5, 0.97 if result == "yes" else 0.03, None, []
+    p, target = 0.5, 0.97 if result == "yes" else 0.03
+    previous: str | None = None
+    out: list[tuple[int, str | None, str | None]] = []
     for k, t in enumerate(range(first, int(closed.timestamp()) + 1, 3600)):
         traded = k >= 3 and rng.random() < 0.7
         if traded:

@@ -85,7 +85,8 @@ class KalshiClient:
         try:
             return Cutoff(parse_utc(body["market_settled_ts"]))
         except (TypeError, KeyError, ValueError, AttributeError) as exc:
-            raise KalshiError(self.base_url + path, f"expected {{\"market_settled_ts\": RFC 3339, …}}, got {body!r:.120}") from exc
+            raise KalshiError(self.base_url + path,
+                              f"expected {{\"market_settled_ts\": RFC 3339, …}}, got {body!r:.120}") from exc
 
     # -- listings ----------------------------------------------------------------------------
     def settled_markets(self, filters: dict | None = None) -> Iterator[list]:
@@ -154,7 +155,7 @@ def _candle_list(url: str, body: object, ticker: str) -> list:
 
 def _settled_response(url: str, outcome: Outcome, retry: RetryPolicy) -> httpx.Response:
     last = outcome.last
-    if outcome.refused_wait is not None:
+    if outcome.refused_wait is not None and isinstance(last, httpx.Response):
         raise KalshiError(url, f"HTTP {last.status_code} asks to retry after {outcome.refused_wait:g}s, "
                                f"more than the {retry.max_delay:g}s allowed")
     if isinstance(last, httpx.Response) and not outcome.transient and last.is_success:

@@ -106,17 +106,18 @@ class Listed:
 
 def pull_kalshi(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime,
                 progress: Progress | None = None) -> KalshiSummary:
-    """List, parse, fetch candles, freeze a new store version; returns the summary."""
-    root = Path(root)
-    with _exclusive(root, now):
-        return _pull(root, client, query, now, progress)
-
-
-def _pull(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime, progress) -> KalshiSummary:
-    summary, cutoff = KalshiSummary(), client.cutoff()
+    """List, parse, fetch candles, freeze a new store version; returns the summary. The listing
+    is read before the store's lock is taken: a listing that fails touches no file of the store."""
+    root, summary = Path(root), KalshiSummary()
+    cutoff = client.cutoff()
     summary.cutoff = iso(cutoff.market_settled)
-    listed = list_markets(client, query, cutoff, summary)
-    parsed = _parse_all(listed, cutoff, query, summary)
+    parsed = _parse_all(list_markets(client, query, cutoff, summary), cutoff, query, summary)
+    with _exclusive(root, now):
+        return _store(root, client, query, now, parsed, summary, progress)
+
+
+def _store(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime, parsed: list[KalshiMarket],
+           summary: KalshiSummary, progress) -> KalshiSummary:
     work, previous = WorkDir(root / ".pull" / query.key(client.base_url)), _previous(root)
     pulled = _with_candles(client, work, parsed, previous, summary, progress)
     summary.stored = len(pulled)
@@ -194,7 +195,7 @@ def _stored(previous: MarketBundle | None, market: KalshiMarket, summary: Kalshi
     """Candles an earlier Kalshi pull stored for this market by the same route."""
     mid = market.parsed.market.id
     meta = previous.meta.get(mid) if previous else None
-    if meta is None or meta.venue != "kalshi" or meta.price_route != market.parsed.meta.price_route:
+    if previous is None or meta is None or meta.venue != "kalshi" or meta.price_route != market.parsed.meta.price_route:
         return None
     points = previous.prices.get(mid, ())
     summary.histories_reused += bool(points)
