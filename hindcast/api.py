@@ -37,12 +37,13 @@ def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
 
 
 def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: str | None = None,
-         clob_url: str | None = None, attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast"):
+         clob_url: str | None = None, attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast",
+         data_url: str | None = None):
     """Resolved binary markets (a PullQuery) and YES price histories from Polymarket → a new store version."""
     from hindcast.markets import pull as pulling
     from hindcast.markets.connect import polymarket_client
 
-    with polymarket_client(gamma_url, clob_url, attempts, timeout, user_agent) as client:
+    with polymarket_client(gamma_url, clob_url, attempts, timeout, user_agent, data_url) as client:
         return pulling.pull(store, client, query or pulling.PullQuery(), now, progress)
 
 

@@ -47,7 +47,11 @@ def pull_command(
     store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
     gamma_url: Optional[str] = typer.Option(None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."),
     clob_url: Optional[str] = typer.Option(None, "--clob-url", help="CLOB API base URL [default: Polymarket's]."),
-    page_size: int = typer.Option(500, "--page-size", min=1, max=500, help="Gamma page size."),
+    data_url: Optional[str] = typer.Option(None, "--data-url", help="Data API base URL (/v2/prices-history) "
+                                           "[default: Polymarket's]."),
+    page_size: int = typer.Option(100, "--page-size", min=1, max=100, help="Gamma keyset page size (100 at most: "
+                                  "Gamma clamps larger pages silently)."),
+    as_json: bool = typer.Option(False, "--json", help="The pull's summary and counts as one JSON object."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds before one request times out."),
     attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
     venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
@@ -55,38 +59,39 @@ def pull_command(
                                              "[default: Kalshi's]."),
     series: Optional[str] = typer.Option(None, "--series", help="Kalshi only: markets of this series ticker "
                                          "[default: every series]."),
-    as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object instead of text."),
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary markets
     and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import PullQuery, pull
 
     _check_venue(venue, kalshi_url=kalshi_url, series=series, gamma_url=gamma_url, clob_url=clob_url,
-                 closed_since=closed_since)
+                 data_url=data_url, closed_since=closed_since)
     if venue == "kalshi":
         return _pull_kalshi(store, kalshi_url, series, since, until, limit, timeout, attempts, as_json)
-    for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url")):
+    for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url"), (data_url, "--data-url")):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
     query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
                       _instant(closed_since, "--closed-since"))
     with _progress() as progress:
         summary = pull(store, query, now=now(), progress=progress, gamma_url=gamma_url, clob_url=clob_url,
-                       attempts=attempts, timeout=timeout)
+                       data_url=data_url, attempts=attempts, timeout=timeout)
+    counts = summary.counts()
     if as_json:
-        typer.echo(json.dumps({"venue": "polymarket", "version": summary.version, "listed": summary.listed,
-                               "stored": summary.stored, "skipped": dict(summary.skipped),
-                               "failed": len(summary.failed), "failed_markets": summary.failed}, indent=2))
+        typer.echo(json.dumps(_summary_json(store, summary), indent=2))
     else:
         _print_summary(store, summary)
-    _warn_short(summary.listed, summary.stored, sum(summary.skipped.values()), len(summary.failed))
+    _warn_short(counts)
+    if counts.incomplete:
+        typer.echo(f"hindcast: warning: {counts.incomplete} stored market(s) have a history shorter than "
+                   "their life (listed in the store manifest, incomplete_histories)", err=True)
 
 
 def _check_venue(venue: str, **given) -> None:
     """--venue is polymarket or kalshi, and no option of the other venue is given."""
     if venue not in ("polymarket", "kalshi"):
         raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
-    foreign = ("kalshi_url", "series") if venue == "polymarket" else ("gamma_url", "clob_url", "closed_since")
+    foreign = ("kalshi_url", "series") if venue == "polymarket" else ("gamma_url", "clob_url", "data_url", "closed_since")
     for name in foreign:
         if given[name] is not None:
             raise typer.BadParameter(f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-"))
@@ -108,7 +113,10 @@ def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, 
         typer.echo(json.dumps(summary.as_dict(), indent=2))
     else:
         _print_kalshi(store, summary)
-    _warn_short(counts.listed, counts.stored, counts.skipped_total, counts.failed)
+    _warn_short(counts)
+    if counts.incomplete:
+        typer.echo(f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with a price "
+                   "(no trade in their life)", err=True)
 
 
 def _print_kalshi(store: Path, s) -> None:
@@ -122,10 +130,11 @@ def _print_kalshi(store: Path, s) -> None:
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
 
 
-def _warn_short(listed: int, stored: int, skipped: int, failed: int) -> None:
-    if stored < listed:
-        typer.echo(f"hindcast: warning: stored {stored} of {listed} listed market(s): {skipped} skipped, "
-                   f"{failed} failed (see the counts above)", err=True)
+def _warn_short(counts) -> None:
+    """A pull that stored fewer markets than it listed says so on stderr (a PullCounts)."""
+    if counts.short:
+        typer.echo(f"hindcast: warning: stored {counts.stored} of {counts.listed} listed market(s): "
+                   f"{counts.skipped_total} skipped, {counts.failed} failed (see the counts)", err=True)
 
 
 class _progress:
@@ -154,11 +163,26 @@ class _progress:
             self.bar.stop()
 
 
+def _summary_json(store: Path, s) -> dict:
+    counts = s.counts()
+    return {"store": str(store), "version": s.version, "counts": counts.as_dict(),
+            "stored_fewer_than_listed": counts.short, "failed": s.failed,
+            "incomplete_histories": s.incomplete, "price_routes": dict(s.routes),
+            "histories": {"fetched": s.histories_fetched, "cached": s.histories_cached, "reused": s.histories_reused,
+                          "changed": s.histories_changed},
+            "watching": len(s.pending), "rechecked_by_id": s.rechecked}
+
+
 def _print_summary(store: Path, s) -> None:
     typer.echo(f"pulled {s.stored} market(s) into {store} (version {s.version})")
-    typer.echo(f"  listed {s.listed}; price histories: {s.histories_fetched} fetched, "
-               f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; "
-               f"{s.no_history} market(s) without any price point")
+    typer.echo(f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed {len(s.failed)}; "
+               f"incomplete histories {len(s.incomplete)}")
+    typer.echo(f"  price histories: {s.histories_fetched} fetched, "
+               f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; routes "
+               + (", ".join(f"{route} × {n}" for route, n in sorted(s.routes.items())) or "-"))
+    if s.histories_changed:
+        typer.echo(f"  {len(s.histories_changed)} stored history(ies) changed by this pull: a new version "
+                   "(the previous one is kept)")
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
@@ -250,8 +274,24 @@ def _render_meta(meta: dict | None) -> list[str]:
     if not meta:
         return []
     labels = " / ".join(meta["outcomes"])
-    return [f"source id {meta['source_id']}; outcomes {labels} (YES = {meta['outcomes'][meta['yes_index']]!r}); "
-            f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}"]
+    yes = meta["outcomes"][meta["yes_index"]] if meta["outcomes"] else "-"
+    return [f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); "
+            f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}",
+            _render_provenance(meta), _render_resolution_meta(meta)]
+
+
+def _render_provenance(meta: dict) -> str:
+    bucket = meta.get("price_bucket_seconds")
+    return (f"prices: venue {meta.get('venue', 'polymarket')}; route {meta.get('price_route') or 'not recorded'}; "
+            f"bucket {f'{bucket} s' if bucket else 'not recorded'}; "
+            f"definition {meta.get('price_definition') or 'not recorded'}")
+
+
+def _render_resolution_meta(meta: dict) -> str:
+    chain = " → ".join(meta.get("resolution_statuses") or ()) or "not recorded"
+    rules = meta.get("rules_updated_at")
+    return (f"resolution: disputed {'yes' if meta.get('disputed') else 'no'}; "
+            f"rules updated {('at ' + rules) if rules else 'no'}; status chain {chain}")
 
 
 def _render_lifetime(life: dict | None) -> str:

@@ -8,15 +8,15 @@ from contextlib import contextmanager
 
 @contextmanager
 def polymarket_client(gamma_url: str | None = None, clob_url: str | None = None, attempts: int = 5,
-                      timeout: float = 30.0, user_agent: str = "hindcast") -> Iterator:
+                      timeout: float = 30.0, user_agent: str = "hindcast", data_url: str | None = None) -> Iterator:
     """A PolymarketClient over its own httpx client (closed on exit); None URLs: Polymarket's."""
     import httpx
 
-    from hindcast.markets.polymarket import CLOB_URL, GAMMA_URL, PolymarketClient, RetryPolicy
+    from hindcast.markets.polymarket import CLOB_URL, DATA_URL, GAMMA_URL, PolymarketClient, RetryPolicy
 
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
-        yield PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry)
+        yield PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry, data_url=data_url or DATA_URL)
 
 
 @contextmanager

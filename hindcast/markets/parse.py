@@ -156,7 +156,38 @@ def _meta(raw: dict, market_id: str, outcomes: list[str], yes: int, yes_token: s
         market_id=market_id, source_id=str(raw.get("id", "")), neg_risk=raw.get("negRisk") is True,
         category=_category(raw), tags=tuple(_tag_labels(event)), event=str(event.get("slug") or ""),
         outcomes=tuple(outcomes), yes_index=yes, yes_token=yes_token,
+        disputed=raw.get("wasDisputed") is True, rules_updated_at=rules_updated_at(raw),
+        resolution_statuses=resolution_statuses(raw),
     )
+
+
+def resolution_statuses(raw: dict) -> tuple[str, ...]:
+    """The UMA status chain (`umaResolutionStatuses`, a string holding JSON, may lag or be
+    missing); the current `umaResolutionStatus` appended when the chain does not end with it."""
+    chain = raw.get("umaResolutionStatuses")
+    try:
+        statuses = json.loads(chain) if isinstance(chain, str) else chain
+    except json.JSONDecodeError:
+        statuses = None
+    statuses = [str(s) for s in statuses] if isinstance(statuses, list) else []
+    current = raw.get("umaResolutionStatus")
+    if isinstance(current, str) and current and (not statuses or statuses[-1] != current):
+        statuses.append(current)
+    return tuple(statuses)
+
+
+def rules_updated_at(raw: dict) -> datetime | None:
+    """When the question's rules were updated (`questionRulesUpdated`): its own timestamp
+    when the item carries one (`questionRulesUpdatedAt`, unconfirmed), else the item's
+    `updatedAt` (the latest the update can have been), else its close: a cutoff before it is
+    treated as possibly showing text that did not exist yet."""
+    if raw.get("questionRulesUpdated") is not True:
+        return None
+    for key in ("questionRulesUpdatedAt", "updatedAt", "closedTime", "umaEndDate"):
+        value = _time(raw, key)
+        if value is not None:
+            return value
+    raise ValueError("questionRulesUpdated without any timestamp to bound when")
 
 
 def topic_from(raw: dict, question: str) -> str:

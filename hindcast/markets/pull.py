@@ -37,7 +37,7 @@ from pathlib import Path
 from hindcast.errors import Busy, MarketDataError, PolymarketError, PullBusy
 from hindcast.filelock import FileLock
 from hindcast.frozen import write_text_atomic
-from hindcast.markets.bundle import MarketBundle, description_versions, with_description
+from hindcast.markets.bundle import MarketBundle, PullCounts, description_versions, with_description
 from hindcast.markets.parse import (
     MalformedMarket,
     MarketSkipped,
@@ -46,13 +46,18 @@ from hindcast.markets.parse import (
     parse_gamma_market,
     parse_history,
 )
-from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, PolymarketClient
+from hindcast.markets.polymarket import DATA_BUCKET_SECONDS, FIDELITIES, GAMMA_PAGE_LIMIT, KeysetPage, PolymarketClient
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
+WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
+DATA_ROUTE = "data-api /v2/prices-history"
+CLOB_ROUTE = "clob /prices-history windows"
+PRICE_DEFINITION = "midpoint (unconfirmed)"  # Polymarket does not define p; measured as the book midpoint
+NO_HISTORY = "no price history"  # a skip reason: neither route served a point
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,8 @@ class PullQuery:
     def key(self, gamma_url: str) -> str:
         """Names the work directory: same source, filters and page size → same cache."""
         closed = self.closed_since and iso(self.closed_since)
-        text = json.dumps([gamma_url, self.params(), self.page_size, *([closed] if closed else [])], sort_keys=True)
+        text = json.dumps([gamma_url, "keyset", self.params(), self.page_size, *([closed] if closed else [])],
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -100,11 +106,17 @@ class PullSummary:
     histories_fetched: int = 0
     histories_cached: int = 0
     histories_reused: int = 0
-    no_history: int = 0
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
     rechecked: int = 0  # watched markets asked for again by id
     pending: list[str] = field(default_factory=list)  # listed, binary, but not closed/resolved yet: watched
+    incomplete: dict[str, str] = field(default_factory=dict)  # stored, history shorter than the market's life
+    routes: Counter = field(default_factory=Counter)  # price route of each stored market
+    histories_changed: list[str] = field(default_factory=list)  # a stored point differs: a new version
+
+    def counts(self) -> PullCounts:
+        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed),
+                          len(self.incomplete))
 
 
 @dataclass(frozen=True)
@@ -126,6 +138,18 @@ class WorkDir:
     def save_page(self, offset: int, items: list) -> None:
         (self.path / "pages").mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.path / "pages" / f"{offset:09d}.json", json.dumps(items))
+
+    def keyset_page(self, number: int, cursor: str) -> KeysetPage | None:
+        """A cached keyset page, if it was asked with this cursor (a 2025 offset page: None)."""
+        record = self._read(self.path / "pages" / f"{number:09d}.json")
+        if not isinstance(record, dict) or record.get("cursor") != cursor:
+            return None
+        return KeysetPage(number, cursor, record["markets"], record.get("next_cursor"))
+
+    def save_keyset_page(self, page: KeysetPage) -> None:
+        (self.path / "pages").mkdir(parents=True, exist_ok=True)
+        record = {"cursor": page.cursor, "markets": page.items, "next_cursor": page.next_cursor}
+        write_text_atomic(self.path / "pages" / f"{page.number:09d}.json", json.dumps(record))
 
     def history(self, market_id: str) -> dict | None:
         return self._read(self.path / "histories" / f"{market_id}.json")
@@ -205,7 +229,7 @@ def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery)
 def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select) -> list:
     """The client's Gamma paging with each page cached in `work`; `select(page)` → (items
     kept, stop); no page is asked for once `query.limit` items are kept."""
-    items, pages = [], client.gamma_markets(params, query.page_size, cache=work)
+    items, pages = [], client.keyset_markets(params, query.page_size, cache=work)
     while query.limit is None or len(items) < query.limit:
         page = next(pages, None)
         if page is None:
@@ -234,16 +258,16 @@ def _not_in(raws: list, listed: list) -> list:
     return [raw for raw in raws if key(raw) is None or key(raw) not in seen]
 
 
-def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = 50) -> list:
+def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK) -> list:
     """Raw Gamma market objects of these conditionIds (`condition_ids`, `chunk` per request),
-    each answer from the cache when it is there."""
-    items, url = [], f"{client.gamma_url}/markets"
+    asked with `closed=true` (resolved since) and without (still open: Gamma lists open
+    markets only unless `closed=true` is given), each listing from the cache when it is there."""
+    items = []
     for number, start in enumerate(range(0, len(ids), chunk)):
-        page = work.page(number)
-        if page is None:
-            page = client.gamma_page(url, {"condition_ids": ids[start:start + chunk]}, chunk, 0).items
-            work.save_page(number, page)
-        items += page
+        for state, extra in (("closed", {"closed": "true"}), ("open", {})):
+            cache = WorkDir(work.path / f"{state}-{number:06d}")
+            for page in client.keyset_markets({"condition_ids": ids[start:start + chunk], **extra}, cache=cache):
+                items += page.items
     return items
 
 
@@ -291,7 +315,8 @@ def _with_histories(client, work, parsed, previous, summary, progress) -> list[P
     pulled = []
     for done, market in enumerate(parsed, start=1):
         try:
-            pulled.append(_pulled(client, work, market, previous, summary))
+            item = _pulled(client, work, market, previous, summary)
+            pulled += [item] if item else []
         except (PolymarketError, MalformedMarket) as exc:
             summary.failed.append(f"market {market.market.id}: {exc}" if isinstance(exc, PolymarketError) else str(exc))
         if progress:
@@ -299,40 +324,110 @@ def _with_histories(client, work, parsed, previous, summary, progress) -> list[P
     return pulled
 
 
-def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary) -> Pulled:
+def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary) -> Pulled | None:
+    """The market with its history and the history's provenance; None when no route served
+    a point (skipped, counted). A history that does not span the market's life is stored and
+    reported (`summary.incomplete`)."""
     stored = _stored_history(previous, market)
     summary.histories_reused += stored is not None
-    points, fidelity = stored or _cached_history(work, market.market.id, summary) \
-        or _fetch_history(client, work, market, summary)
-    summary.no_history += not points
-    return Pulled(replace(market, meta=replace(market.meta, history_fidelity=fidelity)), points)
+    points, meta = stored or _cached_history(work, market, summary) or _fetch_history(client, work, market, summary)
+    if not points:
+        summary.skipped[NO_HISTORY] += 1
+        return None
+    gap = _short_of_life(market, points, meta.price_bucket_seconds or 0)
+    if gap:
+        summary.incomplete[market.market.id] = gap
+    summary.routes[meta.price_route] += 1
+    _note_changes(previous, market.market.id, points, summary)
+    return Pulled(replace(market, meta=meta), points)
+
+
+def _provenance_meta(market: ParsedMarket, route: str, bucket: int):
+    return replace(market.meta, history_fidelity=bucket // 60, price_route=route, price_bucket_seconds=bucket,
+                   price_definition=PRICE_DEFINITION)
 
 
 def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
-    """The history an earlier pull stored for the same market and token, if any."""
+    """The history an earlier pull stored for the same market and token by a route that
+    reaches back (a history stored before routes were recorded is fetched again)."""
     meta = previous.meta.get(market.market.id) if previous else None
-    if meta is None or meta.history_fidelity is None or meta.yes_token != market.meta.yes_token:
+    if meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
         return None
-    return previous.prices.get(market.market.id, ()), meta.history_fidelity
+    kept = replace(market.meta, history_fidelity=meta.history_fidelity, price_route=meta.price_route,
+                   price_bucket_seconds=meta.price_bucket_seconds, price_definition=meta.price_definition)
+    return previous.prices.get(market.market.id, ()), kept
 
 
-def _cached_history(work: WorkDir, market_id: str, summary: PullSummary):
-    record = work.history(market_id)
-    if record is None:
+def _cached_history(work: WorkDir, market: ParsedMarket, summary: PullSummary):
+    record = work.history(market.market.id)
+    if record is None or "route" not in record:  # a 2025 cache entry (interval=max): fetched again
         return None
     summary.histories_cached += 1
-    return tuple(PricePoint(from_unix(t), p) for t, p in record["points"]), record["fidelity"]
+    points = tuple(PricePoint(from_unix(t), p) for t, p in record["points"])
+    return points, _provenance_meta(market, record["route"], record["bucket_seconds"])
 
 
 def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket, summary: PullSummary):
-    """The YES token's whole history (`interval=max`: a start/end range may exceed the
-    CLOB's range limits for long-lived markets at fine fidelity)."""
-    raw = client.prices_history(market.meta.yes_token)
-    points = parse_history(market.market.id, raw.history)
-    work.save_history(market.market.id, {"token_id": raw.token_id, "fidelity": raw.fidelity,
-                                         "points": [[to_unix(p.t), p.p] for p in points]})
+    """The YES token's whole history: the Data API (`interval=max`, 3-hour buckets) when it
+    serves the market, else CLOB windows of ≤ 15 days from opening to resolution, at the
+    finest fidelity that answers (resolved markets often answer only coarse ones)."""
+    token, market_id = market.meta.yes_token, market.market.id
+    raw = client.data_history(token, DATA_BUCKET_SECONDS)
+    route, bucket = DATA_ROUTE, DATA_BUCKET_SECONDS
+    points = parse_history(market_id, [{"t": _unix(item, "timestamp"), "p": _field(item, "price")} for item in raw])
+    if not points:
+        route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
+    work.save_history(market_id, {"token_id": token, "route": route, "bucket_seconds": bucket,
+                                  "points": [[to_unix(p.t), p.p] for p in points]})
     summary.histories_fetched += 1
-    return points, raw.fidelity
+    return points, _provenance_meta(market, route, bucket)
+
+
+def _clob_history(client: PolymarketClient, market: ParsedMarket) -> tuple[int, tuple[PricePoint, ...]]:
+    opened = market.market.opened_at
+    if opened is None:
+        raise MalformedMarket(market.market.id, "no startDate or createdAt: cannot fetch its history from its opening")
+    start, end = to_unix(opened), to_unix(market.resolution.known_at)
+    for fidelity in FIDELITIES:
+        points = parse_history(market.market.id, client.windowed_history(market.meta.yes_token, start, end, fidelity))
+        if points:
+            return fidelity * 60, points
+    return FIDELITIES[-1] * 60, ()
+
+
+def _unix(item, key: str):
+    if not isinstance(item, dict):
+        raise MalformedMarket("?", f"a Data API point is not an object: {item!r:.80}")
+    return item.get(key)
+
+
+def _field(item: dict, key: str):
+    """A Data API price: a number, or (unconfirmed) a string holding one."""
+    value = item.get(key)
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket: int) -> str:
+    """Why the history does not span the market's life ('' when it does): its first point
+    more than max(2 buckets, 1 day) after the opening, or its last as long before resolution."""
+    slack = max(2 * bucket, 86400)
+    opened, resolved = market.market.opened_at, market.resolution.resolved_at
+    if opened is not None and to_unix(points[0].t) - to_unix(opened) > slack:
+        return f"history starts {iso(points[0].t)}, the market opened {iso(opened)}"
+    if to_unix(resolved) - to_unix(points[-1].t) > slack:
+        return f"history ends {iso(points[-1].t)}, the market resolved {iso(resolved)}"
+    return ""
+
+
+def _note_changes(previous: MarketBundle | None, market_id: str, points, summary: PullSummary) -> None:
+    """A stored point that this pull's history changes (same instant, another price, or gone)."""
+    old = dict((p.t, p.p) for p in previous.prices.get(market_id, ())) if previous else {}
+    new = dict((p.t, p.p) for p in points)
+    if any(new.get(t) != p for t, p in old.items()):
+        summary.histories_changed.append(market_id)
 
 
 # -- the new version ------------------------------------------------------------------------
@@ -363,8 +458,12 @@ def _previous(root: Path) -> MarketBundle | None:
 
 
 def _provenance(client, query: PullQuery, now: datetime, previous, summary: PullSummary) -> dict:
-    return {"source": "polymarket", "gamma_url": client.gamma_url, "clob_url": client.clob_url,
+    return {"source": "polymarket", "venue": "polymarket", "gamma_url": client.gamma_url,
+            "clob_url": client.clob_url, "data_url": client.data_url, "listing": "gamma /markets/keyset",
             "query": query.params(), "limit": query.limit, "pulled_at": iso(now),
             "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed),
+            "counts": summary.counts().as_dict(), "price_routes": dict(summary.routes),
+            "price_definition": PRICE_DEFINITION, "incomplete_histories": dict(sorted(summary.incomplete.items())),
+            "histories_changed": sorted(summary.histories_changed),
             "rechecked_by_id": summary.rechecked,
             **({"closed_since": iso(query.closed_since)} if query.closed_since else {})}
