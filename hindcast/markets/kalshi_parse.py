@@ -22,6 +22,8 @@ from hindcast.errors import MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketMeta
 from hindcast.markets.kalshi import PERIOD_MINUTES
 from hindcast.markets.parse import ParsedMarket
+from hindcast.markets.parse import _optional_text as _optional
+from hindcast.markets.parse import _text
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import topic_of
 from hindcast.records import Market, PricePoint, Resolution
@@ -179,19 +181,7 @@ def _decimal(value: object, name: str) -> Decimal:
     return amount
 
 
-# -- field readers ---------------------------------------------------------------------------
-def _text(raw: dict, key: str) -> str:
-    value = raw.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{key} must be a non-empty string")
-    return value
-
-
-def _optional(raw: dict, key: str) -> str:
-    value = raw.get(key)
-    return value if isinstance(value, str) else ""
-
-
+# -- field readers (text ones shared with parse) ------------------------------------------------
 def _optional_amount(raw: dict, key: str) -> float | None:
     value = raw.get(key)
     return None if value in (None, "") else float(_decimal(value, key))
