@@ -38,8 +38,8 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
 # -- pull -------------------------------------------------------------------------------------
 @app.command("pull")
 def pull_command(
-    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date [default: no lower bound]."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this "
+    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no lower bound]."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end (Kalshi: settled) on or before this "
                                         "date (a bare date includes its whole day) [default: no upper bound]."),
     closed_since: Optional[str] = typer.Option(None, "--closed-since", help="Also every market closed on or after "
                                                "this date, whatever its end date (or lack of one) [default: none]."),
