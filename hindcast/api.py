@@ -36,14 +36,13 @@ def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
     return load_scored(store, run_id, bundle, models)
 
 
-def pull(store: Path, query=None, *, now: datetime, progress=None, gamma_url: str | None = None,
-         clob_url: str | None = None, attempts: int = 5, timeout: float = 30.0, user_agent: str = "hindcast",
-         data_url: str | None = None):
-    """Resolved binary markets (a PullQuery) and YES price histories from Polymarket → a new store version."""
+def pull(store: Path, query=None, *, now: datetime, progress=None, attempts: int = 5, timeout: float = 30.0,
+         user_agent: str = "hindcast", **urls: str | None):
+    """Resolved binary markets and YES histories from Polymarket → a new store version (urls: gamma/clob/data_url)."""
     from hindcast.markets import pull as pulling
     from hindcast.markets.connect import polymarket_client
 
-    with polymarket_client(gamma_url, clob_url, attempts, timeout, user_agent, data_url) as client:
+    with polymarket_client(**urls, attempts=attempts, timeout=timeout, user_agent=user_agent) as client:
         return pulling.pull(store, client, query or pulling.PullQuery(), now, progress)
 
 
@@ -115,10 +114,10 @@ def export(store, runs: Sequence[str], out: Path, formats: Sequence[str] = ("csv
 def analyze(store, runs: Sequence[str], *, split: datetime | None = None) -> list:
     """Stored runs' analyses (no model called; runs matched on (market, t0)) as Findings: strata,
     adjusted scores, aggregates, trading, defer rule, calibration split at `split` (None: median)."""
-    from hindcast.leaderboard.findings import collect
+    from hindcast.leaderboard.findings import collect, with_resolution
     from hindcast.replay.engine import load_scored
 
-    return collect([load_scored(store, run_id) for run_id in runs], split)
+    return with_resolution(collect(scored := [load_scored(store, run_id) for run_id in runs], split), scored)
 
 
 # ---- re-exports: what front ends reach below the facade by name, loaded on first use (`__getattr__`) ----

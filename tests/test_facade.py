@@ -65,7 +65,7 @@ def test_pull_builds_its_own_client(tmp_path):
 
     with LocalServer(FakePolymarket()) as server:
         summary = api.pull(tmp_path / "store", api.PullQuery(page_size=5), now=NOW, gamma_url=f"{server.url}/gamma",
-                           clob_url=f"{server.url}/clob", attempts=2, timeout=20)
+                           clob_url=f"{server.url}/clob", data_url=f"{server.url}/data", attempts=2, timeout=20)
     assert summary.stored > 0 and summary.version == api.open_version(tmp_path / "store").id
 
 

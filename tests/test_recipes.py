@@ -83,6 +83,14 @@ def test_openai_endpoint_against_a_served_endpoint_sends_the_key_and_stores_none
     assert key not in out
 
 
+def test_pull_from_the_shipped_polymarket_fake(tmp_path):
+    out = run_recipe("pull_polymarket_fake.py", tmp_path).stdout
+    assert '"listed": 150, "stored": 150' in out and '"failed": 0' in out
+    assert "data-api /v2/prices-history" in out and "clob /prices-history windows" in out
+    assert (tmp_path / "markets" / "store" / "LATEST").is_file()
+
+
+
 # ---- README.md ⇄ docs/recipes ---------------------------------------------------------------
 def python_blocks(markdown: str) -> list[str]:
     """The text of every ```python fenced block, each ending in a newline."""

@@ -45,6 +45,9 @@ def sweep(
     resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant [default: no bound]."),
     min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume [default: no bound]."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."),
+    exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Leave out markets the source marks disputed or "
+                                                "whose rules were updated: disputed | rules-updated (repeatable; part "
+                                                "of the run id) [default: none left out]."),
     forecasters: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
     subsets: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
     archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters]."),

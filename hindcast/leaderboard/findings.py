@@ -28,6 +28,11 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
 
 
+def with_resolution(found: list[Finding], runs: Sequence) -> list[Finding]:
+    """`found` with the resolution-metadata stratum (disputed, rules updated) after the strata."""
+    return [*found[:1], strata.resolution_of_runs(combine(runs).rows, [r.manifest for r in runs]), *found[1:]]
+
+
 def excluded(notes: Sequence[str]) -> list[Finding]:
     """Rows left out before scoring (`--exclude-recalled`), as a report section (none: nothing)."""
     if not notes:

@@ -64,6 +64,8 @@ class SimMarket:
     disputed: bool = False
     rules_updated_at: datetime | None = None
     outcomes: tuple[str, ...] = ("Yes", "No")
+    settles: datetime | None = None  # when UMA resolves it (default: at close); closed before: "proposed"
+    first_price: datetime | None = None  # the first raw price point (default: the opening)
 
     @property
     def end_date(self) -> datetime | None:
@@ -80,6 +82,7 @@ class SimMarket:
     def raw(self, now: datetime) -> dict:
         """The Gamma market object as of `now` (resolved only from `resolves` on)."""
         closed = self.resolves <= now
+        settled = closed and (self.settles or self.resolves) <= now
         prices = (["1", "0"] if self.yes else ["0", "1"]) if closed else ["0.5", "0.5"]
         end = {"endDate": iso(self.end_date)} if self.end_date else {}
         statuses = (["proposed", "disputed", "proposed", "resolved"] if self.disputed else ["proposed", "resolved"])
@@ -91,8 +94,9 @@ class SimMarket:
             "description": f"Resolves Yes if thing {self.n} happens.",
             "startDate": iso(self.opened), "createdAt": iso(self.opened),
             **({"closedTime": self.resolves.strftime("%Y-%m-%d %H:%M:%S+00"),
-                "umaResolutionStatus": "resolved", "umaResolutionStatuses": json.dumps(statuses),
-                "umaEndDate": iso(self.resolves)} if closed else {}),
+                "umaResolutionStatus": "resolved" if settled else "proposed",
+                "umaResolutionStatuses": json.dumps(statuses if settled else ["proposed"]),
+                "umaEndDate": iso(self.settles or self.resolves)} if closed else {}),
             "closed": closed, "active": True, "wasDisputed": self.disputed,
             "outcomes": json.dumps(list(self.outcomes)), "outcomePrices": json.dumps(prices),
             "clobTokenIds": json.dumps([self.yes_token, str(10**70 + self.n * 2 + 1)]),
@@ -101,7 +105,7 @@ class SimMarket:
 
     def points(self) -> list[tuple[int, float]]:
         """The raw YES history (unix seconds, price) from opening to close, every `step`."""
-        start, stop = to_unix(self.opened), to_unix(self.resolves)
+        start, stop = to_unix(self.first_price or self.opened), to_unix(self.resolves)
         first = -(-start // self.step) * self.step
         return [(t, _price(self.n, k, self.yes)) for k, t in enumerate(range(first, stop, self.step))]
 

@@ -79,7 +79,8 @@ class KalshiSummary:
     histories_fetched: int = 0
     histories_cached: int = 0
     histories_reused: int = 0
-    no_history: int = 0
+    empty: list[str] = field(default_factory=list)  # stored without any priced candle (by id)
+    routes: Counter = field(default_factory=Counter)  # stored markets by price route
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
 
@@ -88,14 +89,18 @@ class KalshiSummary:
         return self.listed_live + self.listed_historical
 
     def counts(self) -> PullCounts:
-        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed), self.no_history)
+        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed), len(self.empty))
 
-    def as_dict(self) -> dict:
-        return {"venue": "kalshi", "version": self.version, "cutoff_market_settled_ts": self.cutoff,
-                **self.counts().as_dict(), "listed_live": self.listed_live,
-                "listed_historical": self.listed_historical, "failed_markets": list(self.failed),
+    def as_dict(self, store: Path | str = "") -> dict:
+        """The shape `markets pull --json` prints for Polymarket too, plus the Kalshi split."""
+        counts = self.counts()
+        return {"store": str(store), "venue": "kalshi", "version": self.version, "counts": counts.as_dict(),
+                "stored_fewer_than_listed": counts.short, "failed": list(self.failed),
+                "incomplete_histories": list(self.empty), "price_routes": dict(self.routes),
                 "histories": {"fetched": self.histories_fetched, "cached": self.histories_cached,
-                              "reused": self.histories_reused, "empty": self.no_history}}
+                              "reused": self.histories_reused},
+                "listed_live": self.listed_live, "listed_historical": self.listed_historical,
+                "cutoff_market_settled_ts": self.cutoff}
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ def _with_candles(client, work: WorkDir, markets: list[KalshiMarket], previous, 
         try:
             points = _stored(previous, market, summary) or _cached(work, market, summary) \
                 or _fetched(client, work, market, summary)
-            summary.no_history += not points
+            summary.empty += [] if points else [market.parsed.market.id]
+            summary.routes[market.parsed.meta.price_route] += 1
             pulled.append(Pulled(market.parsed, points))
         except (KalshiError, MalformedMarket) as exc:
             summary.failed.append(f"market {market.parsed.market.id}: {exc}" if isinstance(exc, KalshiError) else str(exc))

@@ -207,13 +207,14 @@ class PolymarketClient:
             yield from envelope["data"]
             cursor = envelope.get("next_cursor") or CLOB_LAST_CURSOR
 
-    def data_history(self, token_id: str, bucket_seconds: int = DATA_BUCKET_SECONDS) -> list:
+    def data_history(self, token_id: str, bucket_seconds: int = DATA_BUCKET_SECONDS, page_size: int | None = None) -> list:
         """The token's whole history from the Data API's `/v2/prices-history` (`interval=max`),
         every page (`pagination.next_cursor`); `[]` when it serves no points (or answers 404)."""
         if self.data_url is None:
             return []
         url, points = f"{self.data_url}/v2/prices-history", []
-        params: dict = {"token_id": token_id, "interval": "max", "bucket_seconds": bucket_seconds}
+        params: dict = {"token_id": token_id, "interval": "max", "bucket_seconds": bucket_seconds,
+                        **({"limit": page_size} if page_size else {})}
         for _ in range(100_000):
             body = self._data_page(url, params)
             if body is None:

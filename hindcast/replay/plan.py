@@ -20,6 +20,7 @@ from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
+from hindcast.timeutil import iso
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ def prepare(spec: ReplaySpec) -> Plan:
     markets = select_markets(version.bundle, spec)
     cutoffs = plan_cutoffs(version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None)
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
+    identity |= uncertain_text(version.bundle, cutoffs)
     search = {} if spec.vector_search == "exact" else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
     if index is not None:  # which vectors the run searched, and how, is part of what it is
         identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
@@ -73,7 +75,8 @@ def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
     if missing:
         raise HindcastError(f"market(s) not in store {spec.store}: {', '.join(missing)}")
     chosen = [i for i in sorted(spec.ids or markets)
-              if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)]
+              if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)
+              and not excluded(bundle.meta.get(i), spec.exclude)]
     return chosen[: spec.limit] if spec.limit else chosen
 
 
@@ -82,6 +85,22 @@ def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
             and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
             and (spec.resolved_before is None or resolution.resolved_at < spec.resolved_before)
             and (spec.min_volume is None or (market.volume or 0.0) >= spec.min_volume))
+
+
+def excluded(meta, exclude: tuple[str, ...]) -> bool:
+    """The market belongs to a class the spec excludes (disputed; rules updated at any time)."""
+    return meta is not None and (("disputed" in exclude and meta.disputed)
+                                 or ("rules-updated" in exclude and meta.rules_updated_at is not None))
+
+
+def uncertain_text(bundle: MarketBundle, cutoffs: list) -> dict:
+    """The cutoffs whose question text is uncertain: the market's rules were updated at or
+    after t0, so the text a forecaster is shown may not have existed at t0. Recorded in the
+    run identity (and so in its manifest) only when there is one: runs without keep their id."""
+    marked = [{"market_id": c.market_id, "t0": iso(c.t0), "rules_updated_at": iso(meta.rules_updated_at)}
+              for c in cutoffs for meta in [bundle.meta.get(c.market_id)]
+              if meta is not None and meta.rules_updated_at is not None and meta.rules_updated_at >= c.t0]
+    return {"question_text_uncertain": marked} if marked else {}
 
 
 def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec,

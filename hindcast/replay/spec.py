@@ -10,7 +10,7 @@ otherwise are in FLAGS. The TOML layout groups the fields in tables (LAYOUT; eve
 optional; CLI flags override the file; the service's `[[sweeps]]` use the same tables as
 `[sweeps.markets]` …):
 
-    [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit
+    [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit, exclude
     [archive]   root (the field `archive`), snapshot, vector_search ("exact" | "approx"), nprobe
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
     [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (fields `forecasters`, `subsets`)
@@ -56,6 +56,7 @@ SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 1))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 VECTOR_SEARCH = ("exact", "approx")
+EXCLUSIONS = ("disputed", "rules-updated")  # `exclude`: the source says the market was disputed / its rules updated
 MAPPING = "invalid sweep spec"  # how an error names a spec given as a mapping or as fields
 
 
@@ -69,6 +70,7 @@ class ReplaySpec:
     resolved_before: datetime | None = None
     min_volume: float | None = None
     limit: int | None = None
+    exclude: tuple[str, ...] = ()  # market classes left out: "disputed", "rules-updated" (EXCLUSIONS)
     forecasters: tuple[str, ...] = DEFAULT_FORECASTERS
     subsets: tuple[tuple[str, int], ...] = ()  # (forecaster spec, number of markets)
     archive: Path | None = None  # the archive root
@@ -150,7 +152,7 @@ def run_identity(spec: ReplaySpec, store_version: str, market_ids: list[str], sn
         "fractions": list(spec.fractions), "offsets": list(spec.offsets),
         "instants": [iso(t) for t in spec.at], "hindcast_rule": spec.hindcast_rule,
         "repeats": spec.repeats, "seed": spec.seed,
-    } | _search_identity(spec)
+    } | _search_identity(spec) | ({"exclude": sorted(spec.exclude)} if spec.exclude else {})
 
 
 def _search_identity(spec: ReplaySpec) -> dict:
@@ -168,7 +170,7 @@ def run_id(identity: dict) -> str:
 # -- the TOML layout: each table, its keys and the field each key fills ------------------------
 LAYOUT = {
     "markets": {k: k for k in ("store", "version", "ids", "topics", "resolved_after", "resolved_before",
-                               "min_volume", "limit")},
+                               "min_volume", "limit", "exclude")},
     "archive": {"root": "archive", "snapshot": "snapshot", "vector_search": "vector_search", "nprobe": "nprobe"},
     "cutoffs": {k: k for k in ("fractions", "offsets", "at", "hindcast_rule")},
     "run": {k: k for k in ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost",
@@ -271,6 +273,7 @@ _CHECKS = {  # field → (test, what it must be)
     "resolved_after": (_is_instant, "a date or ISO instant"), "resolved_before": (_is_instant, "a date or ISO instant"),
     "min_volume": (lambda x: _is_number(x) and x >= 0, "a number ≥ 0"),
     "limit": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+    "exclude": (_list_of(lambda x: x in EXCLUSIONS), f"a list of {' and '.join(EXCLUSIONS)}"),
     "forecasters": (_list_of(_is_text), "a list of forecaster specs"),
     "subsets": (_list_of(_is_subset), "a list of (forecaster spec, markets ≥ 1)"),
     "archive": (_is_path, "a path"), "snapshot": (_is_text, "a snapshot id (text)"),
@@ -287,7 +290,7 @@ _CHECKS = {  # field → (test, what it must be)
     "breaker_threshold": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
 }
 _OPTIONAL = {f.name for f in dataclasses.fields(ReplaySpec) if f.default is None}
-_TUPLES = {"ids", "topics", "forecasters", "offsets"}
+_TUPLES = {"ids", "topics", "forecasters", "offsets", "exclude"}
 assert set(_CHECKS) == set(FIELDS) == {f for keys in LAYOUT.values() for f in keys.values()} | {*FORECASTER_KEYS.values()}
 
 

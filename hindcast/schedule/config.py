@@ -5,7 +5,7 @@ job without one is not scheduled):
 
     [service]      db, lock, log, runs_out
     [jobs]         pull, inbox, sweeps, export — intervals for `schedule run` ("1h", "1d")
-    [markets]      store, gamma_url, clob_url, since, lookback, page_size, timeout, attempts
+    [markets]      store, gamma_url, clob_url, data_url, since, lookback, page_size, timeout, attempts
     [archive]      root, embedder; [[archive.inbox]] path, source, format, pattern
     [[sweeps]]     name and either spec = "file.toml" or inline [sweeps.markets] /
                    [sweeps.cutoffs] / [[sweeps.forecasters]] / [sweeps.run] (the sweep spec layout)
@@ -38,7 +38,8 @@ class MarketsJob:
     clob_url: str | None = None
     since: datetime | None = None  # the first watermark
     lookback: timedelta = timedelta(days=7)  # re-listed before the watermark: late resolutions
-    page_size: int = 500
+    page_size: int = 100  # Gamma's keyset pages hold at most 100
+    data_url: str | None = None
     timeout: float = 30.0
     attempts: int = 5
 
@@ -182,13 +183,14 @@ def _same(a: Path, b: Path) -> bool:
 
 # -- sections -------------------------------------------------------------------------------
 def _markets(t: dict, base: Path) -> MarketsJob:
-    _only(t, {"store", "gamma_url", "clob_url", "since", "lookback", "page_size", "timeout", "attempts"}, "[markets]")
+    _only(t, {"store", "gamma_url", "clob_url", "data_url", "since", "lookback", "page_size", "timeout", "attempts"},
+          "[markets]")
     _require("store" in t, "[markets] needs store = \"…\" (the market store the pulls write into)")
     return MarketsJob(store=base / _text(t, "store", "[markets]"), gamma_url=_url(t, "gamma_url"),
-                      clob_url=_url(t, "clob_url"),
+                      clob_url=_url(t, "clob_url"), data_url=_url(t, "data_url"),
                       since=_instant(t["since"], "[markets] since") if "since" in t else None,
                       lookback=_interval(t.get("lookback", "7d"), "[markets] lookback"),
-                      page_size=_int(t, "page_size", 500, "[markets]", 1, 500),
+                      page_size=_int(t, "page_size", 100, "[markets]", 1, 100),
                       timeout=_number(t, "timeout", 30.0, "[markets]"),
                       attempts=_int(t, "attempts", 5, "[markets]", 1))
 

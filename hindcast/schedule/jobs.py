@@ -47,12 +47,14 @@ def pull_markets(ctx: JobContext) -> dict:
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
     before = _latest_ids(job.store)
     summary = pull(job.store, PullQuery(since=since, page_size=job.page_size, closed_since=since), now=ctx.now,
-                   gamma_url=job.gamma_url, clob_url=job.clob_url, attempts=job.attempts, timeout=job.timeout,
+                   gamma_url=job.gamma_url, clob_url=job.clob_url, data_url=job.data_url, attempts=job.attempts,
+                   timeout=job.timeout,
                    user_agent="hindcast-schedule")
     ctx.state.set_many({WATERMARK: iso(listed_at), PULL_PENDING: None})
     new = sorted(_latest_ids(job.store) - before)
     return {"version": summary.version, "since": since and iso(since), "watermark": iso(listed_at),
             "listed": summary.listed, "stored": summary.stored, "new_markets": len(new),
+            "counts": summary.counts().as_dict(),
             "failed": summary.failed[:20], "changed": bool(new)}
 
 

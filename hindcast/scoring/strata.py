@@ -105,6 +105,53 @@ def strata(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, se
                    table, _strata_notes())
 
 
+RESOLUTION_COLUMNS = ("forecaster", "resolution", *STRATA_COLUMNS[3:])
+DISPUTED, RULES_AFTER, RULES_BEFORE, NEITHER = ("disputed", "rules updated at/after t0", "rules updated before t0",
+                                                "neither")
+RESOLUTION_CLASSES = (DISPUTED, RULES_AFTER, RULES_BEFORE, NEITHER, ALL)
+
+
+def resolution_classes(meta, t0: datetime) -> tuple[str, ...]:
+    """The resolution-metadata classes of a (market, t0): disputed; rules updated at/after t0
+    (the text shown may not have existed at t0) or before it; else neither."""
+    classes = []
+    if meta is not None and meta.disputed:
+        classes.append(DISPUTED)
+    if meta is not None and meta.rules_updated_at is not None:
+        classes.append(RULES_AFTER if meta.rules_updated_at >= t0 else RULES_BEFORE)
+    return tuple(classes) or (NEITHER,)
+
+
+def resolution_strata(rows: Iterable[ScoredRow], meta: dict, replicates: int = bootstrap.REPLICATES,
+                      seed: int = 0) -> Finding:
+    """Per forecaster × resolution class (a row can be in two: disputed and rules updated),
+    the strata figures; `meta`: market id → MarketMeta of the run's store (missing: neither)."""
+    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
+    for r in rows:
+        for name in (*resolution_classes(meta.get(r.market_id), r.t0), ALL):
+            cells[(r.forecaster, name)].append(r)
+    order = sorted(cells, key=lambda k: (k[0], RESOLUTION_CLASSES.index(k[1])))
+    table = tuple((f, name, *_stratum(f, ALL, "resolution:" + name, cells[(f, name)], replicates, seed)[3:])
+                  for f, name in order)
+    return Finding("resolution", "Brier against the market by resolution metadata (disputed, rules updated)",
+                   RESOLUTION_COLUMNS, table,
+                   ("disputed: Gamma wasDisputed; rules updated: questionRulesUpdated (when: its timestamp, else an "
+                    "upper bound, see the README); a row can be in two classes; 'all' is every row once",))
+
+
+def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> Finding:
+    """`resolution_strata` against the market store versions the runs recorded."""
+    from pathlib import Path
+
+    from hindcast.markets.store import open_version
+
+    meta: dict = {}
+    for manifest in manifests:
+        recorded = manifest["market_store"]
+        meta |= open_version(Path(recorded["root"]), recorded["version"]).bundle.meta
+    return resolution_strata(rows, meta)
+
+
 def _cell_keys(label: str, band: str, margins: bool) -> list[tuple[str, str]]:
     if not margins:
         return [(label, band)]

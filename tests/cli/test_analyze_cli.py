@@ -26,7 +26,7 @@ def test_analyze_json_holds_every_analysis_and_writes_nothing(db):
     proc = run_cli("analyze", _run_id(db), "--db", str(db), "--split", "2025-12-01T00:00:00Z", "--json", check=True)
     document = json.loads(proc.stdout)
     keys = [f["key"] for f in document["findings"]]
-    assert keys == ["strata", "effects", "aggregates", "trading", "copying", "policies", "defer", "calibration"]
+    assert keys == ["strata", "resolution", "effects", "aggregates", "trading", "copying", "policies", "defer", "calibration"]
     strata = next(f for f in document["findings"] if f["key"] == "strata")
     cells = {(r["forecaster"], r["cutoff"], r["band"]): r for r in strata["rows"]}
     # every forecast of the run lands in exactly one band of its cutoff: the "all" margin adds up

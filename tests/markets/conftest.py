@@ -85,6 +85,8 @@ class FakePolymarket:
         return self._fixture(service, endpoint, dict(query), [v for k, v in query if k == "condition_ids"])
 
     def _fixture(self, service: str, endpoint: str, params: dict, ids: list[str]) -> Reply:
+        if service == "gamma" and endpoint == "markets/keyset":
+            return self._keyset(params, ids)
         if service == "gamma" and endpoint == "markets" and ids:  # a repeatable filter, as on Gamma
             pool = self.markets if self.by_id is None else self.by_id
             return json_reply([m for m in pool if m.get("conditionId") in ids])
@@ -99,9 +101,34 @@ class FakePolymarket:
             return self._history(params)
         return json_reply({"error": "not found"}, 404)
 
+    def _keyset(self, params: dict, ids: list[str]) -> Reply:
+        """`/markets/keyset` over the fixture list: 100 a page at most, `after_cursor` an opaque
+        offset, no `next_cursor` on the last page; by `condition_ids`, `closed` as on Gamma
+        (false unless given). The plain listing serves every fixture item (their parse traps)."""
+        if "offset" in params:
+            return json_reply({"type": "validation error", "error": "offset not allowed"}, 422)
+        if ids:
+            pool = self.markets if self.by_id is None else self.by_id
+            closed = params.get("closed") == "true"
+            items = [m for m in pool if m.get("conditionId") in ids and (m.get("closed") is True) == closed]
+        else:
+            items = self.markets
+        start = int(params["after_cursor"].removeprefix("c")) if "after_cursor" in params else 0
+        size = min(int(params.get("limit", 20)), 100)
+        answer = {"$schema": "https://gamma-api.polymarket.com/schemas/MarketsKeysetListResponse.json",
+                  "markets": items[start:start + size]}
+        return json_reply(answer | ({"next_cursor": f"c{start + size}"} if start + size < len(items) else {}))
+
     def _history(self, params: dict) -> Reply:
+        """The fixture body of this token and fidelity; with startTs/endTs, its points inside."""
         body = self.histories.get(params["market"], {}).get(str(params["fidelity"]), {"history": []})
-        return Reply(200, body.encode(), {"Content-Type": "text/html"}) if isinstance(body, str) else json_reply(body)
+        if isinstance(body, str):
+            return Reply(200, body.encode(), {"Content-Type": "text/html"})
+        if "startTs" in params and isinstance(body.get("history"), list):
+            start, end = int(params["startTs"]), int(params["endTs"])
+            body = {**body, "history": [p for p in body["history"]
+                                        if not isinstance(p, dict) or not isinstance(p.get("t"), int) or start <= p["t"] <= end]}
+        return json_reply(body)
 
     def history_requests(self, token: str) -> list[tuple]:
         return [r for r in self.requests if r[1] == "prices-history" and ("market", token) in r[2]]
@@ -117,7 +144,7 @@ def request_key(service: str, endpoint: str, query) -> tuple:
 # -- in-process: httpx.MockTransport ----------------------------------------------------------
 def mock_transport(fake: FakePolymarket) -> httpx.MockTransport:
     def handle(request: httpx.Request) -> httpx.Response:
-        service = "gamma" if request.url.host.startswith("gamma") else "clob"
+        service = {"gamma-api": "gamma", "data-api": "data"}.get(request.url.host.split(".")[0], "clob")
         reply = fake.answer(service, request.url.path.strip("/"), list(request.url.params.multi_items()))
         if reply == TIMEOUT:
             raise httpx.ReadTimeout("timed out", request=request)

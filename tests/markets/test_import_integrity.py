@@ -160,5 +160,5 @@ def test_a_pull_that_fetched_nothing_leaves_no_cache_behind(tmp_path, monkeypatc
     store = tmp_path / "s"
     code, _, err = hindcast(monkeypatch, capsys, "markets", "pull", "--store", str(store), "--attempts", "1",
                             "--gamma-url", "http://127.0.0.1:9", "--clob-url", "http://127.0.0.1:9")
-    assert code == 1 and len(err.splitlines()) == 1 and "http://127.0.0.1:9/markets: connection failed" in err
+    assert code == 1 and len(err.splitlines()) == 1 and "http://127.0.0.1:9/markets/keyset: connection failed" in err
     assert sorted(p.name for p in store.rglob("*")) == [".pull.lock"]

@@ -32,12 +32,14 @@ def test_pull_prints_the_counts_and_says_on_stderr_that_fewer_were_stored(fake, 
     with serve(fake) as url:
         proc = pull(url, tmp_path / "store", "--json")
     assert proc.returncode == 0, proc.stderr
-    counts = json.loads(proc.stdout)
+    summary = json.loads(proc.stdout)
+    counts = summary["counts"]
     assert (counts["listed"], counts["stored"], counts["skipped_total"], counts["failed"]) == (21, 13, 8, 0)
-    assert counts["skipped"]["not binary (market_type 'scalar')"] == 2
-    assert (counts["listed_live"], counts["listed_historical"]) == (11, 10)
+    assert counts["skipped"]["not binary (market_type 'scalar')"] == 2 and summary["stored_fewer_than_listed"]
+    assert (summary["listed_live"], summary["listed_historical"]) == (11, 10)
+    assert summary["price_routes"] == {"kalshi candlesticks (live)": 7, "kalshi historical candlesticks": 6}
     assert "warning: stored 13 of 21 listed market(s): 8 skipped, 0 failed" in proc.stderr
-    assert counts["version"] == open_version(tmp_path / "store").id
+    assert summary["version"] == open_version(tmp_path / "store").id
 
 
 def test_pull_text_names_each_skip_reason(fake, tmp_path):

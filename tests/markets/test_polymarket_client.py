@@ -91,7 +91,7 @@ def test_a_retry_after_longer_than_allowed_fails_at_once(client, fake, sleeps):
 def test_5xx_then_success(client, fake, sleeps):
     fake.faults[("clob", "prices-history")] = [Reply(500, b"oops"), Reply(503, b"")]
     a = by_question("Marco Rubio")
-    history = client.prices_history(tokens(a)[0], 1, 2)
+    history = client.prices_history(tokens(a)[0], 0, 2**31)
     assert history.fidelity == 60 and len(history.history) == 12
     assert sleeps == [0.5, 1.0]
 

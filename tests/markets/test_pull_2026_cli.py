@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindcast.markets.fake_polymarket import FakePolymarket, population, serve
+from hindcast.markets.fake_polymarket import FakePolymarket, Reply, population, serve
 from hindcast.markets.prices import price_at
 from hindcast.markets.store import open_version
 from hindcast.timeutil import from_unix
@@ -83,3 +83,59 @@ def test_show_prints_provenance_and_resolution_metadata(pulled):
     manifest = json.loads((open_version(store).path / "manifest.json").read_text())
     assert manifest["provenance"]["counts"]["stored"] == COUNT
     assert set(manifest["provenance"]["price_routes"]) == {"data-api /v2/prices-history", "clob /prices-history windows"}
+
+
+# -- a listing that cannot be trusted: one line naming the URL, exit non-zero, store unchanged --
+def tree(store) -> dict:
+    """Every file of the store but the pull's own lock and resumable cache (`.pull*`)."""
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
+            if p.is_file() and not p.relative_to(store).parts[0].startswith(".pull")}
+
+
+@pytest.mark.parametrize("break_it, said", [
+    (lambda fake: setattr(fake, "cursor_stuck", True), "the listing does not advance: page 2 answers the cursor it was sent"),
+    (lambda fake: fake.faults.update({("gamma", "markets/keyset"): [Reply(422, b'{"error": "invalid"}', {})]}), "HTTP 422"),
+    (lambda fake: fake.faults.update({("gamma", "markets/keyset"): [Reply(200, b'{"data": []}', {})]}),
+     "unknown answer shape"),
+], ids=["cursor-not-advancing", "422", "unknown-envelope"])
+def test_a_listing_that_cannot_be_trusted_stops_the_pull_and_changes_no_store(tmp_path, break_it, said):
+    markets = population(150, START)
+    store = tmp_path / "store"
+    with serve(FakePolymarket(markets[:120], NOW)) as base:
+        assert pull(base, store).returncode == 0
+    before = tree(store)
+    broken = FakePolymarket(markets, NOW)
+    break_it(broken)
+    with serve(broken) as base:
+        proc = pull(base, store)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith(f"hindcast: error: {base}/gamma/markets/keyset") and said in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert tree(store) == before
+
+
+def test_a_later_pull_that_changes_a_stored_point_makes_a_new_version_and_keeps_the_old(tmp_path):
+    """A store holding a history from before routes were recorded (2025's interval=max: the
+    last 31 days) is fetched again; the changed points go into a new version, never over the old."""
+    from dataclasses import replace
+
+    from hindcast.markets.store import write_version
+
+    market = population(1, START)[0]
+    store = tmp_path / "store"
+    with serve(FakePolymarket([market], NOW)) as base:
+        assert pull(base, store).returncode == 0
+    full = open_version(store)
+    old_meta = replace(full.bundle.meta[market.condition_id], price_route="", price_bucket_seconds=None,
+                       price_definition="", history_fidelity=60)
+    last = full.bundle.prices[market.condition_id][-5:]  # 2025: only the end, and one point disagreeing
+    truncated = (replace(last[0], p=round(last[0].p + 0.01, 4)), *last[1:])
+    old = replace(full.bundle, prices={market.condition_id: truncated}, meta={market.condition_id: old_meta})
+    old_id = write_version(store, old)
+    with serve(FakePolymarket([market], NOW)) as base:
+        proc = pull(base, store, "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["histories"]["changed"] == [market.condition_id] and summary["version"] not in (old_id, None)
+    assert open_version(store, old_id).bundle.prices[market.condition_id] == truncated  # kept, byte for byte
+    assert open_version(store).bundle.prices[market.condition_id] == full.bundle.prices[market.condition_id]

@@ -26,14 +26,16 @@ def test_the_closed_listing_stops_at_the_window(tmp_path):
     def answer(request: httpx.Request) -> httpx.Response:
         query = {k: v[0] for k, v in parse_qs(request.url.query.decode()).items()}
         asked.append(query)
-        offset, limit = int(query["offset"]), int(query["limit"])
-        return httpx.Response(200, content=json.dumps(ITEMS[offset:offset + limit]))
+        assert request.url.path == "/markets/keyset" and "offset" not in query
+        offset, limit = int(query.get("after_cursor", "0")), int(query["limit"])
+        more = {"next_cursor": str(offset + limit)} if offset + limit < len(ITEMS) else {}
+        return httpx.Response(200, content=json.dumps({"markets": ITEMS[offset:offset + limit], **more}))
 
     client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(answer)), "http://gamma", "http://clob",
                               RetryPolicy(attempts=1), lambda s: None)
     items = list_closed_since(client, WorkDir(tmp_path / "w"), PullQuery(page_size=2, closed_since=SINCE))
     assert [i["conditionId"] for i in items] == ["a", "b", "c"]
-    assert [q["offset"] for q in asked] == ["0", "2"]
+    assert [q.get("after_cursor") for q in asked] == [None, "2"]
     assert all((q["closed"], q["order"], q["ascending"]) == ("true", "closedTime", "false") for q in asked)
     again = list_closed_since(client, WorkDir(tmp_path / "w"), PullQuery(page_size=2, closed_since=SINCE))
     assert again == items and len(asked) == 2  # a resumed pull reads its cached pages

@@ -56,6 +56,7 @@ pull = "1h"
 store = "markets/store"
 gamma_url = "{url}/gamma"
 clob_url = "{url}/clob"
+data_url = "{url}/data"
 since = "2026-01-01"
 lookback = "2d"
 attempts = 1

@@ -27,8 +27,8 @@ def edited(tmp_path, old: str, new: str, extra: str = ""):
 
 
 BAD = [  # (replace this, with this, message)
-    ("timeout = 10", "timeout = 10\npage_size = \"lots\"", r"\[markets\] page_size: expected an integer 1…500, got 'lots'"),
-    ("timeout = 10", "timeout = 10\npage_size = 501", r"\[markets\] page_size: expected an integer 1…500"),
+    ("timeout = 10", "timeout = 10\npage_size = \"lots\"", r"\[markets\] page_size: expected an integer 1…100, got 'lots'"),
+    ("timeout = 10", "timeout = 10\npage_size = 101", r"\[markets\] page_size: expected an integer 1…100"),
     ("attempts = 1", "attempts = \"1\"", r"\[markets\] attempts: expected an integer 1…"),
     ("timeout = 10", "timeout = \"ten\"", r"\[markets\] timeout: expected a number of seconds > 0"),
     ("lookback = \"2d\"", "lookback = 2", r"\[markets\] lookback: expected text like"),
@@ -106,7 +106,7 @@ def test_every_schedule_command_says_one_line_and_exits_1(tmp_path, command):
     before = tree(tmp_path)
     result = CliRunner().invoke(app, [*command, "--config", str(path)])
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr == f"hindcast: error: config {path}: [markets] page_size: expected an integer 1…500, got 'x'\n"
+    assert result.stderr == f"hindcast: error: config {path}: [markets] page_size: expected an integer 1…100, got 'x'\n"
     assert tree(tmp_path) == before
 
 

@@ -62,7 +62,7 @@ def test_sigkill_while_a_request_is_in_flight(tmp_path, server, clock, uninterru
     new_token = next(m for m in sim_markets() if m.resolves > TICKS[0]).yes_token
 
     def kill(config, now):
-        server.block(lambda endpoint, params: params.get("market") == new_token)
+        server.block(lambda endpoint, params: new_token in (params.get("market"), params.get("token_id")))
         proc = run_process(config, "once", "--now", now.isoformat(), wait=False)
         try:
             assert server.blocked.wait(60), "the service never asked for the new market's history"

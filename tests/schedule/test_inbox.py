@@ -18,6 +18,7 @@ db = "runs/hindcast.db"
 store = "markets/store"
 gamma_url = "{url}/gamma"
 clob_url = "{url}/clob"
+data_url = "{url}/data"
 attempts = 1
 
 [archive]

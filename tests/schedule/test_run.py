@@ -79,7 +79,7 @@ def test_jobs_keep_their_next_run_across_a_restart(tmp_path, server):
 
 def test_sigterm_lets_the_running_job_finish_and_starts_no_other(tmp_path, server):
     config = write_config(tmp_path, server.url)
-    server.block(lambda endpoint, params: endpoint == "prices-history")
+    server.block(lambda endpoint, params: endpoint.endswith("prices-history"))
     proc = run_process(config, "run", wait=False)
     try:
         assert server.blocked.wait(60)

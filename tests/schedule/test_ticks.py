@@ -68,11 +68,11 @@ def test_each_pull_lists_from_the_watermark_minus_the_lookback(tmp_path, server,
     for now in TICKS[:3]:
         clock.now = now
         tick(config, now)
-    firsts = [p for p in server.fake.listings() if p["offset"] == "0" and p.get("order") == "id"]
+    firsts = [p for p in server.fake.listings() if "after_cursor" not in p and p.get("order") == "id"]
     lookback = load(config).markets.lookback
     assert [p.get("end_date_min") for p in firsts] == [
         "2026-01-01T00:00:00Z", iso(TICKS[0] - lookback), iso(TICKS[1] - lookback)]
     assert all(p["closed"] == "true" and "end_date_max" not in p for p in firsts)
-    closed = [p for p in server.fake.listings() if p["offset"] == "0" and p.get("order") == "closedTime"]
+    closed = [p for p in server.fake.listings() if "after_cursor" not in p and p.get("order") == "closedTime"]
     assert len(closed) == 3 and all(p["ascending"] == "false" and "end_date_min" not in p for p in closed)
     assert lookback == timedelta(days=2)
