@@ -110,3 +110,14 @@ def check_kalshi_prices_at_t0(fake: FakeKalshi, path) -> None:
         assert float(row["market_price"]) == expected and float(row["probability"]) == expected
         seen += 1
     assert seen == 13 * 4  # every Kalshi market at each of the four default fractions
+
+
+def test_the_readme_recipe_pulls_both_venues_sweeps_and_slices_by_venue(tmp_path):
+    from tests.test_recipes import run_recipe
+
+    out = run_recipe("pull_both_venues_fake.py", tmp_path).stdout
+    assert '"listed": 30, "stored": 22' in out
+    for venue in ("kalshi", "polymarket"):
+        for name in ("market", "constant", "base-rate"):
+            assert f"venue={venue}" in out and any(line.startswith(f"venue={venue}") and f" {name} " in line
+                                                  for line in out.splitlines())
