@@ -128,3 +128,26 @@ def test_series_and_limit_narrow_the_listing(fake, tmp_path):
     summary = pull_kalshi(tmp_path, client_of(fake), KalshiQuery(series="KXFAKEH", limit=6), NOW)
     assert summary.listed == 6 and summary.listed_live == 0
     assert all(dict(q).get("series_ticker") == "KXFAKEH" for p, q in fake.requests if p.endswith("markets"))
+
+
+@pytest.mark.parametrize("offset_hours", [0, 1, 17])
+def test_candles_that_close_at_or_after_t0_change_nothing_before_t0(tmp_path, offset_hours):
+    """Two Kalshi histories that differ only in candles ending at or after t0 (t0 on a candle's
+    end, or between ends): the points before t0 and the price at t0 are the same."""
+    from hindcast.markets.prices import history_before, price_at
+
+    one = FakeKalshi.generate(live=3, historical=3, extras=False)
+    other = FakeKalshi.generate(live=3, historical=3, extras=False)
+    t0s = {}
+    for a, b in zip(one.markets, other.markets):
+        t0 = a.candles[len(a.candles) // 2][0] + offset_hours * 60  # on an end, or minutes after it
+        t0s[a.ticker] = datetime.fromtimestamp(t0, timezone.utc)
+        b.candles[:] = [c if c[0] < t0 else (c[0], "0.9999" if c[1] else None, "0.0001") for c in b.candles]
+    pull_kalshi(tmp_path / "a", client_of(one), KalshiQuery(), NOW)
+    pull_kalshi(tmp_path / "b", client_of(other), KalshiQuery(), NOW)
+    pa, pb = open_version(tmp_path / "a").bundle.prices, open_version(tmp_path / "b").bundle.prices
+    for ticker, t0 in t0s.items():
+        mid = f"kalshi:{ticker}"
+        assert history_before(pa[mid], t0) == history_before(pb[mid], t0)
+        assert price_at(pa[mid], t0) == price_at(pb[mid], t0) and price_at(pa[mid], t0).t < t0
+        assert pa[mid] != pb[mid]  # the later candles did differ
