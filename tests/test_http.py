@@ -185,8 +185,8 @@ def polymarket(handler, sleeps, **policy) -> PolymarketClient:
 def test_the_market_client_honours_a_retry_after_date():
     sleeps = []
     first = reply(503, Retry_After="Mon, 01 Jan 2001 00:00:09 GMT", Date=DATE)
-    client = polymarket(script(first, httpx.Response(200, json=[])), sleeps)
-    assert next(client.gamma_markets()).items == [] and sleeps == [9.0]
+    client = polymarket(script(first, httpx.Response(200, json={"markets": []})), sleeps)
+    assert next(client.keyset_markets({})).items == [] and sleeps == [9.0]
 
 
 def test_the_market_client_retries_a_protocol_error_and_names_the_url_after_the_last():
@@ -198,28 +198,32 @@ def test_the_market_client_retries_a_protocol_error_and_names_the_url_after_the_
 
 
 class Pages(dict):
-    """A page cache in memory (a pull keeps its pages in its work directory)."""
+    """A keyset page cache in memory (a pull keeps its pages in its work directory)."""
 
-    def page(self, offset):
-        return self.get(offset)
+    def keyset_page(self, number, cursor):
+        page = self.get(number)
+        return page if page is not None and page.cursor == cursor else None
 
-    def save_page(self, offset, items):
-        self[offset] = items
+    def save_keyset_page(self, page):
+        self[page.number] = page
 
 
 def test_paging_reads_cached_pages_back_and_saves_fetched_ones():
+    from hindcast.markets.polymarket import KeysetPage
+
     items = [{"id": str(i)} for i in range(7)]
 
     def gamma(request):
-        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
-        asked.append(offset)
-        return httpx.Response(200, json=items[offset: offset + limit])
+        start, limit = int(request.url.params.get("after_cursor", "0")), int(request.url.params["limit"])
+        asked.append(start)
+        more = {"next_cursor": str(start + limit)} if start + limit < len(items) else {}
+        return httpx.Response(200, json={"markets": items[start: start + limit], **more})
 
-    asked, cache = [], Pages({0: items[:3]})
+    asked, cache = [], Pages({0: KeysetPage(0, "", items[:3], "3")})
     client = polymarket(gamma, [])
-    pages = list(client.gamma_markets({"closed": "true"}, limit=3, cache=cache))
-    assert [p.offset for p in pages] == [0, 3, 6] and [i for p in pages for i in p.items] == items
-    assert asked == [3, 6] and cache == {0: items[:3], 3: items[3:6], 6: items[6:]}
+    pages = list(client.keyset_markets({"closed": "true"}, limit=3, cache=cache))
+    assert [p.cursor for p in pages] == ["", "3", "6"] and [i for p in pages for i in p.items] == items
+    assert asked == [3, 6] and sorted(cache) == [0, 1, 2] and cache[2].next_cursor is None
 
 
 # -- the chat client on the shared layer ----------------------------------------------------

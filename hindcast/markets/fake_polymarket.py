@@ -69,7 +69,9 @@ class SimMarket:
 
     @property
     def end_date(self) -> datetime | None:
-        return None if self.end == NO_END_DATE else (self.end or self.resolves)
+        if isinstance(self.end, str):  # NO_END_DATE
+            return None
+        return self.end or self.resolves
 
     @property
     def condition_id(self) -> str:
@@ -171,10 +173,11 @@ class FakePolymarket:
             scripted = self.faults.get((service, endpoint))
             if scripted:
                 return scripted.pop(0)
-        route = {("GET", "gamma", "markets/keyset"): self._keyset, ("GET", "gamma", "markets"): self._legacy,
+        route: Callable[..., Reply] | None = {("GET", "gamma", "markets/keyset"): self._keyset, ("GET", "gamma", "markets"): self._legacy,
                  ("GET", "clob", "prices-history"): self._clob_history,
                  ("POST", "clob", "batch-prices-history"): self._batch,
-                 ("GET", "data", "v2/prices-history"): self._data_history}.get((method, service, endpoint))
+                 ("GET", "data", "v2/prices-history"): self._data_history}.get(
+                     (method, service, endpoint))  # type: ignore[assignment]
         if route is None:
             return _json({"error": "not found"}, 404)
         return route(query, body) if method == "POST" else route(query)

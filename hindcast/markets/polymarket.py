@@ -13,8 +13,8 @@ Requests go through the shared HTTP layer (`hindcast.http`): every request has a
 exponential backoff, honouring `Retry-After` (seconds, or an HTTP date against the
 response's `Date`); a Retry-After longer than the policy allows, or the last failure,
 raises `PolymarketError` naming the URL. The sleep function is injected so tests never
-wait. Paging (Gamma's offsets, the CLOB's cursors) lives here and nowhere else; a pull
-passes a `PageCache` to keep each page as it arrives. This module returns raw JSON:
+wait. Paging (Gamma's keyset cursors, the CLOB's and the Data API's cursors) lives here and
+nowhere else; a pull passes a `KeysetCache` to keep each listing page as it arrives. This module returns raw JSON:
 `parse` turns it into records, once.
 """
 
@@ -30,8 +30,8 @@ import httpx
 from hindcast.errors import PolymarketError
 from hindcast.http import Outcome, Retrying, RetryPolicy
 
-__all__ = ["CLOB_URL", "DATA_URL", "FIDELITIES", "GAMMA_PAGE_LIMIT", "GAMMA_URL", "History", "KeysetPage", "Page",
-           "PageCache", "PolymarketClient", "PolymarketError", "RetryPolicy"]  # RetryPolicy, PolymarketError: re-exported
+__all__ = ["CLOB_URL", "DATA_URL", "FIDELITIES", "GAMMA_PAGE_LIMIT", "GAMMA_URL", "History", "KeysetCache",
+           "KeysetPage", "PolymarketClient", "PolymarketError", "RetryPolicy"]  # RetryPolicy, PolymarketError: re-exported
 
 GAMMA_URL = "https://gamma-api.polymarket.com"
 CLOB_URL = "https://clob.polymarket.com"
@@ -43,14 +43,6 @@ BATCH_TOKENS = 20  # POST /batch-prices-history: at most this many tokens a requ
 CLOB_LAST_CURSOR = "LTE="  # the CLOB's `next_cursor` on its last page
 FIDELITIES = (60, 720, 1440)  # minutes; resolved markets often answer only the coarse ones
 DEFAULT_RETRY = RetryPolicy()  # 5 attempts, 1 s doubling to 60 s, 30 s timeout; 429/5xx/transport errors
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a paginated listing: where it starts and its raw items."""
-
-    offset: int
-    items: list
 
 
 @dataclass(frozen=True)
@@ -81,17 +73,9 @@ class KeysetCache(Protocol):
     def save_keyset_page(self, page: KeysetPage) -> None: ...
 
 
-class PageCache(Protocol):
-    """Where a listing keeps its pages by offset (a pull's work directory): a page it
-    holds is read back instead of fetched; a fetched page is saved as it arrives."""
-
-    def page(self, offset: int) -> list | None: ...
-
-    def save_page(self, offset: int, items: list) -> None: ...
-
-
 class PolymarketClient:
-    """Gamma (`/markets`, `/events`) and CLOB (`/markets`, `/prices-history`) reads."""
+    """Gamma (`/markets/keyset`, `/events/keyset`), CLOB (`/markets`, `/prices-history`,
+    `/batch-prices-history`) and Data API (`/v2/prices-history`) reads."""
 
     def __init__(self, http: httpx.Client, gamma_url: str = GAMMA_URL, clob_url: str = CLOB_URL,
                  retry: RetryPolicy = DEFAULT_RETRY, sleep: Callable[[float], None] = time.sleep,
@@ -131,11 +115,19 @@ class PolymarketClient:
         """Pages of `GET /markets/keyset` until an answer has no `next_cursor` (each page from
         `cache` when it holds it). A page whose cursor does not advance (the same cursor, or
         the same first item, twice) raises PolymarketError naming the URL."""
-        url, cursor, number, first = f"{self.gamma_url}/markets/keyset", "", 0, None
+        return self._keyset("markets", params, limit, cache)
+
+    def keyset_events(self, params: dict, limit: int = GAMMA_PAGE_LIMIT,
+                      cache: KeysetCache | None = None) -> Iterator[KeysetPage]:
+        """Pages of `GET /events/keyset` (`{"events": [...], "next_cursor"}`; each event nests its markets)."""
+        return self._keyset("events", params, limit, cache)
+
+    def _keyset(self, kind: str, params: dict, limit: int, cache: KeysetCache | None) -> Iterator[KeysetPage]:
+        url, cursor, number, first = f"{self.gamma_url}/{kind}/keyset", "", 0, None
         while True:
             page = cache.keyset_page(number, cursor) if cache is not None else None
             if page is None:
-                page = self.keyset_page(url, params, limit, number, cursor)
+                page = self.keyset_page(url, kind, params, limit, number, cursor)
                 if cache is not None:
                     cache.save_keyset_page(page)
             head = _first_id(page.items)
@@ -148,53 +140,18 @@ class PolymarketClient:
                 return
             cursor, number, first = page.next_cursor, number + 1, head
 
-    def keyset_page(self, url: str, params: dict, limit: int, number: int, cursor: str) -> KeysetPage:
-        """One `/markets/keyset` answer, its envelope checked."""
+    def keyset_page(self, url: str, kind: str, params: dict, limit: int, number: int, cursor: str) -> KeysetPage:
+        """One keyset answer, its envelope checked (`kind`: the list's key, markets or events)."""
         body = self.get_json(url, {**params, "limit": limit, **({"after_cursor": cursor} if cursor else {})})
         where = f"{url} (page {number + 1})"
-        if not isinstance(body, dict) or not isinstance(body.get("markets"), list):
-            shape = type(body).__name__ if not isinstance(body, dict) else "an object without a markets array"
-            raise PolymarketError(where, f"unknown answer shape: expected {{\"markets\": [...], \"next_cursor\"}}, got {shape}")
+        if not isinstance(body, dict) or not isinstance(body.get(kind), list):
+            shape = type(body).__name__ if not isinstance(body, dict) else f"an object without a {kind} array"
+            raise PolymarketError(where, f"unknown answer shape: expected {{\"{kind}\": [...], \"next_cursor\"}}, "
+                                         f"got {shape}")
         next_cursor = body.get("next_cursor")
         if next_cursor is not None and not isinstance(next_cursor, str):
             raise PolymarketError(where, f"next_cursor {next_cursor!r} is not a string")
-        return KeysetPage(number, cursor, body["markets"], next_cursor or None)
-
-    # -- Gamma (legacy offset listing: only for the 2025 page caches and small lookups) ---
-    def gamma_markets(self, params: dict | None = None, limit: int = GAMMA_PAGE_LIMIT,
-                      offset: int = 0, cache: PageCache | None = None) -> Iterator[Page]:
-        """Pages of `GET /markets` from `offset` on, until a page is shorter than `limit`
-        (each page from `cache` when it holds it)."""
-        return self._offset_pages(f"{self.gamma_url}/markets", params or {}, limit, offset, cache)
-
-    def gamma_events(self, params: dict | None = None, limit: int = GAMMA_PAGE_LIMIT,
-                     offset: int = 0, cache: PageCache | None = None) -> Iterator[Page]:
-        """Pages of `GET /events` (each event nests its `markets`)."""
-        return self._offset_pages(f"{self.gamma_url}/events", params or {}, limit, offset, cache)
-
-    def gamma_page(self, url: str, params: dict, limit: int, offset: int) -> Page:
-        items = self.get_json(url, {**params, "limit": limit, "offset": offset})
-        if not isinstance(items, list):
-            raise PolymarketError(url, f"expected a JSON array at offset {offset}, got {type(items).__name__}")
-        return Page(offset, items)
-
-    def _offset_pages(self, url: str, params: dict, limit: int, offset: int,
-                      cache: PageCache | None) -> Iterator[Page]:
-        while True:
-            page = self._cached_page(url, params, limit, offset, cache)
-            yield page
-            if len(page.items) < limit:
-                return
-            offset += limit
-
-    def _cached_page(self, url: str, params: dict, limit: int, offset: int, cache: PageCache | None) -> Page:
-        items = cache.page(offset) if cache is not None else None
-        if items is not None:
-            return Page(offset, items)
-        page = self.gamma_page(url, params, limit, offset)
-        if cache is not None:
-            cache.save_page(offset, page.items)
-        return page
+        return KeysetPage(number, cursor, body[kind], next_cursor or None)
 
     # -- CLOB --------------------------------------------------------------------------
     def clob_markets(self, cursor: str = "") -> Iterator[dict]:
@@ -212,7 +169,7 @@ class PolymarketClient:
         every page (`pagination.next_cursor`); `[]` when it serves no points (or answers 404)."""
         if self.data_url is None:
             return []
-        url, points = f"{self.data_url}/v2/prices-history", []
+        url, points = f"{self.data_url}/v2/prices-history", list[dict]()
         params: dict = {"token_id": token_id, "interval": "max", "bucket_seconds": bucket_seconds,
                         **({"limit": page_size} if page_size else {})}
         for _ in range(100_000):

@@ -1,12 +1,19 @@
-"""A resumable pull of resolved Polymarket markets into the market store.
+"""A resumable pull of resolved Polymarket markets into the market store (the 2026 APIs).
 
-Gamma pages and CLOB histories are cached, as soon as each arrives, in a work directory
-`STORE/.pull/<query-key>/`, written atomically: a killed pull re-run with the same query
-reads them back instead of fetching them again. Histories of markets the store's latest
-version already holds from an earlier pull are reused too (a resolved market's history
-does not change). At the end the pulled markets are merged into the latest version, a new
-version is frozen, and the work directory is removed. A market that cannot be read or
-fetched is reported by id with its reason and left out whole; the pull goes on.
+Gamma keyset pages and price histories are cached, as soon as each arrives, in a work
+directory `STORE/.pull/<query-key>/`, written atomically: a killed pull re-run with the same
+query reads them back instead of fetching them again. Histories of markets the store's latest
+version already holds from an earlier pull are reused when their route was recorded (a
+resolved market's history does not change; one stored by a 2025 pull is fetched again, and a
+point that changes is reported and goes into a new version). At the end the pulled markets
+are merged into the latest version, a new version is frozen, and the work directory is
+removed. A market that cannot be read or fetched is reported by id with its reason and left
+out whole; the pull goes on. Every listed market is stored, skipped (counted by reason) or
+failed: `PullSummary.counts()`.
+
+Histories: the Data API's `/v2/prices-history` (whole life, 3-hour buckets) when it serves
+the market, else CLOB windows of at most 15 days from opening to resolution at the finest
+fidelity that answers. Each stored market records the route, bucket and price definition.
 
 Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
 `end_date_min/max`) is what a user asks for. An incremental pull (the service's) gives
@@ -14,12 +21,13 @@ Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
 (`order=closedTime&ascending=false`, no end-date filter) and pages until the listing is
 older than `closed_since`. That listing finds what an end-date window cannot: markets
 without an `endDate` (Gamma omits it on some items, and `end_date_min` excludes them) and
-markets that close long after their scheduled end. Offset paging of a newest-first listing
-can only repeat an item when markets close meanwhile, never skip one; repeats are merged.
+markets that close long after their scheduled end. Paging a newest-first listing can only
+repeat an item when markets close meanwhile, never skip one; repeats are merged.
 
 A listed binary market that is closed but not resolved yet goes on the store's watch
-list (`STORE/pending.json`), and every later pull asks for it again by conditionId, so a
-market whose resolution is settled long after it closed is still found.
+list (`STORE/pending.json`), and every later pull asks for it again by conditionId (with
+`closed=true`, and without for a market still open), so a market whose resolution is
+settled long after it closed is still found.
 """
 
 from __future__ import annotations
@@ -126,18 +134,12 @@ class Pulled:
 
 
 class WorkDir:
-    """The pull's cache: `pages/<offset>.json` (raw Gamma pages), `histories/<id>.json`;
+    """The pull's cache: `pages/<number>.json` (raw keyset pages with the cursor each was asked
+    with: a page cached by a 2025 pull, a bare offset page, is never read back), `histories/<id>.json`;
     folders are made on the first write, so a pull that fetched nothing leaves none."""
 
     def __init__(self, path: Path):
         self.path = path
-
-    def page(self, offset: int) -> list | None:
-        return self._read(self.path / "pages" / f"{offset:09d}.json")
-
-    def save_page(self, offset: int, items: list) -> None:
-        (self.path / "pages").mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.path / "pages" / f"{offset:09d}.json", json.dumps(items))
 
     def keyset_page(self, number: int, cursor: str) -> KeysetPage | None:
         """A cached keyset page, if it was asked with this cursor (a 2025 offset page: None)."""
@@ -351,7 +353,7 @@ def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
     """The history an earlier pull stored for the same market and token by a route that
     reaches back (a history stored before routes were recorded is fetched again)."""
     meta = previous.meta.get(market.market.id) if previous else None
-    if meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
+    if previous is None or meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
         return None
     kept = replace(market.meta, history_fidelity=meta.history_fidelity, price_route=meta.price_route,
                    price_bucket_seconds=meta.price_bucket_seconds, price_definition=meta.price_definition)

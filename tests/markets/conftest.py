@@ -2,8 +2,8 @@
 over real sockets on 127.0.0.1 (for the subprocess pull test).
 
 Fixture files (exact Gamma / CLOB shapes of docs/polymarket-api.md):
-- gamma_markets.json: the `/markets` listing, served by `offset`/`limit`;
-- gamma_events.json: the `/events` listing (markets nested);
+- gamma_markets.json: the market objects, served by `/markets/keyset` (and `/markets` by id);
+- gamma_events.json: the event objects (markets nested), served by `/events/keyset`;
 - clob_markets_page1.json, clob_markets_page2.json: the CLOB `/markets` envelopes;
 - prices_history.json: `{token_id: {fidelity: body}}` — each body exactly what
   `/prices-history` answers (a string is sent as raw text: a broken body); a token or
@@ -87,6 +87,8 @@ class FakePolymarket:
     def _fixture(self, service: str, endpoint: str, params: dict, ids: list[str]) -> Reply:
         if service == "gamma" and endpoint == "markets/keyset":
             return self._keyset(params, ids)
+        if service == "gamma" and endpoint == "events/keyset":
+            return self._keyset(params, [], "events")
         if service == "gamma" and endpoint == "markets" and ids:  # a repeatable filter, as on Gamma
             pool = self.markets if self.by_id is None else self.by_id
             return json_reply([m for m in pool if m.get("conditionId") in ids])
@@ -101,7 +103,7 @@ class FakePolymarket:
             return self._history(params)
         return json_reply({"error": "not found"}, 404)
 
-    def _keyset(self, params: dict, ids: list[str]) -> Reply:
+    def _keyset(self, params: dict, ids: list[str], kind: str = "markets") -> Reply:
         """`/markets/keyset` over the fixture list: 100 a page at most, `after_cursor` an opaque
         offset, no `next_cursor` on the last page; by `condition_ids`, `closed` as on Gamma
         (false unless given). The plain listing serves every fixture item (their parse traps)."""
@@ -112,11 +114,11 @@ class FakePolymarket:
             closed = params.get("closed") == "true"
             items = [m for m in pool if m.get("conditionId") in ids and (m.get("closed") is True) == closed]
         else:
-            items = self.markets
+            items = self.markets if kind == "markets" else self.events
         start = int(params["after_cursor"].removeprefix("c")) if "after_cursor" in params else 0
         size = min(int(params.get("limit", 20)), 100)
-        answer = {"$schema": "https://gamma-api.polymarket.com/schemas/MarketsKeysetListResponse.json",
-                  "markets": items[start:start + size]}
+        answer = {"$schema": f"https://gamma-api.polymarket.com/schemas/{kind.title()}KeysetListResponse.json",
+                  kind: items[start:start + size]}
         return json_reply(answer | ({"next_cursor": f"c{start + size}"} if start + size < len(items) else {}))
 
     def _history(self, params: dict) -> Reply:

@@ -9,48 +9,47 @@ from hindcast.markets.polymarket import PolymarketClient, PolymarketError, Retry
 from tests.markets.conftest import CLOB, GAMMA, TIMEOUT, FakePolymarket, Reply, by_question, json_reply, mock_transport, tokens
 
 
-def offsets(fake):
-    return [dict(r[2])["offset"] for r in fake.requests if r[1] == "markets"]
+def cursors(fake):
+    return [dict(r[2]).get("after_cursor") for r in fake.requests if r[1] == "markets/keyset"]
+
+
+def first_page(client):
+    return next(client.keyset_markets({"closed": "true"}))
 
 
 # -- pagination ----------------------------------------------------------------------------------
-def test_gamma_pages_stop_at_the_first_page_shorter_than_limit(client, fake):
-    pages = list(client.gamma_markets({"closed": "true"}, limit=5))
-    assert [len(p.items) for p in pages] == [5, 5, 3]
-    assert offsets(fake) == ["0", "5", "10"]
-    assert all(("closed", "true") in r[2] and ("limit", "5") in r[2] for r in fake.requests)
+def test_keyset_pages_follow_next_cursor_until_an_answer_has_none(client, fake):
+    pages = list(client.keyset_markets({"closed": "true"}, limit=5))
+    assert [len(p.items) for p in pages] == [5, 5, 3] and pages[-1].next_cursor is None
+    assert cursors(fake) == [None, "c5", "c10"]
+    assert all(("closed", "true") in r[2] and ("limit", "5") in r[2] and "offset" not in dict(r[2]) for r in fake.requests)
 
 
-def test_gamma_pages_end_with_an_empty_page_when_the_listing_fills_whole_pages(sleeps):
+def test_a_listing_that_fills_whole_pages_ends_when_the_cursor_does(sleeps):
     fake = FakePolymarket(FakePolymarket().markets[:10])
     client = PolymarketClient(httpx.Client(transport=mock_transport(fake)), GAMMA, CLOB, sleep=sleeps)
-    assert [len(p.items) for p in client.gamma_markets(limit=5)] == [5, 5, 0]
-    assert offsets(fake) == ["0", "5", "10"]
-
-
-def test_gamma_pagination_can_resume_at_an_offset(client, fake):
-    assert [p.offset for p in client.gamma_markets(limit=5, offset=5)] == [5, 10]
-    assert offsets(fake) == ["5", "10"]
+    assert [len(p.items) for p in client.keyset_markets({}, limit=5)] == [5, 5]
+    assert cursors(fake) == [None, "c5"]
 
 
 def test_repeatable_filters_are_sent_once_per_value(client, fake):
     ids = ["0x" + "a" * 64, "0x" + "b" * 64]
-    list(client.gamma_markets({"condition_ids": ids, "end_date_min": "2026-01-01T00:00:00Z"}))
+    list(client.keyset_markets({"condition_ids": ids, "end_date_min": "2026-01-01T00:00:00Z"}))
     (request,) = fake.requests
     assert [v for k, v in request[2] if k == "condition_ids"] == ids
     assert ("end_date_min", "2026-01-01T00:00:00Z") in request[2]
 
 
-def test_a_page_that_is_not_an_array_is_refused_with_its_url(client, fake):
-    fake.faults[("gamma", "markets")] = [json_reply({"error": "bad"})]
-    with pytest.raises(PolymarketError, match=r"gamma-api\.polymarket\.com/markets: expected a JSON array at offset 0"):
-        list(client.gamma_markets())
+def test_a_page_that_is_not_the_keyset_envelope_is_refused_with_its_url(client, fake):
+    fake.faults[("gamma", "markets/keyset")] = [json_reply({"error": "bad"})]
+    with pytest.raises(PolymarketError, match=r"gamma-api\.polymarket\.com/markets/keyset \(page 1\): unknown answer shape"):
+        list(client.keyset_markets({}))
 
 
 def test_events_paginate_and_their_nested_markets_carry_the_event(client, fake):
-    pages = list(client.gamma_events(limit=500))
+    pages = list(client.keyset_events({"closed": "true"}))
     markets = markets_of_events([e for p in pages for e in p.items])
-    assert len(pages) == 1 and fake.count("events") == 1
+    assert len(pages) == 1 and fake.count("events/keyset") == 1
     parsed = [parse_gamma_market(m) for m in markets if "Pro League" not in m["question"]]
     assert {p.market.topic for p in parsed} == {"politics", "sports"}
     assert all(p.meta.event for p in parsed)
@@ -64,28 +63,28 @@ def test_clob_markets_follow_next_cursor_until_LTE(client, fake):
 
 # -- retries -------------------------------------------------------------------------------------
 def test_429_waits_what_retry_after_says_then_succeeds(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(429, b"slow down", {"Retry-After": "7"})]
-    assert len(next(client.gamma_markets(limit=500)).items) == 13
-    assert sleeps == [7.0] and fake.count("markets") == 2
+    fake.faults[("gamma", "markets/keyset")] = [Reply(429, b"slow down", {"Retry-After": "7"})]
+    assert len(first_page(client).items) == 13
+    assert sleeps == [7.0] and fake.count("markets/keyset") == 2
 
 
 def test_429_without_retry_after_backs_off_exponentially(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(429, b""), Reply(429, b"")]
-    next(client.gamma_markets())
+    fake.faults[("gamma", "markets/keyset")] = [Reply(429, b""), Reply(429, b"")]
+    first_page(client)
     assert sleeps == [0.5, 1.0]
 
 
 def test_a_retry_after_given_as_a_date_falls_back_to_backoff(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(503, b"", {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})]
-    next(client.gamma_markets())
+    fake.faults[("gamma", "markets/keyset")] = [Reply(503, b"", {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})]
+    first_page(client)
     assert sleeps == [0.5]
 
 
 def test_a_retry_after_longer_than_allowed_fails_at_once(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(429, b"", {"Retry-After": "3600"})]
+    fake.faults[("gamma", "markets/keyset")] = [Reply(429, b"", {"Retry-After": "3600"})]
     with pytest.raises(PolymarketError, match="asks to retry after 3600s"):
-        next(client.gamma_markets())
-    assert sleeps == [] and fake.count("markets") == 1
+        first_page(client)
+    assert sleeps == [] and fake.count("markets/keyset") == 1
 
 
 def test_5xx_then_success(client, fake, sleeps):
@@ -97,16 +96,16 @@ def test_5xx_then_success(client, fake, sleeps):
 
 
 def test_5xx_on_every_attempt_is_a_clear_error_after_the_last(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(502, b"bad gateway")] * 10
-    with pytest.raises(PolymarketError, match=r"https://gamma-api\.polymarket\.com/markets\?.*: HTTP 502 after 4 attempts"):
-        next(client.gamma_markets())
-    assert fake.count("markets") == 4 and len(sleeps) == 3
+    fake.faults[("gamma", "markets/keyset")] = [Reply(502, b"bad gateway")] * 10
+    with pytest.raises(PolymarketError, match=r"https://gamma-api\.polymarket\.com/markets/keyset\?.*: HTTP 502 after 4 attempts"):
+        first_page(client)
+    assert fake.count("markets/keyset") == 4 and len(sleeps) == 3
 
 
 def test_timeouts_are_retried_then_succeed(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [TIMEOUT, TIMEOUT]
-    assert len(next(client.gamma_markets()).items) == 13
-    assert fake.count("markets") == 3 and sleeps == [0.5, 1.0]
+    fake.faults[("gamma", "markets/keyset")] = [TIMEOUT, TIMEOUT]
+    assert len(first_page(client).items) == 13
+    assert fake.count("markets/keyset") == 3 and sleeps == [0.5, 1.0]
 
 
 def test_a_dropped_connection_is_retried(fake, sleeps):
@@ -116,10 +115,10 @@ def test_a_dropped_connection_is_retried(fake, sleeps):
         calls.append(request)
         if len(calls) == 1:
             raise httpx.ConnectError("connection refused", request=request)
-        return httpx.Response(200, json=[])
+        return httpx.Response(200, json={"markets": []})
 
     client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(flaky)), sleep=sleeps)
-    assert next(client.gamma_markets()).items == [] and len(calls) == 2 and sleeps == [1.0]
+    assert first_page(client).items == [] and len(calls) == 2 and sleeps == [1.0]
 
 
 def test_timeouts_on_every_attempt_name_the_url(client, fake):
@@ -129,16 +128,16 @@ def test_timeouts_on_every_attempt_name_the_url(client, fake):
 
 
 def test_a_4xx_other_than_429_is_not_retried(client, fake, sleeps):
-    fake.faults[("gamma", "markets")] = [Reply(404, b"no such thing")]
+    fake.faults[("gamma", "markets/keyset")] = [Reply(404, b"no such thing")]
     with pytest.raises(PolymarketError, match="HTTP 404: no such thing"):
-        next(client.gamma_markets())
-    assert sleeps == [] and fake.count("markets") == 1
+        first_page(client)
+    assert sleeps == [] and fake.count("markets/keyset") == 1
 
 
 def test_a_body_that_is_not_json_names_the_url(client, fake):
-    fake.faults[("gamma", "markets")] = [Reply(200, b'[{"id": "1", "question": ')]
-    with pytest.raises(PolymarketError, match=r"/markets\?.*offset=0.*: response is not valid JSON"):
-        next(client.gamma_markets())
+    fake.faults[("gamma", "markets/keyset")] = [Reply(200, b'[{"id": "1", "question": ')]
+    with pytest.raises(PolymarketError, match=r"/markets/keyset\?.*: response is not valid JSON"):
+        first_page(client)
 
 
 def test_every_request_carries_the_policy_timeout(fake):
@@ -146,10 +145,10 @@ def test_every_request_carries_the_policy_timeout(fake):
 
     def record(request):
         seen.append(request.extensions["timeout"])
-        return httpx.Response(200, json={"history": []} if "prices-history" in request.url.path else [])
+        return httpx.Response(200, json={"history": []} if "prices-history" in request.url.path else {"markets": []})
 
     client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(record)), retry=RetryPolicy(timeout=4.5))
-    next(client.gamma_markets())
+    first_page(client)
     client.prices_history("1", None, None)
     assert len(seen) == 4 and all(t == {"connect": 4.5, "read": 4.5, "write": 4.5, "pool": 4.5} for t in seen)
 
