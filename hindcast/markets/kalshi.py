@@ -98,11 +98,18 @@ class KalshiClient:
         return self._cursor_pages("/historical/markets", dict(filters or {}))
 
     def _cursor_pages(self, path: str, params: dict) -> Iterator[list]:
-        """Each page's `markets`, following `cursor` until it comes back as ""."""
-        cursor, seen = "", set()
+        """Each page's `markets`, following `cursor` until it comes back as "". A cursor that
+        comes back again, or a page that starts with the previous page's first market, is a
+        listing that does not advance: KalshiError naming the URL (never a loop, never an end)."""
+        cursor, seen, first = "", set(), None
         while True:
-            body = self.get_json(path, {**params, "limit": self.page_limit, **({"cursor": cursor} if cursor else {})})
-            items, cursor = _market_page(self.base_url + path, body, cursor)
+            asked = cursor
+            body = self.get_json(path, {**params, "limit": self.page_limit, **({"cursor": asked} if asked else {})})
+            items, cursor = _market_page(self.base_url + path, body, asked)
+            head = _first_ticker(items)
+            if head is not None and head == first:
+                raise KalshiError(self.base_url + path, f"the page at cursor {asked!r} starts again with {head}: "
+                                                        "the listing does not advance")
             yield items
             if cursor == "":
                 return
@@ -110,6 +117,7 @@ class KalshiClient:
                 raise KalshiError(self.base_url + path, f"the cursor {cursor!r} came back again: the listing does "
                                                         "not advance (stopped rather than loop or end early)")
             seen.add(cursor)
+            first = head
 
     # -- candles -----------------------------------------------------------------------------
     def candles(self, ticker: str, event_ticker: str, start_ts: int, end_ts: int, historical: bool) -> list:
@@ -144,6 +152,11 @@ def _market_page(url: str, body: object, cursor: str) -> tuple[list, str]:
         raise KalshiError(url, f"unknown envelope at cursor {cursor!r}: expected {{\"markets\": [...], "
                                f"\"cursor\": \"…\"}}, got {shape}")
     return body["markets"], body["cursor"]
+
+
+def _first_ticker(items: list) -> str | None:
+    head = items[0] if items else None
+    return head.get("ticker") if isinstance(head, dict) else None
 
 
 def _candle_list(url: str, body: object, ticker: str) -> list:

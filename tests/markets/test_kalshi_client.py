@@ -74,6 +74,15 @@ def test_a_cursor_that_comes_back_again_is_an_error_naming_the_url(fake):
     assert len(listing_requests(fake, "/markets")) == 2  # asked with "abc" once, got "abc" back: stop
 
 
+def test_a_new_cursor_on_the_same_page_again_is_an_error_naming_the_url(fake):
+    live = [m.raw for m in fake.markets if m.settled_at >= fake.cutoff]
+    fake.faults["/markets"] = [json_reply({"markets": live[:5], "cursor": "c1"}),
+                               json_reply({"markets": live[:5], "cursor": "c2"})]
+    with pytest.raises(KalshiError) as err:
+        tickers(make_client(fake).settled_markets())
+    assert f"{BASE}/markets" in str(err.value) and "does not advance" in str(err.value)
+
+
 @pytest.mark.parametrize("body", [{"data": [], "next_cursor": ""}, [], {"markets": [], "cursor": None},
                                   {"markets": {}, "cursor": ""}], ids=["other keys", "array", "null cursor", "not a list"])
 def test_an_unknown_envelope_is_an_error_naming_the_url(fake, body):
