@@ -102,12 +102,12 @@ def _check_venue(venue: str, **given) -> None:
 
 def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool) -> None:
     """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than listed said on stderr."""
-    from hindcast.api import KalshiQuery, pull_kalshi
+    from hindcast.api import KalshiQuery, pull
 
     query = KalshiQuery(series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit)
     with _progress() as progress:
-        summary = pull_kalshi(store, query, now=now(), progress=progress, kalshi_url=kalshi_url,
-                              attempts=attempts, timeout=timeout)
+        summary = pull(store, query, now=now(), progress=progress, kalshi_url=kalshi_url,
+                       attempts=attempts, timeout=timeout)
     counts = summary.counts()
     if as_json:
         typer.echo(json.dumps(summary.as_dict(store), indent=2))

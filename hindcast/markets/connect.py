@@ -20,7 +20,7 @@ def polymarket_client(gamma_url: str | None = None, clob_url: str | None = None,
 
 
 @contextmanager
-def kalshi_client(base_url: str | None = None, attempts: int = 5, timeout: float = 30.0,
+def kalshi_client(kalshi_url: str | None = None, attempts: int = 5, timeout: float = 30.0,
                   user_agent: str = "hindcast") -> Iterator:
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
     import httpx
@@ -29,4 +29,16 @@ def kalshi_client(base_url: str | None = None, attempts: int = 5, timeout: float
     from hindcast.http import RetryPolicy
 
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
-        yield KalshiClient(http, base_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout))
+        yield KalshiClient(http, kalshi_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout))
+
+
+def pull_from(store, query, now, progress=None, **options):
+    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), else Polymarket
+    (a PullQuery or None; options gamma_url, clob_url, data_url); attempts, timeout, user_agent for both."""
+    from hindcast.markets import kalshi_pull, pull
+
+    if isinstance(query, kalshi_pull.KalshiQuery):
+        with kalshi_client(**options) as client:
+            return kalshi_pull.pull_kalshi(store, client, query, now, progress)
+    with polymarket_client(**options) as client:
+        return pull.pull(store, client, query or pull.PullQuery(), now, progress)

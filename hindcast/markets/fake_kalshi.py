@@ -115,7 +115,7 @@ class FakeKalshi:
                 return scripted.pop(0)
         try:
             return self._route(path.rstrip("/"), dict(query))
-        except _BadRequest as bad:
+        except ValueError as bad:  # a request the API would refuse (the fake raises ValueError for it)
             return json_reply({"error": {"code": "bad_request", "message": str(bad)}}, 400)
 
     def _route(self, path: str, q: dict) -> Reply:
@@ -142,7 +142,7 @@ class FakeKalshi:
     def _listing(self, historical: bool, q: dict) -> Reply:
         limit = _int(q, "limit", 100)
         if not 1 <= limit <= 1000:
-            raise _BadRequest(f"limit {limit} outside 1..1000")
+            raise ValueError(f"limit {limit} outside 1..1000")
         items = [m.raw for m in self._side(historical) if self._matches(m, q, historical)]
         start = _cursor(q.get("cursor", ""))
         end = start + limit
@@ -153,7 +153,7 @@ class FakeKalshi:
         raw = m.raw
         if not historical and "status" in q:
             if q["status"] not in FILTERS:
-                raise _BadRequest(f"status {q['status']!r}: use one of {', '.join(FILTERS)}")
+                raise ValueError(f"status {q['status']!r}: use one of {', '.join(FILTERS)}")
             if raw["status"] not in FILTERS[q["status"]]:
                 return False
         settled = int(m.settled_at.timestamp())
@@ -172,18 +172,14 @@ class FakeKalshi:
             return _not_found()
         start, end, period = _int(q, "start_ts"), _int(q, "end_ts"), _int(q, "period_interval")
         if period not in (1, 60, 1440):
-            raise _BadRequest(f"period_interval {period} not in 1, 60, 1440")
+            raise ValueError(f"period_interval {period} not in 1, 60, 1440")
         if (end - start) // (period * 60) + 1 > MAX_CANDLES:
-            raise _BadRequest(f"more than {MAX_CANDLES} candlesticks asked for")
+            raise ValueError(f"more than {MAX_CANDLES} candlesticks asked for")
         if period != 60:
-            raise _BadRequest("this fake holds hourly candles only")
+            raise ValueError("this fake holds hourly candles only")
         shape = _historical_candle if historical else _live_candle
         candles = [shape(c) for c in found[0].candles if start <= c[0] <= end]
         return json_reply({"ticker": ticker, "candlesticks": candles})
-
-
-class _BadRequest(Exception):
-    pass
 
 
 def _not_found() -> Reply:
@@ -194,18 +190,18 @@ def _cursor(text: str) -> int:
     try:
         return int(text, 16) if text else 0
     except ValueError:
-        raise _BadRequest(f"cursor {text!r} is not one this listing gave") from None
+        raise ValueError(f"cursor {text!r} is not one this listing gave") from None
 
 
 def _int(q: dict, name: str, default: int | None = None) -> int:
     if name not in q:
         if default is None:
-            raise _BadRequest(f"{name} is required")
+            raise ValueError(f"{name} is required")
         return default
     try:
         return int(q[name])
     except ValueError:
-        raise _BadRequest(f"{name} {q[name]!r} is not an integer") from None
+        raise ValueError(f"{name} {q[name]!r} is not an integer") from None
 
 
 # -- candle shapes --------------------------------------------------------------------------
