@@ -241,6 +241,23 @@ def parse_history(market_id: str, history: object) -> tuple[PricePoint, ...]:
         raise MalformedMarket(market_id, f"price history: {_reason(exc)}") from exc
 
 
+def parse_data_history(market_id: str, data: object) -> tuple[PricePoint, ...]:
+    """The Data API's `/v2/prices-history` points (`{"timestamp", "price", "resolution_seconds"}`,
+    `price` a number or — unconfirmed — a string holding one) → sorted points; exact repeats dropped."""
+    try:
+        if not isinstance(data, list):
+            raise TypeError(f"data must be a list, got {type(data).__name__}")
+        return sort_history(list({_data_point(item) for item in data}))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise MalformedMarket(market_id, f"Data API price history: {_reason(exc)}") from exc
+
+
+def _data_point(item: object) -> PricePoint:
+    if not isinstance(item, dict):
+        raise TypeError(f"point {item!r:.80} is not an object")
+    return _history_point({"t": item["timestamp"], "p": item["price"]})
+
+
 def _history_point(item: object) -> PricePoint:
     if not isinstance(item, dict):
         raise TypeError(f"point {item!r} is not an object")

@@ -51,6 +51,7 @@ from hindcast.markets.parse import (
     MarketSkipped,
     ParsedMarket,
     market_key,
+    parse_data_history,
     parse_gamma_market,
     parse_history,
 )
@@ -61,6 +62,7 @@ from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
+PULL_LOG = "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
 WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
 DATA_ROUTE = "data-api /v2/prices-history"
 CLOB_ROUTE = "clob /prices-history windows"
@@ -206,6 +208,7 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     summary.stored = len(pulled)
     summary.version = write_version(root, bundle, _provenance(client, query, now, previous, summary))
     write_watch(root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending})
+    log_pull(root, now, summary)
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
@@ -271,6 +274,16 @@ def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: i
             for page in client.keyset_markets({"condition_ids": ids[start:start + chunk], **extra}, cache=cache):
                 items += page.items
     return items
+
+
+def log_pull(root: Path, now: datetime, summary: PullSummary) -> None:
+    """Append this pull's counts to `STORE/pulls.jsonl` (rewritten atomically): a pull that
+    finds nothing new writes no new version, but its counts are kept all the same."""
+    path = Path(root) / PULL_LOG
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    line = json.dumps({"pulled_at": iso(now), "version": summary.version, **summary.counts().as_dict(),
+                       "incomplete_histories": sorted(summary.incomplete)}, sort_keys=True)
+    write_text_atomic(path, before + line + "\n")
 
 
 # -- the watch list: markets listed before they resolved ------------------------------------
@@ -376,7 +389,7 @@ def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket
     token, market_id = market.meta.yes_token, market.market.id
     raw = client.data_history(token, DATA_BUCKET_SECONDS)
     route, bucket = DATA_ROUTE, DATA_BUCKET_SECONDS
-    points = parse_history(market_id, [{"t": _unix(item, "timestamp"), "p": _field(item, "price")} for item in raw])
+    points = parse_data_history(market_id, raw)
     if not points:
         route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
     work.save_history(market_id, {"token_id": token, "route": route, "bucket_seconds": bucket,
@@ -395,21 +408,6 @@ def _clob_history(client: PolymarketClient, market: ParsedMarket) -> tuple[int, 
         if points:
             return fidelity * 60, points
     return FIDELITIES[-1] * 60, ()
-
-
-def _unix(item, key: str):
-    if not isinstance(item, dict):
-        raise MalformedMarket("?", f"a Data API point is not an object: {item!r:.80}")
-    return item.get(key)
-
-
-def _field(item: dict, key: str):
-    """A Data API price: a number, or (unconfirmed) a string holding one."""
-    value = item.get(key)
-    try:
-        return float(value) if isinstance(value, str) else value
-    except ValueError:
-        return value
 
 
 def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket: int) -> str:

@@ -223,3 +223,23 @@ def test_empty_and_shorter_than_life_histories_are_reported(tmp_path):
     assert list(manifest["provenance"]["incomplete_histories"]) == [late.condition_id]
     assert manifest["provenance"]["counts"]["skipped"] == {"no price history": 1}
     assert empty.condition_id not in {m.id for m in open_version(tmp_path).bundle.markets}
+
+
+def test_every_pull_keeps_its_counts_in_the_store_even_when_it_writes_no_new_version(tmp_path):
+    markets = [SimMarket(n, START, START + timedelta(days=20 + n)) for n in range(3)]
+    first = pull(tmp_path, client(FakePolymarket(markets, NOW)), PullQuery(), NOW)
+    second = pull(tmp_path, client(FakePolymarket(markets, NOW)), PullQuery(), NOW + timedelta(hours=1))
+    assert second.version == first.version
+    lines = [json.loads(line) for line in (tmp_path / "pulls.jsonl").read_text().splitlines()]
+    assert [(x["pulled_at"], x["listed"], x["stored"], x["version"]) for x in lines] == [
+        ("2026-05-16T00:00:00Z", 3, 3, first.version), ("2026-05-16T01:00:00Z", 3, 3, first.version)]
+
+
+def test_a_data_api_point_that_cannot_be_read_fails_its_market_by_name(tmp_path):
+    market = SimMarket(10, START, START + timedelta(days=20))
+    fake = FakePolymarket([market], NOW)
+    fake.faults[("data", "v2/prices-history")] = [Reply(200, json.dumps(
+        {"data": [{"timestamp": "soon", "price": 0.4}], "pagination": {"has_more": False, "next_cursor": None}}).encode(), {})]
+    summary = pull(tmp_path, client(fake), PullQuery(), NOW)
+    assert summary.failed == [f"market {market.condition_id}: Data API price history: t 'soon' is not unix seconds"]
+    assert summary.counts().failed == 1 and summary.stored == 0
