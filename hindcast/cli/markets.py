@@ -227,7 +227,8 @@ def list_command(
 
 
 def _print_table(rows: list[dict], title: str) -> None:
-    """Ids cut to 12 characters (`show` takes any unique prefix; --json has them whole)."""
+    """Polymarket ids cut to 12 characters (`show` takes any unique prefix; --json has them whole);
+    Kalshi ids (`kalshi:<ticker>`) whole: their prefixes are alike."""
     from rich.table import Table
 
     from hindcast.cli.console import out_console
@@ -237,7 +238,7 @@ def _print_table(rows: list[dict], title: str) -> None:
         table.add_column(column, no_wrap=True)
     table.add_column("question", overflow="fold")
     for r in rows:
-        table.add_row(r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
+        table.add_row(r["id"] if r["id"].startswith("kalshi:") else r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
                       str(r["price_points"]), r["question"])
     out_console().print(table)
 

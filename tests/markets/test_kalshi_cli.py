@@ -48,6 +48,9 @@ def test_pull_text_names_each_skip_reason(fake, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "pulled 13 Kalshi market(s)" in proc.stdout and "2 × result may still change (status 'disputed')" in proc.stdout
     assert "listed 21: 11 live (settled since the cutoff 2026-09-01T00:00:00Z), 10 historical" in proc.stdout
+    listed = run_cli("markets", "list", "--store", str(tmp_path / "store"), env={"COLUMNS": "200"})
+    long = next(m for m in fake.markets if m.ticker.startswith("KXFAKEH-LONG"))
+    assert listed.returncode == 0 and f"kalshi:{long.ticker} " in listed.stdout  # whole: the prefixes are alike
 
 
 @pytest.mark.parametrize("case", ["stuck cursor", "unknown envelope", "422"])
