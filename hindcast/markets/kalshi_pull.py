@@ -33,7 +33,7 @@ from pathlib import Path
 from hindcast.errors import KalshiError, MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketBundle, PullCounts
 from hindcast.markets.kalshi import Cutoff, KalshiClient
-from hindcast.markets.kalshi_parse import KalshiMarket, market_id, parse_candles, parse_market, ticker_of
+from hindcast.markets.kalshi_parse import KalshiMarket, market_id, parse_candles, parse_market
 from hindcast.markets.pull import Pulled, WorkDir, _exclusive, _previous, merge
 from hindcast.markets.store import write_version
 from hindcast.records import PricePoint
@@ -234,4 +234,4 @@ def _provenance(client: KalshiClient, query: KalshiQuery, now: datetime, summary
             "counts": summary.counts().as_dict()}
 
 
-__all__ = ["KalshiQuery", "KalshiSummary", "list_markets", "pull_kalshi", "ticker_of"]
+__all__ = ["KalshiQuery", "KalshiSummary", "list_markets", "pull_kalshi"]
