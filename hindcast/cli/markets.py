@@ -124,7 +124,7 @@ def _print_kalshi(store: Path, s) -> None:
     typer.echo(f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
                f"{s.listed_historical} historical")
     typer.echo(f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
-               f"{s.histories_reused} reused from the store; {len(s.empty)} market(s) without any price point")
+               f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any price point")
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))

@@ -34,7 +34,7 @@ from hindcast.errors import KalshiError, MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketBundle, PullCounts
 from hindcast.markets.kalshi import Cutoff, KalshiClient
 from hindcast.markets.kalshi_parse import KalshiMarket, market_id, parse_candles, parse_market
-from hindcast.markets.pull import Pulled, WorkDir, _exclusive, _previous, merge
+from hindcast.markets.pull import Pulled, WorkDir, _exclusive, _previous, log_pull, merge
 from hindcast.markets.store import write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, to_unix
@@ -79,7 +79,7 @@ class KalshiSummary:
     histories_fetched: int = 0
     histories_cached: int = 0
     histories_reused: int = 0
-    empty: list[str] = field(default_factory=list)  # stored without any priced candle (by id)
+    incomplete: list[str] = field(default_factory=list)  # stored without any priced candle (by id)
     routes: Counter = field(default_factory=Counter)  # stored markets by price route
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
@@ -89,14 +89,14 @@ class KalshiSummary:
         return self.listed_live + self.listed_historical
 
     def counts(self) -> PullCounts:
-        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed), len(self.empty))
+        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed), len(self.incomplete))
 
     def as_dict(self, store: Path | str = "") -> dict:
         """The shape `markets pull --json` prints for Polymarket too, plus the Kalshi split."""
         counts = self.counts()
         return {"store": str(store), "venue": "kalshi", "version": self.version, "counts": counts.as_dict(),
                 "stored_fewer_than_listed": counts.short, "failed": list(self.failed),
-                "incomplete_histories": list(self.empty), "price_routes": dict(self.routes),
+                "incomplete_histories": list(self.incomplete), "price_routes": dict(self.routes),
                 "histories": {"fetched": self.histories_fetched, "cached": self.histories_cached,
                               "reused": self.histories_reused},
                 "listed_live": self.listed_live, "listed_historical": self.listed_historical,
@@ -128,6 +128,7 @@ def _store(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime, 
     summary.stored = len(pulled)
     bundle = merge(previous, pulled, now)
     summary.version = write_version(root, bundle, _provenance(client, query, now, summary))
+    log_pull(root, now, summary)  # type: ignore[arg-type]  # it reads version, counts(), incomplete: all here
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
@@ -187,7 +188,7 @@ def _with_candles(client, work: WorkDir, markets: list[KalshiMarket], previous, 
         try:
             points = _stored(previous, market, summary) or _cached(work, market, summary) \
                 or _fetched(client, work, market, summary)
-            summary.empty += [] if points else [market.parsed.market.id]
+            summary.incomplete += [] if points else [market.parsed.market.id]
             summary.routes[market.parsed.meta.price_route] += 1
             pulled.append(Pulled(market.parsed, points))
         except (KalshiError, MalformedMarket) as exc:

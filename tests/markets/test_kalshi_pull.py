@@ -4,6 +4,7 @@ that holds Polymarket markets kept, a killed pull resumed, a failing market name
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -54,6 +55,8 @@ def test_pull_stores_every_settled_binary_market_of_both_sides_with_its_candles(
         assert meta.resolution_statuses == ("finalized",) and not meta.disputed
         assert meta.rules_updated_at == datetime.fromisoformat(m.raw["updated_time"].replace("Z", "+00:00"))
     assert sum(summary.skipped.values()) == 8 and summary.failed == []
+    logged = json.loads((tmp_path / "pulls.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert (logged["version"], logged["listed"], logged["stored"]) == (summary.version, 25, 17)
 
 
 def test_the_long_market_is_fetched_in_two_windows_with_every_candle(fake, tmp_path):
