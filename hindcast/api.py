@@ -37,12 +37,11 @@ def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
 
 def pull(store: Path, query=None, *, now: datetime, progress=None, attempts: int = 5, timeout: float = 30.0,
          user_agent: str = "hindcast", **urls: str | None):
-    """Resolved binary markets and YES histories from Polymarket → a new store version (urls: gamma/clob/data_url)."""
-    from hindcast.markets import pull as pulling
-    from hindcast.markets.connect import polymarket_client
+    """Resolved binary markets → a new store version: Polymarket's and YES histories (a PullQuery; urls: gamma/clob/
+    data_url), or with a KalshiQuery Kalshi's settled markets and candles (urls: kalshi_url; a KalshiSummary)."""
+    from hindcast.markets.connect import pull_from
 
-    with polymarket_client(**urls, attempts=attempts, timeout=timeout, user_agent=user_agent) as client:
-        return pulling.pull(store, client, query or pulling.PullQuery(), now, progress)
+    return pull_from(store, query, now, progress, attempts=attempts, timeout=timeout, user_agent=user_agent, **urls)
 
 
 def import_markets(store: Path, markets: Path, prices: Path | None = None, *, now: datetime):
@@ -118,7 +117,7 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.filelock": "FileLock holder", "hindcast.archive.snapshot": "open_snapshot latest verify_snapshot",
     "hindcast.archive.index": "build_index", "hindcast.archive.readers": "FORMATS",
     "hindcast.archive.embed": "get_embedder", "hindcast.archive.layout": "check_source",
-    "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery",
+    "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery", "hindcast.markets.kalshi_pull": "KalshiQuery",
     "hindcast.replay.market_view": "market_view list_row find_market",
     "hindcast.replay.spec": "ReplaySpec load_toml spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean "
                             "flatten_layout parse_offset",

@@ -11,6 +11,7 @@
         │   ├── InputFormatError           malformed rows, each 'file:line: reason'
         │   ├── MalformedMarket            one market whose fields cannot be read
         │   ├── PolymarketError            a Polymarket request that failed for good (names the URL)
+        │   ├── KalshiError                a Kalshi request that failed for good or answered an unknown shape (names the URL)
         │   └── PullBusy                   (also a LockHeldError) another pull into the same store
         ├── MarketSkipped                  internal signal: a well-formed market we do not use
         ├── ArchiveIntegrityError          a snapshot/store whose files do not match its manifest
@@ -143,6 +144,15 @@ class MalformedMarket(MarketDataError):
 
 class PolymarketError(MarketDataError):
     """A Polymarket request that failed for good, or answered something unreadable."""
+
+    def __init__(self, url: str, reason: str):
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: {reason}")
+
+
+class KalshiError(MarketDataError):
+    """A Kalshi request that failed for good, or answered something unreadable."""
 
     def __init__(self, url: str, reason: str):
         self.url = url

@@ -15,7 +15,7 @@ def leaderboard(
     formats: list[str] = typer.Option(["csv", "json", "parquet", "md", "html"], "--format",
                                       help="csv|json|parquet|md|html (repeatable or comma-separated)."),
     out: Path = typer.Option(..., "--out", help="Where the exports go (a folder; created if needed)."),
-    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic|fraction|regime|coverage|policy [default: none, one row "
+    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic|fraction|regime|coverage|policy|venue [default: none, one row "
                                      "per forecaster]."),
     baseline: str = typer.Option("market price", "--baseline", help="Baseline of the recovered/regressed figure: a forecaster or 'market price'."),
     tolerance: float = typer.Option(0.01, "--tolerance", min=0.0, help="Brier margin for a market to count as recovered or regressed."),

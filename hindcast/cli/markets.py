@@ -38,8 +38,8 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
 # -- pull -------------------------------------------------------------------------------------
 @app.command("pull")
 def pull_command(
-    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end on or after this date [default: no lower bound]."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end on or before this "
+    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no lower bound]."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end (Kalshi: settled) on or before this "
                                         "date (a bare date includes its whole day) [default: no upper bound]."),
     closed_since: Optional[str] = typer.Option(None, "--closed-since", help="Also every market closed on or after "
                                                "this date, whatever its end date (or lack of one) [default: none]."),
@@ -54,10 +54,20 @@ def pull_command(
     as_json: bool = typer.Option(False, "--json", help="The pull's summary and counts as one JSON object."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds before one request times out."),
     attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
+    venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
+    kalshi_url: Optional[str] = typer.Option(None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 "
+                                             "[default: Kalshi's]."),
+    series: Optional[str] = typer.Option(None, "--series", help="Kalshi only: markets of this series ticker "
+                                         "[default: every series]."),
 ) -> None:
-    """Pull resolved binary markets and their YES price histories; resumable if killed."""
+    """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary markets
+    and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import PullQuery, pull
 
+    _check_venue(venue, kalshi_url=kalshi_url, series=series, gamma_url=gamma_url, clob_url=clob_url,
+                 data_url=data_url, closed_since=closed_since)
+    if venue == "kalshi":
+        return _pull_kalshi(store, kalshi_url, series, since, until, limit, timeout, attempts, as_json)
     for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url"), (data_url, "--data-url")):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
@@ -71,12 +81,60 @@ def pull_command(
         typer.echo(json.dumps(_summary_json(store, summary), indent=2))
     else:
         _print_summary(store, summary)
-    if counts.short:
-        typer.echo(f"hindcast: warning: stored {counts.stored} of {counts.listed} listed market(s): "
-                   f"{counts.skipped_total} skipped, {counts.failed} failed (see the counts)", err=True)
+    _warn_short(counts)
     if counts.incomplete:
         typer.echo(f"hindcast: warning: {counts.incomplete} stored market(s) have a history shorter than "
                    "their life (listed in the store manifest, incomplete_histories)", err=True)
+
+
+def _check_venue(venue: str, **given) -> None:
+    """--venue is polymarket or kalshi, and no option of the other venue is given."""
+    if venue not in ("polymarket", "kalshi"):
+        raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
+    foreign = ("kalshi_url", "series") if venue == "polymarket" else ("gamma_url", "clob_url", "data_url", "closed_since")
+    for name in foreign:
+        if given[name] is not None:
+            raise typer.BadParameter(f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-"))
+    url = given["kalshi_url"]
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--kalshi-url")
+
+
+def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool) -> None:
+    """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than listed said on stderr."""
+    from hindcast.api import KalshiQuery, pull
+
+    query = KalshiQuery(series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit)
+    with _progress() as progress:
+        summary = pull(store, query, now=now(), progress=progress, kalshi_url=kalshi_url,
+                       attempts=attempts, timeout=timeout)
+    counts = summary.counts()
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict(store), indent=2))
+    else:
+        _print_kalshi(store, summary)
+    _warn_short(counts)
+    if counts.incomplete:
+        typer.echo(f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with a price "
+                   "(no trade in their life)", err=True)
+
+
+def _print_kalshi(store: Path, s) -> None:
+    typer.echo(f"pulled {s.stored} Kalshi market(s) into {store} (version {s.version})")
+    typer.echo(f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
+               f"{s.listed_historical} historical")
+    typer.echo(f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
+               f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any price point")
+    reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
+    typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
+    typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
+
+
+def _warn_short(counts) -> None:
+    """A pull that stored fewer markets than it listed says so on stderr (a PullCounts)."""
+    if counts.short:
+        typer.echo(f"hindcast: warning: stored {counts.stored} of {counts.listed} listed market(s): "
+                   f"{counts.skipped_total} skipped, {counts.failed} failed (see the counts)", err=True)
 
 
 class _progress:
@@ -169,7 +227,8 @@ def list_command(
 
 
 def _print_table(rows: list[dict], title: str) -> None:
-    """Ids cut to 12 characters (`show` takes any unique prefix; --json has them whole)."""
+    """Polymarket ids cut to 12 characters (`show` takes any unique prefix; --json has them whole);
+    Kalshi ids (`kalshi:<ticker>`) whole: their prefixes are alike."""
     from rich.table import Table
 
     from hindcast.cli.console import out_console
@@ -179,7 +238,7 @@ def _print_table(rows: list[dict], title: str) -> None:
         table.add_column(column, no_wrap=True)
     table.add_column("question", overflow="fold")
     for r in rows:
-        table.add_row(r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
+        table.add_row(r["id"] if r["id"].startswith("kalshi:") else r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
                       str(r["price_points"]), r["question"])
     out_console().print(table)
 

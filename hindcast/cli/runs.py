@@ -106,7 +106,7 @@ def _attempt(row) -> dict:
 
 def rescore(
     run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."),
-    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime, coverage or policy [default: no slice]."),
+    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime, coverage, policy or venue [default: no slice]."),
     models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the "
                                           "shipped registry [default: the shipped registry]."),
     db: Optional[str] = _DB, prices: Optional[Path] = _PRICES,

@@ -1,4 +1,4 @@
-"""The one place a Polymarket client is built (the CLI's pull and the service's pull job)."""
+"""The one place a venue client is built (Polymarket, Kalshi: the CLI's pull and the service's pull job)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,28 @@ def polymarket_client(gamma_url: str | None = None, clob_url: str | None = None,
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
         yield PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry, data_url=data_url or DATA_URL)
+
+
+@contextmanager
+def kalshi_client(kalshi_url: str | None = None, attempts: int = 5, timeout: float = 30.0,
+                  user_agent: str = "hindcast") -> Iterator:
+    """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
+    import httpx
+
+    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
+    from hindcast.http import RetryPolicy
+
+    with httpx.Client(headers={"User-Agent": user_agent}) as http:
+        yield KalshiClient(http, kalshi_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout))
+
+
+def pull_from(store, query, now, progress=None, **options):
+    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), else Polymarket
+    (a PullQuery or None; options gamma_url, clob_url, data_url); attempts, timeout, user_agent for both."""
+    from hindcast.markets import kalshi_pull, pull
+
+    if isinstance(query, kalshi_pull.KalshiQuery):
+        with kalshi_client(**options) as client:
+            return kalshi_pull.pull_kalshi(store, client, query, now, progress)
+    with polymarket_client(**options) as client:
+        return pull.pull(store, client, query or pull.PullQuery(), now, progress)

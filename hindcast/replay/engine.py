@@ -39,6 +39,7 @@ from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
+from hindcast.markets.venues import venues
 from hindcast.replay import coverage
 from hindcast.replay.plan import Plan, context_at, prepare, question_at, retriever_factory, subset_rule
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
@@ -404,7 +405,8 @@ def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
     label = _regime_labeler(run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models))
-    rows = score_rows(store.forecasts(rid), markets, resolutions, bundle.prices, label, store.coverage(rid))
+    rows = score_rows(store.forecasts(rid), markets, resolutions, bundle.prices, label, store.coverage(rid),
+                      venues(bundle))
     return RunScores(rid, run_manifest, rows)
 
 

@@ -59,6 +59,7 @@ class ScoredRow:
     resolved_at: datetime | None = None  # the effective resolution (regimes are by it)
     price_t: datetime | None = None  # the instant of market_price (the last point strictly before t0)
     known_at: datetime | None = None  # when the outcome was public (walk-forward splits are by it)
+    venue: str = "n/a"  # where the market trades (markets.venues): polymarket, kalshi, …
 
     @property
     def brier(self) -> float | None:
@@ -89,7 +90,7 @@ def retrieval_policy(spec: str) -> str:
 SLICES: dict[str, Callable[[ScoredRow], str]] = {
     "topic": lambda r: r.topic, "fraction": lambda r: r.label,
     "regime": lambda r: r.regime, "coverage": lambda r: r.coverage,
-    "policy": lambda r: retrieval_policy(r.forecaster),
+    "policy": lambda r: retrieval_policy(r.forecaster), "venue": lambda r: r.venue,
 }
 
 
@@ -152,8 +153,9 @@ class Comparison:
 
 def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Mapping[str, Resolution],
                prices: Mapping[str, Sequence[PricePoint]], label_regime: Callable = lambda s: "n/a",
-               coverage: Mapping | None = None) -> list[ScoredRow]:
-    """Attach outcome, the market's price at the same t0 and slice labels to each stored forecast."""
+               coverage: Mapping | None = None, venues: Mapping[str, str] | None = None) -> list[ScoredRow]:
+    """Attach outcome, the market's price at the same t0 and slice labels to each stored forecast
+    (`venues`: market id → venue, `markets.venues`; "n/a" when not given)."""
     rows = []
     for s in stored:
         outcome = resolutions[s.market_id].outcome
@@ -164,7 +166,8 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
                               s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
                               label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat,
                               usage.relevant(s.forecast.usage), resolutions[s.market_id].resolved_at,
-                              None if point is None else point.t, resolutions[s.market_id].known_at))
+                              None if point is None else point.t, resolutions[s.market_id].known_at,
+                              (venues or {}).get(s.market_id, "n/a")))
     return rows
 
 
