@@ -33,7 +33,12 @@ class FileLock:
         return self
 
     def release(self) -> None:
+        """Empty the record, then unlock: a file the lock guards is left as it was found (a
+        failed pull into a store leaves every byte of it, its lock file included, unchanged)."""
         if self.handle is not None:
+            self.handle.seek(0)
+            self.handle.truncate()
+            self.handle.flush()
             fcntl.flock(self.handle, fcntl.LOCK_UN)
             self.handle.close()
             self.handle = None

@@ -87,9 +87,8 @@ def test_show_prints_provenance_and_resolution_metadata(pulled):
 
 # -- a listing that cannot be trusted: one line naming the URL, exit non-zero, store unchanged --
 def tree(store) -> dict:
-    """Every file and folder of the store but the pull's lock (its holder's pid and time)."""
-    return {str(p.relative_to(store)): p.read_bytes() if p.is_file() else None for p in sorted(store.rglob("*"))
-            if p.name != ".pull.lock"}
+    """Every file and folder of the store, its lock file included (emptied when a pull ends)."""
+    return {str(p.relative_to(store)): p.read_bytes() if p.is_file() else None for p in sorted(store.rglob("*"))}
 
 
 @pytest.mark.parametrize("break_it, said", [
@@ -104,6 +103,7 @@ def test_a_listing_that_cannot_be_trusted_stops_the_pull_and_changes_no_store(tm
     with serve(FakePolymarket(markets[:120], NOW)) as base:
         assert pull(base, store).returncode == 0
     before = tree(store)
+    assert before[".pull.lock"] == b""
     broken = FakePolymarket(markets, NOW)
     break_it(broken)
     with serve(broken) as base:
