@@ -40,9 +40,32 @@ exact scan is fast anyway: at 1M documents (12 months, 1730 lists) nprobe 256 ga
 row: cosine ≈ 0.5 to it, like a market question to its nearest headline) makes the recorded
 recall track the market questions' (0.995 recorded vs 0.9965 measured on one 416k-row month
 at nprobe 384): an estimate from the month's own documents, not a guarantee.
-A document edited after its month's end is left out of that month's training (its stored
-text is the edited one); which documents those are is the same knowledge the strict edit
-policy masks them with.
+**What a post-t0 edit changes (issue 24).** A document X created in a closed month and edited
+at e ≥ t0 (or at an unknown time) has lost the text it had at t0: the archive stores only the
+edited text. Under the strict policy every search hides X (invariant 2). The approximate search
+at t0 is then exactly the one over the archive *as it stood at t0 without X* — as if X had never
+existed — and so is the exact search; nothing else about the edit (its instant, its text, that
+it happened) reaches a ranking:
+* training rows are the rows final before the month's end (edit_us < month end), chosen as a
+  seeded sample *by rank among them* (`kmeans`), so the training set, the sample, every
+  centroid and the number of lists are the same as in the archive without X (X is not a
+  training row in either), and no text written after the month's end (≤ t0) is trained on;
+* every other row's list is a function of its own vector and the centroids; X's own list (from
+  its edited vector) is never seen: it is masked before the first stage, and the fall-back to
+  the exact scan counts eligible rows only;
+* the recorded recall is measured with probe queries from training rows against the rows
+  final before the month's end (`_recall`), so the index's meta is the same too.
+tests/archive/test_ann.py and tests/archive/test_properties.py check this on random archives
+with post-t0 edits and post-t0 documents, at every nprobe.
+
+What cannot hold, for any index trained on the documents: equality with the archive where X was
+*never edited* (X visible, with its t0 text). That archive's index would have to be computed
+without X's t0 text (which the edited archive no longer has), and since any document may be
+edited later, without any document's text at all — a partition that ignores the data (random
+or fixed centroids), with the loss of recall that brings. Training on every row "regardless of
+edit state" is not that either: it would put X's post-t0 text into every centroid (a leak of
+text, not only of a fact) and would still differ from the never-edited archive whenever the
+edit changed the text. The exact search has the same limit (it hides X too); see the README.
 """
 
 from __future__ import annotations
@@ -60,7 +83,7 @@ import numpy as np
 
 from hindcast import frozen
 from hindcast.archive import layout, scan
-from hindcast.errors import RetrievalError
+from hindcast.errors import ArchiveIntegrityError, RetrievalError
 
 FORMAT = "hindcast-ann/1"
 NPROBE = 256
@@ -158,6 +181,8 @@ def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
 
 def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Plan:
     month, end, ann = part.vectors, max(int(part.end), 0), part.ann
+    if ann is not None and ann.meta.get("stale"):
+        raise ArchiveIntegrityError(ann.meta["stale"])
     if not _usable(ann, end, mask_from):
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
@@ -261,7 +286,7 @@ def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *
     if index.lists == 0:
         _remove(folder / "ann")
         return meta | {"recall@10": None, "probe_queries": 0}
-    meta |= _recall(vectors, index, nprobe, seed)
+    meta |= _recall(vectors, edit_us, index, nprobe, seed)
     _write(folder / "ann", index, meta)
     return meta
 
@@ -270,7 +295,7 @@ def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = 
     """The IVF of one month, in memory: centroids trained on the rows final before
     `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
-    train = np.flatnonzero((edit_us < month_end_us) & (created_us < month_end_us))
+    train = _training_rows(created_us, edit_us, month_end_us)
     count = _lists_for(train.size, lists)
     meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
             "month_end_us": int(month_end_us)}
@@ -278,8 +303,15 @@ def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = 
     return Ann(**_lists(vectors, centroids, edit_us), meta=meta)
 
 
+def _training_rows(created_us, edit_us, month_end_us: int) -> np.ndarray:
+    """Positions of the rows whose text was final before the month's end (see the module notes)."""
+    return np.flatnonzero((np.asarray(edit_us) < month_end_us) & (np.asarray(created_us) < month_end_us))
+
+
 def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
-    """Seeded spherical k-means over a sample of the rows `train` (at most TRAIN_PER_LIST per list)."""
+    """Seeded spherical k-means over a sample of the rows `train` (at most TRAIN_PER_LIST per list),
+    drawn by rank among them: which documents it holds depends on the seed and on the training
+    rows alone, never on rows that are not training rows (say, documents edited later)."""
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(train, size=min(train.size, lists * TRAIN_PER_LIST), replace=False))
     x = np.ascontiguousarray(vectors[sample], dtype=np.float32)
@@ -323,28 +355,33 @@ def _lists(vectors, centroids: np.ndarray, edit_us: np.ndarray) -> dict:
             "edit_us": np.ascontiguousarray(np.asarray(edit_us)[positions], dtype=np.int64)}
 
 
-def _recall(vectors, index: Ann, nprobe: int, seed: int) -> dict:
-    """Recall@10 at `nprobe` over seeded probe queries (month rows plus Gaussian noise) against
-    the exact scan of the whole month (no edit mask)."""
+def _recall(vectors, edit_us, index: Ann, nprobe: int, seed: int) -> dict:
+    """Recall@10 at `nprobe` over seeded probe queries (training rows plus Gaussian noise)
+    against the exact scan of the month, both over the rows final before the month's end (the
+    edit mask at the month's end): the recorded figure, like the centroids, reads no text
+    written after the month."""
     codes, scales = scan.quantize(vectors)
-    month = scan.Vectors(vectors, codes, scales, np.full(len(scales), np.iinfo(np.int64).min), float(scales.max()))
-    hits = [_overlap(month, index, q, nprobe) for q in probe_queries(vectors, seed)]
+    end = int(index.meta["month_end_us"])
+    month = scan.Vectors(vectors, codes, scales, np.asarray(edit_us), float(scales.max()))
+    train = _training_rows(np.full(len(scales), end - 1), edit_us, end)
+    hits = [_overlap(month, index, q, nprobe, end) for q in probe_queries(vectors, seed, rows=train)]
     return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
 
 
-def probe_queries(vectors, seed: int, count: int = PROBE_QUERIES) -> np.ndarray:
-    """`count` seeded queries: unit month rows plus Gaussian noise of the same norm."""
+def probe_queries(vectors, seed: int, count: int = PROBE_QUERIES, rows: np.ndarray | None = None) -> np.ndarray:
+    """`count` seeded queries: unit month rows (of `rows`; None: all) plus Gaussian noise of the same norm."""
     rng = np.random.default_rng(seed + 1)
-    rows = np.sort(rng.choice(vectors.shape[0], size=min(count, vectors.shape[0]), replace=False))
+    rows = np.arange(vectors.shape[0]) if rows is None else np.asarray(rows)
+    rows = np.sort(rng.choice(rows, size=min(count, rows.size), replace=False))
     base = _unit(np.asarray(vectors[rows], dtype=np.float32))
     noise = _unit(rng.standard_normal(base.shape).astype(np.float32))
     return np.ascontiguousarray(base + np.float32(QUERY_NOISE) * noise, dtype=np.float32)
 
 
-def _overlap(month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int) -> float:
+def _overlap(month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int, mask_from: int) -> float:
     rows = month.vectors.shape[0]
-    exact = {p for _, p in scan.top(month, q, rows, None, 10)}
-    approx = {p for _, _, p in rank([Part(month, rows, ann)], q, None, 10, nprobe=nprobe)}
+    exact = {p for _, p in scan.top(month, q, rows, mask_from, 10)}
+    approx = {p for _, _, p in rank([Part(month, rows, ann)], q, mask_from, 10, nprobe=nprobe)}
     return len(exact & approx) / len(exact) if exact else 1.0
 
 
@@ -384,26 +421,77 @@ def load_month(folder: Path) -> Ann | None:
 def build(index, *, lists: int | None = None, nprobe: int | None = None, seed: int = 0,
           on_progress: Callable[[int, int], None] | None = None) -> dict:
     """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
-    that lacks one with these parameters; record and return `info["ann"]`."""
+    that lacks one with these parameters; record and return `info["ann"]`.
+
+    A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
+    removed from index.json (atomically), and the new record is written only once every month
+    holds the new build. A rebuild stopped midway therefore leaves no record — approximate
+    search is refused ("run `hindcast archive embed --approx`") until a re-run finishes it,
+    never served from a mix of old and new months under the old record."""
     root = Path(index) if isinstance(index, (str, os.PathLike)) else Path(index.root)
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
+    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    if "ann" in info and not all(_current(root, month, params) for month in months):
+        del info["ann"]
+        _save(root, info)
     metas = {}
     for done, month in enumerate(months, 1):
-        metas[month] = _month(root, month, lists, nprobe, seed)
+        metas[month] = _month(root, month, params)
         if on_progress:
             on_progress(done, len(months))
-    info["ann"] = summary(metas, nprobe, seed)
-    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    info["ann"] = summary(metas, nprobe, seed) | {"params": params}
+    _save(root, info)
     return info["ann"]
 
 
-def _month(root: Path, month: str, lists: int | None, nprobe: int, seed: int) -> dict:
+def _save(root: Path, info: dict) -> None:
+    frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def _current(root: Path, month: str, params: dict) -> bool:
+    """Whether the month's index on disk is the build `params` asks for (a month without one
+    counts as current only when it needs none: no row final before its end)."""
     folder = layout.vector_chunk_dir(root, month)
-    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    meta_path = folder / "ann" / "meta.json"
+    if not meta_path.exists():
+        created, edit = (np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("created_us", "edit_us"))
+        return not _training_rows(created, edit, month_end_us(month)).size
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    return meta.get("params") == params and meta["lists"] == _lists_for(meta["trained_on"], params["lists"])
+
+
+def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
+    """Why a month's index (its `meta`) is not the build index.json records (`info["ann"]`),
+    or None when it is (or nothing is recorded: approximate search is refused then anyway)."""
+    if recorded is None:
+        return None
+    want = recorded.get("params") or {"seed": recorded.get("seed"), "nprobe": recorded.get("nprobe")}
+    got = meta.get("params") or {}
+    if recorded.get("lists", {}).get(month) == meta.get("lists") and all(got.get(k) == v for k, v in want.items()):
+        return None
+    return (f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is not the one "
+            f"index.json records ({recorded.get('lists', {}).get(month)} lists, parameters {want}) — a stopped "
+            "`hindcast archive embed --approx` rebuild; run it again to finish")
+
+
+def check_recorded(root: Path, info: dict) -> None:
+    """Refuse an index whose months do not all hold the approximate build index.json records
+    (ArchiveIntegrityError naming the first such month and what to run)."""
+    for month in sorted(info["months"]):
+        meta_path = layout.vector_chunk_dir(Path(root), month) / "ann" / "meta.json"
+        if meta_path.exists():
+            why = disagreement(json.loads(meta_path.read_text(encoding="utf-8")), info.get("ann"), month)
+            if why:
+                raise ArchiveIntegrityError(f"{root}: {why}")
+
+
+def _month(root: Path, month: str, params: dict) -> dict:
+    folder = layout.vector_chunk_dir(root, month)
+    lists, seed, nprobe = params["lists"], params["seed"], params["nprobe"]
     built = load_month(folder)
-    if built is not None and built.meta.get("params") == params and built.meta["lists"] == _lists_for(built.meta["trained_on"], lists):
+    if built is not None and _current(root, month, params):
         return built.meta
     arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")}
     return build_month(folder, arrays["vectors"], arrays["created_us"], arrays["edit_us"], month_end_us(month),

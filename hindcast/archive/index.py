@@ -43,6 +43,7 @@ chunks that exist and skips finished months (recorded in `index.json`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -317,16 +318,22 @@ class IndexReader:
         vectors = scan.Vectors(arrays["vectors"], arrays["codes"], arrays["scales"], arrays["edit_us"],
                                float(arrays["scales"].max(initial=0.0)))
         return MonthData(month, vectors, arrays["created_us"], _postings(self.root, month, rows), table, rows,
-                         run_async(self._adb.open_table(layout.month_table(month))), _ann(self.root, month, folder, len(arrays["created_us"])))
+                         run_async(self._adb.open_table(layout.month_table(month))),
+                         _ann(self.root, month, folder, len(arrays["created_us"]), self.info.get("ann")))
 
 
-def _ann(root: Path, month: str, folder: Path, rows: int) -> ann.Ann | None:
-    """The month's approximate index, or None; one of another size than the month is refused."""
+def _ann(root: Path, month: str, folder: Path, rows: int, recorded: dict | None = None) -> ann.Ann | None:
+    """The month's approximate index, or None; one of another size than the month is refused.
+    One that is not the build index.json records (`recorded`: a stopped rebuild) is marked
+    stale: approximate search refuses it (`ann.rank`), the exact search never reads it."""
     found = ann.load_month(folder)
     if found is not None and not found.rows == found.meta["rows"] == rows:
         raise ArchiveIntegrityError(f"{root}: month {month} approximate index is damaged; "
                                     "rebuild it with `hindcast archive embed --approx`")
-    return found
+    if found is None:
+        return None
+    why = ann.disagreement(found.meta, recorded, month)
+    return dataclasses.replace(found, meta=found.meta | {"stale": f"{root}: {why}"}) if why else found
 
 
 def _postings(root: Path, month: str, rows) -> text.Postings:

@@ -17,8 +17,8 @@ from hindcast.cli.common import DB_HELP
 def analyze(
     runs: list[str] = typer.Argument(..., metavar="RUN...", help="Run id(s); several are matched on (market, t0)."),
     split: Optional[str] = typer.Option(None, "--split", metavar="INSTANT", help="Walk-forward split: rules and "
-                                        "calibrators are fitted on markets resolved before it and scored on the "
-                                        "rest [default: the median market's resolution]."),
+                                        "calibrators are fitted on markets whose outcome was public before it and "
+                                        "scored on the rest [default: the median market's public instant]."),
     db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout instead of tables."),
     baseline: str = typer.Option("market price", "--baseline", metavar="NAME", help="Relative skill is scaled so "

@@ -245,7 +245,9 @@ def _report(result, as_json: bool = False) -> None:
     console = out_console()
     state = "resumed" if result.resumed else "new"
     console.print(f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts planned, "
-                  f"{result.executed} made now, {result.planned - result.executed} already stored")
+                  f"{result.executed} made now, "
+                  + (f"{result.by_others} by a concurrent sweep, " if result.by_others else "")
+                  + f"{result.planned - result.executed - result.by_others} already stored")
     console.print(leaderboard_table(result.board))
     for kind, path in result.paths.items():
         console.print(f"{kind}: {path}")

@@ -6,12 +6,29 @@ a Plan run through `replay.runner`, coverage labelled, every answer stored, the 
 board, prices) → {kind: path}`, called on the finished run — and on what was stored when
 a circuit breaker or a budget stopped it, before the StoppedError propagates.
 A stored run is scored again from its forecasts alone by `load_scored` (no model called).
+
+Concurrent sweeps of one run (two terminals, or many machines on one PostgreSQL database)
+never ask a forecast twice: each process claims a (forecaster, market, t0, repeat, attempt)
+in the run database right before asking it (`RunStore.claim`, a lease of LEASE_SECONDS
+renewed while it runs) and releases it once the forecast is stored or given up. A forecast
+another live process holds is left to it; when its own work is done, a sweep waits for those
+to be stored (taking over any whose claim expired, or whose owner on this machine is no longer
+running: a kill -9 is resumed at once), so every sweep ends with the whole run stored, and
+each reports what it made itself (`SweepResult.executed`) and what another sweep made while
+it ran (`SweepResult.by_others`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
+import os
+import secrets
+import socket
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +44,7 @@ from hindcast.replay.plan import Plan, prepare, question_at, retriever_factory, 
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
-from hindcast.runs.store import RunStore
+from hindcast.runs.store import HELD, TAKEN, RunStore
 from hindcast.scoring import regimes
 from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
 
@@ -42,6 +59,7 @@ class SweepResult:
     board: list[LeaderboardRow]
     paths: dict[str, Path]
     empty: tuple[str, ...] = ()  # forecasters with no valid forecast at all in the run
+    by_others: int = 0  # planned forecasts a concurrent sweep of the run made while this one ran
 
     def to_polars(self):
         """The leaderboard as a polars DataFrame (one row per forecaster, every column)."""
@@ -50,7 +68,8 @@ class SweepResult:
     def to_json(self) -> dict:
         """The sweep as one JSON-ready document: run id, counts, leaderboard rows, paths."""
         return {"run_id": self.run_id, "resumed": self.resumed, "markets": self.markets, "planned": self.planned,
-                "executed": self.executed, "already_stored": self.planned - self.executed,
+                "executed": self.executed, "made_by_concurrent_sweep": self.by_others,
+                "already_stored": self.planned - self.executed - self.by_others,
                 "no_valid_forecast": list(self.empty), "leaderboard": board_json(self.board),
                 "paths": {k: str(v) for k, v in self.paths.items()}}
 
@@ -169,7 +188,7 @@ async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, pr
 async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits, prices, retry_limit,
                     p: Plan) -> SweepResult:
     created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters, spec.archive), now)
-    limits = _spent(limits, store, p.run_id)
+    base, limits = limits, _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
     retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
@@ -177,22 +196,96 @@ async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits,
     tasks = plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry)
     hooks.on_plan(len(tasks))
     _label_coverage(p, store)
+    claims = Claims(store, p.run_id, now)
     try:
         await _execute(tasks, forecasters, spec, p, store, hooks.advance, limits,
-                       models.reset_breakers(spec.breaker_threshold), now)
+                       models.reset_breakers(spec.breaker_threshold), now, claims,
+                       lambda: _spent(base, store, p.run_id))
     except StoppedError:  # what was answered is stored: score and export it, then say why it stopped
         if store.forecasts(p.run_id):
-            _finish(p, store, len(all_tasks), len(tasks), created, prices, hooks)
+            _finish(p, store, len(all_tasks), claims, created, prices, hooks)
         raise
-    return _finish(p, store, len(all_tasks), len(tasks), created, prices, hooks)
+    return _finish(p, store, len(all_tasks), claims, created, prices, hooks)
 
 
-def _finish(p: Plan, store: RunStore, planned: int, executed: int, created: bool, prices,
+def _finish(p: Plan, store: RunStore, planned: int, claims: Claims, created: bool, prices,
             hooks: Hooks) -> SweepResult:
     scored = load_scored(store, p.run_id, p.bundle)
     board = leaderboard(scored.rows, prices=prices)
     paths = hooks.export(hooks.out_dir, p, scored, board, prices)
-    return SweepResult(p.run_id, not created, planned, executed, len(p.markets), board, paths, _empty(scored.rows))
+    return SweepResult(p.run_id, not created, planned, claims.made, len(p.markets), board, paths, _empty(scored.rows),
+                       len(claims.left))
+
+
+LEASE_SECONDS = 60.0  # a claim unrenewed this long is taken by another process
+WAIT_SECONDS = 0.5  # between looks at forecasts another live sweep is asking
+
+
+class Claims:
+    """This sweep process's claims in the run database (`RunStore.claim`): one owner id (host,
+    process id, a random token), a lease clock running from the sweep's `now`, what it made,
+    and the forecasts it left to another live sweep of the run."""
+
+    def __init__(self, store: RunStore, run_id: str, now: datetime, lease: float = LEASE_SECONDS):
+        self.store, self.run_id, self.lease, self.owner = store, run_id, lease, owner_id()
+        self._base, self._start = now.timestamp(), time.monotonic()
+        self._lock = threading.Lock()
+        self.made = 0
+        self.held: dict[tuple, Task] = {}  # key → a task another live process holds now
+        self.left: set[tuple] = set()  # keys another sweep made (or holds) while this one ran
+
+    def clock(self) -> float:
+        return self._base + (time.monotonic() - self._start)
+
+    def take(self, task: Task) -> bool:
+        found = self.store.claim(self.run_id, task.key, task.attempt, self.owner, self.clock(), self.lease, owner_gone)
+        with self._lock:
+            if found == HELD:
+                self.held[task.key] = task
+            if found == TAKEN:
+                self.left.discard(task.key)
+            else:  # held, or stored since this sweep planned it: another sweep's forecast
+                self.left.add(task.key)
+        return found == TAKEN
+
+    def release(self, task: Task) -> None:
+        self.store.release(self.run_id, task.key, task.attempt, self.owner)
+
+    def stored(self) -> None:
+        with self._lock:
+            self.made += 1
+
+    def pending(self) -> list[Task]:
+        """The forecasts last seen held by another process, to look at again."""
+        with self._lock:
+            tasks, self.held = list(self.held.values()), {}
+        return tasks
+
+    async def heartbeat(self) -> None:
+        """Renew this process's claims every third of the lease, until cancelled."""
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            await asyncio.to_thread(self.store.renew, self.run_id, self.owner, self.clock() + self.lease)
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(6)}"
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether a claim's owner is a process of this machine that no longer runs (a killed sweep:
+    its claims are taken at once); another machine's claims are taken only once they expire."""
+    host, _, rest = owner.partition("/")
+    pid = rest.partition("/")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists (another user's): alive
+        return False
+    return False
 
 
 def _empty(rows) -> tuple[str, ...]:
@@ -246,7 +339,10 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
 
 
 async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
-                   limits: Limits, breakers, now: datetime) -> None:
+                   limits: Limits, breakers, now: datetime, claims: Claims,
+                   relimit: Callable[[], Limits]) -> None:
+    """Run the tasks, then (until none is left) those another live sweep held, each such round
+    with the budgets re-read from what the run has stored by then (`relimit`)."""
     retriever_for = retriever_factory(p.snapshot, p.index, p.search)
 
     def context_for(task: Task) -> Context:
@@ -256,16 +352,29 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
 
     def sink(task: Task, forecast, retrievals) -> None:
         c = task.cutoff
-        store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat, task.attempt)
+        if store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat,
+                     task.attempt):
+            claims.stored()
 
     def on_outage(task: Task, exc: InfrastructureError) -> None:
         c = task.cutoff
         store.add_attempt(p.run_id, task.forecaster, c.market_id, c.t0, task.repeat, "infrastructure", str(exc), now)
 
+    async def run(batch: list[Task], limits: Limits) -> None:
+        await run_tasks(batch, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
+                        spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage,
+                        claim=claims.take, release=claims.release)
+
+    heartbeat = asyncio.ensure_future(claims.heartbeat())
     try:
-        await run_tasks(tasks, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
-                        spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage)
+        await run(tasks, limits)
+        while pending := claims.pending():  # held by another live sweep: wait until stored or taken over
+            await asyncio.sleep(WAIT_SECONDS)
+            await run(pending, await asyncio.to_thread(relimit))
     finally:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat
         await _close(forecasters)
 
 

@@ -61,6 +61,9 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
     if not ann:
         raise HindcastError(f"--vector-search approx: the index {index.root} has no approximate index; "
                             "run `hindcast archive embed --approx` first")
+    from hindcast.archive.ann import check_recorded
+
+    check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
     measured = {k: ann.get(k) for k in ("format", "lists", "nprobe", "recall@10", "recall@10_mean", "probe_queries")}
     return {"vector_search": {"mode": "approx", "nprobe_used": spec.nprobe or ann.get("nprobe"), **measured}}
 

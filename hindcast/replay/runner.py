@@ -116,9 +116,14 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
                     sink: Callable[[Task, Forecast, tuple], None], concurrency: int,
                     advance: Callable[[], None] = lambda: None, max_failures: int | None = None, *,
                     limits: Limits | None = None, breakers: Breakers | None = None,
-                    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None) -> None:
+                    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None,
+                    claim: Callable[[Task], bool] | None = None,
+                    release: Callable[[Task], None] = lambda task: None) -> None:
     """Run tasks with at most `concurrency` in flight; `sink` stores each result (with the
-    context's retrieval log) in order of arrival; `on_outage` records each outage."""
+    context's retrieval log) in order of arrival; `on_outage` records each outage. `claim`
+    (called in a worker thread right before a task would start): False skips the task (another
+    sweep of the run is asking it, or it is stored already); `release` follows every claimed
+    task once it is stored or given up."""
     limits = limits or Limits(max_failures=max_failures)
     gate, budget, spend = asyncio.Semaphore(concurrency), FailureBudget(limits.max_failures), Spend(limits)
     breakers = breakers if breakers is not None else Breakers()
@@ -133,22 +138,34 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
             if any(breakers.reason(e) is not None for e in reached.get(task.forecaster, ())):
                 missed["breaker"] += 1  # its endpoint's breaker is open: not scheduled
                 return
-            ctx = context_for(task)
+            if claim is not None and not await asyncio.to_thread(claim, task):
+                return
             try:
-                forecaster = _for_attempt(forecasters[task.forecaster], task.attempt)
-                forecast = await _guarded(forecaster, question_for(task.cutoff), ctx)
-            except CircuitOpen:
-                missed["breaker"] += 1  # no call was made: not an attempt
-                return
-            except InfrastructureError as exc:
-                missed["outage"] += 1
-                reached.setdefault(task.forecaster, set()).add(exc.endpoint)
-                breakers.failure(exc.endpoint, str(exc))
-                await asyncio.to_thread(on_outage, task, exc)
-                return
-            await asyncio.to_thread(sink, task, forecast, ctx.retrievals)  # the loop keeps serving others
-            _account(forecast, budget, spend, breakers)
+                if not await ask(task):
+                    return
+            finally:
+                if claim is not None:
+                    await asyncio.to_thread(release, task)
         advance()
+
+    async def ask(task: Task) -> bool:
+        """Ask and store one forecast; False when it was not made (an outage, an open breaker)."""
+        ctx = context_for(task)
+        try:
+            forecaster = _for_attempt(forecasters[task.forecaster], task.attempt)
+            forecast = await _guarded(forecaster, question_for(task.cutoff), ctx)
+        except CircuitOpen:
+            missed["breaker"] += 1  # no call was made: not an attempt
+            return False
+        except InfrastructureError as exc:
+            missed["outage"] += 1
+            reached.setdefault(task.forecaster, set()).add(exc.endpoint)
+            breakers.failure(exc.endpoint, str(exc))
+            await asyncio.to_thread(on_outage, task, exc)
+            return False
+        await asyncio.to_thread(sink, task, forecast, ctx.retrievals)  # the loop keeps serving others
+        _account(forecast, budget, spend, breakers)
+        return True
 
     await asyncio.gather(*(one(t) for t in tasks))
     _stop_reason(budget, spend, breakers, missed, limits.max_failures)

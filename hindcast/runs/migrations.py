@@ -7,6 +7,8 @@ without stamping it). Versions:
 
     1  runs, forecasts (one row per run, forecaster, market, t0, repeat), coverage
     2  forecasts.attempt (each retry of a stored failure kept), attempts (outages)   — 1d68a1e
+    3  claims (a sweep process's lease on a forecast it is asking: concurrent sweeps of one
+       run never pay twice). Readers never read it: a read-only open accepts version 2.
 
 `STEPS[n]` turns version n-1 into version n; a new database is built by the same steps from
 0, so there is one path to every version (a test checks it equals the tables the models
@@ -30,7 +32,8 @@ from collections.abc import Callable
 
 from hindcast.errors import RunStoreError
 
-CURRENT = 2
+CURRENT = 3
+READABLE = 2  # the oldest version a read-only open reads as is (3 only added claims, which no reader reads)
 
 _RUNS = """CREATE TABLE IF NOT EXISTS runs (
     id VARCHAR NOT NULL, created_at VARCHAR NOT NULL, spec_json VARCHAR NOT NULL, manifest_json VARCHAR NOT NULL,
@@ -56,6 +59,10 @@ _ATTEMPTS = """CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
     t0 VARCHAR NOT NULL, repeat INTEGER NOT NULL, kind VARCHAR NOT NULL, reason VARCHAR NOT NULL,
     at VARCHAR NOT NULL, PRIMARY KEY (id))"""
+_CLAIMS = """CREATE TABLE IF NOT EXISTS claims (
+    run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL, attempt INTEGER NOT NULL, owner VARCHAR NOT NULL, expires_at FLOAT NOT NULL,
+    PRIMARY KEY (run_id, forecaster, market_id, t0, repeat, attempt))"""
 _COLUMNS_1 = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
               "evidence_json", "usage_json", "retrievals_json", "raw")
 
@@ -81,7 +88,12 @@ def _to_2(db: sqlite3.Connection, where: str) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS ix_attempts_run_id ON attempts (run_id)")
 
 
-STEPS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _to_1, 2: _to_2}
+def _to_3(db: sqlite3.Connection, where: str) -> None:
+    """Claims: which sweep process is asking which forecast, until when (a lease)."""
+    db.execute(_CLAIMS)
+
+
+STEPS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _to_1, 2: _to_2, 3: _to_3}
 
 
 def version(db: sqlite3.Connection) -> int:
@@ -113,18 +125,18 @@ def _apply(db: sqlite3.Connection, where: str, found: int) -> tuple[int, ...]:
 
 
 def check(db: sqlite3.Connection, where: str) -> int:
-    """A read-only open: the database must be a hindcast run database at CURRENT (an unversioned
-    one already of the current shape counts); nothing is changed. Returns its version."""
+    """A read-only open: the database must be a hindcast run database at READABLE or later (an
+    unversioned one already of version 2's shape counts); nothing is changed. Returns its version."""
     found = _checked(db, where)
     tables = _tables(db)
     if not {"runs", "forecasts"} <= tables:
         raise RunStoreError(f"run database {where} is not a hindcast run database (it has no runs/forecasts "
                             "tables); point --db at one")
     if found == 0 and "attempt" in _columns(db, "forecasts") and {"attempts", "coverage"} <= tables:
-        return CURRENT  # written by 1d68a1e, before versioning: already this shape
-    if found < CURRENT:
+        return READABLE  # written by 1d68a1e, before versioning: already a readable shape
+    if found < READABLE:
         raise RunStoreError(f"run database {where} was written by an older hindcast (schema version {found}, this "
-                            f"hindcast reads {CURRENT}); run a write command on it first (e.g. hindcast sweep --db "
+                            f"hindcast reads {READABLE} or later); run a write command on it first (e.g. hindcast sweep --db "
                             f"{where} …, which migrates it in place)")
     return found
 

@@ -27,6 +27,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,26 @@ class CoverageRow(SQLModel, table=True):
     stratum: str
 
 
+class ClaimRow(SQLModel, table=True):
+    """A lease: `owner` (one sweep process) is asking this forecast until `expires_at` (seconds
+    since the epoch, by the sweep's clock); a claim past it, or of an owner known to be gone,
+    may be taken by another process. Deleted once the forecast is stored or given up."""
+
+    __tablename__ = "claims"
+    run_id: str = Field(primary_key=True)
+    forecaster: str = Field(primary_key=True)
+    market_id: str = Field(primary_key=True)
+    t0: str = Field(primary_key=True)
+    repeat: int = Field(primary_key=True)
+    attempt: int = Field(primary_key=True)
+    owner: str
+    expires_at: float
+
+
+CLAIMS = ClaimRow.__table__  # type: ignore[attr-defined]  # the claims table, for plain SQL
+TAKEN, HELD, DONE = "taken", "held", "done"  # what `RunStore.claim` found
+
+
 @dataclass(frozen=True)
 class StoredForecast:
     run_id: str
@@ -159,13 +180,8 @@ class RunStore:
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
-            session.add(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec), manifest_json=_dumps(manifest)))
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                return False
-            return True
+        return self._insert_once(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec),
+                                        manifest_json=_dumps(manifest)))
 
     def run(self, run_id: str) -> RunRow:
         with Session(self.engine) as session:
@@ -207,14 +223,7 @@ class RunStore:
                           probability=forecast.probability, error=forecast.error, rationale=forecast.rationale,
                           evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage),
                           retrievals_json=_dumps(list(retrievals)), raw=forecast.raw, attempt=attempt)
-        with Session(self.engine) as session:
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                return False
-        return True
+        return self._insert_once(row)
 
     def add_attempt(self, run_id: str, forecaster: str, market_id: str, t0, repeat: int, kind: str, reason: str,
                     at) -> None:
@@ -238,6 +247,84 @@ class RunStore:
         with Session(self.engine) as session:
             rows = session.exec(select(CoverageRow).where(CoverageRow.run_id == run_id))
             return {(r.market_id, parse_utc(r.t0)): r.stratum for r in rows}
+
+    # ---- claims: concurrent sweeps of one run never ask the same forecast twice ------------
+    def claim(self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str, now: float,
+              lease: float, gone: Callable[[str], bool] = lambda owner: False) -> str:
+        """Take forecast `key` (forecaster, market, t0 ISO, repeat), `attempt`, for `owner` until
+        `now + lease`: TAKEN (ask it), HELD (another owner's unexpired claim whose owner is not
+        `gone`: leave it), or DONE (already stored: nothing to ask). A claim is one INSERT, or an
+        UPDATE guarded by the old owner and expiry (compare-and-swap), so of processes racing
+        for one key exactly one takes it; plain SQL on every dialect."""
+        match = _claim_match(run_id, key, attempt)
+        for _ in range(3):
+            if self._insert_claim(run_id, key, attempt, owner, now + lease):
+                break
+            held = self._claim_holder(match)
+            if held is None:
+                continue  # released meanwhile: try again
+            if held[1] > now and not gone(held[0]):
+                return HELD
+            if self._steal_claim(match, held, owner, now + lease):
+                break
+            return HELD
+        else:
+            return HELD
+        if self._has_forecast(run_id, key, attempt):
+            self.release(run_id, key, attempt, owner)
+            return DONE
+        return TAKEN
+
+    def release(self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str) -> None:
+        """Drop `owner`'s claim on the forecast (after storing it, or giving it up)."""
+        from sqlalchemy import delete
+
+        with self.engine.begin() as conn:
+            conn.execute(delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner))
+
+    def renew(self, run_id: str, owner: str, until: float) -> None:
+        """Extend every claim `owner` holds in the run to `until` (a sweep's heartbeat)."""
+        from sqlalchemy import update
+
+        with self.engine.begin() as conn:
+            conn.execute(update(CLAIMS).where(CLAIMS.c.run_id == run_id, CLAIMS.c.owner == owner).values(expires_at=until))
+
+    def _insert_claim(self, run_id: str, key: tuple, attempt: int, owner: str, until: float) -> bool:
+        forecaster, market_id, t0, repeat = key
+        return self._insert_once(ClaimRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=t0,
+                                          repeat=repeat, attempt=attempt, owner=owner, expires_at=until))
+
+    def _insert_once(self, row: SQLModel) -> bool:
+        """Insert `row` in its own transaction; False when its key is there already."""
+        with Session(self.engine) as session:
+            session.add(row)
+            try:
+                session.commit()
+            except IntegrityError:
+                session.rollback()
+                return False
+        return True
+
+    def _claim_holder(self, match: list) -> tuple[str, float] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(CLAIMS.c.owner, CLAIMS.c.expires_at).where(*match)).first()
+        return None if row is None else (row[0], float(row[1]))
+
+    def _steal_claim(self, match: list, held: tuple[str, float], owner: str, until: float) -> bool:
+        from sqlalchemy import update
+
+        with self.engine.begin() as conn:
+            done = conn.execute(update(CLAIMS).where(*match, CLAIMS.c.owner == held[0], CLAIMS.c.expires_at == held[1])
+                                .values(owner=owner, expires_at=until))
+        return done.rowcount == 1
+
+    def _has_forecast(self, run_id: str, key: tuple, attempt: int) -> bool:
+        forecaster, market_id, t0, repeat = key
+        with Session(self.engine) as session:
+            found = session.exec(select(ForecastRow.id).where(
+                ForecastRow.run_id == run_id, ForecastRow.forecaster == forecaster, ForecastRow.market_id == market_id,
+                ForecastRow.t0 == t0, ForecastRow.repeat == repeat, ForecastRow.attempt >= attempt)).first()
+        return found is not None
 
     def forecasts(self, run_id: str, all_attempts: bool = False) -> list[StoredForecast]:
         """The run's forecasts: the newest attempt of each key (every attempt with `all_attempts`)."""
@@ -395,6 +482,13 @@ def _sqlite_pragmas(connection, _record) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: every commit survives a killed process
     cursor.close()
+
+
+def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
+    forecaster, market_id, t0, repeat = key
+    c = CLAIMS.c
+    return [c.run_id == run_id, c.forecaster == forecaster, c.market_id == market_id, c.t0 == t0,
+            c.repeat == repeat, c.attempt == attempt]
 
 
 def _stored(row: ForecastRow) -> StoredForecast:

@@ -56,8 +56,9 @@ class ScoredRow:
     coverage: str = "n/a"
     repeat: int = 0
     usage: tuple = ()  # usage.relevant(forecast.usage): what the usage summary reads
-    resolved_at: datetime | None = None  # the effective resolution (walk-forward splits are by it)
+    resolved_at: datetime | None = None  # the effective resolution (regimes are by it)
     price_t: datetime | None = None  # the instant of market_price (the last point strictly before t0)
+    known_at: datetime | None = None  # when the outcome was public (walk-forward splits are by it)
 
     @property
     def brier(self) -> float | None:
@@ -163,7 +164,7 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
                               s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
                               label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat,
                               usage.relevant(s.forecast.usage), resolutions[s.market_id].resolved_at,
-                              None if point is None else point.t))
+                              None if point is None else point.t, resolutions[s.market_id].known_at))
     return rows
 
 

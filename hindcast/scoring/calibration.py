@@ -1,12 +1,17 @@
 """Walk-forward post-hoc calibration of each forecaster (issue 17, item 3). No model is called.
 
-For a split instant S, a forecaster's calibrator is FITTED on its valid rows of markets
-resolved before S (ScoredRow.resolved_at < S, the outcome known by S) and APPLIED only to its
-rows of markets resolved at or after S; it is never fitted on a row it is scored on. Rows
-without a resolution instant belong to neither side (counted in a note). With `strict=True`
-a test row must also have t0 ≥ S, so the calibrated forecast is one that could have been made
-at t0 (by default a test row forecast before S is calibrated with outcomes known only at S: a
-hindcast of a forecaster recalibrated at S; the finding counts such rows).
+For a split instant S, a forecaster's calibrator is FITTED on its valid rows of markets whose
+outcome was public before S (ScoredRow.known_at < S: `Resolution.known_at`, the instant the
+outcome became public, not the effective resolution `resolved_at`, which can be earlier: a market
+resolved before S but announced after it is never a training market) and APPLIED only to its rows
+of markets whose outcome became public at or after S; it is never fitted on a row it is scored on.
+Rows without that instant belong to neither side (counted in a note).
+
+`strict=True`: every test row's calibrator was fitted only on outcomes public before that row's
+t0 — the test rows are those with t0 ≥ S (each training outcome was public before S ≤ t0), so the
+calibrated forecast is one that could have been made at t0. By default a test row forecast before
+S is calibrated with outcomes public only by S: a hindcast of a forecaster recalibrated at S (the
+finding counts such rows).
 
 Two calibrators, each a derived forecaster `<forecaster>·platt` / `<forecaster>·isotonic` on
 the test rows only:
@@ -46,7 +51,7 @@ MIN_TRAIN_MARKETS = 5
 MIN_PER_CLASS = 2  # markets of each outcome among the training rows
 MAX_NEWTON_STEPS = 100
 MAX_LOGIT_SLOPE = 1e3  # |a| beyond this: the outcomes are (quasi-)separated, no finite fit
-POLICY = {"calibration_split": "walk-forward-resolved-before-split",
+POLICY = {"calibration_split": "walk-forward-public-before-split",
           "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-{MIN_PER_CLASS}-per-class",
           "calibration_clip": "logit-clip-1e-6"}
 COLUMNS = ("forecaster", "method", "derived", "n_train", "n_train_markets", "n_test", "n_test_markets",
@@ -80,9 +85,9 @@ class Isotonic:
 
 @dataclass(frozen=True)
 class Split:
-    train: list[ScoredRow]  # valid rows of markets resolved before the split
-    test: list[ScoredRow]  # all rows (failures included) of markets resolved at/after it
-    undated: int  # rows without resolved_at (neither side)
+    train: list[ScoredRow]  # valid rows of markets whose outcome was public before the split
+    test: list[ScoredRow]  # all rows (failures included) of markets public at/after it
+    undated: int  # rows without known_at (neither side)
     early: int  # rows of test markets with t0 < split (kept unless strict, then dropped)
 
 
@@ -94,11 +99,12 @@ class Calibrated:
 
 
 def split_rows(rows: Iterable[ScoredRow], split: datetime, strict: bool = False) -> Split:
-    """Train: valid rows resolved before `split`; test: rows resolved at/after it (and t0 ≥ split if strict)."""
+    """Train: valid rows whose outcome was public (`known_at`) before `split`; test: rows public
+    at/after it (and, if strict, t0 ≥ split: every training outcome was public before the row's t0)."""
     rows = list(rows)
-    dated = [r for r in rows if r.resolved_at is not None]
-    train = [r for r in dated if r.resolved_at < split and r.probability is not None]
-    later = [r for r in dated if r.resolved_at >= split]
+    dated = [r for r in rows if r.known_at is not None]
+    train = [r for r in dated if r.known_at < split and r.probability is not None]
+    later = [r for r in dated if r.known_at >= split]
     early = sum(1 for r in later if r.t0 < split)
     test = [r for r in later if r.t0 >= split] if strict else later
     return Split(train, test, len(rows) - len(dated), early)
@@ -177,7 +183,7 @@ def too_little(train: Sequence[ScoredRow]) -> str | None:
     markets = {r.market_id: r.outcome for r in train}
     per_class = min(sum(1 for o in markets.values() if o == c) for c in (0.0, 1.0))
     if len(train) < MIN_TRAIN_ROWS or len(markets) < MIN_TRAIN_MARKETS:
-        return (f"too few training rows: {len(train)} rows, {len(markets)} markets resolved before the split "
+        return (f"too few training rows: {len(train)} rows, {len(markets)} markets public before the split "
                 f"(needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)")
     if per_class < MIN_PER_CLASS:
         return f"too few training markets of one outcome: {per_class} (needs {MIN_PER_CLASS} of each)"
@@ -200,7 +206,8 @@ def apply(calibrator: Platt | Isotonic, name: str, rows: Sequence[ScoredRow]) ->
 
 def calibrate(rows: Iterable[ScoredRow], split: datetime, methods: Sequence[str] = METHODS, strict: bool = False,
               replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Calibrated:
-    """Each forecaster's calibrators fitted before `split`, applied at/after it, and the finding."""
+    """Each forecaster's calibrators fitted on outcomes public before `split`, applied to markets
+    public at/after it, and the finding."""
     parts = split_rows(rows, split, strict)
     train, test = _by_forecaster(parts.train), _by_forecaster(parts.test)
     out, table, fitted = [], [], {}
@@ -233,7 +240,7 @@ def _row(forecaster: str, method: str, name: str, calibrator, reason: str | None
         rng = bootstrap.rng_for(seed, f"calibration|{name}")
         diff, low, high, note = paired_difference([raw.market_id for raw in valid], cal_b - raw_b, replicates, rng)
     if not test:
-        reason = reason or "no test row (no market of this forecaster resolved at/after the split)"
+        reason = reason or "no test row (no market of this forecaster public at/after the split)"
     return (forecaster, method, name if calibrator else None, len(train), len({r.market_id for r in train}), len(test),
             len({r.market_id for r in test}), sum(1 for r in test if r.probability is None),
             sum(1 for r in test if r.t0 < split), _mean(raw_b), _mean(cal_b), diff, low, high,
@@ -245,18 +252,20 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def _finding(table: list[tuple], parts: Split, split: datetime, strict: bool) -> Finding:
-    notes = [(f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets resolved before it, "
-             "applied only to rows of markets resolved at/after it; diff = calibrated − raw Brier on the same "
+    notes = [(f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets whose outcome was "
+             "public (known_at) before it, applied only to rows of markets public at/after it; diff = calibrated − raw Brier on the same "
              "valid test rows (negative: calibration helped), market-clustered 95% interval"),
              (f"Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by pool-adjacent-violators; a calibrator "
              f"needs {MIN_TRAIN_ROWS} training rows from {MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"),
              "failed test rows stay failed in the calibrated forecaster (n_test_failed), never imputed"]
     if parts.undated:
-        notes.append(f"{parts.undated} row(s) without a resolution instant: neither fitted on nor calibrated")
+        notes.append(f"{parts.undated} row(s) without the instant their outcome became public: neither fitted on "
+                     "nor calibrated")
     if strict:
-        notes.append(f"strict: {parts.early} row(s) of test markets forecast before the split left out")
+        notes.append(f"strict: {parts.early} row(s) of test markets forecast before the split left out (every "
+                     "calibrated row's calibrator used only outcomes public before its t0)")
     elif parts.early:
         notes.append(f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their calibrator "
-                     "uses outcomes known only at the split (use strict to leave them out)")
+                     "uses outcomes public only by the split (use strict to leave them out)")
     return Finding("calibration", "Walk-forward calibration (fitted before the split, scored after it)", COLUMNS,
                    tuple(table), tuple(notes))

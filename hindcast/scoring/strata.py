@@ -16,9 +16,10 @@ forecaster − market, skill 1 − Brier/market Brier) is over the paired rows (
 with `vs_market`'s policies: market-clustered percentile intervals (`bootstrap`), none from fewer
 than 5 markets, no skill ratio where the market's Brier is below 0.01.
 
-**Defer**: a market is a training market when its effective resolution (`resolved_at`) is
-strictly before the split instant, a test market otherwise (t0 plays no part; a market without a
-resolution instant is in neither). On each forecaster's paired training rows the rule minimising
+**Defer**: a market is a training market when its outcome was public (`known_at`, the instant
+the outcome became public — not the effective resolution `resolved_at`, which may be earlier)
+strictly before the split instant, a test market otherwise (t0 plays no part; a market without
+that instant is in neither). On each forecaster's paired training rows the rule minimising
 the total Brier is chosen from a family — `band`: defer in a set of bands; `cutoff`: defer at a
 set of cutoffs; `band×cutoff`: defer in a band set at a cutoff set — then applied unchanged to the
 paired test rows. Ties go to the rule deferring fewer training rows, then to fewer bands, then to
@@ -183,12 +184,12 @@ def split_markets(rows: Iterable[ScoredRow], split: datetime) -> tuple[set[str],
 
 
 def market_instants(rows: Iterable[ScoredRow]) -> dict[str, datetime | None]:
-    """Each market's effective resolution: the latest `resolved_at` of its rows (all of one market's
-    rows carry the same one), None when any of its rows has none."""
+    """Each market's instant its outcome became public: the latest `known_at` of its rows (all of
+    one market's rows carry the same one), None when any of its rows has none."""
     latest: dict[str, datetime | None] = {}
     for r in rows:
-        seen = latest.get(r.market_id, r.resolved_at)
-        latest[r.market_id] = None if seen is None or r.resolved_at is None else max(seen, r.resolved_at)
+        seen = latest.get(r.market_id, r.known_at)
+        latest[r.market_id] = None if seen is None or r.known_at is None else max(seen, r.known_at)
     return latest
 
 
@@ -237,8 +238,8 @@ def _rule_rank(rule: Rule) -> tuple:
 
 def defer(rows: Iterable[ScoredRow], split: datetime, family: str = "band", replicates: int = bootstrap.REPLICATES,
           seed: int = 0, min_markets: int = MIN_MARKETS) -> Finding:
-    """Per forecaster: the deferral rule chosen on markets resolved before `split`, scored on the
-    markets resolved at or after it (forecaster, deferred and market Brier on paired test rows, and
+    """Per forecaster: the deferral rule chosen on markets whose outcome was public before `split`,
+    scored on the markets public at or after it (forecaster, deferred and market Brier on paired test rows, and
     market-clustered intervals on the paired differences)."""
     _check_family(family)
     rows = list(rows)
@@ -296,7 +297,7 @@ def _two_intervals(ids: list[str], first: np.ndarray, second: np.ndarray, replic
 
 def _defer_notes(split: datetime, family: str, min_markets: int, undated: set[str]) -> tuple[str, ...]:
     notes = [
-        (f"training markets: effective resolution before {iso(split)}; test markets: at or after it "
+        (f"training markets: outcome public (known_at) before {iso(split)}; test markets: at or after it "
          "(a market is in one period only; t0 plays no part)"),
         (f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
          "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"),
@@ -307,7 +308,7 @@ def _defer_notes(split: datetime, family: str, min_markets: int, undated: set[st
          "test markets (95% market-clustered percentile bootstrap)"),
     ]
     if undated:
-        notes.append(f"{len(undated)} market{'' if len(undated) == 1 else 's'} without a resolution instant: "
+        notes.append(f"{len(undated)} market{'' if len(undated) == 1 else 's'} without the instant its outcome became public: "
                      "in neither period")
     return tuple(notes)
 

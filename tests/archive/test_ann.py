@@ -311,3 +311,162 @@ def test_a_bad_nprobe_is_refused():
         with pytest.raises(RetrievalError, match="nprobe must be a positive integer"):
             ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=bad)
     assert len(ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=np.int64(2))) == 3
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_after(months: int):
+    def progress(done: int, total: int) -> None:
+        if done == months:
+            raise _Stop  # as if the process were killed once `months` months held the new build
+    return progress
+
+
+def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_approximate_search(tmp_path):
+    """`embed --approx --lists N` stopped after one month: index.json no longer describes the old
+    build (approximate search is refused with what to run, a run records nothing stale); an index
+    left mixed under the old record (by a hindcast before this check) is refused month by month
+    by approximate search, read as is by the exact search; re-running finishes the rebuild."""
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.errors import ArchiveIntegrityError, RetrievalError
+    from hindcast.timeutil import from_unix
+
+    snap, reader = _reddit_index(tmp_path, lambda r: True)  # built with lists=12
+    root, old = reader.root, json.loads((reader.root / "index.json").read_text())
+    with pytest.raises(_Stop):
+        ann.build(root, lists=5, on_progress=_stop_after(1))
+    assert "ann" not in json.loads((root / "index.json").read_text())
+    assert json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"] == 5
+    assert json.loads((root / "vectors/month=2024-02/ann/meta.json").read_text())["params"]["lists"] == 12
+    t0 = from_unix(1_709_251_200 + 86_400)  # 2024-03-02: January and February are closed
+    with pytest.raises(RetrievalError, match="no approximate index"):
+        TimeBoundRetriever(snap, t0, index=_reopen(snap), vector_search="approx")
+    (root / "index.json").write_text(json.dumps(old), encoding="utf-8")  # the old record over the mix
+    mixed = _reopen(snap)
+    with pytest.raises(ArchiveIntegrityError, match="month 2024-01"):  # a sweep refuses it before any forecast
+        ann.check_recorded(root, mixed.info)
+    exact = TimeBoundRetriever(snap, t0, index=mixed).search("alpha", k=5, mode="vector")
+    with pytest.raises(ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"):
+        TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search("alpha", k=5, mode="vector")
+    info = ann.build(root, lists=5)
+    assert set(info["lists"].values()) == {5} and info["params"] == {"lists": 5, "seed": 0, "nprobe": ann.NPROBE}
+    done = _reopen(snap)
+    ann.check_recorded(root, done.info)
+    assert len(TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search("alpha", k=5, mode="vector")) == 5
+    assert [h.doc.id for h in TimeBoundRetriever(snap, t0, index=done).search("alpha", k=5, mode="vector")] == \
+        [h.doc.id for h in exact]
+
+
+def _reopen(snap):
+    from hindcast.archive.index import open_index
+
+    return open_index(snap)
+
+
+def _archive_at(rng, seed: int, sizes: list[int], t0: int):
+    """Random months (month m spans [m·MONTH, (m+1)·MONTH)) with edits at known instants (some
+    at or after t0, their text rewritten then) and at unknown ones, as (ids, vectors, created,
+    edit) per month; and the same archive as it stood at t0 without the documents whose text
+    was overwritten at/after t0 (the strict policy hides them): only documents created before
+    t0 and not edited at/after it, with the text they had."""
+    full, before = [], []
+    for m, size in enumerate(sizes):
+        vectors, created = _vectors(size, 8, seed + m), np.sort(rng.integers(m * MONTH, (m + 1) * MONTH, size=size))
+        edit, ids = _edits(rng, created, (m + 1) * MONTH), np.arange(size) + 1000 * m
+        later = edit >= t0
+        rewritten = vectors.copy()
+        rewritten[later] = 3 * rng.standard_normal((int(later.sum()), 8)).astype(np.float32)
+        keep = (created < t0) & ~later
+        full.append((ids, rewritten, created, edit))
+        before.append((ids[keep], vectors[keep], created[keep], edit[keep]))
+    return full, before
+
+
+def _search_at(archive, t0: int, q, n: int, nprobe: int, lists) -> list[tuple[float, int]]:
+    """An approximate search at t0 as the retriever runs it: closed months through the index
+    built from the month's own rows, the others by the exact scan cut at t0; strict mask."""
+    parts = []
+    for m, (ids, vectors, created, edit) in enumerate(archive):
+        closed = (m + 1) * MONTH <= t0
+        index = ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=5) if closed else None
+        parts.append(ann.Part(_month(vectors, edit), int(np.searchsorted(created, t0)), index))
+    return [(score, int(archive[m][0][p])) for score, m, p in ann.rank(parts, q, t0, n, nprobe=nprobe)]
+
+
+@settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), sizes=st.lists(st.integers(0, 80), min_size=1, max_size=4),
+       t0_frac=st.floats(0, 1), n=st.integers(1, 20), lists=st.one_of(st.none(), st.integers(1, 12)))
+def test_post_t0_edits_and_documents_change_no_approximate_search(seed, sizes, t0_frac, n, lists):
+    """Issue 24: adding post-t0 edits (text rewritten at/after t0, or at an unknown time) and
+    post-t0 documents to a random archive changes no approximate search at t0 — ids, order and
+    scores equal those of the archive as it stood at t0 (less the documents whose text was
+    overwritten: hidden by the strict policy in both), at every nprobe, each index built from
+    its own archive. The exact search is checked the same way."""
+    t0 = int(t0_frac * len(sizes) * MONTH)
+    rng = np.random.default_rng(seed)
+    full, before = _archive_at(rng, seed, sizes, t0)
+    q = rng.standard_normal(8).astype(np.float32)
+    for nprobe in range(1, (lists or 14) + 2):
+        assert _search_at(full, t0, q, n, nprobe, lists) == _search_at(before, t0, q, n, nprobe, lists)
+    exact = [[(s, int(a[m][0][p])) for s, m, p in ann.rank([ann.Part(_month(v, e), int(np.searchsorted(c, t0)))
+                                                            for _, v, c, e in a], q, t0, n, nprobe=1)]
+             for a in (full, before)]
+    assert exact[0] == exact[1]
+
+
+def test_post_t0_edits_leave_a_closed_months_index_as_without_the_edited_documents(tmp_path):
+    """The built index of a closed month (centroids, lists of every other document, recorded
+    recall) is the one of the month without its documents edited after its end."""
+    rng = np.random.default_rng(13)
+    vectors, created = _vectors(3000, 16, 13), np.sort(rng.integers(0, MONTH, size=3000))
+    edit = _edits(rng, created, MONTH)
+    later = edit >= MONTH
+    assert 300 < later.sum() < 1500
+    a = ann.build_month(tmp_path / "a", vectors, created, edit, MONTH, seed=4, nprobe=2)
+    b = ann.build_month(tmp_path / "b", vectors[~later], created[~later], edit[~later], MONTH, seed=4, nprobe=2)
+    assert a["recall@10"] < 1
+    assert {k: v for k, v in a.items() if k != "rows"} == {k: v for k, v in b.items() if k != "rows"}
+    ia, ib = ann.load_month(tmp_path / "a"), ann.load_month(tmp_path / "b")
+    assert np.array_equal(ia.centroids, ib.centroids)
+    ids = np.flatnonzero(~later)  # b's position → a's position
+    for i in range(ia.lists):
+        mine = ia.positions[ia.offsets[i]:ia.offsets[i + 1]]
+        assert np.array_equal(mine[~later[mine]], ids[ib.positions[ib.offsets[i]:ib.offsets[i + 1]]])
+
+
+def test_post_t0_edits_change_nothing_of_an_approximate_search_of_a_real_archive(tmp_path):
+    """The synthetic Reddit archive (edits at known instants up to 40 days later, and at unknown
+    ones) with everything, against the archive as it stood at t0 without the documents edited
+    at/after t0 (or at an unknown time): frozen, indexed and approximately indexed separately,
+    the same documents and scores from every approximate search at t0."""
+    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.timeutil import from_unix
+
+    from .test_properties import WORDS
+
+    (tmp_path / "all").mkdir()
+    everything = _reddit_index(tmp_path / "all", lambda r: True)
+    for t0 in (1_706_745_600 + 20 * 86_400 + 7_200, 1_709_251_200 + 3 * 86_400):  # 2024-02-21, 2024-03-04
+        def as_it_stood(r, t0=t0):
+            return r["created_utc"] < t0 and r["edited"] is not True and not (r["edited"] and r["edited"] >= t0)
+
+        folder = tmp_path / f"t{t0}"
+        folder.mkdir()
+        before = _reddit_index(folder, as_it_stood)
+        edited = sum(1 for r in _all_rows() if r["created_utc"] < t0 and not as_it_stood(r))
+        assert edited > 20
+        for nprobe in (1, 2, 3, None, 10_000):
+            for query in [*WORDS[:10], "alpha bravo", "zzzunknown"]:
+                hits = [[(h.doc.id, h.score) for h in TimeBoundRetriever(snap, from_unix(t0), index=reader,
+                                                                         vector_search="approx", nprobe=nprobe)
+                         .search(query, k=15, mode="vector")] for snap, reader in (before, everything)]
+                assert hits[0] == hits[1] and len(hits[0]) == 15
+
+
+def _all_rows() -> list[dict]:
+    from .test_properties import _synthetic_rows
+
+    subs, comments = _synthetic_rows()
+    return subs + comments

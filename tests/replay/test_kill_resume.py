@@ -34,13 +34,27 @@ def stored(out) -> list[tuple]:
         return db.execute("SELECT forecaster, market_id, t0, repeat, probability, error FROM forecasts").fetchall()
 
 
+def _until_more_than(rows: int, out, timeout: float = 120.0) -> None:
+    """Wait until the run database holds more than `rows` forecasts (or `timeout` seconds)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if (out / "hindcast.db").exists() and len(stored(out)) > rows:
+                return
+        except sqlite3.Error:  # being created or migrated this instant
+            pass
+        time.sleep(0.05)
+
+
 def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repeated_call(tmp_path):
     fake = FakeChatModel(default=answer('{"probability": 0.42}', delay=0.3))
     rnd, progress = random.Random(11), []
     with fake.serve() as url:
         for _ in range(KILLS):
+            before = progress[-1] if progress else 0
             proc = subprocess.Popen(sweep_cmd(url, tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rnd.uniform(1.5, 3.0))
+            _until_more_than(before, tmp_path)  # a loaded machine starts slowly: kill once it is storing
+            time.sleep(rnd.uniform(0.1, 1.0))
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             progress.append(len(stored(tmp_path)) if (tmp_path / "hindcast.db").exists() else 0)

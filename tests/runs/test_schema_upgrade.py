@@ -39,8 +39,8 @@ def contents(path: Path) -> dict:
     """Every table's definition and rows, straight from SQLite."""
     with sqlite3.connect(path) as db:
         schema = sorted(db.execute("SELECT type, name, sql FROM sqlite_master"), key=str)
-        rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"'), key=repr) for _, name, _ in schema
-                if _ == "table"}
+        rows = {name: sorted(db.execute(f'SELECT * FROM "{name}"'), key=repr) for kind, name, _ in schema
+                if kind == "table"}
     db.close()
     return {"schema": schema, "rows": rows}
 
@@ -66,8 +66,10 @@ def test_a_database_written_by_the_release_before_versioning_opens_unchanged_and
     assert user_version(path) == 0  # that release did not stamp a version
     before = contents(path)
     store = RunStore(f"sqlite:///{path}")
-    assert store.migrated == (1, 2) and user_version(path) == SCHEMA_VERSION == 2
-    assert contents(path) == before  # every table, index and row as the release wrote it
+    assert store.migrated == (1, 2, 3) and user_version(path) == SCHEMA_VERSION == 3
+    after = contents(path)  # every table, index and row as the release wrote it, plus the (empty) claims table
+    assert [e for e in after["schema"] if e[1] not in ("claims", "sqlite_autoindex_claims_1")] == before["schema"]
+    assert {k: v for k, v in after["rows"].items() if k != "claims"} == before["rows"] and after["rows"]["claims"] == []
     assert [r.id for r in store.runs()] == ["r-one", "r-two"]
     assert store.run("r-one").spec_json == '{"forecasters": ["constant", "llm"]}'
     assert forecast_rows(store, "r-one") == [row[:5] + row[6:] for row in EXPECTED]
@@ -86,14 +88,14 @@ def test_a_database_written_by_the_release_before_versioning_opens_unchanged_and
     again = RunStore(f"sqlite:///{path}")
     assert again.migrated == () and again.schema_version == SCHEMA_VERSION
     again.close()
-    assert contents(path) == before and user_version(path) == SCHEMA_VERSION
+    assert contents(path) == after and user_version(path) == SCHEMA_VERSION
 
 
 def test_a_read_only_open_of_the_release_database_reads_it_and_writes_nothing(tmp_path):
     path = copy_of_release(tmp_path)
     data = path.read_bytes()
     store = RunStore(f"sqlite:///{path}", read_only=True)
-    assert store.schema_version == SCHEMA_VERSION and len(store.forecasts("r-one", all_attempts=True)) == 4
+    assert store.schema_version == migrations.READABLE and len(store.forecasts("r-one", all_attempts=True)) == 4
     store.close()
     assert path.read_bytes() == data and user_version(path) == 0
 
@@ -135,7 +137,7 @@ def test_a_new_database_built_by_the_steps_has_exactly_the_tables_the_models_dec
     RunStore(f"sqlite:///{tmp_path / 'stepped.db'}").close()
     declared = create_engine(f"sqlite:///{tmp_path / 'declared.db'}")
     SQLModel.metadata.create_all(declared, tables=[SQLModel.metadata.tables[name] for name in
-                                                   ("runs", "forecasts", "attempts", "coverage")])
+                                                   ("runs", "forecasts", "attempts", "coverage", "claims")])
     declared.dispose()
     assert shape(tmp_path / "stepped.db") == shape(tmp_path / "declared.db")
     assert user_version(tmp_path / "stepped.db") == SCHEMA_VERSION
@@ -182,4 +184,4 @@ def test_many_processes_opening_an_older_database_at_once_migrate_it_once(tmp_pa
         for proc in procs:
             proc.join(timeout=60)
         assert all(kind == "ok" and count == 2 for kind, _, count in outcomes), outcomes
-        assert sorted(migrated for _, migrated, _ in outcomes) == [()] * (n - 1) + [(1, 2)]
+        assert sorted(migrated for _, migrated, _ in outcomes) == [()] * (n - 1) + [(1, 2, 3)]

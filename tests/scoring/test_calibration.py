@@ -30,10 +30,11 @@ SPLIT = at("2025-07-01T00:00:00")
 START = at("2025-01-01T00:00:00")
 
 
-def row(market, p, outcome, resolved, forecaster="llm", k=0, error=None):
+def row(market, p, outcome, resolved, forecaster="llm", k=0, error=None, known=None):
+    """A row of a market resolved at `resolved`, its outcome public at `known` (default: then)."""
     t0 = resolved - timedelta(days=10 + k)
     return ScoredRow(forecaster, market, t0, f"f={k}", "politics", p, error if p is None else None, outcome, 0.5,
-                     resolved_at=resolved)
+                     resolved_at=resolved, known_at=resolved if known is None else known)
 
 
 def sample(rng, n, slope, first_market=0, resolved=START, forecaster="llm"):
@@ -167,6 +168,41 @@ def test_strict_drops_test_rows_forecast_before_the_split():
     assert {r.t0 < SPLIT for r in loose.rows} == {True, False}
     assert all(r.t0 >= SPLIT for r in strict.rows) and strict.rows
     assert any("t0 before the split" in n for n in loose.finding.notes)
+
+
+def test_a_market_resolved_before_the_split_but_public_after_it_is_never_fitted_on():
+    """Planted: markets resolved before the split whose outcome became public only after it (and
+    after some test rows' t0) carry the inverted relation. Split by the effective resolution they
+    would be training rows and change the calibrator; split by `known_at` they are test rows."""
+    rng = np.random.default_rng(9)
+    train = sample(rng, 30, slope=2.0)
+    late = [row(r.market_id, r.probability, r.outcome, SPLIT - timedelta(days=3), k=int(r.label[2:]),
+                known=SPLIT + timedelta(days=2)) for r in sample(rng, 30, slope=-3.0, first_market=200)]
+    result = calibrate(train + late, SPLIT, replicates=50)
+    alone = fit_platt(*_xy(train))[0]
+    assert result.calibrators[("llm", "platt")] == alone
+    assert fit_platt(*_xy(train + late))[0] != alone  # fitting on them would have changed it
+    assert {r.market_id for r in result.rows if r.forecaster == "llm·platt"} == {r.market_id for r in late}
+    parts = split_rows(train + late, SPLIT)
+    assert {r.market_id for r in parts.train} == {r.market_id for r in train}
+
+
+def test_strict_means_every_calibrated_row_used_only_outcomes_public_before_its_t0():
+    """Planted: a market resolved before the split but public after it, with a test row at a t0
+    after the split and before that outcome was public. Under strict, for every calibrated row,
+    every outcome its calibrator was fitted on was public before the row's t0."""
+    rng = np.random.default_rng(10)
+    train = sample(rng, 25, slope=1.0)
+    hidden = [row(f"h{i:02d}", float(rng.uniform(0.05, 0.95)), float(i % 2), SPLIT - timedelta(hours=1), k=-12,
+                  known=SPLIT + timedelta(days=5)) for i in range(10)]  # t0 = split + 2 days − 1 hour
+    later = sample(rng, 10, slope=1.0, first_market=100, resolved=SPLIT + timedelta(days=20))
+    rows = train + hidden + later
+    for strict in (False, True):
+        parts = split_rows(rows, SPLIT, strict)
+        assert not {r.market_id for r in parts.train} & {r.market_id for r in hidden}
+        if strict:
+            assert parts.test and all(max(t.known_at for t in parts.train) < r.t0 for r in parts.test)
+    assert all(r.t0 < r.known_at for r in hidden) and all(r.t0 >= SPLIT for r in hidden)
 
 
 def test_each_forecaster_is_calibrated_on_its_own_rows_and_output_is_deterministic():

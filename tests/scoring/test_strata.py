@@ -37,9 +37,11 @@ PRICES = (0.0625, 0.25, 0.5, 0.875, 0.9375, 0.375, 0.75, None)
 PROBS = (0.5, 0.25, 0.75, 0.125, None, 0.875, 1.0, 0.0, 0.625)
 
 
-def row(forecaster, market, label, p, outcome, price, resolved_at=LATE, k=0):
+def row(forecaster, market, label, p, outcome, price, resolved_at=LATE, k=0, known_at=None):
+    """A row of a market resolved at `resolved_at`, its outcome public at `known_at` (default: then)."""
     return ScoredRow(forecaster, market, T + timedelta(days=k), label, "politics", p,
-                     None if p is not None else "invalid", outcome, price, resolved_at=resolved_at)
+                     None if p is not None else "invalid", outcome, price, resolved_at=resolved_at,
+                     known_at=resolved_at if known_at is None else known_at)
 
 
 def crafted() -> list[ScoredRow]:
@@ -163,6 +165,20 @@ def test_a_market_resolved_exactly_at_the_split_is_a_test_market_and_t0_plays_no
             row("f", "y", "f=0.5", 0.5, 1.0, 0.5, resolved_at=SPLIT - timedelta(seconds=1), k=400),
             row("f", "z", "f=0.5", 0.5, 1.0, 0.5, resolved_at=None)]
     assert split_markets(rows, SPLIT) == ({"y"}, {"x"}, {"z"})
+
+
+def test_a_market_resolved_before_the_split_but_public_after_it_is_a_test_market():
+    """Planted: the test markets (c, d) resolved before the split, their outcomes public only
+    after it. Split by the effective resolution they would train the rule (and pick consensus);
+    split by `known_at` they are test markets and the rule is the one of the training markets."""
+    rows = [r if r.market_id[0] in "ab" else
+            ScoredRow(**{**{f: getattr(r, f) for f in r.__slots__}, "resolved_at": EARLY, "known_at": LATE})
+            for r in planted()]
+    assert split_markets(rows, SPLIT)[0] == {f"{c}{m}" for c in "ab" for m in range(6)}
+    (result,) = defer(rows, SPLIT, replicates=50).to_json()["rows"]
+    assert result["rule"] == f"defer when band in {{{TOSS_UP}}}"
+    assert (result["train_markets"], result["test_markets"]) == (12, 12)
+    assert median_split(rows) == LATE
 
 
 def test_deferring_everywhere_reads_as_always_and_the_default_split_is_the_median_market():
