@@ -74,7 +74,7 @@ def start(bin_dir: Path) -> Server:
 
 
 def _has_locale(name: str) -> bool:
-    out = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.lower().split()
+    out = subprocess.run(["locale", "-a"], capture_output=True, text=True, check=False).stdout.lower().split()
     return name in out
 
 

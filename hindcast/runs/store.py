@@ -514,11 +514,9 @@ def _sqlite_pragmas(connection, _record) -> None:
 
 def _insert(dialect: str, table):
     """The dialect's INSERT with ON CONFLICT (SQLite and PostgreSQL both have it)."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table)
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
