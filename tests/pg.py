@@ -47,12 +47,15 @@ class Server:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, password: str | None = None) -> str:
-        """A new empty database; its URL (with a planted `password`, which trust auth ignores)."""
+        """A new empty database; its URL (with a planted `password`, which trust auth ignores).
+        Its collation is ICU's en-US, as on a typical server ("a" < "B" < "b", "_" ignored):
+        nothing hindcast exports may depend on the server's ordering."""
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True) as c:
-            c.execute(f'CREATE DATABASE "{name}"')
+            c.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu "
+                      "ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
         user = "postgres" if password is None else f"postgres:{password}"
         return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{name}"
 
