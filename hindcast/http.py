@@ -176,7 +176,7 @@ def retry_after(headers: Mapping) -> float:
 
 # -- credentials out of every URL we print, log, store or raise ----------------------------------
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/?#@:\s]*(?::\S*)?)@")
-_PAIR = re.compile(r"(?P<lead>(?:^|[?&;\s,:(\'\"]))(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=(?P<value>[^&#;?\s,\'\")]*)")
+_PAIR = re.compile(r"(?P<lead>(?:^|[?&;\s,:(\'\"]))(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=(?P<value>[^&#;?\s,\'\")\\]*)")
 _SECRET_NAMES = frozenset({"key", "apikey", "api_key", "token", "secret", "password", "passwd", "pwd", "pass",
                            "auth", "authorization", "sig", "signature", "bearer", "credential", "credentials",
                            "session", "sessionid", "code"})

@@ -20,7 +20,16 @@ class JsonLines(logging.Formatter):
                 "level": record.levelname.lower(), "event": record.getMessage(), **getattr(record, "fields", {})}
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)
-        return redact(json.dumps(line, ensure_ascii=False, default=str))  # no credential reaches a log
+        return json.dumps(_redacted(line), ensure_ascii=False, default=lambda v: redact(str(v)))
+
+
+def _redacted(value):
+    """Every text in a log line without credentials (`redact`), before it is encoded."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return [_redacted(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def setup(path: Path | None, stream=None) -> logging.Logger:

@@ -201,3 +201,22 @@ def test_the_success_paths_never_print_the_password(tmp_path, postgres):
     assert "***@127.0.0.1" in status[0].stdout and json.loads(status[1].stdout)["db"].startswith(
         "postgresql+psycopg://***@127.0.0.1")
     assert_nothing_planted(tmp_path, procs + [listed] + status)
+
+
+def test_a_read_only_open_of_postgresql_cannot_write(postgres):
+    import psycopg
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from hindcast.runs.store import RunStore
+
+    with psycopg.connect(postgres.replace("+psycopg", "") + "/postgres", autocommit=True) as conn:
+        conn.execute("CREATE DATABASE readonly")
+    RunStore(postgres + "/readonly").close()  # a write open creates the tables
+    store = RunStore(postgres + "/readonly", read_only=True)
+    try:
+        assert store.runs() == []
+        with pytest.raises(DBAPIError, match="read-only transaction"), store.engine.begin() as conn:
+            conn.execute(text("CREATE TABLE planted (i int)"))
+    finally:
+        store.close()
