@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server for the tests: Debian's initdb/pg_ctl run as the `postgres`
 user on a free 127.0.0.1 port, its unix socket in the cluster's own temporary folder, stopped
-by its pid when the session ends (also after a failure). Tests that need it skip with the
+by its pid when the session ends (also after a failure). TCP logins are checked with
+scram-sha-256 passwords (the superuser `postgres` has PASSWORD), as on a real server. Tests that need it skip with the
 reason only when the server binaries are not installed (CI installs Debian's `postgresql`).
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BIN_ROOT = Path("/usr/lib/postgresql")
+PASSWORD = "throwaway-superuser"  # the test cluster's superuser password (never a user's)
 
 
 def pg_bin() -> Path | None:
@@ -44,20 +46,24 @@ class Server:
     pid: int
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+        return f"postgresql+psycopg://postgres:{PASSWORD}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, password: str | None = None) -> str:
-        """A new empty database; its URL (with a planted `password`, which trust auth ignores).
+        """A new empty database and its URL: the superuser's, or with `password` a new role's
+        that owns the database and logs in with that password (checked by the server).
         Its collation is ICU's en-US, as on a typical server ("a" < "B" < "b", "_" ignored):
         nothing hindcast exports may depend on the server's ordering."""
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres", autocommit=True) as c:
-            c.execute(f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu "
-                      "ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
-        user = "postgres" if password is None else f"postgres:{password}"
-        return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{name}"
+        owner = "postgres" if password is None else f"u_{name}"
+        with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", password=PASSWORD, dbname="postgres",
+                             autocommit=True) as c:
+            if password is not None:
+                c.execute(f"CREATE ROLE \"{owner}\" LOGIN PASSWORD '{password}'")
+            c.execute(f"CREATE DATABASE \"{name}\" OWNER \"{owner}\" TEMPLATE template0 ENCODING 'UTF8' "
+                      "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+        return f"postgresql+psycopg://{owner}:{password or PASSWORD}@127.0.0.1:{self.port}/{name}"
 
 
 def start(bin_dir: Path) -> Server:
@@ -66,7 +72,11 @@ def start(bin_dir: Path) -> Server:
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     data, port = folder / "data", _free_port()
-    subprocess.run(_as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
+    (folder / "pw").write_text(PASSWORD)
+    if os.geteuid() == 0:
+        shutil.chown(folder / "pw", "postgres", "postgres")
+    subprocess.run(_as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth-local=trust",
+                                "--auth-host=scram-sha-256", f"--pwfile={folder / 'pw'}",
                                 "-E", "UTF8", "--locale=en_US.UTF-8" if _has_locale("en_US.utf8") else "--locale=C.UTF-8"),
                    check=True, capture_output=True)
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"

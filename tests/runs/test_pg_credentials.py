@@ -1,12 +1,13 @@
 """No password of a PostgreSQL URL given to --db is ever printed or stored: every command that
 takes --db is run against a real server (tests/pg.py) once succeeding and once failing (a
 database that does not exist), with a planted password in the URL; everything they printed,
-every file they wrote, and every row of the run database (pg_dump) are grepped for it. The
-test server trusts loopback connections, so the password is accepted and never checked."""
+every file they wrote, and every row of the run database (pg_dump) are grepped for it. The password is real: the test
+server checks it (scram-sha-256) for the role owning the database."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -66,5 +67,6 @@ def test_a_planted_postgresql_password_is_never_printed_or_stored(tmp_path, pg_s
     from tests import pg
 
     dumped = subprocess.run([str(pg.pg_bin() / "pg_dump"), "-h", "127.0.0.1", "-p", str(pg_server.port), "-U",
-                             "postgres", good.rsplit("/", 1)[1]], check=True, capture_output=True, text=True).stdout
+                             "postgres", good.rsplit("/", 1)[1]], check=True, capture_output=True, text=True,
+                            env={**os.environ, "PGPASSWORD": pg.PASSWORD}).stdout
     assert run_id in dumped and PASSWORD not in dumped
