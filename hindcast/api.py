@@ -18,9 +18,8 @@ def sweep(spec, *, store, out_dir: Path, now: datetime, **options):
 async def sweep_async(spec, *, store, out_dir: Path, now: datetime, on_plan: Callable[[int], None] = lambda n: None,
                       advance: Callable[[], None] = lambda: None, models=None, prices=None,
                       retry_limit: int | None = None, prepared=None, shard: tuple[int, int] | None = None):
-    """Forecast what `spec` misses in `store`, score, export to OUT_DIR/<run id>/: a SweepResult (models
-    None: from os.environ). StoppedError once what was answered is stored and exported (resumable).
-    `shard` (i, n): this is the i-th of n processes sweeping the run (its share first)."""
+    """Forecast what `spec` misses in `store`, score, export to OUT_DIR/<run id>/: a SweepResult (models None:
+    from os.environ; `shard` (i, n): i-th of n processes). StoppedError once stored and exported (resumable)."""
     from hindcast.leaderboard.run_export import write_run
     from hindcast.replay.engine import run_sweep
 
