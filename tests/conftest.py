@@ -32,8 +32,16 @@ def pg_server():
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path) -> str:
-    """A new, empty run database URL on each backend: a SQLite file, a new PostgreSQL database."""
+def new_db_url(request, tmp_path):
+    """On each backend, a function returning the URL of a new, empty run database: a new SQLite
+    file, or a new database on the session's PostgreSQL server."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'runs.db'}"
-    return request.getfixturevalue("pg_server").create_database()
+        names = iter(range(1_000_000))
+        return lambda: f"sqlite:///{tmp_path / f'runs{next(names)}.db'}"
+    return request.getfixturevalue("pg_server").create_database
+
+
+@pytest.fixture
+def db_url(new_db_url) -> str:
+    """A new, empty run database URL on each backend: a SQLite file, a new PostgreSQL database."""
+    return new_db_url()

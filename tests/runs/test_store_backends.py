@@ -5,7 +5,6 @@ back is ordered by code point whatever the server's collation."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import subprocess
 
@@ -84,29 +83,6 @@ def test_floats_round_trip_exactly(db_url):
         store.add("r", "f", f"m{i}", T0, "f", Forecast(p))
     assert [repr(s.forecast.probability) for s in store.forecasts("r")] == [repr(v) for v in values]
     store.close()
-
-
-def _open_and_create(url: str, barrier, results) -> None:
-    barrier.wait()  # every process opens the new database at the same moment
-    try:
-        store = RunStore(url)
-        results.put(("ok", store.migrated, store.ensure_run("r-same", {}, {}, T0)))
-    except Exception as exc:  # noqa: BLE001 — reported to the test
-        results.put(("error", repr(exc), None))
-
-
-def test_many_processes_opening_a_new_database_build_it_once_and_create_the_run_once(db_url):
-    context, n = multiprocessing.get_context("fork"), 6
-    barrier, results = context.Barrier(n), context.Queue()
-    procs = [context.Process(target=_open_and_create, args=(db_url, barrier, results)) for _ in range(n)]
-    for proc in procs:
-        proc.start()
-    outcomes = [results.get(timeout=120) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=60)
-    assert all(kind == "ok" for kind, _, _ in outcomes), outcomes
-    assert sorted(m for _, m, _ in outcomes) == [()] * (n - 1) + [tuple(range(1, SCHEMA_VERSION + 1))]
-    assert sorted(created for _, _, created in outcomes) == [False] * (n - 1) + [True]
 
 
 def test_a_database_newer_than_this_code_is_refused(db_url):
