@@ -174,10 +174,14 @@ def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 
                                    no_cache=no_cache, concurrency=concurrency)
 
 
-def cache_path(db_url: str, out_dir: Path) -> Path:
-    """responses.db beside the run database when it is a SQLite file, else in `out_dir`."""
+def cache_path(db_url: str, out_dir: Path) -> Path | str:
+    """responses.db beside the run database when it is a SQLite file; the run database itself
+    when it is PostgreSQL (every machine of a run shares the cache); else responses.db in `out_dir`."""
+    from hindcast.forecasters.cache import is_postgresql
     from hindcast.runs.store import db_file
 
+    if is_postgresql(db_url):
+        return db_url
     path = db_file(db_url)
     return (path.parent if path is not None else Path(out_dir)) / "responses.db"
 
