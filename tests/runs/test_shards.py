@@ -6,7 +6,8 @@ same cached answers — into PostgreSQL and into SQLite.
 
 The answers come from the shipped fake OpenAI-compatible server on 127.0.0.1 (a probability
 derived from each request's bytes, so every forecast differs); a first sweep records them in
-the response cache, and every sweep compared here replays them (no request reaches the fake).
+a SQLite response cache, copied to the compared SQLite sweep's folder and into each PostgreSQL
+database's cache table, and every sweep compared here replays them (no request reaches the fake).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import hashlib
 import json
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import psycopg
 
-from hindcast.forecasters.cache import canonical
+from hindcast.forecasters.cache import ResponseCache, canonical
 from hindcast.forecasters.fake import FakeChatModel, Reply
 from hindcast.runs.store import RunStore
 from tests.helpers import ROOT, SAMPLE_MARKETS
@@ -51,9 +53,23 @@ def run(cmd: list[str]) -> dict:
 
 
 def with_cache(folder: Path, cache: Path) -> Path:
+    """A new output folder whose response cache (a SQLite run database's) is a copy of `cache`."""
     folder.mkdir(parents=True)
     shutil.copyfile(cache, folder / "responses.db")
     return folder
+
+
+def seeded(url: str, cache: Path) -> str:
+    """A PostgreSQL run database whose response cache (a table of it) holds every answer of `cache`."""
+    with sqlite3.connect(cache) as source:
+        rows = source.execute("SELECT key, request, response FROM responses").fetchall()
+    source.close()
+    target = ResponseCache(url)
+    for key, request, response in rows:
+        target.put(key, json.loads(request), json.loads(response))
+    assert len(target) == len(rows)
+    target.close()
+    return url
 
 
 def export_of(out: Path, run_id: str, db: str) -> dict[str, bytes]:
@@ -117,12 +133,12 @@ def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_
         cache, asked = tmp_path / "warm" / "responses.db", len(fake.requests)
         assert warm["planned"] == warm["executed"] == PLANNED
 
-        single_pg = pg_server.create_database()
-        single = run(sweep_cmd(url, with_cache(tmp_path / "single", cache), single_pg))
+        single_pg = seeded(pg_server.create_database(), cache)
+        single = run(sweep_cmd(url, tmp_path / "single", single_pg))
         lite = run(sweep_cmd(url, with_cache(tmp_path / "lite", cache), str(tmp_path / "lite" / "hindcast.db")))
 
-        sharded = pg_server.create_database()
-        outs = [with_cache(tmp_path / f"shard{i}", cache) for i in range(1, WORKERS + 1)]
+        sharded = seeded(pg_server.create_database(), cache)
+        outs = [tmp_path / f"shard{i}" for i in range(1, WORKERS + 1)]
         procs = [subprocess.Popen(sweep_cmd(url, out, sharded, "--shard", f"{i}/{WORKERS}"), cwd=ROOT,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for i, out in enumerate(outs, start=1)]
