@@ -60,7 +60,7 @@ def sweep(
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
     max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (else in OUT)."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database holds it itself; else in OUT)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off]."),
     retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
