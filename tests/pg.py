@@ -71,6 +71,17 @@ def start(bin_dir: Path) -> Server:
     os.chmod(folder, 0o755)
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
+    try:
+        return _start_in(bin_dir, folder)
+    except BaseException:  # nothing left behind: a half-started server is stopped, the folder removed
+        pid_file = folder / "data" / "postmaster.pid"
+        if pid_file.exists():
+            stop(Server(folder, 0, int(pid_file.read_text().split()[0])))
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _start_in(bin_dir: Path, folder: Path) -> Server:
     data, port = folder / "data", _free_port()
     (folder / "pw").write_text(PASSWORD)
     if os.geteuid() == 0:
