@@ -63,13 +63,14 @@ def sweep(
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
     max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
     out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (else in OUT)."),
+    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database holds it itself; else in OUT)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off]."),
     retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget]."),
     breaker_threshold: Optional[int] = typer.Option(None, "--breaker-threshold", min=1, help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5]."),
     prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table]."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: this is the I-th of N processes (any machines) sweeping the same spec into one run database: its share first, then it helps with the rest; claims in the database keep every forecast made once [default: one process]."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table [default: off]."),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
@@ -77,6 +78,7 @@ def sweep(
     from hindcast.errors import HindcastError
 
     given = {**locals(), "store": store or markets}  # each spec field's parameter is named after it
+    part = _shard(shard)
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
         prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
@@ -87,13 +89,23 @@ def sweep(
     with api.default_models(runs, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
         result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=runs, out_dir=out, now=now(),
                                                                    on_plan=on_plan, advance=advance, models=models,
-                                                                   prices=table, prepared=prepared))
+                                                                   prices=table, prepared=prepared, shard=part))
     _report(result, as_json)
     if markets is not None:
         print("hindcast: note: --markets is deprecated; use --store", file=sys.stderr)
     if result.empty:
         raise HindcastError(f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
                             f"see hindcast runs show {result.run_id})")
+
+
+def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
+    """`--shard I/N` as (I, N), 1 ≤ I ≤ N."""
+    if text is None:
+        return None
+    i, sep, n = text.partition("/")
+    if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
+        raise typer.BadParameter(f"{text!r}: expected I/N with 1 ≤ I ≤ N, e.g. 2/4", param_hint="--shard")
+    return int(i), int(n)
 
 
 _PARSE = {"fractions": _fractions, "offsets": _split, "subsets": _subsets}  # flags given as text

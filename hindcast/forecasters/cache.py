@@ -17,6 +17,12 @@ get (measured: 8-20 µs raw, 230-330 µs through a Session; puts 120-180 µs vs 
 it is one content-addressed key → text table, read only by key, so an ORM adds nothing;
 and it sits below the run store (forecasters, layer 2), so it cannot share its opener.
 The file format is unchanged: the previous release reads it as it is.
+
+On PostgreSQL (`path` a `postgresql…://` URL: the run database's, when it is one) the same
+table lives in that database, so every machine sweeping a run shares every cached answer:
+one psycopg connection in autocommit (no ORM, for the same reason), the table created under
+an advisory lock, its version in the one-row table `hindcast_cache_schema`. The URL is held
+in memory only; a message naming it shows it without its password.
 """
 
 from __future__ import annotations
@@ -53,35 +59,30 @@ def request_key(endpoint: str, body: Mapping, repeat: int = 0, attempt: int = 0)
 
 
 class ResponseCache:
-    """Request key → response JSON, in one SQLite file (or `:memory:`). Safe across threads."""
+    """Request key → response JSON, in one SQLite file (or `:memory:`), or in a PostgreSQL
+    database (`path` a postgresql URL). Safe across threads."""
 
     def __init__(self, path: str | Path = ":memory:", mode: CacheMode = "use"):
         if mode not in MODES:
             raise ValueError(f"cache mode {mode!r}: use {', '.join(MODES)}")
         self.path, self.mode = str(path), mode
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        _refuse_newer(self._db, self.path)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # each write survives a killed process
-        _create(self._db)
+        self._pg = is_postgresql(self.path)
+        self._db = _open_pg(self.path) if self._pg else _open_sqlite(self.path)
+        self._get, self._put = (_PG_GET, _PG_PUT) if self._pg else (_GET, _PUT)
 
     def get(self, key: str) -> dict | None:
         if self.mode != "use":
             return None
         with self._lock:
-            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(self._get, (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, request: Mapping, response: Mapping) -> None:
         if self.mode == "off":
             return
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
-                             (key, canonical(request), canonical(response)))
+            self._db.execute(self._put, (key, canonical(request), canonical(response)))
 
     def __len__(self) -> int:
         with self._lock:
@@ -90,6 +91,53 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+_GET, _PUT = ("SELECT response FROM responses WHERE key = ?",
+              "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)")
+_PG_GET = "SELECT response FROM responses WHERE key = %s"
+_PG_PUT = ("INSERT INTO responses (key, request, response) VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE "
+           "SET request = EXCLUDED.request, response = EXCLUDED.response")
+_PG_LOCK = 0x68696E6463616368  # pg_advisory_xact_lock key of the cache's table ("hindcach")
+
+
+def is_postgresql(location: str) -> bool:
+    return location.startswith(("postgresql://", "postgresql+", "postgres://"))
+
+
+def _open_sqlite(path: str) -> sqlite3.Connection:
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    _refuse_newer(db, path)
+    if path != ":memory:":
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # each write survives a killed process
+    _create(db)
+    return db
+
+
+def _open_pg(url: str):
+    """One autocommit psycopg connection to the database of `url` (a SQLAlchemy or libpq URL);
+    the table and its version made once, under an advisory lock (many processes may open it)."""
+    import psycopg
+
+    from hindcast.http import redact
+
+    db = psycopg.connect("postgresql://" + url.split("://", 1)[1], autocommit=True)
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
+        db.execute("CREATE TABLE IF NOT EXISTS hindcast_cache_schema (version INTEGER NOT NULL)")
+        found = db.execute("SELECT max(version) FROM hindcast_cache_schema").fetchone()[0] or 0
+        if found > SCHEMA_VERSION:
+            db.close()
+            raise RunStoreError(f"response cache in {redact(url)} has schema version {found}, newer than this "
+                                f"hindcast reads ({SCHEMA_VERSION}); nothing was changed: upgrade hindcast")
+        db.execute(_SCHEMA)
+        if found < SCHEMA_VERSION:
+            db.execute("DELETE FROM hindcast_cache_schema")
+            db.execute("INSERT INTO hindcast_cache_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+    return db
 
 
 def _refuse_newer(db: sqlite3.Connection, where: str) -> None:

@@ -96,13 +96,20 @@ class Models:
 
 
 def open_cache(path: Path | str | None, mode: str = "use") -> ResponseCache:
-    """A response cache file, or one line naming it when it cannot be opened."""
+    """A response cache file (or a PostgreSQL database's table, `path` its URL), or one line
+    naming it (without a password) when it cannot be opened."""
     import sqlite3
+
+    from hindcast.http import redact
 
     try:
         return ResponseCache(path if path is not None else ":memory:", mode=mode)
     except (OSError, sqlite3.Error) as exc:
-        raise RunStoreError(f"cannot open the response cache {path}: {exc}") from None
+        raise RunStoreError(f"cannot open the response cache {redact(path)}: {redact(exc)}") from None
+    except Exception as exc:  # psycopg's errors (a PostgreSQL cache), imported only when one is used
+        if type(exc).__module__.split(".")[0] != "psycopg":
+            raise
+        raise RunStoreError(f"cannot open the response cache in {redact(path)}: {redact(exc)}") from None
 
 
 class Fallback:

@@ -16,6 +16,12 @@ to be stored (taking over any whose claim expired, or whose owner on this machin
 running: a kill -9 is resumed at once), so every sweep ends with the whole run stored, and
 each reports what it made itself (`SweepResult.executed`) and what another sweep made while
 it ran (`SweepResult.by_others`).
+
+Sharding (`shard=(i, n)`, `hindcast sweep --shard I/N`) only orders that work: the i-th of n
+processes asks its share first (every n-th planned forecast, from the i-th), then helps with
+the rest from the far end (last planned first), so n processes meet rarely on one claim and
+any share a dead process left is finished by the others. Nothing but the run database
+coordinates them; what is stored, and so every export, does not depend on n or on who made what.
 """
 
 from __future__ import annotations
@@ -130,24 +136,26 @@ class Hooks:
     on_plan: Callable[[int], None] = lambda n: None  # told how many forecasts will be made
     advance: Callable[[], None] = lambda: None  # after each one
     export: Export = _no_export
+    shard: tuple[int, int] | None = None  # (i, n): this process is the i-th of n sweeping the run (1-based)
 
 
 async def run_sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
                     on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
                     models=None, prices=None, retry_limit: int | None = None, prepared: Plan | None = None,
-                    export: Export = _no_export) -> SweepResult:
+                    export: Export = _no_export, shard: tuple[int, int] | None = None) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
     run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
     the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
     table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
-    are asked again (`retry_limit`: only those retried fewer times than that)."""
+    are asked again (`retry_limit`: only those retried fewer times than that). `shard` (i, n):
+    this process's share of the plan first, then the rest (see the module notes)."""
     from hindcast.scoring.costs import load_prices
 
     owned = models is None
     models = models if models is not None else default_models(store, out_dir, concurrency=spec.concurrency)
     prices = prices if prices is not None else load_prices(None)
     try:
-        hooks = Hooks(Path(out_dir), on_plan, advance, export)
+        hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard))
         return await _sweep(spec, store, now, hooks, models, prices, retry_limit, prepared)
     finally:
         await models.aclose()
@@ -167,10 +175,14 @@ def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 
                                    no_cache=no_cache, concurrency=concurrency)
 
 
-def cache_path(db_url: str, out_dir: Path) -> Path:
-    """responses.db beside the run database when it is a SQLite file, else in `out_dir`."""
+def cache_path(db_url: str, out_dir: Path) -> Path | str:
+    """responses.db beside the run database when it is a SQLite file; the run database itself
+    when it is PostgreSQL (every machine of a run shares the cache); else responses.db in `out_dir`."""
+    from hindcast.forecasters.cache import is_postgresql
     from hindcast.runs.store import db_file
 
+    if is_postgresql(db_url):
+        return db_url
     path = db_file(db_url)
     return (path.parent if path is not None else Path(out_dir)) / "responses.db"
 
@@ -194,7 +206,7 @@ async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits,
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
     retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
     done = {k for k in store.done_keys(p.run_id) if k not in retry}
-    tasks = plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry)
+    tasks = sharded(plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry), all_tasks, hooks.shard)
     hooks.on_plan(len(tasks))
     _label_coverage(p, store)
     claims = Claims(store, p.run_id, now)
@@ -216,6 +228,25 @@ def _finish(p: Plan, store: RunStore, planned: int, claims: Claims, created: boo
     paths = hooks.export(hooks.out_dir, p, scored, board, prices)
     return SweepResult(p.run_id, not created, planned, claims.made, len(p.markets), board, paths, _empty(scored.rows),
                        len(claims.left))
+
+
+def check_shard(shard: tuple[int, int] | None) -> tuple[int, int] | None:
+    if shard is not None and not (isinstance(shard[0], int) and isinstance(shard[1], int) and 1 <= shard[0] <= shard[1]):
+        raise ConfigError(f"shard {shard[0]}/{shard[1]}: expected I/N with 1 ≤ I ≤ N (e.g. 2/4)")
+    return shard
+
+
+def sharded(tasks: list[Task], all_tasks: list[Task], shard: tuple[int, int] | None) -> list[Task]:
+    """`tasks` in shard `(i, n)`'s order: its share first — the planned forecasts at positions
+    i-1, i-1+n, … of the whole plan `all_tasks` (fixed however much is stored already) — then
+    every other one, last planned first. No shard: as planned."""
+    if shard is None:
+        return tasks
+    i, n = shard
+    position = {t.key: k for k, t in enumerate(all_tasks)}
+    mine = [t for t in tasks if position.get(t.key, -1) % n == i - 1]
+    rest = [t for t in tasks if position.get(t.key, -1) % n != i - 1]
+    return mine + rest[::-1]
 
 
 LEASE_SECONDS = 60.0  # a claim unrenewed this long is taken by another process

@@ -1,9 +1,14 @@
 """The run database's schema version, and the ordered steps that bring any older one up to it.
 
-The version is SQLite's `PRAGMA user_version`: a number in the file header, changed in the
-same transaction as the tables it describes, and ignored by hindcast releases before it (a
-database at the current version stays readable by release 1d68a1e, which wrote version 2
-without stamping it). Versions:
+Per dialect. On SQLite the version is `PRAGMA user_version`: a number in the file header,
+changed in the same transaction as the tables it describes, and ignored by hindcast releases
+before it (a database at the current version stays readable by release 1d68a1e, which wrote
+version 2 without stamping it). On PostgreSQL it is the one row of the table
+`hindcast_schema`, and every upgrade runs under a transaction-scoped advisory lock
+(`pg_advisory_xact_lock`): openers racing on a new or older database queue there, and the
+second finds the work done. A PostgreSQL database without that table reads as 0, exactly like
+an unversioned SQLite file (release 1d68a1e created its tables as the models declared them).
+Versions:
 
     1  runs, forecasts (one row per run, forecaster, market, t0, repeat), coverage
     2  forecasts.attempt (each retry of a stored failure kept), attempts (outages)   — 1d68a1e
@@ -15,14 +20,17 @@ without stamping it). Versions:
 declare). A file written before versioning reads as 0 and the first two steps accept every
 shape those releases wrote (each completes what is missing and keeps every row).
 
-`upgrade` (a write open): the version is read; when it is older, `BEGIN IMMEDIATE` takes the
-one write lock, the version is read again (a second process opening at the same moment
+`upgrade` (a write open): the version is read; when it is older, `BEGIN IMMEDIATE` (SQLite)
+or the advisory lock (PostgreSQL) takes the one write lock, the version is read again (a second process opening at the same moment
 waits there, then finds the work done and does nothing), the steps run in order, the new
 version is stamped and everything commits at once, or nothing does. `check` (a read-only
 open) changes nothing: an older database is refused with what to run. A version newer than
 CURRENT is refused by both, never used and never changed.
 
 Steps are literal SQL frozen at their version: never build them from the models, which move on.
+The PostgreSQL steps are the same SQL with SERIAL ids, and version 2 alters the forecasts table
+in place (PostgreSQL can change a constraint). `db` is a DB-API connection: sqlite3's, or
+psycopg's (both have `execute(...).fetchone()`).
 """
 
 from __future__ import annotations
@@ -93,16 +101,56 @@ def _to_3(db: sqlite3.Connection, where: str) -> None:
     db.execute(_CLAIMS)
 
 
+def _pg(sql: str) -> str:
+    """A step's SQL as PostgreSQL runs it: ids drawn from a sequence (what SQLAlchemy declared)."""
+    return sql.replace("id INTEGER NOT NULL,", "id SERIAL NOT NULL,", 1)
+
+
+def _pg_to_1(db, where: str) -> None:
+    for sql in (_RUNS, _pg(_FORECASTS_1), "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)",
+                _COVERAGE):
+        db.execute(sql)
+
+
+def _pg_to_2(db, where: str) -> None:
+    """Attempts: the column and the wider unique constraint, changed in place."""
+    columns = _columns(db, "forecasts")
+    if "attempt" not in columns:
+        _refuse_unknown(columns, where)
+        db.execute("ALTER TABLE forecasts ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
+        db.execute("ALTER TABLE forecasts ALTER COLUMN attempt DROP DEFAULT")
+        db.execute("ALTER TABLE forecasts DROP CONSTRAINT IF EXISTS one_forecast")
+        db.execute("ALTER TABLE forecasts ADD CONSTRAINT one_forecast_attempt UNIQUE "
+                   "(run_id, forecaster, market_id, t0, repeat, attempt)")
+    db.execute(_pg(_ATTEMPTS))
+    db.execute("CREATE INDEX IF NOT EXISTS ix_attempts_run_id ON attempts (run_id)")
+
+
 STEPS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _to_1, 2: _to_2, 3: _to_3}
+PG_STEPS: dict[int, Callable[..., None]] = {1: _pg_to_1, 2: _pg_to_2, 3: _to_3}
+PG_LOCK = 0x68696E6463617374  # pg_advisory_xact_lock key: "hindcast" in ASCII
+_PG_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS hindcast_schema (version INTEGER NOT NULL)"
 
 
-def version(db: sqlite3.Connection) -> int:
-    return db.execute("PRAGMA user_version").fetchone()[0]
+def _is_sqlite(db) -> bool:
+    return isinstance(db, sqlite3.Connection)
 
 
-def upgrade(db: sqlite3.Connection, where: str) -> tuple[int, ...]:
-    """Bring the database (a connection in autocommit mode) up to CURRENT, atomically; the
-    versions it went through, () when it was current already."""
+def version(db) -> int:
+    if _is_sqlite(db):
+        return db.execute("PRAGMA user_version").fetchone()[0]
+    if db.execute("SELECT to_regclass('hindcast_schema')").fetchone()[0] is None:
+        return 0
+    row = db.execute("SELECT max(version) FROM hindcast_schema").fetchone()
+    return row[0] or 0
+
+
+def upgrade(db, where: str) -> tuple[int, ...]:
+    """Bring the database up to CURRENT, atomically; the versions it went through, () when it
+    was current already. SQLite: a connection in autocommit mode (this issues BEGIN IMMEDIATE);
+    PostgreSQL: a psycopg connection outside autocommit (this commits or rolls back)."""
+    if not _is_sqlite(db):
+        return _upgrade_pg(db, where)
     if _checked(db, where) == CURRENT:
         return ()
     db.execute("BEGIN IMMEDIATE")  # the one writer; a concurrent opener waits here
@@ -116,15 +164,39 @@ def upgrade(db: sqlite3.Connection, where: str) -> tuple[int, ...]:
     return done
 
 
-def _apply(db: sqlite3.Connection, where: str, found: int) -> tuple[int, ...]:
+def _upgrade_pg(db, where: str) -> tuple[int, ...]:
+    try:
+        if _checked(db, where) == CURRENT:
+            db.rollback()
+            return ()
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))  # the one writer; concurrent openers queue here
+        db.execute(_PG_VERSION_TABLE)
+        done = _apply(db, where, _checked(db, where))  # read again: it may have been migrated meanwhile
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return done
+
+
+def _apply(db, where: str, found: int) -> tuple[int, ...]:
+    steps = STEPS if _is_sqlite(db) else PG_STEPS
     for target in range(found + 1, CURRENT + 1):
-        STEPS[target](db, where)
+        steps[target](db, where)
     if found != CURRENT:
-        db.execute(f"PRAGMA user_version = {CURRENT}")
+        _stamp(db, CURRENT)
     return tuple(range(found + 1, CURRENT + 1))
 
 
-def check(db: sqlite3.Connection, where: str) -> int:
+def _stamp(db, value: int) -> None:
+    if _is_sqlite(db):
+        db.execute(f"PRAGMA user_version = {value}")
+    else:
+        db.execute("DELETE FROM hindcast_schema")
+        db.execute("INSERT INTO hindcast_schema (version) VALUES (%s)", (value,))
+
+
+def check(db, where: str) -> int:
     """A read-only open: the database must be a hindcast run database at READABLE or later (an
     unversioned one already of version 2's shape counts); nothing is changed. Returns its version."""
     found = _checked(db, where)
@@ -141,11 +213,11 @@ def check(db: sqlite3.Connection, where: str) -> int:
     return found
 
 
-def _checked(db: sqlite3.Connection, where: str) -> int:
+def _checked(db, where: str) -> int:
     """The version, refused when it is newer than this code."""
     found = version(db)
     if found > CURRENT and "forecasts" not in _tables(db):
-        raise RunStoreError(f"run database {where} is not a hindcast run database (user_version {found}, no "
+        raise RunStoreError(f"run database {where} is not a hindcast run database (schema version {found}, no "
                             "forecasts table); point --db at one")
     if found > CURRENT:
         raise RunStoreError(f"run database {where} has schema version {found}, newer than this hindcast reads "
@@ -161,9 +233,15 @@ def _refuse_unknown(columns: set[str], where: str) -> None:
                             f"{', '.join(sorted(missing))}); point --db at a new database")
 
 
-def _tables(db: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def _tables(db) -> set[str]:
+    if _is_sqlite(db):
+        return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return {row[0] for row in db.execute("SELECT table_name FROM information_schema.tables "
+                                         "WHERE table_schema = current_schema()")}
 
 
-def _columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
+def _columns(db, table: str) -> set[str]:
+    if _is_sqlite(db):
+        return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
+    return {row[0] for row in db.execute("SELECT column_name FROM information_schema.columns "
+                                         "WHERE table_schema = current_schema() AND table_name = %s", (table,))}

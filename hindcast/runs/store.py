@@ -9,16 +9,19 @@ kept, and everything that scores or plans reads the newest attempt of each key.
 An outage (the model could not be reached) is never a forecast: it is an `attempts` row
 (kind, reason, instant) kept for audit, and the next run asks again.
 
-The schema is versioned (`runs.migrations`: `PRAGMA user_version`, an ordered list of
-steps). Opening for writing migrates an older database in place, in one transaction, and a
+The schema is versioned on SQLite and PostgreSQL (`runs.migrations`: `PRAGMA user_version`
+or a `hindcast_schema` table under an advisory lock, an ordered list of steps per dialect). Opening for writing migrates an older database in place, in one transaction, and a
 second process opening at the same moment waits, then finds it done; a read-only open
 migrates nothing and refuses an older database with what to run; a database newer than
 this code is refused, never used. A run is created once however many processes open the
 database together. A file that is not a readable SQLite database, or a folder that cannot
 be written, is a `RunStoreError` naming the path; nothing is written to it.
 
-A database that is not SQLite (any SQLAlchemy URL) gets the current tables created as they
-are and no version: it is never migrated, and one of an older shape is refused.
+Inserts are idempotent by constraint (INSERT … ON CONFLICT DO NOTHING); a read-only open of
+PostgreSQL runs every transaction READ ONLY (the server refuses writes); rows are returned in
+code-point order computed here, never by the server's collation, so an export is the same bytes
+on either backend. Any other SQLAlchemy URL gets the current tables created as they are and no
+version: it is never migrated, and one of an older shape is refused.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Optional
 from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
@@ -44,6 +47,7 @@ from hindcast.records import Forecast
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
+VERSIONED = ("sqlite", "postgresql")  # dialects with a schema version and migrations (runs.migrations)
 OPEN_TRIES = 20  # opening a new database while other processes create it too
 SCHEMA_VERSION = migrations.CURRENT
 
@@ -162,13 +166,13 @@ class RunStore:
 
     def _prepare(self) -> None:
         _check_readable(self.engine, self.url)
-        if self.engine.dialect.name != "sqlite":
+        if self.engine.dialect.name not in VERSIONED:
             _prepare_other(self.engine, self.url, self.read_only)
-        elif self.read_only:
-            with _autocommit(self.engine) as db:
+            return
+        with _raw(self.engine, self.read_only) as db:
+            if self.read_only:
                 self.schema_version = migrations.check(db, _where(self.url))
-        else:
-            with _autocommit(self.engine) as db:
+            else:
                 self.migrated = migrations.upgrade(db, _where(self.url))
 
     def close(self) -> None:
@@ -192,7 +196,8 @@ class RunStore:
 
     def runs(self) -> list[RunRow]:
         with Session(self.engine) as session:
-            return list(session.exec(select(RunRow).order_by(RunRow.created_at, RunRow.id)))
+            rows = list(session.exec(select(RunRow)))
+        return sorted(rows, key=lambda r: (r.created_at, r.id))  # code-point order on every backend (no collation)
 
     def latest(self, run_id: str) -> dict[tuple[str, str, str, int], tuple[int, bool]]:
         """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it is a valid forecast)."""
@@ -295,14 +300,27 @@ class RunStore:
                                           repeat=repeat, attempt=attempt, owner=owner, expires_at=until))
 
     def _insert_once(self, row: SQLModel) -> bool:
-        """Insert `row` in its own transaction; False when its key is there already."""
-        with Session(self.engine) as session:
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                return False
+        """Insert `row` in its own transaction; False when its key is there already (an
+        INSERT … ON CONFLICT DO NOTHING: the constraint decides, no error is raised or logged)."""
+        table = type(row).__table__  # type: ignore[attr-defined]
+        values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name) is not None
+                  or not (c.primary_key and c.autoincrement is not False and c.name == "id")}
+        if self.engine.dialect.name not in VERSIONED:
+            return self._insert_or_integrity_error(table, values)
+        statement = _insert(self.engine.dialect.name, table).values(**values).on_conflict_do_nothing()
+        with self.engine.begin() as conn:  # RETURNING: a row back iff inserted (psycopg's rowcount is -1 here)
+            return conn.execute(statement.returning(*table.primary_key.columns)).first() is not None
+
+    def _insert_or_integrity_error(self, table, values: dict) -> bool:
+        """A dialect without ON CONFLICT: the constraint's error says the key is there."""
+        from sqlalchemy import insert
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(insert(table).values(**values))
+        except IntegrityError:
+            return False
         return True
 
     def _claim_holder(self, match: list) -> tuple[str, float] | None:
@@ -330,9 +348,9 @@ class RunStore:
         """The run's forecasts: the newest attempt of each key (every attempt with `all_attempts`)."""
         self.run(run_id)
         with Session(self.engine) as session:
-            rows = list(session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)
-                                     .order_by(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0,
-                                               ForecastRow.repeat, ForecastRow.attempt)))
+            rows = sorted(session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)),
+                          key=lambda r: (r.forecaster, r.market_id, r.t0, r.repeat, r.attempt))  # code-point order
+            # on every backend: a server's collation (en_US on PostgreSQL) never reorders an export
         if not all_attempts:
             newest = {(r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows}  # ordered by attempt
             rows = [r for r in rows if newest[(r.forecaster, r.market_id, r.t0, r.repeat)] is r]
@@ -423,17 +441,27 @@ def _prepare_other(engine, url: str, read_only: bool) -> None:
 
 
 @contextmanager
-def _autocommit(engine):
-    """The SQLite connection of one pooled connection, in autocommit mode (the migrations issue
-    their own BEGIN IMMEDIATE); its mode is restored before it goes back to the pool."""
-    raw = engine.raw_connection()
-    db = raw.driver_connection
-    before, db.isolation_level = db.isolation_level, None
-    try:
-        yield db
-    finally:
-        db.isolation_level = before
-        raw.close()
+def _raw(engine, read_only: bool):
+    """The DB-API connection of one pooled connection, as the migrations want it: SQLite's in
+    autocommit mode (they issue their own BEGIN IMMEDIATE), psycopg's in a transaction (they
+    commit it), read-only when `read_only` (the server refuses any write). Its modes are
+    restored, and any transaction left rolled back, before it goes back to the pool."""
+    with engine.connect() as conn:  # (not raw_connection(): a failed connect is then a DBAPIError)
+        db = conn.connection.driver_connection
+        sqlite = engine.dialect.name == "sqlite"
+        before = db.isolation_level if sqlite else db.read_only
+        if sqlite:
+            db.isolation_level = None
+        else:
+            db.read_only = read_only
+        try:
+            yield db
+        finally:
+            if sqlite:
+                db.isolation_level = before
+            else:
+                db.rollback()
+                db.read_only = before
 
 
 def _check_readable(engine, url: str) -> None:
@@ -448,10 +476,10 @@ def _check_readable(engine, url: str) -> None:
 
 
 def _racing(exc) -> bool:
-    """An error another process opening the same new database can cause at the same moment:
-    a table it created first, or SQLite refusing a read-then-write upgrade while it wrote."""
-    text = str(exc)
-    return "already exists" in text or "database is locked" in text
+    """An error another process opening the same SQLite database can cause at the same moment:
+    SQLite refusing a read-then-write upgrade while it wrote. (Creating tables never races: the
+    migrations hold the one write lock, BEGIN IMMEDIATE or PostgreSQL's advisory lock.)"""
+    return "database is locked" in str(exc)
 
 
 def _where(url: str) -> str:
@@ -461,7 +489,7 @@ def _where(url: str) -> str:
 
 def _reason(exc: Exception) -> str:
     orig = getattr(exc, "orig", None) or exc
-    text = str(orig).splitlines()[0] if str(orig) else type(orig).__name__
+    text = redact(str(orig).splitlines()[0]) if str(orig) else type(orig).__name__
     if "not a database" in text or "malformed" in text:
         return f"not a readable SQLite database ({text}); restore it or point --db elsewhere"
     if "unable to open" in text or "readonly" in text or "read-only" in text:
@@ -482,6 +510,13 @@ def _sqlite_pragmas(connection, _record) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: every commit survives a killed process
     cursor.close()
+
+
+def _insert(dialect: str, table):
+    """The dialect's INSERT with ON CONFLICT (SQLite and PostgreSQL both have it)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:

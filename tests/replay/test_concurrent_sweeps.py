@@ -48,10 +48,10 @@ def test_two_sweeps_of_one_run_started_together_send_each_request_once(tmp_path)
 KEY = ("f", "m1", "2025-06-01T12:00:00Z", 0)
 
 
-def test_a_claim_is_taken_by_one_of_many_held_until_it_expires_or_its_owner_is_gone(tmp_path):
+def test_a_claim_is_taken_by_one_of_many_held_until_it_expires_or_its_owner_is_gone(db_url):
     from hindcast.records import Forecast
 
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    url = db_url  # a SQLite file, and a database on a real PostgreSQL server (tests/conftest.py)
     store = RunStore(url)
     store.ensure_run("r", {}, {}, datetime(2026, 1, 1, tzinfo=timezone.utc))
     stores = [RunStore(url) for _ in range(6)]  # separate connections, one per thread

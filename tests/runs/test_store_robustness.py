@@ -14,7 +14,7 @@ import pytest
 
 from hindcast.errors import RunStoreError
 from hindcast.records import Forecast
-from hindcast.runs.store import RunStore
+from hindcast.runs.store import SCHEMA_VERSION, RunStore
 from tests.helpers import ROOT, SAMPLE_MARKETS, at, run_cli
 
 PREVIOUS = Path(__file__).with_name("previous_schema.sql")
@@ -64,17 +64,19 @@ def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
 def _open_and_create(url: str, barrier, results) -> None:
     barrier.wait()  # every process opens the new database at the same moment
     try:
-        results.put(("ok", RunStore(url).ensure_run("r-same", {}, {}, at("2026-11-30T00:00:00"))))
+        store = RunStore(url)
+        results.put(("ok", store.migrated, store.ensure_run("r-same", {}, {}, at("2026-11-30T00:00:00"))))
     except Exception as exc:  # noqa: BLE001 — reported to the test
-        results.put(("error", repr(exc)))
+        results.put(("error", repr(exc), None))
 
 
-def test_opening_a_new_database_and_creating_one_run_from_many_processes_at_once(tmp_path):
+def test_opening_a_new_database_and_creating_one_run_from_many_processes_at_once(new_db_url):
+    """On each backend: the schema is built by one process, the run created by one."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
-    for round_ in range(4):
-        url, n = f"sqlite:///{tmp_path / f'h{round_}.db'}", 6
+    for _ in range(4):
+        url, n = new_db_url(), 6
         barrier, results = context.Barrier(n), context.Queue()
         procs = [context.Process(target=_open_and_create, args=(url, barrier, results)) for _ in range(n)]
         for proc in procs:
@@ -82,8 +84,9 @@ def test_opening_a_new_database_and_creating_one_run_from_many_processes_at_once
         outcomes = [results.get(timeout=120) for _ in procs]
         for proc in procs:
             proc.join(timeout=60)
-        assert all(kind == "ok" for kind, _ in outcomes), outcomes
-        assert sorted(created for _, created in outcomes) == [False] * (n - 1) + [True]
+        assert all(kind == "ok" for kind, _, _ in outcomes), outcomes
+        assert sorted(m for _, m, _ in outcomes) == [()] * (n - 1) + [tuple(range(1, SCHEMA_VERSION + 1))]
+        assert sorted(created for _, _, created in outcomes) == [False] * (n - 1) + [True]
 
 
 def snapshot(folder: Path) -> dict:
