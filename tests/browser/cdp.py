@@ -92,9 +92,10 @@ class Chromium:
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
 
-    def screenshot(self, path: Path) -> Path:
+    def screenshot(self, path: Path, height: float | None = None) -> Path:
+        """The page from its top: `height` px of it (default: all of it, at most 16,000 px)."""
         size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000), "scale": 1}
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], height or 16000), "scale": 1}
         data = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)["data"]
         path.write_bytes(base64.b64decode(data))
         return path
