@@ -186,7 +186,7 @@ def _embed_once(archive: Path) -> None:
         f"(the baselines alone need none: hindcast sweep -f market -f constant -f base-rate)")
     ticker = Ticker(f"embedding {snapshot.id}", "headlines")
     try:
-        api.build_index(snapshot, embedder, on_progress=ticker.update)
+        api.build_index(snapshot, embedder, on_progress=ticker.update)  # (chunks as `archive embed`: the same bytes)
     finally:
         ticker.stop()
 
