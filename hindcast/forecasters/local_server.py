@@ -204,9 +204,23 @@ class _Decoder:
         return bool(self.logits[a] >= self.logits[b])
 
     def _choice(self, options: list[str]) -> None:
-        enc = self.engine.tokenizer.encode
-        best = max(options, key=lambda o: float(self.logits[enc(o, add_special_tokens=False)[0]]))
-        self.force(best)
+        """One of `options` (JSON literals), token by token: at each step the option whose next
+        token the model ranks highest, until one option is left (then written out)."""
+        enc, written = self.engine.tokenizer.encode, ""
+        live = list(dict.fromkeys(options))
+        while len(live) > 1:
+            nexts = {o: enc(o[len(written):], add_special_tokens=False)[0] for o in live if len(o) > len(written)}
+            if not nexts:
+                break
+            best = max(nexts, key=lambda o: float(self.logits[nexts[o]]))
+            piece = self.engine.pieces[nexts[best]]
+            if not piece or not best.startswith(written + piece):
+                live = [best]
+                break
+            self._take(nexts[best])
+            written += piece
+            live = [o for o in live if o.startswith(written)]
+        self.force(live[0][len(written):])
 
     def _string(self) -> None:
         """At most half of the tokens left, so that the values after it still get some."""

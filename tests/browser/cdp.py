@@ -12,7 +12,7 @@ import json
 import shutil
 import subprocess
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.request import urlopen
 
@@ -24,6 +24,27 @@ INSTALL = "apt-get install -y chromium (Debian) and pip install websockets"
 
 def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextmanager
+def opened(page: Path, profile: Path, domains: tuple[str, ...] = ("Page",)):
+    """A headless Chromium showing the file `page` once loaded, with `domains` enabled first;
+    a missing Chromium fails the test, saying how to install it."""
+    import pytest
+
+    binary = chromium_binary()
+    if binary is None:
+        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
+    browser = Chromium(profile, binary)
+    try:
+        for domain in domains:
+            browser.send(f"{domain}.enable")
+        browser.send("Page.navigate", url=page.as_uri())
+        browser.wait_for("Page.loadEventFired")
+        browser.settle()
+        yield browser
+    finally:
+        browser.close()
 
 
 class Chromium:

@@ -26,7 +26,7 @@ from hindcast.forecasters.local import SharedServer
 from hindcast.forecasters.models import Models
 from hindcast.replay.spec import DEFAULT_FORECASTERS, ReplaySpec
 from hindcast.runs.store import RunStore, default_url
-from tests.browser.cdp import INSTALL, Chromium, chromium_binary
+from tests.browser.cdp import opened
 from tests.helpers import ROOT, SAMPLE_MARKETS, at
 
 pytestmark = pytest.mark.browser
@@ -59,18 +59,8 @@ def report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(report, tmp_path_factory):
-    binary = chromium_binary()
-    if binary is None:
-        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
-    browser = Chromium(tmp_path_factory.mktemp("profile"), binary)
-    try:
-        browser.send("Page.enable")
-        browser.send("Page.navigate", url=report.as_uri())
-        browser.wait_for("Page.loadEventFired")
-        browser.settle()
+    with opened(report, tmp_path_factory.mktemp("profile")) as browser:
         yield browser
-    finally:
-        browser.close()
 
 
 def layout(page, width: int) -> dict:

@@ -18,7 +18,7 @@ from hindcast.leaderboard import viewer
 from hindcast.leaderboard.report import write_report
 from hindcast.runs.store import RunStore
 from tests.browser import planted
-from tests.browser.cdp import INSTALL, Chromium, chromium_binary
+from tests.browser.cdp import opened
 from tests.helpers import ROOT
 from tests.leaderboard.sample_runs import IMG, SCRIPT, injected, load, sweep_runs
 
@@ -39,19 +39,8 @@ def report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(report, tmp_path_factory):
-    binary = chromium_binary()
-    if binary is None:
-        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
-    browser = Chromium(tmp_path_factory.mktemp("profile"), binary)
-    try:
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.send(f"{domain}.enable")
-        browser.send("Page.navigate", url=report.as_uri())
-        browser.wait_for("Page.loadEventFired")
-        browser.settle()
+    with opened(report, tmp_path_factory.mktemp("profile"), ("Page", "Runtime", "Log", "Network")) as browser:
         yield browser
-    finally:
-        browser.close()
 
 
 def column(page, table: str, header: str) -> list[str]:
