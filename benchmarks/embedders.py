@@ -64,8 +64,8 @@ def questions() -> list[str]:
     return [m.question for m in open_version(ROOT / "markets" / "sample").bundle.markets]
 
 
-def variants(model):
-    """name → a function texts → unit float32 rows."""
+def variants(model, only: tuple[str, ...] = ()):
+    """name → a function texts → unit float32 rows (`only`: these and fp32; empty: all)."""
     import torch
 
     def fp32(texts):
@@ -76,6 +76,8 @@ def variants(model):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return fp32(texts)
 
+    if only and "int8-dynamic" not in only:
+        return {"fp32": fp32, **({"bf16": bf16} if "bf16" in only else {})}
     quantized = torch.ao.quantization.quantize_dynamic(_clone(model), {torch.nn.Linear}, dtype=torch.qint8)
 
     def int8(texts):
@@ -134,7 +136,7 @@ def measure(texts: list[str], asked: list[str], rounds: int, only: tuple[str, ..
 
     from hindcast.archive.embed import MiniLMEmbedder
 
-    fns = {k: f for k, f in variants(MiniLMEmbedder().model()).items() if not only or k in only or k == "fp32"}
+    fns = variants(MiniLMEmbedder().model(), only)
     for fn in fns.values():
         fn(texts[:64])  # first calls (lazy initialisation) outside the clocks
     seconds = {name: [] for name in fns}
