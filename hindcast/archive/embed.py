@@ -19,7 +19,7 @@ is searched correctly on the other (a bf16 index on an AVX2-only CPU: its few qu
 embedded in emulated bf16, slower, the same vectors' kind).
 
 Why not bf16 everywhere: on an AVX2-only CPU (AMD EPYC, 2026-12-01) torch emulates bf16 and
-bf16 autocast embedded at 0.16–0.18× fp32's rate; with native bf16 it was 1.43–1.96× fp32
+bf16 autocast embedded at 0.16–0.18× fp32's rate; with native bf16 it was 1.43–2.11× fp32
 (recall@10 against fp32 0.995 over the 57 sample market questions; smallest cosine to the
 fp32 vector 0.99994). `benchmarks/embedders.py --default` prints the CPU's capability and
 fp32 against the default measured on the machine it runs on. int8 dynamic quantization was
