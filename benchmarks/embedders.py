@@ -1,6 +1,13 @@
 """Faster CPU variants of the MiniLM embedder against fp32, on the shipped headlines.
 
-    python benchmarks/embedders.py [--limit N] [--json out.json]
+    python benchmarks/embedders.py [--limit N] [--variants fp32,bf16] [--json out.json]
+
+Every result starts with the CPU as torch runs it here (`cpu`: torch's kernel capability,
+whether oneDNN and the CPU's flags give native bf16, the embedder the default `minilm`
+resolves to on this CPU, the thread count) and ends with `default_vs_fp32`, the default's
+rate against fp32 measured in the same run. To see an AVX2-only CPU's figures on a CPU with
+AVX-512, emulate one: `ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2` (torch's and
+oneDNN's kernels both limited to AVX2; the first alone leaves oneDNN's native bf16 on).
 
 For each variant — fp32 (the baseline), bf16 autocast, int8 dynamic quantization of the
 Linear layers — it embeds the same texts (all 46,809 headlines of `archive/sample` by
@@ -57,8 +64,8 @@ def questions() -> list[str]:
     return [m.question for m in open_version(ROOT / "markets" / "sample").bundle.markets]
 
 
-def variants(model):
-    """name → a function texts → unit float32 rows."""
+def variants(model, only: tuple[str, ...] = ()):
+    """name → a function texts → unit float32 rows (`only`: these and fp32; empty: all)."""
     import torch
 
     def fp32(texts):
@@ -69,6 +76,8 @@ def variants(model):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return fp32(texts)
 
+    if only and "int8-dynamic" not in only:
+        return {"fp32": fp32, **({"bf16": bf16} if "bf16" in only else {})}
     quantized = torch.ao.quantization.quantize_dynamic(_clone(model), {torch.nn.Linear}, dtype=torch.qint8)
 
     def int8(texts):
@@ -76,6 +85,27 @@ def variants(model):
                                 show_progress_bar=False)
 
     return {"fp32": fp32, "bf16": bf16, "int8-dynamic": int8}
+
+
+def cpu() -> dict:
+    """The CPU as torch runs it here, and what the default embedder is on it."""
+    import os
+
+    import torch
+
+    from hindcast.archive.embed import DEFAULT, get_embedder, native_bf16
+
+    return {"capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16(),
+            "default_embedder": get_embedder(DEFAULT).name, "threads": torch.get_num_threads(),
+            "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY"),
+            "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA")}
+
+
+def default_vs_fp32(result: dict, machine: dict) -> float | None:
+    """The default embedder's rate over fp32's, from a variants result."""
+    key = "bf16" if machine["default_embedder"].endswith("-bf16") else "fp32"
+    found = result.get(key)
+    return found["speed_vs_fp32"] if found else None
 
 
 def _clone(model):
@@ -101,12 +131,12 @@ def top10(queries, docs):
 BLOCK = 2048  # texts per turn: variants take turns block by block
 
 
-def measure(texts: list[str], asked: list[str], rounds: int) -> dict:
+def measure(texts: list[str], asked: list[str], rounds: int, only: tuple[str, ...] = ()) -> dict:
     import numpy as np
 
     from hindcast.archive.embed import MiniLMEmbedder
 
-    fns = variants(MiniLMEmbedder().model())
+    fns = variants(MiniLMEmbedder().model(), only)
     for fn in fns.values():
         fn(texts[:64])  # first calls (lazy initialisation) outside the clocks
     seconds = {name: [] for name in fns}
@@ -252,13 +282,19 @@ def main() -> None:
     parser.add_argument("--chunk-rows", type=int, default=512, help="with --index: rows per turn")
     parser.add_argument("--limit", type=int, default=None, help="only the first N headlines")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds per variant (best is reported)")
+    parser.add_argument("--variants", default="", help="comma-separated subset of fp32,bf16,int8-dynamic [default: all]")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    machine = cpu()
+    print(json.dumps({"cpu": machine}), file=sys.stderr, flush=True)  # before the slow part
     if args.index:
-        result = through_index(args.chunk_rows)
+        result = {"cpu": machine, **through_index(args.chunk_rows)}
     else:
         texts, asked = headlines(args.limit), questions()
-        result = {"documents": len(texts), "queries": len(asked), "variants": measure(texts, asked, args.rounds)}
+        only = tuple(v for v in args.variants.split(",") if v)
+        found = measure(texts, asked, args.rounds, only)
+        result = {"cpu": machine, "documents": len(texts), "queries": len(asked), "variants": found,
+                  "default_vs_fp32": default_vs_fp32(found, machine)}
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -115,7 +115,7 @@ def analyze(store, runs: Sequence[str], *, split: datetime | None = None, **sett
 _REEXPORTS = {  # module → names; the facade's own operations (above) take precedence over a lower-level name
     "hindcast.timeutil": "iso parse_utc from_unix", "hindcast.frozen": "sha256_file", "hindcast.http": "redact variable_name",
     "hindcast.filelock": "FileLock holder", "hindcast.archive.snapshot": "open_snapshot latest verify_snapshot",
-    "hindcast.archive.index": "build_index", "hindcast.archive.readers": "FORMATS",
+    "hindcast.archive.index": "build_index pending", "hindcast.archive.readers": "FORMATS",
     "hindcast.archive.embed": "get_embedder", "hindcast.archive.layout": "check_source",
     "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery", "hindcast.markets.kalshi_pull": "KalshiQuery",
     "hindcast.replay.market_view": "market_view list_row find_market",

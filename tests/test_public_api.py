@@ -19,7 +19,7 @@ from hindcast import errors
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "markets" / "sample"
-HEAVY = ("torch", "lancedb", "sentence_transformers", "polars", "numpy", "pyarrow", "sqlmodel", "httpx", "llama_cpp")
+HEAVY = ("torch", "lancedb", "sentence_transformers", "polars", "numpy", "pyarrow", "sqlmodel", "httpx", "transformers")
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 BASELINES = ["market", "constant", "base-rate"]
 

@@ -9,16 +9,20 @@ factory under the entry-point group `hindcast.embedders`; the built-ins register
 way. An index records its embedder's `name` (and dims, dtype), and search resolves that
 recorded name here, so queries are embedded exactly as the documents were.
 
-Built-in keys: `minilm` (the default: all-MiniLM-L6-v2 under bf16 autocast, recorded as
-`all-MiniLM-L6-v2-bf16`), `minilm-fp32` (recorded as `all-MiniLM-L6-v2`, the embedder of
-indexes built before bf16 became the default), `minilm-bf16`, and `hash` (`hash-384`;
-`hash-N` for N dims). bf16 is the default because it costs no recall: indexing the 46,809
-shipped headlines through `build_index` (`benchmarks/embedders.py --index`: fp32 and bf16 in
-the same run, taking turns chunk by chunk, 2-core machine under load), bf16 embedded at
-1.96× fp32's rate (126 s against 247 s) with recall@10 against the fp32 index 0.995 over
-the 57 sample market questions. The variant benchmark (`benchmarks/embedders.py`, bare
-encoding, variants taking turns every 2,048 texts) measured bf16 at 1.43× with the same
-recall@10 (0.9947; smallest cosine to the fp32 vector 0.99994); int8 dynamic quantization was
+Built-in keys: `minilm` (the default: all-MiniLM-L6-v2 in the precision this CPU computes
+natively — under bf16 autocast, recorded as `all-MiniLM-L6-v2-bf16`, only where the CPU has
+native bf16 (AVX512_BF16 or AMX, see `native_bf16()`); fp32, recorded as `all-MiniLM-L6-v2`,
+everywhere else), `minilm-fp32`, `minilm-bf16` (either precision, whatever the CPU), and
+`hash` (`hash-384`; `hash-N` for N dims). An index records the embedder it was built with
+(name and dtype) and is always searched with that one, so an index built on one kind of CPU
+is searched correctly on the other (a bf16 index on an AVX2-only CPU: its few queries are
+embedded in emulated bf16, slower, the same vectors' kind).
+
+Why not bf16 everywhere: on an AVX2-only CPU (AMD EPYC, 2026-12-01) torch emulates bf16 and
+bf16 autocast embedded at 0.16–0.18× fp32's rate; with native bf16 it was 1.43–2.11× fp32
+(recall@10 against fp32 0.995 over the 57 sample market questions; smallest cosine to the
+fp32 vector 0.99994). `benchmarks/embedders.py --default` prints the CPU's capability and
+fp32 against the default measured on the machine it runs on. int8 dynamic quantization was
 1.84× but rejected (recall@10 0.68).
 """
 
@@ -243,8 +247,30 @@ def _normalize(matrix):
     return np.ascontiguousarray(matrix / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
 
+def native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512_BF16 or AMX), as torch runs here: torch's
+    kernels above AVX2 (`ATEN_CPU_CAPABILITY` can lower them), oneDNN's bf16 support
+    (`ONEDNN_MAX_CPU_ISA` can lower it), and on Linux the CPU's own flags."""
+    import torch
+
+    if torch.backends.cpu.get_cpu_capability() in ("DEFAULT", "AVX2", "NO AVX"):
+        return False
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        return False
+    try:
+        flags = open("/proc/cpuinfo", encoding="ascii", errors="replace").read()
+    except OSError:  # not Linux: oneDNN's word
+        return True
+    return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", flags))
+
+
+def for_this_cpu() -> Embedder:
+    """The default MiniLM: bf16 autocast where the CPU has native bf16, else fp32."""
+    return MiniLMBf16Embedder() if native_bf16() else MiniLMEmbedder()
+
+
 def _builtins() -> None:
-    builtins = {"minilm": MiniLMBf16Embedder, "minilm-bf16": MiniLMBf16Embedder, "minilm-fp32": MiniLMEmbedder,
+    builtins = {"minilm": for_this_cpu, "minilm-bf16": MiniLMBf16Embedder, "minilm-fp32": MiniLMEmbedder,
                 MiniLMEmbedder.name: MiniLMEmbedder, MiniLMBf16Embedder.name: MiniLMBf16Embedder, "hash": HashEmbedder}
     for name, factory in builtins.items():
         register(name, factory)

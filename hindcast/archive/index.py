@@ -101,6 +101,15 @@ def _ticker(done: list[int], total: int, on_progress: Progress | None) -> Callab
     return tick
 
 
+def pending(snapshot: Snapshot, embedder: str) -> tuple[int, int]:
+    """(documents in the snapshot, documents `build_index` would still embed with the embedder of
+    this recorded name), read from the manifests alone: nothing is loaded."""
+    counts = frozen.read_manifest(snapshot.path)["rows"]
+    path = layout.index_dir(snapshot.archive, snapshot.id, embedder) / INFO
+    done = json.loads(path.read_text(encoding="utf-8"))["months"] if path.exists() else {}
+    return sum(counts.values()), sum(_month_rows(counts, m) for m in snapshot.months if m not in done)
+
+
 def _month_rows(counts: dict, month: str) -> int:
     return sum(n for key, n in counts.items() if key.endswith(f"/month={month}"))
 

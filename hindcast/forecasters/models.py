@@ -69,7 +69,7 @@ class Models:
         common = dict(http=self.http() if self.http else None, cache=self.cache, timeout=self.timeout,
                       max_retries=self.max_retries, backoff=self.backoff, sleep=self.sleep, breakers=self.breakers)
         if spec.provider == "local":
-            if structured == "json_schema":  # what llama-cpp-python's server understands
+            if structured == "json_schema":  # llama.cpp's form, which the local server also reads
                 structured = "json_object+schema"
             return llm.ChatClient(spec, concurrency=1, base_url=self.local.base_url, structured=structured, **common)
         key = self.env.get(spec.key_env) if spec.key_env else None

