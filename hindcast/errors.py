@@ -207,6 +207,10 @@ class LocalModelError(InfrastructureError):
     `endpoint` is the local model's identity."""
 
 
+class LocalServerRequest(HindcastError, ValueError):
+    """A request the local model server refuses (HTTP 400), with the reason."""
+
+
 class NoRunDatabase(RunStoreError):
     """A read of a run database file that does not exist (nothing is created)."""
 

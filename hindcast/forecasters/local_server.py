@@ -24,16 +24,14 @@ import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from hindcast.errors import LocalServerRequest as RequestError
+
 _NUMBER_PREFIX = re.compile(r"-?((0|[1-9]\d*)(\.\d*)?)?")
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?")
 _INTEGER_PREFIX = re.compile(r"-?(0|[1-9]\d*)?")
 _STRING_CHARS = re.compile(r'[^"\\\x00-\x1f]*')
 MAX_NUMBER_CHARS = 8  # "0.123456": more digits say nothing more and cost a model step each
 TOP_CANDIDATES = 512  # tokens looked at (best first) for one that keeps a value valid
-
-
-class RequestError(ValueError):
-    """A request this server refuses (HTTP 400), with the reason."""
 
 
 @dataclass
