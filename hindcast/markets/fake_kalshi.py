@@ -31,15 +31,16 @@ Every request is recorded in `requests` as (path, sorted query items).
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
+
+from hindcast.markets.fake_http import Reply, json_reply
 
 __all__ = ["FakeKalshi", "FakeMarket", "Reply", "mock_transport", "serve"]
 
@@ -47,17 +48,6 @@ UTC = timezone.utc
 FILTERS = {"unopened": {"initialized", "inactive"}, "open": {"active"}, "closed": {"closed"},
            "settled": {"determined", "disputed", "amended", "finalized"}}
 MAX_CANDLES = 5000
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: bytes
-    headers: dict = field(default_factory=dict)
-
-
-def json_reply(value, status: int = 200, headers: dict | None = None) -> Reply:
-    return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
 
 
 @dataclass

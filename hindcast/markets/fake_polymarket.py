@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
+from hindcast.markets.fake_http import Reply, json_reply
 from hindcast.timeutil import iso, parse_utc, to_unix
 
 PAGE_CAP = 100
@@ -128,17 +129,6 @@ def _price(n: int, k: int, yes: bool) -> float:
     return round(min(0.99, max(0.01, 0.5 + drift + wobble)), 4)
 
 
-@dataclass
-class Reply:
-    status: int
-    body: bytes
-    headers: dict
-
-
-def _json(value, status: int = 200, headers: dict | None = None) -> Reply:
-    return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
-
-
 class FakePolymarket:
     """Gamma + CLOB + Data API over `markets`, as of `now` (a datetime or a callable giving one).
 
@@ -179,7 +169,7 @@ class FakePolymarket:
                  ("GET", "data", "v2/prices-history"): self._data_history}.get(
                      (method, service, endpoint))  # type: ignore[assignment]
         if route is None:
-            return _json({"error": "not found"}, 404)
+            return json_reply({"error": "not found"}, 404)
         return route(query, body) if method == "POST" else route(query)
 
     # -- Gamma -----------------------------------------------------------------------------
@@ -204,40 +194,40 @@ class FakePolymarket:
     def _keyset(self, query: list[tuple[str, str]]) -> Reply:
         params = dict(query)
         if "offset" in params:
-            return _json({"type": "validation error", "error": "offset is not supported, use after_cursor"}, 422)
+            return json_reply({"type": "validation error", "error": "offset is not supported, use after_cursor"}, 422)
         shown = self._listed([(k, v) for k, v in query if k != "after_cursor"])
         if isinstance(shown, Reply):
             return shown
         signature = _signature(query)
         start = _cursor_offset(params.get("after_cursor"), signature) if "after_cursor" in params else 0
         if start is None:
-            return _json({"type": "validation error", "error": "invalid after_cursor"}, 422)
+            return json_reply({"type": "validation error", "error": "invalid after_cursor"}, 422)
         size = min(int(params.get("limit", 20)), PAGE_CAP)
         page, now = shown[start: start + size], self.now
         answer = {"$schema": "https://gamma-api.polymarket.com/schemas/MarketsKeysetListResponse.json",
                   "markets": [m.raw(now) for m in page]}
         if start + size < len(shown):
             answer["next_cursor"] = _cursor(0 if self.cursor_stuck else start + size, signature)
-        return _json(answer)
+        return json_reply(answer)
 
     def _legacy(self, query: list[tuple[str, str]]) -> Reply:
         params = dict(query)
         offset = int(params.get("offset", 0))
         if offset > self.legacy_offset_ceiling:
-            return _json({"type": "validation error",
+            return json_reply({"type": "validation error",
                           "error": "offset too large, use /markets/keyset for deeper pagination"}, 422, DEPRECATION)
         shown = self._listed(query)
         if isinstance(shown, Reply):
             return shown
         size, now = min(int(params.get("limit", 20)), PAGE_CAP), self.now
-        return _json([m.raw(now) for m in shown[offset: offset + size]], headers=DEPRECATION)
+        return json_reply([m.raw(now) for m in shown[offset: offset + size]], headers=DEPRECATION)
 
     # -- CLOB ------------------------------------------------------------------------------
     def _clob_points(self, token: str, params: dict) -> list[dict] | Reply:
         fidelity = int(params.get("fidelity", 1))
         interval = params.get("interval")
         if interval and fidelity < {"1w": 5, "1m": 10}.get(interval, 0):
-            return _json({"error": f"invalid filters: minimum 'fidelity' for '{interval}' range is "
+            return json_reply({"error": f"invalid filters: minimum 'fidelity' for '{interval}' range is "
                                    f"{ {'1w': 5, '1m': 10}[interval]}"}, 400)
         if interval in ("max", "all"):
             end = to_unix(self.now)
@@ -245,9 +235,9 @@ class FakePolymarket:
         elif "startTs" in params and "endTs" in params:
             start, end = int(params["startTs"]), int(params["endTs"])
             if end - start > WINDOW_CAP:
-                return _json({"error": "invalid filters: 'startTs' and 'endTs' interval is too long"}, 400)
+                return json_reply({"error": "invalid filters: 'startTs' and 'endTs' interval is too long"}, 400)
         else:
-            return _json({"error": "invalid filters: no range"}, 400)
+            return json_reply({"error": "invalid filters: no range"}, 400)
         market = self.by_token(token)
         if market is None or (market.fidelity_trap and fidelity < 720):
             return []
@@ -256,16 +246,16 @@ class FakePolymarket:
     def _clob_history(self, query: list[tuple[str, str]]) -> Reply:
         params = dict(query)
         points = self._clob_points(params.get("market", ""), params)
-        return points if isinstance(points, Reply) else _json({"history": points})
+        return points if isinstance(points, Reply) else json_reply({"history": points})
 
     def _batch(self, query: list[tuple[str, str]], body: bytes) -> Reply:
         try:
             request = json.loads(body)
             tokens = request["markets"]
         except (ValueError, KeyError, TypeError):
-            return _json({"error": "invalid body"}, 400)
+            return json_reply({"error": "invalid body"}, 400)
         if not isinstance(tokens, list) or not 1 <= len(tokens) <= 20:
-            return _json({"error": "invalid filters: 'markets' must hold 1 to 20 token ids"}, 400)
+            return json_reply({"error": "invalid filters: 'markets' must hold 1 to 20 token ids"}, 400)
         params = {k: str(request[b]) for k, b in (("startTs", "start_ts"), ("endTs", "end_ts"),
                                                     ("interval", "interval"), ("fidelity", "fidelity")) if b in request}
         history = {}
@@ -274,7 +264,7 @@ class FakePolymarket:
             if isinstance(points, Reply):
                 return points
             history[token] = points
-        return _json({"history": history})
+        return json_reply({"history": history})
 
     # -- Data API --------------------------------------------------------------------------
     def _data_history(self, query: list[tuple[str, str]]) -> Reply:
@@ -282,11 +272,11 @@ class FakePolymarket:
         with self.lock:
             self._data_calls += 1
             if self.throttle_every and self._data_calls % self.throttle_every == 0:
-                return _json({"error": "Too Many Requests"})
+                return json_reply({"error": "Too Many Requests"})
         if "cursor" in params:
             state = _decode(params["cursor"])
             if state is None:
-                return _json({"error": "invalid cursor"}, 400)
+                return json_reply({"error": "invalid cursor"}, 400)
             params, offset, limit = state["p"], state["o"], state["l"]
         else:
             offset, limit = 0, min(int(params.get("limit", 10000)), 10000)
@@ -296,13 +286,13 @@ class FakePolymarket:
         page = points[offset: offset + limit]
         more = offset + limit < len(points)
         cursor = _encode({"p": params, "o": offset + limit, "l": limit}) if more else None
-        return _json({"data": [{"timestamp": t, "price": p, "resolution_seconds": r} for t, p, r in page],
+        return json_reply({"data": [{"timestamp": t, "price": p, "resolution_seconds": r} for t, p, r in page],
                       "pagination": {"limit": limit, "offset": offset, "has_more": more, "next_cursor": cursor}})
 
     def _data_points(self, params: dict) -> list[tuple[int, float, int]] | Reply:
         token = params.get("token_id") or params.get("tokenId")
         if not token:
-            return _json({"error": "token_id is required"}, 400)
+            return json_reply({"error": "token_id is required"}, 400)
         bucket = int(params.get("bucket_seconds") or params.get("bucketSeconds") or 43200)
         if params.get("interval") in ("max", "all"):
             start = None if bucket in (10800, 43200) else to_unix(self.now) - 30 * 86400
@@ -311,9 +301,9 @@ class FakePolymarket:
             start = int(params["start"])
             end = int(params["end"]) if "end" in params else to_unix(self.now)
             if end - start > WINDOW_CAP:
-                return _json({"error": "window longer than 15 days"}, 400)
+                return json_reply({"error": "window longer than 15 days"}, 400)
         else:
-            return _json({"error": "one of interval, start or as_of is required"}, 400)
+            return json_reply({"error": "one of interval, start or as_of is required"}, 400)
         market = self.by_token(token)
         if market is None or not market.data_api:
             return []

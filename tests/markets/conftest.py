@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -22,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 
+from hindcast.markets.fake_http import Reply, json_reply
 from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
 from tests.helpers import BlockingServer
 
@@ -44,17 +44,6 @@ def by_question(fragment: str) -> dict:
 
 def tokens(raw: dict) -> list[str]:
     return json.loads(raw["clobTokenIds"])
-
-
-@dataclass
-class Reply:
-    status: int
-    body: bytes
-    headers: dict = field(default_factory=dict)
-
-
-def json_reply(value, status: int = 200, headers: dict | None = None) -> Reply:
-    return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
 
 
 TIMEOUT = "timeout"  # a scripted fault: the request times out
