@@ -15,6 +15,15 @@ class Reply:
     headers: dict = field(default_factory=dict)
 
 
+def send_reply(handler, reply: Reply) -> None:
+    """Write `reply` through an http.server request handler (status, headers, body)."""
+    handler.send_response(reply.status)
+    for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(reply.body)
+
+
 def json_reply(value, status: int = 200, headers: dict | None = None) -> Reply:
     """`value` as a JSON answer (Content-Type application/json, plus `headers`)."""
     return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})

@@ -40,7 +40,7 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
-from hindcast.markets.fake_http import Reply, json_reply
+from hindcast.markets.fake_http import Reply, json_reply, send_reply
 
 __all__ = ["FakeKalshi", "FakeMarket", "Reply", "mock_transport", "serve"]
 
@@ -312,12 +312,8 @@ def serve(fake: FakeKalshi, prefix: str = "/trade-api/v2") -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
             parts = urlsplit(self.path)
-            reply = fake.answer(parts.path.removeprefix(prefix) or "/", parse_qsl(parts.query, keep_blank_values=True))
-            self.send_response(reply.status)
-            for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(reply.body)
+            send_reply(self, fake.answer(parts.path.removeprefix(prefix) or "/",
+                                         parse_qsl(parts.query, keep_blank_values=True)))
 
         def log_message(self, *args) -> None:
             pass

@@ -38,7 +38,7 @@ from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
-from hindcast.markets.fake_http import Reply, json_reply
+from hindcast.markets.fake_http import Reply, json_reply, send_reply
 from hindcast.timeutil import iso, parse_utc, to_unix
 
 PAGE_CAP = 100
@@ -391,14 +391,6 @@ def _handler(fake: FakePolymarket):
             pass
 
     return Handler
-
-
-def send_reply(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
-    handler.send_response(reply.status)
-    for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
-        handler.send_header(name, value)
-    handler.end_headers()
-    handler.wfile.write(reply.body)
 
 
 def population(count: int, start: datetime, seed: int = 0) -> list[SimMarket]:

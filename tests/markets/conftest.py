@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import pytest
 
-from hindcast.markets.fake_http import Reply, json_reply
+from hindcast.markets.fake_http import Reply, json_reply, send_reply
 from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
 from tests.helpers import BlockingServer
 
@@ -198,11 +198,7 @@ def _handler(server: LocalServer):
             self._send(reply)
 
         def _send(self, reply: Reply) -> None:
-            self.send_response(reply.status)
-            for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(reply.body)
+            send_reply(self, reply)
 
         def log_message(self, *args) -> None:
             pass

@@ -8,7 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler
 
-from hindcast.markets.fake_polymarket import NO_END_DATE, SimMarket, send_reply, split_path
+from hindcast.markets.fake_http import send_reply
+from hindcast.markets.fake_polymarket import NO_END_DATE, SimMarket, split_path
 from hindcast.markets.fake_polymarket import FakePolymarket as _Fake
 from tests.helpers import BlockingServer
 
