@@ -99,6 +99,26 @@ async def judge_rows(detector, rows: list[Row], questions: dict[str, Question], 
     return list(await asyncio.gather(*(one(r) for r in rows)))
 
 
+def judge_small_locally() -> tuple[str, list[Row], list]:
+    """judge:model=local on SMALL_MARKETS' rows of the sample set (34 rows): its name, the rows
+    and their verdicts — what tests/audit/test_leakset.py checks and leak_judge_small.py records."""
+    from hindcast.forecasters.leaks import get_detector
+    from hindcast.forecasters.models import Models
+
+    folder = SETS["sample"]
+    rows = [r for r in load_rows(folder) if r.market_id[:10] in SMALL_MARKETS]
+    with Models() as models:
+        detector = get_detector("judge:model=local", models)
+
+        async def run():
+            try:
+                return await judge_rows(detector, rows, load_questions(folder), concurrency=2)
+            finally:
+                await models.aclose()
+
+        return detector.name, rows, asyncio.run(run())
+
+
 def confusion(rows: list[Row], flagged: list[bool | None]) -> dict:
     pairs = [(r.positive, f) for r, f in zip(rows, flagged) if f is not None]
     tp = sum(p and f for p, f in pairs)

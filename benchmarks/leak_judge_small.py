@@ -6,29 +6,17 @@ data/leakset/measured.json (as the entry's "small", saying which engine measured
 
 The full sets: `python benchmarks/leak_detectors.py --judge-local --write-measured` (hours on 2 cores).
 """
-import asyncio, json, sys
-from pathlib import Path
+import json, sys
 sys.path.insert(0, ".")
-from benchmarks.leak_detectors import SMALL_MARKETS, measure, _unreadable
-from hindcast.forecasters.leaks import get_detector
-from hindcast.forecasters.models import Models
-from benchmarks.leak_detectors import SETS, MEASURED, load_rows, load_questions, judge_rows
+from benchmarks.leak_detectors import MEASURED, SETS, _unreadable, judge_small_locally, measure
+name, rows, verdicts = judge_small_locally()
 folder = SETS["sample"]
-rows = [r for r in load_rows(folder) if r.market_id[:10] in SMALL_MARKETS]
-with Models() as models:
-    detector = get_detector("judge:model=local", models)
-    async def run():
-        try:
-            return await judge_rows(detector, rows, load_questions(folder), concurrency=2)
-        finally:
-            await models.aclose()
-    verdicts = asyncio.run(run())
 flagged = [None if v is None or _unreadable(v) else v.flagged for v in verdicts]
-small = measure(rows, flagged, f"{detector.name}/small")
+small = measure(rows, flagged, f"{name}/small")
 print(json.dumps(small, indent=1))
 path = folder / MEASURED
 current = json.loads(path.read_text(encoding="utf-8"))
-entry = current["detectors"][detector.name]
+entry = current["detectors"][name]
 entry["small"] = small
 entry["engines"] = {"all": "llama.cpp (llama-cpp-python 0.3.36), before 2026-12-01",
                     "hand_checked": "llama.cpp (llama-cpp-python 0.3.36), before 2026-12-01",

@@ -262,24 +262,13 @@ def test_the_local_model_judge_on_the_small_subset_equals_the_measured_values():
     """judge:model=local (the embedded SmolLM2-135M, temperature 0) on the two markets of
     SMALL_MARKETS (34 rows); its figures recorded by the benchmark under the judge's full name
     (a changed template changes the name: re-measure)."""
-    from benchmarks.leak_detectors import SMALL_MARKETS
-    from hindcast.forecasters.models import Models
+    from benchmarks.leak_detectors import judge_small_locally
 
-    folder = SETS["sample"]
-    rows = [r for r in load_rows(folder) if r.market_id[:10] in SMALL_MARKETS]
-    with Models() as models:
-        detector = get_detector("judge:model=local", models)
-
-        async def run():
-            try:
-                return await judge_rows(detector, rows, load_questions(folder), concurrency=2)
-            finally:
-                await models.aclose()
-
-        now = evaluate(detector.name, rows, asyncio.run(run()))["all"]
-    recorded = json.loads((folder / MEASURED).read_text(encoding="utf-8"))["detectors"]
-    assert detector.name in recorded, f"no measured figures for {detector.name}: run benchmarks/leak_detectors.py"
-    then = recorded[detector.name]["small"]
+    name, rows, verdicts = judge_small_locally()
+    now = evaluate(name, rows, verdicts)["all"]
+    recorded = json.loads((SETS["sample"] / MEASURED).read_text(encoding="utf-8"))["detectors"]
+    assert name in recorded, f"no measured figures for {name}: run benchmarks/leak_detectors.py"
+    then = recorded[name]["small"]
     assert now["rows"] == then["rows"] == 34
     assert abs(now["failures"] - then["failures"]) <= 2
     for key in ("tp", "fp", "fn"):  # temperature 0, but float arithmetic may still differ by a token across CPUs
