@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hindcast.errors import ConfigError
 from hindcast.forecasters.inspect_agent import require_inspect
+from hindcast.http import redact
 from hindcast.records import Forecast
 from hindcast.replay.plan import prepare
 from hindcast.replay.spec import run_id
@@ -124,7 +125,7 @@ def _plan(log, recorded: dict, path: Path):
 def forecaster_name(log) -> str:
     """`inspect:model=<model spec>` (provider prefix `hindcast/` dropped), with `,solver=…` when
     the log's solver steps are not the task's default."""
-    model = log.eval.model.removeprefix("hindcast/")
+    model = redact(log.eval.model.removeprefix("hindcast/"))  # a log from elsewhere may carry a key in a URL
     steps = [s.solver for s in (log.plan.steps if log.plan else [])]
     solver = "" if steps == DEFAULT_SOLVER else f",solver={'+'.join(s for s in steps if s != 't0_bound')}"
     return f"inspect:model={model}{solver}"
