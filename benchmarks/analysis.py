@@ -30,16 +30,32 @@ def synthetic(n: int, seed: int = 0) -> tuple[list[ScoredRow], analysis.MarketFa
     rows, prices = [], {}
     for i in range(n):
         market, q = f"m{i:05d}", rng.uniform(0.05, 0.95)
-        y, walk = float(rng.random() < q), np.clip(q + np.cumsum(rng.normal(0, 0.02, 100)), 0.01, 0.99)
-        prices[market] = tuple(PricePoint(T + timedelta(days=d * 0.3), float(walk[d])) for d in range(100))
+        y, walk = (
+            float(rng.random() < q),
+            np.clip(q + np.cumsum(rng.normal(0, 0.02, 100)), 0.01, 0.99),
+        )
+        prices[market] = tuple(
+            PricePoint(T + timedelta(days=d * 0.3), float(walk[d])) for d in range(100)
+        )
         for k, day in enumerate((5, 10, 15, 20)):
             price = float(walk[int(day / 0.3) - 1])
             for name, noise in NOISE.items():
                 p = float(1 / (1 + np.exp(-(np.log(q / (1 - q)) + rng.normal(0, noise)))))
                 p = p if rng.random() > 0.02 else None
-                rows.append(ScoredRow(name, market, T + timedelta(days=day), f"f={(k + 1) / 4:g}", "other", p,
-                                      None if p is not None else "bad answer", y, price,
-                                      resolved_at=T + timedelta(days=31)))
+                rows.append(
+                    ScoredRow(
+                        name,
+                        market,
+                        T + timedelta(days=day),
+                        f"f={(k + 1) / 4:g}",
+                        "other",
+                        p,
+                        None if p is not None else "bad answer",
+                        y,
+                        price,
+                        resolved_at=T + timedelta(days=31),
+                    )
+                )
     return rows, analysis.MarketFacts(prices=prices)
 
 
@@ -54,8 +70,10 @@ def main() -> None:
     start = time.perf_counter()
     analysis.analyze(rows, facts)
     took = time.perf_counter() - start
-    print(f"{args.markets} markets, {len(rows)} rows: leaderboard {board:.2f} s, analyses {took:.2f} s, "
-          f"ratio {took / board:.1f}")
+    print(
+        f"{args.markets} markets, {len(rows)} rows: leaderboard {board:.2f} s, analyses {took:.2f} s, "
+        f"ratio {took / board:.1f}"
+    )
 
 
 if __name__ == "__main__":

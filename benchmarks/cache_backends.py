@@ -25,9 +25,14 @@ from hindcast.forecasters.cache import ResponseCache, request_key
 def fill(cache: ResponseCache, n: int) -> list[str]:
     keys = []
     for i in range(n):
-        body = {"model": "m", "messages": [{"role": "user", "content": f"question {i} " + "x" * 1000}]}
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": f"question {i} " + "x" * 1000}],
+        }
         key = request_key("http://127.0.0.1:1/v1", body)
-        cache.put(key, body, {"choices": [{"message": {"content": '{"probability": 0.4}' + " " * 2000}}]})
+        cache.put(
+            key, body, {"choices": [{"message": {"content": '{"probability": 0.4}' + " " * 2000}}]}
+        )
         keys.append(key)
     return keys
 
@@ -43,7 +48,9 @@ def timed_gets(cache: ResponseCache, keys: list[str], gets: int) -> list[float]:
 
 def summary(name: str, micros: list[float]) -> float:
     median = statistics.median(micros)
-    print(f"{name}: median {median:.0f} µs, p95 {sorted(micros)[int(len(micros) * 0.95)]:.0f} µs per hit")
+    print(
+        f"{name}: median {median:.0f} µs, p95 {sorted(micros)[int(len(micros) * 0.95)]:.0f} µs per hit"
+    )
     return median
 
 
@@ -64,7 +71,9 @@ def main() -> None:
     server = pg.start(bin_dir)
     try:
         remote = ResponseCache(server.create_database())
-        postgres = summary("PostgreSQL (loopback TCP)", timed_gets(remote, fill(remote, args.entries), args.gets))
+        postgres = summary(
+            "PostgreSQL (loopback TCP)", timed_gets(remote, fill(remote, args.entries), args.gets)
+        )
         remote.close()
     finally:
         pg.stop(server)

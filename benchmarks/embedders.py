@@ -69,8 +69,13 @@ def variants(model, only: tuple[str, ...] = ()):
     import torch
 
     def fp32(texts):
-        return model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
-                            show_progress_bar=False)
+        return model.encode(
+            texts,
+            batch_size=32,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     def bf16(texts):
         with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -78,11 +83,18 @@ def variants(model, only: tuple[str, ...] = ()):
 
     if only and "int8-dynamic" not in only:
         return {"fp32": fp32, **({"bf16": bf16} if "bf16" in only else {})}
-    quantized = torch.ao.quantization.quantize_dynamic(_clone(model), {torch.nn.Linear}, dtype=torch.qint8)
+    quantized = torch.ao.quantization.quantize_dynamic(
+        _clone(model), {torch.nn.Linear}, dtype=torch.qint8
+    )
 
     def int8(texts):
-        return quantized.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
+        return quantized.encode(
+            texts,
+            batch_size=32,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     return {"fp32": fp32, "bf16": bf16, "int8-dynamic": int8}
 
@@ -95,10 +107,14 @@ def cpu() -> dict:
 
     from hindcast.archive.embed import DEFAULT, get_embedder, native_bf16
 
-    return {"capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16(),
-            "default_embedder": get_embedder(DEFAULT).name, "threads": torch.get_num_threads(),
-            "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY"),
-            "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA")}
+    return {
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "native_bf16": native_bf16(),
+        "default_embedder": get_embedder(DEFAULT).name,
+        "threads": torch.get_num_threads(),
+        "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY"),
+        "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+    }
 
 
 def default_vs_fp32(result: dict, machine: dict) -> float | None:
@@ -145,9 +161,11 @@ def measure(texts: list[str], asked: list[str], rounds: int, only: tuple[str, ..
         spent, parts = {name: 0.0 for name in fns}, {name: [] for name in fns}
         for i, start_row in enumerate(range(0, len(texts), BLOCK)):
             names = list(fns)
-            for name in names[i % len(names):] + names[:i % len(names)]:  # each block, another variant first
+            for name in (
+                names[i % len(names) :] + names[: i % len(names)]
+            ):  # each block, another variant first
                 start = time.perf_counter()
-                parts[name].append(fns[name](texts[start_row:start_row + BLOCK]))
+                parts[name].append(fns[name](texts[start_row : start_row + BLOCK]))
                 spent[name] += time.perf_counter() - start
         for name in fns:
             seconds[name].append(spent[name])
@@ -159,8 +177,13 @@ def measure(texts: list[str], asked: list[str], rounds: int, only: tuple[str, ..
         found = top10(queries[name], vectors[name])
         hits = sum(len(set(a) & set(b)) for a, b in zip(truth, found))
         rate = len(texts) / min(seconds[name])
-        out[name] = {"docs_per_s": round(rate, 1), "recall_at_10": round(hits / truth.size, 4),
-                     "min_cosine_vs_fp32": round(float((vectors[name] * vectors["fp32"]).sum(axis=1).min()), 5)}
+        out[name] = {
+            "docs_per_s": round(rate, 1),
+            "recall_at_10": round(hits / truth.size, 4),
+            "min_cosine_vs_fp32": round(
+                float((vectors[name] * vectors["fp32"]).sum(axis=1).min()), 5
+            ),
+        }
     base = out["fp32"]["docs_per_s"]
     for name in out:
         out[name]["speed_vs_fp32"] = round(out[name]["docs_per_s"] / base, 2)
@@ -196,7 +219,11 @@ class _Timed:
 
     def __init__(self, inner, turns: _Turns):
         self.inner, self.turns, self.seconds, self.rows = inner, turns, 0.0, 0
-        self.name, self.dims, self.dtype = inner.name, inner.dims, getattr(inner, "dtype", "float32")
+        self.name, self.dims, self.dtype = (
+            inner.name,
+            inner.dims,
+            getattr(inner, "dtype", "float32"),
+        )
 
     def embed(self, texts):
         def timed():
@@ -204,8 +231,13 @@ class _Timed:
             vectors = self.inner.embed(texts)
             self.seconds += time.perf_counter() - start
             self.rows += len(texts)
-            print(f"{self.name}: {self.rows} rows in {self.seconds:.1f} s", file=sys.stderr, flush=True)
+            print(
+                f"{self.name}: {self.rows} rows in {self.seconds:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
             return vectors
+
         return self.turns.run(self.name, timed)
 
 
@@ -244,6 +276,7 @@ def through_index(chunk_rows: int) -> dict:
         finally:
             walls[label] = time.perf_counter() - start
             turns.done(timed[label].name)
+
     threads = [threading.Thread(target=build, args=(label,)) for label in keys]
     for thread in threads:
         thread.start()
@@ -256,16 +289,30 @@ def _index_summary(keys, embedders, timed, walls, snaps) -> dict:
     from hindcast.archive.index import open_index
 
     asked = questions()
-    vectors = {label: _stored_vectors(open_index(snaps[label], embedders[label].name)) for label in keys}
+    vectors = {
+        label: _stored_vectors(open_index(snaps[label], embedders[label].name)) for label in keys
+    }
     truth = top10(unit(embedders["fp32"].embed(asked)), vectors["fp32"])
     found = top10(unit(embedders["default"].embed(asked)), vectors["default"])
     hits = sum(len(set(a) & set(b)) for a, b in zip(truth, found))
-    out = {label: {"embedder": embedders[label].name, "documents": timed[label].rows,
-                   "embed_seconds": round(timed[label].seconds, 1), "build_wall_s_interleaved": round(walls[label], 1),
-                   "docs_per_embed_s": round(timed[label].rows / timed[label].seconds, 1)} for label in keys}
+    out = {
+        label: {
+            "embedder": embedders[label].name,
+            "documents": timed[label].rows,
+            "embed_seconds": round(timed[label].seconds, 1),
+            "build_wall_s_interleaved": round(walls[label], 1),
+            "docs_per_embed_s": round(timed[label].rows / timed[label].seconds, 1),
+        }
+        for label in keys
+    }
     speed = out["default"]["docs_per_embed_s"] / out["fp32"]["docs_per_embed_s"]
-    return {"mode": "through build_index, alternating chunks", "queries": len(asked), **out,
-            "speed_default_vs_fp32": round(speed, 2), "recall_at_10_default_vs_fp32": round(hits / truth.size, 4)}
+    return {
+        "mode": "through build_index, alternating chunks",
+        "queries": len(asked),
+        **out,
+        "speed_default_vs_fp32": round(speed, 2),
+        "recall_at_10_default_vs_fp32": round(hits / truth.size, 4),
+    }
 
 
 def _stored_vectors(reader):
@@ -273,16 +320,31 @@ def _stored_vectors(reader):
 
     from hindcast.archive import layout
 
-    return unit(np.concatenate([np.load(layout.vector_chunk_dir(reader.root, m) / "vectors.npy") for m in reader.months]))
+    return unit(
+        np.concatenate(
+            [
+                np.load(layout.vector_chunk_dir(reader.root, m) / "vectors.npy")
+                for m in reader.months
+            ]
+        )
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", action="store_true", help="fp32 against the default through build_index")
+    parser.add_argument(
+        "--index", action="store_true", help="fp32 against the default through build_index"
+    )
     parser.add_argument("--chunk-rows", type=int, default=512, help="with --index: rows per turn")
     parser.add_argument("--limit", type=int, default=None, help="only the first N headlines")
-    parser.add_argument("--rounds", type=int, default=1, help="timed rounds per variant (best is reported)")
-    parser.add_argument("--variants", default="", help="comma-separated subset of fp32,bf16,int8-dynamic [default: all]")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="timed rounds per variant (best is reported)"
+    )
+    parser.add_argument(
+        "--variants",
+        default="",
+        help="comma-separated subset of fp32,bf16,int8-dynamic [default: all]",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     machine = cpu()
@@ -293,8 +355,13 @@ def main() -> None:
         texts, asked = headlines(args.limit), questions()
         only = tuple(v for v in args.variants.split(",") if v)
         found = measure(texts, asked, args.rounds, only)
-        result = {"cpu": machine, "documents": len(texts), "queries": len(asked), "variants": found,
-                  "default_vs_fp32": default_vs_fp32(found, machine)}
+        result = {
+            "cpu": machine,
+            "documents": len(texts),
+            "queries": len(asked),
+            "variants": found,
+            "default_vs_fp32": default_vs_fp32(found, machine),
+        }
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -15,19 +15,33 @@ import sys
 from hindcast.forecasters.fake import Reply, completion
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
+async def handle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float
+) -> None:
     count = 0
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             body = json.loads(await reader.readexactly(length) or b"{}")
             await asyncio.sleep(latency)
             count += 1
-            payload = json.dumps(completion(Reply(content='{"probability": 0.3}'), body.get("model", "fake"), count)).encode()
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                         + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+            payload = json.dumps(
+                completion(Reply(content='{"probability": 0.3}'), body.get("model", "fake"), count)
+            ).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(payload)).encode()
+                + b"\r\n\r\n"
+                + payload
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionResetError):
         writer.close()

@@ -28,29 +28,41 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED_DATA = Path(os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 HEADLINES = SHARED_DATA / "news" / "headlines"
 
 
 def require_shared(path: Path) -> None:
     """Skip (exit 0, one line on stderr) when the optional development input is absent."""
     if not path.exists():
-        print(f"skipped: this benchmark reads {path}, the development data beside the checkout "
-              "(not shipped; set HINDCAST_SHARED_DATA to its data folder)", file=sys.stderr)
+        print(
+            f"skipped: this benchmark reads {path}, the development data beside the checkout "
+            "(not shipped; set HINDCAST_SHARED_DATA to its data folder)",
+            file=sys.stderr,
+        )
         raise SystemExit(0)
 
 
 def _texts(files: list[Path], limit: int | None) -> list[str]:
     from hindcast.archive.embed import document_text
 
-    rows = [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for f in files
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     return [document_text(r["title"], "") for r in rows[:limit]]
 
 
 def _limited_inputs(files: list[Path], limit: int | None, scratch: Path) -> list[Path]:
     if limit is None:
         return files
-    lines = [line for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip()][:limit]
+    lines = [
+        line for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip()
+    ][:limit]
     path = scratch / "headlines_subset.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return [path]
@@ -74,27 +86,43 @@ def end_to_end(embedder, inputs: list[Path], archive: Path):
     def run() -> int:
         snap = open_snapshot(archive, build_snapshot(inputs, "headlines", "headlines", archive))
         return build_index(snap, embedder)["documents"]
+
     return _timed(run)
 
 
 def _round(embedder, texts, inputs, archive: Path, e2e_first: bool) -> dict:
     shutil.rmtree(archive, ignore_errors=True)
     runs = {}
-    for name in (("e2e", "bare") if e2e_first else ("bare", "e2e")):
-        runs[name] = end_to_end(embedder, inputs, archive) if name == "e2e" else bare(embedder, texts)
+    for name in ("e2e", "bare") if e2e_first else ("bare", "e2e"):
+        runs[name] = (
+            end_to_end(embedder, inputs, archive) if name == "e2e" else bare(embedder, texts)
+        )
     n = runs["e2e"][2]
-    return {"documents": n, "bare_wall_s": runs["bare"][0], "bare_cpu_s": runs["bare"][1],
-            "e2e_wall_s": runs["e2e"][0], "e2e_cpu_s": runs["e2e"][1],
-            "ratio_wall": (n / runs["e2e"][0]) / (len(texts) / runs["bare"][0]),
-            "ratio_cpu": (n / runs["e2e"][1]) / (len(texts) / runs["bare"][1])}
+    return {
+        "documents": n,
+        "bare_wall_s": runs["bare"][0],
+        "bare_cpu_s": runs["bare"][1],
+        "e2e_wall_s": runs["e2e"][0],
+        "e2e_cpu_s": runs["e2e"][1],
+        "ratio_wall": (n / runs["e2e"][0]) / (len(texts) / runs["bare"][0]),
+        "ratio_cpu": (n / runs["e2e"][1]) / (len(texts) / runs["bare"][1]),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--embedder", default=None, help="registry key or recorded name [default: the default embedder]")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating order (bare first, then e2e first, …)")
-    parser.add_argument("--archive", type=Path, default=None, help="keep the last built archive here")
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="registry key or recorded name [default: the default embedder]",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="alternating order (bare first, then e2e first, …)"
+    )
+    parser.add_argument(
+        "--archive", type=Path, default=None, help="keep the last built archive here"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     require_shared(HEADLINES)
@@ -107,7 +135,9 @@ def main() -> None:
     texts = _texts(files, args.limit)
     embedder.embed(texts[:64])  # load and warm the model (excluded from both timings)
     inputs = _limited_inputs(files, args.limit, scratch)
-    rounds = [_round(embedder, texts, inputs, archive, e2e_first=i % 2 == 1) for i in range(args.rounds)]
+    rounds = [
+        _round(embedder, texts, inputs, archive, e2e_first=i % 2 == 1) for i in range(args.rounds)
+    ]
     result = {"embedder": embedder.name, **_summary(rounds, len(texts))}
     print(json.dumps(result, indent=2))
     if args.json:
@@ -121,11 +151,17 @@ def _summary(rounds: list[dict], n: int) -> dict:
     def med(key):
         return round(statistics.median(r[key] for r in rounds), 3)
 
-    return {"documents": n, "rounds": len(rounds),
-            "bare_docs_per_s_wall": round(n / med("bare_wall_s"), 1), "e2e_docs_per_s_wall": round(n / med("e2e_wall_s"), 1),
-            "bare_docs_per_cpu_s": round(n / med("bare_cpu_s"), 1), "e2e_docs_per_cpu_s": round(n / med("e2e_cpu_s"), 1),
-            "ratio_wall_median": med("ratio_wall"), "ratio_cpu_median": med("ratio_cpu"),
-            "per_round": [{k: round(v, 3) for k, v in r.items()} for r in rounds]}
+    return {
+        "documents": n,
+        "rounds": len(rounds),
+        "bare_docs_per_s_wall": round(n / med("bare_wall_s"), 1),
+        "e2e_docs_per_s_wall": round(n / med("e2e_wall_s"), 1),
+        "bare_docs_per_cpu_s": round(n / med("bare_cpu_s"), 1),
+        "e2e_docs_per_cpu_s": round(n / med("e2e_cpu_s"), 1),
+        "ratio_wall_median": med("ratio_wall"),
+        "ratio_cpu_median": med("ratio_cpu"),
+        "per_round": [{k: round(v, 3) for k, v in r.items()} for r in rounds],
+    }
 
 
 if __name__ == "__main__":

@@ -46,11 +46,19 @@ sys.path.insert(0, str(ROOT))
 
 from hindcast.records import Question  # noqa: E402
 from hindcast.scoring.bootstrap import (  # noqa: E402
-    LEVEL, REPLICATES, draw_weights, market_codes, percentile_interval, rng_for,
+    LEVEL,
+    REPLICATES,
+    draw_weights,
+    market_codes,
+    percentile_interval,
+    rng_for,
 )
 
 LEAKSET = ROOT / "data" / "leakset"
-SETS = {"sample": LEAKSET, "heldout": LEAKSET / "heldout"}  # the held-out set: markets outside the sample
+SETS = {
+    "sample": LEAKSET,
+    "heldout": LEAKSET / "heldout",
+}  # the held-out set: markets outside the sample
 MEASURED = "measured.json"  # in each set's folder
 # a small fixed subset (two markets, 34 rows of the sample set) that a test can judge with the
 # local model in about a minute: its figures are recorded too
@@ -70,7 +78,15 @@ def load_rows(folder: Path = LEAKSET) -> list[Row]:
     rows = []
     for line in (folder / "leakset.jsonl").open(encoding="utf-8"):
         raw = json.loads(line)
-        rows.append(Row(raw["id"], raw["market_id"], raw["text"], raw["label"] == "positive", raw["hand_checked"]))
+        rows.append(
+            Row(
+                raw["id"],
+                raw["market_id"],
+                raw["text"],
+                raw["label"] == "positive",
+                raw["hand_checked"],
+            )
+        )
     return rows
 
 
@@ -80,11 +96,15 @@ def load_questions(folder: Path = LEAKSET) -> dict[str, Question]:
     for line in (folder / "markets.jsonl").open(encoding="utf-8"):
         m = json.loads(line)
         t0 = datetime.fromisoformat(m["t0"].replace("Z", "+00:00"))
-        questions[m["market_id"]] = Question(m["market_id"], m["question"], m["description"], t0, m["url"], m["topic"])
+        questions[m["market_id"]] = Question(
+            m["market_id"], m["question"], m["description"], t0, m["url"], m["topic"]
+        )
     return questions
 
 
-async def judge_rows(detector, rows: list[Row], questions: dict[str, Question], concurrency: int = 4) -> list:
+async def judge_rows(
+    detector, rows: list[Row], questions: dict[str, Question], concurrency: int = 4
+) -> list:
     """The Verdict per row; None where the detector raised (a failure, counted, never imputed)."""
     gate = asyncio.Semaphore(concurrency)
 
@@ -124,19 +144,32 @@ def confusion(rows: list[Row], flagged: list[bool | None]) -> dict:
     tp = sum(p and f for p, f in pairs)
     fp = sum(f and not p for p, f in pairs)
     fn = sum(p and not f for p, f in pairs)
-    return {"tp": tp, "fp": fp, "fn": fn, "tn": len(pairs) - tp - fp - fn,
-            "failures": len(rows) - len(pairs)}
+    return {
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": len(pairs) - tp - fp - fn,
+        "failures": len(rows) - len(pairs),
+    }
 
 
 def measure(rows: list[Row], flagged: list[bool | None], key: str) -> dict:
     """Precision and recall (pooled) with market-cluster bootstrap intervals."""
     kept = [(r, f) for r, f in zip(rows, flagged) if f is not None]
     counts = confusion(rows, flagged)
-    precision = counts["tp"] / (counts["tp"] + counts["fp"]) if counts["tp"] + counts["fp"] else None
+    precision = (
+        counts["tp"] / (counts["tp"] + counts["fp"]) if counts["tp"] + counts["fp"] else None
+    )
     recall = counts["tp"] / (counts["tp"] + counts["fn"]) if counts["tp"] + counts["fn"] else None
     low_high = _intervals(kept, key)
-    return {"rows": len(rows), "markets": len({r.market_id for r in rows}), **counts,
-            "precision": precision, "recall": recall, **low_high}
+    return {
+        "rows": len(rows),
+        "markets": len({r.market_id for r in rows}),
+        **counts,
+        "precision": precision,
+        "recall": recall,
+        **low_high,
+    }
 
 
 def _intervals(kept: list[tuple[Row, bool]], key: str) -> dict:
@@ -148,8 +181,10 @@ def _intervals(kept: list[tuple[Row, bool]], key: str) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):
         p_int = percentile_interval((w @ tp) / (w @ flagged), LEVEL)
         r_int = percentile_interval((w @ tp) / (w @ positives), LEVEL)
-    return {"precision_ci": [p_int.low, p_int.high] if p_int else None,
-            "recall_ci": [r_int.low, r_int.high] if r_int else None}
+    return {
+        "precision_ci": [p_int.low, p_int.high] if p_int else None,
+        "recall_ci": [r_int.low, r_int.high] if r_int else None,
+    }
 
 
 def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
@@ -158,11 +193,17 @@ def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
     flagged = [None if v is None or _unreadable(v) else v.flagged for v in verdicts]
     checked = [i for i, r in enumerate(rows) if r.hand_checked]
     small = [i for i, r in enumerate(rows) if r.market_id[:10] in SMALL_MARKETS]
-    return {"detector": spec,
-            "all": measure(rows, flagged, f"{spec}/all"),
-            "hand_checked": measure([rows[i] for i in checked], [flagged[i] for i in checked], f"{spec}/hand"),
-            "small": measure([rows[i] for i in small], [flagged[i] for i in small], f"{spec}/small") if small else None,
-            "best_recall_at_precision_0.9": best_recall(rows, verdicts, 0.9)}
+    return {
+        "detector": spec,
+        "all": measure(rows, flagged, f"{spec}/all"),
+        "hand_checked": measure(
+            [rows[i] for i in checked], [flagged[i] for i in checked], f"{spec}/hand"
+        ),
+        "small": measure([rows[i] for i in small], [flagged[i] for i in small], f"{spec}/small")
+        if small
+        else None,
+        "best_recall_at_precision_0.9": best_recall(rows, verdicts, 0.9),
+    }
 
 
 def _unreadable(verdict) -> bool:
@@ -172,7 +213,11 @@ def _unreadable(verdict) -> bool:
 def best_recall(rows: list[Row], verdicts: list, floor: float) -> dict | None:
     """The operating point a threshold on the verdict score could reach: the largest recall
     among thresholds (`score ≥ t` flags) whose precision is at least `floor`, on every row."""
-    scored = [(v.score, r.positive) for r, v in zip(rows, verdicts) if v is not None and not _unreadable(v)]
+    scored = [
+        (v.score, r.positive)
+        for r, v in zip(rows, verdicts)
+        if v is not None and not _unreadable(v)
+    ]
     positives, best = sum(p for _, p in scored), None
     for t in sorted({s for s, _ in scored}):
         tp = sum(p for s, p in scored if s >= t)
@@ -189,25 +234,33 @@ def _fmt(value: float | None, ci: list[float] | None) -> str:
 
 
 def table(results: list[dict]) -> str:
-    head = f"{'detector':<28} {'rows':<13} {'n':>4} {'TP':>4} {'FP':>4} {'FN':>4} {'fail':>4}  " \
-           f"{'precision [95% CI]':<24} {'recall [95% CI]':<24}"
+    head = (
+        f"{'detector':<28} {'rows':<13} {'n':>4} {'TP':>4} {'FP':>4} {'FN':>4} {'fail':>4}  "
+        f"{'precision [95% CI]':<24} {'recall [95% CI]':<24}"
+    )
     lines = [head, "-" * len(head)]
     for res in results:
         for subset in ("all", "hand_checked"):
             m = res[subset]
-            lines.append(f"{res['detector']:<28} {subset:<13} {m['rows']:>4} {m['tp']:>4} {m['fp']:>4} {m['fn']:>4} "
-                         f"{m['failures']:>4}  {_fmt(m['precision'], m['precision_ci']):<24} "
-                         f"{_fmt(m['recall'], m['recall_ci']):<24}")
+            lines.append(
+                f"{res['detector']:<28} {subset:<13} {m['rows']:>4} {m['tp']:>4} {m['fp']:>4} {m['fn']:>4} "
+                f"{m['failures']:>4}  {_fmt(m['precision'], m['precision_ci']):<24} "
+                f"{_fmt(m['recall'], m['recall_ci']):<24}"
+            )
     return "\n".join(lines)
 
 
-async def run_detector(spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int) -> dict:
+async def run_detector(
+    spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int
+) -> dict:
     from hindcast.forecasters.leaks import get_detector
 
     detector = get_detector(spec, models)
     started = time.perf_counter()
     verdicts = await judge_rows(detector, rows, questions, concurrency)
-    result = evaluate(getattr(detector, "name", spec), rows, verdicts)  # a judge's name carries its template hash
+    result = evaluate(
+        getattr(detector, "name", spec), rows, verdicts
+    )  # a judge's name carries its template hash
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -222,20 +275,41 @@ def make_models(specs: list[str], cache: Path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-d", "--detector", action="append", default=[], metavar="SPEC",
-                        help="a detector spec (repeatable; default: lexical)")
-    parser.add_argument("--judge-local", action="store_true", help="also judge:model=local (the embedded model; slow)")
-    parser.add_argument("--limit", type=int, help="only the first N rows (a quick look; figures not comparable)")
+    parser.add_argument(
+        "-d",
+        "--detector",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a detector spec (repeatable; default: lexical)",
+    )
+    parser.add_argument(
+        "--judge-local",
+        action="store_true",
+        help="also judge:model=local (the embedded model; slow)",
+    )
+    parser.add_argument(
+        "--limit", type=int, help="only the first N rows (a quick look; figures not comparable)"
+    )
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--cache", type=Path, default=ROOT / "runs" / "responses.db", help="response cache of a judge")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=ROOT / "runs" / "responses.db",
+        help="response cache of a judge",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--write-measured", action="store_true", help=f"record the figures in each set's {MEASURED}")
+    parser.add_argument(
+        "--write-measured", action="store_true", help=f"record the figures in each set's {MEASURED}"
+    )
     parser.add_argument("--set", choices=(*SETS, "both"), default="both")
     args = parser.parse_args()
     specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
     names = tuple(SETS) if args.set == "both" else (args.set,)
-    payload = {"bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"},
-               "sets": asyncio.run(run_sets(names, specs, args))}
+    payload = {
+        "bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"},
+        "sets": asyncio.run(run_sets(names, specs, args)),
+    }
     if args.write_measured:
         for name, results in payload["sets"].items():
             record(results, SETS[name])
@@ -258,14 +332,21 @@ async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
     folder = SETS[name]
     rows, questions = load_rows(folder)[: args.limit or None], load_questions(folder)
     results = [await run_detector(s, rows, questions, models, args.concurrency) for s in specs]
-    print(f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
-          f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets")
+    print(
+        f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
+        f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets"
+    )
     print(table(results))
     for res in results:
         best = res["best_recall_at_precision_0.9"]
-        print(f"{res['detector']}: best recall at precision ≥ 0.9 over score thresholds: " +
-              (f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision {best['precision']:.3f})"
-               if best else "none (no threshold reaches precision 0.9)"))
+        print(
+            f"{res['detector']}: best recall at precision ≥ 0.9 over score thresholds: "
+            + (
+                f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision {best['precision']:.3f})"
+                if best
+                else "none (no threshold reaches precision 0.9)"
+            )
+        )
     return results
 
 

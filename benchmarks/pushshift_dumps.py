@@ -64,13 +64,118 @@ RING = 1 << 16  # recent submissions new comments may join
 REPLY_MEMORY = 8  # last comments of a thread a reply may answer
 SUB_BASE, COM_BASE = int("18h0000", 36), int("kf00000", 36)
 SECOND_FETCH = 36 * 3600
-BIG = ["AskReddit", "politics", "worldnews", "news", "funny", "gaming", "pics", "todayilearned", "movies",
-       "nba", "soccer", "wallstreetbets", "technology", "science", "europe", "nfl", "unitedkingdom",
-       "canada", "Economics", "PoliticalDiscussion", "CryptoCurrency", "stocks", "ukraine", "geopolitics"]
-DOMAINS = ["i.redd.it", "youtube.com", "v.redd.it", "reuters.com", "apnews.com", "theguardian.com",
-           "nytimes.com", "bbc.com", "cnn.com", "washingtonpost.com", "bloomberg.com", "imgur.com",
-           "politico.com", "axios.com", "foxnews.com", "nbcnews.com", "x.com", "cnbc.com", "ft.com", "wsj.com"]
-COMMON = ["i", "you", "the", "a", "to", "and", "of", "is", "it", "that", "this", "in", "not", "for", "they", "just", "be", "have", "was", "are", "but", "with", "on", "so", "like", "people", "what", "think", "would", "if", "do", "my", "all", "about", "your", "more", "at", "can", "no", "one", "will", "get", "don't", "it's", "I'm", "yeah", "really", "even", "because", "how", "there", "than", "their", "who", "also", "only", "them", "know", "why", "going", "right", "good"]
+BIG = [
+    "AskReddit",
+    "politics",
+    "worldnews",
+    "news",
+    "funny",
+    "gaming",
+    "pics",
+    "todayilearned",
+    "movies",
+    "nba",
+    "soccer",
+    "wallstreetbets",
+    "technology",
+    "science",
+    "europe",
+    "nfl",
+    "unitedkingdom",
+    "canada",
+    "Economics",
+    "PoliticalDiscussion",
+    "CryptoCurrency",
+    "stocks",
+    "ukraine",
+    "geopolitics",
+]
+DOMAINS = [
+    "i.redd.it",
+    "youtube.com",
+    "v.redd.it",
+    "reuters.com",
+    "apnews.com",
+    "theguardian.com",
+    "nytimes.com",
+    "bbc.com",
+    "cnn.com",
+    "washingtonpost.com",
+    "bloomberg.com",
+    "imgur.com",
+    "politico.com",
+    "axios.com",
+    "foxnews.com",
+    "nbcnews.com",
+    "x.com",
+    "cnbc.com",
+    "ft.com",
+    "wsj.com",
+]
+COMMON = [
+    "i",
+    "you",
+    "the",
+    "a",
+    "to",
+    "and",
+    "of",
+    "is",
+    "it",
+    "that",
+    "this",
+    "in",
+    "not",
+    "for",
+    "they",
+    "just",
+    "be",
+    "have",
+    "was",
+    "are",
+    "but",
+    "with",
+    "on",
+    "so",
+    "like",
+    "people",
+    "what",
+    "think",
+    "would",
+    "if",
+    "do",
+    "my",
+    "all",
+    "about",
+    "your",
+    "more",
+    "at",
+    "can",
+    "no",
+    "one",
+    "will",
+    "get",
+    "don't",
+    "it's",
+    "I'm",
+    "yeah",
+    "really",
+    "even",
+    "because",
+    "how",
+    "there",
+    "than",
+    "their",
+    "who",
+    "also",
+    "only",
+    "them",
+    "know",
+    "why",
+    "going",
+    "right",
+    "good",
+]
 
 
 @dataclass(frozen=True)
@@ -121,7 +226,9 @@ def headlines(sample: Path = SAMPLE) -> list[str]:
 
     snapshot = sample / "snapshots" / (sample / "LATEST").read_text().strip()
     titles = []
-    for part in sorted(snapshot.glob("source=*/month=*/*.parquet"), key=lambda p: (p.parent.name, str(p))):
+    for part in sorted(
+        snapshot.glob("source=*/month=*/*.parquet"), key=lambda p: (p.parent.name, str(p))
+    ):
         rows = pq.read_table(part, columns=["created_us", "id", "title"]).to_pylist()
         titles.extend(r["title"] for r in sorted(rows, key=lambda r: (r["created_us"], r["id"])))
     return titles
@@ -134,8 +241,13 @@ def month_starts(cfg: Config) -> list[tuple[str, int, int]]:
     for _ in range(cfg.months):
         start = calendar.timegm((year, month, 1, 0, 0, 0))
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-        out.append((datetime.fromtimestamp(start, UTC).strftime("%Y-%m"), start,
-                    calendar.timegm((year, month, 1, 0, 0, 0))))
+        out.append(
+            (
+                datetime.fromtimestamp(start, UTC).strftime("%Y-%m"),
+                start,
+                calendar.timegm((year, month, 1, 0, 0, 0)),
+            )
+        )
     return out
 
 
@@ -151,7 +263,9 @@ class World:
         self.words = np.array(words, dtype=object)
         self.word_cdf = _cdf(np.array([counts[w] for w in words], dtype=np.float64))
         self.subreddits = names = _subreddit_names(words, 20_000)
-        self.sub_ids = [f"t5_{base36(h % 36**6, 6)}" for h in splitmix64(np.arange(len(names)) + 7).tolist()]
+        self.sub_ids = [
+            f"t5_{base36(h % 36**6, 6)}" for h in splitmix64(np.arange(len(names)) + 7).tolist()
+        ]
         self.sub_cdf = _cdf(1.0 / np.arange(1, len(names) + 1) ** 1.1)
         self.authors = max(100, cfg.docs // 50)
         self.author_cdf = _cdf(1.0 / np.arange(1, self.authors + 1) ** 1.05)
@@ -159,10 +273,12 @@ class World:
 
     def text(self, rng: np.random.Generator, lengths: np.ndarray) -> list[str]:
         """Bodies of the given word counts: words by frequency, a sentence every ~12 words."""
-        picks = self.words[np.searchsorted(self.word_cdf, rng.random(int(lengths.sum())), side="right")]
+        picks = self.words[
+            np.searchsorted(self.word_cdf, rng.random(int(lengths.sum())), side="right")
+        ]
         out, at = [], 0
         for n in lengths.tolist():
-            chunk = picks[at:at + n].tolist()
+            chunk = picks[at : at + n].tolist()
             at += n
             out.append(_sentences(chunk))
         return out
@@ -171,7 +287,18 @@ class World:
 def _subreddit_names(words: list[str], count: int) -> list[str]:
     """The big real names, then names made of frequent words (`Tariff`, `TariffNews`, …)."""
     names, seen = list(BIG), {n.lower() for n in BIG}
-    for suffix in ("", "News", "Talk", "Fans", "Memes", "Discussion", "Hub", "Circlejerk", "Pics", "Help"):
+    for suffix in (
+        "",
+        "News",
+        "Talk",
+        "Fans",
+        "Memes",
+        "Discussion",
+        "Hub",
+        "Circlejerk",
+        "Pics",
+        "Help",
+    ):
         for word in words:
             name = re.sub(r"[^A-Za-z0-9]", "", word.capitalize()) + suffix
             if len(names) == count:
@@ -183,7 +310,7 @@ def _subreddit_names(words: list[str], count: int) -> list[str]:
 
 
 def _sentences(words: list[str]) -> str:
-    parts = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    parts = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
     return ". ".join(p[:1].upper() + p[1:] for p in parts) + ("." if parts else "")
 
 
@@ -211,7 +338,12 @@ class Threads:
 
     def add(self, number: int, created: int, heat: float, sub: int) -> None:
         slot = self.next % RING
-        self.number[slot], self.created[slot], self.heat[slot], self.sub[slot] = number, created, heat, sub
+        self.number[slot], self.created[slot], self.heat[slot], self.sub[slot] = (
+            number,
+            created,
+            heat,
+            sub,
+        )
         self.recent[slot] = []
         self.next += 1
 
@@ -304,13 +436,30 @@ class Generator:
         domain = f"self.{name}" if is_self else DOMAINS[int(d.domain[i])]
         new.append((number, created, heat, sub))
         return {
-            "_meta": _meta(created, d, i, state), "author": author, "created_utc": created,
-            "domain": domain, "edited": state["edited"], "gilded": 0, "id": sid, "is_self": is_self,
-            "link_flair_text": None, "locked": False, "name": f"t3_{sid}", "num_comments": int(heat),
-            "num_crossposts": 0, "over_18": bool(d.u_nsfw[i] < 0.02), "permalink": permalink,
-            "removed_by_category": state["removed_by"], "retrieved_on": created + int(d.lag[i]),
-            "score": int(heat * d.score[i]), "selftext": selftext, "stickied": False, "subreddit": name,
-            "subreddit_id": w.sub_ids[sub], "thumbnail": "self" if is_self else "default", "title": title,
+            "_meta": _meta(created, d, i, state),
+            "author": author,
+            "created_utc": created,
+            "domain": domain,
+            "edited": state["edited"],
+            "gilded": 0,
+            "id": sid,
+            "is_self": is_self,
+            "link_flair_text": None,
+            "locked": False,
+            "name": f"t3_{sid}",
+            "num_comments": int(heat),
+            "num_crossposts": 0,
+            "over_18": bool(d.u_nsfw[i] < 0.02),
+            "permalink": permalink,
+            "removed_by_category": state["removed_by"],
+            "retrieved_on": created + int(d.lag[i]),
+            "score": int(heat * d.score[i]),
+            "selftext": selftext,
+            "stickied": False,
+            "subreddit": name,
+            "subreddit_id": w.sub_ids[sub],
+            "thumbnail": "self" if is_self else "default",
+            "title": title,
             "upvote_ratio": round(float(d.ratio[i]), 2),
             "url": f"https://www.reddit.com{permalink}" if is_self else f"https://{domain}/{sid}",
         }
@@ -328,13 +477,27 @@ class Generator:
         body, author = _apply_state(state, d.body(i, long=False), "u_" + base36(d.author[i], 8))
         score = int(d.cscore[i])
         return {
-            "_meta": _meta(created, d, i, state), "author": author, "author_flair_text": None,
-            "body": body, "controversiality": int(score < 0 and d.u_nsfw[i] < 0.5), "created_utc": created,
-            "distinguished": None, "edited": state["edited"], "gilded": 0, "id": cid,
-            "is_submitter": bool(d.u_nsfw[i] > 0.9), "link_id": f"t3_{link}", "name": f"t1_{cid}",
-            "parent_id": parent, "permalink": f"/r/{name}/comments/{link}/comment/{cid}/",
-            "retrieved_on": created + int(d.lag[i]), "score": score, "score_hidden": False,
-            "stickied": False, "subreddit": name, "subreddit_id": w.sub_ids[sub],
+            "_meta": _meta(created, d, i, state),
+            "author": author,
+            "author_flair_text": None,
+            "body": body,
+            "controversiality": int(score < 0 and d.u_nsfw[i] < 0.5),
+            "created_utc": created,
+            "distinguished": None,
+            "edited": state["edited"],
+            "gilded": 0,
+            "id": cid,
+            "is_submitter": bool(d.u_nsfw[i] > 0.9),
+            "link_id": f"t3_{link}",
+            "name": f"t1_{cid}",
+            "parent_id": parent,
+            "permalink": f"/r/{name}/comments/{link}/comment/{cid}/",
+            "retrieved_on": created + int(d.lag[i]),
+            "score": score,
+            "score_hidden": False,
+            "stickied": False,
+            "subreddit": name,
+            "subreddit_id": w.sub_ids[sub],
         }
 
 
@@ -348,14 +511,21 @@ class _Draws:
         self.domain = _draw(rng, world.domain_cdf, count)
         self.heat = np.floor(np.exp(rng.normal(0.9, 1.6, count)))
         self.score = np.exp(rng.normal(1.0, 1.0, count))
-        self.cscore = np.floor(np.exp(rng.normal(0.4, 1.4, count))) - \
-            (rng.random(count) < 0.07) * np.floor(np.exp(rng.normal(1.0, 1.0, count)))
+        self.cscore = np.floor(np.exp(rng.normal(0.4, 1.4, count))) - (
+            rng.random(count) < 0.07
+        ) * np.floor(np.exp(rng.normal(1.0, 1.0, count)))
         self.ratio = np.clip(1.0 - rng.exponential(0.12, count), 0.3, 1.0)
         self.is_self = rng.random(count) < 0.35
-        self.u_text, self.u_nsfw, self.u_reply = rng.random(count), rng.random(count), rng.random(count)
+        self.u_text, self.u_nsfw, self.u_reply = (
+            rng.random(count),
+            rng.random(count),
+            rng.random(count),
+        )
         self.depth = rng.geometric(0.5, count) - 1
         self.u_edit, self.u_del = rng.random(count), rng.random(count)
-        self.edit_delay = np.clip(np.exp(rng.normal(6.5, 2.0, count)), 30, SECOND_FETCH - 60).astype(np.int64)
+        self.edit_delay = np.clip(
+            np.exp(rng.normal(6.5, 2.0, count)), 30, SECOND_FETCH - 60
+        ).astype(np.int64)
         self.lag = rng.integers(20, 3600, count)
         self.second = rng.integers(-3600, 3600, count)
         self.length = np.clip(np.exp(rng.normal(2.9, 0.9, count)), 1, 400).astype(np.int64)
@@ -363,7 +533,9 @@ class _Draws:
         self.malformed = rng.random(count)
         for name, value in list(vars(self).items()):
             if isinstance(value, np.ndarray):
-                setattr(self, name, value.tolist())  # Python scalars: JSON-ready and faster to index
+                setattr(
+                    self, name, value.tolist()
+                )  # Python scalars: JSON-ready and faster to index
 
     def body(self, i: int, long: bool) -> str:
         return self.bodies[i] + (" " + self.bodies[i] if long else "")
@@ -375,9 +547,13 @@ def _state(d: _Draws, i: int, created: int, edit_share: float) -> dict:
     deleted, removed = u_del < 0.035, 0.035 <= u_del < 0.07
     edited = (not (deleted or removed)) and u_edit < edit_share
     unknown = (not (deleted or removed)) and edit_share <= u_edit < edit_share + 0.002
-    return {"deleted": deleted, "removed": removed, "is_edited": edited or unknown,
-            "edited": created + int(d.edit_delay[i]) if edited else False,
-            "removed_by": "deleted" if deleted else "moderator" if removed else None}
+    return {
+        "deleted": deleted,
+        "removed": removed,
+        "is_edited": edited or unknown,
+        "edited": created + int(d.edit_delay[i]) if edited else False,
+        "removed_by": "deleted" if deleted else "moderator" if removed else None,
+    }
 
 
 def _apply_state(state: dict, text: str, author: str) -> tuple[str, str]:
@@ -391,11 +567,14 @@ def _apply_state(state: dict, text: str, author: str) -> tuple[str, str]:
 
 
 def _meta(created: int, d: _Draws, i: int, state: dict) -> dict:
-    return {"is_edited": state["is_edited"], "note": None,
-            "removal_type": {"deleted": "deleted", "moderator": "moderator"}.get(state["removed_by"]),
-            "retrieved_2nd_on": created + SECOND_FETCH + int(d.second[i]),
-            "was_deleted_later": bool(state["deleted"] or state["removed"]) and d.u_text[i] < 0.5,
-            "was_initially_deleted": False}
+    return {
+        "is_edited": state["is_edited"],
+        "note": None,
+        "removal_type": {"deleted": "deleted", "moderator": "moderator"}.get(state["removed_by"]),
+        "retrieved_2nd_on": created + SECOND_FETCH + int(d.second[i]),
+        "was_deleted_later": bool(state["deleted"] or state["removed"]) and d.u_text[i] < 0.5,
+        "was_initially_deleted": False,
+    }
 
 
 def _slug(title: str) -> str:
@@ -411,7 +590,9 @@ def _cycle(slots: np.ndarray) -> np.ndarray:
     """Relative volume of each ten-minute slot: daily cycle (peak 17:00 UTC) × weekly dip."""
     hours = (slots % 86_400) / 3600.0
     weekday = (slots // 86_400 + 3) % 7  # 0 = Monday (1970-01-01 was a Thursday)
-    return (1.0 + 0.6 * np.cos(2 * np.pi * (hours - 17.0) / 24.0)) * np.where(weekday >= 5, 0.85, 1.0)
+    return (1.0 + 0.6 * np.cos(2 * np.pi * (hours - 17.0) / 24.0)) * np.where(
+        weekday >= 5, 0.85, 1.0
+    )
 
 
 # ---- files -----------------------------------------------------------------------------------
@@ -422,12 +603,19 @@ class _Sink:
         import zstandard
 
         params = zstandard.ZstdCompressionParameters.from_level(
-            cfg.level, window_log=cfg.window_log, enable_ldm=True, write_content_size=False,
-            write_checksum=True, threads=0)
+            cfg.level,
+            window_log=cfg.window_log,
+            enable_ldm=True,
+            write_content_size=False,
+            write_checksum=True,
+            threads=0,
+        )
         self.path, self.tmp = path, path.with_name(path.name + ".tmp")
         self.handle = self.tmp.open("wb")
         self.hash, self.rows, self.malformed = hashlib.sha256(), 0, 0
-        self.writer = zstandard.ZstdCompressor(compression_params=params).stream_writer(_Hashing(self.handle, self.hash), closefd=False)
+        self.writer = zstandard.ZstdCompressor(compression_params=params).stream_writer(
+            _Hashing(self.handle, self.hash), closefd=False
+        )
 
     def write(self, lines: list[str], bad: int) -> None:
         if lines:
@@ -439,8 +627,12 @@ class _Sink:
         self.writer.close()
         self.handle.close()
         self.tmp.replace(self.path)
-        return {"rows": self.rows, "malformed": self.malformed, "bytes": self.path.stat().st_size,
-                "sha256": self.hash.hexdigest()}
+        return {
+            "rows": self.rows,
+            "malformed": self.malformed,
+            "bytes": self.path.stat().st_size,
+            "sha256": self.hash.hexdigest(),
+        }
 
 
 class _Hashing:
@@ -474,8 +666,15 @@ def generate(cfg: Config, out: Path, titles: list[str] | None = None, log=print)
             sinks["RC"].write(coms, bad_c)
         for sink in sinks.values():
             files[sink.path.name] = sink.close()
-        log(f"{label}: {files[f'RS_{label}.zst']['rows']:,} submissions, {files[f'RC_{label}.zst']['rows']:,} comments")
-    manifest = {"format": FORMAT, "config": asdict(cfg), "files": files, "headlines": len(gen.world.titles)}
+        log(
+            f"{label}: {files[f'RS_{label}.zst']['rows']:,} submissions, {files[f'RC_{label}.zst']['rows']:,} comments"
+        )
+    manifest = {
+        "format": FORMAT,
+        "config": asdict(cfg),
+        "files": files,
+        "headlines": len(gen.world.titles),
+    }
     tmp = manifest_path.with_name("manifest.json.tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     tmp.replace(manifest_path)
@@ -484,22 +683,41 @@ def generate(cfg: Config, out: Path, titles: list[str] | None = None, log=print)
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, required=True, help="documents in all (submissions + comments)")
+    parser.add_argument(
+        "--docs", type=int, required=True, help="documents in all (submissions + comments)"
+    )
     parser.add_argument("--months", type=int, default=12)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--start", default="2024-01", help="first month, YYYY-MM")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--submission-share", type=float, default=0.14)
-    parser.add_argument("--malformed", type=float, default=0.0, help="share of lines cut in half (rejects)")
-    parser.add_argument("--level", type=int, default=3, help="zstd level (the real dumps use high levels; 19 is ~50x slower)")
+    parser.add_argument(
+        "--malformed", type=float, default=0.0, help="share of lines cut in half (rejects)"
+    )
+    parser.add_argument(
+        "--level",
+        type=int,
+        default=3,
+        help="zstd level (the real dumps use high levels; 19 is ~50x slower)",
+    )
     parser.add_argument("--window-log", type=int, default=31)
     args = parser.parse_args(argv)
-    cfg = Config(args.docs, args.months, args.start, args.seed, args.submission_share, args.malformed,
-                 args.level, args.window_log)
+    cfg = Config(
+        args.docs,
+        args.months,
+        args.start,
+        args.seed,
+        args.submission_share,
+        args.malformed,
+        args.level,
+        args.window_log,
+    )
     manifest = generate(cfg, args.out)
     total = sum(f["bytes"] for f in manifest["files"].values())
-    print(f"{sum(f['rows'] for f in manifest['files'].values()):,} rows in {len(manifest['files'])} files, "
-          f"{total / 1e6:,.1f} MB compressed → {args.out}")
+    print(
+        f"{sum(f['rows'] for f in manifest['files'].values()):,} rows in {len(manifest['files'])} files, "
+        f"{total / 1e6:,.1f} MB compressed → {args.out}"
+    )
 
 
 if __name__ == "__main__":

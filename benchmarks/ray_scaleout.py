@@ -69,8 +69,14 @@ def pipeline(archive: Path, inputs: list[Path], chunk_rows: int, address: str | 
     snap = snapshots.open_snapshot(archive, snapshot_id)
     info = distributed.build(snap, "minilm", ray=address, chunk_rows=chunk_rows)
     done = time.perf_counter()
-    return {"snapshot": snapshot_id, "documents": info["documents"], "ingest_s": ingested - t,
-            "freeze_s": frozen - ingested, "embed_s": done - frozen, "total_s": done - t}
+    return {
+        "snapshot": snapshot_id,
+        "documents": info["documents"],
+        "ingest_s": ingested - t,
+        "freeze_s": frozen - ingested,
+        "embed_s": done - frozen,
+        "total_s": done - t,
+    }
 
 
 def index_bytes(archive: Path, snapshot_id: str) -> dict[str, bytes]:
@@ -96,14 +102,18 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=3000)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--chunk-rows", type=int, default=256)
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of the three modes, order reversed each round")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds of the three modes, order reversed each round"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ray-scaleout-"))
     try:
         inputs = export(work, args.docs, args.files)
-        rounds = [one_round(work / f"round{i}", inputs, args.chunk_rows, reverse=i % 2 == 1)
-                  for i in range(args.rounds)]
+        rounds = [
+            one_round(work / f"round{i}", inputs, args.chunk_rows, reverse=i % 2 == 1)
+            for i in range(args.rounds)
+        ]
         report(rounds, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -115,9 +125,12 @@ MODES = (("single", 0), ("ray-1", 1), ("ray-2", 2))
 def one_round(work: Path, inputs: list[Path], chunk_rows: int, reverse: bool) -> dict:
     """The three modes on fresh archives (the order reversed every other round: the box is shared)."""
     results = {}
-    for name, nodes in (reversed(MODES) if reverse else MODES):
-        results[name] = (pipeline(work / name, inputs, chunk_rows, None) if nodes == 0
-                         else on_cluster(work, name, nodes, inputs, chunk_rows))
+    for name, nodes in reversed(MODES) if reverse else MODES:
+        results[name] = (
+            pipeline(work / name, inputs, chunk_rows, None)
+            if nodes == 0
+            else on_cluster(work, name, nodes, inputs, chunk_rows)
+        )
         print(f"  {name}: {results[name]['total_s']:.1f} s", file=sys.stderr, flush=True)
     reference = index_bytes(work / "single", results["single"]["snapshot"])
     single = results["single"]["documents"] / results["single"]["total_s"]
@@ -130,20 +143,42 @@ def one_round(work: Path, inputs: list[Path], chunk_rows: int, reverse: bool) ->
 
 
 def report(rounds: list[dict], args) -> None:
-    print(f"{'round':5} {'mode':7} {'docs':>5} {'ingest s':>8} {'embed s':>8} {'total s':>8} {'docs/s':>7} "
-          f"{'× single':>8}  same id/bytes")
+    print(
+        f"{'round':5} {'mode':7} {'docs':>5} {'ingest s':>8} {'embed s':>8} {'total s':>8} {'docs/s':>7} "
+        f"{'× single':>8}  same id/bytes"
+    )
     for number, results in enumerate(rounds, 1):
         for name, r in results.items():
-            start = f"  (cluster start {r['cluster_start_s']:.1f} s, not counted)" if "cluster_start_s" in r else ""
-            print(f"{number:5d} {name:7} {r['documents']:5d} {r['ingest_s']:8.2f} {r['embed_s']:8.2f} "
-                  f"{r['total_s']:8.2f} {r['docs_per_s']:7.1f} {r['ratio_vs_single']:8.2f}  "
-                  f"{r['same_snapshot_id']}/{r['same_index_bytes']}{start}")
+            start = (
+                f"  (cluster start {r['cluster_start_s']:.1f} s, not counted)"
+                if "cluster_start_s" in r
+                else ""
+            )
+            print(
+                f"{number:5d} {name:7} {r['documents']:5d} {r['ingest_s']:8.2f} {r['embed_s']:8.2f} "
+                f"{r['total_s']:8.2f} {r['docs_per_s']:7.1f} {r['ratio_vs_single']:8.2f}  "
+                f"{r['same_snapshot_id']}/{r['same_index_bytes']}{start}"
+            )
     best = {name: max(r[name]["docs_per_s"] for r in rounds) for name, _ in MODES}
-    print("best of rounds: " + ", ".join(f"{name} {v:.1f} docs/s ({v / best['single']:.2f}× single)"
-                                         for name, v in best.items()))
+    print(
+        "best of rounds: "
+        + ", ".join(
+            f"{name} {v:.1f} docs/s ({v / best['single']:.2f}× single)" for name, v in best.items()
+        )
+    )
     if args.json:
-        args.json.write_text(json.dumps({"docs": args.docs, "chunk_rows": args.chunk_rows, "rounds": rounds,
-                                         "best_docs_per_s": best}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "docs": args.docs,
+                    "chunk_rows": args.chunk_rows,
+                    "rounds": rounds,
+                    "best_docs_per_s": best,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

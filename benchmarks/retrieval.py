@@ -51,7 +51,9 @@ from pathlib import Path
 import numpy as np
 
 DIMS, TOPICS, MONTHS, K = 384, 256, 24, 10
-SHARED_DATA = Path(os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("HINDCAST_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 START_US = 1_704_067_200 * 1_000_000  # 2024-01-01
 MONTH_US = 30 * 86_400 * 1_000_000
 
@@ -67,8 +69,13 @@ def synthetic(n: int, seed: int = 0) -> dict:
     created = START_US + (day * 1440 + minute) * 60_000_000
     order = np.lexsort((np.arange(n), created))
     edit = _edits(rng, created[order])
-    return {"vectors": vectors[order], "created": created[order], "edit": edit, "topic": topic[order],
-            "centroids": centroids}
+    return {
+        "vectors": vectors[order],
+        "created": created[order],
+        "edit": edit,
+        "topic": topic[order],
+        "centroids": centroids,
+    }
 
 
 def _edits(rng, created):
@@ -88,10 +95,17 @@ def queries(data: dict, count: int, seed: int = 1) -> list[tuple[np.ndarray, int
     rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
-        q = _unit((data["centroids"][rng.integers(TOPICS)] + 0.06 * rng.standard_normal(DIMS)).astype(np.float32)[None])[0]
+        q = _unit(
+            (data["centroids"][rng.integers(TOPICS)] + 0.06 * rng.standard_normal(DIMS)).astype(
+                np.float32
+            )[None]
+        )[0]
         exact = rng.random() < 0.4
-        t0 = int(data["created"][rng.integers(data["created"].size)]) if exact else \
-            int(rng.integers(START_US + MONTH_US // 2, START_US + MONTHS * MONTH_US))
+        t0 = (
+            int(data["created"][rng.integers(data["created"].size)])
+            if exact
+            else int(rng.integers(START_US + MONTH_US // 2, START_US + MONTHS * MONTH_US))
+        )
         out.append((q, t0))
     return out
 
@@ -101,14 +115,23 @@ def real(index_root: Path, count: int, seed: int = 2) -> tuple[dict, list]:
     from hindcast.archive.embed import MiniLMEmbedder
 
     months = sorted(p for p in (index_root / "vectors").glob("month=*"))
-    data = {name: np.concatenate([np.load(m / f"{file}.npy") for m in months])
-            for name, file in (("vectors", "vectors"), ("created", "created_us"), ("edit", "edit_us"))}
+    data = {
+        name: np.concatenate([np.load(m / f"{file}.npy") for m in months])
+        for name, file in (("vectors", "vectors"), ("created", "created_us"), ("edit", "edit_us"))
+    }
     markets = SHARED_DATA / "polymarket" / "markets.jsonl"
     if not markets.exists():
-        print(f"skipped: --real-index reads market questions from {markets}, the development data beside "
-              "the checkout (not shipped; set HINDCAST_SHARED_DATA to its data folder)", file=sys.stderr)
+        print(
+            f"skipped: --real-index reads market questions from {markets}, the development data beside "
+            "the checkout (not shipped; set HINDCAST_SHARED_DATA to its data folder)",
+            file=sys.stderr,
+        )
         raise SystemExit(0)
-    rows = [json.loads(line) for line in markets.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in markets.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(rows), size=count, replace=False)
     vectors = MiniLMEmbedder().embed([rows[i]["question"] for i in picked])
@@ -128,6 +151,7 @@ def numpy_exact(data: dict, einsum: bool = False):
         top = np.argpartition(-scores, min(K, end) - 1)[:K] if end > K else np.arange(end)
         top = top[np.argsort(-scores[top])]
         return [int(i) for i in top if scores[i] > -np.inf]
+
     return search
 
 
@@ -135,17 +159,24 @@ def numpy_pca_rerank(data: dict, dims: int = 96, candidates: int = 200):
     """Two-stage exact-rerank candidate: scan the t0 prefix in a PCA projection, rerank exactly."""
     vectors, created, edit = data["vectors"], data["created"], data["edit"]
     sample = vectors[:: max(1, vectors.shape[0] // 20_000)]
-    basis = np.linalg.svd(sample - sample.mean(0), full_matrices=False)[2][:dims].T.astype(np.float32)
+    basis = np.linalg.svd(sample - sample.mean(0), full_matrices=False)[2][:dims].T.astype(
+        np.float32
+    )
     projected = np.ascontiguousarray(vectors @ basis)
 
     def search(q, t0):
         end = int(np.searchsorted(created, t0, side="left"))
         rough = np.einsum("ij,j->i", projected[:end], q @ basis)
         rough[edit[:end] >= t0] = -np.inf
-        pool = np.argpartition(-rough, min(candidates, end) - 1)[:candidates] if end > candidates else np.arange(end)
+        pool = (
+            np.argpartition(-rough, min(candidates, end) - 1)[:candidates]
+            if end > candidates
+            else np.arange(end)
+        )
         pool = pool[rough[pool] > -np.inf]
         exact = vectors[pool] @ q
         return [int(i) for i in pool[np.argsort(-exact)][:K]]
+
     return search
 
 
@@ -159,7 +190,12 @@ class Precomputed:
         self.vectors, self.query_vectors = vectors, query_vectors
 
     def embed(self, texts):
-        rows = [self.query_vectors[int(t[2:])] if t.startswith("q ") else self.vectors[int(t.split()[1])] for t in texts]
+        rows = [
+            self.query_vectors[int(t[2:])]
+            if t.startswith("q ")
+            else self.vectors[int(t.split()[1])]
+            for t in texts
+        ]
         return np.stack(rows).astype(np.float32)
 
 
@@ -172,7 +208,9 @@ def build_hindcast(data: dict, qs, root: Path):
     month = data["created"].astype("datetime64[us]").astype("datetime64[M]")
     for m in np.unique(month):
         idx = np.flatnonzero(month == m)
-        docs.write_parquet(_doc_table(data, idx), layout.partition_dir(draft, "synthetic", str(m)) / "part.parquet")
+        docs.write_parquet(
+            _doc_table(data, idx), layout.partition_dir(draft, "synthetic", str(m)) / "part.parquet"
+        )
     snap = open_snapshot(root, freeze(root, draft))
     embedder = Precomputed(data["vectors"], [q for q, _ in qs])
     build_index(snap, embedder, chunk_rows=50_000)
@@ -186,16 +224,33 @@ def _doc_table(data, idx):
     from hindcast.archive import docs
 
     created, edit = data["created"][idx], data["edit"][idx]
-    state = np.where(edit == np.iinfo(np.int64).min, "never", np.where(edit == np.iinfo(np.int64).max, "unknown", "at"))
+    state = np.where(
+        edit == np.iinfo(np.int64).min,
+        "never",
+        np.where(edit == np.iinfo(np.int64).max, "unknown", "at"),
+    )
     ts = pa.timestamp("us", tz="UTC")
     edited = pa.array(np.where(state == "at", edit, 0), ts).to_pylist()
-    cols = {"id": [str(i) for i in idx], "collection": ["synthetic"] * idx.size, "source": ["synthetic"] * idx.size,
-            "kind": ["synthetic"] * idx.size, "created_at": pa.array(created, ts), "created_us": created,
-            "title": [f"doc {i} topic{data['topic'][i]}" for i in idx], "text": [""] * idx.size, "url": [""] * idx.size,
-            "edit_state": state, "edited_at": pa.array([e if s == "at" else None for e, s in zip(edited, state)], ts),
-            "edit_us": edit, "retrieved_at": pa.nulls(idx.size, ts), "score": pa.nulls(idx.size, pa.int64()),
-            "num_comments": pa.nulls(idx.size, pa.int64()), "parent_id": pa.nulls(idx.size, pa.string()),
-            "thread_id": pa.nulls(idx.size, pa.string()), "deleted": [False] * idx.size}
+    cols = {
+        "id": [str(i) for i in idx],
+        "collection": ["synthetic"] * idx.size,
+        "source": ["synthetic"] * idx.size,
+        "kind": ["synthetic"] * idx.size,
+        "created_at": pa.array(created, ts),
+        "created_us": created,
+        "title": [f"doc {i} topic{data['topic'][i]}" for i in idx],
+        "text": [""] * idx.size,
+        "url": [""] * idx.size,
+        "edit_state": state,
+        "edited_at": pa.array([e if s == "at" else None for e, s in zip(edited, state)], ts),
+        "edit_us": edit,
+        "retrieved_at": pa.nulls(idx.size, ts),
+        "score": pa.nulls(idx.size, pa.int64()),
+        "num_comments": pa.nulls(idx.size, pa.int64()),
+        "parent_id": pa.nulls(idx.size, pa.string()),
+        "thread_id": pa.nulls(idx.size, pa.string()),
+        "deleted": [False] * idx.size,
+    }
     return pa.table(cols, schema=docs.schema())
 
 
@@ -209,6 +264,7 @@ def hindcast_search(snap, embedder):
     def search(q_number, t0):
         retriever = TimeBoundRetriever(snap, from_unix(t0 / 1e6), index=index, embedder=embedder)
         return [int(h.doc.id) for h in retriever.search(f"q {q_number}", k=K, mode="vector")]
+
     return search
 
 
@@ -220,8 +276,14 @@ def build_lance(data: dict, root: Path, hnsw: bool):
 
     n = data["created"].size
     flat = pa.array(data["vectors"].reshape(-1), pa.float32())
-    table = pa.table({"row": np.arange(n), "created_us": data["created"], "edit_us": data["edit"],
-                      "vector": pa.FixedSizeListArray.from_arrays(flat, DIMS)})
+    table = pa.table(
+        {
+            "row": np.arange(n),
+            "created_us": data["created"],
+            "edit_us": data["edit"],
+            "vector": pa.FixedSizeListArray.from_arrays(flat, DIMS),
+        }
+    )
     db = lancedb.connect(str(root))
     t = db.create_table("docs_hnsw" if hnsw else "docs", data=table, mode="overwrite")
     t.create_index("created_us", config=BTree())
@@ -232,12 +294,17 @@ def build_lance(data: dict, root: Path, hnsw: bool):
 
 def lance_search(table, hnsw: bool):
     def search(q, t0):
-        query = table.search(q).distance_type("cosine").where(f"created_us < {t0} AND edit_us < {t0}", prefilter=True)
+        query = (
+            table.search(q)
+            .distance_type("cosine")
+            .where(f"created_us < {t0} AND edit_us < {t0}", prefilter=True)
+        )
         if hnsw:
             query = query.refine_factor(10)
         else:
             query = query.bypass_vector_index()
         return [int(r) for r in query.limit(K).select(["row"]).to_arrow().column("row").to_pylist()]
+
     return search
 
 
@@ -258,9 +325,14 @@ class Tally:
         self.recalls.append(len(set(got) & set(want)) / len(want) if want else 1.0)
 
     def result(self) -> dict:
-        return {"variant": self.name, "p50_ms": round(float(np.percentile(self.latencies, 50)), 2),
-                "p95_ms": round(float(np.percentile(self.latencies, 95)), 2),
-                "recall@10": round(float(np.mean(self.recalls)), 4), "leaks": self.leaks, "short": self.short}
+        return {
+            "variant": self.name,
+            "p50_ms": round(float(np.percentile(self.latencies, 50)), 2),
+            "p95_ms": round(float(np.percentile(self.latencies, 95)), 2),
+            "recall@10": round(float(np.mean(self.recalls)), 4),
+            "leaks": self.leaks,
+            "short": self.short,
+        }
 
 
 LEGACY = "numpy_exact_einsum,hindcast,lance_flat,lance_hnsw,numpy_pca_rerank:128:400"
@@ -270,14 +342,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--variants", default=None,
-                        help="the in-memory synthetic comparison: a comma list of variants, or `legacy` for "
-                             f"{LEGACY}; without it (and without --real-index) the Pushshift-load exact-vs-approx "
-                             "benchmark of benchmarks/retrieval_scale.py runs")
+    parser.add_argument(
+        "--variants",
+        default=None,
+        help="the in-memory synthetic comparison: a comma list of variants, or `legacy` for "
+        f"{LEGACY}; without it (and without --real-index) the Pushshift-load exact-vs-approx "
+        "benchmark of benchmarks/retrieval_scale.py runs",
+    )
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--real-index", type=Path, default=None,
-                        help="a built MiniLM index dir (index/<snapshot>/all-MiniLM-L6-v2) instead of synthetic data")
-    parser.add_argument("--clean", action="store_true", help="scale benchmark: delete its cached data afterwards")
+    parser.add_argument(
+        "--real-index",
+        type=Path,
+        default=None,
+        help="a built MiniLM index dir (index/<snapshot>/all-MiniLM-L6-v2) instead of synthetic data",
+    )
+    parser.add_argument(
+        "--clean", action="store_true", help="scale benchmark: delete its cached data afterwards"
+    )
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import retrieval_scale
 
@@ -305,7 +386,9 @@ def main() -> None:
         r["build_s"] = builds.get(r["variant"], 0.0)
     _report(args.docs, results)
     if args.json:
-        args.json.write_text(json.dumps({"docs": args.docs, "queries": args.queries, "results": results}, indent=2))
+        args.json.write_text(
+            json.dumps({"docs": args.docs, "queries": args.queries, "results": results}, indent=2)
+        )
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -346,11 +429,15 @@ def _variant(name, data, qs, root):
 
 def _report(n: int, results: list[dict]) -> None:
     base = next(r["p50_ms"] for r in results if r["variant"] == "numpy_exact")
-    print(f"{n:,} documents; p50 ratio against numpy_exact measured in the same run ({base:.2f} ms)")
+    print(
+        f"{n:,} documents; p50 ratio against numpy_exact measured in the same run ({base:.2f} ms)"
+    )
     for r in results:
-        print(f"  {r['variant']:22s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ms'] / base:5.2f}"
-              f"  recall@10 {r['recall@10']:.4f}  leaks {r['leaks']}  short {r['short']}"
-              + f"  build {r['build_s']} s")
+        print(
+            f"  {r['variant']:22s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ms'] / base:5.2f}"
+            f"  recall@10 {r['recall@10']:.4f}  leaks {r['leaks']}  short {r['short']}"
+            + f"  build {r['build_s']} s"
+        )
 
 
 if __name__ == "__main__":

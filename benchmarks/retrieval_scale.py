@@ -97,7 +97,13 @@ def _edit_us(row: dict) -> int:
     from hindcast.archive import docs, pushshift
 
     state, edited_at = pushshift.edit_of(row)
-    return INT64_MIN if state == "never" else INT64_MAX if state == "unknown" else docs.micros(edited_at)
+    return (
+        INT64_MIN
+        if state == "never"
+        else INT64_MAX
+        if state == "unknown"
+        else docs.micros(edited_at)
+    )
 
 
 def _add(cols: dict, row: dict, kind: int, edit_us) -> None:
@@ -115,21 +121,35 @@ def anchors() -> np.ndarray:
     sample's fp32 index (not shipped: built once by the command the error names)."""
     found = sorted(SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2"))
     if not found:
-        raise SystemExit("anchors: the shipped sample's fp32 MiniLM index is not built; build it once with "
-                         "`hindcast archive embed --archive archive/sample --embedder minilm-fp32` (about 4 min)")
+        raise SystemExit(
+            "anchors: the shipped sample's fp32 MiniLM index is not built; build it once with "
+            "`hindcast archive embed --archive archive/sample --embedder minilm-fp32` (about 4 min)"
+        )
     index = found[0]
-    return np.concatenate([np.load(m / "vectors.npy") for m in sorted((index / "vectors").glob("month=*"))])
+    return np.concatenate(
+        [np.load(m / "vectors.npy") for m in sorted((index / "vectors").glob("month=*"))]
+    )
 
 
-def write_vectors(path: Path, doc: dict, table: np.ndarray, seed: int, month: int, other: float) -> np.ndarray:
+def write_vectors(
+    path: Path, doc: dict, table: np.ndarray, seed: int, month: int, other: float
+) -> np.ndarray:
     """The month's unit vectors, made and written VECTOR_CHUNK rows at a time into a
     memory-mapped .npy (atomically: a temporary file, then a rename); returns the map."""
     tmp = path.with_name(path.stem + ".tmp.npy")
-    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(doc["created"].size, DIMS))
+    out = np.lib.format.open_memmap(
+        tmp, mode="w+", dtype=np.float32, shape=(doc["created"].size, DIMS)
+    )
     for chunk, start in enumerate(range(0, out.shape[0], VECTOR_CHUNK)):
         rows = slice(start, start + VECTOR_CHUNK)
-        out[rows] = mix(table, doc["main"][rows], doc["other"][rows], doc["kind"][rows],
-                        np.random.default_rng([seed, month, chunk]), other)
+        out[rows] = mix(
+            table,
+            doc["main"][rows],
+            doc["other"][rows],
+            doc["kind"][rows],
+            np.random.default_rng([seed, month, chunk]),
+            other,
+        )
     out.flush()
     del out
     tmp.replace(path)
@@ -144,7 +164,11 @@ def mix(table, main, other, kind, rng, comment_other: float = 0.5) -> np.ndarray
     w_main = np.where(sub, 1.0, 0.75 if even else 1.0).astype(np.float32)
     w_other = np.where(sub, 0.5, 0.75 if even else comment_other).astype(np.float32)
     sigma = np.where(sub, 0.5, 0.7).astype(np.float32) / np.float32(np.sqrt(DIMS))
-    v = w_main * table[main] + w_other * table[other] + sigma * rng.standard_normal((main.size, DIMS), dtype=np.float32)
+    v = (
+        w_main * table[main]
+        + w_other * table[other]
+        + sigma * rng.standard_normal((main.size, DIMS), dtype=np.float32)
+    )
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
@@ -155,14 +179,27 @@ class Month:
         from hindcast.archive import ann, scan
 
         self.folder, self.label, self.end_us = folder, label, end_us
-        a = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "codes", "scales", "created_us", "edit_us")}
+        a = {
+            n: np.load(folder / f"{n}.npy", mmap_mode="r")
+            for n in ("vectors", "codes", "scales", "created_us", "edit_us")
+        }
         self.created, self.edit = np.asarray(a["created_us"]), np.asarray(a["edit_us"])
-        self.vectors = scan.Vectors(a["vectors"], a["codes"], a["scales"], self.edit, float(np.max(a["scales"])))
+        self.vectors = scan.Vectors(
+            a["vectors"], a["codes"], a["scales"], self.edit, float(np.max(a["scales"]))
+        )
         self.ann = ann.load_month(folder)
 
 
-def build_month(folder: Path, dumps: Path, label: str, index: int, table: np.ndarray, seed: int, times: dict,
-                other: float) -> None:
+def build_month(
+    folder: Path,
+    dumps: Path,
+    label: str,
+    index: int,
+    table: np.ndarray,
+    seed: int,
+    times: dict,
+    other: float,
+) -> None:
     """The month's arrays (skipped when present), as the index writes them."""
     from hindcast.archive import scan
 
@@ -175,7 +212,12 @@ def build_month(folder: Path, dumps: Path, label: str, index: int, table: np.nda
     start = time.perf_counter()
     vectors = write_vectors(folder / "vectors.npy", doc, table, seed, index, other)
     codes, scales = scan.quantize(vectors)
-    for name, array in (("codes", codes), ("scales", scales), ("created_us", doc["created"]), ("edit_us", doc["edit"])):
+    for name, array in (
+        ("codes", codes),
+        ("scales", scales),
+        ("created_us", doc["created"]),
+        ("edit_us", doc["edit"]),
+    ):
         np.save(folder / f"{name}.tmp.npy", array)
         (folder / f"{name}.tmp.npy").replace(folder / f"{name}.npy")
     (folder / "done").write_text(f"{doc['created'].size}\n")
@@ -188,12 +230,28 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
     index was built with only sets the build-time recall it records, searches choose theirs."""
     from hindcast.archive import ann
 
-    if month.ann is not None and month.ann.meta["params"].get("seed") == seed and \
-            month.ann.lists == (min(lists, month.ann.meta["trained_on"]) if lists else ann.default_lists(month.ann.meta["trained_on"])):
+    if (
+        month.ann is not None
+        and month.ann.meta["params"].get("seed") == seed
+        and month.ann.lists
+        == (
+            min(lists, month.ann.meta["trained_on"])
+            if lists
+            else ann.default_lists(month.ann.meta["trained_on"])
+        )
+    ):
         return month.ann.meta, 0.0
     start = time.perf_counter()
-    meta = ann.build_month(month.folder, month.vectors.vectors, month.created, month.edit, month.end_us,
-                           lists=lists, seed=seed, nprobe=nprobe)
+    meta = ann.build_month(
+        month.folder,
+        month.vectors.vectors,
+        month.created,
+        month.edit,
+        month.end_us,
+        lists=lists,
+        seed=seed,
+        nprobe=nprobe,
+    )
     month.ann = ann.load_month(month.folder)
     return meta, time.perf_counter() - start
 
@@ -201,17 +259,26 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
 # ---- 4. queries ---------------------------------------------------------------------------
 def query_vectors(cache: Path) -> tuple[list[str], np.ndarray]:
     """The markets/sample questions and their MiniLM (fp32) vectors (cached by text hash)."""
-    questions = [json.loads(line)["question"] for line in MARKETS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = [
+        json.loads(line)["question"]
+        for line in MARKETS.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     key = hashlib.sha256("\n".join(questions).encode()).hexdigest()[:16]
     path = cache / f"questions-minilm-fp32-{key}.npy"
     if not path.exists():
         from hindcast.archive.embed import get_embedder
 
-        np.save(path, np.ascontiguousarray(get_embedder("minilm-fp32").embed(questions), dtype=np.float32))
+        np.save(
+            path,
+            np.ascontiguousarray(get_embedder("minilm-fp32").embed(questions), dtype=np.float32),
+        )
     return questions, np.load(path)
 
 
-def make_queries(months: list[Month], vectors: np.ndarray, count: int, seed: int) -> list[tuple[np.ndarray, int, int]]:
+def make_queries(
+    months: list[Month], vectors: np.ndarray, count: int, seed: int
+) -> list[tuple[np.ndarray, int, int]]:
     """(vector, t0_us, question number): t0 in the last two months, 40% on a document's instant."""
     rng = np.random.default_rng(seed + 2)
     late = months[-2:] if len(months) > 1 else months
@@ -230,7 +297,9 @@ def make_queries(months: list[Month], vectors: np.ndarray, count: int, seed: int
 
 
 # ---- 5. ground truth ----------------------------------------------------------------------
-def ground_truth(months: list[Month], queries) -> tuple[list[list[tuple[int, int]]], int, list[int]]:
+def ground_truth(
+    months: list[Month], queries
+) -> tuple[list[list[tuple[int, int]]], int, list[int]]:
     """Exact filtered top-K (month, position) of every query: one streaming pass over all months."""
     from hindcast.archive import _kernel
 
@@ -247,7 +316,12 @@ def ground_truth(months: list[Month], queries) -> tuple[list[list[tuple[int, int
         exact = []
         for score32, mi, pos in cands:
             out = np.empty(1, dtype=np.float64)
-            _kernel.exact(months[mi].vectors.vectors, np.array([pos], dtype=np.int64), q[qi].astype(np.float64), out)
+            _kernel.exact(
+                months[mi].vectors.vectors,
+                np.array([pos], dtype=np.int64),
+                q[qi].astype(np.float64),
+                out,
+            )
             exact.append((float(out[0]), mi, pos))
         exact.sort(key=lambda c: (-c[0], c[1], c[2]))
         if len(cands) == TRUTH_POOL and len(exact) >= K and cands[-1][0] + 1e-4 >= exact[K - 1][0]:
@@ -260,18 +334,26 @@ def ground_truth(months: list[Month], queries) -> tuple[list[list[tuple[int, int
 def cached_truth(folder: Path, months: list[Month], queries):
     """`ground_truth`, kept beside the months (keyed by the queries and the months' sizes), so a
     re-run measures the search in a fresh process (its own peak RSS) without the pass."""
-    key = hashlib.sha256(b"".join(v.tobytes() + t.to_bytes(8, "little", signed=True) for v, t, _ in queries)
-                         + str([m.created.size for m in months]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        b"".join(v.tobytes() + t.to_bytes(8, "little", signed=True) for v, t, _ in queries)
+        + str([m.created.size for m in months]).encode()
+    ).hexdigest()[:16]
     path = folder / f"truth-{key}.json"
     if path.exists():
         saved = json.loads(path.read_text())
-        return [[tuple(x) for x in t] for t in saved["truth"]], saved["uncertain"], saved["eligible"]
+        return (
+            [[tuple(x) for x in t] for t in saved["truth"]],
+            saved["uncertain"],
+            saved["eligible"],
+        )
     truth, uncertain, eligible = ground_truth(months, queries)
     path.write_text(json.dumps({"truth": truth, "uncertain": uncertain, "eligible": eligible}))
     return truth, uncertain, eligible
 
 
-def _truth_chunk(month: Month, mi: int, start: int, q: np.ndarray, t0: np.ndarray, pool: list) -> None:
+def _truth_chunk(
+    month: Month, mi: int, start: int, q: np.ndarray, t0: np.ndarray, pool: list
+) -> None:
     stop = min(start + TRUTH_CHUNK, month.created.size)
     live = np.flatnonzero(t0 > month.created[start])
     if live.size == 0:
@@ -280,13 +362,18 @@ def _truth_chunk(month: Month, mi: int, start: int, q: np.ndarray, t0: np.ndarra
     created, edit = month.created[start:stop, None], month.edit[start:stop, None]
     scores[(created >= t0[live]) | (edit >= t0[live])] = -np.inf
     take = min(TRUTH_POOL, scores.shape[0])
-    top = np.argpartition(-scores, take - 1, axis=0)[:take] if scores.shape[0] > take else \
-        np.broadcast_to(np.arange(scores.shape[0])[:, None], scores.shape)
+    top = (
+        np.argpartition(-scores, take - 1, axis=0)[:take]
+        if scores.shape[0] > take
+        else np.broadcast_to(np.arange(scores.shape[0])[:, None], scores.shape)
+    )
     for column, qi in enumerate(live.tolist()):
         rows = top[:, column]
         best = scores[rows, column]
         keep = best > -np.inf
-        pool[qi].extend(zip(best[keep].tolist(), [mi] * int(keep.sum()), (rows[keep] + start).tolist()))
+        pool[qi].extend(
+            zip(best[keep].tolist(), [mi] * int(keep.sum()), (rows[keep] + start).tolist())
+        )
         if len(pool[qi]) > 4 * TRUTH_POOL:
             pool[qi].sort(key=lambda c: -c[0])
             del pool[qi][TRUTH_POOL:]
@@ -323,17 +410,28 @@ class Tally:
         self.latencies.append((time.perf_counter() - start) * 1000)
         # part i is month i (parts start at the first month and stop at month(t0))
         found = [(i, p) for _, i, p in got]
-        self.leaks += sum(1 for i, p in found if months[i].created[p] >= t0 or months[i].edit[p] >= t0)
+        self.leaks += sum(
+            1 for i, p in found if months[i].created[p] >= t0 or months[i].edit[p] >= t0
+        )
         self.short += len(found) < min(K, eligible)
         self.identical += found == truth
         self.recalls.append(len(set(found) & set(truth)) / len(truth) if truth else 1.0)
 
     def result(self) -> dict:
         lat = np.array(self.latencies)
-        return {"mode": self.name, "nprobe": self.nprobe if self.name != "exact" else None, "queries": len(lat), "p50_ms": round(float(np.percentile(lat, 50)), 2),
-                "p95_ms": round(float(np.percentile(lat, 95)), 2), "mean_ms": round(float(lat.mean()), 2),
-                "recall@10": round(float(np.mean(self.recalls)), 4), "recall@10_min": round(float(np.min(self.recalls)), 2),
-                "leaks": self.leaks, "short": self.short, "identical_to_truth": self.identical}
+        return {
+            "mode": self.name,
+            "nprobe": self.nprobe if self.name != "exact" else None,
+            "queries": len(lat),
+            "p50_ms": round(float(np.percentile(lat, 50)), 2),
+            "p95_ms": round(float(np.percentile(lat, 95)), 2),
+            "mean_ms": round(float(lat.mean()), 2),
+            "recall@10": round(float(np.mean(self.recalls)), 4),
+            "recall@10_min": round(float(np.min(self.recalls)), 2),
+            "leaks": self.leaks,
+            "short": self.short,
+            "identical_to_truth": self.identical,
+        }
 
 
 def measure(months, queries, truth, eligible, nprobes: list[int], block: int = 20) -> list[dict]:
@@ -342,7 +440,10 @@ def measure(months, queries, truth, eligible, nprobes: list[int], block: int = 2
     from hindcast.archive import scan
 
     def tallies():
-        return [Tally("exact", 1)] + [Tally("approx" if len(nprobes) == 1 else f"approx@{n}", n) for n in nprobes]
+        return [Tally("exact", 1)] + [
+            Tally("approx" if len(nprobes) == 1 else f"approx@{n}", n) for n in nprobes
+        ]
+
     modes = tallies()
     with scan.Scanner() as scanner:
         for qi in range(min(5, len(queries))):  # warm-up, not counted
@@ -358,10 +459,18 @@ def measure(months, queries, truth, eligible, nprobes: list[int], block: int = 2
 
 # ---- memory and disk ----------------------------------------------------------------------
 def memory() -> dict:
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    status = dict(
+        line.split(":", 1)
+        for line in Path("/proc/self/status").read_text().splitlines()
+        if ":" in line
+    )
     mb = lambda key: round(int(status.get(key, "0 kB").split()[0]) / 1024)
-    return {"peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "hwm_mb": mb("VmHWM"),
-            "rss_anon_mb": mb("RssAnon"), "rss_file_mb": mb("RssFile")}
+    return {
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "hwm_mb": mb("VmHWM"),
+        "rss_anon_mb": mb("RssAnon"),
+        "rss_file_mb": mb("RssFile"),
+    }
 
 
 def reset_peak() -> bool:
@@ -376,11 +485,16 @@ def reset_peak() -> bool:
 def disk(months: list[Month]) -> dict:
     def size(paths):
         return sum(p.stat().st_size for p in paths if p.is_file())
+
     exact = size(p for m in months for p in m.folder.glob("*.npy"))
     approx = size(p for m in months for p in (m.folder / "ann").glob("*"))
     vectors = size(m.folder / "vectors.npy" for m in months)
-    return {"exact_arrays_gb": round(exact / 1e9, 2), "of_which_float32_vectors_gb": round(vectors / 1e9, 2),
-            "ann_gb": round(approx / 1e9, 2), "index_total_gb": round((exact + approx) / 1e9, 2)}
+    return {
+        "exact_arrays_gb": round(exact / 1e9, 2),
+        "of_which_float32_vectors_gb": round(vectors / 1e9, 2),
+        "ann_gb": round(approx / 1e9, 2),
+        "index_total_gb": round((exact + approx) / 1e9, 2),
+    }
 
 
 # ---- the run ---------------------------------------------------------------------------------
@@ -390,12 +504,24 @@ def code_identity() -> dict:
 
     from hindcast.archive import _kernel, ann, scan
 
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          check=False)
-    return {"commit": head.stdout.strip() or None, **{Path(m.__file__).name: hashlib.sha256(
-        Path(m.__file__).read_bytes()).hexdigest()[:12] for m in (ann, scan, _kernel)},
-        "ann_defaults": {"NPROBE": ann.NPROBE, "MAX_LISTS": getattr(ann, "MAX_LISTS", None),
-                         "LISTS_PER_SQRT": getattr(ann, "LISTS_PER_SQRT", None)}}
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {
+        "commit": head.stdout.strip() or None,
+        **{
+            Path(m.__file__).name: hashlib.sha256(Path(m.__file__).read_bytes()).hexdigest()[:12]
+            for m in (ann, scan, _kernel)
+        },
+        "ann_defaults": {
+            "NPROBE": ann.NPROBE,
+            "MAX_LISTS": getattr(ann, "MAX_LISTS", None),
+            "LISTS_PER_SQRT": getattr(ann, "LISTS_PER_SQRT", None),
+        },
+    }
 
 
 def run(args) -> dict:
@@ -406,16 +532,25 @@ def run(args) -> dict:
     data = Path(args.data) / f"{args.docs}-{args.months}m-s{args.seed}"
     months_dir = data / ("months" if args.comment_other == 0.5 else f"months-c{args.comment_other}")
     data.mkdir(parents=True, exist_ok=True)
-    times = {"generate_dumps_s": 0.0, "read_dumps_s": 0.0, "vectors_codes_s": 0.0, "ann_build_s": 0.0}
+    times = {
+        "generate_dumps_s": 0.0,
+        "read_dumps_s": 0.0,
+        "vectors_codes_s": 0.0,
+        "ann_build_s": 0.0,
+    }
     cfg = gen.Config(docs=args.docs, months=args.months, start=args.start, seed=args.seed)
     dumps = Path(args.dumps) if args.dumps else data / "dumps"
     start = time.perf_counter()
     manifest = gen.generate(cfg, dumps, log=log)
     times["generate_dumps_s"] = time.perf_counter() - start
-    log(f"dumps ready ({sum(f['bytes'] for f in manifest['files'].values()) / 1e9:.2f} GB compressed)")
+    log(
+        f"dumps ready ({sum(f['bytes'] for f in manifest['files'].values()) / 1e9:.2f} GB compressed)"
+    )
     table = anchors()
     if table.shape[0] != manifest["headlines"]:
-        raise SystemExit(f"anchors: {table.shape[0]} headline vectors but the dumps used {manifest['headlines']} titles")
+        raise SystemExit(
+            f"anchors: {table.shape[0]} headline vectors but the dumps used {manifest['headlines']} titles"
+        )
     labels = gen.month_starts(cfg)
     months, ann_meta = [], {}
     for index, (label, _, end) in enumerate(labels):
@@ -425,8 +560,10 @@ def run(args) -> dict:
         ann_meta[label], took = build_ann(month, args.lists, None, 0)
         times["ann_build_s"] += took
         months.append(month)
-        log(f"{label}: {month.created.size:,} docs, lists {ann_meta[label]['lists']}, "
-            f"build recall@10 {ann_meta[label]['recall@10']}, ann {took:.0f} s")
+        log(
+            f"{label}: {month.created.size:,} docs, lists {ann_meta[label]['lists']}, "
+            f"build recall@10 {ann_meta[label]['recall@10']}, ann {took:.0f} s"
+        )
     build_memory = memory()
     questions, qvec = query_vectors(Path(args.data))
     queries = make_queries(months, qvec, args.queries, args.seed)
@@ -439,52 +576,94 @@ def run(args) -> dict:
     load_before = os.getloadavg()
     results = measure(months, queries, truth, eligible, nprobes)
     search_memory = memory()
-    times["load_average_during_search"] = [round(x, 2) for x in (load_before[0], os.getloadavg()[0])]
+    times["load_average_during_search"] = [
+        round(x, 2) for x in (load_before[0], os.getloadavg()[0])
+    ]
     exact = next(r for r in results if r["mode"] == "exact")
     for r in results:
         r["p50_ratio_to_exact"] = round(r["p50_ms"] / exact["p50_ms"], 3)
-    return {"docs": int(sum(m.created.size for m in months)), "months": args.months, "queries": len(queries),
-            "questions": len(questions), "nprobe": nprobes, "lists": {k: v["lists"] for k, v in ann_meta.items()},
-            "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()}, "truth_uncertain": uncertain,
-            "results": results, "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()}, "disk": disk(months),
-            "dumps_gb": round(sum(f["bytes"] for f in manifest["files"].values()) / 1e9, 2),
-            "comment_other": args.comment_other, "code": code, "memory_after_build": build_memory, "memory_search_phase": search_memory, "data": str(data),
-            "cpus": len(os.sched_getaffinity(0))}
+    return {
+        "docs": int(sum(m.created.size for m in months)),
+        "months": args.months,
+        "queries": len(queries),
+        "questions": len(questions),
+        "nprobe": nprobes,
+        "lists": {k: v["lists"] for k, v in ann_meta.items()},
+        "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()},
+        "truth_uncertain": uncertain,
+        "results": results,
+        "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()},
+        "disk": disk(months),
+        "dumps_gb": round(sum(f["bytes"] for f in manifest["files"].values()) / 1e9, 2),
+        "comment_other": args.comment_other,
+        "code": code,
+        "memory_after_build": build_memory,
+        "memory_search_phase": search_memory,
+        "data": str(data),
+        "cpus": len(os.sched_getaffinity(0)),
+    }
 
 
 def report(out: dict) -> None:
-    print(f"{out['docs']:,} documents over {out['months']} months, {out['queries']} queries "
-          f"({out['questions']} market questions), IVF lists per month {sorted(set(out['lists'].values()))}")
+    print(
+        f"{out['docs']:,} documents over {out['months']} months, {out['queries']} queries "
+        f"({out['questions']} market questions), IVF lists per month {sorted(set(out['lists'].values()))}"
+    )
     for r in out["results"]:
-        print(f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
-              f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
-              f"identical to truth {r['identical_to_truth']}/{r['queries']}")
+        print(
+            f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
+            f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
+            f"identical to truth {r['identical_to_truth']}/{r['queries']}"
+        )
     print(f"  build: {out['times_s']}")
     print(f"  disk: {out['disk']}, dumps {out['dumps_gb']} GB")
-    print(f"  memory after build: {out['memory_after_build']}; search phase: {out['memory_search_phase']}")
-    print(f"  ground truth uncertain: {out['truth_uncertain']}; data in {out['data']} (delete with rm -rf)")
+    print(
+        f"  memory after build: {out['memory_after_build']}; search phase: {out['memory_search_phase']}"
+    )
+    print(
+        f"  ground truth uncertain: {out['truth_uncertain']}; data in {out['data']} (delete with rm -rf)"
+    )
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--months", type=int, default=12)
     parser.add_argument("--start", default="2024-01")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--nprobe", default=None,
-                        help="lists probed per closed month, or a comma list (each measured in the same run); "
-                             "default ann.NPROBE")
-    parser.add_argument("--lists", type=int, default=None, help="IVF lists per month (default: ann's rule)")
-    parser.add_argument("--data", default=os.environ.get("HINDCAST_BENCH_DATA", str(Path(tempfile.gettempdir()) / "hindcast-bench")),
-                        help="where dumps and memory-mapped months are kept (reused by a re-run)")
-    parser.add_argument("--dumps", default=None, help="an existing dump folder of the same arguments")
-    parser.add_argument("--comment-other", type=float, default=0.5,
-                        help="weight of a comment's second (random) headline; 1 = an even mix (harder for IVF)")
+    parser.add_argument(
+        "--nprobe",
+        default=None,
+        help="lists probed per closed month, or a comma list (each measured in the same run); "
+        "default ann.NPROBE",
+    )
+    parser.add_argument(
+        "--lists", type=int, default=None, help="IVF lists per month (default: ann's rule)"
+    )
+    parser.add_argument(
+        "--data",
+        default=os.environ.get(
+            "HINDCAST_BENCH_DATA", str(Path(tempfile.gettempdir()) / "hindcast-bench")
+        ),
+        help="where dumps and memory-mapped months are kept (reused by a re-run)",
+    )
+    parser.add_argument(
+        "--dumps", default=None, help="an existing dump folder of the same arguments"
+    )
+    parser.add_argument(
+        "--comment-other",
+        type=float,
+        default=0.5,
+        help="weight of a comment's second (random) headline; 1 = an even mix (harder for IVF)",
+    )
 
 
 def main(args) -> None:
     out = run(args)
     report(out)
     probes = "-".join(map(str, out["nprobe"]))
-    path = args.json or Path(out["data"]) / f"results-q{out['queries']}-nprobe{probes}-lists{args.lists}.json"
+    path = (
+        args.json
+        or Path(out["data"]) / f"results-q{out['queries']}-nprobe{probes}-lists{args.lists}.json"
+    )
     Path(path).write_text(json.dumps(out, indent=2) + "\n")
     log(f"results → {path}")
     if args.clean:

@@ -20,6 +20,7 @@ import numpy as np
 
 from hindcast.scoring.aggregate import ScoredRow, leaderboard
 
+
 def synthetic_rows(n: int, per_market: int = 20, seed: int = 1) -> list[ScoredRow]:
     rng = np.random.default_rng(seed)
     t0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -30,12 +31,25 @@ def synthetic_rows(n: int, per_market: int = 20, seed: int = 1) -> list[ScoredRo
         m = i // per_market
         market_p = float(np.clip(outcome[m] * 0.7 + rng.normal(0.15, 0.1), 0.01, 0.99))
         p = float(np.clip(market_p + rng.normal(0, 0.1), 0.0, 1.0))
-        rows.append(ScoredRow("f", f"m{m:05d}", t0 + timedelta(days=i % per_market), f"f={i % per_market}",
-                              "politics", p, None, float(outcome[m]), market_p))
+        rows.append(
+            ScoredRow(
+                "f",
+                f"m{m:05d}",
+                t0 + timedelta(days=i % per_market),
+                f"f={i % per_market}",
+                "politics",
+                p,
+                None,
+                float(outcome[m]),
+                market_p,
+            )
+        )
     return rows
 
 
-def pure_python_brier_ci(rows: list[ScoredRow], replicates: int, seed: int = 0) -> tuple[float, float, float]:
+def pure_python_brier_ci(
+    rows: list[ScoredRow], replicates: int, seed: int = 0
+) -> tuple[float, float, float]:
     by_market: dict[str, list[float]] = {}
     for r in rows:
         by_market.setdefault(r.market_id, []).append((r.probability - r.outcome) ** 2)
@@ -68,12 +82,16 @@ def main() -> None:
     brier, low, high = pure_python_brier_ci(rows, args.replicates)
     python_s = time.perf_counter() - start
 
-    print(f"forecasts: {len(rows):,}  markets: {len({r.market_id for r in rows}):,}  replicates: {args.replicates}")
+    print(
+        f"forecasts: {len(rows):,}  markets: {len({r.market_id for r in rows}):,}  replicates: {args.replicates}"
+    )
     print(f"hindcast (all metrics, Brier + skill CIs): {ours_s:.2f} s")
     print(f"pure-Python loop (Brier CI only):          {python_s:.2f} s")
     print(f"ratio (pure-Python / hindcast): {python_s / ours_s:.1f}x")
-    print(f"Brier: hindcast {ours.brier:.6f} [{ours.brier_ci_low:.6f}, {ours.brier_ci_high:.6f}]  "
-          f"pure-Python {brier:.6f} [{low:.6f}, {high:.6f}] (different random draws)")
+    print(
+        f"Brier: hindcast {ours.brier:.6f} [{ours.brier_ci_low:.6f}, {ours.brier_ci_high:.6f}]  "
+        f"pure-Python {brier:.6f} [{low:.6f}, {high:.6f}] (different random draws)"
+    )
     assert abs(ours.brier - brier) < 1e-12
 
 

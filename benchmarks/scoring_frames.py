@@ -31,12 +31,25 @@ from scoring import synthetic_rows
 
 from hindcast.scoring import aggregate, bootstrap
 
-FIELDS = ("p", "o", "codes", "n_markets", "brier", "own_brier", "market_brier", "paired_codes", "n_paired", "abs_diff")
+FIELDS = (
+    "p",
+    "o",
+    "codes",
+    "n_markets",
+    "brier",
+    "own_brier",
+    "market_brier",
+    "paired_codes",
+    "n_paired",
+    "abs_diff",
+)
 
 
 def rows_with_gaps(n: int) -> list[aggregate.ScoredRow]:
     rows = synthetic_rows(n)
-    rows = [r if i % 37 else replace(r, probability=None, error="timeout") for i, r in enumerate(rows)]
+    rows = [
+        r if i % 37 else replace(r, probability=None, error="timeout") for i, r in enumerate(rows)
+    ]
     return [r if i % 23 else replace(r, market_price=None) for i, r in enumerate(rows)]
 
 
@@ -47,9 +60,18 @@ def with_lists(rows) -> tuple:
     p, o = aggregate._arrays(valid)
     codes, n = bootstrap.market_codes([r.market_id for r in valid])
     pcodes, pn = bootstrap.market_codes([r.market_id for r in paired])
-    return (p, o, codes, n, np.array([r.brier for r in valid]), np.array([r.brier for r in paired], float),
-            np.array([r.market_brier for r in paired], float), pcodes, pn,
-            np.abs([r.probability - r.market_price for r in paired]))
+    return (
+        p,
+        o,
+        codes,
+        n,
+        np.array([r.brier for r in valid]),
+        np.array([r.brier for r in paired], float),
+        np.array([r.market_brier for r in paired], float),
+        pcodes,
+        pn,
+        np.abs([r.probability - r.market_price for r in paired]),
+    )
 
 
 def with_polars(rows, same_bits: bool = False) -> tuple:
@@ -58,20 +80,42 @@ def with_polars(rows, same_bits: bool = False) -> tuple:
     it in the last bit for about 1 row in 1,000."""
     import polars as pl
 
-    columns = {"market_id": [r.market_id for r in rows], "p": [r.probability for r in rows],
-               "o": [r.outcome for r in rows], "m": [r.market_price for r in rows]}
+    columns = {
+        "market_id": [r.market_id for r in rows],
+        "p": [r.probability for r in rows],
+        "o": [r.outcome for r in rows],
+        "m": [r.market_price for r in rows],
+    }
     if same_bits:
-        columns |= {"brier": [r.brier for r in rows], "market_brier": [r.market_brier for r in rows]}
-    df = pl.DataFrame(columns, schema={n: pl.Utf8 if n == "market_id" else pl.Float64 for n in columns})
+        columns |= {
+            "brier": [r.brier for r in rows],
+            "market_brier": [r.market_brier for r in rows],
+        }
+    df = pl.DataFrame(
+        columns, schema={n: pl.Utf8 if n == "market_id" else pl.Float64 for n in columns}
+    )
     if not same_bits:
-        df = df.with_columns(((pl.col("p") - pl.col("o")) ** 2).alias("brier"),
-                             ((pl.col("m") - pl.col("o")) ** 2).alias("market_brier"))
+        df = df.with_columns(
+            ((pl.col("p") - pl.col("o")) ** 2).alias("brier"),
+            ((pl.col("m") - pl.col("o")) ** 2).alias("market_brier"),
+        )
     code = (pl.col("market_id").rank("dense") - 1).cast(pl.Int64).alias("code")
     valid = df.filter(pl.col("p").is_not_null()).with_columns(code)
-    paired = valid.filter(pl.col("m").is_not_null()).with_columns(code, (pl.col("p") - pl.col("m")).abs().alias("d"))
-    return (valid["p"].to_numpy(), valid["o"].to_numpy(), valid["code"].to_numpy(), valid["market_id"].n_unique(),
-            valid["brier"].to_numpy(), paired["brier"].to_numpy(), paired["market_brier"].to_numpy(),
-            paired["code"].to_numpy(), paired["market_id"].n_unique(), paired["d"].to_numpy())
+    paired = valid.filter(pl.col("m").is_not_null()).with_columns(
+        code, (pl.col("p") - pl.col("m")).abs().alias("d")
+    )
+    return (
+        valid["p"].to_numpy(),
+        valid["o"].to_numpy(),
+        valid["code"].to_numpy(),
+        valid["market_id"].n_unique(),
+        valid["brier"].to_numpy(),
+        paired["brier"].to_numpy(),
+        paired["market_brier"].to_numpy(),
+        paired["code"].to_numpy(),
+        paired["market_id"].n_unique(),
+        paired["d"].to_numpy(),
+    )
 
 
 def best_of(fn, rows, times: int = 5) -> float:
@@ -84,13 +128,24 @@ def best_of(fn, rows, times: int = 5) -> float:
 
 
 def differing(a: tuple, b: tuple) -> list[str]:
-    return [name for name, x, y in zip(FIELDS, a, b)
-            if (x != y if isinstance(x, int) else np.asarray(x).tobytes() != np.asarray(y, dtype=x.dtype).tobytes())]
+    return [
+        name
+        for name, x, y in zip(FIELDS, a, b)
+        if (
+            x != y
+            if isinstance(x, int)
+            else np.asarray(x).tobytes() != np.asarray(y, dtype=x.dtype).tobytes()
+        )
+    ]
 
 
 def polars_import_s() -> float:
     code = "import time; s = time.perf_counter(); import polars; print(time.perf_counter() - s)"
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    return float(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def main() -> None:
@@ -108,8 +163,10 @@ def main() -> None:
     print(f"  row preparation, polars, Brier per row:      {exact * 1000:7.1f} ms (same bits)")
     print(f"import polars (fresh process):                 {polars_import_s() * 1000:7.1f} ms")
     shipped = with_lists(rows)
-    print(f"polars inputs differing in bits from shipped: {differing(shipped, with_polars(rows)) or 'none'}; "
-          f"with Brier per row: {differing(shipped, with_polars(rows, same_bits=True)) or 'none'}")
+    print(
+        f"polars inputs differing in bits from shipped: {differing(shipped, with_polars(rows)) or 'none'}; "
+        f"with Brier per row: {differing(shipped, with_polars(rows, same_bits=True)) or 'none'}"
+    )
 
 
 if __name__ == "__main__":

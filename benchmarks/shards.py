@@ -32,25 +32,54 @@ from hindcast.forecasters.fake import FakeChatModel, answer
 
 
 def sweep_cmd(args, fake_url: str, out: Path, db: str, shard: str | None) -> list[str]:
-    cmd = [sys.executable, "-m", "hindcast", "sweep", "--store", str(ROOT / "markets" / "sample"),
-           "--limit", str(args.markets), "-f", f"zero-shot:model=openai-compatible:{fake_url}#fake-model",
-           "--concurrency", str(args.concurrency), "--out", str(out), "--db", db, "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hindcast",
+        "sweep",
+        "--store",
+        str(ROOT / "markets" / "sample"),
+        "--limit",
+        str(args.markets),
+        "-f",
+        f"zero-shot:model=openai-compatible:{fake_url}#fake-model",
+        "--concurrency",
+        str(args.concurrency),
+        "--out",
+        str(out),
+        "--db",
+        db,
+        "--json",
+    ]
     return cmd + (["--shard", shard] if shard else [])
 
 
-def arm(args, fake_url: str, db: str, workers: int, folder: Path, seen: list[float]) -> tuple[float, float, int]:
+def arm(
+    args, fake_url: str, db: str, workers: int, folder: Path, seen: list[float]
+) -> tuple[float, float, int]:
     """Seconds for `workers` processes (each with its own empty response cache) to sweep the
     spec, of its model window (`seen`: the instants the fake received each request), and the
     number of requests."""
     seen.clear()
     start = time.perf_counter()
-    procs = [subprocess.Popen(sweep_cmd(args, fake_url, folder / f"w{i}", db, f"{i}/{workers}" if workers > 1 else None),
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for i in range(1, workers + 1)]
+    procs = [
+        subprocess.Popen(
+            sweep_cmd(
+                args, fake_url, folder / f"w{i}", db, f"{i}/{workers}" if workers > 1 else None
+            ),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(1, workers + 1)
+    ]
     for proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
-            raise SystemExit(f"a sweep failed: {err.strip().splitlines()[-1] if err.strip() else proc.returncode}")
+            raise SystemExit(
+                f"a sweep failed: {err.strip().splitlines()[-1] if err.strip() else proc.returncode}"
+            )
     return time.perf_counter() - start, max(seen) + args.latency - min(seen), len(seen)
 
 
@@ -73,16 +102,22 @@ def main() -> None:
         fake = FakeChatModel(default=lambda body: seen.append(time.perf_counter()) or reply)
         planned = args.markets * 4
         with fake.serve() as url, tempfile.TemporaryDirectory() as tmp:
-            one, one_window, one_requests = arm(args, url, server.create_database(), 1, Path(tmp) / "one", seen)
-            many, many_window, many_requests = arm(args, url, server.create_database(), args.workers, Path(tmp) / "many", seen)
+            one, one_window, one_requests = arm(
+                args, url, server.create_database(), 1, Path(tmp) / "one", seen
+            )
+            many, many_window, many_requests = arm(
+                args, url, server.create_database(), args.workers, Path(tmp) / "many", seen
+            )
     finally:
         pg.stop(server)
-    print(f"{planned} forecasts, latency {args.latency} s, concurrency {args.concurrency} per process "
-          f"(requests: {one_requests} by 1 process, {many_requests} by {args.workers}): 1 process {one:.1f} s ({planned / one:.1f}/s), "
-          f"{args.workers} processes {many:.1f} s ({planned / many:.1f}/s); throughput ratio {one / many:.2f}× "
-          f"wall clock; model window {one_window:.1f} s vs {many_window:.1f} s ({planned / many_window:.1f}/s), "
-          f"ratio {one_window / many_window:.2f}× (ideal {args.workers}×, C/L = {args.concurrency / args.latency:.1f}/s "
-          "per process)")
+    print(
+        f"{planned} forecasts, latency {args.latency} s, concurrency {args.concurrency} per process "
+        f"(requests: {one_requests} by 1 process, {many_requests} by {args.workers}): 1 process {one:.1f} s ({planned / one:.1f}/s), "
+        f"{args.workers} processes {many:.1f} s ({planned / many:.1f}/s); throughput ratio {one / many:.2f}× "
+        f"wall clock; model window {one_window:.1f} s vs {many_window:.1f} s ({planned / many_window:.1f}/s), "
+        f"ratio {one_window / many_window:.2f}× (ideal {args.workers}×, C/L = {args.concurrency / args.latency:.1f}/s "
+        "per process)"
+    )
 
 
 if __name__ == "__main__":

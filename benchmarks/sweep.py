@@ -34,7 +34,9 @@ FRACTIONS = tuple(i / 10 for i in range(1, 11))  # 57 markets × 10 cutoffs = 57
 def fake_server(latency: float):
     """The fake model server in its own process, as a real model server would be."""
     server = Path(__file__).with_name("fast_fake_server.py")
-    proc = subprocess.Popen([sys.executable, str(server), str(latency)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(server), str(latency)], stdout=subprocess.PIPE, text=True
+    )
     try:
         yield proc.stdout.readline().strip()
     finally:
@@ -45,13 +47,27 @@ def fake_server(latency: float):
 def measure(latency: float, concurrency: int) -> tuple[int, float]:
     marks: list[float] = []
     with fake_server(latency) as url, tempfile.TemporaryDirectory() as tmp:
-        spec = ReplaySpec(store=SAMPLE, forecasters=(f"zero-shot:model=openai-compatible:{url}#fake-model",),
-                          fractions=FRACTIONS, concurrency=concurrency)
+        spec = ReplaySpec(
+            store=SAMPLE,
+            forecasters=(f"zero-shot:model=openai-compatible:{url}#fake-model",),
+            fractions=FRACTIONS,
+            concurrency=concurrency,
+        )
         store = RunStore(f"sqlite:///{tmp}/h.db")
-        with Models(cache=ResponseCache(Path(tmp) / "responses.db"), concurrency=concurrency, owns_cache=True) as models:
-            api.sweep(spec, store=store, out_dir=Path(tmp), now=parse_utc("2026-11-30T00:00:00Z"), models=models,
-                      on_plan=lambda n: marks.append(time.perf_counter()),
-                      advance=lambda: marks.append(time.perf_counter()))
+        with Models(
+            cache=ResponseCache(Path(tmp) / "responses.db"),
+            concurrency=concurrency,
+            owns_cache=True,
+        ) as models:
+            api.sweep(
+                spec,
+                store=store,
+                out_dir=Path(tmp),
+                now=parse_utc("2026-11-30T00:00:00Z"),
+                models=models,
+                on_plan=lambda n: marks.append(time.perf_counter()),
+                advance=lambda: marks.append(time.perf_counter()),
+            )
     return len(marks) - 1, marks[-1] - marks[0]
 
 
@@ -60,12 +76,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 16, 32])
     args = parser.parse_args()
-    print(f"latency L = {args.latency:.3f} s; zero-shot on the shipped sample, 10 cutoffs per market")
+    print(
+        f"latency L = {args.latency:.3f} s; zero-shot on the shipped sample, 10 cutoffs per market"
+    )
     for c in args.concurrency:
         n, seconds = measure(args.latency, c)
         ideal = c / args.latency
-        print(f"C = {c:3d}: {n} forecasts in {seconds:.2f} s = {n / seconds:6.1f}/s; ideal C/L = {ideal:6.1f}/s; "
-              f"ratio {n / seconds / ideal:.2f} (target >= 0.90)")
+        print(
+            f"C = {c:3d}: {n} forecasts in {seconds:.2f} s = {n / seconds:6.1f}/s; ideal C/L = {ideal:6.1f}/s; "
+            f"ratio {n / seconds / ideal:.2f} (target >= 0.90)"
+        )
 
 
 if __name__ == "__main__":

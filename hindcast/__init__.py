@@ -87,7 +87,9 @@ def sample(kind: str = "markets"):
     for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
         if (base / kind / "sample").is_dir():
             return base / kind / "sample"
-    raise ConfigError(f"the shipped sample {kind}/sample is not here (it comes with the source checkout)")
+    raise ConfigError(
+        f"the shipped sample {kind}/sample is not here (it comes with the source checkout)"
+    )
 
 
 def sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings):
@@ -95,11 +97,25 @@ def sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **sett
     a circuit breaker or a budget stopped it (re-running the same call resumes)."""
     import asyncio
 
-    return asyncio.run(sweep_async(spec, out=out, db=db, now=now, models=models, runs=runs, **settings))
+    return asyncio.run(
+        sweep_async(spec, out=out, db=db, now=now, models=models, runs=runs, **settings)
+    )
 
 
-async def sweep_async(spec=None, *, now, out="runs", db=None, models=None, runs=None, on_plan=None,
-                      advance=None, prices=None, retry_limit=None, **settings):
+async def sweep_async(
+    spec=None,
+    *,
+    now,
+    out="runs",
+    db=None,
+    models=None,
+    runs=None,
+    on_plan=None,
+    advance=None,
+    prices=None,
+    retry_limit=None,
+    **settings,
+):
     """`sweep` as a coroutine (usable inside a running event loop)."""
     from pathlib import Path
 
@@ -107,12 +123,21 @@ async def sweep_async(spec=None, *, now, out="runs", db=None, models=None, runs=
 
     replay = _spec(spec, settings)
     if runs is not None and db is not None:
-        raise ConfigError("hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open RunStore), "
-                          "not both")
+        raise ConfigError(
+            "hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open RunStore), "
+            "not both"
+        )
     hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
-    return await api.sweep_async(replay, store=runs if runs is not None else _run_store(db), out_dir=Path(out),
-                                 now=now, models=models, prices=prices,
-                                 retry_limit=retry_limit, **hooks)
+    return await api.sweep_async(
+        replay,
+        store=runs if runs is not None else _run_store(db),
+        out_dir=Path(out),
+        now=now,
+        models=models,
+        prices=prices,
+        retry_limit=retry_limit,
+        **hooks,
+    )
 
 
 def _spec(spec, settings: dict):
@@ -123,14 +148,18 @@ def _spec(spec, settings: dict):
 
     if isinstance(spec, ReplaySpec):
         if settings:
-            raise ConfigError(f"hindcast.sweep: settings {', '.join(sorted(settings))} given with a ReplaySpec; "
-                              "pass a mapping or a TOML path to combine them")
+            raise ConfigError(
+                f"hindcast.sweep: settings {', '.join(sorted(settings))} given with a ReplaySpec; "
+                "pass a mapping or a TOML path to combine them"
+            )
         return spec
     base = dict(load_toml(spec) if isinstance(spec, (str, PathLike)) else spec or {})
     values = {**base, **settings}
     if values.get("store") is None:
-        raise ConfigError("hindcast.sweep needs a market store: store=PATH (hindcast.sample('markets') is the "
-                          "shipped sample)")
+        raise ConfigError(
+            "hindcast.sweep needs a market store: store=PATH (hindcast.sample('markets') is the "
+            "shipped sample)"
+        )
     return spec_from_mapping(values, where="hindcast.sweep")
 
 

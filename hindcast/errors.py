@@ -81,7 +81,9 @@ class InputFormatError(MarketDataError):
         self.problems = problems
         shown = "\n  ".join(problems[:20])
         more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        super().__init__(f"{len(problems)} malformed row(s) in {path}; nothing was written:\n  {shown}{more}")
+        super().__init__(
+            f"{len(problems)} malformed row(s) in {path}; nothing was written:\n  {shown}{more}"
+        )
 
 
 class ArchiveIntegrityError(HindcastError):
@@ -170,7 +172,9 @@ class MarketSkipped(HindcastError):
     def __init__(self, market_id: str, reason: str, pending: bool = False):
         self.market_id = market_id
         self.reason = reason
-        self.pending = pending  # may still resolve: worth asking for again (not closed, not resolved yet)
+        self.pending = (
+            pending  # may still resolve: worth asking for again (not closed, not resolved yet)
+        )
         super().__init__(f"market {market_id}: skipped: {reason}")
 
 
@@ -241,5 +245,8 @@ class Busy(LockHeldError):
         super().__init__(f"{path} is held by {holder or 'an unknown process'}")
 
 
-__all__ = sorted(name for name, value in dict(globals()).items()
-                 if isinstance(value, type) and issubclass(value, HindcastError))
+__all__ = sorted(
+    name
+    for name, value in dict(globals()).items()
+    if isinstance(value, type) and issubclass(value, HindcastError)
+)

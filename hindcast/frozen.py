@@ -38,7 +38,9 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 def write_manifest(root: Path, fields: dict) -> dict:
     manifest = {**fields, "files": file_hashes(root)}
-    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (root / MANIFEST).write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     return manifest
 
 
@@ -58,7 +60,11 @@ def verify(root: Path) -> list[str]:
     actual = file_hashes(root)
     problems = [f"missing: {name}" for name in sorted(set(expected) - set(actual))]
     problems += [f"extra: {name}" for name in sorted(set(actual) - set(expected))]
-    problems += [f"changed: {name}" for name in sorted(set(expected) & set(actual)) if expected[name] != actual[name]]
+    problems += [
+        f"changed: {name}"
+        for name in sorted(set(expected) & set(actual))
+        if expected[name] != actual[name]
+    ]
     return problems
 
 

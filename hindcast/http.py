@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 LONG_WAITS = ("fail", "cap")
 
-Last = Union["httpx.Response", "httpx.TransportError"]  # a response, or the transport error raised instead
+Last = Union[
+    "httpx.Response", "httpx.TransportError"
+]  # a response, or the transport error raised instead
 Retryable = Callable[["httpx.Response"], bool]
 
 
@@ -75,7 +77,9 @@ class RetryPolicy:
             return self.backoff(attempt)
         return min(asked, self.max_delay) if self.long_wait == "cap" else asked
 
-    def decide(self, last: Last, attempt: int, transient: Retryable | None = None) -> Outcome | float:
+    def decide(
+        self, last: Last, attempt: int, transient: Retryable | None = None
+    ) -> Outcome | float:
         """After attempt number `attempt` (from 0): the Outcome if it is over, else the wait."""
         retry = isinstance(last, Exception) or (transient or self.transient)(last)
         if not retry:
@@ -107,12 +111,23 @@ class Outcome:
 class Retrying:
     """Requests over an injected `httpx.Client` under a RetryPolicy (`sleep`: time.sleep)."""
 
-    def __init__(self, http: httpx.Client, policy: RetryPolicy = RetryPolicy(),
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        http: httpx.Client,
+        policy: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.http, self.policy, self.sleep = http, policy, sleep
 
-    def request(self, method: str, url: str, *, transient: Retryable | None = None,
-                before: Callable[[], None] | None = None, **kwargs) -> Outcome:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        transient: Retryable | None = None,
+        before: Callable[[], None] | None = None,
+        **kwargs,
+    ) -> Outcome:
         """Send until the Outcome is decided; `before()` runs before every attempt (it may
         raise to stop), `transient(response)` overrides the policy's status set."""
         for attempt in count():
@@ -135,12 +150,23 @@ class Retrying:
 class AsyncRetrying:
     """The same over an `httpx.AsyncClient` (`sleep`: asyncio.sleep)."""
 
-    def __init__(self, http: httpx.AsyncClient, policy: RetryPolicy = RetryPolicy(),
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        policy: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
         self.http, self.policy, self.sleep = http, policy, sleep
 
-    async def request(self, method: str, url: str, *, transient: Retryable | None = None,
-                      before: Callable[[], None] | None = None, **kwargs) -> Outcome:
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        transient: Retryable | None = None,
+        before: Callable[[], None] | None = None,
+        **kwargs,
+    ) -> Outcome:
         for attempt in count():
             if before is not None:
                 before()
@@ -169,18 +195,52 @@ def retry_after(headers: Mapping) -> float:
     except ValueError:
         pass
     try:
-        return max(0.0, (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds())
+        return max(
+            0.0,
+            (parsedate_to_datetime(value) - parsedate_to_datetime(headers["date"])).total_seconds(),
+        )
     except (KeyError, TypeError, ValueError, IndexError):
         return -1.0
 
 
 # -- credentials out of every URL we print, log, store or raise ----------------------------------
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/?#@:\s]*(?::\S*)?)@")
-_PAIR = re.compile(r"(?P<lead>(?:^|[?&;\s,:(\'\"]))(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=(?P<value>[^&#;?\s,\'\")\\]*)")
-_SECRET_NAMES = frozenset({"key", "apikey", "api_key", "token", "secret", "password", "passwd", "pwd", "pass",
-                           "auth", "authorization", "sig", "signature", "bearer", "credential", "credentials",
-                           "session", "sessionid", "code"})
-_SECRET_ENDINGS = ("_key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials")
+_PAIR = re.compile(
+    r"(?P<lead>(?:^|[?&;\s,:(\'\"]))(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=(?P<value>[^&#;?\s,\'\")\\]*)"
+)
+_SECRET_NAMES = frozenset(
+    {
+        "key",
+        "apikey",
+        "api_key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "auth",
+        "authorization",
+        "sig",
+        "signature",
+        "bearer",
+        "credential",
+        "credentials",
+        "session",
+        "sessionid",
+        "code",
+    }
+)
+_SECRET_ENDINGS = (
+    "_key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+)
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _PLACEHOLDERS = frozenset({"", "value", "val", "variable", "var", "name", "x"})
 MASK = "***"
@@ -224,5 +284,7 @@ def redact(text) -> str:
 def _masked(m: re.Match) -> str:
     key, value = m.group("key"), m.group("value")
     secret = credential_key(key) or (key == "key_env" and not variable_name(value))
-    placeholder = value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS  # prose: "key=value"
+    placeholder = (
+        value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS
+    )  # prose: "key=value"
     return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)

@@ -23,7 +23,9 @@ def pg_server():
 
     bin_dir = pg.pg_bin()
     if bin_dir is None:
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql; .ci/run installs it)")
+        pytest.skip(
+            "PostgreSQL server binaries not installed (apt-get install postgresql; .ci/run installs it)"
+        )
     server = pg.start(bin_dir)
     try:
         yield server

@@ -23,16 +23,29 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def run_cli(*args: str, cwd: Path | None = None, check: bool = False, timeout: float = 600,
-            env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    check: bool = False,
+    timeout: float = 600,
+    env: dict | None = None,
+) -> subprocess.CompletedProcess:
     """The real `hindcast` command, as a user types it, in a subprocess (`env`: variables
     set on top of this process's environment; a value None removes one)."""
     full_env = {**os.environ, **(env or {})}
     full_env = {k: v for k, v in full_env.items() if v is not None}
-    proc = subprocess.run([sys.executable, "-m", "hindcast", *args], cwd=cwd or ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=full_env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hindcast", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"hindcast {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+        raise AssertionError(
+            f"hindcast {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
+        )
     return proc
 
 
@@ -48,13 +61,20 @@ def sample_headlines(months: list[str] | None = None) -> dict[str, list[dict]]:
         month = part.parent.name.removeprefix("month=")
         if months is None or month in months:
             columns = ["id", "created_us", "title", "source", "kind"]
-            out.setdefault(month, []).extend(_headline(r) for r in pq.read_table(part, columns=columns).to_pylist())
+            out.setdefault(month, []).extend(
+                _headline(r) for r in pq.read_table(part, columns=columns).to_pylist()
+            )
     return out
 
 
 def _headline(row: dict) -> dict:
-    return {"id": row["id"], "created_utc": row["created_us"] // 1_000_000, "title": row["title"],
-            "source": row["source"], "kind": row["kind"]}
+    return {
+        "id": row["id"],
+        "created_utc": row["created_us"] // 1_000_000,
+        "title": row["title"],
+        "source": row["source"],
+        "kind": row["kind"],
+    }
 
 
 def write_sample_headlines(folder: Path, months: list[str] | None = None) -> list[Path]:
@@ -65,7 +85,9 @@ def write_sample_headlines(folder: Path, months: list[str] | None = None) -> lis
     paths = []
     for month, rows in sorted(sample_headlines(months).items()):
         paths.append(folder / f"news_{month}.jsonl")
-        paths[-1].write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        paths[-1].write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+        )
     return paths
 
 

@@ -24,8 +24,10 @@ PASSWORD = "throwaway-superuser"  # the test cluster's superuser password (never
 
 def pg_bin() -> Path | None:
     """The newest installed server's bin folder (Debian: /usr/lib/postgresql/<major>/bin)."""
-    found = sorted((p / "bin" for p in BIN_ROOT.glob("*") if (p / "bin" / "initdb").exists()),
-                   key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
+    found = sorted(
+        (p / "bin" for p in BIN_ROOT.glob("*") if (p / "bin" / "initdb").exists()),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    )
     return found[-1] if found else None
 
 
@@ -57,12 +59,20 @@ class Server:
 
         name = f"t_{uuid.uuid4().hex[:12]}"
         owner = "postgres" if password is None else f"u_{name}"
-        with psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", password=PASSWORD, dbname="postgres",
-                             autocommit=True) as c:
+        with psycopg.connect(
+            host="127.0.0.1",
+            port=self.port,
+            user="postgres",
+            password=PASSWORD,
+            dbname="postgres",
+            autocommit=True,
+        ) as c:
             if password is not None:
                 c.execute(f"CREATE ROLE \"{owner}\" LOGIN PASSWORD '{password}'")
-            c.execute(f"CREATE DATABASE \"{name}\" OWNER \"{owner}\" TEMPLATE template0 ENCODING 'UTF8' "
-                      "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'")
+            c.execute(
+                f'CREATE DATABASE "{name}" OWNER "{owner}" TEMPLATE template0 ENCODING \'UTF8\' '
+                "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+            )
         return f"postgresql+psycopg://{owner}:{password or PASSWORD}@127.0.0.1:{self.port}/{name}"
 
 
@@ -73,7 +83,9 @@ def start(bin_dir: Path) -> Server:
         shutil.chown(folder, "postgres", "postgres")
     try:
         return _start_in(bin_dir, folder)
-    except BaseException:  # nothing left behind: a half-started server is stopped, the folder removed
+    except (
+        BaseException
+    ):  # nothing left behind: a half-started server is stopped, the folder removed
         pid_file = folder / "data" / "postmaster.pid"
         if pid_file.exists():
             stop(Server(folder, 0, int(pid_file.read_text().split()[0])))
@@ -86,19 +98,53 @@ def _start_in(bin_dir: Path, folder: Path) -> Server:
     (folder / "pw").write_text(PASSWORD)
     if os.geteuid() == 0:
         shutil.chown(folder / "pw", "postgres", "postgres")
-    subprocess.run(_as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth-local=trust",
-                                "--auth-host=scram-sha-256", f"--pwfile={folder / 'pw'}",
-                                "-E", "UTF8", "--locale=en_US.UTF-8" if _has_locale("en_US.utf8") else "--locale=C.UTF-8"),
-                   check=True, capture_output=True)
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
-    subprocess.run(_as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                                "-w", "-t", "60", "start"), check=True, capture_output=True)
+    subprocess.run(
+        _as_postgres(
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            f"--pwfile={folder / 'pw'}",
+            "-E",
+            "UTF8",
+            "--locale=en_US.UTF-8" if _has_locale("en_US.utf8") else "--locale=C.UTF-8",
+        ),
+        check=True,
+        capture_output=True,
+    )
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
+    )
+    subprocess.run(
+        _as_postgres(
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(folder / "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ),
+        check=True,
+        capture_output=True,
+    )
     pid = int((data / "postmaster.pid").read_text().split()[0])
     return Server(folder, port, pid)
 
 
 def _has_locale(name: str) -> bool:
-    out = subprocess.run(["locale", "-a"], capture_output=True, text=True, check=False).stdout.lower().split()
+    out = (
+        subprocess.run(["locale", "-a"], capture_output=True, text=True, check=False)
+        .stdout.lower()
+        .split()
+    )
     return name in out
 
 

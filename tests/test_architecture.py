@@ -30,17 +30,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
     **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http", "specs"), 0),
-    **dict.fromkeys(("archive", "markets", "scoring"), 1), "forecasters": 2,
-    **dict.fromkeys(("replay", "runs"), 3), **dict.fromkeys(("leaderboard", "audit", "analysis"), 4), "api": 5, "": 5, "adapters": 5,
-    **dict.fromkeys(("cli", "schedule"), 6), "__main__": 7,
+    **dict.fromkeys(("archive", "markets", "scoring"), 1),
+    "forecasters": 2,
+    **dict.fromkeys(("replay", "runs"), 3),
+    **dict.fromkeys(("leaderboard", "audit", "analysis"), 4),
+    "api": 5,
+    "": 5,
+    "adapters": 5,
+    **dict.fromkeys(("cli", "schedule"), 6),
+    "__main__": 7,
 }
-FRONT_DOOR = ("api", "", "records", "errors")  # what cli/ and schedule/ may import besides themselves
+FRONT_DOOR = (
+    "api",
+    "",
+    "records",
+    "errors",
+)  # what cli/ and schedule/ may import besides themselves
 # The one stated exception: `hindcast schedule …` (cli/schedule.py) is the command line of the service, its
 # sibling front end on the same layer; the facade cannot reach the service (it sits above the facade).
 SIBLINGS = {("cli", "schedule")}
 CLOCK_ALLOWED = ("cli", "schedule")
 FACADE_LINES = 150
-BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+BUILTIN_EXCEPTIONS = frozenset(
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,10 @@ def modules(root: Path) -> dict[str, Path]:
 
 
 def trees(root: Path) -> dict[str, ast.Module]:
-    return {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in modules(root).items()}
+    return {
+        name: ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for name, path in modules(root).items()
+    }
 
 
 def area(module: str) -> str:
@@ -90,7 +106,10 @@ def _targets(module: str, node: ast.AST, known: dict) -> list[str]:
     if isinstance(node, ast.Import):
         return [_nearest(a.name, known) for a in node.names]
     base = _from_base(module, node, known)
-    return [f"{base}.{a.name}" if f"{base}.{a.name}" in known else _nearest(base, known) for a in node.names]
+    return [
+        f"{base}.{a.name}" if f"{base}.{a.name}" in known else _nearest(base, known)
+        for a in node.names
+    ]
 
 
 def imports(root: Path) -> list[Import]:
@@ -99,8 +118,11 @@ def imports(root: Path) -> list[Import]:
     for module, tree in trees(root).items():
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                found += [Import(module, t, node.lineno) for t in dict.fromkeys(_targets(module, node, known))
-                          if t and t != module]
+                found += [
+                    Import(module, t, node.lineno)
+                    for t in dict.fromkeys(_targets(module, node, known))
+                    if t and t != module
+                ]
     return found
 
 
@@ -110,8 +132,13 @@ def unplaced(root: Path) -> list[str]:
 
 def upward_imports(root: Path) -> list[str]:
     """(a) Imports from a lower layer into a higher one."""
-    return [f"{i} (layer {LAYERS[area(i.source)]} -> {LAYERS[area(i.target)]})" for i in imports(root)
-            if area(i.source) in LAYERS and area(i.target) in LAYERS and LAYERS[area(i.target)] > LAYERS[area(i.source)]]
+    return [
+        f"{i} (layer {LAYERS[area(i.source)]} -> {LAYERS[area(i.target)]})"
+        for i in imports(root)
+        if area(i.source) in LAYERS
+        and area(i.target) in LAYERS
+        and LAYERS[area(i.target)] > LAYERS[area(i.source)]
+    ]
 
 
 def import_cycles(root: Path) -> list[list[str]]:
@@ -175,10 +202,19 @@ def _base_name(base: ast.expr) -> str:
 def stray_exceptions(root: Path) -> list[str]:
     """(c) Exception classes defined anywhere but errors.py (a class is one when a base is a
     builtin exception, a class already known to be one, or named *Error/*Exception/*Warning)."""
-    classes = [(m, node) for m, tree in trees(root).items() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    classes = [
+        (m, node)
+        for m, tree in trees(root).items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    ]
     known = set(BUILTIN_EXCEPTIONS)
     while True:
-        more = {c.name for _, c in classes if c.name not in known and any(_is_exception(_base_name(b), known) for b in c.bases)}
+        more = {
+            c.name
+            for _, c in classes
+            if c.name not in known and any(_is_exception(_base_name(b), known) for b in c.bases)
+        }
         if not more:
             break
         known |= more
@@ -192,8 +228,12 @@ def _is_exception(name: str, known: set[str]) -> bool:
 
 def global_statements(root: Path) -> list[str]:
     """(d) Every `global` statement."""
-    return [f"{m}:{node.lineno} global {', '.join(node.names)}" for m, tree in trees(root).items()
-            for node in ast.walk(tree) if isinstance(node, ast.Global)]
+    return [
+        f"{m}:{node.lineno} global {', '.join(node.names)}"
+        for m, tree in trees(root).items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Global)
+    ]
 
 
 def facade_too_long(root: Path, limit: int = FACADE_LINES) -> list[str]:
@@ -205,21 +245,32 @@ def facade_too_long(root: Path, limit: int = FACADE_LINES) -> list[str]:
 def past_the_front_door(root: Path) -> list[str]:
     """(f) Imports by cli/ and schedule/ of package modules other than the facade, records,
     errors and their own package."""
-    return [str(i) for i in imports(root) if area(i.source) in ("cli", "schedule")
-            and area(i.target) not in (*FRONT_DOOR, area(i.source)) and (area(i.source), area(i.target)) not in SIBLINGS]
+    return [
+        str(i)
+        for i in imports(root)
+        if area(i.source) in ("cli", "schedule")
+        and area(i.target) not in (*FRONT_DOOR, area(i.source))
+        and (area(i.source), area(i.target)) not in SIBLINGS
+    ]
 
 
 def clock_reads(root: Path) -> list[str]:
     """(g) Reads of the wall clock outside cli/ and schedule/ (calls or references)."""
-    return [f"{m}:{node.lineno} {what}" for m, tree in trees(root).items() if area(m) not in CLOCK_ALLOWED
-            for node in ast.walk(tree) if (what := _clock(node))]
+    return [
+        f"{m}:{node.lineno} {what}"
+        for m, tree in trees(root).items()
+        if area(m) not in CLOCK_ALLOWED
+        for node in ast.walk(tree)
+        if (what := _clock(node))
+    ]
 
 
 def _clock(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         owner = _base_name(node.value)
-        if (owner in ("datetime", "date") and node.attr in ("now", "utcnow", "today")) or \
-                (owner == "time" and node.attr in ("time", "time_ns")):
+        if (owner in ("datetime", "date") and node.attr in ("now", "utcnow", "today")) or (
+            owner == "time" and node.attr in ("time", "time_ns")
+        ):
             return f"{owner}.{node.attr}"
     if isinstance(node, ast.ImportFrom) and node.module == "time" and not node.level:
         hits = [a.name for a in node.names if a.name in ("time", "time_ns")]
@@ -228,6 +279,7 @@ def _clock(node: ast.AST) -> str | None:
 
 
 # ---- the package as it is --------------------------------------------------------------------
+
 
 def test_every_module_has_a_layer():
     assert unplaced(ROOT) == []
@@ -274,17 +326,21 @@ PLANTED = {
     "markets/__init__.py": "",
     "markets/lazy.py": "def board():\n    from hindcast.leaderboard.tables import x\n    return x\n",
     "scoring/__init__.py": "",
-    "scoring/state.py": ("from hindcast.errors import HindcastError\n_STATE = None\n\n\nclass Oops(ValueError):\n"
-                         "    pass\n\n\nclass Deeper(HindcastError):\n    pass\n\n\ndef set_state(v):\n"
-                         "    global _STATE\n    _STATE = v\n"),
+    "scoring/state.py": (
+        "from hindcast.errors import HindcastError\n_STATE = None\n\n\nclass Oops(ValueError):\n"
+        "    pass\n\n\nclass Deeper(HindcastError):\n    pass\n\n\ndef set_state(v):\n"
+        "    global _STATE\n    _STATE = v\n"
+    ),
     "replay/__init__.py": "",
     "replay/runner.py": "from hindcast import records\nimport time\n\nSTART = time.monotonic()\n",
     "leaderboard/__init__.py": "",
     "leaderboard/tables.py": "x = 1\n",
     "api.py": "\n" * 151,
     "cli/__init__.py": "",
-    "cli/main.py": ("from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom hindcast.cli import sub\n"
-                    "from hindcast.replay import runner\n\nNOW = datetime.now()\n"),
+    "cli/main.py": (
+        "from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom hindcast.cli import sub\n"
+        "from hindcast.replay import runner\n\nNOW = datetime.now()\n"
+    ),
     "cli/sub.py": "from . import main\n",
     "oddity.py": "",
 }
@@ -301,11 +357,19 @@ def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_the_checkers_find_each_planted_violation(tmp_path):
     root = _plant(tmp_path, PLANTED)
     assert unplaced(root) == ["hindcast.oddity"]
-    assert upward_imports(root) == ["hindcast.markets.lazy:2 imports hindcast.leaderboard.tables (layer 1 -> 4)",
-                                    "hindcast.records:3 imports hindcast.replay.runner (layer 0 -> 3)"]
-    assert import_cycles(root) == [["hindcast.archive.a", "hindcast.archive.b"], ["hindcast.cli.main", "hindcast.cli.sub"],
-                                   ["hindcast.records", "hindcast.replay.runner"]]
-    assert stray_exceptions(root) == ["hindcast.scoring.state:5 class Oops", "hindcast.scoring.state:9 class Deeper"]
+    assert upward_imports(root) == [
+        "hindcast.markets.lazy:2 imports hindcast.leaderboard.tables (layer 1 -> 4)",
+        "hindcast.records:3 imports hindcast.replay.runner (layer 0 -> 3)",
+    ]
+    assert import_cycles(root) == [
+        ["hindcast.archive.a", "hindcast.archive.b"],
+        ["hindcast.cli.main", "hindcast.cli.sub"],
+        ["hindcast.records", "hindcast.replay.runner"],
+    ]
+    assert stray_exceptions(root) == [
+        "hindcast.scoring.state:5 class Oops",
+        "hindcast.scoring.state:9 class Deeper",
+    ]
     assert global_statements(root) == ["hindcast.scoring.state:14 global _STATE"]
     assert facade_too_long(root) == ["hindcast/api.py has 151 lines (at most 150)"]
     assert past_the_front_door(root) == ["hindcast.cli.main:5 imports hindcast.replay.runner"]
@@ -313,10 +377,38 @@ def test_the_checkers_find_each_planted_violation(tmp_path):
 
 
 def test_the_checkers_pass_a_clean_package(tmp_path):
-    clean = {name: text for name, text in PLANTED.items()
-             if name not in ("records.py", "timeutil.py", "archive/b.py", "markets/lazy.py", "scoring/state.py",
-                             "api.py", "cli/main.py", "cli/sub.py", "oddity.py")}
-    root = _plant(tmp_path, clean | {"api.py": "\n" * 150, "records.py": "import time\n\nSTART = time.perf_counter()\n",
-                                     "cli/main.py": "from datetime import date\n\nfrom hindcast import api\nTODAY = date.today()\n"})
-    assert (unplaced(root), upward_imports(root), import_cycles(root), stray_exceptions(root), global_statements(root),
-            facade_too_long(root), past_the_front_door(root), clock_reads(root)) == ([], [], [], [], [], [], [], [])
+    clean = {
+        name: text
+        for name, text in PLANTED.items()
+        if name
+        not in (
+            "records.py",
+            "timeutil.py",
+            "archive/b.py",
+            "markets/lazy.py",
+            "scoring/state.py",
+            "api.py",
+            "cli/main.py",
+            "cli/sub.py",
+            "oddity.py",
+        )
+    }
+    root = _plant(
+        tmp_path,
+        clean
+        | {
+            "api.py": "\n" * 150,
+            "records.py": "import time\n\nSTART = time.perf_counter()\n",
+            "cli/main.py": "from datetime import date\n\nfrom hindcast import api\nTODAY = date.today()\n",
+        },
+    )
+    assert (
+        unplaced(root),
+        upward_imports(root),
+        import_cycles(root),
+        stray_exceptions(root),
+        global_statements(root),
+        facade_too_long(root),
+        past_the_front_door(root),
+        clock_reads(root),
+    ) == ([], [], [], [], [], [], [], [])

@@ -63,8 +63,12 @@ def test_retry_after_forms():
     assert retry_after({"retry-after": "2.5"}) == 2.5
     assert retry_after({"retry-after": "-3"}) == 0.0
     assert retry_after({"retry-after": "Mon, 01 Jan 2001 00:00:10 GMT", "date": DATE}) == 10.0
-    assert retry_after({"retry-after": "Sun, 31 Dec 2000 23:59:00 GMT", "date": DATE}) == 0.0  # already past
-    assert retry_after({"retry-after": "Mon, 01 Jan 2001 00:00:10 GMT"}) == -1.0  # no Date: no clock of ours
+    assert (
+        retry_after({"retry-after": "Sun, 31 Dec 2000 23:59:00 GMT", "date": DATE}) == 0.0
+    )  # already past
+    assert (
+        retry_after({"retry-after": "Mon, 01 Jan 2001 00:00:10 GMT"}) == -1.0
+    )  # no Date: no clock of ours
     assert retry_after({"retry-after": "soon"}) == -1.0
     assert retry_after({}) == -1.0
 
@@ -72,7 +76,12 @@ def test_retry_after_forms():
 @both
 def test_retry_after_in_seconds_is_waited(mode):
     outcome, sleeps = send(mode, RetryPolicy(), script(reply(429, Retry_After="7"), reply(200)))
-    assert (outcome.last.status_code, outcome.attempts, outcome.transient, sleeps) == (200, 2, False, [7.0])
+    assert (outcome.last.status_code, outcome.attempts, outcome.transient, sleeps) == (
+        200,
+        2,
+        False,
+        [7.0],
+    )
 
 
 @both
@@ -94,14 +103,21 @@ def test_a_date_without_a_date_header_falls_back_to_backoff(mode):
 def test_a_wait_longer_than_max_delay_is_refused_at_once_by_default(mode):
     handler = script(reply(429, Retry_After="3600"), reply(200))
     outcome, sleeps = send(mode, RetryPolicy(max_delay=60), handler)
-    assert (outcome.transient, outcome.refused_wait, outcome.attempts, sleeps) == (True, 3600.0, 1, [])
+    assert (outcome.transient, outcome.refused_wait, outcome.attempts, sleeps) == (
+        True,
+        3600.0,
+        1,
+        [],
+    )
     assert len(handler.seen) == 1
 
 
 @both
 def test_a_wait_longer_than_max_delay_is_capped_when_the_policy_says_cap(mode):
     first = reply(429, Retry_After="Mon, 01 Jan 2001 01:00:00 GMT", Date=DATE)
-    outcome, sleeps = send(mode, RetryPolicy(max_delay=60, long_wait="cap"), script(first, reply(200)))
+    outcome, sleeps = send(
+        mode, RetryPolicy(max_delay=60, long_wait="cap"), script(first, reply(200))
+    )
     assert outcome.last.status_code == 200 and outcome.refused_wait is None and sleeps == [60.0]
 
 
@@ -132,7 +148,12 @@ def test_transient_statuses_are_retried(mode, status):
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 408, 409, 425, 501])
 def test_other_statuses_are_final_at_once(mode, status):
     outcome, sleeps = send(mode, RetryPolicy(), script(reply(status), reply(200)))
-    assert (outcome.last.status_code, outcome.attempts, outcome.transient, sleeps) == (status, 1, False, [])
+    assert (outcome.last.status_code, outcome.attempts, outcome.transient, sleeps) == (
+        status,
+        1,
+        False,
+        [],
+    )
 
 
 @both
@@ -146,7 +167,9 @@ def test_a_policy_names_its_own_status_set_and_a_caller_may_narrow_it(mode):
 
 # -- transport errors and timeouts ---------------------------------------------------------
 @both
-@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ReadTimeout, httpx.RemoteProtocolError])
+@pytest.mark.parametrize(
+    "error", [httpx.ConnectError, httpx.ReadTimeout, httpx.RemoteProtocolError]
+)
 def test_transport_errors_are_retried_and_the_last_is_returned(mode, error):
     outcome, sleeps = send(mode, RetryPolicy(attempts=3, base_delay=0.5), script(error))
     assert isinstance(outcome.last, error) and outcome.response is None
@@ -158,7 +181,10 @@ def test_every_attempt_carries_the_policy_timeout(mode):
     handler = script(httpx.ReadTimeout, reply(200))
     outcome, _ = send(mode, RetryPolicy(timeout=4.5), handler)
     assert outcome.response.status_code == 200 and len(handler.seen) == 2
-    assert all(r.extensions["timeout"] == dict.fromkeys(("connect", "read", "write", "pool"), 4.5) for r in handler.seen)
+    assert all(
+        r.extensions["timeout"] == dict.fromkeys(("connect", "read", "write", "pool"), 4.5)
+        for r in handler.seen
+    )
 
 
 @both
@@ -179,7 +205,9 @@ def test_before_runs_before_every_attempt_and_may_stop_the_loop(mode):
 # -- the market client on the shared layer --------------------------------------------------
 def polymarket(handler, sleeps, **policy) -> PolymarketClient:
     http = httpx.Client(transport=httpx.MockTransport(handler))
-    return PolymarketClient(http, "http://gamma", "http://clob", RetryPolicy(base_delay=0.5, **policy), sleeps.append)
+    return PolymarketClient(
+        http, "http://gamma", "http://clob", RetryPolicy(base_delay=0.5, **policy), sleeps.append
+    )
 
 
 def test_the_market_client_honours_a_retry_after_date():
@@ -192,7 +220,9 @@ def test_the_market_client_honours_a_retry_after_date():
 def test_the_market_client_retries_a_protocol_error_and_names_the_url_after_the_last():
     sleeps = []
     client = polymarket(script(httpx.RemoteProtocolError), sleeps, attempts=2)
-    with pytest.raises(PolymarketError, match=r"http://clob/prices-history: connection failed after 2 attempts"):
+    with pytest.raises(
+        PolymarketError, match=r"http://clob/prices-history: connection failed after 2 attempts"
+    ):
         client.prices_history("1")
     assert sleeps == [0.5]
 
@@ -214,15 +244,20 @@ def test_paging_reads_cached_pages_back_and_saves_fetched_ones():
     items = [{"id": str(i)} for i in range(7)]
 
     def gamma(request):
-        start, limit = int(request.url.params.get("after_cursor", "0")), int(request.url.params["limit"])
+        start, limit = (
+            int(request.url.params.get("after_cursor", "0")),
+            int(request.url.params["limit"]),
+        )
         asked.append(start)
         more = {"next_cursor": str(start + limit)} if start + limit < len(items) else {}
-        return httpx.Response(200, json={"markets": items[start: start + limit], **more})
+        return httpx.Response(200, json={"markets": items[start : start + limit], **more})
 
     asked, cache = [], Pages({0: KeysetPage(0, "", items[:3], "3")})
     client = polymarket(gamma, [])
     pages = list(client.keyset_markets({"closed": "true"}, limit=3, cache=cache))
-    assert [p.cursor for p in pages] == ["", "3", "6"] and [i for p in pages for i in p.items] == items
+    assert [p.cursor for p in pages] == ["", "3", "6"] and [
+        i for p in pages for i in p.items
+    ] == items
     assert asked == [3, 6] and sorted(cache) == [0, 1, 2] and cache[2].next_cursor is None
 
 
@@ -232,11 +267,15 @@ def chat(handler, sleeps, **kw) -> ChatClient:
         sleeps.append(seconds)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    return ChatClient(parse_model("openai-compatible:http://model.invalid/v1#m"), http=http, sleep=asleep, **kw)
+    return ChatClient(
+        parse_model("openai-compatible:http://model.invalid/v1#m"), http=http, sleep=asleep, **kw
+    )
 
 
 def completion(text: str) -> httpx.Response:
-    return httpx.Response(200, json={"choices": [{"message": {"content": text}, "finish_reason": "stop"}]})
+    return httpx.Response(
+        200, json={"choices": [{"message": {"content": text}, "finish_reason": "stop"}]}
+    )
 
 
 def test_the_chat_client_caps_a_long_retry_after_at_max_wait_and_counts_retries():

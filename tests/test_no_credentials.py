@@ -40,8 +40,22 @@ formats = ["csv", "json", "md", "html"]
 
 
 def sweep(out: Path, spec: str):
-    return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
-                   "--out", str(out), "--db", str(out / "hindcast.db"), env=ENV)
+    return run_cli(
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        "3",
+        "--fractions",
+        "0.5",
+        "-f",
+        spec,
+        "--out",
+        str(out),
+        "--db",
+        str(out / "hindcast.db"),
+        env=ENV,
+    )
 
 
 def test_no_planted_credential_reaches_any_file_or_output(tmp_path):
@@ -51,25 +65,56 @@ def test_no_planted_credential_reaches_any_file_or_output(tmp_path):
         with_userinfo = url.replace("http://", f"http://{URL_USER}:{URL_PASSWORD}@")
         refused = sweep(tmp_path / "cli", f"zero-shot:model=openai-compatible:{with_userinfo}#m")
         assert refused.returncode == 1 and "key_env" in refused.stderr, refused.stderr
-        keyed = sweep(tmp_path / "cli", f"zero-shot:model=openai-compatible:{url}#m,key_env=PLANTED_KEY")
+        keyed = sweep(
+            tmp_path / "cli", f"zero-shot:model=openai-compatible:{url}#m,key_env=PLANTED_KEY"
+        )
         assert keyed.returncode == 0, keyed.stderr
-        shown = run_cli("runs", "show", "--db", str(tmp_path / "cli" / "hindcast.db"), "--json",
-                        next(p.name for p in (tmp_path / "cli").iterdir() if p.name.startswith("r-")))
+        shown = run_cli(
+            "runs",
+            "show",
+            "--db",
+            str(tmp_path / "cli" / "hindcast.db"),
+            "--json",
+            next(p.name for p in (tmp_path / "cli").iterdir() if p.name.startswith("r-")),
+        )
         service = tmp_path / "service"
         service.mkdir()
         config = service / "hindcast.toml"
-        config.write_text(SERVICE.format(store=SAMPLE_MARKETS, spec=f"zero-shot:model=openai-compatible:{url}#m,"
-                                                                     "key_env=PLANTED_KEY"))
-        once = run_cli("schedule", "once", "--config", str(config), "--now", "2026-11-30T00:00:00Z", env=ENV)
+        config.write_text(
+            SERVICE.format(
+                store=SAMPLE_MARKETS,
+                spec=f"zero-shot:model=openai-compatible:{url}#m,key_env=PLANTED_KEY",
+            )
+        )
+        once = run_cli(
+            "schedule", "once", "--config", str(config), "--now", "2026-11-30T00:00:00Z", env=ENV
+        )
         assert once.returncode == 0, once.stdout + once.stderr
-        config.write_text(SERVICE.format(store=SAMPLE_MARKETS, spec=f"zero-shot:model=openai-compatible:"
-                                                                     f"{with_userinfo}#m"))
-        bad = run_cli("schedule", "once", "--config", str(config), "--now", "2026-11-30T00:00:00Z", env=ENV)
+        config.write_text(
+            SERVICE.format(
+                store=SAMPLE_MARKETS, spec=f"zero-shot:model=openai-compatible:{with_userinfo}#m"
+            )
+        )
+        bad = run_cli(
+            "schedule", "once", "--config", str(config), "--now", "2026-11-30T00:00:00Z", env=ENV
+        )
         assert bad.returncode == 1
         config.unlink()  # the user's own config holds what they wrote; everything hindcast wrote is checked
-        printed += [refused.stdout, refused.stderr, keyed.stdout, keyed.stderr, shown.stdout, shown.stderr,
-                    once.stdout, once.stderr, bad.stdout, bad.stderr]
-    assert len(fake.requests) == 4 and {h.get("authorization") for h in fake.headers} == {f"Bearer {KEY}"}
+        printed += [
+            refused.stdout,
+            refused.stderr,
+            keyed.stdout,
+            keyed.stderr,
+            shown.stdout,
+            shown.stderr,
+            once.stdout,
+            once.stderr,
+            bad.stdout,
+            bad.stderr,
+        ]
+    assert len(fake.requests) == 4 and {h.get("authorization") for h in fake.headers} == {
+        f"Bearer {KEY}"
+    }
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     kinds = {p.suffix for p in written}
     assert {".db", ".html", ".csv", ".json", ".md", ".log"} <= kinds, kinds

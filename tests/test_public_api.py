@@ -19,7 +19,17 @@ from hindcast import errors
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "markets" / "sample"
-HEAVY = ("torch", "lancedb", "sentence_transformers", "polars", "numpy", "pyarrow", "sqlmodel", "httpx", "transformers")
+HEAVY = (
+    "torch",
+    "lancedb",
+    "sentence_transformers",
+    "polars",
+    "numpy",
+    "pyarrow",
+    "sqlmodel",
+    "httpx",
+    "transformers",
+)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 BASELINES = ["market", "constant", "base-rate"]
 
@@ -35,19 +45,28 @@ def _in_empty_folder(tmp_path, monkeypatch):
 def _loaded_after(code: str, cwd: Path) -> list[str]:
     """Heavy modules present in a fresh interpreter after running `code`."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_import_hindcast_loads_no_heavy_module(tmp_path):
-    assert _loaded_after("import hindcast; hindcast.__all__; hindcast.HindcastError", tmp_path) == []
+    assert (
+        _loaded_after("import hindcast; hindcast.__all__; hindcast.HindcastError", tmp_path) == []
+    )
 
 
 def test_cli_help_loads_no_heavy_module(tmp_path):
-    code = ("import sys\nfrom hindcast.cli.main import run\nsys.argv = ['hindcast', '--help']\n"
-            "try:\n    run()\nexcept SystemExit:\n    pass")
+    code = (
+        "import sys\nfrom hindcast.cli.main import run\nsys.argv = ['hindcast', '--help']\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass"
+    )
     assert _loaded_after(code, tmp_path) == []
 
 
@@ -60,7 +79,9 @@ def _embedder_registry_missing() -> bool:
 @pytest.mark.parametrize("name", hindcast.__all__)
 def test_every_public_name_resolves(name):
     if name == "register_embedder" and _embedder_registry_missing():
-        pytest.skip("hindcast.archive.embed.register (the embedder registry) is not in this tree yet")
+        pytest.skip(
+            "hindcast.archive.embed.register (the embedder registry) is not in this tree yet"
+        )
     assert getattr(hindcast, name) is not None
     assert name in dir(hindcast)
 
@@ -72,12 +93,21 @@ def test_public_names_are_the_library_objects():
     from hindcast.records import Forecast
     from hindcast.replay.spec import ReplaySpec
 
-    assert (hindcast.ReplaySpec, hindcast.SweepResult, hindcast.Forecast, hindcast.Context,
-            hindcast.register_forecaster) == (ReplaySpec, SweepResult, Forecast, Context, register)
+    assert (
+        hindcast.ReplaySpec,
+        hindcast.SweepResult,
+        hindcast.Forecast,
+        hindcast.Context,
+        hindcast.register_forecaster,
+    ) == (ReplaySpec, SweepResult, Forecast, Context, register)
 
 
 def test_every_error_class_is_public():
-    tree = {n for n, obj in vars(errors).items() if inspect.isclass(obj) and issubclass(obj, errors.HindcastError)}
+    tree = {
+        n
+        for n, obj in vars(errors).items()
+        if inspect.isclass(obj) and issubclass(obj, errors.HindcastError)
+    }
     assert tree <= set(hindcast.__all__)
     assert all(getattr(hindcast, n) is getattr(errors, n) for n in tree)
 
@@ -93,34 +123,66 @@ def test_sweep_settings_make_the_same_run_as_the_explicit_api(tmp_path):
     from hindcast.replay.spec import spec_from_mapping
     from hindcast.runs.store import RunStore
 
-    easy = hindcast.sweep(store=SAMPLE, forecasters=BASELINES, fractions=[1.0], limit=3, out=tmp_path / "a", now=NOW)
-    spec = spec_from_mapping({"store": SAMPLE, "forecasters": BASELINES, "fractions": [1.0], "limit": 3})
-    explicit = api.sweep(spec, store=RunStore(f"sqlite:///{tmp_path / 'b.db'}"), out_dir=tmp_path / "b", now=NOW)
+    easy = hindcast.sweep(
+        store=SAMPLE, forecasters=BASELINES, fractions=[1.0], limit=3, out=tmp_path / "a", now=NOW
+    )
+    spec = spec_from_mapping(
+        {"store": SAMPLE, "forecasters": BASELINES, "fractions": [1.0], "limit": 3}
+    )
+    explicit = api.sweep(
+        spec, store=RunStore(f"sqlite:///{tmp_path / 'b.db'}"), out_dir=tmp_path / "b", now=NOW
+    )
     assert (easy.run_id, easy.planned, easy.markets) == (explicit.run_id, 9, 3)
     assert (tmp_path / "runs" / "hindcast.db").is_file()  # default run database, as the CLI's
     assert (tmp_path / "a" / easy.run_id / "leaderboard.csv").is_file()  # exports in OUT/<run id>/
-    assert [(r.forecaster, r.brier) for r in easy.board] == [(r.forecaster, r.brier) for r in explicit.board]
+    assert [(r.forecaster, r.brier) for r in easy.board] == [
+        (r.forecaster, r.brier) for r in explicit.board
+    ]
 
 
 def test_sweep_db_path_and_resume(tmp_path):
-    first = hindcast.sweep(store=SAMPLE, forecasters=["market"], fractions=[1.0], limit=2, out=tmp_path / "out",
-                           db=tmp_path / "my.db", now=NOW)
-    again = hindcast.sweep(store=SAMPLE, forecasters=["market"], fractions=[1.0], limit=2, out=tmp_path / "out",
-                           db=f"sqlite:///{tmp_path / 'my.db'}", now=NOW)
+    first = hindcast.sweep(
+        store=SAMPLE,
+        forecasters=["market"],
+        fractions=[1.0],
+        limit=2,
+        out=tmp_path / "out",
+        db=tmp_path / "my.db",
+        now=NOW,
+    )
+    again = hindcast.sweep(
+        store=SAMPLE,
+        forecasters=["market"],
+        fractions=[1.0],
+        limit=2,
+        out=tmp_path / "out",
+        db=f"sqlite:///{tmp_path / 'my.db'}",
+        now=NOW,
+    )
     assert (tmp_path / "my.db").is_file() and not (tmp_path / "runs").exists()
     assert (first.resumed, again.resumed, again.executed) == (False, True, 0)
 
 
 def test_sweep_database_from_hindcast_db(tmp_path, monkeypatch):
     monkeypatch.setenv("HINDCAST_DB", str(tmp_path / "env.db"))
-    hindcast.sweep(store=SAMPLE, forecasters=["market"], fractions=[1.0], limit=1, out=tmp_path / "out", now=NOW)
+    hindcast.sweep(
+        store=SAMPLE,
+        forecasters=["market"],
+        fractions=[1.0],
+        limit=1,
+        out=tmp_path / "out",
+        now=NOW,
+    )
     assert (tmp_path / "env.db").is_file() and not (tmp_path / "runs").exists()
 
 
 def test_sweep_from_a_toml_file_with_settings_over_it(tmp_path):
     spec_file = tmp_path / "s.toml"
-    spec_file.write_text(f'[markets]\nstore = "{SAMPLE.as_posix()}"\nlimit = 2\n[cutoffs]\nfractions = [0.5]\n'
-                         '[[forecasters]]\nspec = "market"\n', encoding="utf-8")
+    spec_file.write_text(
+        f'[markets]\nstore = "{SAMPLE.as_posix()}"\nlimit = 2\n[cutoffs]\nfractions = [0.5]\n'
+        '[[forecasters]]\nspec = "market"\n',
+        encoding="utf-8",
+    )
     assert hindcast.load_spec(spec_file).limit == 2
     result = hindcast.sweep(spec_file, limit=1, out=tmp_path / "runs", now=NOW)
     assert (result.markets, result.planned) == (1, 1)
@@ -128,8 +190,9 @@ def test_sweep_from_a_toml_file_with_settings_over_it(tmp_path):
 
 def test_sweep_async_inside_a_running_loop(tmp_path):
     async def main():
-        return await hindcast.sweep_async(store=SAMPLE, forecasters=["constant"], fractions=[1.0], limit=1,
-                                          out=tmp_path, now=NOW)
+        return await hindcast.sweep_async(
+            store=SAMPLE, forecasters=["constant"], fractions=[1.0], limit=1, out=tmp_path, now=NOW
+        )
 
     assert asyncio.run(main()).planned == 1
 
@@ -146,6 +209,9 @@ def test_sweep_refuses_settings_over_a_spec_object_and_a_missing_store(tmp_path)
 
 
 def test_sample_is_found_from_any_working_directory(tmp_path):
-    assert hindcast.sample("markets") == SAMPLE and hindcast.sample("archive") == REPO / "archive" / "sample"
+    assert (
+        hindcast.sample("markets") == SAMPLE
+        and hindcast.sample("archive") == REPO / "archive" / "sample"
+    )
     with pytest.raises(hindcast.ConfigError, match="use 'markets' or 'archive'"):
         hindcast.sample("runs")

@@ -7,13 +7,16 @@ from hindcast.timeutil import iso, month_key, parse_utc
 UTC = timezone.utc
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2026-01-22T00:01:27.770446Z", datetime(2026, 1, 22, 0, 1, 27, 770446, UTC)),
-    ("2026-01-23 20:56:36+00", datetime(2026, 1, 23, 20, 56, 36, tzinfo=UTC)),
-    ("2025-10-02T01:44:09+00:00", datetime(2025, 10, 2, 1, 44, 9, tzinfo=UTC)),
-    ("2025-10-02T03:44:09+02:00", datetime(2025, 10, 2, 1, 44, 9, tzinfo=UTC)),
-    ("2025-12-07", datetime(2025, 12, 7, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-01-22T00:01:27.770446Z", datetime(2026, 1, 22, 0, 1, 27, 770446, UTC)),
+        ("2026-01-23 20:56:36+00", datetime(2026, 1, 23, 20, 56, 36, tzinfo=UTC)),
+        ("2025-10-02T01:44:09+00:00", datetime(2025, 10, 2, 1, 44, 9, tzinfo=UTC)),
+        ("2025-10-02T03:44:09+02:00", datetime(2025, 10, 2, 1, 44, 9, tzinfo=UTC)),
+        ("2025-12-07", datetime(2025, 12, 7, tzinfo=UTC)),
+    ],
+)
 def test_parse_utc_formats(text, expected):
     assert parse_utc(text) == expected
     assert parse_utc(text).utcoffset().total_seconds() == 0

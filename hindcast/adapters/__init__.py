@@ -5,12 +5,28 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["Bound", "Tools", "bind", "document_view", "mcp_server", "question_view", "serve", "t0_tools", "write_log"]
-_WHERE = {"Bound": "hindcast.adapters.tools", "bind": "hindcast.adapters.tools",
-          "Tools": "hindcast.forecasters.tools", "t0_tools": "hindcast.forecasters.tools",
-          "question_view": "hindcast.forecasters.tools", "document_view": "hindcast.forecasters.tools",
-          "mcp_server": "hindcast.forecasters.tools",
-          "serve": "hindcast.adapters.mcp", "write_log": "hindcast.adapters.mcp"}
+__all__ = [
+    "Bound",
+    "Tools",
+    "bind",
+    "document_view",
+    "mcp_server",
+    "question_view",
+    "serve",
+    "t0_tools",
+    "write_log",
+]
+_WHERE = {
+    "Bound": "hindcast.adapters.tools",
+    "bind": "hindcast.adapters.tools",
+    "Tools": "hindcast.forecasters.tools",
+    "t0_tools": "hindcast.forecasters.tools",
+    "question_view": "hindcast.forecasters.tools",
+    "document_view": "hindcast.forecasters.tools",
+    "mcp_server": "hindcast.forecasters.tools",
+    "serve": "hindcast.adapters.mcp",
+    "write_log": "hindcast.adapters.mcp",
+}
 
 
 def __getattr__(name: str):

@@ -69,7 +69,9 @@ def read_inspect(path: Path) -> InspectRun:
     if log.eval.task not in TASKS or not recorded:
         raise ConfigError(f"{path}: not a log of the hindcast/replay task (task {log.eval.task!r})")
     if log.status != "success":
-        raise ConfigError(f"{path}: the eval did not finish (status {log.status}); finish it with inspect eval-retry")
+        raise ConfigError(
+            f"{path}: the eval did not finish (status {log.status}); finish it with inspect eval-retry"
+        )
     name = forecaster_name(log)
     plan = _plan(log, recorded, path)
     identity = {**plan.identity, "forecasters": [name], "inspect_eval": log.eval.eval_id}
@@ -82,15 +84,32 @@ def read_inspect(path: Path) -> InspectRun:
 def store_inspect(run: InspectRun, store: RunStore, now: datetime) -> Imported:
     """Create the run (once) and store its forecasts and outages (a forecast stored before is kept)."""
     store.ensure_run(run.run_id, run.identity, run.manifest, now)
-    stored = sum(store.add(run.run_id, run.forecaster, m, t0, label, f, retrievals, repeat=repeat)
-                 for m, t0, label, repeat, f, retrievals in run.forecasts)
-    logged = {(a.forecaster, a.market_id, a.t0, a.repeat, a.reason) for a in store.attempts(run.run_id)}
-    for m, t0, repeat, reason in run.outages:  # an outage of this log already logged is not logged again
+    stored = sum(
+        store.add(run.run_id, run.forecaster, m, t0, label, f, retrievals, repeat=repeat)
+        for m, t0, label, repeat, f, retrievals in run.forecasts
+    )
+    logged = {
+        (a.forecaster, a.market_id, a.t0, a.repeat, a.reason) for a in store.attempts(run.run_id)
+    }
+    for (
+        m,
+        t0,
+        repeat,
+        reason,
+    ) in run.outages:  # an outage of this log already logged is not logged again
         if (run.forecaster, m, iso(t0), repeat, reason) not in logged:
-            store.add_attempt(run.run_id, run.forecaster, m, t0, repeat, "infrastructure", reason, now)
+            store.add_attempt(
+                run.run_id, run.forecaster, m, t0, repeat, "infrastructure", reason, now
+            )
     failures = sum(1 for row in run.forecasts if row[4].probability is None)
-    return Imported(run.run_id, run.forecaster, len(run.forecasts) + len(run.outages), stored, failures,
-                    len(run.outages))
+    return Imported(
+        run.run_id,
+        run.forecaster,
+        len(run.forecasts) + len(run.outages),
+        stored,
+        failures,
+        len(run.outages),
+    )
 
 
 def _read(path: Path):
@@ -101,7 +120,9 @@ def _read(path: Path):
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # Inspect raises plain exceptions on a file it cannot read
-        raise ConfigError(f"{path}: not a readable Inspect log ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(
+            f"{path}: not a readable Inspect log ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _plan(log, recorded: dict, path: Path):
@@ -109,25 +130,37 @@ def _plan(log, recorded: dict, path: Path):
     from hindcast.adapters.inspect_task import spec_of
 
     wanted = recorded["run_identity"]
-    spec = dataclasses.replace(spec_of(log.eval.task_args or {}), store=Path(recorded["store"]),
-                               version=wanted["store_version"], snapshot=wanted.get("snapshot"),
-                               archive=Path(recorded["archive"]) if recorded.get("archive") else None)
+    spec = dataclasses.replace(
+        spec_of(log.eval.task_args or {}),
+        store=Path(recorded["store"]),
+        version=wanted["store_version"],
+        snapshot=wanted.get("snapshot"),
+        archive=Path(recorded["archive"]) if recorded.get("archive") else None,
+    )
     plan = prepare(spec)
     close = getattr(plan.index, "close", None)
     if close is not None:  # the index the check opened (its scan threads)
         close()
     if plan.identity != wanted:
-        raise ConfigError(f"{path}: the market store {recorded['store']} no longer plans what the log ran "
-                          "(markets, cutoffs or search settings differ); nothing was stored")
+        raise ConfigError(
+            f"{path}: the market store {recorded['store']} no longer plans what the log ran "
+            "(markets, cutoffs or search settings differ); nothing was stored"
+        )
     return plan
 
 
 def forecaster_name(log) -> str:
     """`inspect:model=<model spec>` (provider prefix `hindcast/` dropped), with `,solver=…` when
     the log's solver steps are not the task's default."""
-    model = redact(log.eval.model.removeprefix("hindcast/"))  # a log from elsewhere may carry a key in a URL
+    model = redact(
+        log.eval.model.removeprefix("hindcast/")
+    )  # a log from elsewhere may carry a key in a URL
     steps = [s.solver for s in (log.plan.steps if log.plan else [])]
-    solver = "" if steps == DEFAULT_SOLVER else f",solver={'+'.join(s for s in steps if s != 't0_bound')}"
+    solver = (
+        ""
+        if steps == DEFAULT_SOLVER
+        else f",solver={'+'.join(s for s in steps if s != 't0_bound')}"
+    )
     return f"inspect:model={model}{solver}"
 
 
@@ -137,13 +170,23 @@ def _rows(log, planned: set) -> tuple[list, list]:
     for sample in log.samples or ():
         market, t0 = sample.metadata["market_id"], parse_utc(sample.metadata["t0"])
         if (market, t0) not in planned:
-            raise ConfigError(f"sample {sample.id} is not a planned (market, t0) of the task; nothing was stored")
+            raise ConfigError(
+                f"sample {sample.id} is not a planned (market, t0) of the task; nothing was stored"
+            )
         if sample.error is not None:
             outages.append((market, t0, sample.epoch - 1, sample.error.message))
             continue
         meta = _scored(sample)
-        forecasts.append((market, t0, meta["label"], sample.epoch - 1, _forecast(meta, sample, log.eval.model),
-                          tuple(meta["retrievals"])))
+        forecasts.append(
+            (
+                market,
+                t0,
+                meta["label"],
+                sample.epoch - 1,
+                _forecast(meta, sample, log.eval.model),
+                tuple(meta["retrievals"]),
+            )
+        )
     return forecasts, outages
 
 
@@ -153,15 +196,22 @@ def _scored(sample) -> dict:
     for score in (sample.scores or {}).values():
         if score.metadata and SCORE in score.metadata:
             return score.metadata[SCORE]
-    raise ConfigError(f"sample {sample.id} has no hindcast score (was the log scored?); nothing was stored")
+    raise ConfigError(
+        f"sample {sample.id} has no hindcast score (was the log scored?); nothing was stored"
+    )
 
 
 def _forecast(meta: dict, sample, model: str) -> Forecast:
     usage = _usage(sample, model)
     if meta["probability"] is None:
         return Forecast.failure(meta["error"], raw=meta["raw"], usage=usage)
-    return Forecast(float(meta["probability"]), rationale=meta["raw"], evidence=tuple(meta["evidence"]),
-                    usage=usage, raw=meta["raw"])
+    return Forecast(
+        float(meta["probability"]),
+        rationale=meta["raw"],
+        evidence=tuple(meta["evidence"]),
+        usage=usage,
+        raw=meta["raw"],
+    )
 
 
 def _usage(sample, model: str) -> dict:
@@ -175,8 +225,13 @@ def _usage(sample, model: str) -> dict:
     except ValueError:  # a log made with another provider
         model_name = spec
     used = list((sample.model_usage or {}).values())
-    return {"model": spec, "model_name": model_name, "source": "inspect",
-            "prompt_tokens": sum(u.input_tokens for u in used), "completion_tokens": sum(u.output_tokens for u in used)}
+    return {
+        "model": spec,
+        "model_name": model_name,
+        "source": "inspect",
+        "prompt_tokens": sum(u.input_tokens for u in used),
+        "completion_tokens": sum(u.output_tokens for u in used),
+    }
 
 
 class _Provenance:
@@ -185,7 +240,13 @@ class _Provenance:
 
     def provenance(self) -> dict:
         e = self.log.eval
-        return {"class": "InspectEval", "model": e.model.removeprefix("hindcast/"), "task": e.task,
-                "eval_id": e.eval_id, "created": e.created, "task_args": json.loads(json.dumps(e.task_args, default=str)),
-                "solver": [s.solver for s in (self.log.plan.steps if self.log.plan else [])],
-                "packages": dict(e.packages or {})}
+        return {
+            "class": "InspectEval",
+            "model": e.model.removeprefix("hindcast/"),
+            "task": e.task,
+            "eval_id": e.eval_id,
+            "created": e.created,
+            "task_args": json.loads(json.dumps(e.task_args, default=str)),
+            "solver": [s.solver for s in (self.log.plan.steps if self.log.plan else [])],
+            "packages": dict(e.packages or {}),
+        }

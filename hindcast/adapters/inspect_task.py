@@ -62,13 +62,20 @@ def spec_of(args: dict) -> ReplaySpec:
     from hindcast import sample
 
     store = args.get("store") or sample("markets")
-    return ReplaySpec(store=Path(store), version=args.get("version") or None, ids=_strings(args.get("ids")),
-                      topics=_strings(args.get("topics")), limit=int(args["limit"]) if args.get("limit") else None,
-                      archive=Path(args["archive"]) if args.get("archive") else None,
-                      snapshot=args.get("snapshot") or None, vector_search=args.get("vector_search") or "exact",
-                      fractions=tuple(float(f) for f in _strings(args.get("fractions", "0.5"))),
-                      offsets=_strings(args.get("offsets")), at=tuple(parse_utc(t) for t in _strings(args.get("at"))),
-                      forecasters=("market",))
+    return ReplaySpec(
+        store=Path(store),
+        version=args.get("version") or None,
+        ids=_strings(args.get("ids")),
+        topics=_strings(args.get("topics")),
+        limit=int(args["limit"]) if args.get("limit") else None,
+        archive=Path(args["archive"]) if args.get("archive") else None,
+        snapshot=args.get("snapshot") or None,
+        vector_search=args.get("vector_search") or "exact",
+        fractions=tuple(float(f) for f in _strings(args.get("fractions", "0.5"))),
+        offsets=_strings(args.get("offsets")),
+        at=tuple(parse_utc(t) for t in _strings(args.get("at"))),
+        forecasters=("market",),
+    )
 
 
 def _strings(value) -> tuple[str, ...]:
@@ -78,17 +85,43 @@ def _strings(value) -> tuple[str, ...]:
     return tuple(str(v).strip() for v in items if str(v).strip())
 
 
-def replay(store: str | None = None, version: str | None = None, archive: str | None = None,
-           snapshot: str | None = None, fractions: str | float | list = "0.5", offsets: str | list | None = None,
-           at: str | list | None = None, ids: str | list | None = None, topics: str | list | None = None,
-           limit: int | None = None, vector_search: str = "exact", messages: int = 30) -> Task:
+def replay(
+    store: str | None = None,
+    version: str | None = None,
+    archive: str | None = None,
+    snapshot: str | None = None,
+    fractions: str | float | list = "0.5",
+    offsets: str | list | None = None,
+    at: str | list | None = None,
+    ids: str | list | None = None,
+    topics: str | list | None = None,
+    limit: int | None = None,
+    vector_search: str = "exact",
+    messages: int = 30,
+) -> Task:
     """Forecast each planned (market, t0) of a hindcast market store with t0-bound tools; scored by Brier."""
-    args = {"store": store, "version": version, "archive": archive, "snapshot": snapshot, "fractions": fractions,
-            "offsets": offsets, "at": at, "ids": ids, "topics": topics, "limit": limit, "vector_search": vector_search}
+    args = {
+        "store": store,
+        "version": version,
+        "archive": archive,
+        "snapshot": snapshot,
+        "fractions": fractions,
+        "offsets": offsets,
+        "at": at,
+        "ids": ids,
+        "topics": topics,
+        "limit": limit,
+        "vector_search": vector_search,
+    }
     plan = prepare(spec_of(args))
-    return Task(dataset=MemoryDataset(samples(plan), name="hindcast-replay"), setup=t0_bound(plan),
-                solver=generate(), scorer=brier_scorer(plan), message_limit=int(messages),
-                metadata={"hindcast": recorded(plan)})
+    return Task(
+        dataset=MemoryDataset(samples(plan), name="hindcast-replay"),
+        setup=t0_bound(plan),
+        solver=generate(),
+        scorer=brier_scorer(plan),
+        message_limit=int(messages),
+        metadata={"hindcast": recorded(plan)},
+    )
 
 
 replay = task(name=_task_name("replay"))(replay)
@@ -98,8 +131,12 @@ def recorded(plan: Plan) -> dict:
     """What `hindcast import-inspect` needs from the log: the run identity of the plan and where
     its frozen inputs live (absolute paths), and the prompt."""
     archive = getattr(plan.snapshot, "archive", None)
-    return {"run_identity": plan.identity, "store": str(Path(plan.store_root).resolve()),
-            "archive": str(Path(archive).resolve()) if archive is not None else None, "prompt": PROMPT}
+    return {
+        "run_identity": plan.identity,
+        "store": str(Path(plan.store_root).resolve()),
+        "archive": str(Path(archive).resolve()) if archive is not None else None,
+        "prompt": PROMPT,
+    }
 
 
 def samples(plan: Plan) -> list[Sample]:
@@ -108,10 +145,21 @@ def samples(plan: Plan) -> list[Sample]:
     for cutoff in plan.cutoffs:
         question = question_at(plan.bundle, cutoff)
         system, user = question_messages(question)
-        out.append(Sample(id=sample_id(cutoff.market_id, cutoff.t0),
-                          input=[ChatMessageSystem(content=system["content"]), ChatMessageUser(content=user["content"])],
-                          metadata={"market_id": cutoff.market_id, "t0": iso(cutoff.t0), "label": cutoff.label,
-                                    **_question(question)}))
+        out.append(
+            Sample(
+                id=sample_id(cutoff.market_id, cutoff.t0),
+                input=[
+                    ChatMessageSystem(content=system["content"]),
+                    ChatMessageUser(content=user["content"]),
+                ],
+                metadata={
+                    "market_id": cutoff.market_id,
+                    "t0": iso(cutoff.t0),
+                    "label": cutoff.label,
+                    **_question(question),
+                },
+            )
+        )
     return out
 
 
@@ -139,7 +187,9 @@ def t0_bound(plan: Plan):
         tools = t0_tools(question_at(plan.bundle, cutoff), ctx)
         keep = sample_store()
         keep.set(RETRIEVALS, [])
-        state.tools = inspect_tools(tools, after=lambda: keep.set(RETRIEVALS, [dict(e) for e in tools.log()]))
+        state.tools = inspect_tools(
+            tools, after=lambda: keep.set(RETRIEVALS, [dict(e) for e in tools.log()])
+        )
         return state
 
     return solve
@@ -172,7 +222,11 @@ def market_brier():
 @metric
 def brier_vs_market():
     """Brier − market Brier on those paired samples (below 0: the model beat the market)."""
-    return _over(lambda scores: _mean([_value(s)["brier"] - _value(s)["market_brier"] for s in _paired(scores)]))
+    return _over(
+        lambda scores: _mean(
+            [_value(s)["brier"] - _value(s)["market_brier"] for s in _paired(scores)]
+        )
+    )
 
 
 def _over(compute):
@@ -218,12 +272,28 @@ def brier_scorer(plan: Plan):
         parsed = parse_probability(text)
         retrievals: list[dict] = state.store.get(RETRIEVALS, [])
         error = None if parsed.probability is not None else f"invalid answer: {parsed.reason}"
-        meta = {"market_id": cutoff.market_id, "t0": iso(cutoff.t0), "label": cutoff.label, "outcome": outcome,
-                "market_price": price.p if price else None, "probability": parsed.probability, "error": error,
-                "raw": text, "retrievals": retrievals, "evidence": list(evidence_of(retrievals))}
-        own = float(brier(parsed.probability, outcome)) if parsed.probability is not None else float("nan")
-        return Score(value={"brier": own, "market_brier": market, "failed": 0 if error is None else 1},
-                     answer=text, explanation=error or f"p={parsed.probability} outcome={outcome:g}",
-                     metadata={SCORE: meta})
+        meta = {
+            "market_id": cutoff.market_id,
+            "t0": iso(cutoff.t0),
+            "label": cutoff.label,
+            "outcome": outcome,
+            "market_price": price.p if price else None,
+            "probability": parsed.probability,
+            "error": error,
+            "raw": text,
+            "retrievals": retrievals,
+            "evidence": list(evidence_of(retrievals)),
+        }
+        own = (
+            float(brier(parsed.probability, outcome))
+            if parsed.probability is not None
+            else float("nan")
+        )
+        return Score(
+            value={"brier": own, "market_brier": market, "failed": 0 if error is None else 1},
+            answer=text,
+            explanation=error or f"p={parsed.probability} outcome={outcome:g}",
+            metadata={SCORE: meta},
+        )
 
     return score

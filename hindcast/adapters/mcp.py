@@ -24,8 +24,12 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def served_log(bound: Bound) -> dict:
     """The calls served so far: the (market, t0) and its retrieval log."""
-    return {"market_id": bound.question.market_id, "t0": iso(bound.question.t0), "label": bound.cutoff.label,
-            "retrievals": list(bound.ctx.retrievals)}
+    return {
+        "market_id": bound.question.market_id,
+        "t0": iso(bound.question.t0),
+        "label": bound.cutoff.label,
+        "retrievals": list(bound.ctx.retrievals),
+    }
 
 
 def write_log(bound: Bound, path: Path) -> Path:
@@ -33,19 +37,29 @@ def write_log(bound: Bound, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(path.name + ".part")
-    part.write_text(json.dumps(served_log(bound), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    part.write_text(
+        json.dumps(served_log(bound), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     os.replace(part, path)
     return path
 
 
-def serve(bound: Bound, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 0,
-          log: Path | None = None, announce: Callable[[str], None] = lambda url: None) -> None:
+def serve(
+    bound: Bound,
+    transport: str = "stdio",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log: Path | None = None,
+    announce: Callable[[str], None] = lambda url: None,
+) -> None:
     """Serve `bound` until the client goes (stdio) or the process is interrupted (HTTP);
     `announce(url)` once an HTTP server listens. The log is written after each call and at exit."""
     import anyio
 
     if transport not in TRANSPORTS:
         raise ConfigError(f"--transport {transport!r}: use {' or '.join(TRANSPORTS)}")
+
     def keep() -> None:
         if log is not None:
             write_log(bound, log)

@@ -38,20 +38,38 @@ class Bound:
             close()
 
 
-def bind(store: Path, market: str, *, t0: datetime | None = None, fraction: float | None = None,
-         archive: Path | None = None, version: str | None = None, snapshot: str | None = None,
-         vector_search: str = "exact") -> Bound:
+def bind(
+    store: Path,
+    market: str,
+    *,
+    t0: datetime | None = None,
+    fraction: float | None = None,
+    archive: Path | None = None,
+    version: str | None = None,
+    snapshot: str | None = None,
+    vector_search: str = "exact",
+) -> Bound:
     """The question and t0-bound Context of `market` at `t0` (an instant) or at a lifetime
     `fraction`, from a frozen market store (and archive snapshot), as the engine builds them.
     A cutoff the engine would refuse is refused the same way."""
     if (t0 is None) == (fraction is None):
         raise ConfigError("give exactly one of t0 and fraction")
-    spec = ReplaySpec(store=Path(store), version=version, ids=(market,), archive=archive, snapshot=snapshot,
-                      vector_search=vector_search, fractions=(fraction,) if fraction is not None else (),
-                      at=(t0,) if t0 is not None else (), forecasters=("market",))
+    spec = ReplaySpec(
+        store=Path(store),
+        version=version,
+        ids=(market,),
+        archive=archive,
+        snapshot=snapshot,
+        vector_search=vector_search,
+        fractions=(fraction,) if fraction is not None else (),
+        at=(t0,) if t0 is not None else (),
+        forecasters=("market",),
+    )
     plan = prepare(spec)
     if not plan.cutoffs:
-        raise ConfigError(f"market {market} has no Yes/No resolution in store {store}: nothing to replay")
+        raise ConfigError(
+            f"market {market} has no Yes/No resolution in store {store}: nothing to replay"
+        )
     cutoff = plan.cutoffs[0]
     question, ctx = question_at(plan.bundle, cutoff), context_at(plan, cutoff)
     return Bound(question, ctx, t0_tools(question, ctx), cutoff, plan)

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hindcast.analysis import convergence, corp, events, mixture, pairwise, relative_log, time_average
+from hindcast.analysis import (
+    convergence,
+    corp,
+    events,
+    mixture,
+    pairwise,
+    relative_log,
+    time_average,
+)
 from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, facts_of
 from hindcast.scoring.findings import Finding
 
@@ -32,19 +40,31 @@ class Analyses:
     units_note: str
 
     def findings(self) -> list[Finding]:
-        return [time_average.finding(self.time_averaged), relative_log.finding(self.relative_log),
-                *pairwise.findings(self.pairwise), corp.finding(self.corp), mixture.finding(self.mixture),
-                convergence.finding(self.convergence, self.settings), events.finding(self.coherence, self.units_note)]
+        return [
+            time_average.finding(self.time_averaged),
+            relative_log.finding(self.relative_log),
+            *pairwise.findings(self.pairwise),
+            corp.finding(self.corp),
+            mixture.finding(self.mixture),
+            convergence.finding(self.convergence, self.settings),
+            events.finding(self.coherence, self.units_note),
+        ]
 
 
 def analyze(rows: Sequence, facts: MarketFacts, settings: Settings | None = None) -> Analyses:
     """Every analysis of scored rows (scoring.aggregate.ScoredRow) with the markets' stored facts."""
     settings = settings or Settings()
-    return Analyses(settings, tuple(time_average.lines(rows, facts, settings)),
-                    tuple(relative_log.relative_logs(rows, facts, settings)), pairwise.pairwise(rows, facts, settings),
-                    tuple(corp.corp(rows, facts, settings)), tuple(mixture.mixtures(rows, facts, settings)),
-                    tuple(convergence.convergence(rows, facts, settings)), tuple(events.coherence(rows, facts)),
-                    events.units_note(rows, facts))
+    return Analyses(
+        settings,
+        tuple(time_average.lines(rows, facts, settings)),
+        tuple(relative_log.relative_logs(rows, facts, settings)),
+        pairwise.pairwise(rows, facts, settings),
+        tuple(corp.corp(rows, facts, settings)),
+        tuple(mixture.mixtures(rows, facts, settings)),
+        tuple(convergence.convergence(rows, facts, settings)),
+        tuple(events.coherence(rows, facts)),
+        events.units_note(rows, facts),
+    )
 
 
 def findings(rows: Sequence, bundles: Sequence, **settings) -> list[Finding]:

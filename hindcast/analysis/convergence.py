@@ -71,7 +71,16 @@ def moves(points: Sequence, facts: MarketFacts, days: int) -> list[Move]:
         later = price_after(facts.prices.get(p.market_id, ()), p.t0, until)
         if later is not None:
             gap = p.probability - p.market_price
-            out.append(Move(p.market_id, p.t0, float(np.sign(gap)), abs(gap), p.market_price, later - p.market_price))
+            out.append(
+                Move(
+                    p.market_id,
+                    p.t0,
+                    float(np.sign(gap)),
+                    abs(gap),
+                    p.market_price,
+                    later - p.market_price,
+                )
+            )
     return out
 
 
@@ -80,30 +89,56 @@ def convergence(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[
     out = []
     for name in sorted({p.forecaster for p in found}):
         mine = [p for p in found if p.forecaster == name]
-        out += [_one(name, moves(mine, facts, days), days, facts, settings) for days in settings.horizons_days]
+        out += [
+            _one(name, moves(mine, facts, days), days, facts, settings)
+            for days in settings.horizons_days
+        ]
     return out
 
 
-def _one(name: str, found: Sequence[Move], days: int, facts: MarketFacts, settings: Settings) -> Convergence:
+def _one(
+    name: str, found: Sequence[Move], days: int, facts: MarketFacts, settings: Settings
+) -> Convergence:
     treated = [m for m in found if m.distance >= settings.threshold]
-    control = sorted((m for m in found if m.distance < settings.threshold), key=lambda m: (m.price, m.market_id, m.t0))
+    control = sorted(
+        (m for m in found if m.distance < settings.threshold),
+        key=lambda m: (m.price, m.market_id, m.t0),
+    )
     prices, shifts = np.array([m.price for m in control]), np.array([m.move for m in control])
     toward = float(np.mean([m.direction * m.move for m in treated])) if treated else None
     pairs = [(t, c) for t in treated if (c := _matched_move(prices, shifts, t.price)) is not None]
     if not pairs:
-        return Convergence(name, days, len(treated), len(control), 0, toward, None, None, None, None)
+        return Convergence(
+            name, days, len(treated), len(control), 0, toward, None, None, None, None
+        )
     moved = np.array([t.direction * t.move for t, _ in pairs])
     placebo = np.array([t.direction * c for t, c in pairs])
-    interval = cluster_interval([facts.unit(t.market_id) for t, _ in pairs], moved - placebo,
-                                f"convergence|{name}|{days}", settings)
-    return Convergence(name, days, len(treated), len(control), len(pairs), toward, float(placebo.mean()),
-                       float((moved - placebo).mean()), *bounds(interval))
+    interval = cluster_interval(
+        [facts.unit(t.market_id) for t, _ in pairs],
+        moved - placebo,
+        f"convergence|{name}|{days}",
+        settings,
+    )
+    return Convergence(
+        name,
+        days,
+        len(treated),
+        len(control),
+        len(pairs),
+        toward,
+        float(placebo.mean()),
+        float((moved - placebo).mean()),
+        *bounds(interval),
+    )
 
 
 def _matched_move(prices: np.ndarray, shifts: np.ndarray, price: float) -> float | None:
     """The mean move of the (at most MATCHES) control rows (sorted by price, market, t0: `prices`, their
     `shifts`) nearest `price` and within CALIPER of it (ties: in that order)."""
-    lo, hi = np.searchsorted(prices, price - CALIPER, "left"), np.searchsorted(prices, price + CALIPER, "right")
+    lo, hi = (
+        np.searchsorted(prices, price - CALIPER, "left"),
+        np.searchsorted(prices, price + CALIPER, "right"),
+    )
     distance = np.abs(prices[lo:hi] - price)
     near = np.argsort(distance, kind="stable")[:MATCHES]
     near = near[distance[near] <= CALIPER]
@@ -111,9 +146,37 @@ def _matched_move(prices: np.ndarray, shifts: np.ndarray, price: float) -> float
 
 
 def finding(found: Sequence[Convergence], settings: Settings) -> Finding:
-    columns = ("forecaster", "horizon_days", "n_disagree", "n_control", "n_matched", "move_toward", "control_move",
-               "effect", "low", "high")
-    rows = tuple((c.forecaster, c.horizon_days, c.n_disagree, c.n_control, c.n_matched, c.move_toward,
-                  c.control_move, c.effect, c.low, c.high) for c in found)
-    return Finding("convergence", f"Price convergence toward a forecaster disagreeing by ≥ {settings.threshold:g}",
-                   columns, rows, (" ".join(__doc__.split("\n\n")[1].split()),))
+    columns = (
+        "forecaster",
+        "horizon_days",
+        "n_disagree",
+        "n_control",
+        "n_matched",
+        "move_toward",
+        "control_move",
+        "effect",
+        "low",
+        "high",
+    )
+    rows = tuple(
+        (
+            c.forecaster,
+            c.horizon_days,
+            c.n_disagree,
+            c.n_control,
+            c.n_matched,
+            c.move_toward,
+            c.control_move,
+            c.effect,
+            c.low,
+            c.high,
+        )
+        for c in found
+    )
+    return Finding(
+        "convergence",
+        f"Price convergence toward a forecaster disagreeing by ≥ {settings.threshold:g}",
+        columns,
+        rows,
+        (" ".join(__doc__.split("\n\n")[1].split()),),
+    )

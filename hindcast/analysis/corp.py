@@ -66,7 +66,9 @@ def recalibrate(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> n
     weight, hits = np.bincount(inverse, w, n), np.bincount(inverse, w * y, n)
     fitted = np.full(n, np.nan)
     kept = weight > 0
-    fitted[kept] = isotonic_regression(hits[kept] / weight[kept], weights=weight[kept], increasing=True).x
+    fitted[kept] = isotonic_regression(
+        hits[kept] / weight[kept], weights=weight[kept], increasing=True
+    ).x
     return fitted[inverse]
 
 
@@ -89,8 +91,10 @@ def decompose(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> Dec
 
 def corp(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[Corp]:
     valid = [r for r in rows if r.probability is not None]
-    return [_one(name, [r for r in valid if r.forecaster == name], facts, settings)
-            for name in sorted({r.forecaster for r in valid})]
+    return [
+        _one(name, [r for r in valid if r.forecaster == name], facts, settings)
+        for name in sorted({r.forecaster for r in valid})
+    ]
 
 
 def _one(name: str, rows: Sequence, facts: MarketFacts, settings: Settings) -> Corp:
@@ -98,7 +102,9 @@ def _one(name: str, rows: Sequence, facts: MarketFacts, settings: Settings) -> C
     observed = decompose(p, y)
     mcb, dsc = _cluster_intervals(p, y, [facts.unit(r.market_id) for r in rows], name, settings)
     draws, p_value = _consistency(p, observed.mcb, name, settings)
-    return Corp(name, len(rows), observed, *mcb, *dsc, p_value, metrics.ece(p, y), _curve(p, y, draws))
+    return Corp(
+        name, len(rows), observed, *mcb, *dsc, p_value, metrics.ece(p, y), _curve(p, y, draws)
+    )
 
 
 def _cluster_intervals(p, y, units, name: str, settings: Settings):
@@ -106,7 +112,9 @@ def _cluster_intervals(p, y, units, name: str, settings: Settings):
     if vs_market.too_few(n):
         return (None, None), (None, None)
     weights, groups = unit_weights(n, f"corp|{name}", settings)[: settings.band_draws], _groups(p)
-    parts = np.array([(d.mcb, d.dsc) for d in (decompose(p, y, row[codes], groups) for row in weights)])
+    parts = np.array(
+        [(d.mcb, d.dsc) for d in (decompose(p, y, row[codes], groups) for row in weights)]
+    )
     return _pct(parts[:, 0]), _pct(parts[:, 1])
 
 
@@ -115,7 +123,9 @@ def _pct(samples: np.ndarray) -> tuple[float | None, float | None]:
     return (None, None) if interval is None else (interval.low, interval.high)
 
 
-def _consistency(p: np.ndarray, mcb: float, name: str, settings: Settings) -> tuple[np.ndarray, float]:
+def _consistency(
+    p: np.ndarray, mcb: float, name: str, settings: Settings
+) -> tuple[np.ndarray, float]:
     """Outcomes drawn from p (calibrated by construction): the recalibrated curves and the p-value."""
     rng = bootstrap.rng_for(settings.seed, f"corp-consistency|{name}")
     drawn = (rng.random((settings.band_draws, p.size)) < p).astype(float)
@@ -130,14 +140,48 @@ def _curve(p: np.ndarray, y: np.ndarray, draws: np.ndarray) -> tuple[CurvePoint,
     tail = (1 - BAND_LEVEL) / 2 * 100
     values, first = np.unique(p, return_index=True)
     low, high = np.percentile(draws[:, first], [tail, 100 - tail], axis=0)
-    return tuple(CurvePoint(float(v), float(cp[i]), float(lo), float(hi))
-                 for v, i, lo, hi in zip(values, first, low, high))
+    return tuple(
+        CurvePoint(float(v), float(cp[i]), float(lo), float(hi))
+        for v, i, lo, hi in zip(values, first, low, high)
+    )
 
 
 def finding(found: Sequence[Corp]) -> Finding:
-    columns = ("forecaster", "n_rows", "brier", "mcb", "mcb_low", "mcb_high", "dsc", "dsc_low", "dsc_high", "unc",
-               "miscalibration_p", "ece")
-    rows = tuple((c.forecaster, c.n_rows, c.decomposition.score, c.decomposition.mcb, c.mcb_low, c.mcb_high,
-                  c.decomposition.dsc, c.dsc_low, c.dsc_high, c.decomposition.unc, c.p_value, c.ece) for c in found)
-    return Finding("corp", "CORP reliability: Brier = MCB − DSC + UNC (isotonic recalibration)", columns, rows,
-                   (" ".join(__doc__.split("\n\n")[1].split()),))
+    columns = (
+        "forecaster",
+        "n_rows",
+        "brier",
+        "mcb",
+        "mcb_low",
+        "mcb_high",
+        "dsc",
+        "dsc_low",
+        "dsc_high",
+        "unc",
+        "miscalibration_p",
+        "ece",
+    )
+    rows = tuple(
+        (
+            c.forecaster,
+            c.n_rows,
+            c.decomposition.score,
+            c.decomposition.mcb,
+            c.mcb_low,
+            c.mcb_high,
+            c.decomposition.dsc,
+            c.dsc_low,
+            c.dsc_high,
+            c.decomposition.unc,
+            c.p_value,
+            c.ece,
+        )
+        for c in found
+    )
+    return Finding(
+        "corp",
+        "CORP reliability: Brier = MCB − DSC + UNC (isotonic recalibration)",
+        columns,
+        rows,
+        (" ".join(__doc__.split("\n\n")[1].split()),),
+    )

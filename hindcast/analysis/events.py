@@ -36,14 +36,19 @@ class Coherence:
 
 
 def coherence(rows: Sequence, facts: MarketFacts) -> list[Coherence]:
-    groups = {e: ms for e, ms in facts.event_markets().items() if all(m in facts.exclusive for m in ms)}
+    groups = {
+        e: ms for e, ms in facts.event_markets().items() if all(m in facts.exclusive for m in ms)
+    }
     member = {m: e for e, ms in groups.items() for m in ms}
     sums: dict[tuple, list[float]] = defaultdict(list)
     for p in series.points(rows):
         if p.market_id in member:
             sums[(p.forecaster, member[p.market_id], p.t0)].append(p.probability)
-    return [Coherence(name, event, t0, len(ps), len(groups[event]), sum(ps))
-            for (name, event, t0), ps in sorted(sums.items()) if len(ps) > 1]
+    return [
+        Coherence(name, event, t0, len(ps), len(groups[event]), sum(ps))
+        for (name, event, t0), ps in sorted(sums.items())
+        if len(ps) > 1
+    ]
 
 
 def units_note(rows: Sequence, facts: MarketFacts) -> str:
@@ -51,14 +56,26 @@ def units_note(rows: Sequence, facts: MarketFacts) -> str:
     units = {facts.unit(m) for m in markets}
     shared = len(markets) - len(units)
     if not shared:
-        return (f"{len(markets)} markets, none sharing an event (no neg-risk group or event id in the market "
-                "store's metadata): each market is resampled alone, and there is no coherence check to make.")
-    return (f"{len(markets)} markets in {len(units)} resampling units: {shared} markets share an event with another "
-            "and are resampled with it.")
+        return (
+            f"{len(markets)} markets, none sharing an event (no neg-risk group or event id in the market "
+            "store's metadata): each market is resampled alone, and there is no coherence check to make."
+        )
+    return (
+        f"{len(markets)} markets in {len(units)} resampling units: {shared} markets share an event with another "
+        "and are resampled with it."
+    )
 
 
 def finding(found: Sequence[Coherence], note: str) -> Finding:
     columns = ("forecaster", "event", "t0", "n_answered", "n_markets", "sum_p", "excess")
-    rows = tuple((c.forecaster, c.event, iso(c.t0), c.n_answered, c.n_markets, c.total, c.excess) for c in found)
-    return Finding("events", "Event-level inference: resampling units and the coherence of mutually exclusive markets",
-                   columns, rows, (note, " ".join(__doc__.split("\n\n")[1].split())))
+    rows = tuple(
+        (c.forecaster, c.event, iso(c.t0), c.n_answered, c.n_markets, c.total, c.excess)
+        for c in found
+    )
+    return Finding(
+        "events",
+        "Event-level inference: resampling units and the coherence of mutually exclusive markets",
+        columns,
+        rows,
+        (note, " ".join(__doc__.split("\n\n")[1].split())),
+    )

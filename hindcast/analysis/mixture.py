@@ -51,7 +51,9 @@ def mix(w, market, model) -> np.ndarray:
 def fit_w(market, model, y) -> float:
     """The w of GRID with the lowest mean Brier of the mixture (ties: the smallest)."""
     market, model, y = (np.asarray(v, float) for v in (market, model, y))
-    pooled = 1.0 / (1.0 + np.exp(-(np.outer(1.0 - GRID, logit(market)) + np.outer(GRID, logit(model)))))
+    pooled = 1.0 / (
+        1.0 + np.exp(-(np.outer(1.0 - GRID, logit(market)) + np.outer(GRID, logit(model))))
+    )
     return float(GRID[int(np.argmin(np.mean((pooled - y) ** 2, axis=1)))])
 
 
@@ -69,8 +71,10 @@ def split_units(rows: Sequence, facts: MarketFacts) -> tuple[set[str], set[str]]
 
 def mixtures(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[Mixture]:
     paired = [r for r in rows if r.probability is not None and r.market_price is not None]
-    return [_one(name, [r for r in paired if r.forecaster == name], facts, settings)
-            for name in sorted({r.forecaster for r in paired})]
+    return [
+        _one(name, [r for r in paired if r.forecaster == name], facts, settings)
+        for name in sorted({r.forecaster for r in paired})
+    ]
 
 
 def _one(name: str, rows: Sequence, facts: MarketFacts, settings: Settings) -> Mixture:
@@ -86,19 +90,61 @@ def _one(name: str, rows: Sequence, facts: MarketFacts, settings: Settings) -> M
     units = [facts.unit(r.market_id) for r in held]
     mixed = cluster_interval(units, mixed_gain, f"mixture|{name}", settings)
     alone = cluster_interval(units, model_gain, f"mixture-alone|{name}", settings)
-    return Mixture(name, w, len(fit), len(test), len(held), float(np.mean(mixed_gain)), *bounds(mixed),
-                   float(np.mean(model_gain)), *bounds(alone))
+    return Mixture(
+        name,
+        w,
+        len(fit),
+        len(test),
+        len(held),
+        float(np.mean(mixed_gain)),
+        *bounds(mixed),
+        float(np.mean(model_gain)),
+        *bounds(alone),
+    )
 
 
 def _arrays(rows: Sequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.array([r.market_price for r in rows]), np.array([r.probability for r in rows]),
-            np.array([r.outcome for r in rows]))
+    return (
+        np.array([r.market_price for r in rows]),
+        np.array([r.probability for r in rows]),
+        np.array([r.outcome for r in rows]),
+    )
 
 
 def finding(found: Sequence[Mixture]) -> Finding:
-    columns = ("forecaster", "w", "n_fit_units", "n_test_units", "n_test_rows", "mixed_gain", "mixed_low",
-               "mixed_high", "model_gain", "model_low", "model_high")
-    rows = tuple((m.forecaster, m.w, m.n_fit_markets, m.n_test_markets, m.n_test_rows, m.mixed_gain, m.mixed_low,
-                  m.mixed_high, m.model_gain, m.model_low, m.model_high) for m in found)
-    return Finding("mixture", "Additive information: market ⊕ forecaster, fitted on earlier markets, judged on later",
-                   columns, rows, (" ".join(__doc__.split("\n\n")[1].split()),))
+    columns = (
+        "forecaster",
+        "w",
+        "n_fit_units",
+        "n_test_units",
+        "n_test_rows",
+        "mixed_gain",
+        "mixed_low",
+        "mixed_high",
+        "model_gain",
+        "model_low",
+        "model_high",
+    )
+    rows = tuple(
+        (
+            m.forecaster,
+            m.w,
+            m.n_fit_markets,
+            m.n_test_markets,
+            m.n_test_rows,
+            m.mixed_gain,
+            m.mixed_low,
+            m.mixed_high,
+            m.model_gain,
+            m.model_low,
+            m.model_high,
+        )
+        for m in found
+    )
+    return Finding(
+        "mixture",
+        "Additive information: market ⊕ forecaster, fitted on earlier markets, judged on later",
+        columns,
+        rows,
+        (" ".join(__doc__.split("\n\n")[1].split()),),
+    )

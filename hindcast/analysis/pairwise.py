@@ -64,11 +64,18 @@ def scores(rows: Sequence) -> dict[str, dict[tuple, float]]:
 def pairwise(rows: Sequence, facts: MarketFacts, settings: Settings) -> Pairwise:
     table = scores(rows)
     if settings.baseline not in table:
-        raise ConfigError(f"unknown baseline {settings.baseline!r}; choose one of: {', '.join(sorted(table))}")
+        raise ConfigError(
+            f"unknown baseline {settings.baseline!r}; choose one of: {', '.join(sorted(table))}"
+        )
     units = sorted({facts.unit(m) for s in table.values() for m, _ in s})
     index = {u: i for i, u in enumerate(units)}
-    sums = {pair: _unit_sums(table, pair, facts, index) for pair in itertools.permutations(sorted(table), 2)}
-    pairs = tuple(_pair(a, b, sums[(a, b)], settings) for a, b in itertools.combinations(sorted(table), 2))
+    sums = {
+        pair: _unit_sums(table, pair, facts, index)
+        for pair in itertools.permutations(sorted(table), 2)
+    }
+    pairs = tuple(
+        _pair(a, b, sums[(a, b)], settings) for a, b in itertools.combinations(sorted(table), 2)
+    )
     return Pairwise(pairs, _skills(sorted(table), sums, len(units), settings))
 
 
@@ -78,8 +85,11 @@ def _unit_sums(table, pair, facts: MarketFacts, index) -> tuple[np.ndarray, np.n
     keys = sorted(a.keys() & b.keys())
     codes = np.array([index[facts.unit(k[0])] for k in keys], dtype=np.int64)
     n = len(index)
-    return (np.bincount(codes, [a[k] for k in keys], n), np.bincount(codes, [b[k] for k in keys], n),
-            np.bincount(codes, minlength=n).astype(float))
+    return (
+        np.bincount(codes, [a[k] for k in keys], n),
+        np.bincount(codes, [b[k] for k in keys], n),
+        np.bincount(codes, minlength=n).astype(float),
+    )
 
 
 def _pair(a: str, b: str, sums, settings: Settings) -> Pair:
@@ -92,7 +102,9 @@ def _pair(a: str, b: str, sums, settings: Settings) -> Pair:
     return Pair(a, b, count, float(sa.sum() / count), float(sb.sum() / count), ratio, p)
 
 
-def _permutation_p(sa: np.ndarray, sb: np.ndarray, n: np.ndarray, key: str, settings: Settings) -> float:
+def _permutation_p(
+    sa: np.ndarray, sb: np.ndarray, n: np.ndarray, key: str, settings: Settings
+) -> float:
     used = n > 0
     sa, sb = sa[used], sb[used]
     rng = bootstrap.rng_for(settings.seed, f"permutation|{key}")
@@ -112,7 +124,9 @@ def _skills(names: list[str], sums: dict, n_units: int, settings: Settings) -> t
         value = observed[name]
         scaled = None if value is None or base is None else math.exp(value - base)
         low, high = _interval(replicas, i, names.index(settings.baseline), n_units)
-        n_pairs = sum(1 for (a, _), s in sums.items() if a == name and s[1].sum() > 0 and s[0].sum() > 0)
+        n_pairs = sum(
+            1 for (a, _), s in sums.items() if a == name and s[1].sum() > 0 and s[0].sum() > 0
+        )
         out.append(Skill(name, scaled, low, high, n_pairs, settings.baseline))
     return tuple(out)
 
@@ -121,7 +135,9 @@ def _geometric(names: list[str], totals: dict) -> dict[str, float | None]:
     """name → mean of ln r(name, other) over the others it has a finite, positive ratio with."""
     out = {}
     for a in names:
-        logs = [math.log(sa / sb) for (x, _), (sa, sb) in totals.items() if x == a and sa > 0 and sb > 0]
+        logs = [
+            math.log(sa / sb) for (x, _), (sa, sb) in totals.items() if x == a and sa > 0 and sb > 0
+        ]
         out[a] = float(np.mean(logs)) if logs else None
     return out
 
@@ -132,8 +148,11 @@ def _replicate_skills(names: list[str], sums: dict, n_units: int, settings: Sett
     out = np.full((settings.replicates, len(names)), np.nan)
     for i, a in enumerate(names):
         with np.errstate(all="ignore"):
-            logs = [np.log((weights @ s[0]) / (weights @ s[1])) for (x, _), s in sums.items()
-                    if x == a and s[2].sum() > 0]
+            logs = [
+                np.log((weights @ s[0]) / (weights @ s[1]))
+                for (x, _), s in sums.items()
+                if x == a and s[2].sum() > 0
+            ]
         if logs:
             stacked = np.vstack(logs)
             stacked[~np.isfinite(stacked)] = np.nan
@@ -147,7 +166,9 @@ def _nanmean_columns(stacked: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, totals / np.maximum(counts, 1), np.nan)
 
 
-def _interval(replicas: np.ndarray, i: int, base: int, n_units: int) -> tuple[float | None, float | None]:
+def _interval(
+    replicas: np.ndarray, i: int, base: int, n_units: int
+) -> tuple[float | None, float | None]:
     if vs_market.too_few(n_units):
         return None, None
     interval = bootstrap.percentile_interval(np.exp(replicas[:, i] - replicas[:, base]))
@@ -155,13 +176,23 @@ def _interval(replicas: np.ndarray, i: int, base: int, n_units: int) -> tuple[fl
 
 
 def findings(result: Pairwise) -> list[Finding]:
-    skill = Finding("pairwise-skill", f"Relative skill on overlapping rows (baseline: {result.skills[0].baseline})",
-                    ("forecaster", "relative_skill", "low", "high", "n_pairs"),
-                    tuple((s.forecaster, s.relative_skill, s.low, s.high, s.n_pairs) for s in result.skills),
-                    (" ".join(__doc__.split("\n\n")[1].split()),))
-    pairs = Finding("pairwise-pairs", "Pairwise Brier ratios on the (market, t0) both answered",
-                    ("a", "b", "n_rows", "brier_a", "brier_b", "ratio", "p_value"),
-                    tuple((p.a, p.b, p.n_rows, p.brier_a, p.brier_b, p.ratio, p.p_value) for p in result.pairs),
-                    (("ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: permutation test "
-                      "swapping whole markets/events, seeded; – : no shared rows or a zero mean Brier."),))
+    skill = Finding(
+        "pairwise-skill",
+        f"Relative skill on overlapping rows (baseline: {result.skills[0].baseline})",
+        ("forecaster", "relative_skill", "low", "high", "n_pairs"),
+        tuple((s.forecaster, s.relative_skill, s.low, s.high, s.n_pairs) for s in result.skills),
+        (" ".join(__doc__.split("\n\n")[1].split()),),
+    )
+    pairs = Finding(
+        "pairwise-pairs",
+        "Pairwise Brier ratios on the (market, t0) both answered",
+        ("a", "b", "n_rows", "brier_a", "brier_b", "ratio", "p_value"),
+        tuple((p.a, p.b, p.n_rows, p.brier_a, p.brier_b, p.ratio, p.p_value) for p in result.pairs),
+        (
+            (
+                "ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: permutation test "
+                "swapping whole markets/events, seeded; – : no shared rows or a zero mean Brier."
+            ),
+        ),
+    )
     return [skill, pairs]

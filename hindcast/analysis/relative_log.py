@@ -15,7 +15,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hindcast.analysis.units import CLIP_POLICY, MarketFacts, Settings, bounds, clipped, cluster_interval, is_clipped
+from hindcast.analysis.units import (
+    CLIP_POLICY,
+    MarketFacts,
+    Settings,
+    bounds,
+    clipped,
+    cluster_interval,
+    is_clipped,
+)
 from hindcast.scoring.findings import Finding
 
 
@@ -42,20 +50,47 @@ def _given(p: float, y: float) -> float:
 
 def relative_logs(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[RelativeLog]:
     paired = [r for r in rows if r.probability is not None and r.market_price is not None]
-    return [_one(name, [r for r in paired if r.forecaster == name], facts, settings)
-            for name in sorted({r.forecaster for r in paired})]
+    return [
+        _one(name, [r for r in paired if r.forecaster == name], facts, settings)
+        for name in sorted({r.forecaster for r in paired})
+    ]
 
 
 def _one(name: str, rows: Sequence, facts: MarketFacts, settings: Settings) -> RelativeLog:
     values = [relative_log(r.probability, r.market_price, r.outcome) for r in rows]
-    interval = cluster_interval([facts.unit(r.market_id) for r in rows], values, f"relative-log|{name}", settings)
+    interval = cluster_interval(
+        [facts.unit(r.market_id) for r in rows], values, f"relative-log|{name}", settings
+    )
     n_clipped = sum(is_clipped(r.probability) or is_clipped(r.market_price) for r in rows)
-    return RelativeLog(name, math.fsum(values) / len(values), *bounds(interval), len(rows),
-                       len({r.market_id for r in rows}), n_clipped)
+    return RelativeLog(
+        name,
+        math.fsum(values) / len(values),
+        *bounds(interval),
+        len(rows),
+        len({r.market_id for r in rows}),
+        n_clipped,
+    )
 
 
 def finding(found: Sequence[RelativeLog]) -> Finding:
-    columns = ("forecaster", "relative_log", "low", "high", "n_rows", "n_markets", "n_clipped", "clip_policy")
-    rows = tuple((f.forecaster, f.mean, f.low, f.high, f.n_rows, f.n_markets, f.n_clipped, f.policy) for f in found)
-    return Finding("relative-log", "Market-relative log score: 100·(ln p(y) − ln p_market(y)) at the same t0",
-                   columns, rows, (" ".join(__doc__.split("\n\n")[1].split()),))
+    columns = (
+        "forecaster",
+        "relative_log",
+        "low",
+        "high",
+        "n_rows",
+        "n_markets",
+        "n_clipped",
+        "clip_policy",
+    )
+    rows = tuple(
+        (f.forecaster, f.mean, f.low, f.high, f.n_rows, f.n_markets, f.n_clipped, f.policy)
+        for f in found
+    )
+    return Finding(
+        "relative-log",
+        "Market-relative log score: 100·(ln p(y) − ln p_market(y)) at the same t0",
+        columns,
+        rows,
+        (" ".join(__doc__.split("\n\n")[1].split()),),
+    )

@@ -34,8 +34,10 @@ def points(rows: Sequence, with_market: bool = True) -> list[Point]:
     for r in rows:
         if r.probability is not None:
             groups[(r.forecaster, r.market_id, r.t0)].append(r)
-    found = [_point(name, members, float(np.mean([m.probability for m in members])))
-             for (name, _, _), members in groups.items()]
+    found = [
+        _point(name, members, float(np.mean([m.probability for m in members])))
+        for (name, _, _), members in groups.items()
+    ]
     if with_market:
         priced = {(r.market_id, r.t0): r for r in rows if r.market_price is not None}
         found += [_point(MARKET_PRICE, [r], r.market_price) for r in priced.values()]
@@ -44,8 +46,16 @@ def points(rows: Sequence, with_market: bool = True) -> list[Point]:
 
 def _point(name: str, members: list, probability: float) -> Point:
     first = members[0]
-    return Point(name, first.market_id, first.t0, first.label, probability, first.outcome, first.market_price,
-                 first.resolved_at)
+    return Point(
+        name,
+        first.market_id,
+        first.t0,
+        first.label,
+        probability,
+        first.outcome,
+        first.market_price,
+        first.resolved_at,
+    )
 
 
 def by_forecaster_market(found: Sequence[Point]) -> dict[str, dict[str, list[Point]]]:

@@ -30,7 +30,9 @@ class MarketAverage:
     market_id: str
     brier: float
     log_score: float
-    market_brier: float | None  # the market price at the same t0s, averaged the same way (None: a t0 had no price)
+    market_brier: (
+        float | None
+    )  # the market price at the same t0s, averaged the same way (None: a t0 had no price)
     seconds: float
 
 
@@ -74,8 +76,14 @@ def market_average(points: Sequence) -> MarketAverage | None:
     priced = all(p.market_price is not None for p in points)
     market = avg(lambda p: brier(p.market_price, p.outcome)) if priced else None
     first = points[0]
-    return MarketAverage(first.forecaster, first.market_id, avg(lambda p: brier(p.probability, p.outcome)),
-                         avg(lambda p: log_score(p.probability, p.outcome)), market, total)
+    return MarketAverage(
+        first.forecaster,
+        first.market_id,
+        avg(lambda p: brier(p.probability, p.outcome)),
+        avg(lambda p: log_score(p.probability, p.outcome)),
+        market,
+        total,
+    )
 
 
 def averages(rows: Sequence) -> list[MarketAverage]:
@@ -93,8 +101,18 @@ def lines(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[ScoreL
     for name in sorted({p.forecaster for p in found}):
         mine = [a for a in every if a.forecaster == name]
         if mine:
-            out.append(_line(name, TIME_AVERAGED, [a.market_id for a in mine], [a.brier for a in mine],
-                             [a.log_score for a in mine], [a.market_brier for a in mine], facts, settings))
+            out.append(
+                _line(
+                    name,
+                    TIME_AVERAGED,
+                    [a.market_id for a in mine],
+                    [a.brier for a in mine],
+                    [a.log_score for a in mine],
+                    [a.market_brier for a in mine],
+                    facts,
+                    settings,
+                )
+            )
         out += _spots(name, [p for p in found if p.forecaster == name], facts, settings)
     return out
 
@@ -103,27 +121,75 @@ def _spots(name: str, pts: Sequence, facts: MarketFacts, settings: Settings) -> 
     out = []
     for label in sorted({p.label for p in pts}):
         at = [p for p in pts if p.label == label]
-        out.append(_line(name, f"spot {label}", [p.market_id for p in at],
-                         [brier(p.probability, p.outcome) for p in at], [log_score(p.probability, p.outcome) for p in at],
-                         [None if p.market_price is None else brier(p.market_price, p.outcome) for p in at],
-                         facts, settings))
+        out.append(
+            _line(
+                name,
+                f"spot {label}",
+                [p.market_id for p in at],
+                [brier(p.probability, p.outcome) for p in at],
+                [log_score(p.probability, p.outcome) for p in at],
+                [None if p.market_price is None else brier(p.market_price, p.outcome) for p in at],
+                facts,
+                settings,
+            )
+        )
     return out
 
 
-def _line(name, measure, markets, briers, logs, market_briers, facts: MarketFacts, settings: Settings) -> ScoreLine:
-    interval = cluster_interval([facts.unit(m) for m in markets], briers, f"time-average|{name}|{measure}", settings)
+def _line(
+    name, measure, markets, briers, logs, market_briers, facts: MarketFacts, settings: Settings
+) -> ScoreLine:
+    interval = cluster_interval(
+        [facts.unit(m) for m in markets], briers, f"time-average|{name}|{measure}", settings
+    )
     priced = [b for b in market_briers if b is not None]
     market = float(np.mean(priced)) if len(priced) == len(market_briers) else None
-    return ScoreLine(name, measure, float(np.mean(briers)), *bounds(interval), float(np.mean(logs)), market,
-                     len(set(markets)))
+    return ScoreLine(
+        name,
+        measure,
+        float(np.mean(briers)),
+        *bounds(interval),
+        float(np.mean(logs)),
+        market,
+        len(set(markets)),
+    )
 
 
 def finding(found: Sequence[ScoreLine]) -> Finding:
-    columns = ("forecaster", "measure", "brier", "brier_low", "brier_high", "log_score", "market_brier", "n_markets")
-    rows = tuple((s.forecaster, s.measure, s.brier, s.brier_low, s.brier_high, s.log_score, s.market_brier,
-                  s.n_markets) for s in found)
-    return Finding("time-averaged", "Time-averaged scores over the sweep, beside spot scores per cutoff", columns, rows,
-                   (" ".join(__doc__.split("\n\n")[1].split()),
-                    ("market_brier: the market's price at the same t0s scored the same way (– where a t0 had no "
-                     "price); log_score: ln of the probability given to the outcome, clipped to [1e-6, 1 − 1e-6] "
-                     "(policy log-clip-1e-6). Brier interval: 95%, bootstrap over whole markets/events.")))
+    columns = (
+        "forecaster",
+        "measure",
+        "brier",
+        "brier_low",
+        "brier_high",
+        "log_score",
+        "market_brier",
+        "n_markets",
+    )
+    rows = tuple(
+        (
+            s.forecaster,
+            s.measure,
+            s.brier,
+            s.brier_low,
+            s.brier_high,
+            s.log_score,
+            s.market_brier,
+            s.n_markets,
+        )
+        for s in found
+    )
+    return Finding(
+        "time-averaged",
+        "Time-averaged scores over the sweep, beside spot scores per cutoff",
+        columns,
+        rows,
+        (
+            " ".join(__doc__.split("\n\n")[1].split()),
+            (
+                "market_brier: the market's price at the same t0s scored the same way (– where a t0 had no "
+                "price); log_score: ln of the probability given to the outcome, clipped to [1e-6, 1 − 1e-6] "
+                "(policy log-clip-1e-6). Brier interval: 95%, bootstrap over whole markets/events."
+            ),
+        ),
+    )

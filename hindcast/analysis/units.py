@@ -82,11 +82,15 @@ def cluster_interval(units: Sequence[str], values: Sequence[float], key: str, se
     if vs_market.too_few(n):
         return None
     weights = unit_weights(n, key, settings)
-    return bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, np.asarray(values, float)))
+    return bootstrap.percentile_interval(
+        bootstrap.replicate_means(weights, codes, np.asarray(values, float))
+    )
 
 
 def unit_weights(n_units: int, key: str, settings: Settings) -> np.ndarray:
-    return bootstrap.draw_weights(n_units, settings.replicates, bootstrap.rng_for(settings.seed, key))
+    return bootstrap.draw_weights(
+        n_units, settings.replicates, bootstrap.rng_for(settings.seed, key)
+    )
 
 
 def bounds(interval) -> tuple[float | None, float | None]:

@@ -5,7 +5,9 @@ from numba import njit
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
-def first_stage(codes, scales, q, edit_us, mask_from, masked, out, start, stop):  # pragma: no cover - compiled
+def first_stage(
+    codes, scales, q, edit_us, mask_from, masked, out, start, stop
+):  # pragma: no cover - compiled
     """out[i] = scales[i] · (codes[i] · q) for i in [start, stop), or -inf where `masked` and
     edit_us[i] ≥ mask_from. Releases the GIL, so row ranges run on several threads; each row's
     arithmetic is the same whichever thread computes it."""
@@ -33,7 +35,9 @@ def exact(vectors, positions, q, out):  # pragma: no cover - compiled
             lanes[j % 8] += np.float64(row[j]) * q[j]
         for j in range(dims - dims % 8, dims):
             lanes[j % 8] += np.float64(row[j]) * q[j]
-        out[k] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+        out[k] = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + (
+            (lanes[4] + lanes[5]) + (lanes[6] + lanes[7])
+        )
 
 
 @njit(nogil=True, cache=True)
@@ -71,7 +75,9 @@ def _lowest(scores, picked):  # pragma: no cover - compiled
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
-def first_stage_ranges(codes, scales, q, edit_us, mask_from, masked, out, ranges, lo, hi):  # pragma: no cover - compiled
+def first_stage_ranges(
+    codes, scales, q, edit_us, mask_from, masked, out, ranges, lo, hi
+):  # pragma: no cover - compiled
     """`first_stage` over row ranges: for each r in [lo, hi), rows [ranges[r, 0], ranges[r, 1])
     are scored into out[ranges[r, 2]:…] (the ranges laid end to end). Same arithmetic per
     row as `first_stage`, so a row scores the same bits on either path."""

@@ -134,6 +134,7 @@ class Part:
 
 # ---- search -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Plan:
     codes: np.ndarray
@@ -144,8 +145,15 @@ class _Plan:
     where: Callable | None  # output index → time-order position (None: the same)
 
 
-def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
-         scanner: scan.Scanner | None = None) -> list[tuple[float, int, int]]:
+def rank(
+    parts: list[Part],
+    q,
+    mask_from: int | None,
+    n: int,
+    *,
+    nprobe: int,
+    scanner: scan.Scanner | None = None,
+) -> list[tuple[float, int, int]]:
     """The best `n` (score, part index, position) over all parts, best first (ties: part,
     then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none).
     A part with an index: the exact top-n of the rows of its `nprobe` best lists, or the
@@ -155,11 +163,18 @@ def rank(parts: list[Part], q, mask_from: int | None, n: int, *, nprobe: int,
     q = np.ascontiguousarray(q, dtype=np.float32)
     plans = _each(lambda part: _plan(part, q, nprobe, mask_from), parts, scanner)
     roughs = _first_stage(plans, q, mask_from, scanner)
-    tops = _each(lambda i: scan.refine(parts[i].vectors, q, roughs[i], n, plans[i].where) if roughs[i].size else [],
-                 range(len(parts)), scanner)
+    tops = _each(
+        lambda i: (
+            scan.refine(parts[i].vectors, q, roughs[i], n, plans[i].where) if roughs[i].size else []
+        ),
+        range(len(parts)),
+        scanner,
+    )
     short = [i for i, top in enumerate(tops) if len(top) < n and plans[i].where is not None]
     if short:
-        exact = scan.top_each([(parts[i].vectors, parts[i].end) for i in short], q, mask_from, n, scanner)
+        exact = scan.top_each(
+            [(parts[i].vectors, parts[i].end) for i in short], q, mask_from, n, scanner
+        )
         for i, top in zip(short, exact):
             tops[i] = top
     best = [(score, i, position) for i, top in enumerate(tops) for score, position in top]
@@ -174,7 +189,9 @@ def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
     workers = min(scanner.workers, len(items)) if scanner is not None else 1
     if workers < 2:
         return [fn(x) for x in items]
-    others = [scanner.submit(lambda w: [fn(x) for x in items[w::workers]], w) for w in range(1, workers)]
+    others = [
+        scanner.submit(lambda w: [fn(x) for x in items[w::workers]], w) for w in range(1, workers)
+    ]
     shares = [[fn(x) for x in items[0::workers]]] + [done.result() for done in others]
     return [shares[i % workers][i // workers] for i in range(len(items))]
 
@@ -187,14 +204,28 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
         ranges = np.stack([starts, stops, starts], axis=1)
-        return _Plan(np.asarray(month.codes), np.asarray(month.scales), np.asarray(month.edit_us), ranges, end, None)
+        return _Plan(
+            np.asarray(month.codes),
+            np.asarray(month.scales),
+            np.asarray(month.edit_us),
+            ranges,
+            end,
+            None,
+        )
     lists = probe(ann, q, nprobe)
     starts, stops = ann.offsets[lists], ann.offsets[lists + 1]
     keep = stops > starts
     starts, stops = starts[keep], stops[keep]
     outputs = np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)
     ranges = np.stack([starts, stops, outputs[:-1]], axis=1)
-    return _Plan(ann.codes, ann.scales, ann.edit_us, ranges, int(outputs[-1]), _locator(ann, starts, outputs[:-1]))
+    return _Plan(
+        ann.codes,
+        ann.scales,
+        ann.edit_us,
+        ranges,
+        int(outputs[-1]),
+        _locator(ann, starts, outputs[:-1]),
+    )
 
 
 def _usable(ann: Ann | None, end: int, mask_from: int | None) -> bool:
@@ -214,24 +245,28 @@ def probe(ann: Ann, q: np.ndarray, nprobe: int) -> np.ndarray:
     picked = np.argpartition(-scores, nprobe - 1)[:nprobe]
     low = scores[picked].min()
     above = np.flatnonzero(scores > low)
-    return np.sort(np.concatenate([above, np.flatnonzero(scores == low)[:nprobe - above.size]]))
+    return np.sort(np.concatenate([above, np.flatnonzero(scores == low)[: nprobe - above.size]]))
 
 
 def _locator(ann: Ann, starts: np.ndarray, outputs: np.ndarray) -> Callable:
     def where(k: np.ndarray) -> np.ndarray:
         r = np.searchsorted(outputs, k, side="right") - 1
         return np.asarray(ann.positions[starts[r] + (k - outputs[r])], dtype=np.int64)
+
     return where
 
 
-def _first_stage(plans: list[_Plan], q: np.ndarray, mask_from: int | None,
-                 scanner: scan.Scanner | None) -> list[np.ndarray]:
+def _first_stage(
+    plans: list[_Plan], q: np.ndarray, mask_from: int | None, scanner: scan.Scanner | None
+) -> list[np.ndarray]:
     """First-stage scores of every plan's ranges, in one pass over the scanner's threads."""
     outs = [np.empty(plan.size, dtype=np.float32) for plan in plans]
     masked = mask_from is not None
     limit = int(mask_from) if masked else np.iinfo(np.int64).max
-    calls = [(plan.codes, plan.scales, q, plan.edit_us, limit, masked, out, plan.ranges)
-             for plan, out in zip(plans, outs)]
+    calls = [
+        (plan.codes, plan.scales, q, plan.edit_us, limit, masked, out, plan.ranges)
+        for plan, out in zip(plans, outs)
+    ]
     total = sum(plan.size for plan in plans)
     workers = scanner.workers if scanner is not None and total >= scan.PARALLEL_ROWS else 1
     shares = _shares(plans, total, workers)
@@ -266,17 +301,31 @@ def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
 
 # ---- build --------------------------------------------------------------------------------
 
+
 def default_lists(train_rows: int) -> int:
     """Lists of a month with `train_rows` training rows: 6·√rows, at most MAX_LISTS."""
-    return max(1, min(MAX_LISTS, train_rows, round(LISTS_PER_SQRT * math.sqrt(train_rows)))) if train_rows else 0
+    return (
+        max(1, min(MAX_LISTS, train_rows, round(LISTS_PER_SQRT * math.sqrt(train_rows))))
+        if train_rows
+        else 0
+    )
 
 
 def _lists_for(train_rows: int, lists: int | None) -> int:
     return min(lists, train_rows) if lists else default_lists(train_rows)
 
 
-def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None,
-                seed: int = 0, nprobe: int | None = None) -> dict:
+def build_month(
+    folder: Path,
+    vectors,
+    created_us,
+    edit_us,
+    month_end_us: int,
+    *,
+    lists: int | None = None,
+    seed: int = 0,
+    nprobe: int | None = None,
+) -> dict:
     """Build (or rebuild) the IVF of one month under `folder/ann/` and return its meta (lists,
     rows, training rows, recall@10 at `nprobe`). A month with no document final before its
     end gets no index (lists 0): it is always scanned exactly."""
@@ -291,21 +340,34 @@ def build_month(folder: Path, vectors, created_us, edit_us, month_end_us: int, *
     return meta
 
 
-def fit(vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None, seed: int = 0) -> Ann:
+def fit(
+    vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None, seed: int = 0
+) -> Ann:
     """The IVF of one month, in memory: centroids trained on the rows final before
     `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
     train = _training_rows(created_us, edit_us, month_end_us)
     count = _lists_for(train.size, lists)
-    meta = {"format": FORMAT, "rows": int(edit_us.size), "trained_on": int(train.size), "lists": int(count),
-            "month_end_us": int(month_end_us)}
-    centroids = kmeans(vectors, train, count, seed) if count else np.zeros((0, vectors.shape[1]), np.float32)
+    meta = {
+        "format": FORMAT,
+        "rows": int(edit_us.size),
+        "trained_on": int(train.size),
+        "lists": int(count),
+        "month_end_us": int(month_end_us),
+    }
+    centroids = (
+        kmeans(vectors, train, count, seed)
+        if count
+        else np.zeros((0, vectors.shape[1]), np.float32)
+    )
     return Ann(**_lists(vectors, centroids, edit_us), meta=meta)
 
 
 def _training_rows(created_us, edit_us, month_end_us: int) -> np.ndarray:
     """Positions of the rows whose text was final before the month's end (see the module notes)."""
-    return np.flatnonzero((np.asarray(edit_us) < month_end_us) & (np.asarray(created_us) < month_end_us))
+    return np.flatnonzero(
+        (np.asarray(edit_us) < month_end_us) & (np.asarray(created_us) < month_end_us)
+    )
 
 
 def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
@@ -325,8 +387,8 @@ def _nearest(x, centroids: np.ndarray) -> np.ndarray:
     """Index of the centroid of highest dot product for each row (ties to the lower), in chunks."""
     out = np.empty(x.shape[0], dtype=np.int64)
     for start in range(0, x.shape[0], ASSIGN_CHUNK):
-        block = np.asarray(x[start:start + ASSIGN_CHUNK], dtype=np.float32)
-        out[start:start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
+        block = np.asarray(x[start : start + ASSIGN_CHUNK], dtype=np.float32)
+        out[start : start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
     return out
 
 
@@ -340,19 +402,30 @@ def _update(x: np.ndarray, assign: np.ndarray, centroids: np.ndarray) -> np.ndar
 
 def _unit(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.ascontiguousarray(np.where(norms > 0, x / np.where(norms > 0, norms, 1), x), dtype=np.float32)
+    return np.ascontiguousarray(
+        np.where(norms > 0, x / np.where(norms > 0, norms, 1), x), dtype=np.float32
+    )
 
 
 def _lists(vectors, centroids: np.ndarray, edit_us: np.ndarray) -> dict:
     """Every row assigned to its nearest centroid; arrays in list order (time order within a
     list). The codes are the scan's own per-row codes (`scan.quantize`), copied in list order."""
-    assign = _nearest(vectors, centroids) if centroids.shape[0] else np.zeros(len(edit_us), np.int64)
+    assign = (
+        _nearest(vectors, centroids) if centroids.shape[0] else np.zeros(len(edit_us), np.int64)
+    )
     positions = np.argsort(assign, kind="stable").astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(assign, minlength=centroids.shape[0]))]).astype(np.int64)
+    offsets = np.concatenate(
+        [[0], np.cumsum(np.bincount(assign, minlength=centroids.shape[0]))]
+    ).astype(np.int64)
     codes, scales = scan.quantize(vectors)
-    return {"centroids": centroids, "offsets": offsets[:centroids.shape[0] + 1], "positions": positions,
-            "codes": codes[positions], "scales": scales[positions],
-            "edit_us": np.ascontiguousarray(np.asarray(edit_us)[positions], dtype=np.int64)}
+    return {
+        "centroids": centroids,
+        "offsets": offsets[: centroids.shape[0] + 1],
+        "positions": positions,
+        "codes": codes[positions],
+        "scales": scales[positions],
+        "edit_us": np.ascontiguousarray(np.asarray(edit_us)[positions], dtype=np.int64),
+    }
 
 
 def _recall(vectors, edit_us, index: Ann, nprobe: int, seed: int) -> dict:
@@ -364,11 +437,15 @@ def _recall(vectors, edit_us, index: Ann, nprobe: int, seed: int) -> dict:
     end = int(index.meta["month_end_us"])
     month = scan.Vectors(vectors, codes, scales, np.asarray(edit_us), float(scales.max()))
     train = _training_rows(np.full(len(scales), end - 1), edit_us, end)
-    hits = [_overlap(month, index, q, nprobe, end) for q in probe_queries(vectors, seed, rows=train)]
+    hits = [
+        _overlap(month, index, q, nprobe, end) for q in probe_queries(vectors, seed, rows=train)
+    ]
     return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
 
 
-def probe_queries(vectors, seed: int, count: int = PROBE_QUERIES, rows: np.ndarray | None = None) -> np.ndarray:
+def probe_queries(
+    vectors, seed: int, count: int = PROBE_QUERIES, rows: np.ndarray | None = None
+) -> np.ndarray:
     """`count` seeded queries: unit month rows (of `rows`; None: all) plus Gaussian noise of the same norm."""
     rng = np.random.default_rng(seed + 1)
     rows = np.arange(vectors.shape[0]) if rows is None else np.asarray(rows)
@@ -394,7 +471,9 @@ def _write(target: Path, index: Ann, meta: dict) -> None:
     staging.mkdir(parents=True)
     for name in _ARRAYS:
         np.save(staging / f"{name}.npy", getattr(index, name))
-    (staging / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (staging / "meta.json").write_text(
+        json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     _remove(target)
     staging.rename(target)
 
@@ -418,8 +497,15 @@ def load_month(folder: Path) -> Ann | None:
 
 # ---- a whole index ------------------------------------------------------------------------
 
-def build(index, *, lists: int | None = None, nprobe: int | None = None, seed: int = 0,
-          on_progress: Callable[[int, int], None] | None = None) -> dict:
+
+def build(
+    index,
+    *,
+    lists: int | None = None,
+    nprobe: int | None = None,
+    seed: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
     that lacks one with these parameters; record and return `info["ann"]`.
 
@@ -456,10 +542,14 @@ def _current(root: Path, month: str, params: dict) -> bool:
     folder = layout.vector_chunk_dir(root, month)
     meta_path = folder / "ann" / "meta.json"
     if not meta_path.exists():
-        created, edit = (np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("created_us", "edit_us"))
+        created, edit = (
+            np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("created_us", "edit_us")
+        )
         return not _training_rows(created, edit, month_end_us(month)).size
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    return meta.get("params") == params and meta["lists"] == _lists_for(meta["trained_on"], params["lists"])
+    return meta.get("params") == params and meta["lists"] == _lists_for(
+        meta["trained_on"], params["lists"]
+    )
 
 
 def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
@@ -467,13 +557,20 @@ def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
     or None when it is (or nothing is recorded: approximate search is refused then anyway)."""
     if recorded is None:
         return None
-    want = recorded.get("params") or {"seed": recorded.get("seed"), "nprobe": recorded.get("nprobe")}
+    want = recorded.get("params") or {
+        "seed": recorded.get("seed"),
+        "nprobe": recorded.get("nprobe"),
+    }
     got = meta.get("params") or {}
-    if recorded.get("lists", {}).get(month) == meta.get("lists") and all(got.get(k) == v for k, v in want.items()):
+    if recorded.get("lists", {}).get(month) == meta.get("lists") and all(
+        got.get(k) == v for k, v in want.items()
+    ):
         return None
-    return (f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is not the one "
-            f"index.json records ({recorded.get('lists', {}).get(month)} lists, parameters {want}) — a stopped "
-            "`hindcast archive embed --approx` rebuild; run it again to finish")
+    return (
+        f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is not the one "
+        f"index.json records ({recorded.get('lists', {}).get(month)} lists, parameters {want}) — a stopped "
+        "`hindcast archive embed --approx` rebuild; run it again to finish"
+    )
 
 
 def check_recorded(root: Path, info: dict) -> None:
@@ -482,7 +579,9 @@ def check_recorded(root: Path, info: dict) -> None:
     for month in sorted(info["months"]):
         meta_path = layout.vector_chunk_dir(Path(root), month) / "ann" / "meta.json"
         if meta_path.exists():
-            why = disagreement(json.loads(meta_path.read_text(encoding="utf-8")), info.get("ann"), month)
+            why = disagreement(
+                json.loads(meta_path.read_text(encoding="utf-8")), info.get("ann"), month
+            )
             if why:
                 raise ArchiveIntegrityError(f"{root}: {why}")
 
@@ -493,21 +592,35 @@ def _month(root: Path, month: str, params: dict) -> dict:
     built = load_month(folder)
     if built is not None and _current(root, month, params):
         return built.meta
-    arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")}
-    return build_month(folder, arrays["vectors"], arrays["created_us"], arrays["edit_us"], month_end_us(month),
-                       lists=lists, seed=seed, nprobe=nprobe)
+    arrays = {
+        n: np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("vectors", "created_us", "edit_us")
+    }
+    return build_month(
+        folder,
+        arrays["vectors"],
+        arrays["created_us"],
+        arrays["edit_us"],
+        month_end_us(month),
+        lists=lists,
+        seed=seed,
+        nprobe=nprobe,
+    )
 
 
 def summary(metas: dict[str, dict], nprobe: int, seed: int) -> dict:
     recalls = [m["recall@10"] for m in metas.values() if m["recall@10"] is not None]
-    return {"format": FORMAT, "nprobe": nprobe, "seed": seed,
-            "lists": {month: m["lists"] for month, m in sorted(metas.items())},
-            "recall@10": min(recalls) if recalls else None,
-            "recall@10_mean": round(float(np.mean(recalls)), 6) if recalls else None,
-            "probe_queries": sum(m["probe_queries"] for m in metas.values()),
-            "trained_on": "per month, the documents whose text was final before the month's end "
-                          f"(edit_us < month end); seeded spherical k-means ({ITERATIONS} iterations, "
-                          f"at most {TRAIN_PER_LIST} sampled rows per list)"}
+    return {
+        "format": FORMAT,
+        "nprobe": nprobe,
+        "seed": seed,
+        "lists": {month: m["lists"] for month, m in sorted(metas.items())},
+        "recall@10": min(recalls) if recalls else None,
+        "recall@10_mean": round(float(np.mean(recalls)), 6) if recalls else None,
+        "probe_queries": sum(m["probe_queries"] for m in metas.values()),
+        "trained_on": "per month, the documents whose text was final before the month's end "
+        f"(edit_us < month end); seeded spherical k-means ({ITERATIONS} iterations, "
+        f"at most {TRAIN_PER_LIST} sampled rows per list)",
+    }
 
 
 def month_end_us(month: str) -> int:

@@ -45,8 +45,13 @@ from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveInputError, ConfigError, HindcastError, StoppedError
 
 INSTALL = "pip install 'hindcast-replay[ray]'"
-_ADDRESS = re.compile(r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$")
-_SOCKET_MAX, _SOCKET_TAIL = 107, len("/session_2026-01-01_00-00-00_000000_1234567/sockets/plasma_store")
+_ADDRESS = re.compile(
+    r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$"
+)
+_SOCKET_MAX, _SOCKET_TAIL = (
+    107,
+    len("/session_2026-01-01_00-00-00_000000_1234567/sockets/plasma_store"),
+)
 _BATCH_DOCS = 200_000  # texts of at most this many documents are held by the driver at once (one Ray Data run)
 
 
@@ -90,8 +95,10 @@ def _private_temp() -> str:
     variable — or the system temp dir; refused when Ray's socket paths below it would be too long."""
     parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
     if len(os.path.abspath(parent)) + len("/hindcast-ray-12345678") + _SOCKET_TAIL > _SOCKET_MAX:
-        raise ConfigError(f"RAY_TMPDIR {parent}: too long a path for Ray's sockets below it "
-                          f"(at most {_SOCKET_MAX - _SOCKET_TAIL - 22} characters); set a shorter one")
+        raise ConfigError(
+            f"RAY_TMPDIR {parent}: too long a path for Ray's sockets below it "
+            f"(at most {_SOCKET_MAX - _SOCKET_TAIL - 22} characters); set a shorter one"
+        )
     return tempfile.mkdtemp(prefix="hindcast-ray-", dir=parent)
 
 
@@ -107,7 +114,9 @@ def _init(ray, address: str, temp: str | None) -> None:
             else:
                 ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, TimeoutError) as exc:
-        raise _outage(address, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+        raise _outage(
+            address, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        ) from None
     _quiet(ray)
 
 
@@ -132,21 +141,35 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
 
 
 def _outage(address: str, why: str) -> StoppedError:
-    return StoppedError(f"Ray cluster at {address} cannot be reached ({why}); nothing was written — "
-                        "re-run when it is up")
+    return StoppedError(
+        f"Ray cluster at {address} cannot be reached ({why}); nothing was written — "
+        "re-run when it is up"
+    )
 
 
 # ---- ingest: one task per input, committed by the driver ----------------------------------------
 
-def ingest(inputs: Sequence[Path], source: str, fmt: str, archive: Path, *, address: str | None = None,
-           chunk_rows: int = ingesting.CHUNK_ROWS) -> list[ingesting.IngestSummary]:
+
+def ingest(
+    inputs: Sequence[Path],
+    source: str,
+    fmt: str,
+    archive: Path,
+    *,
+    address: str | None = None,
+    chunk_rows: int = ingesting.CHUNK_ROWS,
+) -> list[ingesting.IngestSummary]:
     """`ingest.ingest` with each input read by a Ray task; all or nothing, the same files."""
     archive, inputs = Path(archive), [Path(p) for p in inputs]
     ingesting.refuse_frozen(layout.draft_dir(archive))
     with connected(address) as ray, ingesting.staging_area(archive) as staging:
         task = ray.remote(num_cpus=1)(_stage)
-        refs = [task.remote(os.getcwd(), p, source, fmt, layout.draft_dir(archive), archive, staging, chunk_rows)
-                for p in inputs]
+        refs = [
+            task.remote(
+                os.getcwd(), p, source, fmt, layout.draft_dir(archive), archive, staging, chunk_rows
+            )
+            for p in inputs
+        ]
         staged = _gather(ray, refs)
         for item in staged:
             _visible(item)
@@ -155,8 +178,16 @@ def ingest(inputs: Sequence[Path], source: str, fmt: str, archive: Path, *, addr
     return [item.summary for item in staged]
 
 
-def _stage(cwd: str, path: Path, source: str, fmt: str, root: Path, archive: Path, staging: Path,
-           chunk_rows: int) -> ingesting.Staged:
+def _stage(
+    cwd: str,
+    path: Path,
+    source: str,
+    fmt: str,
+    root: Path,
+    archive: Path,
+    staging: Path,
+    chunk_rows: int,
+) -> ingesting.Staged:
     """Runs in a Ray worker: relative paths mean what they meant to the driver."""
     os.chdir(cwd)
     return ingesting.stage(path, source, fmt, root, archive, staging, chunk_rows)
@@ -182,7 +213,9 @@ def _unwrapped(exc: BaseException) -> BaseException:
     seen = exc
     while seen is not None:
         cause = getattr(seen, "cause", None) or seen.__cause__
-        if isinstance(seen, (HindcastError, OSError)) and not type(seen).__module__.startswith("ray"):
+        if isinstance(seen, (HindcastError, OSError)) and not type(seen).__module__.startswith(
+            "ray"
+        ):
             return seen
         if isinstance(cause, (HindcastError, OSError)):
             return cause
@@ -193,11 +226,14 @@ def _unwrapped(exc: BaseException) -> BaseException:
 
 def _visible(item: ingesting.Staged) -> None:
     if not item.area.is_dir():
-        raise ArchiveInputError(f"{item.summary.input}: a Ray worker wrote it to {item.area}, which this machine "
-                                "does not see; the archive must be on a filesystem shared by every Ray node")
+        raise ArchiveInputError(
+            f"{item.summary.input}: a Ray worker wrote it to {item.area}, which this machine "
+            "does not see; the archive must be on a filesystem shared by every Ray node"
+        )
 
 
 # ---- embed: an actor pool of embedders on Ray Data ------------------------------------------------
+
 
 class _EmbedActor:
     """One model per actor (loaded once); a batch of chunks → their float32 vectors as bytes."""
@@ -215,8 +251,12 @@ class _EmbedActor:
         import numpy as np
 
         vectors = [self._embed(list(texts)).tobytes() for texts in batch["texts"]]
-        return {"month": batch["month"], "start": batch["start"], "rows": batch["rows"],
-                "vectors": np.array(vectors, dtype=object)}
+        return {
+            "month": batch["month"],
+            "start": batch["start"],
+            "rows": batch["rows"],
+            "vectors": np.array(vectors, dtype=object),
+        }
 
     def _embed(self, texts: list[str]):
         import numpy as np
@@ -247,7 +287,9 @@ def _torch_threads() -> int | None:
 def _gpu_model(emb: Embedder):
     """The torch module of an embedder that has one (`model()`, as the MiniLM embedders), to move to a GPU."""
     if not callable(getattr(emb, "model", None)):
-        raise ConfigError(f"--device cuda: embedder {emb.name!r} has no model to move to a GPU; use --device cpu")
+        raise ConfigError(
+            f"--device cuda: embedder {emb.name!r} has no model to move to a GPU; use --device cpu"
+        )
     return emb.model()
 
 
@@ -259,9 +301,15 @@ def _autocast(emb: Embedder, device: str):
     return torch.autocast("cuda", dtype=torch.bfloat16)
 
 
-def embed_chunks(snapshot: Snapshot, embedder: Embedder | str, *, address: str | None = None,
-                 device: str = "cpu", chunk_rows: int = index.CHUNK_ROWS,
-                 on_progress: Callable[[int, int], None] | None = None) -> int:
+def embed_chunks(
+    snapshot: Snapshot,
+    embedder: Embedder | str,
+    *,
+    address: str | None = None,
+    device: str = "cpu",
+    chunk_rows: int = index.CHUNK_ROWS,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Embed on Ray every chunk of every month not yet indexed whose checkpoint file is missing;
     each chunk saved as it arrives. Returns how many chunks were embedded. `on_progress(documents
     embedded, documents to embed)`."""
@@ -281,11 +329,15 @@ def embed_chunks(snapshot: Snapshot, embedder: Embedder | str, *, address: str |
     with connected(address) as ray:
         pool = _workers(ray, device, threads)
         shipped = embedder if isinstance(embedder, str) else emb  # a name is resolved in each actor
-        return sum(_run(ray, snapshot, group, root, shipped, (device, threads), pool, tick)
-                   for group in _groups(pending))
+        return sum(
+            _run(ray, snapshot, group, root, shipped, (device, threads), pool, tick)
+            for group in _groups(pending)
+        )
 
 
-def _pending(snapshot: Snapshot, root: Path, dims: int, chunk_rows: int) -> list[tuple[str, int, int]]:
+def _pending(
+    snapshot: Snapshot, root: Path, dims: int, chunk_rows: int
+) -> list[tuple[str, int, int]]:
     """(month, start, rows) of every chunk still to embed, in order (months already indexed skipped)."""
     built = _indexed_months(root)
     pending = []
@@ -343,16 +395,31 @@ def _workers(ray, device: str, threads: int | None) -> tuple[int, dict]:
     return max(1, int(resources.get("CPU", 1)) // cpus), {"num_cpus": cpus}
 
 
-def _run(ray, snapshot: Snapshot, group: list[tuple[str, int, int]], root: Path, embedder, where: tuple,
-         pool: tuple[int, dict], tick: Callable[[int], None]) -> int:
+def _run(
+    ray,
+    snapshot: Snapshot,
+    group: list[tuple[str, int, int]],
+    root: Path,
+    embedder,
+    where: tuple,
+    pool: tuple[int, dict],
+    tick: Callable[[int], None],
+) -> int:
     """One Ray Data run over a group of chunks; each result saved as soon as it arrives."""
     items = _items(snapshot, group)
     (workers, reserve), (device, threads) = pool, where
-    with warnings.catch_warnings():  # max_restarts has no named parameter; Ray Data's own deprecation notes
+    with (
+        warnings.catch_warnings()
+    ):  # max_restarts has no named parameter; Ray Data's own deprecation notes
         warnings.simplefilter("ignore")
         ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            _actor(embedder, device, threads), batch_size=1, batch_format="numpy", max_restarts=0,
-            compute=ray.data.ActorPoolStrategy(size=min(workers, len(items))), **reserve)
+            _actor(embedder, device, threads),
+            batch_size=1,
+            batch_format="numpy",
+            max_restarts=0,
+            compute=ray.data.ActorPoolStrategy(size=min(workers, len(items))),
+            **reserve,
+        )
         return _save(ds, root, tick)
 
 
@@ -378,7 +445,14 @@ def _items(snapshot: Snapshot, group: list[tuple[str, int, int]]) -> list[dict]:
     for month, start, rows in group:
         if month not in texts_of:
             texts_of = {month: index.month_texts(index.month_rows(snapshot, month))}
-        items.append({"month": month, "start": start, "rows": rows, "texts": texts_of[month][start:start + rows]})
+        items.append(
+            {
+                "month": month,
+                "start": start,
+                "rows": rows,
+                "texts": texts_of[month][start : start + rows],
+            }
+        )
     return items
 
 
@@ -386,43 +460,80 @@ def _stopped(exc: Exception, saved: int, root: Path) -> HindcastError:
     cause = _unwrapped(exc)
     if isinstance(cause, HindcastError) and not isinstance(cause, StoppedError):
         return cause
-    return StoppedError(f"embedding on Ray stopped ({cause}); {saved} chunk(s) of this run kept under "
-                        f"{root}/vectors — re-run the same command to resume")
+    return StoppedError(
+        f"embedding on Ray stopped ({cause}); {saved} chunk(s) of this run kept under "
+        f"{root}/vectors — re-run the same command to resume"
+    )
 
 
-def embed(snapshot: Snapshot, embedder: Embedder | str, *, address: str | None = None, device: str = "cpu",
-          chunk_rows: int = index.CHUNK_ROWS, on_progress: Callable[[int, int], None] | None = None) -> dict:
+def embed(
+    snapshot: Snapshot,
+    embedder: Embedder | str,
+    *,
+    address: str | None = None,
+    device: str = "cpu",
+    chunk_rows: int = index.CHUNK_ROWS,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """`index.build_index`, its chunks embedded on Ray first (byte-identical vectors); the index info."""
-    embed_chunks(snapshot, embedder, address=address, device=device, chunk_rows=chunk_rows, on_progress=on_progress)
+    embed_chunks(
+        snapshot,
+        embedder,
+        address=address,
+        device=device,
+        chunk_rows=chunk_rows,
+        on_progress=on_progress,
+    )
     return index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
 
 
 # ---- the two entry points the facade calls: with Ray or without -----------------------------------
 
-def ingest_inputs(paths: Sequence[Path], source: str, fmt: str, archive: Path, *,
-                  ray: str | None = None) -> list[ingesting.IngestSummary]:
+
+def ingest_inputs(
+    paths: Sequence[Path], source: str, fmt: str, archive: Path, *, ray: str | None = None
+) -> list[ingesting.IngestSummary]:
     """`ingest.ingest` (`ray` None) or the same on Ray at address `ray` ("local": a private local Ray)."""
     if ray is None:
         return ingesting.ingest(paths, source, fmt, archive)
     return ingest(paths, source, fmt, archive, address=ray)
 
 
-def build(snapshot: Snapshot, embedder: Embedder | str, *, ray: str | None = None, device: str = "cpu",
-          chunk_rows: int = index.CHUNK_ROWS, on_progress: Callable[[int, int], None] | None = None,
-          approx: bool = False, lists: int | None = None) -> dict:
+def build(
+    snapshot: Snapshot,
+    embedder: Embedder | str,
+    *,
+    ray: str | None = None,
+    device: str = "cpu",
+    chunk_rows: int = index.CHUNK_ROWS,
+    on_progress: Callable[[int, int], None] | None = None,
+    approx: bool = False,
+    lists: int | None = None,
+) -> dict:
     """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on Ray
     first; then, with `approx`, the approximate index of each month (`hindcast.archive.ann.build`)."""
     if ray is None and device != "cpu":
-        raise ConfigError(f"--device {device}: only with --ray (the single-process path embeds on the CPU)")
+        raise ConfigError(
+            f"--device {device}: only with --ray (the single-process path embeds on the CPU)"
+        )
     if ray is None:
         info = index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
     else:
-        info = embed(snapshot, embedder, address=ray, device=device, chunk_rows=chunk_rows, on_progress=on_progress)
+        info = embed(
+            snapshot,
+            embedder,
+            address=ray,
+            device=device,
+            chunk_rows=chunk_rows,
+            on_progress=on_progress,
+        )
     return _approximate(info, snapshot, lists) if approx else info
 
 
 def _approximate(info: dict, snapshot: Snapshot, lists: int | None) -> dict:
     from hindcast.archive import ann
 
-    info["ann"] = ann.build(layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]), lists=lists)
+    info["ann"] = ann.build(
+        layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]), lists=lists
+    )
     return info

@@ -22,13 +22,28 @@ def schema():
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
-    return pa.schema([
-        ("id", pa.string()), ("collection", pa.string()), ("source", pa.string()), ("kind", pa.string()),
-        ("created_at", ts), ("created_us", pa.int64()), ("title", pa.string()), ("text", pa.string()),
-        ("url", pa.string()), ("edit_state", pa.string()), ("edited_at", ts), ("edit_us", pa.int64()),
-        ("retrieved_at", ts), ("score", pa.int64()), ("num_comments", pa.int64()),
-        ("parent_id", pa.string()), ("thread_id", pa.string()), ("deleted", pa.bool_()),
-    ])
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("collection", pa.string()),
+            ("source", pa.string()),
+            ("kind", pa.string()),
+            ("created_at", ts),
+            ("created_us", pa.int64()),
+            ("title", pa.string()),
+            ("text", pa.string()),
+            ("url", pa.string()),
+            ("edit_state", pa.string()),
+            ("edited_at", ts),
+            ("edit_us", pa.int64()),
+            ("retrieved_at", ts),
+            ("score", pa.int64()),
+            ("num_comments", pa.int64()),
+            ("parent_id", pa.string()),
+            ("thread_id", pa.string()),
+            ("deleted", pa.bool_()),
+        ]
+    )
 
 
 def micros(value) -> int:
@@ -74,8 +89,16 @@ def write_parquet(table, path: Path) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd", compression_level=3, row_group_size=65_536,
-                   use_dictionary=True, write_statistics=True, store_schema=True)
+    pq.write_table(
+        table,
+        tmp,
+        compression="zstd",
+        compression_level=3,
+        row_group_size=65_536,
+        use_dictionary=True,
+        write_statistics=True,
+        store_schema=True,
+    )
     tmp.replace(path)
 
 
@@ -97,4 +120,8 @@ def dedupe(rows: list[dict]) -> list[dict]:
 
 def _rank(row: dict) -> tuple:
     fetched = row["retrieved_at"]
-    return (fetched is not None, fetched.isoformat() if fetched else "", repr(sorted(row.items(), key=str)))
+    return (
+        fetched is not None,
+        fetched.isoformat() if fetched else "",
+        repr(sorted(row.items(), key=str)),
+    )

@@ -51,8 +51,7 @@ class Embedder(Protocol):
     name: str
     dims: int
 
-    def embed(self, texts: list[str]):
-        ...
+    def embed(self, texts: list[str]): ...
 
 
 Factory = Callable[[], Embedder]
@@ -83,8 +82,10 @@ def get_embedder(name: str) -> Embedder:
         return HashEmbedder(dims)
     _load_plugins()
     if name not in _FACTORIES:
-        raise UnknownEmbedderError(f"unknown embedder {name!r} (known: {', '.join(sorted(_FACTORIES))}; "
-                                   "register your own with hindcast.archive.embed.register(name, factory))")
+        raise UnknownEmbedderError(
+            f"unknown embedder {name!r} (known: {', '.join(sorted(_FACTORIES))}; "
+            "register your own with hindcast.archive.embed.register(name, factory))"
+        )
     return _FACTORIES[name]()
 
 
@@ -103,8 +104,10 @@ def for_index(name: str) -> Embedder:
     try:
         return get_embedder(name)
     except UnknownEmbedderError:
-        raise UnknownEmbedderError(f"index built with embedder {name!r}; register it with "
-                                   f"hindcast.archive.embed.register({name!r}, factory) or install its plugin") from None
+        raise UnknownEmbedderError(
+            f"index built with embedder {name!r}; register it with "
+            f"hindcast.archive.embed.register({name!r}, factory) or install its plugin"
+        ) from None
 
 
 def _hash_dims(name: str) -> int | None:
@@ -179,7 +182,11 @@ def quiet_model_loading():
     from transformers.utils import logging as tlog
 
     loggers = [logging.getLogger(n) for n in ("sentence_transformers", "huggingface_hub", "torch")]
-    levels, verbosity, bars = [lg.level for lg in loggers], tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+    levels, verbosity, bars = (
+        [lg.level for lg in loggers],
+        tlog.get_verbosity(),
+        tlog.is_progress_bar_enabled(),
+    )
     tlog.set_verbosity_error()
     tlog.disable_progress_bar()
     for lg in loggers:
@@ -211,9 +218,16 @@ class MiniLMEmbedder:
         import numpy as np
 
         model = self.model()
-        with self._precision():  # (encoding warns about nothing; loading is quieted once, under a lock)
-            vectors = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False)
+        with (
+            self._precision()
+        ):  # (encoding warns about nothing; loading is quieted once, under a lock)
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return self._finish(np.asarray(vectors, dtype=np.float32))
 
     def _precision(self):
@@ -270,8 +284,14 @@ def for_this_cpu() -> Embedder:
 
 
 def _builtins() -> None:
-    builtins = {"minilm": for_this_cpu, "minilm-bf16": MiniLMBf16Embedder, "minilm-fp32": MiniLMEmbedder,
-                MiniLMEmbedder.name: MiniLMEmbedder, MiniLMBf16Embedder.name: MiniLMBf16Embedder, "hash": HashEmbedder}
+    builtins = {
+        "minilm": for_this_cpu,
+        "minilm-bf16": MiniLMBf16Embedder,
+        "minilm-fp32": MiniLMEmbedder,
+        MiniLMEmbedder.name: MiniLMEmbedder,
+        MiniLMBf16Embedder.name: MiniLMBf16Embedder,
+        "hash": HashEmbedder,
+    }
     for name, factory in builtins.items():
         register(name, factory)
     _BUILTIN.update(builtins)

@@ -70,8 +70,12 @@ CHUNK_ROWS = 2048
 Progress = Callable[[int, int], None]
 
 
-def build_index(snapshot: Snapshot, embedder: Embedder | str, chunk_rows: int = CHUNK_ROWS,
-                on_progress: Progress | None = None) -> dict:
+def build_index(
+    snapshot: Snapshot,
+    embedder: Embedder | str,
+    chunk_rows: int = CHUNK_ROWS,
+    on_progress: Progress | None = None,
+) -> dict:
     """Embed every month of `snapshot` not yet indexed; return the index info.
 
     `embedder`: a registry key (`minilm`, `hash`, …), a recorded name, or an instance (then
@@ -98,6 +102,7 @@ def _ticker(done: list[int], total: int, on_progress: Progress | None) -> Callab
         done[0] += rows
         if on_progress:
             on_progress(done[0], total)
+
     return tick
 
 
@@ -107,7 +112,9 @@ def pending(snapshot: Snapshot, embedder: str) -> tuple[int, int]:
     counts = frozen.read_manifest(snapshot.path)["rows"]
     path = layout.index_dir(snapshot.archive, snapshot.id, embedder) / INFO
     done = json.loads(path.read_text(encoding="utf-8"))["months"] if path.exists() else {}
-    return sum(counts.values()), sum(_month_rows(counts, m) for m in snapshot.months if m not in done)
+    return sum(counts.values()), sum(
+        _month_rows(counts, m) for m in snapshot.months if m not in done
+    )
 
 
 def _month_rows(counts: dict, month: str) -> int:
@@ -122,8 +129,16 @@ def _start_info(root: Path, snapshot: Snapshot, emb: Embedder) -> dict:
             raise ArchiveIntegrityError(f"{path} belongs to another snapshot or embedder")
         return info
     root.mkdir(parents=True, exist_ok=True)
-    info = {"format": FORMAT, "snapshot": snapshot.id, "embedder": emb.name, "dims": emb.dims,
-            "dtype": "float32", "embedder_dtype": getattr(emb, "dtype", "float32"), "vector_search": "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)", "months": {}}
+    info = {
+        "format": FORMAT,
+        "snapshot": snapshot.id,
+        "embedder": emb.name,
+        "dims": emb.dims,
+        "dtype": "float32",
+        "embedder_dtype": getattr(emb, "dtype", "float32"),
+        "vector_search": "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)",
+        "months": {},
+    }
     _save_info(root, info)
     return info
 
@@ -138,14 +153,24 @@ def month_rows(snapshot: Snapshot, month: str) -> list[dict]:
     return sorted(rows, key=docs.sort_key)
 
 
-def _index_month(root: Path, snapshot: Snapshot, month: str, emb: Embedder, chunk_rows: int,
-                 tick: Callable[[int], None]) -> None:
+def _index_month(
+    root: Path,
+    snapshot: Snapshot,
+    month: str,
+    emb: Embedder,
+    chunk_rows: int,
+    tick: Callable[[int], None],
+) -> None:
     import numpy as np
 
     rows = month_rows(snapshot, month)
     texts = month_texts(rows)
-    vectors = np.concatenate([_chunk(root, month, i, texts[i:i + chunk_rows], emb, tick)
-                              for i in range(0, len(texts), chunk_rows)])
+    vectors = np.concatenate(
+        [
+            _chunk(root, month, i, texts[i : i + chunk_rows], emb, tick)
+            for i in range(0, len(texts), chunk_rows)
+        ]
+    )
     _write_arrays(root, month, rows, vectors)
     text.write(_text_dir(root, month), text.build(texts), _save_array)
     _write_table(root, month, rows, texts, vectors)
@@ -207,8 +232,11 @@ def _write_arrays(root: Path, month: str, rows: list[dict], vectors) -> None:
     import numpy as np
 
     folder = layout.vector_chunk_dir(root, month)
-    arrays = {"vectors": vectors, "created_us": np.array([r["created_us"] for r in rows], dtype=np.int64),
-              "edit_us": np.array([r["edit_us"] for r in rows], dtype=np.int64)}
+    arrays = {
+        "vectors": vectors,
+        "created_us": np.array([r["created_us"] for r in rows], dtype=np.int64),
+        "edit_us": np.array([r["edit_us"] for r in rows], dtype=np.int64),
+    }
     for name, array in arrays.items():
         _save_array(folder, name, array)
     _write_codes(folder, vectors)
@@ -220,7 +248,9 @@ def _save_array(folder: Path, name: str, array) -> None:
 
     import numpy as np
 
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.", suffix=".npy", delete=False) as tmp:
+    with tempfile.NamedTemporaryFile(
+        dir=folder, prefix=f".{name}.", suffix=".npy", delete=False
+    ) as tmp:
         np.save(tmp, array)
     Path(tmp.name).replace(folder / f"{name}.npy")
 
@@ -274,7 +304,9 @@ class IndexReader:
     _adb: object = None
     _embedder: object = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    scanner: scan.Scanner = field(default_factory=scan.Scanner)  # the scan's threads: closed with the reader
+    scanner: scan.Scanner = field(
+        default_factory=scan.Scanner
+    )  # the scan's threads: closed with the reader
 
     def close(self) -> None:
         """Stop the scan's threads (the reader stays usable: a later search starts them again)."""
@@ -296,8 +328,10 @@ class IndexReader:
         if self._embedder is None:
             emb = for_index(self.info["embedder"])
             if emb.dims != self.info["dims"]:
-                raise ArchiveIntegrityError(f"{self.root}: built with {self.info['dims']}-dim embedder "
-                                            f"{self.info['embedder']!r}, but it now gives {emb.dims} dims")
+                raise ArchiveIntegrityError(
+                    f"{self.root}: built with {self.info['dims']}-dim embedder "
+                    f"{self.info['embedder']!r}, but it now gives {emb.dims} dims"
+                )
             self._embedder = emb
         return self._embedder
 
@@ -315,42 +349,72 @@ class IndexReader:
         folder = layout.vector_chunk_dir(self.root, month)
         if not (folder / "scales.npy").exists():  # an index built before the two-stage scan
             _write_codes(folder, np.load(folder / "vectors.npy", mmap_mode="r"))
-        arrays = {n: np.load(folder / f"{n}.npy", mmap_mode="r")
-                  for n in ("vectors", "created_us", "edit_us", "codes", "scales")}
+        arrays = {
+            n: np.load(folder / f"{n}.npy", mmap_mode="r")
+            for n in ("vectors", "created_us", "edit_us", "codes", "scales")
+        }
         if self._db is None:
             self._db = lancedb.connect(str(layout.lance_dir(self.root)))
             self._adb = run_async(lancedb.connect_async(str(layout.lance_dir(self.root))))
         table = self._db.open_table(layout.month_table(month))
-        rows = table.search().select(docs.schema().names).limit(max(table.count_rows(), 1)).to_arrow().combine_chunks()
+        rows = (
+            table.search()
+            .select(docs.schema().names)
+            .limit(max(table.count_rows(), 1))
+            .to_arrow()
+            .combine_chunks()
+        )
         if not np.array_equal(rows.column("created_us").to_numpy(), arrays["created_us"]):
-            raise ArchiveIntegrityError(f"{self.root}: month {month} table and vectors are not aligned; rebuild the index")
-        vectors = scan.Vectors(arrays["vectors"], arrays["codes"], arrays["scales"], arrays["edit_us"],
-                               float(arrays["scales"].max(initial=0.0)))
-        return MonthData(month, vectors, arrays["created_us"], _postings(self.root, month, rows), table, rows,
-                         run_async(self._adb.open_table(layout.month_table(month))),
-                         _ann(self.root, month, folder, len(arrays["created_us"]), self.info.get("ann")))
+            raise ArchiveIntegrityError(
+                f"{self.root}: month {month} table and vectors are not aligned; rebuild the index"
+            )
+        vectors = scan.Vectors(
+            arrays["vectors"],
+            arrays["codes"],
+            arrays["scales"],
+            arrays["edit_us"],
+            float(arrays["scales"].max(initial=0.0)),
+        )
+        return MonthData(
+            month,
+            vectors,
+            arrays["created_us"],
+            _postings(self.root, month, rows),
+            table,
+            rows,
+            run_async(self._adb.open_table(layout.month_table(month))),
+            _ann(self.root, month, folder, len(arrays["created_us"]), self.info.get("ann")),
+        )
 
 
-def _ann(root: Path, month: str, folder: Path, rows: int, recorded: dict | None = None) -> ann.Ann | None:
+def _ann(
+    root: Path, month: str, folder: Path, rows: int, recorded: dict | None = None
+) -> ann.Ann | None:
     """The month's approximate index, or None; one of another size than the month is refused.
     One that is not the build index.json records (`recorded`: a stopped rebuild) is marked
     stale: approximate search refuses it (`ann.rank`), the exact search never reads it."""
     found = ann.load_month(folder)
     if found is not None and not found.rows == found.meta["rows"] == rows:
-        raise ArchiveIntegrityError(f"{root}: month {month} approximate index is damaged; "
-                                    "rebuild it with `hindcast archive embed --approx`")
+        raise ArchiveIntegrityError(
+            f"{root}: month {month} approximate index is damaged; "
+            "rebuild it with `hindcast archive embed --approx`"
+        )
     if found is None:
         return None
     why = ann.disagreement(found.meta, recorded, month)
-    return dataclasses.replace(found, meta=found.meta | {"stale": f"{root}: {why}"}) if why else found
+    return (
+        dataclasses.replace(found, meta=found.meta | {"stale": f"{root}: {why}"}) if why else found
+    )
 
 
 def _postings(root: Path, month: str, rows) -> text.Postings:
     """The month's BM25 postings; built here for an index made before them."""
     folder = _text_dir(root, month)
     if not text.exists(folder):
-        texts = [document_text(t or "", x or "") for t, x in zip(rows.column("title").to_pylist(),
-                                                                 rows.column("text").to_pylist())]
+        texts = [
+            document_text(t or "", x or "")
+            for t, x in zip(rows.column("title").to_pylist(), rows.column("text").to_pylist())
+        ]
         text.write(folder, text.build(texts), _save_array)
     return text.Postings.load(folder)
 
@@ -369,8 +433,10 @@ def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
     built = sorted(p.parent.name for p in parent.glob(f"*/{INFO}")) if parent.is_dir() else []
     name = _index_name(embedder, built)
     if name is None or name not in built:
-        raise ArchiveIntegrityError(f"snapshot {snapshot.id} has no index{f' for {name}' if name else ''} "
-                                    f"(built: {', '.join(built) or 'none'}); run `hindcast archive embed`")
+        raise ArchiveIntegrityError(
+            f"snapshot {snapshot.id} has no index{f' for {name}' if name else ''} "
+            f"(built: {', '.join(built) or 'none'}); run `hindcast archive embed`"
+        )
     info = json.loads((parent / name / INFO).read_text(encoding="utf-8"))
     _require_complete(snapshot, info)
     return IndexReader(parent / name, info)
@@ -388,5 +454,7 @@ def _index_name(embedder: str | None, built: list[str]) -> str | None:
 def _require_complete(snapshot: Snapshot, info: dict) -> None:
     missing = [m for m in snapshot.months if m not in info["months"]]
     if missing:
-        raise ArchiveIntegrityError(f"index of snapshot {snapshot.id} is incomplete (months {', '.join(missing)} "
-                                    "not embedded); re-run `hindcast archive embed` to resume")
+        raise ArchiveIntegrityError(
+            f"index of snapshot {snapshot.id} is incomplete (months {', '.join(missing)} "
+            "not embedded); re-run `hindcast archive embed` to resume"
+        )

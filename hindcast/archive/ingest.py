@@ -50,19 +50,24 @@ class IngestSummary:
         return self.written + self.rejected
 
 
-def ingest(inputs: Iterable[Path], source: str, fmt: str, archive: Path,
-           chunk_rows: int = CHUNK_ROWS) -> list[IngestSummary]:
+def ingest(
+    inputs: Iterable[Path], source: str, fmt: str, archive: Path, chunk_rows: int = CHUNK_ROWS
+) -> list[IngestSummary]:
     """Ingest every input into `archive`'s draft, all or nothing (see the module doc)."""
     archive = Path(archive)
     with staging_area(archive) as staging:
-        staged = [stage(Path(p), source, fmt, layout.draft_dir(archive), archive, staging, chunk_rows) for p in inputs]
+        staged = [
+            stage(Path(p), source, fmt, layout.draft_dir(archive), archive, staging, chunk_rows)
+            for p in inputs
+        ]
         for item in staged:
             item.commit()
     return [item.summary for item in staged]
 
 
-def ingest_into(path: Path, source: str, fmt: str, root: Path, archive: Path,
-                chunk_rows: int = CHUNK_ROWS) -> IngestSummary:
+def ingest_into(
+    path: Path, source: str, fmt: str, root: Path, archive: Path, chunk_rows: int = CHUNK_ROWS
+) -> IngestSummary:
     """Ingest one input into the partition tree at `root` (refused if `root` is frozen);
     its rejects go below `archive/rejects`."""
     with staging_area(Path(archive)) as staging:
@@ -92,8 +97,15 @@ class staging_area:
                 pass
 
 
-def stage(path: Path, source: str, fmt: str, root: Path, archive: Path, staging: Path,
-          chunk_rows: int = CHUNK_ROWS) -> "Staged":
+def stage(
+    path: Path,
+    source: str,
+    fmt: str,
+    root: Path,
+    archive: Path,
+    staging: Path,
+    chunk_rows: int = CHUNK_ROWS,
+) -> "Staged":
     """Read one input in full into `staging`; nothing outside `staging` is touched."""
     refuse_frozen(root)
     layout.check_source(source)
@@ -109,7 +121,9 @@ def stage(path: Path, source: str, fmt: str, root: Path, archive: Path, staging:
     writer.flush_all()
     rejects = layout.rejects_file(archive, source, input_name(path, digest))
     summary.rejects_path = rejects if summary.rejected else None
-    return Staged(summary, area, Path(root), source, key, log.path if summary.rejected else None, rejects)
+    return Staged(
+        summary, area, Path(root), source, key, log.path if summary.rejected else None, rejects
+    )
 
 
 @dataclass
@@ -163,7 +177,9 @@ def _take(item, writer: "_ChunkWriter", log: "_RejectLog", summary: IngestSummar
 
 def refuse_frozen(root: Path) -> None:
     if (Path(root) / frozen.MANIFEST).exists():
-        raise FrozenError(f"{root} is a frozen snapshot; ingest into the archive draft and freeze a new snapshot")
+        raise FrozenError(
+            f"{root} is a frozen snapshot; ingest into the archive draft and freeze a new snapshot"
+        )
 
 
 def input_digest(path: Path, fmt: str) -> str:
@@ -203,7 +219,10 @@ class _ChunkWriter:
         if rows:
             number = self.counts.get(month, 0)
             self.counts[month] = number + 1
-            path = layout.partition_dir(self.root, self.source, month) / f"{self.key}-{number:05d}.parquet"
+            path = (
+                layout.partition_dir(self.root, self.source, month)
+                / f"{self.key}-{number:05d}.parquet"
+            )
             docs.write_parquet(docs.to_table(rows), path)
 
     def flush_all(self) -> None:

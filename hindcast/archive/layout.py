@@ -53,7 +53,7 @@ def parse_partition(rel: Path) -> tuple[str, str]:
     source_part, month_part = rel.parts[0], rel.parts[1]
     if not (source_part.startswith("source=") and month_part.startswith("month=")):
         raise ValueError(f"{rel} is not below source=…/month=…")
-    return source_part[len("source="):], month_part[len("month="):]
+    return source_part[len("source=") :], month_part[len("month=") :]
 
 
 def draft_dir(archive: Path) -> Path:

@@ -81,7 +81,12 @@ class ZstdFrames(io.RawIOBase):
 
         self.path, self.file = path, path.open("rb", buffering=READ_SIZE)
         self.dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
-        self.frame, self.frame_start, self.consumed, self.in_frame = self.dctx.decompressobj(), 0, 0, False
+        self.frame, self.frame_start, self.consumed, self.in_frame = (
+            self.dctx.decompressobj(),
+            0,
+            0,
+            False,
+        )
         self.pending = b""
 
     def readable(self) -> bool:
@@ -107,23 +112,31 @@ class ZstdFrames(io.RawIOBase):
             try:
                 out.append(self.frame.decompress(data))
             except zstandard.ZstdError as exc:
-                raise ArchiveInputError(f"{self.path}: corrupt zstandard stream in the frame starting at byte "
-                                        f"{self.frame_start} ({exc})") from None
+                raise ArchiveInputError(
+                    f"{self.path}: corrupt zstandard stream in the frame starting at byte "
+                    f"{self.frame_start} ({exc})"
+                ) from None
             self.consumed += len(data) - len(self.frame.unused_data)
             data = self._next_frame() if self.frame.eof else b""
         return b"".join(out)
 
     def _next_frame(self) -> bytes:
         rest = self.frame.unused_data
-        self.frame, self.frame_start, self.in_frame = self.dctx.decompressobj(), self.consumed, False
+        self.frame, self.frame_start, self.in_frame = (
+            self.dctx.decompressobj(),
+            self.consumed,
+            False,
+        )
         return rest
 
     def _check_end(self) -> None:
         if self.consumed == 0:
             raise ArchiveInputError(f"{self.path}: empty file, not a zstandard stream (byte 0)")
         if self.in_frame:
-            raise ArchiveInputError(f"{self.path}: truncated zstandard stream: the file ends at byte {self.consumed} "
-                                    f"inside the frame starting at byte {self.frame_start} (a download cut short?)")
+            raise ArchiveInputError(
+                f"{self.path}: truncated zstandard stream: the file ends at byte {self.consumed} "
+                f"inside the frame starting at byte {self.frame_start} (a download cut short?)"
+            )
 
     def close(self) -> None:
         self.file.close()
@@ -135,8 +148,10 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict | Reject]]:
     for line in input_lines(path):
         value = _parse(path, line.number, line.raw)
         if isinstance(value, Reject) and not line.terminated:
-            raise ArchiveInputError(f"{path}:{line.number}: truncated: the input ends inside this line "
-                                    f"(byte {line.offset + len(line.raw)}, {value.reason})")
+            raise ArchiveInputError(
+                f"{path}:{line.number}: truncated: the input ends inside this line "
+                f"(byte {line.offset + len(line.raw)}, {value.reason})"
+            )
         yield line.number, value
 
 

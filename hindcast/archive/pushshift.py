@@ -33,10 +33,17 @@ def parse_submission(row: dict) -> Document:
     base = "t3_" + text_field(row, "id", required=True)
     text, deleted = _body(text_field(row, "selftext"))
     return Document(
-        id=base, source=_subreddit(row), created_at=unix_field(row, "created_utc"),
-        title=text_field(row, "title", required=True), text=text, url=_url(row),
-        kind="reddit_submission", deleted=deleted, thread_id=base,
-        num_comments=_count(row, "num_comments"), **_common(row),
+        id=base,
+        source=_subreddit(row),
+        created_at=unix_field(row, "created_utc"),
+        title=text_field(row, "title", required=True),
+        text=text,
+        url=_url(row),
+        kind="reddit_submission",
+        deleted=deleted,
+        thread_id=base,
+        num_comments=_count(row, "num_comments"),
+        **_common(row),
     )
 
 
@@ -44,17 +51,28 @@ def parse_comment(row: dict) -> Document:
     link_id = _fullname(row, "link_id", ("t3_",))
     text, deleted = _body(text_field(row, "body", required=True))
     return Document(
-        id="t1_" + text_field(row, "id", required=True), source=_subreddit(row),
-        created_at=unix_field(row, "created_utc"), title="", text=text, url=_url(row),
-        kind="reddit_comment", deleted=deleted, thread_id=link_id,
-        parent_id=_fullname(row, "parent_id", ("t1_", "t3_")), **_common(row),
+        id="t1_" + text_field(row, "id", required=True),
+        source=_subreddit(row),
+        created_at=unix_field(row, "created_utc"),
+        title="",
+        text=text,
+        url=_url(row),
+        kind="reddit_comment",
+        deleted=deleted,
+        thread_id=link_id,
+        parent_id=_fullname(row, "parent_id", ("t1_", "t3_")),
+        **_common(row),
     )
 
 
 def _common(row: dict) -> dict:
     state, edited_at = edit_of(row)
-    return {"edit_state": state, "edited_at": edited_at, "retrieved_at": _retrieved(row),
-            "score": _count(row, "score")}
+    return {
+        "edit_state": state,
+        "edited_at": edited_at,
+        "retrieved_at": _retrieved(row),
+        "score": _count(row, "score"),
+    }
 
 
 def edit_of(row: dict) -> tuple[str, datetime | None]:
@@ -88,7 +106,11 @@ def _subreddit(row: dict) -> str:
 
 def _url(row: dict) -> str:
     permalink = text_field(row, "permalink")
-    return "https://www.reddit.com" + permalink if permalink.startswith("/") else text_field(row, "url")
+    return (
+        "https://www.reddit.com" + permalink
+        if permalink.startswith("/")
+        else text_field(row, "url")
+    )
 
 
 def _fullname(row: dict, name: str, prefixes: tuple[str, ...]) -> str:

@@ -34,16 +34,22 @@ def parse_news(row: dict) -> Document:
         raise BadRow("neither title nor text")
     edited_at = instant_field(row, "edited_at", required=False)
     return Document(
-        id=text_field(row, "id", required=True), source=text_field(row, "source"),
-        created_at=instant_field(row, "created_at"), title=title, text=text,
-        url=text_field(row, "url"), kind=text_field(row, "kind") or "news",
-        edit_state="at" if edited_at else "never", edited_at=edited_at,
+        id=text_field(row, "id", required=True),
+        source=text_field(row, "source"),
+        created_at=instant_field(row, "created_at"),
+        title=title,
+        text=text,
+        url=text_field(row, "url"),
+        kind=text_field(row, "kind") or "news",
+        edit_state="at" if edited_at else "never",
+        edited_at=edited_at,
         retrieved_at=instant_field(row, "retrieved_at", required=False),
     )
 
 
-def rows_to_documents(path: Path, rows: Iterator[tuple[int, dict | Reject]],
-                      parse: Callable[[dict], Document]) -> Iterator[Document | Reject]:
+def rows_to_documents(
+    path: Path, rows: Iterator[tuple[int, dict | Reject]], parse: Callable[[dict], Document]
+) -> Iterator[Document | Reject]:
     for number, row in rows:
         if isinstance(row, Reject):
             yield row
@@ -68,7 +74,9 @@ def parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
     except (pa.ArrowException, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise ArchiveInputError(f"{path}: no such input file") from None
-        raise ArchiveInputError(f"{path}: not a readable Parquet file after row {number} ({exc})") from None
+        raise ArchiveInputError(
+            f"{path}: not a readable Parquet file after row {number} ({exc})"
+        ) from None
 
 
 def read_documents(path: Path, fmt: str) -> Iterator[Document | Reject]:

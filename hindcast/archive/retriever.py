@@ -57,18 +57,30 @@ class Hit:
 class TimeBoundRetriever:
     """Search, read and expand threads of a snapshot as it stood just before `t0`."""
 
-    def __init__(self, snapshot: Snapshot, t0: datetime, *, embedder: Embedder | str | None = None,
-                 edit_policy: EditPolicy = "strict", index: IndexReader | None = None,
-                 vector_search: VectorSearch = "exact", nprobe: int | None = None):
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        t0: datetime,
+        *,
+        embedder: Embedder | str | None = None,
+        edit_policy: EditPolicy = "strict",
+        index: IndexReader | None = None,
+        vector_search: VectorSearch = "exact",
+        nprobe: int | None = None,
+    ):
         if edit_policy not in ("strict", "ignore"):
             raise RetrievalError(f"edit policy {edit_policy!r}: use strict or ignore")
         _check_vector_search(vector_search, nprobe)
         self.t0, self.edit_policy = require_aware(t0), edit_policy
         self.t0_us, self.month = docs.micros(self.t0), month_key(self.t0)
-        reader = index or open_index(snapshot, embedder if isinstance(embedder, str) or embedder is None else embedder.name)
+        reader = index or open_index(
+            snapshot, embedder if isinstance(embedder, str) or embedder is None else embedder.name
+        )
         self.embedder = embedder if isinstance(embedder, Embedder) else None
         if reader.info["snapshot"] != snapshot.id:
-            raise RetrievalError(f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not {snapshot.id}")
+            raise RetrievalError(
+                f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not {snapshot.id}"
+            )
         self.index = BoundIndex(reader, self.month)
         self.months = list(self.index.months)
         self._opened = None if index is not None else reader  # an index it opened itself, it closes
@@ -100,7 +112,9 @@ class TimeBoundRetriever:
 
     def read(self, doc_id: str) -> Document | None:
         """The document `doc_id` if it was visible before t0, else None (absent or not yet visible)."""
-        found = self._each_month(self.months, lambda data: self._rows(data, f"id = {_quote(doc_id)}", 1))
+        found = self._each_month(
+            self.months, lambda data: self._rows(data, f"id = {_quote(doc_id)}", 1)
+        )
         rows = [row for month_rows in found for row in month_rows]
         return self._admit(docs.from_row(rows[0])) if rows else None
 
@@ -110,8 +124,12 @@ class TimeBoundRetriever:
         if head is None:
             return []
         months = [m for m in self.months if m >= month_key(head.created_at)]
-        found = self._each_month(months, lambda data: self._rows(data, f"thread_id = {_quote(submission_id)}", None))
-        members = {head.id: head} | {r["id"]: self._admit(docs.from_row(r)) for rows in found for r in rows}
+        found = self._each_month(
+            months, lambda data: self._rows(data, f"thread_id = {_quote(submission_id)}", None)
+        )
+        members = {head.id: head} | {
+            r["id"]: self._admit(docs.from_row(r)) for rows in found for r in rows
+        }
         return sorted(members.values(), key=lambda d: (d.created_at, d.id))
 
     # ---- ranking ------------------------------------------------------------------------
@@ -124,16 +142,23 @@ class TimeBoundRetriever:
         if self.vector_search == "approx":
             return self._fetch(self._approx(opened, q, mask_from, n))
         parts = [(data.vectors, self._cut(data)) for data in opened]
-        best = [(score, data.month, offset)
-                for data, top in zip(opened, scan.top_each(parts, q, mask_from, n, self.index.scanner)) for score, offset in top]
+        best = [
+            (score, data.month, offset)
+            for data, top in zip(opened, scan.top_each(parts, q, mask_from, n, self.index.scanner))
+            for score, offset in top
+        ]
         best.sort(key=lambda c: (-c[0], c[1], c[2]))
         return self._fetch(best[:n])
 
-    def _approx(self, opened: list[MonthData], q, mask_from: int | None, n: int) -> list[tuple[float, str, int]]:
+    def _approx(
+        self, opened: list[MonthData], q, mask_from: int | None, n: int
+    ) -> list[tuple[float, str, int]]:
         """Closed months (before month(t0)) through their approximate index; the boundary
         month, and any month without one, by the exact scan (`hindcast.archive.ann.rank`)."""
-        parts = [ann.Part(data.vectors, self._cut(data), data.ann if data.month < self.month else None)
-                 for data in opened]
+        parts = [
+            ann.Part(data.vectors, self._cut(data), data.ann if data.month < self.month else None)
+            for data in opened
+        ]
         ranked = ann.rank(parts, q, mask_from, n, nprobe=self.nprobe, scanner=self.index.scanner)
         return [(score, opened[i].month, position) for score, i, position in ranked]
 
@@ -148,7 +173,9 @@ class TimeBoundRetriever:
 
     def _take(self, data: MonthData, offsets: list[int]) -> dict:
         # zero-copy one-row slices: cheaper than `take` for the few rows of a top-k
-        return {(data.month, offset): data.rows.slice(offset, 1).to_pylist()[0] for offset in offsets}
+        return {
+            (data.month, offset): data.rows.slice(offset, 1).to_pylist()[0] for offset in offsets
+        }
 
     def _cut(self, data: MonthData) -> int:
         """How many of the month's time-sorted rows were created before t0."""
@@ -158,8 +185,10 @@ class TimeBoundRetriever:
 
     def _text(self, query: str, n: int) -> list[tuple[Document, float]]:
         mask_from = self.t0_us if self.edit_policy == "strict" else None
-        views = [text.View(m, data.postings, self._cut(data), data.vectors.edit_us, mask_from)
-                 for m, data in ((m, self.index.open_month(m)) for m in self.months)]
+        views = [
+            text.View(m, data.postings, self._cut(data), data.vectors.edit_us, mask_from)
+            for m, data in ((m, self.index.open_month(m)) for m in self.months)
+        ]
         return self._fetch(text.top(views, query, n))
 
     def _each_month(self, months: list[str], query) -> list[list[dict]]:
@@ -190,7 +219,11 @@ class TimeBoundRetriever:
         return f"created_us < {self.t0_us}{edit}"
 
     async def _rows(self, data: MonthData, condition: str, limit: int | None) -> list[dict]:
-        query = data.atable.query().where(f"({condition}) AND {self._filter()}").select(docs.schema().names)
+        query = (
+            data.atable.query()
+            .where(f"({condition}) AND {self._filter()}")
+            .select(docs.schema().names)
+        )
         if limit:
             query = query.limit(limit)
         return (await query.to_arrow()).to_pylist()
@@ -201,9 +234,13 @@ class TimeBoundRetriever:
     def _admit(self, doc: Document) -> Document:
         """Re-check one outgoing document against t0 (LeakageError); serve it as of t0."""
         if not doc.created_at < self.t0 or month_key(doc.created_at) > self.month:
-            raise LeakageError(f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self.t0)}")
+            raise LeakageError(
+                f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self.t0)}"
+            )
         if self.edit_policy == "strict" and not _edited_before(doc, self.t0):
-            raise LeakageError(f"document {doc.id} was edited at/after t0 {iso(self.t0)} or at an unknown time")
+            raise LeakageError(
+                f"document {doc.id} was edited at/after t0 {iso(self.t0)} or at an unknown time"
+            )
         return as_of(doc, self.t0)
 
     def _embedder(self) -> Embedder:
@@ -216,7 +253,9 @@ def as_of(doc: Document, t0: datetime) -> Document:
     deleted at t0 — and an edit instant at/after t0 (only under the `ignore` policy: the
     text is as retrieved, edited at a time not told)."""
     if doc.retrieved_at is None or doc.retrieved_at >= t0:
-        doc = dataclasses.replace(doc, score=None, num_comments=None, retrieved_at=None, deleted=False)
+        doc = dataclasses.replace(
+            doc, score=None, num_comments=None, retrieved_at=None, deleted=False
+        )
     if doc.edit_state == "at" and doc.edited_at >= t0:
         doc = dataclasses.replace(doc, edit_state="unknown", edited_at=None)
     return doc
@@ -227,7 +266,9 @@ def _check_vector_search(vector_search, nprobe) -> None:
 
     if not isinstance(vector_search, str) or vector_search not in VECTOR_SEARCHES:
         raise RetrievalError(f"vector search {vector_search!r}: use {' or '.join(VECTOR_SEARCHES)}")
-    if nprobe is not None and (isinstance(nprobe, bool) or not isinstance(nprobe, numbers.Integral) or nprobe < 1):
+    if nprobe is not None and (
+        isinstance(nprobe, bool) or not isinstance(nprobe, numbers.Integral) or nprobe < 1
+    ):
         raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
 
 
@@ -236,7 +277,9 @@ def _nprobe(reader: IndexReader, vector_search: str, nprobe: int | None) -> int 
     if vector_search != "approx":
         return None
     if "ann" not in reader.info:
-        raise RetrievalError(f"index {reader.root} has no approximate index; run `hindcast archive embed --approx`")
+        raise RetrievalError(
+            f"index {reader.root} has no approximate index; run `hindcast archive embed --approx`"
+        )
     return int(nprobe) if nprobe is not None else int(reader.info["ann"]["nprobe"])
 
 

@@ -41,11 +41,11 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     codes = np.empty(vectors.shape, dtype=np.int8)
     scales = np.empty(vectors.shape[0], dtype=np.float32)
     for start in range(0, vectors.shape[0], CHUNK):
-        block = np.asarray(vectors[start:start + CHUNK], dtype=np.float32)
+        block = np.asarray(vectors[start : start + CHUNK], dtype=np.float32)
         peak = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(block.shape[0], np.float32)
         scale = np.where(peak > 0, peak / np.float32(127), np.float32(1)).astype(np.float32)
-        codes[start:start + CHUNK] = np.clip(np.rint(block / scale[:, None]), -127, 127)
-        scales[start:start + CHUNK] = scale
+        codes[start : start + CHUNK] = np.clip(np.rint(block / scale[:, None]), -127, 127)
+        scales[start : start + CHUNK] = scale
     return codes, scales
 
 
@@ -63,7 +63,10 @@ class Vectors:
 def error_bound(max_scale: float, q: np.ndarray) -> float:
     """An upper bound on |exact − first-stage| score for any row with scale ≤ max_scale."""
     dims = q.shape[0]
-    return float(max_scale) * float(np.abs(q.astype(np.float64)).sum()) * (0.5 + 127 * dims * 2.0 ** -22) + 1e-6
+    return (
+        float(max_scale) * float(np.abs(q.astype(np.float64)).sum()) * (0.5 + 127 * dims * 2.0**-22)
+        + 1e-6
+    )
 
 
 class Scanner:
@@ -82,7 +85,12 @@ class Scanner:
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None or self._pool[0] != os.getpid():
-                self._pool = (os.getpid(), ThreadPoolExecutor(max(1, self.workers - 1), thread_name_prefix="hindcast-scan"))
+                self._pool = (
+                    os.getpid(),
+                    ThreadPoolExecutor(
+                        max(1, self.workers - 1), thread_name_prefix="hindcast-scan"
+                    ),
+                )
             return self._pool[1]
 
     def close(self) -> None:
@@ -99,27 +107,43 @@ class Scanner:
         self.close()
 
 
-def top(month: Vectors, q: np.ndarray, end: int, t0_us: int | None, n: int,
-        scanner: Scanner | None = None) -> list[tuple[float, int]]:
+def top(
+    month: Vectors,
+    q: np.ndarray,
+    end: int,
+    t0_us: int | None,
+    n: int,
+    scanner: Scanner | None = None,
+) -> list[tuple[float, int]]:
     """The exact best `n` (score, position) among rows [0, end) not masked by `t0_us`
     (rows whose edit instant is ≥ t0_us are masked; None masks nothing), best first."""
     return top_each([(month, end)], q, t0_us, n, scanner)[0]
 
 
-def top_each(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None, n: int,
-             scanner: Scanner | None = None) -> list[list[tuple[float, int]]]:
+def top_each(
+    parts: list[tuple[Vectors, int]],
+    q: np.ndarray,
+    t0_us: int | None,
+    n: int,
+    scanner: Scanner | None = None,
+) -> list[list[tuple[float, int]]]:
     """`top` of each (month, end), with one first-stage pass over all of them (in parallel
     on `scanner`'s threads; in the calling thread alone without one)."""
     q = np.ascontiguousarray(q, dtype=np.float32)
     roughs = first_stage(parts, q, t0_us, scanner)
-    return [_exact_top(month, q, rough, n) if rough.size else [] for (month, _), rough in zip(parts, roughs)]
+    return [
+        _exact_top(month, q, rough, n) if rough.size else []
+        for (month, _), rough in zip(parts, roughs)
+    ]
 
 
 def _exact_top(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int) -> list[tuple[float, int]]:
     return refine(month, q, rough, n)
 
 
-def refine(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int, where=None) -> list[tuple[float, int]]:
+def refine(
+    month: Vectors, q: np.ndarray, rough: np.ndarray, n: int, where=None
+) -> list[tuple[float, int]]:
     """The exact best `n` (score, position) among the rows scored in `rough` (first-stage
     scores; -inf = masked), widened until the error bound proves it. `rough[k]` scores the
     row at position `where(k)` (an array of k → positions; None: position k)."""
@@ -133,8 +157,12 @@ def refine(month: Vectors, q: np.ndarray, rough: np.ndarray, n: int, where=None)
         wanted *= 4
 
 
-def first_stage(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | None,
-                scanner: Scanner | None = None) -> list[np.ndarray]:
+def first_stage(
+    parts: list[tuple[Vectors, int]],
+    q: np.ndarray,
+    t0_us: int | None,
+    scanner: Scanner | None = None,
+) -> list[np.ndarray]:
     """First-stage scores of rows [0, end) of each (month, end); masked rows get -inf.
 
     With a `scanner`, all rows are cut into one range per core and scanned at once. The
@@ -143,8 +171,18 @@ def first_stage(parts: list[tuple[Vectors, int]], q: np.ndarray, t0_us: int | No
     does not depend on which thread computes it."""
     outs = [np.empty(max(end, 0), dtype=np.float32) for _, end in parts]
     mask_from = np.iinfo(np.int64).max if t0_us is None else int(t0_us)
-    calls = [(np.asarray(m.codes), np.asarray(m.scales), q, np.asarray(m.edit_us), mask_from, t0_us is not None, out)
-             for (m, _), out in zip(parts, outs)]
+    calls = [
+        (
+            np.asarray(m.codes),
+            np.asarray(m.scales),
+            q,
+            np.asarray(m.edit_us),
+            mask_from,
+            t0_us is not None,
+            out,
+        )
+        for (m, _), out in zip(parts, outs)
+    ]
     shares = _shares([out.size for out in outs], scanner.workers if scanner else 1)
     others = [scanner.submit(_scan, calls, share) for share in shares[1:]]
     _scan(calls, shares[0])  # this thread takes the first share
@@ -161,9 +199,14 @@ def _shares(sizes: list[int], workers: int) -> list[list[tuple[int, int, int]]]:
     count = 1 if total < PARALLEL_ROWS else workers
     bounds = [total * w // count for w in range(count + 1)]
     offsets = [sum(sizes[:p]) for p in range(len(sizes) + 1)]
-    return [[(p, max(lo, offsets[p]) - offsets[p], min(hi, offsets[p + 1]) - offsets[p])
-             for p in range(len(sizes)) if max(lo, offsets[p]) < min(hi, offsets[p + 1])]
-            for lo, hi in zip(bounds, bounds[1:])]
+    return [
+        [
+            (p, max(lo, offsets[p]) - offsets[p], min(hi, offsets[p + 1]) - offsets[p])
+            for p in range(len(sizes))
+            if max(lo, offsets[p]) < min(hi, offsets[p + 1])
+        ]
+        for lo, hi in zip(bounds, bounds[1:])
+    ]
 
 
 def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
@@ -173,7 +216,9 @@ def _scan(calls: list[tuple], share: list[tuple[int, int, int]]) -> None:
 
 
 def _workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return max(
+        1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
 
 
 def _candidates(rough: np.ndarray, wanted: int) -> tuple[np.ndarray, float]:
@@ -187,7 +232,9 @@ def _candidates(rough: np.ndarray, wanted: int) -> tuple[np.ndarray, float]:
     return picked[:found], float(floor)
 
 
-def _rescore(vectors: np.ndarray, q: np.ndarray, positions: np.ndarray, n: int) -> list[tuple[float, int]]:
+def _rescore(
+    vectors: np.ndarray, q: np.ndarray, positions: np.ndarray, n: int
+) -> list[tuple[float, int]]:
     """The best `n` of `positions` by exact score, ties to the earlier position."""
     positions = np.sort(positions)
     exact = np.empty(positions.size, dtype=np.float64)

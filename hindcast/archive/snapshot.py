@@ -40,7 +40,11 @@ class Snapshot:
 
     def partition_files(self, month: str) -> list[Path]:
         """The partition files of one month (every source). The only way files are found."""
-        return [layout.partition_dir(self.path, s, m) / layout.PART_NAME for s, m in self.partitions if m == month]
+        return [
+            layout.partition_dir(self.path, s, m) / layout.PART_NAME
+            for s, m in self.partitions
+            if m == month
+        ]
 
 
 def build_snapshot(inputs: list[Path], source: str, fmt: str, archive_dir: Path) -> str:
@@ -52,7 +56,9 @@ def build_snapshot(inputs: list[Path], source: str, fmt: str, archive_dir: Path)
     return ingest_and_freeze(inputs, source, fmt, archive_dir)[0]
 
 
-def ingest_and_freeze(inputs: list[Path], source: str, fmt: str, archive_dir: Path) -> tuple[str, list[IngestSummary]]:
+def ingest_and_freeze(
+    inputs: list[Path], source: str, fmt: str, archive_dir: Path
+) -> tuple[str, list[IngestSummary]]:
     archive_dir = Path(archive_dir)
     archive_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=archive_dir))
@@ -87,7 +93,10 @@ def freeze(archive: Path, draft: Path | None = None) -> str:
 
 
 def draft_partitions(draft: Path) -> list[tuple[str, str]]:
-    found = {layout.parse_partition(p.relative_to(draft)) for p in Path(draft).glob("source=*/month=*/*.parquet")}
+    found = {
+        layout.parse_partition(p.relative_to(draft))
+        for p in Path(draft).glob("source=*/month=*/*.parquet")
+    }
     return sorted(found)
 
 
@@ -95,11 +104,20 @@ def _write_snapshot(draft: Path, partitions: list[tuple[str, str]], staging: Pat
     counts, seen = {}, {}
     for source, month in partitions:
         rows = _merged_rows(draft, source, month, seen)
-        docs.write_parquet(docs.to_table(rows), layout.partition_dir(staging, source, month) / layout.PART_NAME)
+        docs.write_parquet(
+            docs.to_table(rows), layout.partition_dir(staging, source, month) / layout.PART_NAME
+        )
         counts[f"source={source}/month={month}"] = len(rows)
     snapshot_id = snapshot_id_of(frozen.file_hashes(staging))
-    frozen.write_manifest(staging, {"format": FORMAT, "snapshot": snapshot_id, "rows": counts,
-                                    "documents": sum(counts.values())})
+    frozen.write_manifest(
+        staging,
+        {
+            "format": FORMAT,
+            "snapshot": snapshot_id,
+            "rows": counts,
+            "documents": sum(counts.values()),
+        },
+    )
     _make_read_only(staging)
     return snapshot_id
 
@@ -112,7 +130,9 @@ def _merged_rows(draft: Path, source: str, month: str, seen: dict[str, str]) -> 
     for row in rows:
         other = seen.setdefault(row["id"], here)
         if other != here:
-            raise ArchiveIntegrityError(f"document id {row['id']!r} is in both {other} and {here} of {draft}")
+            raise ArchiveIntegrityError(
+                f"document id {row['id']!r} is in both {other} and {here} of {draft}"
+            )
     return rows
 
 
@@ -123,8 +143,10 @@ def _draft_rows(path: Path) -> list[dict]:
     try:
         return docs.read_parquet(path).to_pylist()
     except (pa.ArrowException, ValueError) as exc:
-        raise ArchiveIntegrityError(f"{path}: unreadable draft chunk ({str(exc).splitlines()[0]}); "
-                                    "delete it and ingest its input again") from None
+        raise ArchiveIntegrityError(
+            f"{path}: unreadable draft chunk ({str(exc).splitlines()[0]}); "
+            "delete it and ingest its input again"
+        ) from None
 
 
 def snapshot_id_of(hashes: dict[str, str]) -> str:
@@ -142,7 +164,9 @@ def latest(archive: Path) -> str:
     try:
         return layout.latest_file(archive).read_text(encoding="utf-8").strip()
     except FileNotFoundError as exc:
-        raise ArchiveIntegrityError(f"{archive} has no frozen snapshot (no LATEST); run `hindcast archive freeze`") from exc
+        raise ArchiveIntegrityError(
+            f"{archive} has no frozen snapshot (no LATEST); run `hindcast archive freeze`"
+        ) from exc
 
 
 def verify_snapshot(archive: Path, snapshot_id: str | None = None) -> list[str]:
@@ -161,7 +185,10 @@ def open_snapshot(archive: Path, snapshot_id: str | None = None) -> Snapshot:
     path = _existing(archive, snapshot_id)
     problems = verify_snapshot(archive, snapshot_id)
     if problems:
-        raise ArchiveIntegrityError(f"snapshot {snapshot_id} in {archive} does not match its manifest: " + "; ".join(problems))
+        raise ArchiveIntegrityError(
+            f"snapshot {snapshot_id} in {archive} does not match its manifest: "
+            + "; ".join(problems)
+        )
     names = frozen.read_manifest(path)["files"]
     partitions = tuple(sorted({layout.parse_partition(Path(n)) for n in names}))
     return Snapshot(snapshot_id, path, Path(archive), partitions)

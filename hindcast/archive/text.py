@@ -61,8 +61,13 @@ def build(texts: list[str]) -> dict[str, np.ndarray]:
             term_ids.append(vocab.setdefault(term, len(vocab)))
             doc_ids.append(position)
             counts.append(count)
-    return _arrays(vocab, np.array(term_ids, dtype=np.int64), np.array(doc_ids, dtype=np.int32),
-                   np.array(counts, dtype=np.int32), lengths)
+    return _arrays(
+        vocab,
+        np.array(term_ids, dtype=np.int64),
+        np.array(doc_ids, dtype=np.int32),
+        np.array(counts, dtype=np.int32),
+        lengths,
+    )
 
 
 def _arrays(vocab: dict[str, int], term_ids, doc_ids, counts, lengths) -> dict[str, np.ndarray]:
@@ -72,11 +77,16 @@ def _arrays(vocab: dict[str, int], term_ids, doc_ids, counts, lengths) -> dict[s
     ranks = rank[term_ids] if term_ids.size else term_ids
     order = np.argsort(ranks, kind="stable")  # documents stay ascending within a term
     encoded = [t.encode("utf-8") for t in ordered]
-    return {"terms": np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(),
-            "term_ends": np.cumsum([len(e) for e in encoded], dtype=np.int64),
-            "starts": np.concatenate([[0], np.cumsum(np.bincount(ranks, minlength=len(vocab)))]).astype(np.int64),
-            "docs": doc_ids[order], "tf": counts[order],
-            "cum_lengths": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)}
+    return {
+        "terms": np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(),
+        "term_ends": np.cumsum([len(e) for e in encoded], dtype=np.int64),
+        "starts": np.concatenate([[0], np.cumsum(np.bincount(ranks, minlength=len(vocab)))]).astype(
+            np.int64
+        ),
+        "docs": doc_ids[order],
+        "tf": counts[order],
+        "cum_lengths": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+    }
 
 
 def write(folder: Path, arrays: dict[str, np.ndarray], save) -> None:
@@ -118,14 +128,16 @@ class Postings:
 
     def _term(self, index: int) -> bytes:
         start = int(self.term_ends[index - 1]) if index else 0
-        return bytes(self.terms[start:int(self.term_ends[index])])
+        return bytes(self.terms[start : int(self.term_ends[index])])
 
-    def visible(self, index: int, end: int, edit_us, mask_from: int | None) -> tuple[np.ndarray, np.ndarray]:
+    def visible(
+        self, index: int, end: int, edit_us, mask_from: int | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(positions, counts) of a term's documents among rows [0, end) the policy lets through."""
         lo, hi = int(self.starts[index]), int(self.starts[index + 1])
         docs = np.asarray(self.docs[lo:hi])
         cut = int(np.searchsorted(docs, end, side="left"))
-        docs, counts = docs[:cut], np.asarray(self.tf[lo:lo + cut])
+        docs, counts = docs[:cut], np.asarray(self.tf[lo : lo + cut])
         if mask_from is not None:
             keep = np.asarray(edit_us)[docs] < mask_from
             docs, counts = docs[keep], counts[keep]
@@ -147,7 +159,7 @@ class View:
         total = int(self.postings.cum_lengths[self.end])
         if self.mask_from is None:
             return self.end, total
-        masked = np.flatnonzero(np.asarray(self.edit_us[:self.end]) >= self.mask_from)
+        masked = np.flatnonzero(np.asarray(self.edit_us[: self.end]) >= self.mask_from)
         lengths = np.asarray(self.postings.cum_lengths)
         return self.end - masked.size, total - int((lengths[masked + 1] - lengths[masked]).sum())
 
@@ -164,7 +176,11 @@ def top(views: list[View], query: str, n: int) -> list[tuple[float, str, int]]:
     if count == 0:
         return []
     idf = [_idf(count, sum(month[t][0].size for month in hits)) for t in range(len(terms))]
-    best = [c for view, month in zip(views, hits) for c in _month_top(view, month, idf, total / count, n)]
+    best = [
+        c
+        for view, month in zip(views, hits)
+        for c in _month_top(view, month, idf, total / count, n)
+    ]
     best.sort(key=lambda c: (-c[0], c[1], c[2]))
     return best[:n]
 
@@ -180,23 +196,30 @@ def _idf(count: int, df: int) -> float:
     return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
 
 
-def _month_top(view: View, hits: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avg: float,
-               n: int) -> list[tuple[float, str, int]]:
+def _month_top(
+    view: View, hits: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avg: float, n: int
+) -> list[tuple[float, str, int]]:
     positions = np.concatenate([docs for docs, _ in hits])
     if positions.size == 0:
         return []
     lengths = np.asarray(view.postings.cum_lengths)
-    weights = np.concatenate([_weights(docs, tf, w, lengths, avg) for (docs, tf), w in zip(hits, idf)])
+    weights = np.concatenate(
+        [_weights(docs, tf, w, lengths, avg) for (docs, tf), w in zip(hits, idf)]
+    )
     sums = np.bincount(positions, weights=weights)  # per document, added in query-term order
     found = np.flatnonzero(sums)  # every weight is > 0, so exactly the documents hit
     scores = sums[found]
     if scores.size > n:
-        keep = scores >= np.partition(scores, scores.size - n)[scores.size - n]  # every tie of the n-th kept
+        keep = (
+            scores >= np.partition(scores, scores.size - n)[scores.size - n]
+        )  # every tie of the n-th kept
         found, scores = found[keep], scores[keep]
     order = np.lexsort((found, -scores))[:n]
     return [(float(scores[i]), view.month, int(found[i])) for i in order]
 
 
-def _weights(docs: np.ndarray, tf: np.ndarray, idf: float, lengths: np.ndarray, avg: float) -> np.ndarray:
+def _weights(
+    docs: np.ndarray, tf: np.ndarray, idf: float, lengths: np.ndarray, avg: float
+) -> np.ndarray:
     size = (lengths[docs + 1] - lengths[docs]).astype(np.float64)
     return idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * size / avg))

@@ -21,11 +21,21 @@ import numpy as np
 
 from hindcast.scoring import bootstrap
 
-FIELDS = ("brier_all", "brier_clean", "all_minus_clean", "delta_low", "delta_high", "flagged_minus_market",
-          "vs_market_low", "vs_market_high")
+FIELDS = (
+    "brier_all",
+    "brier_clean",
+    "all_minus_clean",
+    "delta_low",
+    "delta_high",
+    "flagged_minus_market",
+    "vs_market_low",
+    "vs_market_high",
+)
 
 
-def paired(rows: Sequence, flagged: Sequence[bool], key: str, replicates: int = bootstrap.REPLICATES) -> dict:
+def paired(
+    rows: Sequence, flagged: Sequence[bool], key: str, replicates: int = bootstrap.REPLICATES
+) -> dict:
     """The figures above for scored `rows` (each with .market_id, .brier, .market_brier) and
     whether each is flagged; `key` seeds its bootstrap stream. None where a figure has no row."""
     if not rows:
@@ -33,18 +43,35 @@ def paired(rows: Sequence, flagged: Sequence[bool], key: str, replicates: int = 
     codes, n_markets = bootstrap.market_codes([r.market_id for r in rows])
     flags = np.asarray(flagged, dtype=bool)
     briers = np.array([r.brier for r in rows], dtype=float)
-    weights = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(bootstrap.POLICY["seed"], key))
-    return {**_with_without(weights, codes, briers, flags), **_versus_market(weights, codes, rows, flags)}
+    weights = bootstrap.draw_weights(
+        n_markets, replicates, bootstrap.rng_for(bootstrap.POLICY["seed"], key)
+    )
+    return {
+        **_with_without(weights, codes, briers, flags),
+        **_versus_market(weights, codes, rows, flags),
+    }
 
 
 def _with_without(weights, codes, briers, flags) -> dict:
     everything = float(briers.mean())
     if flags.all():
-        return {"brier_all": everything, "brier_clean": None, "all_minus_clean": None, "delta_low": None,
-                "delta_high": None}
+        return {
+            "brier_all": everything,
+            "brier_clean": None,
+            "all_minus_clean": None,
+            "delta_low": None,
+            "delta_high": None,
+        }
     clean = float(briers[~flags].mean())
-    interval = _interval(_means(weights, codes, briers) - _means(weights, codes[~flags], briers[~flags]))
-    return {"brier_all": everything, "brier_clean": clean, "all_minus_clean": everything - clean, **_bounds("delta", interval)}
+    interval = _interval(
+        _means(weights, codes, briers) - _means(weights, codes[~flags], briers[~flags])
+    )
+    return {
+        "brier_all": everything,
+        "brier_clean": clean,
+        "all_minus_clean": everything - clean,
+        **_bounds("delta", interval),
+    }
 
 
 def _versus_market(weights, codes, rows, flags) -> dict:
@@ -57,7 +84,9 @@ def _versus_market(weights, codes, rows, flags) -> dict:
 
 
 def _means(weights, codes, values) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):  # a replicate that drew none of these rows: NaN, dropped
+    with np.errstate(
+        divide="ignore", invalid="ignore"
+    ):  # a replicate that drew none of these rows: NaN, dropped
         return bootstrap.replicate_means(weights, codes, values)
 
 
@@ -66,4 +95,7 @@ def _interval(samples: np.ndarray):
 
 
 def _bounds(prefix: str, interval) -> dict:
-    return {f"{prefix}_low": interval.low if interval else None, f"{prefix}_high": interval.high if interval else None}
+    return {
+        f"{prefix}_low": interval.low if interval else None,
+        f"{prefix}_high": interval.high if interval else None,
+    }

@@ -46,13 +46,17 @@ TEMPLATES = {"after": "probe_recall", "t0": "probe_t0"}
 REQUEST = {"temperature": 0.0, "max_tokens": 64}  # part of every request (and so of its cache key)
 RECALL_SCHEMA = {
     "type": "object",
-    "properties": {"outcome": {"type": "string", "enum": ["yes", "no", "unknown"]},
-                   "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
+    "properties": {
+        "outcome": {"type": "string", "enum": ["yes", "no", "unknown"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
     "required": ["outcome", "confidence"],
     "additionalProperties": False,
 }
-REPAIR = ('Your answer could not be used ({reason}). Reply with only a JSON object with the keys "outcome" '
-          '("yes", "no" or "unknown") and "confidence" (a number between 0 and 1).')
+REPAIR = (
+    'Your answer could not be used ({reason}). Reply with only a JSON object with the keys "outcome" '
+    '("yes", "no" or "unknown") and "confidence" (a number between 0 and 1).'
+)
 
 
 @dataclass(frozen=True)
@@ -105,17 +109,31 @@ class ProbeAnswer:
             named = {"yes": 1.0, "no": 0.0}.get(self.answer or "")
             return named == self.outcome and (self.confidence or 0.0) >= RECALL_CONFIDENCE
         p = self.probability
-        return p is not None and (p if self.outcome == 1.0 else 1.0 - p) >= T0_EXTREME  # 1 − 0.1 is exactly 0.9
+        return (
+            p is not None and (p if self.outcome == 1.0 else 1.0 - p) >= T0_EXTREME
+        )  # 1 − 0.1 is exactly 0.9
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.model, self.market_id, self.kind, self.t0)
 
     def to_json(self) -> dict:
-        return {"model": self.model, "market_id": self.market_id, "kind": self.kind, "t0": self.t0,
-                "label": self.label, "regime": self.regime, "outcome": self.outcome, "answer": self.answer,
-                "confidence": self.confidence, "probability": self.probability, "error": self.error,
-                "raw": self.raw, "prompt_sha256": self.prompt_sha256, "hit": self.hit}
+        return {
+            "model": self.model,
+            "market_id": self.market_id,
+            "kind": self.kind,
+            "t0": self.t0,
+            "label": self.label,
+            "regime": self.regime,
+            "outcome": self.outcome,
+            "answer": self.answer,
+            "confidence": self.confidence,
+            "probability": self.probability,
+            "error": self.error,
+            "raw": self.raw,
+            "prompt_sha256": self.prompt_sha256,
+            "hit": self.hit,
+        }
 
     @classmethod
     def from_json(cls, row: Mapping) -> ProbeAnswer:
@@ -143,7 +161,9 @@ def models_of(specs: Iterable[str]) -> list[Asked]:
         asked = _asked(spec)
         seen.setdefault(asked.model, asked)
     if not seen:
-        raise ConfigError("probe recall needs at least one model: -f zero-shot:model=local, -f openai:MODEL …")
+        raise ConfigError(
+            "probe recall needs at least one model: -f zero-shot:model=local, -f openai:MODEL …"
+        )
     return list(seen.values())
 
 
@@ -156,11 +176,18 @@ def _asked(spec: str) -> Asked:
     made = registry.create(spec)
     if not isinstance(getattr(made, "model", None), str):
         raise ConfigError(f"forecaster {spec!r} calls no model: nothing to probe")
-    return Asked(made.model, getattr(made, "key_env", None), getattr(made, "structured", "json_schema"))
+    return Asked(
+        made.model, getattr(made, "key_env", None), getattr(made, "structured", "json_schema")
+    )
 
 
-def items_from_store(store: Path, version: str | None = None, ids: Sequence[str] = (), limit: int | None = None,
-                     fraction: float = DEFAULT_FRACTION) -> tuple[list[ProbeItem], list[str]]:
+def items_from_store(
+    store: Path,
+    version: str | None = None,
+    ids: Sequence[str] = (),
+    limit: int | None = None,
+    fraction: float = DEFAULT_FRACTION,
+) -> tuple[list[ProbeItem], list[str]]:
     """The store's Yes/No markets (sorted by id; `ids` only, at most `limit`) as probe items at
     lifetime fraction `fraction`; and the markets skipped (no replayable t0), with the reason."""
     from hindcast.markets.store import open_version
@@ -172,7 +199,9 @@ def items_from_store(store: Path, version: str | None = None, ids: Sequence[str]
     missing = sorted(set(ids) - set(resolutions))
     if missing:
         raise ConfigError(f"market(s) not in store {store}: {', '.join(missing)}")
-    chosen = [i for i in sorted(ids or resolutions) if resolutions[i].outcome is not None][: limit or None]
+    chosen = [i for i in sorted(ids or resolutions) if resolutions[i].outcome is not None][
+        : limit or None
+    ]
     markets = {m.id: m for m in bundle.markets}
     made = [_item(bundle, markets[i], resolutions[i], fraction) for i in chosen]
     return [m for m in made if isinstance(m, ProbeItem)], [m for m in made if isinstance(m, str)]
@@ -187,23 +216,34 @@ def _item(bundle, market, resolution, fraction: float) -> ProbeItem | str:
         cut = cutoffs.fraction_cutoff(life, fraction)
     except CutoffError as exc:
         return f"{market.id}: {exc}"
-    return ProbeItem(plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label)
+    return ProbeItem(
+        plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label
+    )
 
 
 # ---- asking --------------------------------------------------------------------------------------
-async def probe(asked: Sequence[Asked], items: Sequence[ProbeItem], models, cutoffs: Mapping[str, datetime],
-                concurrency: int = 4) -> ProbeResult:
+async def probe(
+    asked: Sequence[Asked],
+    items: Sequence[ProbeItem],
+    models,
+    cutoffs: Mapping[str, datetime],
+    concurrency: int = 4,
+) -> ProbeResult:
     """Ask every model both questions about every item (through `models`: its clients, its
     response cache); answers in a fixed order whatever order they arrive in."""
     gate = asyncio.Semaphore(max(1, int(concurrency)))
     jobs = [(a, item, kind) for a in asked for item in items for kind in KINDS]
     counts = {"requests": 0, "cache_hits": 0}
-    results = await asyncio.gather(*(_one(gate, models, a, item, kind, cutoffs, counts) for a, item, kind in jobs))
+    results = await asyncio.gather(
+        *(_one(gate, models, a, item, kind, cutoffs, counts) for a, item, kind in jobs)
+    )
     answers = tuple(sorted((r for r in results if isinstance(r, ProbeAnswer)), key=lambda r: r.key))
     return ProbeResult(answers, tuple(r for r in results if isinstance(r, str)), **counts)
 
 
-async def _one(gate, models, asked: Asked, item: ProbeItem, kind: str, cutoffs, counts: dict) -> ProbeAnswer | str:
+async def _one(
+    gate, models, asked: Asked, item: ProbeItem, kind: str, cutoffs, counts: dict
+) -> ProbeAnswer | str:
     """One question's answer, or the line naming the outage that kept it from being asked."""
     async with gate:
         client = models.client(asked.model, asked.key_env, asked.structured)
@@ -222,19 +262,35 @@ async def _one(gate, models, asked: Asked, item: ProbeItem, kind: str, cutoffs, 
 def _blank(model: str, item: ProbeItem, kind: str, cutoffs) -> ProbeAnswer:
     q = item.question
     label = regimes.regime(model, q.t0, item.resolved_at, dict(cutoffs))
-    return ProbeAnswer(model, q.market_id, kind, iso(q.t0), item.label, label, item.outcome,
-                       prompt_sha256=prompts.load(TEMPLATES[kind]).sha256)
+    return ProbeAnswer(
+        model,
+        q.market_id,
+        kind,
+        iso(q.t0),
+        item.label,
+        label,
+        item.outcome,
+        prompt_sha256=prompts.load(TEMPLATES[kind]).sha256,
+    )
 
 
-async def _ask_t0(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage) -> ProbeAnswer:
+async def _ask_t0(
+    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage
+) -> ProbeAnswer:
     messages = prompts.load("probe_t0").messages(**prompts.question_fields(item.question))
     parsed, raws = await ask_probability(client, messages, usage, step="probe-t0", **REQUEST)
     if parsed.probability is None:
-        return replace(base, error=f"invalid answer after {len(raws)} attempt(s): {parsed.reason}", raw=raws[-1])
+        return replace(
+            base,
+            error=f"invalid answer after {len(raws)} attempt(s): {parsed.reason}",
+            raw=raws[-1],
+        )
     return replace(base, probability=parsed.probability, raw=raws[-1])
 
 
-async def _ask_after(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage) -> ProbeAnswer:
+async def _ask_after(
+    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage
+) -> ProbeAnswer:
     fields = prompts.question_fields(item.question)
     conversation = prompts.load("probe_recall").messages(**fields)
     for _ in range(2):  # the question, then one repair turn
@@ -243,8 +299,10 @@ async def _ask_after(client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer,
         usage.add("probe-after", reply, raw=reply.content, reason=reason)
         if answer is not None:
             return replace(base, answer=answer, confidence=confidence, raw=reply.content)
-        conversation += [{"role": "assistant", "content": reply.content},
-                         {"role": "user", "content": REPAIR.format(reason=reason)}]
+        conversation += [
+            {"role": "assistant", "content": reply.content},
+            {"role": "user", "content": REPAIR.format(reason=reason)},
+        ]
     return replace(base, error=f"invalid answer after 2 attempt(s): {reason}", raw=reply.content)
 
 
@@ -277,7 +335,11 @@ def _json_recall(text: str) -> tuple[str, float | None] | None:
             value = json.loads(candidate)
         except ValueError:
             continue
-        if isinstance(value, dict) and str(value.get("outcome", "")).strip().lower() in ("yes", "no", "unknown"):
+        if isinstance(value, dict) and str(value.get("outcome", "")).strip().lower() in (
+            "yes",
+            "no",
+            "unknown",
+        ):
             return str(value["outcome"]).strip().lower(), _number(value.get("confidence"))
     return None
 
@@ -296,6 +358,8 @@ def _number(value) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
     try:
-        return float(str(value).strip().rstrip("%")) / (100.0 if str(value).strip().endswith("%") else 1.0)
+        return float(str(value).strip().rstrip("%")) / (
+            100.0 if str(value).strip().endswith("%") else 1.0
+        )
     except ValueError:
         return None

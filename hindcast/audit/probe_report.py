@@ -16,8 +16,19 @@ from hindcast.scoring.findings import Finding
 from hindcast.scoring.regimes import REGIMES
 
 REGIME_ORDER = tuple(REGIMES)
-COLUMNS = ("model", "regime", "markets", "after answered", "recalled", "recall share", "after failures",
-           "t0 answered", "t0 confident+correct", "t0 share", "t0 failures")
+COLUMNS = (
+    "model",
+    "regime",
+    "markets",
+    "after answered",
+    "recalled",
+    "recall share",
+    "after failures",
+    "t0 answered",
+    "t0 confident+correct",
+    "t0 share",
+    "t0 failures",
+)
 
 
 def recall_finding(answers: Iterable[ProbeAnswer]) -> Finding:
@@ -29,15 +40,26 @@ def recall_finding(answers: Iterable[ProbeAnswer]) -> Finding:
         for regime in sorted(present, key=_regime_rank):
             rows.append(_row(model, regime, [a for a in mine if a.regime == regime]))
         rows.append(_row(model, "all", mine))
-    notes = ((f"recalled: asked plainly after resolution, the model names the real outcome with confidence ≥ "
-              f"{RECALL_CONFIDENCE:g} (these (model, market) pairs are what --exclude-recalled drops)"),
-             (f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
-              f"or p ≤ {1 - T0_EXTREME:g} on a NO market"),
-             "shares are hits / valid answers; unreadable answers are failures, counted apart, never imputed",
-             "regimes at the probe's t0 (model-cutoff registry): "
-             + "; ".join(f"{label}: {meaning}" for label, meaning in REGIMES.items()))
-    return Finding("recall", "Memorisation probe: outcomes the model names correctly and confidently",
-                   COLUMNS, tuple(rows), notes)
+    notes = (
+        (
+            f"recalled: asked plainly after resolution, the model names the real outcome with confidence ≥ "
+            f"{RECALL_CONFIDENCE:g} (these (model, market) pairs are what --exclude-recalled drops)"
+        ),
+        (
+            f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
+            f"or p ≤ {1 - T0_EXTREME:g} on a NO market"
+        ),
+        "shares are hits / valid answers; unreadable answers are failures, counted apart, never imputed",
+        "regimes at the probe's t0 (model-cutoff registry): "
+        + "; ".join(f"{label}: {meaning}" for label, meaning in REGIMES.items()),
+    )
+    return Finding(
+        "recall",
+        "Memorisation probe: outcomes the model names correctly and confidently",
+        COLUMNS,
+        tuple(rows),
+        notes,
+    )
 
 
 def _row(model: str, regime: str, answers: list[ProbeAnswer]) -> tuple:

@@ -42,29 +42,56 @@ class RecallRun:
     markets: int
 
     def to_json(self) -> dict:
-        return {"models": list(self.models), "markets": self.markets, "results": str(self.path),
-                "answers": len(self.result.answers), "failures": sum(not a.ok for a in self.result.answers),
-                "requests": self.result.requests, "cache_hits": self.result.cache_hits,
-                "outages": list(self.result.outages), "skipped": list(self.result.skipped),
-                "finding": self.finding.to_json()}
+        return {
+            "models": list(self.models),
+            "markets": self.markets,
+            "results": str(self.path),
+            "answers": len(self.result.answers),
+            "failures": sum(not a.ok for a in self.result.answers),
+            "requests": self.result.requests,
+            "cache_hits": self.result.cache_hits,
+            "outages": list(self.result.outages),
+            "skipped": list(self.result.skipped),
+            "finding": self.finding.to_json(),
+        }
 
 
-def probe_models(db_url: str, out_dir: Path | None = None, env: Mapping[str, str] | None = None,
-                 no_cache: bool = False, concurrency: int = 4):
+def probe_models(
+    db_url: str,
+    out_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    no_cache: bool = False,
+    concurrency: int = 4,
+):
     """A Models value whose response cache is the sweeps' (responses.db beside the run database)."""
     import os
 
     from hindcast.forecasters.models import Models
     from hindcast.replay.engine import cache_path
 
-    return Models.from_environment(os.environ if env is None else env, cache_path(db_url, Path(out_dir or "runs")),
-                                   no_cache=no_cache, concurrency=concurrency)
+    return Models.from_environment(
+        os.environ if env is None else env,
+        cache_path(db_url, Path(out_dir or "runs")),
+        no_cache=no_cache,
+        concurrency=concurrency,
+    )
 
 
-def probe_recall(specs: Sequence[str], store: Path, *, models=None, results: Path, version: str | None = None,
-                 ids: Sequence[str] = (), limit: int | None = None, fraction: float = DEFAULT_FRACTION,
-                 cutoffs: Mapping | None = None, registry: Path | None = None, concurrency: int = 4,
-                 open_models=None) -> RecallRun:
+def probe_recall(
+    specs: Sequence[str],
+    store: Path,
+    *,
+    models=None,
+    results: Path,
+    version: str | None = None,
+    ids: Sequence[str] = (),
+    limit: int | None = None,
+    fraction: float = DEFAULT_FRACTION,
+    cutoffs: Mapping | None = None,
+    registry: Path | None = None,
+    concurrency: int = 4,
+    open_models=None,
+) -> RecallRun:
     """Probe the models of `specs` on the store's markets; merge the answers into `results`.
     `cutoffs`: a model-cutoff table (None: the shipped registry, `registry` laid over it).
     `open_models()` (instead of `models`): the Models opened (and closed) once every input was
@@ -80,11 +107,15 @@ def probe_recall(specs: Sequence[str], store: Path, *, models=None, results: Pat
         result = asyncio.run(_probe_and_close(asked, items, opened, table, concurrency))
     result = replace(result, skipped=tuple(skipped))
     path = save_recall(results, load_recall(results).merged(result.answers))
-    run = RecallRun(result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items))
+    run = RecallRun(
+        result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items)
+    )
     if result.outages:
-        raise StoppedError(f"stopped: {len(result.outages)} probe question(s) not asked because a model could not "
-                           f"be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) received "
-                           f"are stored in {path} — re-run the same command to ask the rest")
+        raise StoppedError(
+            f"stopped: {len(result.outages)} probe question(s) not asked because a model could not "
+            f"be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) received "
+            f"are stored in {path} — re-run the same command to ask the rest"
+        )
     return run
 
 

@@ -55,12 +55,18 @@ class RecallTable:
         return {(a.model, a.market_id) for a in self.answers if a.kind == "after" and a.hit}
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "version": VERSION,
-                "definitions": {"recall_confidence": RECALL_CONFIDENCE, "t0_extreme": T0_EXTREME,
-                                "recalled": "kind 'after': the real outcome named with confidence >= recall_confidence",
-                                "t0_hit": "kind 't0': p >= t0_extreme on a YES market, p <= 1 - t0_extreme on a NO one"},
-                "prompts": {TEMPLATES[k]: prompts.load(TEMPLATES[k]).sha256 for k in KINDS},
-                "answers": [a.to_json() for a in self.answers]}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "definitions": {
+                "recall_confidence": RECALL_CONFIDENCE,
+                "t0_extreme": T0_EXTREME,
+                "recalled": "kind 'after': the real outcome named with confidence >= recall_confidence",
+                "t0_hit": "kind 't0': p >= t0_extreme on a YES market, p <= 1 - t0_extreme on a NO one",
+            },
+            "prompts": {TEMPLATES[k]: prompts.load(TEMPLATES[k]).sha256 for k in KINDS},
+            "answers": [a.to_json() for a in self.answers],
+        }
 
 
 def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path:
@@ -78,8 +84,10 @@ def load_recall(path: Path, missing_ok: bool = True) -> RecallTable:
     if not path.exists():
         if missing_ok:
             return RecallTable()
-        raise ConfigError(f"no probe results at {path}: run `hindcast probe recall -f SPEC` first "
-                          "(or name the file with --recall FILE)")
+        raise ConfigError(
+            f"no probe results at {path}: run `hindcast probe recall -f SPEC` first "
+            "(or name the file with --recall FILE)"
+        )
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         if document.get("format") != FORMAT or int(document.get("version", 0)) > VERSION:
@@ -93,7 +101,10 @@ def save_recall(path: Path, table: RecallTable) -> Path:
     """Write the table atomically (the previous file stays whole if this fails)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(table.to_json(), indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = (
+        json.dumps(table.to_json(), indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        + "\n"
+    )
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         temporary.write_text(text, encoding="utf-8")
@@ -115,14 +126,26 @@ class Exclusion:
 
     def note(self) -> str:
         total = sum(self.dropped.values())
-        parts = [(f"excluded {total} row(s) of (model, market) pairs the model recalls (memorisation probe, "
-                  f"outcome named with confidence >= {RECALL_CONFIDENCE:g})")]
-        parts += [f"{f}: {n} row(s), {self.markets[f]} market(s)" for f, n in sorted(self.dropped.items()) if n]
-        parts += [f"{f}: model not probed, {n} row(s) kept" for f, n in sorted(self.unprobed.items())]
+        parts = [
+            (
+                f"excluded {total} row(s) of (model, market) pairs the model recalls (memorisation probe, "
+                f"outcome named with confidence >= {RECALL_CONFIDENCE:g})"
+            )
+        ]
+        parts += [
+            f"{f}: {n} row(s), {self.markets[f]} market(s)"
+            for f, n in sorted(self.dropped.items())
+            if n
+        ]
+        parts += [
+            f"{f}: model not probed, {n} row(s) kept" for f, n in sorted(self.unprobed.items())
+        ]
         return "; ".join(parts)
 
 
-def exclude_recalled(rows: Sequence, table: RecallTable, model_of: Callable[[str], str | None]) -> Exclusion:
+def exclude_recalled(
+    rows: Sequence, table: RecallTable, model_of: Callable[[str], str | None]
+) -> Exclusion:
     """Drop every scored row (a ScoredRow or anything with `forecaster` and `market_id`) whose
     forecaster's model (`model_of(forecaster)`) recalls its market. A forecaster without a
     model (a baseline) keeps every row; one whose model the table never probed keeps every row

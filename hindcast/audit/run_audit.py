@@ -35,9 +35,23 @@ from hindcast.timeutil import iso
 KEY = "audit"
 SEVERITY = ("reveals-outcome", "after-t0")  # most severe first
 EXCERPT = 300
-COLUMNS = ("forecaster", "detector", "forecasts", "failed", "docs_read", "docs_withheld", "docs_missing", "docs_flagged",
-           "reveals_outcome", "after_t0", "unjudged", "evidence_flagged", "rationales_flagged", "flagged_forecasts",
-           *figures.FIELDS)
+COLUMNS = (
+    "forecaster",
+    "detector",
+    "forecasts",
+    "failed",
+    "docs_read",
+    "docs_withheld",
+    "docs_missing",
+    "docs_flagged",
+    "reveals_outcome",
+    "after_t0",
+    "unjudged",
+    "evidence_flagged",
+    "rationales_flagged",
+    "flagged_forecasts",
+    *figures.FIELDS,
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +81,16 @@ class Audit:
 
     def to_json(self) -> dict:
         rows = self.finding.to_json()["rows"]
-        return {"run": self.run_id, "detectors": list(self.detectors), "columns": list(self.finding.columns),
-                "forecasters": rows, "flagged": list(self.flagged), "finding": self.finding.to_json(),
-                "verdicts": {"judged": self.judged, "cached": self.cached}, "rows_sha": self.rows_sha}
+        return {
+            "run": self.run_id,
+            "detectors": list(self.detectors),
+            "columns": list(self.finding.columns),
+            "forecasters": rows,
+            "flagged": list(self.flagged),
+            "finding": self.finding.to_json(),
+            "verdicts": {"judged": self.judged, "cached": self.cached},
+            "rows_sha": self.rows_sha,
+        }
 
 
 DEFAULT_DETECTORS = ("lexical",)
@@ -90,8 +111,17 @@ def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
     return {spec: leaks.get_detector(spec, models) for spec in check_detectors(specs)}
 
 
-def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, models=None, archive: Path | None = None,
-          audit_file: Path | None = None, replicates: int = bootstrap.REPLICATES, open_models=None) -> Audit:
+def audit(
+    store,
+    run_id: str,
+    specs: Sequence[str] = DEFAULT_DETECTORS,
+    *,
+    models=None,
+    archive: Path | None = None,
+    audit_file: Path | None = None,
+    replicates: int = bootstrap.REPLICATES,
+    open_models=None,
+) -> Audit:
     """Audit a stored run (RunStore `store`) with the detectors `specs` name: an Audit, also kept
     in `audit_file` (default: audits.db beside the run database). An unknown run or detector
     is refused before anything is written; an unreachable judge is a StoppedError (exit 4).
@@ -101,33 +131,64 @@ def audit(store, run_id: str, specs: Sequence[str] = DEFAULT_DETECTORS, *, model
 
     store.run(run_id)
     detectors_of(specs)  # a bad detector spec: refused before anything is opened
-    gathered = gather(store, run_id, archive)  # a snapshot not found: refused before audits.db is opened
+    gathered = gather(
+        store, run_id, archive
+    )  # a snapshot not found: refused before audits.db is opened
     with open_models() if open_models is not None else nullcontext(models) as opened:
         detectors = detectors_of(specs, opened)
         audits = AuditStore(audit_file or audit_path(store.url))
         try:
-            return asyncio.run(judge_run(run_id, gathered, detectors, audits, replicates=replicates))
+            return asyncio.run(
+                judge_run(run_id, gathered, detectors, audits, replicates=replicates)
+            )
         finally:
             audits.close()
 
 
-async def audit_run(store, run_id: str, detectors: Mapping[str, object], audits: AuditStore, *,
-                    archive: Path | None = None, replicates: int = bootstrap.REPLICATES,
-                    concurrency: int = 4) -> Audit:
+async def audit_run(
+    store,
+    run_id: str,
+    detectors: Mapping[str, object],
+    audits: AuditStore,
+    *,
+    archive: Path | None = None,
+    replicates: int = bootstrap.REPLICATES,
+    concurrency: int = 4,
+) -> Audit:
     """Audit a stored run with `detectors` (from `detectors_of`) inside a running event loop."""
-    return await judge_run(run_id, gather(store, run_id, archive), detectors, audits, replicates=replicates,
-                           concurrency=concurrency)
+    return await judge_run(
+        run_id,
+        gather(store, run_id, archive),
+        detectors,
+        audits,
+        replicates=replicates,
+        concurrency=concurrency,
+    )
 
 
-async def judge_run(run_id: str, gathered: Gathered, detectors: Mapping[str, object], audits: AuditStore, *,
-                    replicates: int = bootstrap.REPLICATES, concurrency: int = 4) -> Audit:
+async def judge_run(
+    run_id: str,
+    gathered: Gathered,
+    detectors: Mapping[str, object],
+    audits: AuditStore,
+    *,
+    replicates: int = bootstrap.REPLICATES,
+    concurrency: int = 4,
+) -> Audit:
     """Judge what a run read and wrote; the finished audit is kept in `audits` (the report shows
     it). Raises StoppedError when a judge's model is unreachable."""
     counter = {"judged": 0, "cached": 0}
     verdicts = await judge_all(detectors, gathered.texts, audits, concurrency, counter)
     finding = summarise(run_id, tuple(detectors), gathered, verdicts, replicates)
-    audit = Audit(run_id, tuple(detectors), finding, flagged_texts(gathered.texts, verdicts, tuple(detectors)),
-                  counter["judged"], counter["cached"], rows_fingerprint(gathered.scores.rows))
+    audit = Audit(
+        run_id,
+        tuple(detectors),
+        finding,
+        flagged_texts(gathered.texts, verdicts, tuple(detectors)),
+        counter["judged"],
+        counter["cached"],
+        rows_fingerprint(gathered.scores.rows),
+    )
     audits.save(run_id, audit.detectors, audit.to_json())
     return audit
 
@@ -159,8 +220,12 @@ def gather(store, run_id: str, archive: Path | None) -> Gathered:
     found = document_texts(recorded_snapshots([scores], archive), wanted)
     _require_archive(run_id, wanted, found, scores.manifest)
     questions = _questions(bundle, scores.rows)
-    texts = tuple(t for row, d in sorted(details.items()) if row in questions
-                  for t in _texts_of(row, d.rationale, reads[row], found, questions[row]))
+    texts = tuple(
+        t
+        for row, d in sorted(details.items())
+        if row in questions
+        for t in _texts_of(row, d.rationale, reads[row], found, questions[row])
+    )
     kept_back = {row: withheld(d.retrievals) for row, d in details.items()}
     return Gathered(scores, texts, reads, kept_back, frozenset(wanted - set(found)))
 
@@ -168,7 +233,11 @@ def gather(store, run_id: str, archive: Path | None) -> Gathered:
 def _read(calls: Sequence[dict]) -> list[str]:
     """The ids a forecast's model saw: every id its archive calls returned, less those its leak
     filter withheld (`withhold` entries, policy pit+filter), in first-read order."""
-    return [i for i in dict.fromkeys(i for call in calls for i in call.get("ids", ())) if i not in withheld(calls)]
+    return [
+        i
+        for i in dict.fromkeys(i for call in calls for i in call.get("ids", ()))
+        if i not in withheld(calls)
+    ]
 
 
 def withheld(calls: Sequence[dict]) -> set[str]:
@@ -183,45 +252,65 @@ def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
     wanted, found = sorted(set(ids)), {}
     for snapshot in snapshots if wanted else ():
         for path in (p for month in snapshot.months for p in snapshot.partition_files(month)):
-            table = pq.read_table(path, columns=["id", "title", "text"], filters=[("id", "in", wanted)])
+            table = pq.read_table(
+                path, columns=["id", "title", "text"], filters=[("id", "in", wanted)]
+            )
             for row in table.to_pylist():
-                found.setdefault(row["id"], " ".join(f"{row['title'] or ''} {row['text'] or ''}".split()))
+                found.setdefault(
+                    row["id"], " ".join(f"{row['title'] or ''} {row['text'] or ''}".split())
+                )
     return found
 
 
 def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: dict) -> None:
     if wanted and not found:
         where = manifest.get("archive") or {}
-        raise ConfigError(f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
-                          f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)")
+        raise ConfigError(
+            f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
+            f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)"
+        )
 
 
 def _questions(bundle, rows) -> dict[tuple, object]:
     from hindcast.replay.cutoffs import Cutoff
     from hindcast.replay.plan import question_at
 
-    at = {(r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows}
+    at = {
+        (r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows
+    }
     return {(r.forecaster, r.market_id, iso(r.t0), r.repeat): at[(r.market_id, r.t0)] for r in rows}
 
 
-def _texts_of(row: tuple, rationale: str, ids: list, found: Mapping[str, str], question) -> list[Text]:
+def _texts_of(
+    row: tuple, rationale: str, ids: list, found: Mapping[str, str], question
+) -> list[Text]:
     docs = [Text("document", row, i, found[i], question) for i in ids if i in found]
     said = (rationale or "").strip()
     return docs + ([Text("rationale", row, "", said, question)] if said else [])
 
 
 # ---- judging (cached) ---------------------------------------------------------------------
-async def judge_all(detectors: Mapping[str, object], texts: Sequence[Text], audits: AuditStore, concurrency: int,
-                    counter: dict) -> dict[tuple, object]:
+async def judge_all(
+    detectors: Mapping[str, object],
+    texts: Sequence[Text],
+    audits: AuditStore,
+    concurrency: int,
+    counter: dict,
+) -> dict[tuple, object]:
     """(spec, text sha, question sha) → Verdict, or the reason a detector gave none."""
     unique = {(spec, *t.key): t for spec in detectors for t in texts}
     gate = asyncio.Semaphore(concurrency)
-    tasks = {k: asyncio.ensure_future(_judge(detectors[k[0]], k, t, audits, gate, counter)) for k, t in unique.items()}
+    tasks = {
+        k: asyncio.ensure_future(_judge(detectors[k[0]], k, t, audits, gate, counter))
+        for k, t in unique.items()
+    }
     try:
         await asyncio.gather(*tasks.values())  # the first error as itself (never a group)
     except InfrastructureError as exc:
-        raise StoppedError(f"leak judge unreachable ({exc}); the verdicts made so far are kept: re-run the "
-                           "same command to resume") from exc
+        raise StoppedError(
+            f"leak judge unreachable ({exc}); the verdicts made so far are kept: re-run the "
+            "same command to resume"
+        ) from exc
     finally:
         for task in tasks.values():
             task.cancel()  # after an error, nothing more is asked (a no-op on finished ones)
@@ -237,9 +326,13 @@ async def _judge(detector, key: tuple, text: Text, audits: AuditStore, gate, cou
     async with gate:
         try:
             verdict = await detector.judge(text.text, text.question)
-        except ForecastError as exc:  # the judge answered, unusably: no verdict, counted, asked again next time
+        except (
+            ForecastError
+        ) as exc:  # the judge answered, unusably: no verdict, counted, asked again next time
             return f"no verdict: {exc}"
-    if not math.isfinite(verdict.score):  # an LLM judge's unreadable answer ("neither", NaN): no verdict
+    if not math.isfinite(
+        verdict.score
+    ):  # an LLM judge's unreadable answer ("neither", NaN): no verdict
         return f"no verdict: {verdict.reason}"
     audits.keep(_cache_key(spec, detector), text_hash, question_hash, verdict)
     counter["judged"] += 1
@@ -251,25 +344,61 @@ def _cache_key(spec: str, detector) -> str:
 
 
 # ---- per-forecaster figures ---------------------------------------------------------------
-def summarise(run_id: str, specs: tuple, gathered: Gathered, verdicts: Mapping, replicates: int) -> Finding:
+def summarise(
+    run_id: str, specs: tuple, gathered: Gathered, verdicts: Mapping, replicates: int
+) -> Finding:
     selections = [(spec, (spec,)) for spec in specs] + ([("any", specs)] if len(specs) > 1 else [])
     rows = gathered.scores.rows
-    table = tuple(_row(name, label, chosen, [r for r in rows if r.forecaster == name], gathered, verdicts, replicates)
-                  for name in sorted({r.forecaster for r in rows}) for label, chosen in selections)
-    return Finding(KEY, f"Leak audit of run {run_id}: the Brier with and without forecasts that saw a flagged text",
-                   COLUMNS, table, _notes(specs, replicates))
+    table = tuple(
+        _row(
+            name,
+            label,
+            chosen,
+            [r for r in rows if r.forecaster == name],
+            gathered,
+            verdicts,
+            replicates,
+        )
+        for name in sorted({r.forecaster for r in rows})
+        for label, chosen in selections
+    )
+    return Finding(
+        KEY,
+        f"Leak audit of run {run_id}: the Brier with and without forecasts that saw a flagged text",
+        COLUMNS,
+        table,
+        _notes(specs, replicates),
+    )
 
 
-def _row(name: str, label: str, chosen: tuple, mine: list, gathered: Gathered, verdicts: Mapping,
-         replicates: int) -> tuple:
+def _row(
+    name: str,
+    label: str,
+    chosen: tuple,
+    mine: list,
+    gathered: Gathered,
+    verdicts: Mapping,
+    replicates: int,
+) -> tuple:
     keys = {_key(r) for r in mine}
     judged = [(t, _label(t, chosen, verdicts)) for t in gathered.texts if t.row in keys]
     evidence, said = _flagged_rows(judged, "document"), _flagged_rows(judged, "rationale")
     scored = [r for r in mine if r.probability is not None]
-    stats = figures.paired(scored, [_key(r) in evidence | said for r in scored], f"{KEY}/{name}/{label}", replicates)
-    return (name, label, len(mine), len(mine) - len(scored), *_doc_counts(keys, judged, gathered),
-            sum(lab is None for _, lab in judged), len(evidence), len(said), len(evidence | said),
-            *(stats[f] for f in figures.FIELDS))
+    stats = figures.paired(
+        scored, [_key(r) in evidence | said for r in scored], f"{KEY}/{name}/{label}", replicates
+    )
+    return (
+        name,
+        label,
+        len(mine),
+        len(mine) - len(scored),
+        *_doc_counts(keys, judged, gathered),
+        sum(lab is None for _, lab in judged),
+        len(evidence),
+        len(said),
+        len(evidence | said),
+        *(stats[f] for f in figures.FIELDS),
+    )
 
 
 def _key(row) -> tuple:
@@ -285,8 +414,14 @@ def _doc_counts(keys: set, judged: list, gathered: Gathered) -> tuple[int, ...]:
     read = {i for k in keys for i in gathered.reads.get(k, ())}
     kept_back = {i for k in keys for i in gathered.withheld.get(k, ())}
     labels = _doc_labels(judged).values()
-    return (len(read), len(kept_back), len(read & gathered.missing), sum(v != "neither" for v in labels),
-            sum(v == SEVERITY[0] for v in labels), sum(v == SEVERITY[1] for v in labels))
+    return (
+        len(read),
+        len(kept_back),
+        len(read & gathered.missing),
+        sum(v != "neither" for v in labels),
+        sum(v == SEVERITY[0] for v in labels),
+        sum(v == SEVERITY[1] for v in labels),
+    )
 
 
 def _label(text: Text, chosen: tuple, verdicts: Mapping) -> str | None:
@@ -315,16 +450,22 @@ def _notes(specs: tuple, replicates: int) -> tuple[str, ...]:
     any_note = "; 'any': a text is flagged when any detector flags it." if len(specs) > 1 else "."
     return (
         f"Detectors: {', '.join(specs)}{any_note}",
-        ("Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
-         "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
-         "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
-         "so neither read nor judged."),
-        ("brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
-         "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − "
-         "market Brier on the flagged forecasts with a market price (< 0: they beat the market)."),
-        (f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, "
-         "never imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was "
-         "unusable); they flag nothing, so their forecasts count as unflagged unless another text flagged them."),
+        (
+            "Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
+            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
+            "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
+            "so neither read nor judged."
+        ),
+        (
+            "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
+            "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − "
+            "market Brier on the flagged forecasts with a market price (< 0: they beat the market)."
+        ),
+        (
+            f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, "
+            "never imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was "
+            "unusable); they flag nothing, so their forecasts count as unflagged unless another text flagged them."
+        ),
     )
 
 
@@ -339,12 +480,25 @@ def flagged_texts(texts: Sequence[Text], verdicts: Mapping, specs: tuple) -> tup
 
 def _flagged(text: Text, given: list) -> dict:
     forecaster, market, t0, repeat = text.row
-    return {"forecaster": forecaster, "market": market, "t0": t0, "repeat": repeat, "kind": text.kind,
-            "doc_id": text.doc_id, "label": _label(text, tuple(s for s, _ in given), {(s, *text.key): v for s, v in given}),
-            "excerpt": text.text[:EXCERPT], "verdicts": [_verdict(spec, v) for spec, v in given]}
+    return {
+        "forecaster": forecaster,
+        "market": market,
+        "t0": t0,
+        "repeat": repeat,
+        "kind": text.kind,
+        "doc_id": text.doc_id,
+        "label": _label(text, tuple(s for s, _ in given), {(s, *text.key): v for s, v in given}),
+        "excerpt": text.text[:EXCERPT],
+        "verdicts": [_verdict(spec, v) for spec, v in given],
+    }
 
 
 def _verdict(spec: str, verdict) -> dict:
     if not isinstance(verdict, leaks.Verdict):
         return {"detector": spec, "label": None, "score": None, "reason": str(verdict)}
-    return {"detector": verdict.detector or spec, "label": verdict.label, "score": verdict.score, "reason": verdict.reason}
+    return {
+        "detector": verdict.detector or spec,
+        "label": verdict.label,
+        "score": verdict.score,
+        "reason": verdict.reason,
+    }

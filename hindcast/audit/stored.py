@@ -51,8 +51,15 @@ def text_sha(text: str) -> str:
 
 def question_sha(question: Question) -> str:
     """The question as the detector sees it (every field, t0 included; never the outcome)."""
-    fields = [question.market_id, question.question, question.description, iso(question.t0), question.url,
-              question.topic, iso(question.scheduled_close) if question.scheduled_close else None]
+    fields = [
+        question.market_id,
+        question.question,
+        question.description,
+        iso(question.t0),
+        question.url,
+        question.topic,
+        iso(question.scheduled_close) if question.scheduled_close else None,
+    ]
     return text_sha(json.dumps(fields, ensure_ascii=False))
 
 
@@ -72,26 +79,42 @@ class AuditStore:
         self.db.close()
 
     def verdict(self, detector: str, text_hash: str, question_hash: str) -> Verdict | None:
-        row = self.db.execute("SELECT label, score, judged_by, reason FROM verdicts WHERE detector=? AND text_sha=? "
-                              "AND question_sha=?", (detector, text_hash, question_hash)).fetchone()
+        row = self.db.execute(
+            "SELECT label, score, judged_by, reason FROM verdicts WHERE detector=? AND text_sha=? "
+            "AND question_sha=?",
+            (detector, text_hash, question_hash),
+        ).fetchone()
         return None if row is None else Verdict(row[0], row[1], row[2], row[3])
 
     def keep(self, detector: str, text_hash: str, question_hash: str, verdict: Verdict) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            (detector, text_hash, question_hash, verdict.label, float(verdict.score),
-                             verdict.detector, verdict.reason))
+            self.db.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    detector,
+                    text_hash,
+                    question_hash,
+                    verdict.label,
+                    float(verdict.score),
+                    verdict.detector,
+                    verdict.reason,
+                ),
+            )
 
     def n_verdicts(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
 
     def save(self, run_id: str, detectors: Sequence[str], document: dict) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO audits VALUES (?, ?, ?)",
-                            (run_id, json.dumps(list(detectors)), json.dumps(document, sort_keys=True)))
+            self.db.execute(
+                "INSERT OR REPLACE INTO audits VALUES (?, ?, ?)",
+                (run_id, json.dumps(list(detectors)), json.dumps(document, sort_keys=True)),
+            )
 
     def audits(self, run_id: str) -> list[dict]:
-        rows = self.db.execute("SELECT document FROM audits WHERE run_id=? ORDER BY detectors", (run_id,))
+        rows = self.db.execute(
+            "SELECT document FROM audits WHERE run_id=? ORDER BY detectors", (run_id,)
+        )
         return [json.loads(text) for (text,) in rows]
 
 
@@ -102,24 +125,38 @@ def rows_fingerprint(rows) -> str:
     return text_sha(json.dumps(keys))
 
 
-def stored_findings(db_url: str, run_ids: Sequence[str], rows: Mapping[str, Sequence] | None = None) -> list[Finding]:
+def stored_findings(
+    db_url: str, run_ids: Sequence[str], rows: Mapping[str, Sequence] | None = None
+) -> list[Finding]:
     """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db: none).
     `rows`: run id → its scored rows now; an audit made on other rows is titled STALE."""
     path = audit_path(db_url)
     if not path.is_file() or not run_ids:
         return []
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
-        found = db.execute("SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
-                           % ",".join("?" * len(run_ids)), tuple(run_ids)).fetchall()
+        found = db.execute(
+            "SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
+            % ",".join("?" * len(run_ids)),
+            tuple(run_ids),
+        ).fetchall()
     documents = [json.loads(text) for (text,) in found]
     findings = [_marked(finding_of(d), d, rows) for d in documents]
-    return [f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(findings)]  # one section id each
+    return [
+        f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(findings)
+    ]  # one section id each
 
 
 def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | None) -> Finding:
-    if rows is None or document["run"] not in rows or document.get("rows_sha") == rows_fingerprint(rows[document["run"]]):
+    if (
+        rows is None
+        or document["run"] not in rows
+        or document.get("rows_sha") == rows_fingerprint(rows[document["run"]])
+    ):
         return finding
-    return replace(finding, title=f"{finding.title} — STALE: the run changed since this audit; run hindcast audit again")
+    return replace(
+        finding,
+        title=f"{finding.title} — STALE: the run changed since this audit; run hindcast audit again",
+    )
 
 
 def finding_of(document: dict) -> Finding:

@@ -15,16 +15,37 @@ from hindcast.cli.common import DB_HELP
 
 
 def analyze(
-    runs: list[str] = typer.Argument(..., metavar="RUN...", help="Run id(s); several are matched on (market, t0)."),
-    split: Optional[str] = typer.Option(None, "--split", metavar="INSTANT", help="Walk-forward split: rules and "
-                                        "calibrators are fitted on markets whose outcome was public before it and "
-                                        "scored on the rest [default: the median market's public instant]."),
-    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout instead of tables."),
-    baseline: str = typer.Option("market price", "--baseline", metavar="NAME", help="Relative skill is scaled so "
-                                 "that this forecaster (or the market's price) is 1."),
-    threshold: float = typer.Option(0.10, "--threshold", min=0.0, max=1.0, help="Price convergence: a forecast "
-                                    "at least this far from the price at t0 disagrees with it."),
+    runs: list[str] = typer.Argument(
+        ..., metavar="RUN...", help="Run id(s); several are matched on (market, t0)."
+    ),
+    split: Optional[str] = typer.Option(
+        None,
+        "--split",
+        metavar="INSTANT",
+        help="Walk-forward split: rules and "
+        "calibrators are fitted on markets whose outcome was public before it and "
+        "scored on the rest [default: the median market's public instant].",
+    ),
+    db: Optional[str] = typer.Option(
+        None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON document on stdout instead of tables."
+    ),
+    baseline: str = typer.Option(
+        "market price",
+        "--baseline",
+        metavar="NAME",
+        help="Relative skill is scaled so that this forecaster (or the market's price) is 1.",
+    ),
+    threshold: float = typer.Option(
+        0.10,
+        "--threshold",
+        min=0.0,
+        max=1.0,
+        help="Price convergence: a forecast "
+        "at least this far from the price at t0 disagrees with it.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of every resample and permutation."),
 ) -> None:
     """Analyse stored runs from their stored forecasts alone (no model is called; nothing is written)."""
@@ -35,7 +56,12 @@ def analyze(
     settings = {"baseline": baseline, "threshold": threshold, "seed": seed}
     findings = api.analyze(open_existing(db), runs, split=instant, **settings)
     if as_json:
-        document = {"runs": list(runs), "split": split, "settings": settings, "findings": [f.to_json() for f in findings]}
+        document = {
+            "runs": list(runs),
+            "split": split,
+            "settings": settings,
+            "findings": [f.to_json() for f in findings],
+        }
         print(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
         return
     for finding in findings:

@@ -10,14 +10,25 @@ from typing import Optional
 import typer
 from typer.core import TyperCommand
 
-app = typer.Typer(help="The frozen document archive and its time-bounded retriever.", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="The frozen document archive and its time-bounded retriever.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 ARCHIVE = typer.Option(Path("archive"), "--archive", help="Archive directory.")
-_ADDRESS = re.compile(r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$")
-RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help=(
-    "Run on Ray (the optional extra: pip install 'hindcast-replay[ray]'): --ray alone starts a private local Ray; "
-    "--ray auto | HOST:PORT | ray://HOST:PORT joins a cluster. Same files, same bytes as without it."))
+_ADDRESS = re.compile(
+    r"^(auto|local|(ray://)?[A-Za-z0-9_.\-]+:\d{1,5}|(ray://)?\[[0-9A-Fa-f:]+\]:\d{1,5})$"
+)
+RAY = typer.Option(
+    None,
+    "--ray",
+    metavar="[ADDRESS]",
+    help=(
+        "Run on Ray (the optional extra: pip install 'hindcast-replay[ray]'): --ray alone starts a private local Ray; "
+        "--ray auto | HOST:PORT | ray://HOST:PORT joins a cluster. Same files, same bytes as without it."
+    ),
+)
 
 
 class RayCommand(TyperCommand):
@@ -46,11 +57,17 @@ def _ray(address: Optional[str]) -> Optional[str]:
 
 @app.command(cls=RayCommand)
 def ingest(
-    paths: list[Path] = typer.Argument(..., help="Input files (RS_/RC_ .zst dumps, news JSONL/Parquet, headlines JSONL)."),
+    paths: list[Path] = typer.Argument(
+        ..., help="Input files (RS_/RC_ .zst dumps, news JSONL/Parquet, headlines JSONL)."
+    ),
     source: str = typer.Option(..., "--source", help="Source name: the partition key source=NAME."),
     fmt: str = typer.Option(..., "--format", help="pushshift | news | headlines"),
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Refused: frozen snapshots are never written to [default: the draft]."),
+    snapshot: Optional[str] = typer.Option(
+        None,
+        "--snapshot",
+        help="Refused: frozen snapshots are never written to [default: the draft].",
+    ),
     ray: Optional[str] = RAY,
 ) -> None:
     """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file.
@@ -70,7 +87,9 @@ def ingest(
         raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
     for summary in ingest(paths, source, fmt, archive, snapshot=snapshot, ray=_ray(ray)):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
-        print(f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}")
+        print(
+            f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}"
+        )
 
 
 @app.command()
@@ -82,7 +101,12 @@ def freeze(archive: Path = ARCHIVE) -> None:
 
 
 @app.command()
-def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST].")) -> None:
+def verify(
+    archive: Path = ARCHIVE,
+    snapshot: Optional[str] = typer.Option(
+        None, "--snapshot", help="Snapshot id [default: LATEST]."
+    ),
+) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
     from hindcast.api import latest, verify_snapshot
     from hindcast.errors import ArchiveIntegrityError
@@ -90,20 +114,43 @@ def verify(archive: Path = ARCHIVE, snapshot: Optional[str] = typer.Option(None,
     snapshot_id = snapshot or latest(archive)
     problems = verify_snapshot(archive, snapshot_id)
     if problems:
-        raise ArchiveIntegrityError(f"snapshot {snapshot_id} fails verification: " + "; ".join(problems))
+        raise ArchiveIntegrityError(
+            f"snapshot {snapshot_id} fails verification: " + "; ".join(problems)
+        )
     print(f"ok: snapshot {snapshot_id} matches its manifest")
 
 
 @app.command(cls=RayCommand)
 def embed(
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (all-MiniLM-L6-v2, bf16) | minilm-fp32 | hash (tests) | any registered name"),
-    chunk_rows: int = typer.Option(2048, "--chunk-rows", min=1, help="Documents embedded between resumable checkpoints."),
+    snapshot: Optional[str] = typer.Option(
+        None, "--snapshot", help="Snapshot id [default: LATEST]."
+    ),
+    embedder: str = typer.Option(
+        "minilm",
+        "--embedder",
+        help="minilm (all-MiniLM-L6-v2, bf16) | minilm-fp32 | hash (tests) | any registered name",
+    ),
+    chunk_rows: int = typer.Option(
+        2048, "--chunk-rows", min=1, help="Documents embedded between resumable checkpoints."
+    ),
     ray: Optional[str] = RAY,
-    device: str = typer.Option("cpu", "--device", help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder, needs --ray; GPU arithmetic is not the CPU's, so its vectors are not byte-identical to a CPU build)."),
-    approx: bool = typer.Option(False, "--approx", help="Also build the approximate (IVF) index of every month, for --vector-search approx."),
-    lists: Optional[int] = typer.Option(None, "--lists", min=1, help="IVF lists per month with --approx [default: chosen from the month's size]."),
+    device: str = typer.Option(
+        "cpu",
+        "--device",
+        help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder, needs --ray; GPU arithmetic is not the CPU's, so its vectors are not byte-identical to a CPU build).",
+    ),
+    approx: bool = typer.Option(
+        False,
+        "--approx",
+        help="Also build the approximate (IVF) index of every month, for --vector-search approx.",
+    ),
+    lists: Optional[int] = typer.Option(
+        None,
+        "--lists",
+        min=1,
+        help="IVF lists per month with --approx [default: chosen from the month's size].",
+    ),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue).
 
@@ -128,28 +175,59 @@ def embed(
     snap = open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)
-        info = embed_snapshot(archive, snap.id, embedder, chunk_rows=chunk_rows, ray=address, device=device,
-                              approx=approx, lists=lists,
-                              on_progress=lambda done, total: progress.update(task, completed=done, total=total))
-    print(f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}{_recall(info)}")
+        info = embed_snapshot(
+            archive,
+            snap.id,
+            embedder,
+            chunk_rows=chunk_rows,
+            ray=address,
+            device=device,
+            approx=approx,
+            lists=lists,
+            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    print(
+        f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}{_recall(info)}"
+    )
 
 
 def _recall(info: dict) -> str:
     ann = info.get("ann")
-    return (f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
-            "(the lowest month's mean over its probe queries)") if ann else ""
+    return (
+        (
+            f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
+            "(the lowest month's mean over its probe queries)"
+        )
+        if ann
+        else ""
+    )
 
 
 @app.command()
 def search(
-    query: str = typer.Option(..., "--query", help="What to search for (words; vector and full-text)."),
-    t0: str = typer.Option(..., "--t0", help="ISO-8601 instant with a zone; only documents created before it."),
+    query: str = typer.Option(
+        ..., "--query", help="What to search for (words; vector and full-text)."
+    ),
+    t0: str = typer.Option(
+        ..., "--t0", help="ISO-8601 instant with a zone; only documents created before it."
+    ),
     archive: Path = ARCHIVE,
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Snapshot id [default: LATEST]."),
+    snapshot: Optional[str] = typer.Option(
+        None, "--snapshot", help="Snapshot id [default: LATEST]."
+    ),
     k: int = typer.Option(10, "--k", min=1, help="How many documents."),
     mode: str = typer.Option("hybrid", "--mode", help="vector | text | hybrid"),
-    vector_search: str = typer.Option("exact", "--vector-search", help="exact (provably exact scan) | approx (closed months through their approximate index; `archive embed --approx`)."),
-    nprobe: Optional[int] = typer.Option(None, "--nprobe", min=1, help="IVF lists probed per closed month with approx [default: the index's]."),
+    vector_search: str = typer.Option(
+        "exact",
+        "--vector-search",
+        help="exact (provably exact scan) | approx (closed months through their approximate index; `archive embed --approx`).",
+    ),
+    nprobe: Optional[int] = typer.Option(
+        None,
+        "--nprobe",
+        min=1,
+        help="IVF lists probed per closed month with approx [default: the index's].",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
     """Search a snapshot as it stood before t0."""
@@ -163,12 +241,29 @@ def search(
         raise fail(f"--vector-search {vector_search!r}: use exact or approx", EXIT_USAGE)
     if nprobe is not None and vector_search != "approx":
         raise fail("--nprobe: only with --vector-search approx", EXIT_USAGE)
-    hits = search_archive(archive, query, _instant(t0, parse_utc), snapshot=snapshot, k=k, mode=mode,
-                          vector_search=vector_search, nprobe=nprobe)
+    hits = search_archive(
+        archive,
+        query,
+        _instant(t0, parse_utc),
+        snapshot=snapshot,
+        k=k,
+        mode=mode,
+        vector_search=vector_search,
+        nprobe=nprobe,
+    )
     for hit in hits:
-        row = {"id": hit.doc.id, "source": hit.doc.source, "created_at": iso(hit.doc.created_at),
-               "score": round(hit.score, 6), "title": hit.doc.title or hit.doc.text[:120]}
-        print(json.dumps(row, ensure_ascii=False) if as_json else "\t".join(str(v) for v in row.values()))
+        row = {
+            "id": hit.doc.id,
+            "source": hit.doc.source,
+            "created_at": iso(hit.doc.created_at),
+            "score": round(hit.score, 6),
+            "title": hit.doc.title or hit.doc.text[:120],
+        }
+        print(
+            json.dumps(row, ensure_ascii=False)
+            if as_json
+            else "\t".join(str(v) for v in row.values())
+        )
 
 
 def _instant(text: str, parse):

@@ -19,28 +19,52 @@ import typer
 
 from hindcast.cli.common import DB_HELP
 
-_DETECTOR = typer.Option([], "--detector", metavar="SPEC", help="A leak detector: lexical, judge:model=local, "
-                         "judge:model=openai/gpt-4o-mini … (repeatable) [default: lexical].")
-_ARCHIVE = typer.Option(None, "--archive", metavar="DIR", help="The archive folder holding the snapshot the run "
-                        "recorded [default: the folder the run recorded].")
+_DETECTOR = typer.Option(
+    [],
+    "--detector",
+    metavar="SPEC",
+    help="A leak detector: lexical, judge:model=local, "
+    "judge:model=openai/gpt-4o-mini … (repeatable) [default: lexical].",
+)
+_ARCHIVE = typer.Option(
+    None,
+    "--archive",
+    metavar="DIR",
+    help="The archive folder holding the snapshot the run "
+    "recorded [default: the folder the run recorded].",
+)
 
 
 def audit(
-    run_id: str = typer.Argument(..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."),
+    run_id: str = typer.Argument(
+        ..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."
+    ),
     detector: list[str] = _DETECTOR,
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout: per-forecaster figures and "
-                                 "every flagged text with each detector's verdict."),
-    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON document on stdout: per-forecaster figures and "
+        "every flagged text with each detector's verdict.",
+    ),
+    db: Optional[str] = typer.Option(
+        None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."
+    ),
     archive: Optional[Path] = _ARCHIVE,
 ) -> None:
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
     from hindcast import api
+
     specs = api.check_detectors(detector)  # an unknown detector: one line, nothing opened
     store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
     try:
         store.run(run_id)  # an unknown run: one line, nothing written
-        result = api.audit(store, run_id, specs, archive=archive,  # the response cache opens once all is checked
-                           open_models=lambda: api.default_models(store, Path("runs")))
+        result = api.audit(
+            store,
+            run_id,
+            specs,
+            archive=archive,  # the response cache opens once all is checked
+            open_models=lambda: api.default_models(store, Path("runs")),
+        )
     finally:
         store.close()
     if as_json:
@@ -56,9 +80,18 @@ def _print(result) -> None:
     from hindcast.cli.console import out_console
 
     table = Table(title=result.finding.title, title_justify="left")
-    for column in ("forecaster", "detector", "forecasts (failed)", "docs read / withheld / missing",
-                   "docs flagged (reveals / after t0)", "forecasts flagged: evidence / rationale / any",
-                   "Brier all", "Brier clean", "all − clean [95%]", "flagged − market [95%]"):
+    for column in (
+        "forecaster",
+        "detector",
+        "forecasts (failed)",
+        "docs read / withheld / missing",
+        "docs flagged (reveals / after t0)",
+        "forecasts flagged: evidence / rationale / any",
+        "Brier all",
+        "Brier clean",
+        "all − clean [95%]",
+        "flagged − market [95%]",
+    ):
         table.add_column(column, overflow="fold")
     for row in result.to_json()["forecasters"]:
         table.add_row(*_cells(row))
@@ -66,22 +99,33 @@ def _print(result) -> None:
     console.print(table)
     for note in result.finding.notes:
         console.print(f"  · {note}", highlight=False, markup=False)
-    console.print(f"{len(result.flagged)} flagged text(s); verdicts: {result.judged} judged now, "
-                  f"{result.cached} from the cache", highlight=False)
+    console.print(
+        f"{len(result.flagged)} flagged text(s); verdicts: {result.judged} judged now, "
+        f"{result.cached} from the cache",
+        highlight=False,
+    )
     for item in result.flagged:
         what = f"document {item['doc_id']}" if item["kind"] == "document" else "rationale"
-        console.print(f"  {item['forecaster']} · {item['market']} · {item['t0']} · {what}: {item['label']}",
-                      highlight=False, markup=False)
+        console.print(
+            f"  {item['forecaster']} · {item['market']} · {item['t0']} · {what}: {item['label']}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _cells(r: dict) -> tuple[str, ...]:
-    return (r["forecaster"], r["detector"], f"{r['forecasts']} ({r['failed']})",
-            f"{r['docs_read']} / {r['docs_withheld']} / {r['docs_missing']}",
-            f"{r['docs_flagged']} ({r['reveals_outcome']} / {r['after_t0']})",
-            f"{r['evidence_flagged']} / {r['rationales_flagged']} / {r['flagged_forecasts']}",
-            _num(r["brier_all"]), _num(r["brier_clean"]),
-            _with_interval(r["all_minus_clean"], r["delta_low"], r["delta_high"]),
-            _with_interval(r["flagged_minus_market"], r["vs_market_low"], r["vs_market_high"]))
+    return (
+        r["forecaster"],
+        r["detector"],
+        f"{r['forecasts']} ({r['failed']})",
+        f"{r['docs_read']} / {r['docs_withheld']} / {r['docs_missing']}",
+        f"{r['docs_flagged']} ({r['reveals_outcome']} / {r['after_t0']})",
+        f"{r['evidence_flagged']} / {r['rationales_flagged']} / {r['flagged_forecasts']}",
+        _num(r["brier_all"]),
+        _num(r["brier_clean"]),
+        _with_interval(r["all_minus_clean"], r["delta_low"], r["delta_high"]),
+        _with_interval(r["flagged_minus_market"], r["vs_market_low"], r["vs_market_high"]),
+    )
 
 
 def _num(value) -> str:

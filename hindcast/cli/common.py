@@ -11,10 +11,16 @@ EXIT_OK = 0
 EXIT_ERROR = 1  # a HindcastError: bad input or config, refused cutoff, integrity failure …
 EXIT_USAGE = 2  # typer/click usage errors
 EXIT_LOCKED = 3  # another instance holds the lock (LockHeldError)
-EXIT_STOPPED = 4  # stopped by a circuit breaker or a budget; re-run the same command to resume (StoppedError)
-RECALL_HELP = ("Leave out the rows of every (model, market) pair the memorisation probe (`hindcast probe recall`) "
-               "found the model recalls; a note says how many [default: off].")
-RECALL_FILE_HELP = "Probe results read by --exclude-recalled [default: recall.json beside the run database]."
+EXIT_STOPPED = (
+    4  # stopped by a circuit breaker or a budget; re-run the same command to resume (StoppedError)
+)
+RECALL_HELP = (
+    "Leave out the rows of every (model, market) pair the memorisation probe (`hindcast probe recall`) "
+    "found the model recalls; a note says how many [default: off]."
+)
+RECALL_FILE_HELP = (
+    "Probe results read by --exclude-recalled [default: recall.json beside the run database]."
+)
 
 
 def now() -> datetime:
@@ -38,13 +44,15 @@ def default_sample(kind: str):
     for base in (Path.cwd(), checkout):
         if (base / kind / "sample").is_dir():
             return base / kind / "sample"
-    raise fail(f"the shipped sample {kind}/sample is not here (it comes with the source checkout); pass a directory")
+    raise fail(
+        f"the shipped sample {kind}/sample is not here (it comes with the source checkout); pass a directory"
+    )
 
 
 # -- the run database: a path or a URL, everywhere ----------------------------------------------
 DB_ENV = "HINDCAST_DB"
 DEFAULT_DB = "runs/hindcast.db"
-DB_HELP = (f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${DB_ENV}, else {DEFAULT_DB}].")
+DB_HELP = f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${DB_ENV}, else {DEFAULT_DB}]."
 
 # Environment variables hindcast reads, as `hindcast --help` lists them.
 ENVIRONMENT = {

@@ -5,8 +5,18 @@ from __future__ import annotations
 import sys
 import time
 
-COLUMNS = ("forecaster", "n forecasts", "failed", "n markets", "Brier [95% CI]", "market Brier",
-           "Brier − market [95% CI]", "skill vs market", "tokens in / out", "cost (USD)")
+COLUMNS = (
+    "forecaster",
+    "n forecasts",
+    "failed",
+    "n markets",
+    "Brier [95% CI]",
+    "market Brier",
+    "Brier − market [95% CI]",
+    "skill vs market",
+    "tokens in / out",
+    "cost (USD)",
+)
 
 
 def out_console():
@@ -42,12 +52,24 @@ def cells(row) -> tuple[str, ...]:
     """The terminal row; missing intervals and costs read as in the exports, notes go below the table."""
     from hindcast.api import display
 
-    return (_name(row), str(row.n_forecasts), str(row.n_failed),
-            f"{row.n_markets} (subset)" if row.subset else str(row.n_markets),
-            with_interval(row.brier, row.brier_ci_low, row.brier_ci_high, row.n_markets),
-            number(row.market_brier),
-            with_interval(row.brier_diff_vs_market, row.diff_ci_low, row.diff_ci_high, row.n_markets_paired, display.signed),
-            number(row.skill_vs_market), display.tokens(row), display.cost(row))
+    return (
+        _name(row),
+        str(row.n_forecasts),
+        str(row.n_failed),
+        f"{row.n_markets} (subset)" if row.subset else str(row.n_markets),
+        with_interval(row.brier, row.brier_ci_low, row.brier_ci_high, row.n_markets),
+        number(row.market_brier),
+        with_interval(
+            row.brier_diff_vs_market,
+            row.diff_ci_low,
+            row.diff_ci_high,
+            row.n_markets_paired,
+            display.signed,
+        ),
+        number(row.skill_vs_market),
+        display.tokens(row),
+        display.cost(row),
+    )
 
 
 def _name(row) -> str:
@@ -66,8 +88,11 @@ def notes(board) -> list[str]:
     return lines
 
 
-def leaderboard_table(board, title: str = "leaderboard (lower Brier is better; Brier − market < 0 beats the market; "
-                                         "CIs: bootstrap over markets, none under 5)"):
+def leaderboard_table(
+    board,
+    title: str = "leaderboard (lower Brier is better; Brier − market < 0 beats the market; "
+    "CIs: bootstrap over markets, none under 5)",
+):
     from rich.table import Table
 
     table = Table(title=title, caption="\n".join(notes(board)) or None, caption_justify="left")
@@ -85,7 +110,9 @@ class Ticker:
     """Progress on stderr: a rich bar on a terminal; anywhere else (a log file, CI) one plain line
     every `every` seconds and a last one at the end, so a long job is never silent."""
 
-    def __init__(self, label: str, unit: str, every: float = 5.0, clock=time.monotonic, quiet: bool = False):
+    def __init__(
+        self, label: str, unit: str, every: float = 5.0, clock=time.monotonic, quiet: bool = False
+    ):
         self.label, self.unit, self.every, self.clock = label, unit, every, clock
         self.done, self.total, self.started, self._last, self._start = 0, None, False, None, None
         self.console = err_console()
@@ -93,10 +120,23 @@ class Ticker:
         self.bar = self._bar() if self.console.is_terminal and not quiet else None
 
     def _bar(self):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TimeRemainingColumn(), console=self.console)
+        bar = Progress(
+            TextColumn(self.label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+        )
         self.task = bar.add_task(self.label, total=None)
         return bar
 
@@ -123,8 +163,11 @@ class Ticker:
         left = ""
         if self.total and self.done and elapsed > 0 and self.done < self.total:
             left = f", about {_duration((self.total - self.done) * elapsed / self.done)} left"
-        print(f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} so far)",
-              file=sys.stderr, flush=True)
+        print(
+            f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} so far)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def stop(self) -> None:
         if not self.started or self.quiet:  # never started: prints nothing (not even an empty line)

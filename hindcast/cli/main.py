@@ -12,12 +12,22 @@ from hindcast.cli.common import ENVIRONMENT, EXIT_ERROR, EXIT_OK, EXIT_USAGE, VE
 
 def _epilog() -> str:
     """Exit codes and environment variables, one per line (\b keeps click from rewrapping)."""
-    codes = ["0 ok", "1 error in input, config or run", "2 usage", "3 lock held by another instance",
-             "4 stopped by a budget, a circuit breaker or an unreachable or stopped Ray cluster (re-run to resume)"]
+    codes = [
+        "0 ok",
+        "1 error in input, config or run",
+        "2 usage",
+        "3 lock held by another instance",
+        "4 stopped by a budget, a circuit breaker or an unreachable or stopped Ray cluster (re-run to resume)",
+    ]
     env = [f"{name}: {text}" for name, text in ENVIRONMENT.items()]
-    return ("\b\nExit codes:\n  " + "\n  ".join(codes) + "\n\n\b\nEnvironment:\n  " + "\n  ".join(env)
-            + "\n\n\b\nShell completion: hindcast --install-completion (bash, zsh, fish, PowerShell),\n"
-              "or hindcast --show-completion to install it yourself.")
+    return (
+        "\b\nExit codes:\n  "
+        + "\n  ".join(codes)
+        + "\n\n\b\nEnvironment:\n  "
+        + "\n  ".join(env)
+        + "\n\n\b\nShell completion: hindcast --install-completion (bash, zsh, fish, PowerShell),\n"
+        "or hindcast --show-completion to install it yourself."
+    )
 
 
 app = typer.Typer(
@@ -40,16 +50,31 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     ctx: typer.Context,
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
-                                help="More detail on stderr: debug logging, the traceback of an unexpected error."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or informational lines on stderr "
-                               "(errors still print)."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    verbose: int = typer.Option(
+        0,
+        "--verbose",
+        "-v",
+        count=True,
+        help="More detail on stderr: debug logging, the traceback of an unexpected error.",
+    ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="No progress bars or informational lines on stderr (errors still print).",
+    ),
 ) -> None:
     """hindcast: no look-ahead hindcasts of forecasters on resolved markets."""
     level = -1 if quiet else verbose
-    ctx.meta[VERBOSITY] = level  # shared by every sub-command's context; read with common.verbosity()
-    if isinstance(ctx.obj, dict):  # `guarded` passes its own dict: it reads the level after an error
+    ctx.meta[VERBOSITY] = (
+        level  # shared by every sub-command's context; read with common.verbosity()
+    )
+    if isinstance(
+        ctx.obj, dict
+    ):  # `guarded` passes its own dict: it reads the level after an error
         ctx.obj[VERBOSITY] = level
     _logging(level)
 
@@ -104,11 +129,15 @@ def guarded(command) -> int:
 
     state: dict = {}  # the root callback records -v/-q here, still readable after an error
     try:
-        code = command(standalone_mode=False, obj=state)  # typer returns an Exit's code, else the command's value
+        code = command(
+            standalone_mode=False, obj=state
+        )  # typer returns an Exit's code, else the command's value
         return code if isinstance(code, int) else EXIT_OK
     except typer.Abort:
         return _say("interrupted; what was stored is kept — re-run the same command to resume", 130)
-    except typer.TyperException as exc:  # usage (click's errors, vendored by typer): one line, not a box
+    except (
+        typer.TyperException
+    ) as exc:  # usage (click's errors, vendored by typer): one line, not a box
         return _usage(exc)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
@@ -125,7 +154,10 @@ def guarded(command) -> int:
 
             traceback.print_exc()
             return _say(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
-        return _say(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 or -v for the traceback)", EXIT_ERROR)
+        return _say(
+            f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 or -v for the traceback)",
+            EXIT_ERROR,
+        )
 
 
 def _usage(exc) -> int:

@@ -11,10 +11,16 @@ import typer
 
 from hindcast.cli.common import default_sample, now
 
-app = typer.Typer(help="Market stores: pull from Polymarket, import files, list, show.", no_args_is_help=True,
-                  rich_markup_mode=None)
-import_app = typer.Typer(help="Import market files published by others into a store.", no_args_is_help=True,
-                         rich_markup_mode=None)
+app = typer.Typer(
+    help="Market stores: pull from Polymarket, import files, list, show.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+import_app = typer.Typer(
+    help="Import market files published by others into a store.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(import_app, name="import")
 
 PULL_STORE = Path("markets/store")
@@ -30,7 +36,9 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
     try:
         instant = parse_utc(value) if value else None
     except ValueError as exc:
-        raise typer.BadParameter(f"{value!r} is not a date or ISO instant ({exc})", param_hint=option) from exc
+        raise typer.BadParameter(
+            f"{value!r} is not a date or ISO instant ({exc})", param_hint=option
+        ) from exc
     bare_date = instant is not None and len(value.strip()) == 10
     return instant + timedelta(days=1, seconds=-1) if bare_date and end_of_day else instant
 
@@ -38,44 +46,105 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
 # -- pull -------------------------------------------------------------------------------------
 @app.command("pull")
 def pull_command(
-    since: Optional[str] = typer.Option(None, "--since", help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no lower bound]."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only markets scheduled to end (Kalshi: settled) on or before this "
-                                        "date (a bare date includes its whole day) [default: no upper bound]."),
-    closed_since: Optional[str] = typer.Option(None, "--closed-since", help="Also every market closed on or after "
-                                               "this date, whatever its end date (or lack of one) [default: none]."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Look at no more than N listed markets [default: every one]."),
-    store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
-    gamma_url: Optional[str] = typer.Option(None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."),
-    clob_url: Optional[str] = typer.Option(None, "--clob-url", help="CLOB API base URL [default: Polymarket's]."),
-    data_url: Optional[str] = typer.Option(None, "--data-url", help="Data API base URL (/v2/prices-history) "
-                                           "[default: Polymarket's]."),
-    page_size: int = typer.Option(100, "--page-size", min=1, max=100, help="Gamma keyset page size (100 at most: "
-                                  "Gamma clamps larger pages silently)."),
-    as_json: bool = typer.Option(False, "--json", help="The pull's summary and counts as one JSON object."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds before one request times out."),
-    attempts: int = typer.Option(5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."),
+    since: Optional[str] = typer.Option(
+        None,
+        "--since",
+        help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no lower bound].",
+    ),
+    until: Optional[str] = typer.Option(
+        None,
+        "--until",
+        help="Only markets scheduled to end (Kalshi: settled) on or before this "
+        "date (a bare date includes its whole day) [default: no upper bound].",
+    ),
+    closed_since: Optional[str] = typer.Option(
+        None,
+        "--closed-since",
+        help="Also every market closed on or after "
+        "this date, whatever its end date (or lack of one) [default: none].",
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Look at no more than N listed markets [default: every one]."
+    ),
+    store: Path = typer.Option(
+        PULL_STORE, "--store", help="Market store to write a new version into."
+    ),
+    gamma_url: Optional[str] = typer.Option(
+        None, "--gamma-url", help="Gamma API base URL [default: Polymarket's]."
+    ),
+    clob_url: Optional[str] = typer.Option(
+        None, "--clob-url", help="CLOB API base URL [default: Polymarket's]."
+    ),
+    data_url: Optional[str] = typer.Option(
+        None, "--data-url", help="Data API base URL (/v2/prices-history) [default: Polymarket's]."
+    ),
+    page_size: int = typer.Option(
+        100,
+        "--page-size",
+        min=1,
+        max=100,
+        help="Gamma keyset page size (100 at most: Gamma clamps larger pages silently).",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="The pull's summary and counts as one JSON object."
+    ),
+    timeout: float = typer.Option(
+        30.0, "--timeout", min=0.1, help="Seconds before one request times out."
+    ),
+    attempts: int = typer.Option(
+        5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."
+    ),
     venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
-    kalshi_url: Optional[str] = typer.Option(None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 "
-                                             "[default: Kalshi's]."),
-    series: Optional[str] = typer.Option(None, "--series", help="Kalshi only: markets of this series ticker "
-                                         "[default: every series]."),
+    kalshi_url: Optional[str] = typer.Option(
+        None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 [default: Kalshi's]."
+    ),
+    series: Optional[str] = typer.Option(
+        None, "--series", help="Kalshi only: markets of this series ticker [default: every series]."
+    ),
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary markets
     and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import PullQuery, pull
 
-    _check_venue(venue, kalshi_url=kalshi_url, series=series, gamma_url=gamma_url, clob_url=clob_url,
-                 data_url=data_url, closed_since=closed_since)
+    _check_venue(
+        venue,
+        kalshi_url=kalshi_url,
+        series=series,
+        gamma_url=gamma_url,
+        clob_url=clob_url,
+        data_url=data_url,
+        closed_since=closed_since,
+    )
     if venue == "kalshi":
-        return _pull_kalshi(store, kalshi_url, series, since, until, limit, timeout, attempts, as_json)
-    for url, option in ((gamma_url, "--gamma-url"), (clob_url, "--clob-url"), (data_url, "--data-url")):
+        return _pull_kalshi(
+            store, kalshi_url, series, since, until, limit, timeout, attempts, as_json
+        )
+    for url, option in (
+        (gamma_url, "--gamma-url"),
+        (clob_url, "--clob-url"),
+        (data_url, "--data-url"),
+    ):
         if url is not None and not url.startswith(("http://", "https://")):
             raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
-    query = PullQuery(_instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit, page_size,
-                      _instant(closed_since, "--closed-since"))
+    query = PullQuery(
+        _instant(since, "--since"),
+        _instant(until, "--until", end_of_day=True),
+        limit,
+        page_size,
+        _instant(closed_since, "--closed-since"),
+    )
     with _progress() as progress:
-        summary = pull(store, query, now=now(), progress=progress, gamma_url=gamma_url, clob_url=clob_url,
-                       data_url=data_url, attempts=attempts, timeout=timeout)
+        summary = pull(
+            store,
+            query,
+            now=now(),
+            progress=progress,
+            gamma_url=gamma_url,
+            clob_url=clob_url,
+            data_url=data_url,
+            attempts=attempts,
+            timeout=timeout,
+        )
     counts = summary.counts()
     if as_json:
         typer.echo(json.dumps(_summary_json(store, summary), indent=2))
@@ -83,31 +152,51 @@ def pull_command(
         _print_summary(store, summary)
     _warn_short(counts)
     if counts.incomplete:
-        typer.echo(f"hindcast: warning: {counts.incomplete} stored market(s) have a history shorter than "
-                   "their life (listed in the store manifest, incomplete_histories)", err=True)
+        typer.echo(
+            f"hindcast: warning: {counts.incomplete} stored market(s) have a history shorter than "
+            "their life (listed in the store manifest, incomplete_histories)",
+            err=True,
+        )
 
 
 def _check_venue(venue: str, **given) -> None:
     """--venue is polymarket or kalshi, and no option of the other venue is given."""
     if venue not in ("polymarket", "kalshi"):
         raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
-    foreign = ("kalshi_url", "series") if venue == "polymarket" else ("gamma_url", "clob_url", "data_url", "closed_since")
+    foreign = (
+        ("kalshi_url", "series")
+        if venue == "polymarket"
+        else ("gamma_url", "clob_url", "data_url", "closed_since")
+    )
     for name in foreign:
         if given[name] is not None:
-            raise typer.BadParameter(f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-"))
+            raise typer.BadParameter(
+                f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-")
+            )
     url = given["kalshi_url"]
     if url is not None and not url.startswith(("http://", "https://")):
         raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--kalshi-url")
 
 
-def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool) -> None:
+def _pull_kalshi(
+    store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool
+) -> None:
     """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than listed said on stderr."""
     from hindcast.api import KalshiQuery, pull
 
-    query = KalshiQuery(series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit)
+    query = KalshiQuery(
+        series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit
+    )
     with _progress() as progress:
-        summary = pull(store, query, now=now(), progress=progress, kalshi_url=kalshi_url,
-                       attempts=attempts, timeout=timeout)
+        summary = pull(
+            store,
+            query,
+            now=now(),
+            progress=progress,
+            kalshi_url=kalshi_url,
+            attempts=attempts,
+            timeout=timeout,
+        )
     counts = summary.counts()
     if as_json:
         typer.echo(json.dumps(summary.as_dict(store), indent=2))
@@ -115,16 +204,23 @@ def _pull_kalshi(store: Path, kalshi_url, series, since, until, limit, timeout, 
         _print_kalshi(store, summary)
     _warn_short(counts)
     if counts.incomplete:
-        typer.echo(f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with a price "
-                   "(no trade in their life)", err=True)
+        typer.echo(
+            f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with a price "
+            "(no trade in their life)",
+            err=True,
+        )
 
 
 def _print_kalshi(store: Path, s) -> None:
     typer.echo(f"pulled {s.stored} Kalshi market(s) into {store} (version {s.version})")
-    typer.echo(f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
-               f"{s.listed_historical} historical")
-    typer.echo(f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
-               f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any price point")
+    typer.echo(
+        f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
+        f"{s.listed_historical} historical"
+    )
+    typer.echo(
+        f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
+        f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any price point"
+    )
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
@@ -133,8 +229,11 @@ def _print_kalshi(store: Path, s) -> None:
 def _warn_short(counts) -> None:
     """A pull that stored fewer markets than it listed says so on stderr (a PullCounts)."""
     if counts.short:
-        typer.echo(f"hindcast: warning: stored {counts.stored} of {counts.listed} listed market(s): "
-                   f"{counts.skipped_total} skipped, {counts.failed} failed (see the counts)", err=True)
+        typer.echo(
+            f"hindcast: warning: stored {counts.stored} of {counts.listed} listed market(s): "
+            f"{counts.skipped_total} skipped, {counts.failed} failed (see the counts)",
+            err=True,
+        )
 
 
 class _progress:
@@ -148,7 +247,11 @@ class _progress:
         from hindcast.cli.console import err_console
 
         console = err_console()
-        self.bar = Progress(console=console, transient=True) if console.is_terminal and verbosity() >= 0 else None
+        self.bar = (
+            Progress(console=console, transient=True)
+            if console.is_terminal and verbosity() >= 0
+            else None
+        )
         if self.bar is None:
             return lambda done, total: None
         self.bar.start()
@@ -165,47 +268,82 @@ class _progress:
 
 def _summary_json(store: Path, s) -> dict:
     counts = s.counts()
-    return {"store": str(store), "version": s.version, "counts": counts.as_dict(),
-            "stored_fewer_than_listed": counts.short, "failed": s.failed,
-            "incomplete_histories": s.incomplete, "price_routes": dict(s.routes),
-            "histories": {"fetched": s.histories_fetched, "cached": s.histories_cached, "reused": s.histories_reused,
-                          "changed": s.histories_changed},
-            "watching": len(s.pending), "rechecked_by_id": s.rechecked}
+    return {
+        "store": str(store),
+        "version": s.version,
+        "counts": counts.as_dict(),
+        "stored_fewer_than_listed": counts.short,
+        "failed": s.failed,
+        "incomplete_histories": s.incomplete,
+        "price_routes": dict(s.routes),
+        "histories": {
+            "fetched": s.histories_fetched,
+            "cached": s.histories_cached,
+            "reused": s.histories_reused,
+            "changed": s.histories_changed,
+        },
+        "watching": len(s.pending),
+        "rechecked_by_id": s.rechecked,
+    }
 
 
 def _print_summary(store: Path, s) -> None:
     typer.echo(f"pulled {s.stored} market(s) into {store} (version {s.version})")
-    typer.echo(f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed {len(s.failed)}; "
-               f"incomplete histories {len(s.incomplete)}")
-    typer.echo(f"  price histories: {s.histories_fetched} fetched, "
-               f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; routes "
-               + (", ".join(f"{route} × {n}" for route, n in sorted(s.routes.items())) or "-"))
+    typer.echo(
+        f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed {len(s.failed)}; "
+        f"incomplete histories {len(s.incomplete)}"
+    )
+    typer.echo(
+        f"  price histories: {s.histories_fetched} fetched, "
+        f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; routes "
+        + (", ".join(f"{route} × {n}" for route, n in sorted(s.routes.items())) or "-")
+    )
     if s.histories_changed:
-        typer.echo(f"  {len(s.histories_changed)} stored history(ies) changed by this pull: a new version "
-                   "(the previous one is kept)")
+        typer.echo(
+            f"  {len(s.histories_changed)} stored history(ies) changed by this pull: a new version "
+            "(the previous one is kept)"
+        )
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
     typer.echo(f"  failed {len(s.failed)}" + "".join(f"\n    {line}" for line in s.failed))
-    typer.echo(f"  watching {len(s.pending)} market(s) listed before they resolved "
-               f"({s.rechecked} asked for again by id this time)")
+    typer.echo(
+        f"  watching {len(s.pending)} market(s) listed before they resolved "
+        f"({s.rechecked} asked for again by id this time)"
+    )
 
 
 # -- import -----------------------------------------------------------------------------------
 @import_app.command("forecastbench")
 def import_forecastbench_command(
-    markets: Path = typer.Option(..., "--markets", exists=True, dir_okay=False, metavar="FILE",
-                                 help="ForecastBench's markets.jsonl (a file; the store written is --store)."),
-    prices: Optional[Path] = typer.Option(None, "--prices", exists=True, dir_okay=False, metavar="FILE",
-                                          help="ForecastBench's prices_daily.csv: YES price histories (not a token "
-                                               "price table) [default: none, markets without histories]."),
-    store: Path = typer.Option(PULL_STORE, "--store", help="Market store to write a new version into."),
+    markets: Path = typer.Option(
+        ...,
+        "--markets",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="ForecastBench's markets.jsonl (a file; the store written is --store).",
+    ),
+    prices: Optional[Path] = typer.Option(
+        None,
+        "--prices",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="ForecastBench's prices_daily.csv: YES price histories (not a token "
+        "price table) [default: none, markets without histories].",
+    ),
+    store: Path = typer.Option(
+        PULL_STORE, "--store", help="Market store to write a new version into."
+    ),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
     from hindcast.api import import_markets
 
     version, bundle = import_markets(store, markets, prices, now=now())
     points = sum(len(h) for h in bundle.prices.values())
-    typer.echo(f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} (version {version})")
+    typer.echo(
+        f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} (version {version})"
+    )
 
 
 # -- list -------------------------------------------------------------------------------------
@@ -238,16 +376,28 @@ def _print_table(rows: list[dict], title: str) -> None:
         table.add_column(column, no_wrap=True)
     table.add_column("question", overflow="fold")
     for r in rows:
-        table.add_row(r["id"] if r["id"].startswith("kalshi:") else r["id"][:12], str(r["status"]), (r["resolved_at"] or "")[:16], r["topic"],
-                      str(r["price_points"]), r["question"])
+        table.add_row(
+            r["id"] if r["id"].startswith("kalshi:") else r["id"][:12],
+            str(r["status"]),
+            (r["resolved_at"] or "")[:16],
+            r["topic"],
+            str(r["price_points"]),
+            r["question"],
+        )
     out_console().print(table)
 
 
 # -- show -------------------------------------------------------------------------------------
 @app.command("show")
 def show_command(
-    market_id: str = typer.Argument(..., metavar="ID", help="Market id (or a unique prefix of it)."),
-    t0: Optional[str] = typer.Option(None, "--t0", help="Show the market as it stood at this instant [default: as stored, no price at t0]."),
+    market_id: str = typer.Argument(
+        ..., metavar="ID", help="Market id (or a unique prefix of it)."
+    ),
+    t0: Optional[str] = typer.Option(
+        None,
+        "--t0",
+        help="Show the market as it stood at this instant [default: as stored, no price at t0].",
+    ),
     store: Optional[Path] = typer.Option(None, "--store", help=READ_HELP),
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
@@ -262,10 +412,14 @@ def show_command(
 
 def _render(view: dict) -> str:
     m, r = view["market"], view["resolution"] or {}
-    lines = [f"{m['id']}  [{m['source']}, topic {m['topic']}]", m["question"], m["url"],
-             f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by {r.get('known_at')})",
-             _render_lifetime(view["lifetime"]),
-             f"price points: {view['price_points']}"] + _render_meta(view["meta"])
+    lines = [
+        f"{m['id']}  [{m['source']}, topic {m['topic']}]",
+        m["question"],
+        m["url"],
+        f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by {r.get('known_at')})",
+        _render_lifetime(view["lifetime"]),
+        f"price points: {view['price_points']}",
+    ] + _render_meta(view["meta"])
     if "at_t0" in view:
         lines += _render_t0(view["at_t0"])
     return "\n".join(lines)
@@ -276,23 +430,30 @@ def _render_meta(meta: dict | None) -> list[str]:
         return []
     labels = " / ".join(meta["outcomes"])
     yes = meta["outcomes"][meta["yes_index"]] if meta["outcomes"] else "-"
-    return [f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); "
-            f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}",
-            _render_provenance(meta), _render_resolution_meta(meta)]
+    return [
+        f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); "
+        f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}",
+        _render_provenance(meta),
+        _render_resolution_meta(meta),
+    ]
 
 
 def _render_provenance(meta: dict) -> str:
     bucket = meta.get("price_bucket_seconds")
-    return (f"prices: venue {meta.get('venue', 'polymarket')}; route {meta.get('price_route') or 'not recorded'}; "
-            f"bucket {f'{bucket} s' if bucket else 'not recorded'}; "
-            f"definition {meta.get('price_definition') or 'not recorded'}")
+    return (
+        f"prices: venue {meta.get('venue', 'polymarket')}; route {meta.get('price_route') or 'not recorded'}; "
+        f"bucket {f'{bucket} s' if bucket else 'not recorded'}; "
+        f"definition {meta.get('price_definition') or 'not recorded'}"
+    )
 
 
 def _render_resolution_meta(meta: dict) -> str:
     chain = " → ".join(meta.get("resolution_statuses") or ()) or "not recorded"
     rules = meta.get("rules_updated_at")
-    return (f"resolution: disputed {'yes' if meta.get('disputed') else 'no'}; "
-            f"rules updated {('at ' + rules) if rules else 'no'}; status chain {chain}")
+    return (
+        f"resolution: disputed {'yes' if meta.get('disputed') else 'no'}; "
+        f"rules updated {('at ' + rules) if rules else 'no'}; status chain {chain}"
+    )
 
 
 def _render_lifetime(life: dict | None) -> str:
@@ -303,5 +464,7 @@ def _render_lifetime(life: dict | None) -> str:
 
 def _render_t0(at: dict) -> list[str]:
     price = at["price"]
-    said = f"{price['p']} (the point at {price['t']})" if price else "none (no price point before t0)"
+    said = (
+        f"{price['p']} (the point at {price['t']})" if price else "none (no price point before t0)"
+    )
     return [f"at t0 {at['t0']}: price {said}", "description as it stood:", at["description"]]

@@ -16,40 +16,91 @@ import typer
 
 from hindcast.cli.common import DB_HELP, default_sample
 
-app = typer.Typer(help="Memorisation probes: what a model knows without documents.", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="Memorisation probes: what a model knows without documents.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @app.command("recall")
 def recall(
-    forecasters: list[str] = typer.Option(..., "--forecaster", "-f", help="A forecaster spec whose model is probed "
-                                          "(zero-shot:model=local, zero-shot:model=openai:gpt-4.1-mini) or a model "
-                                          "spec (local, openai:MODEL, openai-compatible:URL#MODEL); repeatable."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Market store directory [default: the shipped sample]."),
-    version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
-    ids: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable) "
-                                            "[default: every Yes/No market]."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."),
-    fraction: float = typer.Option(0.5, "--fraction", help="The probe's t0 as a lifetime fraction of each market "
-                                   "(1.0 = the day before resolution)."),
-    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Only locates the response "
-                                     "cache (responses.db) and the default results file beside it; never created."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="The probe results file, merged with what "
-                                       "it holds [default: recall.json beside the run database]."),
-    registry: Optional[Path] = typer.Option(None, "--models", metavar="FILE", help="Model-cutoff registry (TOML) laid "
-                                            "over the shipped one, for the regimes [default: the shipped registry]."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Ask again instead of replaying cached answers (answers "
-                                  "are still recorded) [default: off]."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout instead of the table."),
+    forecasters: list[str] = typer.Option(
+        ...,
+        "--forecaster",
+        "-f",
+        help="A forecaster spec whose model is probed "
+        "(zero-shot:model=local, zero-shot:model=openai:gpt-4.1-mini) or a model "
+        "spec (local, openai:MODEL, openai-compatible:URL#MODEL); repeatable.",
+    ),
+    store: Optional[Path] = typer.Option(
+        None, "--store", help="Market store directory [default: the shipped sample]."
+    ),
+    version: Optional[str] = typer.Option(
+        None, "--store-version", help="Store version id [default: LATEST]."
+    ),
+    ids: Optional[list[str]] = typer.Option(
+        None,
+        "--market",
+        "-m",
+        help="Only this market id (repeatable) [default: every Yes/No market].",
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."
+    ),
+    fraction: float = typer.Option(
+        0.5,
+        "--fraction",
+        help="The probe's t0 as a lifetime fraction of each market "
+        "(1.0 = the day before resolution).",
+    ),
+    db: Optional[str] = typer.Option(
+        None,
+        "--db",
+        metavar="PATH|URL",
+        help=DB_HELP + " Only locates the response "
+        "cache (responses.db) and the default results file beside it; never created.",
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        metavar="FILE",
+        help="The probe results file, merged with what "
+        "it holds [default: recall.json beside the run database].",
+    ),
+    registry: Optional[Path] = typer.Option(
+        None,
+        "--models",
+        metavar="FILE",
+        help="Model-cutoff registry (TOML) laid "
+        "over the shipped one, for the regimes [default: the shipped registry].",
+    ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Ask again instead of replaying cached answers (answers "
+        "are still recorded) [default: off].",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON document on stdout instead of the table."
+    ),
 ) -> None:
     """Probe models for outcomes they already know; store the answers; print the rates per model and regime."""
     from hindcast import api
 
     url = api.db_url(db)
     results = out or api.default_recall_path(url)
-    run = api.probe_recall(forecasters, store or default_sample("markets"), results=results, version=version,
-                           ids=ids or (), limit=limit, fraction=fraction, registry=registry,  # all checked, then:
-                           open_models=lambda: api.probe_models(url, results.parent, no_cache=no_cache))
+    run = api.probe_recall(
+        forecasters,
+        store or default_sample("markets"),
+        results=results,
+        version=version,
+        ids=ids or (),
+        limit=limit,
+        fraction=fraction,
+        registry=registry,  # all checked, then:
+        open_models=lambda: api.probe_models(url, results.parent, no_cache=no_cache),
+    )
     if as_json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
         return
@@ -63,7 +114,10 @@ def _report(run) -> None:
     _print(run.finding)
     console = out_console()
     failures = sum(not a.ok for a in run.result.answers)
-    console.print(f"{run.markets} market(s), {len(run.models)} model(s): {len(run.result.answers)} answer(s), "
-                  f"{failures} unreadable (counted, never imputed); results: {run.path}", highlight=False)
+    console.print(
+        f"{run.markets} market(s), {len(run.models)} model(s): {len(run.result.answers)} answer(s), "
+        f"{failures} unreadable (counted, never imputed); results: {run.path}",
+        highlight=False,
+    )
     for line in run.result.skipped:
         console.print(f"skipped {line}", highlight=False)

@@ -16,12 +16,20 @@ import typer
 
 from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP
 
-app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None
+)
 
 _DB = typer.Option(None, "--db", help=DB_HELP)
-_OUT = typer.Option(None, "--out", hidden=True, help="Deprecated: the folder holding hindcast.db (use --db).")
-_PRICES = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over "
-                       "the shipped price table [default: the shipped table].")
+_OUT = typer.Option(
+    None, "--out", hidden=True, help="Deprecated: the folder holding hindcast.db (use --db)."
+)
+_PRICES = typer.Option(
+    None,
+    "--prices",
+    help="TOML of model = { input = $, output = $ } per million tokens, over "
+    "the shipped price table [default: the shipped table].",
+)
 
 
 def _store(out: Optional[Path], db: Optional[str]):
@@ -35,12 +43,18 @@ def _store(out: Optional[Path], db: Optional[str]):
 
 def _deprecated_out(out: Optional[Path]) -> None:
     if out is not None:
-        print("hindcast: note: --out is deprecated for runs and rescore; use --db DIR/hindcast.db", file=sys.stderr)
+        print(
+            "hindcast: note: --out is deprecated for runs and rescore; use --db DIR/hindcast.db",
+            file=sys.stderr,
+        )
 
 
 @app.command("list")
-def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout [default: off]."),
-              out: Optional[Path] = _OUT) -> None:
+def list_runs(
+    db: Optional[str] = _DB,
+    as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout [default: off]."),
+    out: Optional[Path] = _OUT,
+) -> None:
     """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
     run database, says so and exits 0 (nothing is created)."""
     from hindcast.errors import NoRunDatabase
@@ -64,15 +78,28 @@ def list_runs(db: Optional[str] = _DB, as_json: bool = typer.Option(False, "--js
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
         table.add_column(column)
     for r in rows:
-        table.add_row(r["run"], r["created_at"], ", ".join(r["forecasters"]), str(r["markets"]), str(r["forecasts"]),
-                      str(r["failed"]), str(r["outages"]))
+        table.add_row(
+            r["run"],
+            r["created_at"],
+            ", ".join(r["forecasters"]),
+            str(r["markets"]),
+            str(r["forecasts"]),
+            str(r["failed"]),
+            str(r["outages"]),
+        )
     out_console().print(table)
 
 
 @app.command("show")
-def show(run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."), db: Optional[str] = _DB,
-         as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout [default: off]."),
-         prices: Optional[Path] = _PRICES, out: Optional[Path] = _OUT) -> None:
+def show(
+    run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."),
+    db: Optional[str] = _DB,
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON document on stdout [default: off]."
+    ),
+    prices: Optional[Path] = _PRICES,
+    out: Optional[Path] = _OUT,
+) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
     from hindcast.api import load_prices, summarize
@@ -81,14 +108,25 @@ def show(run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list`
     store = _store(out, db)
     run = store.run(run_id)
     usage = summarize(store.forecasts(run_id, all_attempts=True), table)
-    detail = {**_summary(store, run), "manifest": json.loads(run.manifest_json), "failures": _failures(store, run_id),
-              "usage": {name: _usage(u) for name, u in usage.items()},
-              "attempts": [_attempt(a) for a in store.attempts(run_id)]}
+    detail = {
+        **_summary(store, run),
+        "manifest": json.loads(run.manifest_json),
+        "failures": _failures(store, run_id),
+        "usage": {name: _usage(u) for name, u in usage.items()},
+        "attempts": [_attempt(a) for a in store.attempts(run_id)],
+    }
     _deprecated_out(out)
     print(json.dumps(detail, indent=2, ensure_ascii=False) if as_json else _text(detail))
 
 
-USAGE_FIELDS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "latency_s")
+USAGE_FIELDS = (
+    "requests",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "retries",
+    "latency_s",
+)
 
 
 def _usage(summary) -> dict:
@@ -100,17 +138,37 @@ def _usage(summary) -> dict:
 
 
 def _attempt(row) -> dict:
-    return {"forecaster": row.forecaster, "market": row.market_id, "t0": row.t0, "repeat": row.repeat,
-            "kind": row.kind, "reason": row.reason, "at": row.at}
+    return {
+        "forecaster": row.forecaster,
+        "market": row.market_id,
+        "t0": row.t0,
+        "repeat": row.repeat,
+        "kind": row.kind,
+        "reason": row.reason,
+        "at": row.at,
+    }
 
 
 def rescore(
     run_id: str = typer.Argument(..., help="Run id, as `hindcast runs list` shows it."),
-    by: Optional[str] = typer.Option(None, "--by", help="Slice: topic, fraction, regime, coverage, policy or venue [default: no slice]."),
-    models: Optional[Path] = typer.Option(None, "--models", help="TOML of model = knowledge-cutoff date, over the "
-                                          "shipped registry [default: the shipped registry]."),
-    db: Optional[str] = _DB, prices: Optional[Path] = _PRICES,
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (run id, counts, leaderboard rows) [default: off]."),
+    by: Optional[str] = typer.Option(
+        None,
+        "--by",
+        help="Slice: topic, fraction, regime, coverage, policy or venue [default: no slice].",
+    ),
+    models: Optional[Path] = typer.Option(
+        None,
+        "--models",
+        help="TOML of model = knowledge-cutoff date, over the "
+        "shipped registry [default: the shipped registry].",
+    ),
+    db: Optional[str] = _DB,
+    prices: Optional[Path] = _PRICES,
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON document on stdout (run id, counts, leaderboard rows) [default: off].",
+    ),
     out: Optional[Path] = _OUT,
     exclude_recalled: bool = typer.Option(False, "--exclude-recalled", help=RECALL_HELP),
     recall: Optional[Path] = typer.Option(None, "--recall", metavar="FILE", help=RECALL_FILE_HELP),
@@ -127,15 +185,25 @@ def rescore(
     scores = api.rescore(_store(out, db), run_id, models=models)
     excluded: list[str] = []
     if exclude_recalled:
-        [scores], excluded = api.exclude_recalled_runs([scores], recall or api.default_recall_path(api.db_url(db)))
+        [scores], excluded = api.exclude_recalled_runs(
+            [scores], recall or api.default_recall_path(api.db_url(db))
+        )
     board = api.leaderboard_of(scores, by=by, prices=table)
     _deprecated_out(out)
     if as_json:
         document = rescore_document(scores, board)
-        print(json.dumps({**document, "excluded": excluded} if exclude_recalled else document, indent=2,
-                         ensure_ascii=False, allow_nan=False))
+        print(
+            json.dumps(
+                {**document, "excluded": excluded} if exclude_recalled else document,
+                indent=2,
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+        )
         return
-    out_console().print(leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts"))
+    out_console().print(
+        leaderboard_table(board, title=f"run {run_id}, re-scored from stored forecasts")
+    )
     for note in excluded:
         out_console().print(f"excluded: {note}", highlight=False)
 
@@ -145,16 +213,27 @@ def rescore_document(scores, board) -> dict:
     from hindcast.api import board_json
 
     rows = scores.rows
-    return {"run_id": scores.run_id, "forecasts": len(rows), "failed": sum(1 for r in rows if r.probability is None),
-            "markets": len({r.market_id for r in rows}), "leaderboard": board_json(board)}
+    return {
+        "run_id": scores.run_id,
+        "forecasts": len(rows),
+        "failed": sum(1 for r in rows if r.probability is None),
+        "markets": len({r.market_id for r in rows}),
+        "leaderboard": board_json(board),
+    }
 
 
 def _summary(store, run) -> dict:
     forecasts = store.forecasts(run.id)
     identity = json.loads(run.spec_json)
-    return {"run": run.id, "created_at": run.created_at, "forecasters": identity.get("forecasters", []),
-            "markets": len(identity.get("markets", [])), "forecasts": len(forecasts),
-            "failed": sum(1 for f in forecasts if not f.forecast.ok), "outages": len(store.attempts(run.id))}
+    return {
+        "run": run.id,
+        "created_at": run.created_at,
+        "forecasters": identity.get("forecasters", []),
+        "markets": len(identity.get("markets", [])),
+        "forecasts": len(forecasts),
+        "failed": sum(1 for f in forecasts if not f.forecast.ok),
+        "outages": len(store.attempts(run.id)),
+    }
 
 
 def _failures(store, run_id: str) -> dict[str, int]:
@@ -168,18 +247,30 @@ def _failures(store, run_id: str) -> dict[str, int]:
 
 def _text(detail: dict) -> str:
     m = detail["manifest"]
-    lines = [f"run {detail['run']} created {detail['created_at']}",
-             f"forecasts stored: {detail['forecasts']} ({detail['failed']} failed)",
-             f"market store: {m['market_store']['version']} at {m['market_store']['root']}",
-             f"archive snapshot: {m['identity'].get('snapshot') or 'none'}",
-             f"hindcast revision: {m.get('git_revision')}; python {m.get('python')}",
-             "forecasters:"] + [f"  {name}: {json.dumps(d)}" for name, d in m.get("forecasters", {}).items()]
-    lines += ["failures:"] + [f"  {n} × {reason}" for reason, n in detail["failures"].items()] if detail["failures"] else []
-    lines += ["usage (every stored attempt):"] + [f"  {name}: {_usage_text(u)}" for name, u in detail["usage"].items()]
+    lines = [
+        f"run {detail['run']} created {detail['created_at']}",
+        f"forecasts stored: {detail['forecasts']} ({detail['failed']} failed)",
+        f"market store: {m['market_store']['version']} at {m['market_store']['root']}",
+        f"archive snapshot: {m['identity'].get('snapshot') or 'none'}",
+        f"hindcast revision: {m.get('git_revision')}; python {m.get('python')}",
+        "forecasters:",
+    ] + [f"  {name}: {json.dumps(d)}" for name, d in m.get("forecasters", {}).items()]
+    lines += (
+        ["failures:"] + [f"  {n} × {reason}" for reason, n in detail["failures"].items()]
+        if detail["failures"]
+        else []
+    )
+    lines += ["usage (every stored attempt):"] + [
+        f"  {name}: {_usage_text(u)}" for name, u in detail["usage"].items()
+    ]
     attempts = detail["attempts"]
-    lines += [f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run asks again)"]
-    lines += [f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: {a['reason'][:200]}"
-              for a in attempts[-50:]]
+    lines += [
+        f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run asks again)"
+    ]
+    lines += [
+        f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: {a['reason'][:200]}"
+        for a in attempts[-50:]
+    ]
     return "\n".join(lines)
 
 
@@ -187,7 +278,9 @@ def _usage_text(u: dict) -> str:
     if u["cost_status"] == "no model":
         return f"no model ({u['n_forecasts']} forecasts)"
     shown = ", ".join(f"{k} {_or_not_recorded(u[k])}" for k in USAGE_FIELDS)
-    return f"{shown}, cost {u['cost']}" + (f" (no price for {', '.join(u['unpriced'])})" if u["unpriced"] else "")
+    return f"{shown}, cost {u['cost']}" + (
+        f" (no price for {', '.join(u['unpriced'])})" if u["unpriced"] else ""
+    )
 
 
 def _or_not_recorded(value) -> str:

@@ -12,9 +12,14 @@ import typer
 
 from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now
 
-app = typer.Typer(help="The re-run service: pull, ingest, sweep and export as markets resolve.",
-                  no_args_is_help=True, rich_markup_mode=None)
-CONFIG = typer.Option(Path("hindcast.toml"), "--config", help="Service config (see hindcast.example.toml).")
+app = typer.Typer(
+    help="The re-run service: pull, ingest, sweep and export as markets resolve.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+CONFIG = typer.Option(
+    Path("hindcast.toml"), "--config", help="Service config (see hindcast.example.toml)."
+)
 
 
 @app.command("run")
@@ -33,8 +38,12 @@ def run_command(config: Path = CONFIG) -> None:
 @app.command("once")
 def once_command(
     config: Path = CONFIG,
-    at: str | None = typer.Option(None, "--now", hidden=True,
-                                     help="Act as if it were this instant (tests, backfills) [default: the clock]."),
+    at: str | None = typer.Option(
+        None,
+        "--now",
+        hidden=True,
+        help="Act as if it were this instant (tests, backfills) [default: the clock].",
+    ),
 ) -> None:
     """Run every configured job once (pull, inbox, sweeps, export) and exit: 0 when every job
     was ok, 4 when the only ones that were not were stopped by a budget or circuit breaker
@@ -57,7 +66,10 @@ def once_exit_code(statuses) -> int:
 
 
 @app.command("status")
-def status_command(config: Path = CONFIG, as_json: bool = typer.Option(False, "--json", help="JSON instead of text.")) -> None:
+def status_command(
+    config: Path = CONFIG,
+    as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
+) -> None:
     """Last and next runs of each job, watermarks, sweeps and recent failures (read-only)."""
     from hindcast.schedule import status
 
@@ -106,7 +118,11 @@ class _guarded:
 
         from hindcast.errors import HindcastError
 
-        if exc is None or not isinstance(exc, Exception) or isinstance(exc, (typer.Exit, typer.Abort, typer.TyperException)):
+        if (
+            exc is None
+            or not isinstance(exc, Exception)
+            or isinstance(exc, (typer.Exit, typer.Abort, typer.TyperException))
+        ):
             return False
         if isinstance(exc, HindcastError):
             raise fail(str(exc), exc.exit_code) from None
@@ -115,14 +131,21 @@ class _guarded:
             raise fail(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR) from None
         if type(exc).__module__.startswith("sqlalchemy"):
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise fail(f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "  # fail() redacts
-                       f"{type(exc).__name__}: {reason}", EXIT_ERROR) from None
+            raise fail(
+                f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "  # fail() redacts
+                f"{type(exc).__name__}: {reason}",
+                EXIT_ERROR,
+            ) from None
         from hindcast.cli.common import verbosity
 
         if os.environ.get("HINDCAST_DEBUG") or verbosity() > 0:  # `hindcast` prints the traceback
             return False
-        raise fail(f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)".splitlines()[0],
-                   EXIT_ERROR) from None
+        raise fail(
+            f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)".splitlines()[
+                0
+            ],
+            EXIT_ERROR,
+        ) from None
 
 
 if __name__ == "__main__":  # `python -m hindcast.cli.schedule …`

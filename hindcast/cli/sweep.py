@@ -21,7 +21,9 @@ def _fractions(text: str) -> list[float]:
     try:
         return [float(x) for x in _split(text)]
     except ValueError as exc:
-        raise typer.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint="--fractions") from exc
+        raise typer.BadParameter(
+            f"{text!r} is not a comma-separated list of numbers", param_hint="--fractions"
+        ) from exc
 
 
 def _subsets(items: list[str]) -> list[tuple[str, int]]:
@@ -35,43 +37,160 @@ def _subsets(items: list[str]) -> list[tuple[str, int]]:
 
 
 def sweep(
-    spec_file: Optional[Path] = typer.Option(None, "--spec", help="A TOML sweep spec; flags given here override it [default: none]."),
-    store: Optional[Path] = typer.Option(None, "--store", help="Market store directory [default: the shipped sample]."),
-    markets: Optional[Path] = typer.Option(None, "--markets", hidden=True, help="Deprecated alias of --store."),
-    version: Optional[str] = typer.Option(None, "--store-version", help="Store version id [default: LATEST]."),
-    ids: Optional[list[str]] = typer.Option(None, "--market", "-m", help="Only this market id (repeatable) [default: every market]."),
-    topics: Optional[list[str]] = typer.Option(None, "--topic", help="Only markets of this topic (repeatable) [default: every topic]."),
-    resolved_after: Optional[str] = typer.Option(None, "--resolved-after", help="Only markets resolved at/after this ISO instant [default: no bound]."),
-    resolved_before: Optional[str] = typer.Option(None, "--resolved-before", help="Only markets resolved before this ISO instant [default: no bound]."),
-    min_volume: Optional[float] = typer.Option(None, "--min-volume", help="Only markets with at least this volume [default: no bound]."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."),
-    exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Leave out markets the source marks disputed or "
-                                                "whose rules were updated: disputed | rules-updated (repeatable; part "
-                                                "of the run id) [default: none left out]."),
-    forecasters: Optional[list[str]] = typer.Option(None, "--forecaster", "-f", help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets]."),
-    subsets: Optional[list[str]] = typer.Option(None, "--subset", help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market]."),
-    archive: Optional[Path] = typer.Option(None, "--archive", help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters]."),
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", help="Archive snapshot id [default: LATEST]."),
-    vector_search: Optional[str] = typer.Option(None, "--vector-search", help="exact | approx: approx searches months wholly before t0's month through their approximate index (`hindcast archive embed --approx`; its measured recall is recorded in the run) [default: exact]."),
-    nprobe: Optional[int] = typer.Option(None, "--nprobe", min=1, help="Lists probed per month in approx mode [default: the index's]."),
-    fractions: Optional[str] = typer.Option(None, "--fractions", help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution]."),
-    offsets: Optional[str] = typer.Option(None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d [default: none]."),
-    at: Optional[list[str]] = typer.Option(None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable) [default: none]."),
-    hindcast_rule: Optional[bool] = typer.Option(None, "--hindcast-rule/--no-hindcast-rule", help="Add the day before resolution, capped at the archive's end [default: off]."),
-    repeats: Optional[int] = typer.Option(None, "--repeats", min=1, help="Forecasts per (forecaster, market, t0) [default: 1]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed (recorded; part of the run id) [default: 0]."),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."),
-    max_failures: Optional[int] = typer.Option(None, "--max-failures", min=0, help="Stop after more than N failed forecasts [default: no limit]."),
-    out: Path = typer.Option(Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."),
-    db: Optional[str] = typer.Option(None, "--db", help=DB_HELP + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database holds it itself; else in OUT)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off]."),
-    retry_failed: Optional[bool] = typer.Option(None, "--retry-failed", help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off]."),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget]."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget]."),
-    breaker_threshold: Optional[int] = typer.Option(None, "--breaker-threshold", min=1, help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5]."),
-    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table]."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: this is the I-th of N processes (any machines) sweeping the same spec into one run database: its share first, then it helps with the rest; claims in the database keep every forecast made once [default: one process]."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table [default: off]."),
+    spec_file: Optional[Path] = typer.Option(
+        None, "--spec", help="A TOML sweep spec; flags given here override it [default: none]."
+    ),
+    store: Optional[Path] = typer.Option(
+        None, "--store", help="Market store directory [default: the shipped sample]."
+    ),
+    markets: Optional[Path] = typer.Option(
+        None, "--markets", hidden=True, help="Deprecated alias of --store."
+    ),
+    version: Optional[str] = typer.Option(
+        None, "--store-version", help="Store version id [default: LATEST]."
+    ),
+    ids: Optional[list[str]] = typer.Option(
+        None, "--market", "-m", help="Only this market id (repeatable) [default: every market]."
+    ),
+    topics: Optional[list[str]] = typer.Option(
+        None, "--topic", help="Only markets of this topic (repeatable) [default: every topic]."
+    ),
+    resolved_after: Optional[str] = typer.Option(
+        None,
+        "--resolved-after",
+        help="Only markets resolved at/after this ISO instant [default: no bound].",
+    ),
+    resolved_before: Optional[str] = typer.Option(
+        None,
+        "--resolved-before",
+        help="Only markets resolved before this ISO instant [default: no bound].",
+    ),
+    min_volume: Optional[float] = typer.Option(
+        None, "--min-volume", help="Only markets with at least this volume [default: no bound]."
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="At most N markets (first by id) [default: no limit]."
+    ),
+    exclude: Optional[list[str]] = typer.Option(
+        None,
+        "--exclude",
+        help="Leave out markets the source marks disputed or "
+        "whose rules were updated: disputed | rules-updated (repeatable; part "
+        "of the run id) [default: none left out].",
+    ),
+    forecasters: Optional[list[str]] = typer.Option(
+        None,
+        "--forecaster",
+        "-f",
+        help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets].",
+    ),
+    subsets: Optional[list[str]] = typer.Option(
+        None,
+        "--subset",
+        help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market].",
+    ),
+    archive: Optional[Path] = typer.Option(
+        None,
+        "--archive",
+        help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters].",
+    ),
+    snapshot: Optional[str] = typer.Option(
+        None, "--snapshot", help="Archive snapshot id [default: LATEST]."
+    ),
+    vector_search: Optional[str] = typer.Option(
+        None,
+        "--vector-search",
+        help="exact | approx: approx searches months wholly before t0's month through their approximate index (`hindcast archive embed --approx`; its measured recall is recorded in the run) [default: exact].",
+    ),
+    nprobe: Optional[int] = typer.Option(
+        None,
+        "--nprobe",
+        min=1,
+        help="Lists probed per month in approx mode [default: the index's].",
+    ),
+    fractions: Optional[str] = typer.Option(
+        None,
+        "--fractions",
+        help="Lifetime fractions [default: 0.25,0.5,0.75,1.0; 1.0 = the day before resolution].",
+    ),
+    offsets: Optional[str] = typer.Option(
+        None, "--offsets", help="Offsets before resolution, e.g. 1d,7d,30d [default: none]."
+    ),
+    at: Optional[list[str]] = typer.Option(
+        None, "--at", help="Explicit cutoff instant, ISO UTC (repeatable) [default: none]."
+    ),
+    hindcast_rule: Optional[bool] = typer.Option(
+        None,
+        "--hindcast-rule/--no-hindcast-rule",
+        help="Add the day before resolution, capped at the archive's end [default: off].",
+    ),
+    repeats: Optional[int] = typer.Option(
+        None, "--repeats", min=1, help="Forecasts per (forecaster, market, t0) [default: 1]."
+    ),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", help="Run seed (recorded; part of the run id) [default: 0]."
+    ),
+    concurrency: Optional[int] = typer.Option(
+        None, "--concurrency", min=1, help="Forecasts in flight at once [default: 8]."
+    ),
+    max_failures: Optional[int] = typer.Option(
+        None,
+        "--max-failures",
+        min=0,
+        help="Stop after more than N failed forecasts [default: no limit].",
+    ),
+    out: Path = typer.Option(
+        Path("runs"), "--out", help="Where exports and the report go (OUT/<run-id>/)."
+    ),
+    db: Optional[str] = typer.Option(
+        None,
+        "--db",
+        help=DB_HELP
+        + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database holds it itself; else in OUT).",
+    ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off].",
+    ),
+    retry_failed: Optional[bool] = typer.Option(
+        None,
+        "--retry-failed",
+        help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off].",
+    ),
+    max_cost: Optional[float] = typer.Option(
+        None,
+        "--max-cost",
+        min=0,
+        help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget].",
+    ),
+    max_tokens: Optional[int] = typer.Option(
+        None,
+        "--max-tokens",
+        min=1,
+        help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget].",
+    ),
+    breaker_threshold: Optional[int] = typer.Option(
+        None,
+        "--breaker-threshold",
+        min=1,
+        help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5].",
+    ),
+    prices: Optional[Path] = typer.Option(
+        None,
+        "--prices",
+        help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table].",
+    ),
+    shard: Optional[str] = typer.Option(
+        None,
+        "--shard",
+        help="I/N: this is the I-th of N processes (any machines) sweeping the same spec into one run database: its share first, then it helps with the rest; claims in the database keep every forecast made once [default: one process].",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table [default: off].",
+    ),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
     from hindcast import api
@@ -81,21 +200,38 @@ def sweep(
     part = _shard(shard)
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
-        prepared = api.prepare(spec)  # store, archive, index, cutoffs: all checked before anything is written
-        api.registry.check(spec.forecasters)  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
+        prepared = api.prepare(
+            spec
+        )  # store, archive, index, cutoffs: all checked before anything is written
+        api.registry.check(
+            spec.forecasters
+        )  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
     table = api.load_prices(prices)
     _check_writable(out, "--out")
     runs = api.RunStore(api.db_url(db))
     with api.default_models(runs, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
-        result = _with_progress(lambda on_plan, advance: api.sweep(spec, store=runs, out_dir=out, now=now(),
-                                                                   on_plan=on_plan, advance=advance, models=models,
-                                                                   prices=table, prepared=prepared, shard=part))
+        result = _with_progress(
+            lambda on_plan, advance: api.sweep(
+                spec,
+                store=runs,
+                out_dir=out,
+                now=now(),
+                on_plan=on_plan,
+                advance=advance,
+                models=models,
+                prices=table,
+                prepared=prepared,
+                shard=part,
+            )
+        )
     _report(result, as_json)
     if markets is not None:
         print("hindcast: note: --markets is deprecated; use --store", file=sys.stderr)
     if result.empty:
-        raise HindcastError(f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
-                            f"see hindcast runs show {result.run_id})")
+        raise HindcastError(
+            f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
+            f"see hindcast runs show {result.run_id})"
+        )
 
 
 def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
@@ -104,7 +240,9 @@ def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
         return None
     i, sep, n = text.partition("/")
     if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
-        raise typer.BadParameter(f"{text!r}: expected I/N with 1 ≤ I ≤ N, e.g. 2/4", param_hint="--shard")
+        raise typer.BadParameter(
+            f"{text!r}: expected I/N with 1 ≤ I ≤ N, e.g. 2/4", param_hint="--shard"
+        )
     return int(i), int(n)
 
 
@@ -122,7 +260,9 @@ def _fields(given: dict) -> dict:
 
 
 def _parsed(key: str, value):
-    return _PARSE[key](value) if key in _PARSE and value != "" else value  # "" is refused by the spec
+    return (
+        _PARSE[key](value) if key in _PARSE and value != "" else value
+    )  # "" is refused by the spec
 
 
 def _spec(spec_file: Optional[Path], flags: dict):
@@ -174,7 +314,10 @@ def _sample_defaults(values: dict) -> None:
     if "store" not in values:
         values["store"] = default_sample("markets")
     if "forecasters" not in values:
-        values["forecasters"], values["subsets"] = list(api.SAMPLE_FORECASTERS), list(api.SAMPLE_SUBSETS)
+        values["forecasters"], values["subsets"] = (
+            list(api.SAMPLE_FORECASTERS),
+            list(api.SAMPLE_SUBSETS),
+        )
         if "archive" not in values:
             values["archive"] = default_sample("archive")
             _embed_once(values["archive"])
@@ -191,7 +334,9 @@ def _embed_once(archive: Path) -> None:
     from hindcast.cli.console import Ticker, say
 
     snapshot = api.open_snapshot(archive)
-    embedder = api.get_embedder("minilm")  # the default of this CPU: fp32, or bf16 where the CPU has it natively
+    embedder = api.get_embedder(
+        "minilm"
+    )  # the default of this CPU: fp32, or bf16 where the CPU has it natively
     documents, left = api.pending(snapshot, embedder.name)
     if left == 0:
         return
@@ -199,12 +344,16 @@ def _embed_once(archive: Path) -> None:
     quiet = verbosity() < 0
     ticker = Ticker(f"embedding {snapshot.id}", "headlines", quiet=quiet)
     if not quiet:
-        say(f"the default forecasters include a retrieval agent: embedding the shipped archive sample once "
+        say(
+            f"the default forecasters include a retrieval agent: embedding the shipped archive sample once "
             f"({left:,} of {documents:,} headlines, {embedder.name}, {embedder.dtype} on this CPU) — about "
             f"{max(1, round(left / rate / 60))} min on 2 idle cores, longer under load; later runs reuse it "
-            f"(the baselines alone need none: hindcast sweep -f market -f constant -f base-rate)")
+            f"(the baselines alone need none: hindcast sweep -f market -f constant -f base-rate)"
+        )
     try:
-        api.build_index(snapshot, embedder, on_progress=ticker.update)  # (chunks as `archive embed`: the same bytes)
+        api.build_index(
+            snapshot, embedder, on_progress=ticker.update
+        )  # (chunks as `archive embed`: the same bytes)
     finally:
         ticker.stop()
 
@@ -237,10 +386,12 @@ def _report(result, as_json: bool = False) -> None:
         return
     console = out_console()
     state = "resumed" if result.resumed else "new"
-    console.print(f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts planned, "
-                  f"{result.executed} made now, "
-                  + (f"{result.by_others} by a concurrent sweep, " if result.by_others else "")
-                  + f"{result.planned - result.executed - result.by_others} already stored")
+    console.print(
+        f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts planned, "
+        f"{result.executed} made now, "
+        + (f"{result.by_others} by a concurrent sweep, " if result.by_others else "")
+        + f"{result.planned - result.executed - result.by_others} already stored"
+    )
     console.print(leaderboard_table(result.board))
     for kind, path in result.paths.items():
         console.print(f"{kind}: {path}")

@@ -18,25 +18,52 @@ import typer
 from hindcast.cli.common import DB_HELP
 
 app = typer.Typer(help="Trading simulation against the market price at t0.", rich_markup_mode=None)
-_FEES = typer.Option(None, "--fees", metavar="FILE", help="Fee schedule (TOML, same keys as the shipped fees.toml), "
-                     "used in its place [default: Polymarket's published rule].")
+_FEES = typer.Option(
+    None,
+    "--fees",
+    metavar="FILE",
+    help="Fee schedule (TOML, same keys as the shipped fees.toml), "
+    "used in its place [default: Polymarket's published rule].",
+)
 _TRADES = typer.Option(None, "--trades", metavar="CSV", help="Write every trade to this CSV file.")
 
 
 def trade(
-    run_id: str = typer.Argument(..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."),
-    strategy: str = typer.Option("edge", "--strategy", help="edge: a flat stake of --max-position when |p − price| > "
-                                 "--edge; kelly: fractional Kelly of --bankroll, capped at --max-position."),
-    edge: float = typer.Option(0.05, "--edge", help="Trade only when p and the price differ by more than this."),
-    kelly_fraction: float = typer.Option(0.25, "--kelly-fraction", help="Share of the full Kelly stake (kelly only)."),
-    max_position: float = typer.Option(100.0, "--max-position", help="Most dollars staked on one (market, t0); the "
-                                       "edge strategy's stake and the market control's complete set."),
-    bankroll: float = typer.Option(1000.0, "--bankroll", help="Dollars Kelly stakes are fractions of (not compounded)."),
+    run_id: str = typer.Argument(
+        ..., metavar="RUN", help="Run id, as `hindcast runs list` shows it."
+    ),
+    strategy: str = typer.Option(
+        "edge",
+        "--strategy",
+        help="edge: a flat stake of --max-position when |p − price| > "
+        "--edge; kelly: fractional Kelly of --bankroll, capped at --max-position.",
+    ),
+    edge: float = typer.Option(
+        0.05, "--edge", help="Trade only when p and the price differ by more than this."
+    ),
+    kelly_fraction: float = typer.Option(
+        0.25, "--kelly-fraction", help="Share of the full Kelly stake (kelly only)."
+    ),
+    max_position: float = typer.Option(
+        100.0,
+        "--max-position",
+        help="Most dollars staked on one (market, t0); the "
+        "edge strategy's stake and the market control's complete set.",
+    ),
+    bankroll: float = typer.Option(
+        1000.0, "--bankroll", help="Dollars Kelly stakes are fractions of (not compounded)."
+    ),
     fees: Optional[Path] = _FEES,
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout (parameters, fee schedule, "
-                                 "the trading table, every trade) [default: off]."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON document on stdout (parameters, fee schedule, "
+        "the trading table, every trade) [default: off].",
+    ),
     trades: Optional[Path] = _TRADES,
-    db: Optional[str] = typer.Option(None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."),
+    db: Optional[str] = typer.Option(
+        None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."
+    ),
 ) -> None:
     """Trade every forecaster of a stored run against the market price at t0: P&L, return on
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
@@ -61,7 +88,14 @@ def trade(
     if trades is not None:
         _write_csv(trades, result)
     if as_json:
-        print(json.dumps({"run_id": run_id, **result.to_json()}, indent=2, ensure_ascii=False, allow_nan=False))
+        print(
+            json.dumps(
+                {"run_id": run_id, **result.to_json()},
+                indent=2,
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+        )
         return
     _print(run_id, result.finding)
 
@@ -75,13 +109,24 @@ def check_output(path: Path, inputs: dict) -> None:
     from hindcast.errors import ConfigError
 
     for flag, given in inputs.items():
-        if given is not None and Path(given).exists() and path.exists() and path.resolve() == Path(given).resolve():
-            raise ConfigError(f"--trades {path}: that is the {flag} input; give a new file for the trades")
+        if (
+            given is not None
+            and Path(given).exists()
+            and path.exists()
+            and path.resolve() == Path(given).resolve()
+        ):
+            raise ConfigError(
+                f"--trades {path}: that is the {flag} input; give a new file for the trades"
+            )
     if path.is_dir():
-        raise ConfigError(f"--trades {path}: is a folder; give a file path (e.g. {path / 'trades.csv'})")
+        raise ConfigError(
+            f"--trades {path}: is a folder; give a file path (e.g. {path / 'trades.csv'})"
+        )
     if path.exists() and not _ours(path):
-        raise ConfigError(f"--trades {path}: an existing file that is not a trades CSV of hindcast; nothing was "
-                          "written (remove it or give a new path)")
+        raise ConfigError(
+            f"--trades {path}: an existing file that is not a trades CSV of hindcast; nothing was "
+            "written (remove it or give a new path)"
+        )
 
 
 def _ours(path: Path) -> bool:
@@ -124,7 +169,9 @@ def _write_csv(path: Path, result) -> None:
     except OSError as exc:
         if partial is not None:
             Path(partial).unlink(missing_ok=True)
-        raise ConfigError(f"--trades {path}: cannot be written ({exc.strerror or type(exc).__name__})") from None
+        raise ConfigError(
+            f"--trades {path}: cannot be written ({exc.strerror or type(exc).__name__})"
+        ) from None
 
 
 def _print(run_id: str, finding) -> None:
@@ -132,14 +179,35 @@ def _print(run_id: str, finding) -> None:
 
     from hindcast.cli.console import number, out_console
 
-    shown = ("forecaster", "strategy", "positions", "traded", "no_edge", "no_price", "failed", "capital", "fees")
+    shown = (
+        "forecaster",
+        "strategy",
+        "positions",
+        "traded",
+        "no_edge",
+        "no_price",
+        "failed",
+        "capital",
+        "fees",
+    )
     table = Table(title=f"run {run_id}: {finding.title}")
-    for column in (*shown, "P&L [95% CI]", "return on capital [95% CI]", "hit rate", "max drawdown"):
+    for column in (
+        *shown,
+        "P&L [95% CI]",
+        "return on capital [95% CI]",
+        "hit rate",
+        "max drawdown",
+    ):
         table.add_column(column)
     for values in finding.rows:
         row = dict(zip(finding.columns, values))
-        table.add_row(*(_cell(row[c]) for c in shown), _ci(row, "pnl"), _ci(row, "roc"),
-                      number(row["hit_rate"], 3), _money(row["max_drawdown"]))
+        table.add_row(
+            *(_cell(row[c]) for c in shown),
+            _ci(row, "pnl"),
+            _ci(row, "roc"),
+            number(row["hit_rate"], 3),
+            _money(row["max_drawdown"]),
+        )
     console = out_console()
     console.print(table)
     for note in finding.notes:

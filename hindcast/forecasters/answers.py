@@ -27,13 +27,19 @@ PROBABILITY_SCHEMA = {
 }
 KEYS = ("probability", "p", "forecast", "prob")
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Infinity"
-_LABELLED = re.compile(rf"(?:probability|forecast|chance|likelihood)[^\d\n]{{0,15}}?({_NUMBER})(?!\w)[ \t]*(%?)", re.IGNORECASE)
+_LABELLED = re.compile(
+    rf"(?:probability|forecast|chance|likelihood)[^\d\n]{{0,15}}?({_NUMBER})(?!\w)[ \t]*(%?)",
+    re.IGNORECASE,
+)
 _FREE = re.compile(rf"(?<![\w.])({_NUMBER})(?!\w)\s*(%?)")
 # right after a labelled number: a second number joined to it (`0.7 or 0.8`, `0.2 and 0.4`, `20-30%`)
 _ALTERNATIVE = re.compile(rf"\s*(?:or|to|and|-|–|—|~)\s*(?:{_NUMBER})(?!\w)\s*%?", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\n|[!?;]|\.(?!\d)")
-_REFUSAL = re.compile(r"\b(?:I can(?:no|')t|I cannot|I am unable|I'm unable|I won't|as an AI|I do not have access"
-                      r"|I don't have access|unable to (?:predict|provide|forecast))", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(?:I can(?:no|')t|I cannot|I am unable|I'm unable|I won't|as an AI|I do not have access"
+    r"|I don't have access|unable to (?:predict|provide|forecast))",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -122,12 +128,19 @@ def _from_labelled(text: str) -> Parsed | None:
     for match in matches:
         joined = _ALTERNATIVE.match(text, match.end())
         if joined:
-            shown = text[match.start(1):joined.end()].strip()
-            return Parsed(None, f"ambiguous: {shown!r} is a range or alternatives, not one probability", "labelled")
+            shown = text[match.start(1) : joined.end()].strip()
+            return Parsed(
+                None,
+                f"ambiguous: {shown!r} is a range or alternatives, not one probability",
+                "labelled",
+            )
     values = {repr(v): v for v in _labelled_values(text, matches)}
     if len(values) > 1:
-        return Parsed(None, f"ambiguous: {len(values)} different probabilities stated ({', '.join(values)})",
-                      "labelled")
+        return Parsed(
+            None,
+            f"ambiguous: {len(values)} different probabilities stated ({', '.join(values)})",
+            "labelled",
+        )
     return check(values.popitem()[1], "labelled")
 
 
@@ -138,8 +151,12 @@ def _labelled_values(text: str, matches: list[re.Match]) -> list[float]:
     for match in matches:
         values.append(_scaled(match.group(1), match.group(2)))
         end = _CLAUSE_END.search(text, match.end())
-        clause = text[match.end():end.start() if end else len(text)]
-        values += [v for n, pct in _FREE.findall(clause) if (pct or "." in n) and 0 <= (v := _scaled(n, pct)) <= 1]
+        clause = text[match.end() : end.start() if end else len(text)]
+        values += [
+            v
+            for n, pct in _FREE.findall(clause)
+            if (pct or "." in n) and 0 <= (v := _scaled(n, pct)) <= 1
+        ]
     return values
 
 
@@ -154,8 +171,11 @@ def _from_free_text(text: str) -> Parsed | None:
     if len(values) == 1:
         return check(values.pop(), "free-text")
     if len(values) > 1:
-        return Parsed(None, f"ambiguous: {len(values)} different numbers and none labelled as the probability",
-                      "free-text")
+        return Parsed(
+            None,
+            f"ambiguous: {len(values)} different numbers and none labelled as the probability",
+            "free-text",
+        )
     return None
 
 
@@ -165,12 +185,15 @@ def _scaled(number: str, percent: str) -> float:
 
 
 # ---- asking with bounded repairs -----------------------------------------------------------------
-REPAIR = ("Your answer could not be used ({reason}). Reply with only a JSON object whose single key "
-          "\"probability\" is a number between 0 and 1.")
+REPAIR = (
+    "Your answer could not be used ({reason}). Reply with only a JSON object whose single key "
+    '"probability" is a number between 0 and 1.'
+)
 
 
-async def ask_probability(client, messages: list[dict], usage, *, step: str = "final", repairs: int = 1,
-                          **params) -> tuple[Parsed, list[str]]:
+async def ask_probability(
+    client, messages: list[dict], usage, *, step: str = "final", repairs: int = 1, **params
+) -> tuple[Parsed, list[str]]:
     """Ask for a probability; on an invalid answer re-ask up to `repairs` times.
 
     Returns the last parse and every raw answer; each call is logged in `usage`.
@@ -180,12 +203,19 @@ async def ask_probability(client, messages: list[dict], usage, *, step: str = "f
         reply = await client.complete(conversation, schema=PROBABILITY_SCHEMA, **params)
         parsed = parse_probability(reply.content)
         raws.append(reply.content)
-        usage.add(step if attempt == 0 else f"{step}-repair-{attempt}", reply, raw=reply.content,
-                  probability=parsed.probability, reason=parsed.reason)
+        usage.add(
+            step if attempt == 0 else f"{step}-repair-{attempt}",
+            reply,
+            raw=reply.content,
+            probability=parsed.probability,
+            reason=parsed.reason,
+        )
         if parsed.probability is not None:
             return parsed, raws
-        conversation += [{"role": "assistant", "content": reply.content},
-                         {"role": "user", "content": REPAIR.format(reason=parsed.reason)}]
+        conversation += [
+            {"role": "assistant", "content": reply.content},
+            {"role": "user", "content": REPAIR.format(reason=parsed.reason)},
+        ]
     return parsed, raws
 
 

@@ -42,7 +42,9 @@ class PastResolution:
     outcome: float
 
 
-_RETRIEVERS: dict[int, object] = {}  # Archive handle → its t0-bound retriever (while the handle lives)
+_RETRIEVERS: dict[
+    int, object
+] = {}  # Archive handle → its t0-bound retriever (while the handle lives)
 _HANDLES = itertools.count(1)
 
 
@@ -80,10 +82,25 @@ class Context:
     only the other markets' outcomes known before t0 are kept.
     """
 
-    __slots__ = ("_t0", "_history", "_resolutions", "_market_id", "_archive_handle", "_log", "_repeat")
+    __slots__ = (
+        "_t0",
+        "_history",
+        "_resolutions",
+        "_market_id",
+        "_archive_handle",
+        "_log",
+        "_repeat",
+    )
 
-    def __init__(self, t0, market_id: str, history: Sequence[PricePoint], resolutions: Sequence[Resolution],
-                 retriever=None, repeat: int = 0):
+    def __init__(
+        self,
+        t0,
+        market_id: str,
+        history: Sequence[PricePoint],
+        resolutions: Sequence[Resolution],
+        retriever=None,
+        repeat: int = 0,
+    ):
         if retriever is not None and retriever.t0 != t0:
             raise LeakageError(f"retriever bound to {iso(retriever.t0)}, context to {iso(t0)}")
         self._t0 = t0
@@ -136,7 +153,15 @@ class Context:
         """Record that the forecaster's leak filter (policy `pit+filter`) kept document `doc_id`,
         returned by the call `via`, from the model: a `withhold` entry (returning no ids) with the
         detector's verdict, so the stored retrievals say what was read and what was withheld."""
-        self._log.append({"op": "withhold", "doc_id": doc_id, "verdict": dict(verdict), "via": dict(via), "ids": []})
+        self._log.append(
+            {
+                "op": "withhold",
+                "doc_id": doc_id,
+                "verdict": dict(verdict),
+                "via": dict(via),
+                "ids": [],
+            }
+        )
 
     def note(self, op: str, **fields) -> None:
         """Record a tool call that returned no archive document (a read of the price history or
@@ -151,17 +176,26 @@ class Context:
 
     def _archive(self) -> Archive:
         if self._archive_handle is None:
-            raise ForecastError("this run has no archive snapshot: search, read and thread are unavailable")
+            raise ForecastError(
+                "this run has no archive snapshot: search, read and thread are unavailable"
+            )
         return self._archive_handle
 
     def _checked(self, docs: list[Document], entry: dict) -> None:
         for doc in docs:
             if doc.created_at >= self._t0:
-                raise LeakageError(f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self._t0)}")
+                raise LeakageError(
+                    f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self._t0)}"
+                )
         self._log.append({**entry, "ids": [d.id for d in docs]})
 
 
-def _known_before(resolutions: Sequence[Resolution], t0, market_id: str) -> tuple[PastResolution, ...]:
+def _known_before(
+    resolutions: Sequence[Resolution], t0, market_id: str
+) -> tuple[PastResolution, ...]:
     """Other markets' Yes/No outcomes certainly public before t0, as (id, outcome) only."""
-    return tuple(PastResolution(r.market_id, r.outcome) for r in resolutions
-                 if r.known_at < t0 and r.outcome is not None and r.market_id != market_id)
+    return tuple(
+        PastResolution(r.market_id, r.outcome)
+        for r in resolutions
+        if r.known_at < t0 and r.outcome is not None and r.market_id != market_id
+    )

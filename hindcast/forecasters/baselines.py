@@ -53,5 +53,8 @@ class BaseRateForecaster:
         past = ctx.resolved_before()
         yes = sum(r.outcome for r in past)
         p = (yes + 1.0) / (len(past) + 2.0)
-        return Forecast(p, rationale=f"{yes:g} Yes of {len(past)} markets resolved before t0",
-                        evidence=tuple(sorted(r.market_id for r in past)))
+        return Forecast(
+            p,
+            rationale=f"{yes:g} Yes of {len(past)} markets resolved before t0",
+            evidence=tuple(sorted(r.market_id for r in past)),
+        )

@@ -45,7 +45,9 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request T
 
 def canonical(value: object) -> str:
     """The one JSON text of a value: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def request_key(endpoint: str, body: Mapping, repeat: int = 0, attempt: int = 0) -> str:
@@ -93,11 +95,15 @@ class ResponseCache:
             self._db.close()
 
 
-_GET, _PUT = ("SELECT response FROM responses WHERE key = ?",
-              "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)")
+_GET, _PUT = (
+    "SELECT response FROM responses WHERE key = ?",
+    "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
+)
 _PG_GET = "SELECT response FROM responses WHERE key = %s"
-_PG_PUT = ("INSERT INTO responses (key, request, response) VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE "
-           "SET request = EXCLUDED.request, response = EXCLUDED.response")
+_PG_PUT = (
+    "INSERT INTO responses (key, request, response) VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE "
+    "SET request = EXCLUDED.request, response = EXCLUDED.response"
+)
 _PG_LOCK = 0x68696E6463616368  # pg_advisory_xact_lock key of the cache's table ("hindcach")
 
 
@@ -131,8 +137,10 @@ def _open_pg(url: str):
         found = db.execute("SELECT max(version) FROM hindcast_cache_schema").fetchone()[0] or 0
         if found > SCHEMA_VERSION:
             db.close()
-            raise RunStoreError(f"response cache in {redact(url)} has schema version {found}, newer than this "
-                                f"hindcast reads ({SCHEMA_VERSION}); nothing was changed: upgrade hindcast")
+            raise RunStoreError(
+                f"response cache in {redact(url)} has schema version {found}, newer than this "
+                f"hindcast reads ({SCHEMA_VERSION}); nothing was changed: upgrade hindcast"
+            )
         db.execute(_SCHEMA)
         if found < SCHEMA_VERSION:
             db.execute("DELETE FROM hindcast_cache_schema")
@@ -145,9 +153,11 @@ def _refuse_newer(db: sqlite3.Connection, where: str) -> None:
     found = db.execute("PRAGMA user_version").fetchone()[0]
     if found > SCHEMA_VERSION:
         db.close()
-        raise RunStoreError(f"response cache {where} has schema version {found}, newer than this hindcast reads "
-                            f"({SCHEMA_VERSION}); nothing was changed: upgrade hindcast (pip install -U "
-                            "hindcast-replay) or point --db at another folder")
+        raise RunStoreError(
+            f"response cache {where} has schema version {found}, newer than this hindcast reads "
+            f"({SCHEMA_VERSION}); nothing was changed: upgrade hindcast (pip install -U "
+            "hindcast-replay) or point --db at another folder"
+        )
 
 
 def _create(db: sqlite3.Connection) -> None:

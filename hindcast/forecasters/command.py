@@ -69,7 +69,9 @@ class CommandForecaster:
 
     def __post_init__(self) -> None:
         if not shlex.split(self.cmd):
-            raise ValueError("command: needs cmd=PROGRAM (e.g. command:cmd=./my_bot.sh,timeout=120)")
+            raise ValueError(
+                "command: needs cmd=PROGRAM (e.g. command:cmd=./my_bot.sh,timeout=120)"
+            )
         if not float(self.timeout) > 0:
             raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
 
@@ -84,8 +86,13 @@ class CommandForecaster:
         """The command, its timeout, and the content hash of the program file it names (when it is one)."""
         argv = shlex.split(self.cmd)
         files = [Path(a) for a in argv if Path(a).is_file()]
-        return {"class": type(self).__name__, "cmd": self.cmd, "timeout": float(self.timeout), "model": self.model,
-                "files": {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}}
+        return {
+            "class": type(self).__name__,
+            "cmd": self.cmd,
+            "timeout": float(self.timeout),
+            "model": self.model,
+            "files": {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files},
+        }
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         leaks: list[Exception] = []
@@ -93,28 +100,45 @@ class CommandForecaster:
         started = time.monotonic()
         async with http_served(server) as url:
             try:
-                code, out, err = await self._run(stdin_payload(question), _environment(url, self.environment))
-            except InfrastructureError as exc:  # its reason is logged as an attempt: no secret in it either
-                raise InfrastructureError(clean(str(exc), self.environment) or "", exc.endpoint) from None
+                code, out, err = await self._run(
+                    stdin_payload(question), _environment(url, self.environment)
+                )
+            except (
+                InfrastructureError
+            ) as exc:  # its reason is logged as an attempt: no secret in it either
+                raise InfrastructureError(
+                    clean(str(exc), self.environment) or "", exc.endpoint
+                ) from None
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
-        ran = {"endpoint": f"command:{self.cmd}", "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
+        ran = {
+            "endpoint": f"command:{self.cmd}",
+            "requests": 1,
+            "latency_s": round(time.monotonic() - started, 3),
+        }
         return without_secrets(self._judged(code, out, err, ctx, ran), self.environment)
 
     async def _run(self, payload: bytes, env: dict) -> tuple[int, bytes, bytes]:
         """(exit code, stdout, stderr) of one run; an outage raises InfrastructureError."""
         argv = shlex.split(self.cmd)
         try:
-            proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, env=env,
-                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                        start_new_session=True)
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise self._outage(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
         try:
             out, err = await asyncio.wait_for(proc.communicate(payload), float(self.timeout))
         except TimeoutError:
             await _kill(proc)
-            raise self._outage(f"no answer within its timeout of {float(self.timeout):g} s (killed)") from None
+            raise self._outage(
+                f"no answer within its timeout of {float(self.timeout):g} s (killed)"
+            ) from None
         except BaseException:
             await _kill(proc)  # the sweep was interrupted: no program outlives it
             raise
@@ -131,11 +155,15 @@ class CommandForecaster:
     def _judged(self, code: int, out: bytes, err: bytes, ctx: Context, ran: dict) -> Forecast:
         text = out.decode("utf-8", "replace")
         if code != 0:
-            return Forecast.failure(f"program exited {code}{_tail(err)}", raw=text[:SHOWN], usage=ran)
+            return Forecast.failure(
+                f"program exited {code}{_tail(err)}", raw=text[:SHOWN], usage=ran
+            )
         return answered(text, "stdout", ctx, ran, self.model, _tail(err))
 
 
-def answered(text: str, where: str, ctx: Context, ran: dict, model: str, note: str = "") -> Forecast:
+def answered(
+    text: str, where: str, ctx: Context, ran: dict, model: str, note: str = ""
+) -> Forecast:
     """The forecast one JSON answer `text` (read from `where`) holds, or the failure it is."""
     raw = text[:SHOWN]
     try:
@@ -143,13 +171,18 @@ def answered(text: str, where: str, ctx: Context, ran: dict, model: str, note: s
     except ValueError:
         return Forecast.failure(f"{where} is not one JSON object{note}", raw=raw, usage=ran)
     if not isinstance(answer, dict) or "probability" not in answer:
-        return Forecast.failure(f"{where} JSON has no \"probability\"", raw=raw, usage=ran)
+        return Forecast.failure(f'{where} JSON has no "probability"', raw=raw, usage=ran)
     usage = ran | _usage(answer.get("usage"), model)
     parsed = check(answer["probability"], "command")
     if parsed.probability is None:
         return Forecast.failure(parsed.reason, raw=raw, usage=usage)
-    return Forecast(parsed.probability, rationale=str(answer.get("rationale") or "")[:SHOWN * 5],
-                    evidence=_read_ids(ctx), usage=usage, raw=raw)
+    return Forecast(
+        parsed.probability,
+        rationale=str(answer.get("rationale") or "")[: SHOWN * 5],
+        evidence=_read_ids(ctx),
+        usage=usage,
+        raw=raw,
+    )
 
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -159,13 +192,19 @@ def without_secrets(forecast: Forecast, given: Mapping[str, str] | None) -> Fore
     """The forecast with the value of every secret-looking variable of the program's environment
     (a name with KEY, TOKEN, SECRET, PASSWORD …) replaced by *** in what is stored: a program that
     echoes its key to stderr or stdout does not get it into the run."""
-    return dataclasses.replace(forecast, rationale=clean(forecast.rationale, given) or "",
-                               raw=clean(forecast.raw, given) or "", error=clean(forecast.error, given))
+    return dataclasses.replace(
+        forecast,
+        rationale=clean(forecast.rationale, given) or "",
+        raw=clean(forecast.raw, given) or "",
+        error=clean(forecast.error, given),
+    )
 
 
 def clean(text: str | None, given: Mapping[str, str] | None) -> str | None:
     env = os.environ if given is None else given
-    for secret in sorted({v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True):
+    for secret in sorted(
+        {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True
+    ):
         text = text.replace(secret, "***") if text else text
     return text
 
@@ -194,22 +233,37 @@ def _signal_name(number: int) -> str:
 
 def _tail(err: bytes) -> str:
     text = " ".join(err.decode("utf-8", "replace").split())
-    return f"; stderr: {text[-SHOWN // 4:]}" if text else ""
+    return f"; stderr: {text[-SHOWN // 4 :]}" if text else ""
 
 
 def _usage(reported, model: str) -> dict:
     """Token counts the program reports, in the run's usage fields (what budgets count)."""
     if not isinstance(reported, dict):
         return {}
+
     def count(key: str) -> int:
         value = reported.get(key)
-        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else 0
+        return (
+            int(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+            else 0
+        )
+
     prompt, completion = count("prompt_tokens"), count("completion_tokens")
     said = str(reported.get("model") or "")
-    name = model or said  # the spec's model= (priced before the run) wins; what the program said is kept
-    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "fresh_prompt_tokens": prompt,
-             "fresh_completion_tokens": completion, "tokens_reported_by": "program"}
-    return usage | ({"model_name": name} if name else {}) | ({"reported_model": said} if said else {})
+    name = (
+        model or said
+    )  # the spec's model= (priced before the run) wins; what the program said is kept
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "fresh_prompt_tokens": prompt,
+        "fresh_completion_tokens": completion,
+        "tokens_reported_by": "program",
+    }
+    return (
+        usage | ({"model_name": name} if name else {}) | ({"reported_model": said} if said else {})
+    )
 
 
 def _read_ids(ctx: Context) -> tuple[str, ...]:

@@ -52,7 +52,12 @@ def tool_calls(*calls: tuple[str, dict | str], delay: float = 0.0) -> Reply:
     return Reply(tool_calls=tuple({"name": n, "arguments": a} for n, a in calls), delay=delay)
 
 
-def error(status: int, body: str = "fake error", retry_after: float | str | None = None, delay: float = 0.0) -> Reply:
+def error(
+    status: int,
+    body: str = "fake error",
+    retry_after: float | str | None = None,
+    delay: float = 0.0,
+) -> Reply:
     headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
     return Reply(status=status, body=body, headers=headers, delay=delay)
 
@@ -73,9 +78,19 @@ class QuietServer(ThreadingHTTPServer):
 class FakeChatModel:
     """Answers chat-completion requests from a script; thread-safe; counts every request."""
 
-    def __init__(self, script: Iterable[Step] = (), default: Step | None = None, model: str = "fake-model",
-                 require_key: str | None = None):
-        self._script, self.default, self.model, self.require_key = list(script), default, model, require_key
+    def __init__(
+        self,
+        script: Iterable[Step] = (),
+        default: Step | None = None,
+        model: str = "fake-model",
+        require_key: str | None = None,
+    ):
+        self._script, self.default, self.model, self.require_key = (
+            list(script),
+            default,
+            model,
+            require_key,
+        )
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -84,7 +99,10 @@ class FakeChatModel:
         with self._lock:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in headers.items()})
-            if self.require_key is not None and self.headers[-1].get("authorization") != f"Bearer {self.require_key}":
+            if (
+                self.require_key is not None
+                and self.headers[-1].get("authorization") != f"Bearer {self.require_key}"
+            ):
                 return error(401, '{"error": {"message": "invalid api key"}}')
             step = self._script.pop(0) if self._script else self.default
         if callable(step):
@@ -98,7 +116,11 @@ class FakeChatModel:
         if reply.body is not None:
             return reply.status, dict(reply.headers), reply.body.encode("utf-8")
         payload = completion(reply, body.get("model") or self.model, len(self.requests))
-        return reply.status, {"Content-Type": "application/json", **reply.headers}, json.dumps(payload).encode()
+        return (
+            reply.status,
+            {"Content-Type": "application/json", **reply.headers},
+            json.dumps(payload).encode(),
+        )
 
     # ---- at the transport ---------------------------------------------------------------------
     def transport(self):
@@ -126,7 +148,9 @@ class FakeChatModel:
         """Serve on 127.0.0.1 (`port`, or a free one) in a thread; yields the base URL (…/v1)."""
         server = QuietServer(("127.0.0.1", port), _handler(self))
         server.daemon_threads, server.block_on_close = True, False
-        thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="fake-chat-model", daemon=True)
+        thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name="fake-chat-model", daemon=True
+        )
         thread.start()
         try:
             yield f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -142,24 +166,45 @@ def completion(reply: Reply, model: str, n: int) -> dict:
     if reply.tool_calls:
         message["tool_calls"] = [_tool_call(i, c) for i, c in enumerate(reply.tool_calls)]
     usage = reply.usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    return {"id": f"fake-{n}", "object": "chat.completion", "model": model, "usage": usage,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}]}
+    return {
+        "id": f"fake-{n}",
+        "object": "chat.completion",
+        "model": model,
+        "usage": usage,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+    }
 
 
 def _tool_call(i: int, call: dict) -> dict:
     """One tool call; its id depends only on the call itself, so equal scripts give equal ids."""
-    arguments = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+    arguments = (
+        call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+    )
     digest = hashlib.sha256(f"{i}:{call['name']}:{arguments}".encode()).hexdigest()[:12]
-    return {"id": f"call-{digest}", "type": "function", "function": {"name": call["name"], "arguments": arguments}}
+    return {
+        "id": f"call-{digest}",
+        "type": "function",
+        "function": {"name": call["name"], "arguments": arguments},
+    }
 
 
 def _handler(fake: FakeChatModel):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, like real model servers
-        disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms Nagle stall
+        disable_nagle_algorithm = (
+            True  # headers and body go out as separate writes: no 40 ms Nagle stall
+        )
+
         def do_GET(self) -> None:
-            self._send(200, {"Content-Type": "application/json"}, json.dumps(fake.models()).encode())
+            self._send(
+                200, {"Content-Type": "application/json"}, json.dumps(fake.models()).encode()
+            )
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

@@ -45,7 +45,9 @@ class HttpForecaster:
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise ValueError("http: needs url=http(s)://… (e.g. http:url=http://127.0.0.1:9000/forecast)")
+            raise ValueError(
+                "http: needs url=http(s)://… (e.g. http:url=http://127.0.0.1:9000/forecast)"
+            )
         if not float(self.timeout) > 0:
             raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
 
@@ -57,20 +59,35 @@ class HttpForecaster:
         return self.model or None
 
     def provenance(self) -> dict:
-        return {"class": type(self).__name__, "url": self.url, "timeout": float(self.timeout), "model": self.model,
-                "key_env": self.key_env}
+        return {
+            "class": type(self).__name__,
+            "url": self.url,
+            "timeout": float(self.timeout),
+            "model": self.model,
+            "key_env": self.key_env,
+        }
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         leaks: list[Exception] = []
         started = time.monotonic()
-        async with http_served(mcp_server(t0_tools(question, ctx), on_leak=leaks.append)) as tools_url:
+        async with http_served(
+            mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
+        ) as tools_url:
             status, body = await self._post(stdin_payload(question), tools_url)
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
-        ran = {"endpoint": self.url, "requests": 1, "latency_s": round(time.monotonic() - started, 3)}
+        ran = {
+            "endpoint": self.url,
+            "requests": 1,
+            "latency_s": round(time.monotonic() - started, 3),
+        }
         if not 200 <= status < 300:
-            return without_secrets(Forecast.failure(f"HTTP {status}", raw=body[:SHOWN], usage=ran), self._secrets())
-        return without_secrets(answered(body, "the response body", ctx, ran, self.model), self._secrets())
+            return without_secrets(
+                Forecast.failure(f"HTTP {status}", raw=body[:SHOWN], usage=ran), self._secrets()
+            )
+        return without_secrets(
+            answered(body, "the response body", ctx, ran, self.model), self._secrets()
+        )
 
     def _secrets(self) -> dict:
         """The environment whose secret-named values are kept out of what is stored, and the key
@@ -84,14 +101,24 @@ class HttpForecaster:
         """(status, body); no connection, a timeout, 429 or 5xx raise InfrastructureError."""
         import httpx
 
-        headers = {"Content-Type": "application/json", TOOLS_HEADER: tools_url, **self._authorization()}
+        headers = {
+            "Content-Type": "application/json",
+            TOOLS_HEADER: tools_url,
+            **self._authorization(),
+        }
         client = self.http() if self.http is not None else httpx.AsyncClient()
         try:
             async with client:  # type: ignore[attr-defined]
-                reply = await client.post(self.url, content=payload, headers=headers,  # type: ignore[attr-defined]
-                                          timeout=float(self.timeout))
+                reply = await client.post(
+                    self.url,
+                    content=payload,
+                    headers=headers,  # type: ignore[attr-defined]
+                    timeout=float(self.timeout),
+                )
         except httpx.TimeoutException:
-            raise self._outage(f"no answer within its timeout of {float(self.timeout):g} s") from None
+            raise self._outage(
+                f"no answer within its timeout of {float(self.timeout):g} s"
+            ) from None
         except httpx.TransportError as exc:
             raise self._outage(f"cannot reach it: {type(exc).__name__}") from None
         if reply.status_code == 429 or reply.status_code >= 500:
@@ -106,7 +133,9 @@ class HttpForecaster:
         env = os.environ if self.environment is None else self.environment
         key = env.get(self.key_env)
         if not key:
-            raise InfrastructureError(f"{self.name}: the key variable {self.key_env} is not set", self.url)
+            raise InfrastructureError(
+                f"{self.name}: the key variable {self.key_env} is not set", self.url
+            )
         return {"Authorization": f"Bearer {key}"}
 
     def _outage(self, what: str) -> InfrastructureError:

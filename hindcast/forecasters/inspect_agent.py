@@ -35,13 +35,22 @@ from hindcast.timeutil import iso
 EXTRA = "Inspect AI support needs the optional extra: pip install 'hindcast-replay[inspect]'"
 PROMPT = "inspect_replay"
 _DESCRIPTIONS = {  # name → (description, {parameter: description})
-    "search": ("Search the news archive as it stood before today; best first (id, date, title, text).",
-               {"query": "what to search for", "k": "how many results (1 to 50)",
-                "mode": "vector, text or hybrid"}),
-    "read": ("Read one archive document by its id (null if it did not exist before today).",
-             {"doc_id": "the document id"}),
-    "thread": ("A submission and its comments created before today, in time order.",
-               {"submission_id": "the submission id"}),
+    "search": (
+        "Search the news archive as it stood before today; best first (id, date, title, text).",
+        {
+            "query": "what to search for",
+            "k": "how many results (1 to 50)",
+            "mode": "vector, text or hybrid",
+        },
+    ),
+    "read": (
+        "Read one archive document by its id (null if it did not exist before today).",
+        {"doc_id": "the document id"},
+    ),
+    "thread": (
+        "A submission and its comments created before today, in time order.",
+        {"submission_id": "the submission id"},
+    ),
     "price_history": ("This market's YES prices known before today, oldest first.", {}),
     "resolved_before": ("Other markets already resolved before today (id and outcome).", {}),
     "question": ("The question as it stood today, and today's instant.", {}),
@@ -63,8 +72,14 @@ def inspect_tools(tools: Tools, after: Callable[[], None] = lambda: None) -> lis
     calls = _calls(tools)
     made = []
     for name, (description, parameters) in _DESCRIPTIONS.items():
-        made.append(ToolDef(_logged(calls[name], after), name=name, description=description,
-                            parameters=parameters).as_tool())
+        made.append(
+            ToolDef(
+                _logged(calls[name], after),
+                name=name,
+                description=description,
+                parameters=parameters,
+            ).as_tool()
+        )
     return made
 
 
@@ -150,7 +165,9 @@ class InspectAgent:
     max_tokens: int = 512
     messages: int = 30  # the agent's message limit per forecast
     models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
-    attempt: int = field(default=0, compare=False, repr=False)  # set by the engine for a retried failure
+    attempt: int = field(
+        default=0, compare=False, repr=False
+    )  # set by the engine for a retried failure
 
     def __post_init__(self) -> None:
         require_inspect()
@@ -173,10 +190,17 @@ class InspectAgent:
         spec = llm.parse_model(self.model, self.key_env)
         from importlib import metadata
 
-        return {"class": type(self).__name__, "agent": self.agent, "model": self.model, "endpoint": spec.endpoint,
-                "temperature": float(self.temperature), "max_tokens": int(self.max_tokens),
-                "messages": int(self.messages), "prompts": {PROMPT: prompts.load(PROMPT).sha256},
-                "packages": {"inspect-ai": metadata.version("inspect-ai")}}
+        return {
+            "class": type(self).__name__,
+            "agent": self.agent,
+            "model": self.model,
+            "endpoint": spec.endpoint,
+            "temperature": float(self.temperature),
+            "max_tokens": int(self.max_tokens),
+            "messages": int(self.messages),
+            "prompts": {PROMPT: prompts.load(PROMPT).sha256},
+            "packages": {"inspect-ai": metadata.version("inspect-ai")},
+        }
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         from hindcast.forecasters import inspect_provider as provider
@@ -185,7 +209,10 @@ class InspectAgent:
         sample = int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
         usage = llm.Usage(model.api.client(), temperature=float(self.temperature), sample=sample)
         usage.totals.update(prompts.load(PROMPT).record, agent=self.agent)
-        tokens = provider.USAGE.set(usage), provider.SAMPLE.set({"repeat": sample, "attempt": int(self.attempt)})
+        tokens = (
+            provider.USAGE.set(usage),
+            provider.SAMPLE.set({"repeat": sample, "attempt": int(self.attempt)}),
+        )
         try:
             text = await self._run(question, ctx, model)
         except ForecastError as exc:
@@ -196,8 +223,12 @@ class InspectAgent:
         parsed = parse_probability(text)
         evidence = evidence_of(ctx.retrievals)
         if parsed.probability is None:
-            return Forecast.failure(f"invalid answer: {parsed.reason}", raw=text, usage=usage.record())
-        return Forecast(parsed.probability, rationale=text, evidence=evidence, usage=usage.record(), raw=text)
+            return Forecast.failure(
+                f"invalid answer: {parsed.reason}", raw=text, usage=usage.record()
+            )
+        return Forecast(
+            parsed.probability, rationale=text, evidence=evidence, usage=usage.record(), raw=text
+        )
 
     async def _run(self, question: Question, ctx: Context, model) -> str:
         from inspect_ai.agent import run
@@ -206,8 +237,10 @@ class InspectAgent:
 
         agent = load_factory(self.agent)(inspect_tools(t0_tools(question, ctx)))
         system, user = question_messages(question)
-        messages: list[ChatMessage] = [ChatMessageSystem(content=system["content"]),
-                                       ChatMessageUser(content=user["content"])]
+        messages: list[ChatMessage] = [
+            ChatMessageSystem(content=system["content"]),
+            ChatMessageUser(content=user["content"]),
+        ]
         async with _sample_scope(question, model):
             state, limited = await run(agent, messages, limits=[message_limit(int(self.messages))])
         text = state.output.completion if state.output is not None else ""
@@ -221,9 +254,16 @@ class InspectAgent:
         from hindcast.forecasters import inspect_provider
         from hindcast.forecasters.models import FALLBACK
 
-        config = GenerateConfig(temperature=float(self.temperature), max_tokens=int(self.max_tokens))
-        return get_model(f"{inspect_provider.API}/{self.model}", config=config, memoize=False,
-                         models=self.models or FALLBACK.get(), key_env=self.key_env)
+        config = GenerateConfig(
+            temperature=float(self.temperature), max_tokens=int(self.max_tokens)
+        )
+        return get_model(
+            f"{inspect_provider.API}/{self.model}",
+            config=config,
+            memoize=False,
+            models=self.models or FALLBACK.get(),
+            key_env=self.key_env,
+        )
 
 
 @contextlib.asynccontextmanager
@@ -242,11 +282,22 @@ async def _sample_scope(question: Question, model):
     init_transcript(Transcript())
     sample_id = f"{question.market_id}@{iso(question.t0)}"
     try:
-        async with active_sample(task="hindcast/inspect-agent", log_location="", model=str(model),
-                                 sample=Sample(id=sample_id, input=question.question), epoch=1, message_limit=None,
-                                 token_limit=None, cost_limit=None, time_limit=None, working_limit=None,
-                                 fails_on_error=True, transcript=Transcript(), eval_id=sample_id,
-                                 sample_uuid=uuid.uuid4().hex):
+        async with active_sample(
+            task="hindcast/inspect-agent",
+            log_location="",
+            model=str(model),
+            sample=Sample(id=sample_id, input=question.question),
+            epoch=1,
+            message_limit=None,
+            token_limit=None,
+            cost_limit=None,
+            time_limit=None,
+            working_limit=None,
+            fails_on_error=True,
+            transcript=Transcript(),
+            eval_id=sample_id,
+            sample_uuid=uuid.uuid4().hex,
+        ):
             yield
     finally:
         active_model_context_var.reset(token)

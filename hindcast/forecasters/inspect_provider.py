@@ -44,15 +44,27 @@ DEFAULT_CACHE = Path("runs") / "responses.db"
 USAGE: ContextVar[llm.Usage | None] = ContextVar("hindcast_inspect_usage", default=None)
 # Cache-key fields of the forecast being made (`repeat`, `attempt`; set by the inspect-agent forecaster).
 SAMPLE: ContextVar[dict | None] = ContextVar("hindcast_inspect_sample", default=None)
-_SETTINGS = ("temperature", "max_tokens", "top_p", "seed", "stop_seqs")  # what reaches the request body
+_SETTINGS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "seed",
+    "stop_seqs",
+)  # what reaches the request body
 
 
 @modelapi(name=API)
 class HindcastModelAPI(ModelAPI):
     """Inspect's `generate` → hindcast's ChatClient (cache, breaker, retries, usage)."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig = GenerateConfig(), **model_args: Any):
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ):
         super().__init__(model_name=model_name, base_url=base_url, api_key=None, config=config)
         self.spec = model_name
         self.key_env = model_args.pop("key_env", None)
@@ -61,18 +73,27 @@ class HindcastModelAPI(ModelAPI):
         self._owned = models is None
         self.models = models if models is not None else _own_models(model_args.pop("cache", None))
         if model_args:
-            raise ValueError(f"model {API}/{model_name}: unknown model argument(s) {', '.join(sorted(model_args))} "
-                             "(known: cache, key_env)")
+            raise ValueError(
+                f"model {API}/{model_name}: unknown model argument(s) {', '.join(sorted(model_args))} "
+                "(known: cache, key_env)"
+            )
 
     def client(self) -> llm.ChatClient:
         return self.models.client(self.spec, self.key_env, structured="none")
 
-    async def generate(self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
-                       config: GenerateConfig) -> ModelOutput:
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
         client = self.client()
         messages = [dict(m) for m in await messages_to_openai(input)]
         params = {**request_params(config, tools, tool_choice), **_sample_keys(config)}
-        reply = await client.complete(messages, tools=[tool_param(t) for t in tools] or None, **params)
+        reply = await client.complete(
+            messages, tools=[tool_param(t) for t in tools] or None, **params
+        )
         usage = USAGE.get()
         if usage is not None:
             usage.add("turn", reply, content=reply.content, tool_calls=list(reply.tool_calls))
@@ -122,27 +143,49 @@ def request_params(config: GenerateConfig, tools: list[ToolInfo], tool_choice: T
         if value is not None:
             params["stop" if name == "stop_seqs" else name] = value
     if tools and tool_choice not in (None, "auto"):
-        params["tool_choice"] = "required" if tool_choice == "any" else (
-            tool_choice if isinstance(tool_choice, str) else {"type": "function", "function": {"name": tool_choice.name}})
+        params["tool_choice"] = (
+            "required"
+            if tool_choice == "any"
+            else (
+                tool_choice
+                if isinstance(tool_choice, str)
+                else {"type": "function", "function": {"name": tool_choice.name}}
+            )
+        )
     return params
 
 
 def tool_param(tool: ToolInfo) -> dict:
     """An Inspect ToolInfo as an OpenAI function tool."""
-    return {"type": "function", "function": {"name": tool.name, "description": tool.description,
-                                             "parameters": tool.parameters.model_dump(exclude_none=True)}}
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters.model_dump(exclude_none=True),
+        },
+    }
 
 
 def output_of(reply: llm.ChatReply, model: str) -> ModelOutput:
     """hindcast's ChatReply as Inspect's ModelOutput (tool calls parsed; bad JSON kept as a parse error)."""
     calls = [tool_call(c) for c in reply.tool_calls] or None
-    message = ChatMessageAssistant(content=reply.content or "", tool_calls=calls, model=model, source="generate")
-    output = ModelOutput.from_message(message, stop_reason="tool_calls" if calls else _stop(reply.finish_reason))
+    message = ChatMessageAssistant(
+        content=reply.content or "", tool_calls=calls, model=model, source="generate"
+    )
+    output = ModelOutput.from_message(
+        message, stop_reason="tool_calls" if calls else _stop(reply.finish_reason)
+    )
     tokens = {k: int(reply.usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
-    output.usage = ModelUsage(input_tokens=tokens["prompt_tokens"], output_tokens=tokens["completion_tokens"],
-                              total_tokens=sum(tokens.values()))
+    output.usage = ModelUsage(
+        input_tokens=tokens["prompt_tokens"],
+        output_tokens=tokens["completion_tokens"],
+        total_tokens=sum(tokens.values()),
+    )
     output.model = model
-    output.metadata = {"hindcast": {"cached": reply.cached, "retries": reply.retries, "latency_s": reply.latency_s}}
+    output.metadata = {
+        "hindcast": {"cached": reply.cached, "retries": reply.retries, "latency_s": reply.latency_s}
+    }
     return output
 
 
@@ -152,8 +195,12 @@ def tool_call(call: dict) -> ToolCall:
         error = None if isinstance(arguments, dict) else "arguments are not a JSON object"
     except ValueError as exc:
         arguments, error = {}, f"arguments are not valid JSON: {exc}"
-    return ToolCall(id=call["id"], function=call["name"], arguments=arguments if error is None else {},
-                    parse_error=error)
+    return ToolCall(
+        id=call["id"],
+        function=call["name"],
+        arguments=arguments if error is None else {},
+        parse_error=error,
+    )
 
 
 def _stop(reason: str):

@@ -82,7 +82,9 @@ def get_detector(spec: str, models=None) -> LeakDetector:
     for detectors that call a model."""
     name, _, rest = spec.partition(":")
     if name not in _FACTORIES:
-        raise ConfigError(f"unknown leak detector {spec!r}: use one of {', '.join(sorted(_FACTORIES)) or '(none)'}")
+        raise ConfigError(
+            f"unknown leak detector {spec!r}: use one of {', '.join(sorted(_FACTORIES)) or '(none)'}"
+        )
     items = [item for item in rest.split(",") if item] if rest else []
     if any("=" not in item for item in items):
         raise ConfigError(f"leak detector {spec!r}: parameters are key=value, separated by commas")
@@ -96,8 +98,10 @@ def names() -> list[str]:
 def _check_params(spec: str, params: dict[str, str], known: tuple[str, ...]) -> None:
     unknown = sorted(set(params) - set(known))
     if unknown:
-        raise ConfigError(f"leak detector {spec!r}: unknown parameter(s) {', '.join(unknown)} "
-                          f"(known: {', '.join(known)})")
+        raise ConfigError(
+            f"leak detector {spec!r}: unknown parameter(s) {', '.join(unknown)} "
+            f"(known: {', '.join(known)})"
+        )
 
 
 # ---- the model-free detector: `lexical` --------------------------------------------------------
@@ -106,20 +110,200 @@ def _check_params(spec: str, params: dict[str, str], known: tuple[str, ...]) -> 
 # then a grid over these constants: recall and precision are flat around these values (≥ 0.9 both
 # on data/leakset at threshold 0.45–0.5); the held-out set (data/leakset/heldout) was not used.
 REVEAL_THRESHOLD = 0.5  # score ≥ this → "reveals-outcome"
-TOPIC_MIN = 0.34  # share of the question's entity groups the text must name to be about THIS question
-SIM_FLOOR, SIM_CEIL = 0.35, 0.75  # cosine to an outcome statement mapped linearly onto 0..1 between these
-CUE_WEIGHT, SIM_WEIGHT = 0.5, 0.5  # the score: CUE_WEIGHT·outcome cue + SIM_WEIGHT·scaled similarity
+TOPIC_MIN = (
+    0.34  # share of the question's entity groups the text must name to be about THIS question
+)
+SIM_FLOOR, SIM_CEIL = (
+    0.35,
+    0.75,
+)  # cosine to an outcome statement mapped linearly onto 0..1 between these
+CUE_WEIGHT, SIM_WEIGHT = (
+    0.5,
+    0.5,
+)  # the score: CUE_WEIGHT·outcome cue + SIM_WEIGHT·scaled similarity
 HEDGE_FACTOR = 0.4  # an outcome verb inside hedged / forward-looking wording counts this much
 HEDGE_WINDOW = 30  # characters before an outcome verb searched for a hedge word
 
-_WORD = re.compile(r"\$?\d+(?:,\d{3})*(?:\.\d+)?[kmb%+]*(?!\w)|[\w$%+'’.-]+", re.UNICODE | re.IGNORECASE)
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_WORD = re.compile(
+    r"\$?\d+(?:,\d{3})*(?:\.\d+)?[kmb%+]*(?!\w)|[\w$%+'’.-]+", re.UNICODE | re.IGNORECASE
+)
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "by", "to", "for", "from", "with", "and", "or", "x", "vs", "vs.", "be", "is", "are", "was", "were", "will", "would", "does", "did", "do", "has", "have", "had", "can", "could", "should", "before", "after", "during", "this", "that", "next", "any", "no", "not", "yes", "than", "more", "less", "most", "least", "above", "below", "over", "under", "between", "following", "end", "year", "week", "month", "day", "new", "first", "second", "third", "its", "his", "her", "their", "who", "what", "which", "when", "where", "how", "win", "wins", "won", "become", "becomes", "reach", "hit", "happen"])
-_GENERIC = frozenset(["will", "the", "by", "before", "in", "after", "on", "of", "for", "and", "x", "2024", "2025", "2026", "2027", "election", "elections", "president", "presidential", "prime", "minister", "party", "seat", "seats", "most", "top", "best", "award", "awards", "championship", "champion", "league", "cup", "series", "world", "national", "game", "games", "season", "model", "market", "rate", "rates", "interest", "american", "mayor", "governor", "chancellor", "minister", "parliamentary", "parliament", "chamber", "deputies", "division", "central", "west", "east", "north", "south", "city", "state", "states", "united", "us", "u.s", "new", "next", "ai", "company", "largest"])
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "to",
+        "for",
+        "from",
+        "with",
+        "and",
+        "or",
+        "x",
+        "vs",
+        "vs.",
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "does",
+        "did",
+        "do",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "should",
+        "before",
+        "after",
+        "during",
+        "this",
+        "that",
+        "next",
+        "any",
+        "no",
+        "not",
+        "yes",
+        "than",
+        "more",
+        "less",
+        "most",
+        "least",
+        "above",
+        "below",
+        "over",
+        "under",
+        "between",
+        "following",
+        "end",
+        "year",
+        "week",
+        "month",
+        "day",
+        "new",
+        "first",
+        "second",
+        "third",
+        "its",
+        "his",
+        "her",
+        "their",
+        "who",
+        "what",
+        "which",
+        "when",
+        "where",
+        "how",
+        "win",
+        "wins",
+        "won",
+        "become",
+        "becomes",
+        "reach",
+        "hit",
+        "happen",
+    ]
+)
+_GENERIC = frozenset(
+    [
+        "will",
+        "the",
+        "by",
+        "before",
+        "in",
+        "after",
+        "on",
+        "of",
+        "for",
+        "and",
+        "x",
+        "2024",
+        "2025",
+        "2026",
+        "2027",
+        "election",
+        "elections",
+        "president",
+        "presidential",
+        "prime",
+        "minister",
+        "party",
+        "seat",
+        "seats",
+        "most",
+        "top",
+        "best",
+        "award",
+        "awards",
+        "championship",
+        "champion",
+        "league",
+        "cup",
+        "series",
+        "world",
+        "national",
+        "game",
+        "games",
+        "season",
+        "model",
+        "market",
+        "rate",
+        "rates",
+        "interest",
+        "american",
+        "mayor",
+        "governor",
+        "chancellor",
+        "minister",
+        "parliamentary",
+        "parliament",
+        "chamber",
+        "deputies",
+        "division",
+        "central",
+        "west",
+        "east",
+        "north",
+        "south",
+        "city",
+        "state",
+        "states",
+        "united",
+        "us",
+        "u.s",
+        "new",
+        "next",
+        "ai",
+        "company",
+        "largest",
+    ]
+)
 # headline verbs that state an outcome (a headline's present tense reports a past event)
-_OUTCOME = re.compile(r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
+_OUTCOME = re.compile(
+    r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
     re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
     captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
     pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|
@@ -130,48 +314,123 @@ _OUTCOME = re.compile(r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|aw
     out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|eliminated|
     knocked\s+out|fails?\s+to|failed\s+to|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
     launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|rates?\s+steady|
-    bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""", re.IGNORECASE | re.VERBOSE)
+    bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win", 'to win')
-_NOUN_BEFORE = re.compile(r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
+_NOUN_BEFORE = re.compile(
+    r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
     third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|september|
     november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|potential|help|
-    u\.s\.|us|american|israeli|russian|iranian|ukrainian|chinese))\s*$""", re.IGNORECASE | re.VERBOSE)
+    u\.s\.|us|american|israeli|russian|iranian|ukrainian|chinese))\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # a word after an outcome word that makes it a noun ('rate-cut signals', 'cut expectations')
-_NOUN_AFTER = re.compile(r"""^\W*(?:expectations?|hopes?|bets?|odds|signals?|chances?|decision|path|talks?|fears?|
-    outlook|speculation|cycle|plans?|threats?|risks?)\b""", re.IGNORECASE | re.VERBOSE)
+_NOUN_AFTER = re.compile(
+    r"""^\W*(?:expectations?|hopes?|bets?|odds|signals?|chances?|decision|path|talks?|fears?|
+    outlook|speculation|cycle|plans?|threats?|risks?)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # a price or count moving past a number ('dips below $90,000', 'tops 4 million'): a cue only when the
 # number is one the question names
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:k|m|bn|b)?(?!\w)", re.IGNORECASE)
-_PRICE_MOVE = re.compile(r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
+_PRICE_MOVE = re.compile(
+    r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
     plunged|tumbles?|rises?|rose|climbs?|climbed|surges?|surged|jumps?|jumped|tops?|topped|hits?|cross(?:es|ed)|
     breaks?|broke|reach(?:es|ed)|pass(?:es|ed)|exceeds?|exceeded)\s+(?:\w+\s+){0,2}?(?:below|under|above|over|past|
-    through|to)?\s*(?P<number>\$?\d[\d,.]*(?:k|m|bn|b)?)(?![\w-])""", re.IGNORECASE | re.VERBOSE)
+    through|to)?\s*(?P<number>\$?\d[\d,.]*(?:k|m|bn|b)?)(?![\w-])""",
+    re.IGNORECASE | re.VERBOSE,
+)
 # a noun that reports a past outcome whatever precedes it ('soar to victory', "Milei's triumph")
-_OUTCOME_NOUN = re.compile(r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE)
+_OUTCOME_NOUN = re.compile(
+    r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE
+)
 # an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's December rate cut')
-_AFTER_EVENT = re.compile(r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
-                          r"elections?|vote|decision)\b", re.IGNORECASE)
-_HEDGE = re.compile(r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
+_AFTER_EVENT = re.compile(
+    r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
+    r"elections?|vote|decision)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
     favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|ahead\s+of|
     preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|help(?:s|ed)?|seeks?|seeking|hopes?|eyes|vows?|threatens?|
     plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
-    could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""", re.IGNORECASE | re.VERBOSE)
-_PAST = re.compile(r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE)
+    could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_PAST = re.compile(
+    r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE
+)
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
-_MONTH_YEAR = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
-                         re.IGNORECASE)
-_DEADLINE = re.compile(r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
-                       r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$")
-_QUESTION_WORDS = frozenset(["will", "did", "does", "do", "is", "are", "was", "were", "has", "have", "can", "could", "should", "would", "which", "who", "what", "when", "how"])
-_PAST_OF = {"win": "won", "become": "became", "be": "was", "hit": "hit", "cut": "cut", "lead": "led",
-            "leave": "left", "hold": "held", "take": "took", "make": "made", "have": "had", "get": "got",
-            "run": "ran", "go": "went", "rise": "rose", "fall": "fell", "sell": "sold", "buy": "bought",
-            "strike": "struck", "sign": "signed", "say": "said", "meet": "met", "find": "found", "lose": "lost"}
+_MONTH_YEAR = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
+    re.IGNORECASE,
+)
+_DEADLINE = re.compile(
+    r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
+    r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$"
+)
+_QUESTION_WORDS = frozenset(
+    [
+        "will",
+        "did",
+        "does",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "can",
+        "could",
+        "should",
+        "would",
+        "which",
+        "who",
+        "what",
+        "when",
+        "how",
+    ]
+)
+_PAST_OF = {
+    "win": "won",
+    "become": "became",
+    "be": "was",
+    "hit": "hit",
+    "cut": "cut",
+    "lead": "led",
+    "leave": "left",
+    "hold": "held",
+    "take": "took",
+    "make": "made",
+    "have": "had",
+    "get": "got",
+    "run": "ran",
+    "go": "went",
+    "rise": "rose",
+    "fall": "fell",
+    "sell": "sold",
+    "buy": "bought",
+    "strike": "struck",
+    "sign": "signed",
+    "say": "said",
+    "meet": "met",
+    "find": "found",
+    "lose": "lost",
+}
 
 # a few names headlines spell otherwise (token → phrases that name it)
-_ALIASES = {"nyc": ("new york", "new york city", "new york's"), "fed": ("federal reserve", "fomc", "powell"),
-            "us": ("u.s", "united states", "american", "america"), "uk": ("britain", "british", "u.k"),
-            "academy": ("oscar", "oscars"), "nfc": ("super bowl",), "afc": ("super bowl",)}
+_ALIASES = {
+    "nyc": ("new york", "new york city", "new york's"),
+    "fed": ("federal reserve", "fomc", "powell"),
+    "us": ("u.s", "united states", "american", "america"),
+    "uk": ("britain", "british", "u.k"),
+    "academy": ("oscar", "oscars"),
+    "nfc": ("super bowl",),
+    "afc": ("super bowl",),
+}
 
 
 @dataclass(frozen=True)
@@ -181,7 +440,9 @@ class Statements:
     groups: tuple[tuple[str, ...], ...]  # entity groups: names, numbers, places (lower-case tokens)
     yes: tuple[str, ...]  # statements that the question resolved YES
     no: tuple[str, ...]  # statements that it resolved NO
-    numbers: frozenset[str] = frozenset()  # the question's numbers, normalised ('$90,000' → '90000')
+    numbers: frozenset[str] = (
+        frozenset()
+    )  # the question's numbers, normalised ('$90,000' → '90000')
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -192,14 +453,22 @@ def statements(question: Question) -> Statements:
     """The deterministic template set for a question: both outcomes phrased with its entities."""
     clause = _clause(question.question)
     subject, verb, rest = _parse_clause(clause)
-    yes, no = [f"{clause} happened", f"{clause}: resolved Yes"], [f"{clause} did not happen", f"{clause}: resolved No"]
+    yes, no = (
+        [f"{clause} happened", f"{clause}: resolved Yes"],
+        [f"{clause} did not happen", f"{clause}: resolved No"],
+    )
     if verb:
         past = _past(verb)
         yes += [f"{subject} {past} {rest}".strip(), f"{subject} {_third(verb)} {rest}".strip()]
-        no += [f"{subject} did not {verb} {rest}".strip(), f"{subject} fails to {verb} {rest}".strip()]
+        no += [
+            f"{subject} did not {verb} {rest}".strip(),
+            f"{subject} fails to {verb} {rest}".strip(),
+        ]
         if verb == "win":
             no += [f"{subject} lost {rest}".strip(), f"{subject} loses {rest}".strip()]
-    return Statements(_entity_groups(question.question), tuple(yes), tuple(no), _numbers(question.question))
+    return Statements(
+        _entity_groups(question.question), tuple(yes), tuple(no), _numbers(question.question)
+    )
 
 
 def _numbers(question: str) -> frozenset[str]:
@@ -219,8 +488,19 @@ def _parse_clause(clause: str) -> tuple[str, str, str]:
     that is not a connector; ('', '', '') when there is no such verb."""
     words = clause.split()
     for i, word in enumerate(words[1:], start=1):
-        if word[:1].islower() and word.lower() not in ("the", "of", "de", "x", "and", "&", "a", "an", "del", "von"):
-            return " ".join(words[:i]), word.lower(), " ".join(words[i + 1:])
+        if word[:1].islower() and word.lower() not in (
+            "the",
+            "of",
+            "de",
+            "x",
+            "and",
+            "&",
+            "a",
+            "an",
+            "del",
+            "von",
+        ):
+            return " ".join(words[:i]), word.lower(), " ".join(words[i + 1 :])
     return "", "", ""
 
 
@@ -229,7 +509,13 @@ def _past(verb: str) -> str:
         return _PAST_OF[verb]
     if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb) and len(verb) <= 4:  # dip → dipped
         return verb + verb[-1] + "ed"
-    return verb + "d" if verb.endswith("e") else verb[:-1] + "ied" if verb.endswith("y") else verb + "ed"
+    return (
+        verb + "d"
+        if verb.endswith("e")
+        else verb[:-1] + "ied"
+        if verb.endswith("y")
+        else verb + "ed"
+    )
 
 
 def _third(verb: str) -> str:
@@ -245,15 +531,22 @@ def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
     groups, run = [], []
     for i, word in enumerate(words):
         token = word.strip(".'’").lower()
-        named = (i > 0 or token not in _QUESTION_WORDS) and (word[:1].isupper() or word[:1].isdigit() or word[:1] == "$")
+        named = (i > 0 or token not in _QUESTION_WORDS) and (
+            word[:1].isupper() or word[:1].isdigit() or word[:1] == "$"
+        )
         if named and token not in _GENERIC and token not in _MONTHS and len(token) > 1:
             run.append(token)
         elif run:
-            groups.append(tuple(run)); run = []
+            groups.append(tuple(run))
+            run = []
     groups += [tuple(run)] if run else []
     if groups:
         return tuple(groups)
-    content = [w.lower() for w in words if len(w) > 3 and w.lower() not in _STOP and w.lower() not in _GENERIC]
+    content = [
+        w.lower()
+        for w in words
+        if len(w) > 3 and w.lower() not in _STOP and w.lower() not in _GENERIC
+    ]
     return tuple((w,) for w in content)
 
 
@@ -280,13 +573,13 @@ def _named(token: str, words: list[str]) -> bool:
         return True
     if len(token) < 5 or not token.isalpha():
         return token in words or any(w.startswith((token + "'", token + "’")) for w in words)
-    stem = token[:max(5, len(token) - 2)]
+    stem = token[: max(5, len(token) - 2)]
     return any(w.startswith(stem) for w in words)
 
 
 def _alias_in(alias: str, words: list[str]) -> bool:
     parts = alias.split()
-    return any(words[i:i + len(parts)] == parts for i in range(len(words) - len(parts) + 1))
+    return any(words[i : i + len(parts)] == parts for i in range(len(words) - len(parts) + 1))
 
 
 def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
@@ -302,14 +595,18 @@ def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
         return 0.0
     if text.rstrip().endswith("?"):
         return HEDGE_FACTOR
-    plain = [m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW):m.start()])]
+    plain = [
+        m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW) : m.start()])
+    ]
     return 1.0 if plain else HEDGE_FACTOR
 
 
 def _as_verb(text: str, match: re.Match) -> bool:
     if _OUTCOME_NOUN.match(match.group(0)):
         return True
-    return not (_NOUN_BEFORE.search(text[:match.start()]) or _NOUN_AFTER.match(text[match.end():]))
+    return not (
+        _NOUN_BEFORE.search(text[: match.start()]) or _NOUN_AFTER.match(text[match.end() :])
+    )
 
 
 def _price_moves(text: str, numbers: frozenset[str]) -> list[re.Match]:
@@ -335,7 +632,9 @@ def dates_after(text: str, t0: datetime, named: str = "") -> list[str]:
     that the question itself does not name (`named`: 'the 2026 Winter Olympics' is no news)."""
     own = set(_YEAR.findall(named))
     found = [m.group(0) for m in _MONTH_YEAR.finditer(text) if _after(m, t0)]
-    found += [y for y in _YEAR.findall(_MONTH_YEAR.sub(" ", text)) if int(y) > t0.year and y not in own]
+    found += [
+        y for y in _YEAR.findall(_MONTH_YEAR.sub(" ", text)) if int(y) > t0.year and y not in own
+    ]
     return found
 
 
@@ -343,7 +642,11 @@ def _after(match: re.Match, t0: datetime) -> bool:
     name = match.group(1).lower()
     month = _MONTH_ABBR.get(name[:4] if name.startswith("sept") else name[:3])
     day, year = int(match.group(2) or 0), int(match.group(3))
-    return bool(month) and (year, month, day) > (t0.year, t0.month, t0.day if match.group(2) else 99)
+    return bool(month) and (year, month, day) > (
+        t0.year,
+        t0.month,
+        t0.day if match.group(2) else 99,
+    )
 
 
 @dataclass(frozen=True)
@@ -368,7 +671,9 @@ class LexicalDetector:
     template statements of both outcomes (embedder `minilm` by default, loaded once on first use),
     and dates after t0. `threshold` overrides REVEAL_THRESHOLD."""
 
-    def __init__(self, name: str = "lexical", threshold: float = REVEAL_THRESHOLD, embedder: str = "minilm"):
+    def __init__(
+        self, name: str = "lexical", threshold: float = REVEAL_THRESHOLD, embedder: str = "minilm"
+    ):
         self.name, self.threshold, self.embedder_name = name, float(threshold), embedder
         self._embedder = None
         self._vectors: dict[tuple, object] = {}
@@ -384,7 +689,9 @@ class LexicalDetector:
         topic = topic_share(text, facts.groups)
         similarity = self._similarity(text, question, facts) if topic >= TOPIC_MIN and text else 0.0
         later = tuple(dates_after(text, question.t0, question.question))
-        return Evidence(topic, outcome_cue(text, facts.numbers), similarity, later, bool(_PAST.search(text)))
+        return Evidence(
+            topic, outcome_cue(text, facts.numbers), similarity, later, bool(_PAST.search(text))
+        )
 
     def verdict(self, e: Evidence) -> Verdict:
         score = e.score()
@@ -392,7 +699,12 @@ class LexicalDetector:
         if score >= self.threshold:
             return Verdict("reveals-outcome", score, self.name, f"states an outcome ({detail})")
         if e.later and e.past and e.topic >= TOPIC_MIN:
-            return Verdict("after-t0", score, self.name, f"reports dates after t0: {', '.join(e.later)} ({detail})")
+            return Verdict(
+                "after-t0",
+                score,
+                self.name,
+                f"reports dates after t0: {', '.join(e.later)} ({detail})",
+            )
         return Verdict("neither", score, self.name, detail)
 
     def _similarity(self, text: str, question: Question, facts: Statements) -> float:
@@ -438,16 +750,24 @@ register("lexical", _lexical)
 # ---- the LLM judge: `judge:model=<model spec>` -------------------------------------------------
 JUDGE_TEMPLATE = "leak_judge"
 JUDGE_TEXT_CHARS = 4000  # a longer text (a rationale, a page) is cut here, with " …" appended
-JUDGE_LABELS = {"reveals-outcome": "reveals-outcome", "after-date": "after-t0", "neither": "neither"}
+JUDGE_LABELS = {
+    "reveals-outcome": "reveals-outcome",
+    "after-date": "after-t0",
+    "neither": "neither",
+}
 JUDGE_SCHEMA = {  # the template's label "after-date" is Verdict label "after-t0" (no digit in a template)
     "type": "object",
-    "properties": {"label": {"type": "string", "enum": list(JUDGE_LABELS)},
-                   "confidence": {"type": "number", "minimum": 0, "maximum": 1}},
+    "properties": {
+        "label": {"type": "string", "enum": list(JUDGE_LABELS)},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
     "required": ["label", "confidence"],
     "additionalProperties": False,
 }
-JUDGE_REPAIR = ("Your answer could not be read ({reason}). Reply with only a JSON object with the keys \"label\" "
-                "(reveals-outcome, after-date or neither) and \"confidence\" (a number between 0 and 1).")
+JUDGE_REPAIR = (
+    'Your answer could not be read ({reason}). Reply with only a JSON object with the keys "label" '
+    '(reveals-outcome, after-date or neither) and "confidence" (a number between 0 and 1).'
+)
 UNREADABLE = "unreadable judge answer"
 
 
@@ -469,10 +789,14 @@ def parse_judge(text: str) -> JudgeAnswer:
         return JudgeAnswer(None, reason="no JSON object in the answer")
     label = _label(obj.get("label"))
     if label is None:
-        return JudgeAnswer(None, reason=f"label {obj.get('label')!r} is not one of {', '.join(JUDGE_LABELS)}")
+        return JudgeAnswer(
+            None, reason=f"label {obj.get('label')!r} is not one of {', '.join(JUDGE_LABELS)}"
+        )
     confidence = _confidence(obj.get("confidence"))
     if confidence is None:
-        return JudgeAnswer(None, reason=f"confidence {obj.get('confidence')!r} is not a number in [0, 1]")
+        return JudgeAnswer(
+            None, reason=f"confidence {obj.get('confidence')!r} is not a number in [0, 1]"
+        )
     return JudgeAnswer(label, confidence)
 
 
@@ -513,8 +837,16 @@ class JudgeDetector:
     `repairs` times, then gives label "neither" with score NaN and reason "unreadable judge answer
     …" — never a silent "neither"; an outage (InfrastructureError) propagates: it is no verdict."""
 
-    def __init__(self, spec: str, model: str, models=None, key_env: str | None = None,
-                 structured: str = "json_schema", max_tokens: int = 64, repairs: int = 1):
+    def __init__(
+        self,
+        spec: str,
+        model: str,
+        models=None,
+        key_env: str | None = None,
+        structured: str = "json_schema",
+        max_tokens: int = 64,
+        repairs: int = 1,
+    ):
         from hindcast.forecasters import llm, prompts
 
         llm.parse_model(model, key_env)  # a malformed model spec fails when the detector is made
@@ -529,18 +861,27 @@ class JudgeDetector:
         conversation, raws = self.messages(text, question), []
         try:
             for _ in range(self.repairs + 1):
-                reply = await self.client().complete(conversation, schema=JUDGE_SCHEMA, temperature=0.0,
-                                                     max_tokens=self.max_tokens)
+                reply = await self.client().complete(
+                    conversation, schema=JUDGE_SCHEMA, temperature=0.0, max_tokens=self.max_tokens
+                )
                 answer = parse_judge(reply.content)
                 raws.append(reply.content)
                 if answer.label is not None:
                     return self.verdict(answer)
-                conversation = conversation + [{"role": "assistant", "content": reply.content},
-                                               {"role": "user", "content": JUDGE_REPAIR.format(reason=answer.reason)}]
+                conversation = conversation + [
+                    {"role": "assistant", "content": reply.content},
+                    {"role": "user", "content": JUDGE_REPAIR.format(reason=answer.reason)},
+                ]
         except ChatError as exc:  # a reply that cannot be used (not an outage)
-            return Verdict("neither", math.nan, self.name, f"{UNREADABLE}: {type(exc).__name__}: {exc}")
-        return Verdict("neither", math.nan, self.name,
-                       f"{UNREADABLE} after {len(raws)} attempt(s): {answer.reason}; raw: {_excerpt(raws[-1])}")
+            return Verdict(
+                "neither", math.nan, self.name, f"{UNREADABLE}: {type(exc).__name__}: {exc}"
+            )
+        return Verdict(
+            "neither",
+            math.nan,
+            self.name,
+            f"{UNREADABLE} after {len(raws)} attempt(s): {answer.reason}; raw: {_excerpt(raws[-1])}",
+        )
 
     def messages(self, text: str, question: Question) -> list[dict]:
         from hindcast.forecasters import prompts
@@ -553,7 +894,9 @@ class JudgeDetector:
     def verdict(self, answer: JudgeAnswer) -> Verdict:
         """score: the confidence for a flagged label, 1 − confidence for "neither"."""
         score = answer.confidence if answer.label != "neither" else 1.0 - answer.confidence
-        return Verdict(answer.label, round(score, 4), self.name, f"judge confidence {answer.confidence:.2f}")
+        return Verdict(
+            answer.label, round(score, 4), self.name, f"judge confidence {answer.confidence:.2f}"
+        )
 
     def client(self):
         from hindcast.forecasters.models import FALLBACK
@@ -573,11 +916,19 @@ def _judge(spec: str, params: dict[str, str], models=None) -> JudgeDetector:
     if not params.get("model"):
         raise ConfigError(f"leak detector {spec!r}: name the judge's model, e.g. judge:model=local")
     if params.get("structured", "json_schema") not in STRUCTURED:
-        raise ConfigError(f"leak detector {spec!r}: structured must be one of {', '.join(STRUCTURED)}")
+        raise ConfigError(
+            f"leak detector {spec!r}: structured must be one of {', '.join(STRUCTURED)}"
+        )
     try:
-        return JudgeDetector(spec, params["model"], models, params.get("key_env"),
-                             params.get("structured", "json_schema"), int(params.get("max_tokens", 64)),
-                             int(params.get("repairs", 1)))
+        return JudgeDetector(
+            spec,
+            params["model"],
+            models,
+            params.get("key_env"),
+            params.get("structured", "json_schema"),
+            int(params.get("max_tokens", 64)),
+            int(params.get("repairs", 1)),
+        )
     except ValueError as exc:
         raise ConfigError(f"leak detector {spec!r}: {exc}") from None
 

@@ -51,15 +51,38 @@ from hindcast.http import (
     variable_name,
 )
 
-__all__ = ["AUTH_STATUSES", "OPENAI_URL", "RETRY_STATUSES", "STRUCTURED", "Breakers", "ChatClient", "ChatError",
-           "ChatReply", "CircuitOpen", "ModelSpec", "Usage", "check_key_env", "has_userinfo", "parse_model", "redact",
-           "reply_from",
-           "response_format", "retry_after"]  # ChatError, CircuitOpen, retry_after: re-exported
+__all__ = [
+    "AUTH_STATUSES",
+    "OPENAI_URL",
+    "RETRY_STATUSES",
+    "STRUCTURED",
+    "Breakers",
+    "ChatClient",
+    "ChatError",
+    "ChatReply",
+    "CircuitOpen",
+    "ModelSpec",
+    "Usage",
+    "check_key_env",
+    "has_userinfo",
+    "parse_model",
+    "redact",
+    "reply_from",
+    "response_format",
+    "retry_after",
+]  # ChatError, CircuitOpen, retry_after: re-exported
 
 OPENAI_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-AUTH_STATUSES = frozenset({401, 403, 404, 407})  # an outage (wrong key, URL or model name): asked again next run
-STRUCTURED = ("json_schema", "json_object+schema", "json_object", "none")  # each falls back to the next
+AUTH_STATUSES = frozenset(
+    {401, 403, 404, 407}
+)  # an outage (wrong key, URL or model name): asked again next run
+STRUCTURED = (
+    "json_schema",
+    "json_object+schema",
+    "json_object",
+    "none",
+)  # each falls back to the next
 
 
 @dataclass(frozen=True)
@@ -82,20 +105,26 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
     check_key_env(key_env)
     provider, _, rest = spec.partition(":")
     if provider == "openai" and not rest.strip():
-        raise BadModelSpec("model 'openai:': no model name after 'openai:' (e.g. openai:gpt-4.1-mini)")
+        raise BadModelSpec(
+            "model 'openai:': no model name after 'openai:' (e.g. openai:gpt-4.1-mini)"
+        )
     if provider == "openai" and rest:
         return ModelSpec(spec, provider, rest, OPENAI_URL, key_env or "OPENAI_API_KEY")
     if provider == "openai-compatible":
         url, _, model = rest.partition("#")
         _check_endpoint(url)
         if not url.startswith(("http://", "https://")) or not model:
-            raise BadModelSpec(f"model {redact(spec)!r}: expected openai-compatible:http(s)://host/v1#model-name")
+            raise BadModelSpec(
+                f"model {redact(spec)!r}: expected openai-compatible:http(s)://host/v1#model-name"
+            )
         return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
     if spec == "local":
         from hindcast.forecasters import local
 
         return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
-    raise BadModelSpec(f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local")
+    raise BadModelSpec(
+        f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local"
+    )
 
 
 def check_key_env(key_env: str | None) -> None:
@@ -103,18 +132,26 @@ def check_key_env(key_env: str | None) -> None:
     like a key itself is refused without being echoed (it would be stored with the spec)."""
     if key_env is None or variable_name(key_env):
         return
-    raise BadModelSpec("key_env: the value given is not an environment variable's name (upper-case letters, digits, "
-                      "_); it looks like a key itself and was neither stored nor shown — put the key in an environment "
-                      "variable and give its name, e.g. key_env=MY_API_KEY")
+    raise BadModelSpec(
+        "key_env: the value given is not an environment variable's name (upper-case letters, digits, "
+        "_); it looks like a key itself and was neither stored nor shown — put the key in an environment "
+        "variable and give its name, e.g. key_env=MY_API_KEY"
+    )
 
 
 def _check_endpoint(url: str) -> None:
     """An endpoint URL carrying credentials (user:password@ or ?api_key=…) is refused, never echoed."""
     keys = credential_keys(url)
     if has_userinfo(url) or keys:
-        where = f"a credential in its query ({', '.join(keys)}=…)" if keys else "credentials before its host"
-        raise BadModelSpec(f"model endpoint URL: {where} is refused (it would be stored with the forecaster's name "
-                          "and printed); put the key in an environment variable and name it with key_env=VARIABLE")
+        where = (
+            f"a credential in its query ({', '.join(keys)}=…)"
+            if keys
+            else "credentials before its host"
+        )
+        raise BadModelSpec(
+            f"model endpoint URL: {where} is refused (it would be stored with the forecaster's name "
+            "and printed); put the key in an environment variable and name it with key_env=VARIABLE"
+        )
 
 
 @dataclass(frozen=True)
@@ -135,23 +172,40 @@ def reply_from(body: Mapping, cached: bool) -> ChatReply:
     try:
         choice = body["choices"][0]
         message = choice["message"]
-        calls = tuple({"id": c.get("id", ""), "name": c["function"]["name"], "arguments": c["function"].get("arguments") or ""}
-                      for c in message.get("tool_calls") or ())
+        calls = tuple(
+            {
+                "id": c.get("id", ""),
+                "name": c["function"]["name"],
+                "arguments": c["function"].get("arguments") or "",
+            }
+            for c in message.get("tool_calls") or ()
+        )
     except (KeyError, IndexError, TypeError) as exc:
         raise ChatError(f"malformed chat response ({type(exc).__name__}: {exc})") from exc
-    usage = {k: v for k, v in (body.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-    return ChatReply(message.get("content") or "", calls, usage, cached, choice.get("finish_reason") or "")
+    usage = {
+        k: v
+        for k, v in (body.get("usage") or {}).items()
+        if k in ("prompt_tokens", "completion_tokens")
+    }
+    return ChatReply(
+        message.get("content") or "", calls, usage, cached, choice.get("finish_reason") or ""
+    )
 
 
 def response_format(schema: Mapping | None, structured: str) -> dict | None:
     """The `response_format` for a JSON schema under the endpoint's structured-output mode."""
     if schema is None or structured == "none":
         return None
-    if structured == "json_object+schema":  # llama.cpp's (and the local server's) schema-constrained JSON
+    if (
+        structured == "json_object+schema"
+    ):  # llama.cpp's (and the local server's) schema-constrained JSON
         return {"type": "json_object", "schema": dict(schema)}
     if structured == "json_object":
         return {"type": "json_object"}
-    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema), "strict": True}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+    }
 
 
 @dataclass
@@ -204,15 +258,37 @@ class ChatClient:
     `Models`) stops calls to an endpoint whose breaker is open.
     """
 
-    def __init__(self, spec: ModelSpec, *, api_key: str | None = None, http=None, cache: ResponseCache | None = None,
-                 timeout: float = 120.0, max_retries: int = 3, backoff: float = 1.0, max_wait: float = 60.0,
-                 concurrency: int = 4, structured: str = "json_schema", sleep=asyncio.sleep,
-                 base_url: Callable[[], Awaitable[str]] | None = None, breakers: Breakers | None = None):
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        api_key: str | None = None,
+        http=None,
+        cache: ResponseCache | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_wait: float = 60.0,
+        concurrency: int = 4,
+        structured: str = "json_schema",
+        sleep=asyncio.sleep,
+        base_url: Callable[[], Awaitable[str]] | None = None,
+        breakers: Breakers | None = None,
+    ):
         if structured not in STRUCTURED:
             raise ValueError(f"structured={structured!r}: use {', '.join(STRUCTURED)}")
         self.spec, self.cache, self.timeout = spec, cache, float(timeout)
-        self.max_retries, self.backoff, self.max_wait = int(max_retries), float(backoff), float(max_wait)
-        self.concurrency, self.configured, self.structured, self._sleep = int(concurrency), structured, structured, sleep
+        self.max_retries, self.backoff, self.max_wait = (
+            int(max_retries),
+            float(backoff),
+            float(max_wait),
+        )
+        self.concurrency, self.configured, self.structured, self._sleep = (
+            int(concurrency),
+            structured,
+            structured,
+            sleep,
+        )
         self._key, self._http, self._base_url, self._state = api_key, http, base_url, None
         self.breakers = breakers
         self.requests = 0
@@ -220,8 +296,16 @@ class ChatClient:
     def __repr__(self) -> str:
         return f"ChatClient({self.spec.spec!r}, endpoint={self.spec.endpoint!r})"
 
-    async def complete(self, messages: list[dict], *, schema: Mapping | None = None, tools: list[dict] | None = None,
-                       repeat: int = 0, attempt: int = 0, **params) -> ChatReply:
+    async def complete(
+        self,
+        messages: list[dict],
+        *,
+        schema: Mapping | None = None,
+        tools: list[dict] | None = None,
+        repeat: int = 0,
+        attempt: int = 0,
+        **params,
+    ) -> ChatReply:
         """One chat completion (from the cache when the identical request was made before).
 
         The cache key is the request as asked, in the configured structured-output mode,
@@ -230,7 +314,10 @@ class ChatClient:
         """
         asked = self._body(messages, schema, tools, params, self.configured)
         key = request_key(self.spec.identity, asked, repeat, attempt)
-        if self.cache is not None and (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
+        if (
+            self.cache is not None
+            and (hit := await asyncio.to_thread(self.cache.get, key)) is not None
+        ):
             return reply_from(hit, cached=True)
         payload, attempts, seconds = await self._post_structured(messages, schema, tools, params)
         reply = _timed(reply_from(payload, cached=False), attempts - 1, seconds)
@@ -247,8 +334,9 @@ class ChatClient:
             body["tools"] = list(tools)
         return body
 
-    async def _post_structured(self, messages, schema, tools, params, before: int = 0,
-                               spent: float = 0.0) -> tuple[dict, int, float]:
+    async def _post_structured(
+        self, messages, schema, tools, params, before: int = 0, spent: float = 0.0
+    ) -> tuple[dict, int, float]:
         """POST (→ payload, HTTP attempts made by this call, seconds spent past the concurrency
         gate); an endpoint that rejects the response_format is asked again one level simpler
         (its attempts and seconds are added)."""
@@ -260,15 +348,22 @@ class ChatClient:
             if "response_format" not in body or not _mentions_format(exc.text):
                 raise ChatError(exc.reason) from None
             self.structured = STRUCTURED[STRUCTURED.index(self.structured) + 1]
-            return await self._post_structured(messages, schema, tools, params, before + exc.attempts,
-                                               spent + exc.seconds)
+            return await self._post_structured(
+                messages, schema, tools, params, before + exc.attempts, spent + exc.seconds
+            )
 
     @property
     def policy(self) -> RetryPolicy:
         """The shared HTTP layer's policy from this client's settings: a Retry-After above
         `max_wait` is waited `max_wait` (not refused, as the market client does)."""
-        return RetryPolicy(attempts=self.max_retries + 1, base_delay=self.backoff, max_delay=self.max_wait,
-                           timeout=self.timeout, statuses=RETRY_STATUSES, long_wait="cap")
+        return RetryPolicy(
+            attempts=self.max_retries + 1,
+            base_delay=self.backoff,
+            max_delay=self.max_wait,
+            timeout=self.timeout,
+            statuses=RETRY_STATUSES,
+            long_wait="cap",
+        )
 
     async def _post(self, body: dict) -> tuple[dict, int, float]:
         """(payload, attempts, seconds): the clock starts once the gate is passed (time queued
@@ -279,8 +374,15 @@ class ChatClient:
             url = (await self._url()).rstrip("/") + "/chat/completions"
             self._check_open()  # an open breaker before a missing key, as on every attempt
             outcome = await AsyncRetrying(state.http, policy, self._sleep).request(
-                "POST", url, json=body, headers=self._headers(), before=self._before_attempt,
-                transient=lambda response: policy.transient(response) and not _format_refused(body, response))
+                "POST",
+                url,
+                json=body,
+                headers=self._headers(),
+                before=self._before_attempt,
+                transient=lambda response: (
+                    policy.transient(response) and not _format_refused(body, response)
+                ),
+            )
         try:
             return self._payload(outcome), outcome.attempts, time.monotonic() - started
         except _Rejected as exc:
@@ -294,11 +396,15 @@ class ChatClient:
     def _payload(self, outcome: Outcome) -> dict:
         """The decoded body of a final 2xx; an outage or a refused reply otherwise."""
         if outcome.transient:
-            raise self.outage(f"{self._reason(outcome.last)} (gave up after {outcome.attempts} attempts)")
+            raise self.outage(
+                f"{self._reason(outcome.last)} (gave up after {outcome.attempts} attempts)"
+            )
         response = outcome.last
         if response.status_code in AUTH_STATUSES:
             raise self.outage(self._reason(response))
-        if response.status_code >= 400:  # a refused response_format (even as a 500), or a bad request
+        if (
+            response.status_code >= 400
+        ):  # a refused response_format (even as a 500), or a bad request
             raise _Rejected(self._reason(response), response.text)
         try:
             return response.json()
@@ -323,18 +429,24 @@ class ChatClient:
             raise self.outage(str(exc)) from None
 
     def outage(self, reason: str) -> InfrastructureError:
-        return InfrastructureError(f"model {self.spec.spec} at {self.spec.endpoint}: {reason}", self.spec.endpoint)
+        return InfrastructureError(
+            f"model {self.spec.spec} at {self.spec.endpoint}: {reason}", self.spec.endpoint
+        )
 
     def _check_open(self) -> None:
         reason = self.breakers.reason(self.spec.endpoint) if self.breakers is not None else None
         if reason is not None:
-            raise CircuitOpen(f"circuit breaker open for {self.spec.endpoint}: {reason}", self.spec.endpoint)
+            raise CircuitOpen(
+                f"circuit breaker open for {self.spec.endpoint}: {reason}", self.spec.endpoint
+            )
 
     def _headers(self) -> dict:
         if self._key:
             return {"Authorization": f"Bearer {self._key}"}
         if self.spec.key_env is not None:
-            raise self.outage(f"{self.spec.key_env} is not set in the environment given to hindcast")
+            raise self.outage(
+                f"{self.spec.key_env} is not set in the environment given to hindcast"
+            )
         return {}
 
     def _loop_state(self) -> _LoopState:
@@ -343,7 +455,9 @@ class ChatClient:
             import httpx
 
             http = self._http if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
-            self._state = _LoopState(loop, asyncio.Semaphore(self.concurrency), http, self._http is None)
+            self._state = _LoopState(
+                loop, asyncio.Semaphore(self.concurrency), http, self._http is None
+            )
         return self._state
 
     async def aclose(self) -> None:
@@ -360,12 +474,19 @@ def _timed(reply: ChatReply, retries: int, latency: float) -> ChatReply:
 
 def _format_refused(body: dict, response) -> bool:
     """An error naming the response_format we sent (some servers answer it with a 500)."""
-    return response.status_code >= 400 and "response_format" in body and _mentions_format(response.text)
+    return (
+        response.status_code >= 400
+        and "response_format" in body
+        and _mentions_format(response.text)
+    )
 
 
 def _mentions_format(text: str) -> bool:
     lowered = text.lower()
-    return any(word in lowered for word in ("response_format", "json_schema", "json_object", "response format"))
+    return any(
+        word in lowered
+        for word in ("response_format", "json_schema", "json_object", "response format")
+    )
 
 
 def _excerpt(text: str, n: int = 300) -> str:
@@ -379,15 +500,28 @@ class Usage:
     cache hits, retries, latency and a log of every call of one forecast."""
 
     def __init__(self, client: ChatClient, **fields):
-        self.totals = {"model": client.spec.spec, "model_name": client.spec.model, "endpoint": client.spec.endpoint,
-                       **fields, "prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "cache_hits": 0,
-                       "retries": 0, "latency_s": 0.0, "fresh_prompt_tokens": 0, "fresh_completion_tokens": 0}
+        self.totals = {
+            "model": client.spec.spec,
+            "model_name": client.spec.model,
+            "endpoint": client.spec.endpoint,
+            **fields,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "requests": 0,
+            "cache_hits": 0,
+            "retries": 0,
+            "latency_s": 0.0,
+            "fresh_prompt_tokens": 0,
+            "fresh_completion_tokens": 0,
+        }
         self.steps: list[dict] = []
         self._client = client
 
     def add(self, step: str, reply: ChatReply | None, **detail) -> None:
         if reply is not None:
-            tokens = {k: int(reply.usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
+            tokens = {
+                k: int(reply.usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")
+            }
             for name, n in tokens.items():
                 self.totals[name] += n
                 if not reply.cached:  # what this run paid for (budgets count only these)

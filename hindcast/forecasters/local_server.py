@@ -57,16 +57,34 @@ class Engine:
         folder, name = os.path.split(os.path.abspath(gguf))
         self.torch, self.n_ctx = torch, int(n_ctx)
         self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        self.model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32).eval()
+        self.model = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=name, dtype=torch.float32
+        ).eval()
         self.pieces = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
-        self.stops = {i for i in (self.tokenizer.eos_token_id, self.tokenizer.convert_tokens_to_ids("<|im_end|>"))
-                      if isinstance(i, int) and i >= 0}
+        self.stops = {
+            i
+            for i in (
+                self.tokenizer.eos_token_id,
+                self.tokenizer.convert_tokens_to_ids("<|im_end|>"),
+            )
+            if isinstance(i, int) and i >= 0
+        }
 
-    def chat(self, messages: list[dict], *, max_tokens: int, temperature: float, seed: int,
-             schema: dict | None, json_only: bool) -> Generation:
+    def chat(
+        self,
+        messages: list[dict],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        schema: dict | None,
+        json_only: bool,
+    ) -> Generation:
         prompt = self._prompt(messages)
         if len(prompt) + max_tokens > self.n_ctx:
-            raise RequestError(f"the request needs {len(prompt)} + {max_tokens} tokens, more than the context ({self.n_ctx})")
+            raise RequestError(
+                f"the request needs {len(prompt)} + {max_tokens} tokens, more than the context ({self.n_ctx})"
+            )
         decoder = _Decoder(self, prompt, max_tokens, temperature, seed)
         with self.torch.inference_mode():
             if schema is not None:
@@ -77,8 +95,15 @@ class Engine:
         return Generation(text, len(prompt), decoder.spent, reason)
 
     def _prompt(self, messages: list[dict]) -> list[int]:
-        plain = [{"role": m.get("role") if m.get("role") in ("system", "user", "assistant") else "user",
-                  "content": _text(m.get("content"))} for m in messages]
+        plain = [
+            {
+                "role": m.get("role")
+                if m.get("role") in ("system", "user", "assistant")
+                else "user",
+                "content": _text(m.get("content")),
+            }
+            for m in messages
+        ]
         ids = self.tokenizer.apply_chat_template(plain, add_generation_prompt=True, tokenize=True)
         if isinstance(ids, dict) or hasattr(ids, "keys"):
             ids = ids["input_ids"]
@@ -98,7 +123,9 @@ def _text(content) -> str:
 class _Decoder:
     """One answer: the model's state after the prompt, fed token by token."""
 
-    def __init__(self, engine: Engine, prompt: list[int], max_tokens: int, temperature: float, seed: int):
+    def __init__(
+        self, engine: Engine, prompt: list[int], max_tokens: int, temperature: float, seed: int
+    ):
         self.engine, self.budget, self.temperature = engine, int(max_tokens), float(temperature)
         self.generator = engine.torch.Generator().manual_seed(int(seed) & 0xFFFFFFFF)
         self.text, self.spent, self.cache, self.logits = "", 0, None, None
@@ -107,7 +134,9 @@ class _Decoder:
     # -- the model ------------------------------------------------------------------------
     def _feed(self, ids: list[int]) -> None:
         torch = self.engine.torch
-        out = self.engine.model(input_ids=torch.tensor([ids]), cache=self.cache, use_cache=True, logits_to_keep=1)
+        out = self.engine.model(
+            input_ids=torch.tensor([ids]), cache=self.cache, use_cache=True, logits_to_keep=1
+        )
         self.cache, self.logits = out.cache, out.logits[0, -1].float()
 
     def _take(self, token: int) -> None:
@@ -128,8 +157,12 @@ class _Decoder:
         `accept(piece)` does not refuse (None); with the verdict."""
         torch = self.engine.torch
         top = torch.topk(self.logits, TOP_CANDIDATES)
-        allowed = [(int(t), v) for t in top.indices.tolist()
-                   if (v := accept(self.engine.pieces[int(t)])) is not None and int(t) not in self.engine.stops]
+        allowed = [
+            (int(t), v)
+            for t in top.indices.tolist()
+            if (v := accept(self.engine.pieces[int(t)])) is not None
+            and int(t) not in self.engine.stops
+        ]
         if not allowed:
             return None, None
         if self.temperature <= 0:
@@ -147,7 +180,11 @@ class _Decoder:
     def free(self, start: str) -> tuple[str, str]:
         self.force(start)
         while self.left > 0:
-            token = int(self.engine.torch.argmax(self.logits)) if self.temperature <= 0 else self._sample()
+            token = (
+                int(self.engine.torch.argmax(self.logits))
+                if self.temperature <= 0
+                else self._sample()
+            )
             if token in self.engine.stops:
                 return self.text, "stop"
             self._take(token)
@@ -172,7 +209,9 @@ class _Decoder:
             return self._number(schema, kind == "integer")
         if kind == "boolean":
             return self._choice(["true", "false"])
-        raise RequestError(f"response_format schema: type {kind!r} is not supported by the local model server")
+        raise RequestError(
+            f"response_format schema: type {kind!r} is not supported by the local model server"
+        )
 
     def _object(self, schema: dict) -> None:
         properties = schema.get("properties") or {}
@@ -207,7 +246,11 @@ class _Decoder:
         enc, written = self.engine.tokenizer.encode, ""
         live = list(dict.fromkeys(options))
         while len(live) > 1:
-            nexts = {o: enc(o[len(written):], add_special_tokens=False)[0] for o in live if len(o) > len(written)}
+            nexts = {
+                o: enc(o[len(written) :], add_special_tokens=False)[0]
+                for o in live
+                if len(o) > len(written)
+            }
             if not nexts:
                 break
             best = max(nexts, key=lambda o: float(self.logits[nexts[o]]))
@@ -218,7 +261,7 @@ class _Decoder:
             self._take(nexts[best])
             written += piece
             live = [o for o in live if o.startswith(written)]
-        self.force(live[0][len(written):])
+        self.force(live[0][len(written) :])
 
     def _string(self) -> None:
         """At most half of the tokens left, so that the values after it still get some."""
@@ -235,14 +278,18 @@ class _Decoder:
         low, high = schema.get("minimum"), schema.get("maximum")
         prefix, pattern = "", _INTEGER_PREFIX if integer else _NUMBER_PREFIX
         while self.left > 1 and len(prefix) < MAX_NUMBER_CHARS:
-            token, verdict = self._choose(lambda piece: _number_piece(prefix, piece, pattern, low, high))
+            token, verdict = self._choose(
+                lambda piece: _number_piece(prefix, piece, pattern, low, high)
+            )
             if token is None or verdict == "end":
                 break
             prefix += self.engine.pieces[token]
             self.text += self.engine.pieces[token]
             self.spent += 1
             self._feed([token])
-        if not _NUMBER.fullmatch(prefix):  # the model gave no digit (or ended on "."): write a valid number
+        if not _NUMBER.fullmatch(
+            prefix
+        ):  # the model gave no digit (or ended on "."): write a valid number
             self.force("0" if not prefix or prefix == "-" else "0" if prefix.endswith(".") else "")
 
 
@@ -254,7 +301,7 @@ def _string_piece(piece: str):
 
 
 def _number_piece(prefix: str, piece: str, pattern, low, high):
-    """"go": the piece continues the number; "end": it ends it (the number so far is complete)."""
+    """ "go": the piece continues the number; "end": it ends it (the number so far is complete)."""
     if piece[:1] in (",", "}", "]", " ", "\n") and _NUMBER.fullmatch(prefix):
         return "end"
     text = prefix + piece
@@ -275,14 +322,31 @@ def completion(engine: Engine, body: dict, alias: str) -> dict:
     if body.get("tools"):
         raise RequestError("tools are not supported by the local model server")
     schema, json_only = _format(body.get("response_format"))
-    result = engine.chat(body["messages"], max_tokens=int(body.get("max_tokens") or 256),
-                         temperature=float(body.get("temperature", 0.0) or 0.0), seed=int(body.get("seed") or 0),
-                         schema=schema, json_only=json_only)
-    return {"id": "chatcmpl-local", "object": "chat.completion", "model": alias,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": result.text},
-                         "finish_reason": result.finish_reason}],
-            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-                      "total_tokens": result.prompt_tokens + result.completion_tokens}}
+    result = engine.chat(
+        body["messages"],
+        max_tokens=int(body.get("max_tokens") or 256),
+        temperature=float(body.get("temperature", 0.0) or 0.0),
+        seed=int(body.get("seed") or 0),
+        schema=schema,
+        json_only=json_only,
+    )
+    return {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "model": alias,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": result.text},
+                "finish_reason": result.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens,
+        },
+    }
 
 
 def _format(fmt) -> tuple[dict | None, bool]:
@@ -308,14 +372,22 @@ def make_handler(engine: Engine, alias: str):
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
-                return self._send(200, {"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "local"}]})
+                return self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [{"id": alias, "object": "model", "owned_by": "local"}],
+                    },
+                )
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
             if self.path.rstrip("/") != "/v1/chat/completions":
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
             try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}"
+                )
                 with lock:
                     self._send(200, completion(engine, body, alias))
             except (RequestError, ValueError, TypeError, AttributeError) as exc:

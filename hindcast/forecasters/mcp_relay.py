@@ -18,15 +18,22 @@ def relayed(client) -> Tools:
     def call(name: str, key: str | None, arguments: dict):
         result = anyio.from_thread.run(client.call_tool, name, arguments)
         if result.is_error:
-            raise ValueError(" ".join(getattr(c, "text", "") for c in result.content) or f"{name} failed")
+            raise ValueError(
+                " ".join(getattr(c, "text", "") for c in result.content) or f"{name} failed"
+            )
         return result.structured_content[key] if key else result.structured_content
 
-    return Tools(search=lambda query, k=5, mode="hybrid": call("search", "hits", {"query": query, "k": k, "mode": mode}),
-                 read=lambda doc_id: call("read", "document", {"doc_id": doc_id}),
-                 thread=lambda submission_id: call("thread", "documents", {"submission_id": submission_id}),
-                 price_history=lambda: call("price_history", "prices", {}),
-                 resolved_before=lambda: call("resolved_before", "resolutions", {}),
-                 question_at_t0=lambda: call("question", None, {}), log=lambda: ())
+    return Tools(
+        search=lambda query, k=5, mode="hybrid": call(
+            "search", "hits", {"query": query, "k": k, "mode": mode}
+        ),
+        read=lambda doc_id: call("read", "document", {"doc_id": doc_id}),
+        thread=lambda submission_id: call("thread", "documents", {"submission_id": submission_id}),
+        price_history=lambda: call("price_history", "prices", {}),
+        resolved_before=lambda: call("resolved_before", "resolutions", {}),
+        question_at_t0=lambda: call("question", None, {}),
+        log=lambda: (),
+    )
 
 
 async def relay(url: str) -> None:

@@ -24,13 +24,29 @@ from hindcast.forecasters.local import SharedServer
 
 
 class Models:
-    def __init__(self, env: Mapping[str, str] | None = None, cache: ResponseCache | None = None,
-                 http: Callable[[], object] | None = None, *, timeout: float = 120.0, max_retries: int = 3,
-                 backoff: float = 1.0, concurrency: int = 4, breaker_threshold: int = 5, sleep=asyncio.sleep,
-                 local: SharedServer | None = None, owns_cache: bool = False):
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        cache: ResponseCache | None = None,
+        http: Callable[[], object] | None = None,
+        *,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        concurrency: int = 4,
+        breaker_threshold: int = 5,
+        sleep=asyncio.sleep,
+        local: SharedServer | None = None,
+        owns_cache: bool = False,
+    ):
         self.env = dict(env or {})
         self.cache = cache if cache is not None else ResponseCache()
-        self.http, self.timeout, self.max_retries, self.backoff = http, float(timeout), int(max_retries), float(backoff)
+        self.http, self.timeout, self.max_retries, self.backoff = (
+            http,
+            float(timeout),
+            int(max_retries),
+            float(backoff),
+        )
         self.concurrency, self.sleep = int(concurrency), sleep
         self.breakers = llm.Breakers(breaker_threshold)
         self.local = local or SharedServer()
@@ -42,13 +58,21 @@ class Models:
         return f"Models(cache={self.cache.path!r}, clients={len(self._clients)})"
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str], cache_path: Path | str | None, *, no_cache: bool = False,
-                         **settings) -> "Models":
+    def from_environment(
+        cls,
+        env: Mapping[str, str],
+        cache_path: Path | str | None,
+        *,
+        no_cache: bool = False,
+        **settings,
+    ) -> "Models":
         """Keys from `env`, responses cached in `cache_path` (`--no-cache`: recorded, never replayed)."""
         cache = open_cache(cache_path, "refresh" if no_cache else "use")
         return cls(env, cache, owns_cache=True, **settings)
 
-    def client(self, model: str, key_env: str | None = None, structured: str = "json_schema") -> llm.ChatClient:
+    def client(
+        self, model: str, key_env: str | None = None, structured: str = "json_schema"
+    ) -> llm.ChatClient:
         """The shared client of a model spec (made on first use)."""
         spec = llm.parse_model(model, key_env)
         slot = (spec.spec, spec.key_env, structured)
@@ -66,14 +90,25 @@ class Models:
         return self.breakers
 
     def _new_client(self, spec: llm.ModelSpec, structured: str) -> llm.ChatClient:
-        common = dict(http=self.http() if self.http else None, cache=self.cache, timeout=self.timeout,
-                      max_retries=self.max_retries, backoff=self.backoff, sleep=self.sleep, breakers=self.breakers)
+        common = dict(
+            http=self.http() if self.http else None,
+            cache=self.cache,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            sleep=self.sleep,
+            breakers=self.breakers,
+        )
         if spec.provider == "local":
             if structured == "json_schema":  # llama.cpp's form, which the local server also reads
                 structured = "json_object+schema"
-            return llm.ChatClient(spec, concurrency=1, base_url=self.local.base_url, structured=structured, **common)
+            return llm.ChatClient(
+                spec, concurrency=1, base_url=self.local.base_url, structured=structured, **common
+            )
         key = self.env.get(spec.key_env) if spec.key_env else None
-        return llm.ChatClient(spec, api_key=key or None, concurrency=self.concurrency, structured=structured, **common)
+        return llm.ChatClient(
+            spec, api_key=key or None, concurrency=self.concurrency, structured=structured, **common
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections the clients opened on the running event loop."""
@@ -105,11 +140,17 @@ def open_cache(path: Path | str | None, mode: str = "use") -> ResponseCache:
     try:
         return ResponseCache(path if path is not None else ":memory:", mode=mode)
     except (OSError, sqlite3.Error) as exc:
-        raise RunStoreError(f"cannot open the response cache {redact(path)}: {redact(exc)}") from None
-    except Exception as exc:  # psycopg's errors (a PostgreSQL cache), imported only when one is used
+        raise RunStoreError(
+            f"cannot open the response cache {redact(path)}: {redact(exc)}"
+        ) from None
+    except (
+        Exception
+    ) as exc:  # psycopg's errors (a PostgreSQL cache), imported only when one is used
         if type(exc).__module__.split(".")[0] != "psycopg":
             raise
-        raise RunStoreError(f"cannot open the response cache in {redact(path)}: {redact(exc)}") from None
+        raise RunStoreError(
+            f"cannot open the response cache in {redact(path)}: {redact(exc)}"
+        ) from None
 
 
 class Fallback:

@@ -41,10 +41,14 @@ def check(policy: str, detector: str) -> None:
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r}: use one of {', '.join(POLICIES)}")
     if (policy == "pit+filter") != bool(detector):
-        raise ValueError("policy=pit+filter needs detector=NAME, and detector= is only meaningful with it")
+        raise ValueError(
+            "policy=pit+filter needs detector=NAME, and detector= is only meaningful with it"
+        )
     name = detector_spec(detector).partition(":")[0]
     if detector and name not in leaks.names():
-        raise ValueError(f"unknown leak detector {name!r}: use one of {', '.join(leaks.names()) or '(none)'}")
+        raise ValueError(
+            f"unknown leak detector {name!r}: use one of {', '.join(leaks.names()) or '(none)'}"
+        )
 
 
 def document_text(doc: Document) -> str:
@@ -67,7 +71,9 @@ class Screen:
         self.log(withheld, via)
         return kept
 
-    async def split(self, docs: list[Document]) -> tuple[list[Document], list[tuple[str, leaks.Verdict]]]:
+    async def split(
+        self, docs: list[Document]
+    ) -> tuple[list[Document], list[tuple[str, leaks.Verdict]]]:
         """(the documents the model may see, (id, verdict) of each withheld one), nothing logged."""
         if self.detector is None:
             return list(docs), []

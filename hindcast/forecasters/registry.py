@@ -42,8 +42,15 @@ def describe() -> list[dict]:
     """Every registered forecaster, plugins included: name, origin, its doc's first line and
     the parameters a spec can set (`name:key=value,…`) with their types and defaults."""
     _load_plugins()
-    return [{"name": name, "origin": _ORIGINS.get(name, "registered"), "doc": _doc_line(made),
-             "parameters": _parameters(made)} for name, made in sorted(_FACTORIES.items())]
+    return [
+        {
+            "name": name,
+            "origin": _ORIGINS.get(name, "registered"),
+            "doc": _doc_line(made),
+            "parameters": _parameters(made),
+        }
+        for name, made in sorted(_FACTORIES.items())
+    ]
 
 
 def _doc_line(made: Factory) -> str:
@@ -61,11 +68,18 @@ def _parameters(made: Factory) -> list[dict]:
     import inspect
 
     if dataclasses.is_dataclass(made):
-        found = [(f.name, f.type, _default(f)) for f in dataclasses.fields(made) if f.init and f.repr]
+        found = [
+            (f.name, f.type, _default(f)) for f in dataclasses.fields(made) if f.init and f.repr
+        ]
     else:
-        found = [(p.name, p.annotation, p.default) for p in inspect.signature(made).parameters.values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    rows = [{"name": n, "type": _type_name(t), "default": _plain(d)} for n, t, d in found if n != "name"]
+        found = [
+            (p.name, p.annotation, p.default)
+            for p in inspect.signature(made).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+    rows = [
+        {"name": n, "type": _type_name(t), "default": _plain(d)} for n, t, d in found if n != "name"
+    ]
     return [r for r in rows if r["type"] in SPEC_TYPES or r["type"] == ""]
 
 
@@ -85,7 +99,11 @@ def _type_name(annotation) -> str:
 
     if annotation is inspect.Parameter.empty:
         return ""
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    text = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", str(annotation))
+    )
     return text.replace(" | None", "").replace("Optional[", "").rstrip("]").strip()
 
 
@@ -107,13 +125,17 @@ def create(spec: str) -> Forecaster:
     from hindcast.http import has_userinfo, redact
 
     if has_userinfo(spec):
-        raise ConfigError(f"forecaster spec {redact(spec)!r}: credentials in a URL are refused (the spec is the "
-                          "forecaster's name, stored and printed); put the key in an environment variable and "
-                          "name it with key_env=VARIABLE")
+        raise ConfigError(
+            f"forecaster spec {redact(spec)!r}: credentials in a URL are refused (the spec is the "
+            "forecaster's name, stored and printed); put the key in an environment variable and "
+            "name it with key_env=VARIABLE"
+        )
     name, params = parse_spec(spec)
     _load_plugins()
     if name not in _FACTORIES:
-        raise ConfigError(f"unknown forecaster {name!r} in {redact(spec)!r}; known: {', '.join(sorted(_FACTORIES))}")
+        raise ConfigError(
+            f"unknown forecaster {name!r} in {redact(spec)!r}; known: {', '.join(sorted(_FACTORIES))}"
+        )
     try:
         return _FACTORIES[name](name=spec, **params)
     except (TypeError, ValueError) as exc:
@@ -132,7 +154,9 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if parsed is None:
         items = filter(None, spec.strip().partition(":")[2].split(","))
         bad = next(i for i in items if not all(i.partition("=")[:2]))
-        raise HindcastError(f"forecaster spec {spec!r}: expected key=value, got {bad!r}")  # redacted by HindcastError
+        raise HindcastError(
+            f"forecaster spec {spec!r}: expected key=value, got {bad!r}"
+        )  # redacted by HindcastError
     return parsed
 
 
@@ -145,14 +169,29 @@ def _load_plugins() -> None:
 
 
 def _builtins() -> None:
-    from hindcast.forecasters import baselines, command, http_bot, retrieval_agent, tool_agent, zero_shot
+    from hindcast.forecasters import (
+        baselines,
+        command,
+        http_bot,
+        retrieval_agent,
+        tool_agent,
+        zero_shot,
+    )
 
-    for name, made in (("market", baselines.MarketForecaster), ("constant", baselines.ConstantForecaster),
-                       ("base-rate", baselines.BaseRateForecaster), ("zero-shot", zero_shot.ZeroShotForecaster),
-                       ("retrieval-agent", retrieval_agent.RetrievalAgent), ("tool-agent", tool_agent.ToolAgent),
-                       ("command", command.CommandForecaster), ("http", http_bot.HttpForecaster)):
+    for name, made in (
+        ("market", baselines.MarketForecaster),
+        ("constant", baselines.ConstantForecaster),
+        ("base-rate", baselines.BaseRateForecaster),
+        ("zero-shot", zero_shot.ZeroShotForecaster),
+        ("retrieval-agent", retrieval_agent.RetrievalAgent),
+        ("tool-agent", tool_agent.ToolAgent),
+        ("command", command.CommandForecaster),
+        ("http", http_bot.HttpForecaster),
+    ):
         register(name, made, origin="built-in")
-    from hindcast.forecasters.inspect_agent import InspectAgent  # Inspect AI itself is imported only when one is built
+    from hindcast.forecasters.inspect_agent import (
+        InspectAgent,
+    )  # Inspect AI itself is imported only when one is built
 
     register("inspect-agent", InspectAgent, origin="built-in")
 

@@ -36,8 +36,12 @@ CLOSED_DOCUMENTS = "(none: closed book)"
 
 
 def queries_schema(n: int) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": ["queries"],
-            "properties": {"queries": {"type": "array", "items": {"type": "string"}, "maxItems": n}}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["queries"],
+        "properties": {"queries": {"type": "array", "items": {"type": "string"}, "maxItems": n}},
+    }
 
 
 def reflect_schema(n: int) -> dict:
@@ -60,19 +64,36 @@ class RetrievalAgent(ChatForecaster):
     step_tokens: int = 160
     policy: str = policies.DEFAULT
     detector: str = ""
-    PROMPTS: ClassVar[tuple[str, ...]] = ("retrieval_queries", "retrieval_reflect", "retrieval_final")
+    PROMPTS: ClassVar[tuple[str, ...]] = (
+        "retrieval_queries",
+        "retrieval_reflect",
+        "retrieval_final",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mode not in MODES or min(int(self.rounds), int(self.queries), int(self.k), int(self.max_docs),
-                                         int(self.step_tokens)) < 1:
-            raise ValueError(f"need mode in {MODES} and rounds, queries, k, max_docs, step_tokens ≥ 1")
+        if (
+            self.mode not in MODES
+            or min(
+                int(self.rounds),
+                int(self.queries),
+                int(self.k),
+                int(self.max_docs),
+                int(self.step_tokens),
+            )
+            < 1
+        ):
+            raise ValueError(
+                f"need mode in {MODES} and rounds, queries, k, max_docs, step_tokens ≥ 1"
+            )
         policies.check(self.policy, self.detector)
 
     def prompt_names(self) -> tuple[str, ...]:
         return ("retrieval_final",) if self.policy == "none" else self.PROMPTS
 
-    async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
+    async def run(
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+    ) -> Forecast:
         fields = prompts.question_fields(question)
         usage.totals["prompts"] = {name: prompts.load(name).sha256 for name in self.prompt_names()}
         if self.policy == "none":
@@ -80,23 +101,30 @@ class RetrievalAgent(ChatForecaster):
         screen = policies.screen(self.policy, self.detector, self.models, question, ctx, usage)
         found, summary = await self._research(client, ctx, screen, fields, usage)
         shown = list(found.values())[: int(self.max_docs)]
-        messages = prompts.load("retrieval_final").messages(**fields, summary=summary or "(none)",
-                                                               documents=_listing(shown))
-        return await self.final(client, messages, usage, rationale=summary, evidence=tuple(d.id for d in shown))
+        messages = prompts.load("retrieval_final").messages(
+            **fields, summary=summary or "(none)", documents=_listing(shown)
+        )
+        return await self.final(
+            client, messages, usage, rationale=summary, evidence=tuple(d.id for d in shown)
+        )
 
     async def _closed_book(self, client, fields: dict, usage: llm.Usage) -> Forecast:
         """Policy `none`: the final question alone; the archive is never called."""
-        messages = prompts.load("retrieval_final").messages(**fields, summary=CLOSED_SUMMARY,
-                                                               documents=CLOSED_DOCUMENTS)
+        messages = prompts.load("retrieval_final").messages(
+            **fields, summary=CLOSED_SUMMARY, documents=CLOSED_DOCUMENTS
+        )
         return await self.final(client, messages, usage)
 
-    async def _research(self, client, ctx: Context, screen: policies.Screen, fields: dict,
-                        usage: llm.Usage) -> tuple[dict, str]:
+    async def _research(
+        self, client, ctx: Context, screen: policies.Screen, fields: dict, usage: llm.Usage
+    ) -> tuple[dict, str]:
         """Seed, then up to `rounds` of search + reflection; stops when no new query is asked."""
         found: dict[str, Document] = {}
         queries, asked, summary = await self._seed(client, fields, usage), [], ""
         for round_ in range(int(self.rounds)):
-            fresh = [q for q in queries if q.lower() not in {a.lower() for a in asked}][: int(self.queries)]
+            fresh = [q for q in queries if q.lower() not in {a.lower() for a in asked}][
+                : int(self.queries)
+            ]
             if not fresh:
                 break
             for query in fresh:
@@ -108,7 +136,9 @@ class RetrievalAgent(ChatForecaster):
     async def _seed(self, client, fields: dict, usage: llm.Usage) -> list[str]:
         n = int(self.queries)
         messages = prompts.load("retrieval_queries").messages(**fields, n=n)
-        reply = await client.complete(messages, schema=queries_schema(n), **self.step_request(usage))
+        reply = await client.complete(
+            messages, schema=queries_schema(n), **self.step_request(usage)
+        )
         queries = parse_queries(reply.content, n)
         fallback = not queries
         queries = queries or [fields["question"]]
@@ -117,28 +147,58 @@ class RetrievalAgent(ChatForecaster):
 
     def step_request(self, usage: llm.Usage) -> dict:
         """Seed and reflection calls: the final call's parameters with a smaller token budget."""
-        return {**self.request(usage), "max_tokens": min(int(self.step_tokens), int(self.max_tokens))}
+        return {
+            **self.request(usage),
+            "max_tokens": min(int(self.step_tokens), int(self.max_tokens)),
+        }
 
-    async def _search(self, ctx: Context, screen: policies.Screen, query: str, found: dict, usage: llm.Usage,
-                      round_: int) -> None:
+    async def _search(
+        self,
+        ctx: Context,
+        screen: policies.Screen,
+        query: str,
+        found: dict,
+        usage: llm.Usage,
+        round_: int,
+    ) -> None:
         """`ids`: what the archive returned; a document the screen withholds never enters `found`."""
         hits = ctx.search(query, int(self.k), self.mode)
-        usage.add("search", None, round=round_, query=query, mode=self.mode, k=int(self.k),
-                  ids=[hit.doc.id for hit in hits])
-        kept = await screen.keep([hit.doc for hit in hits], {"op": "search", "query": query, "round": round_})
+        usage.add(
+            "search",
+            None,
+            round=round_,
+            query=query,
+            mode=self.mode,
+            k=int(self.k),
+            ids=[hit.doc.id for hit in hits],
+        )
+        kept = await screen.keep(
+            [hit.doc for hit in hits], {"op": "search", "query": query, "round": round_}
+        )
         for doc in kept:
             found.setdefault(doc.id, doc)
 
-    async def _reflect(self, client, fields: dict, found: dict, asked: list[str], usage: llm.Usage,
-                       round_: int) -> tuple[str, list[str]]:
+    async def _reflect(
+        self, client, fields: dict, found: dict, asked: list[str], usage: llm.Usage, round_: int
+    ) -> tuple[str, list[str]]:
         n = int(self.queries)
         shown = list(found.values())[: int(self.max_docs)]
-        messages = prompts.load("retrieval_reflect").messages(**fields, documents=_listing(shown), n=n,
-                                                                asked="; ".join(asked))
-        reply = await client.complete(messages, schema=reflect_schema(n), **self.step_request(usage))
+        messages = prompts.load("retrieval_reflect").messages(
+            **fields, documents=_listing(shown), n=n, asked="; ".join(asked)
+        )
+        reply = await client.complete(
+            messages, schema=reflect_schema(n), **self.step_request(usage)
+        )
         summary, queries = parse_reflection(reply.content, n)
-        usage.add("reflect", reply, round=round_, raw=reply.content, summary=summary, queries=queries,
-                  shown=[d.id for d in shown])
+        usage.add(
+            "reflect",
+            reply,
+            round=round_,
+            raw=reply.content,
+            summary=summary,
+            queries=queries,
+            shown=[d.id for d in shown],
+        )
         return summary, queries
 
 
@@ -162,7 +222,9 @@ def parse_queries(text: str, n: int) -> list[str]:
     if isinstance(value, list):
         items = [q for q in value if isinstance(q, str)]
     elif value is None and not text.lstrip().startswith(("{", "[")):
-        items = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line) for line in (text or "").splitlines()]
+        items = [
+            re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line) for line in (text or "").splitlines()
+        ]
     else:
         items = []
     return _clean(items)[:n]

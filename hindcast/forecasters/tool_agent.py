@@ -36,21 +36,51 @@ NUDGE = "Use the tools. When you are ready, call submit_forecast with your proba
 
 
 def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": properties, "required": required, "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 TOOLS = [
-    _tool("search", "Search the news archive as it stood on today's date; returns id, date and headline.",
-          {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1, "maximum": 10}}, ["query"]),
-    _tool("read", "Read one document of the archive by its id.", {"doc_id": {"type": "string"}}, ["doc_id"]),
-    _tool("submit_forecast", "Submit the final probability that the question resolves YES.",
-          {"probability": {"type": "number", "minimum": 0, "maximum": 1}, "rationale": {"type": "string"}},
-          ["probability"]),
+    _tool(
+        "search",
+        "Search the news archive as it stood on today's date; returns id, date and headline.",
+        {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1, "maximum": 10}},
+        ["query"],
+    ),
+    _tool(
+        "read",
+        "Read one document of the archive by its id.",
+        {"doc_id": {"type": "string"}},
+        ["doc_id"],
+    ),
+    _tool(
+        "submit_forecast",
+        "Submit the final probability that the question resolves YES.",
+        {
+            "probability": {"type": "number", "minimum": 0, "maximum": 1},
+            "rationale": {"type": "string"},
+        },
+        ["probability"],
+    ),
 ]
 CLOSED_TOOLS = [t for t in TOOLS if t["function"]["name"] == "submit_forecast"]
 NOT_VISIBLE = "error: no such document before today's date"
-ALLOWED = {"search": {"query", "k"}, "read": {"doc_id"}, "submit_forecast": {"probability", "rationale"}}
+ALLOWED = {
+    "search": {"query", "k"},
+    "read": {"doc_id"},
+    "submit_forecast": {"probability", "rationale"},
+}
 
 
 class Reach(NamedTuple):
@@ -85,7 +115,9 @@ class ToolAgent(ChatForecaster):
     def tools(self) -> list[dict]:
         return CLOSED_TOOLS if self.policy == "none" else TOOLS
 
-    async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
+    async def run(
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+    ) -> Forecast:
         template = prompts.load(self.prompt_names()[0])
         usage.totals.update(template.record)
         messages = template.messages(**prompts.question_fields(question), steps=int(self.steps))
@@ -96,22 +128,39 @@ class ToolAgent(ChatForecaster):
             if forecast is not None:
                 return forecast
         last = usage.steps[-1] if usage.steps else {}
-        return Forecast.failure(f"no valid submit_forecast call in {int(self.steps)} turn(s)",
-                                raw=json.dumps(last, default=str), usage=usage.record())
+        return Forecast.failure(
+            f"no valid submit_forecast call in {int(self.steps)} turn(s)",
+            raw=json.dumps(last, default=str),
+            usage=usage.record(),
+        )
 
-    async def _turn(self, client, messages: list[dict], reach: Reach, evidence: dict, usage: llm.Usage,
-                    turn: int) -> Forecast | None:
+    async def _turn(
+        self,
+        client,
+        messages: list[dict],
+        reach: Reach,
+        evidence: dict,
+        usage: llm.Usage,
+        turn: int,
+    ) -> Forecast | None:
         """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it."""
         reply = await client.complete(messages, tools=self.tools(), **self.request(usage))
-        usage.add("turn", reply, turn=turn, content=reply.content, tool_calls=list(reply.tool_calls))
+        usage.add(
+            "turn", reply, turn=turn, content=reply.content, tool_calls=list(reply.tool_calls)
+        )
         messages.append(_assistant(reply))
         if not reply.tool_calls:
             messages.append({"role": "user", "content": NUDGE})
         for call in reply.tool_calls:
             result, submitted = await self._execute(call, reach, evidence, usage, turn)
             if submitted is not None:
-                return Forecast(submitted[0], rationale=submitted[1], evidence=tuple(evidence), usage=usage.record(),
-                                raw=call["arguments"])
+                return Forecast(
+                    submitted[0],
+                    rationale=submitted[1],
+                    evidence=tuple(evidence),
+                    usage=usage.record(),
+                    raw=call["arguments"],
+                )
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         return None
 
@@ -125,8 +174,16 @@ class ToolAgent(ChatForecaster):
             result, forecast, problem = await self._dispatch(name, args, reach, evidence, withheld)
         else:
             result, forecast = f"error: {problem}", None
-        usage.add("tool", None, turn=turn, tool=name, arguments=call["arguments"], ignored_arguments=ignored,
-                  error=problem, result=result[:2000])
+        usage.add(
+            "tool",
+            None,
+            turn=turn,
+            tool=name,
+            arguments=call["arguments"],
+            ignored_arguments=ignored,
+            error=problem,
+            result=result[:2000],
+        )
         reach.screen.log(withheld, {"op": name, "turn": turn, "arguments": call["arguments"]})
         return result, forecast
 
@@ -149,8 +206,14 @@ class ToolAgent(ChatForecaster):
         if not isinstance(query, str) or not query.strip():
             return "error: search needs a non-empty query", None, "search without a query"
         k = args.get("k", self.k)
-        k = min(max(int(k), 1), 10) if isinstance(k, (int, float)) and not isinstance(k, bool) else int(self.k)
-        docs = await _screened([h.doc for h in reach.ctx.search(query, k, self.mode)], reach.screen, withheld)
+        k = (
+            min(max(int(k), 1), 10)
+            if isinstance(k, (int, float)) and not isinstance(k, bool)
+            else int(self.k)
+        )
+        docs = await _screened(
+            [h.doc for h in reach.ctx.search(query, k, self.mode)], reach.screen, withheld
+        )
         evidence.update((d.id, None) for d in docs)
         return json.dumps([_brief(d) for d in docs]), None, None
 
@@ -163,7 +226,9 @@ class ToolAgent(ChatForecaster):
         return json.dumps({**_brief(doc), "text": doc.text[:READ_CHARS]}), None, None
 
 
-async def _screened(docs: list[Document], screen: policies.Screen, withheld: list) -> list[Document]:
+async def _screened(
+    docs: list[Document], screen: policies.Screen, withheld: list
+) -> list[Document]:
     """The documents the screen lets through; (id, verdict) of the others added to `withheld`."""
     kept, out = await screen.split(docs)
     withheld.extend(out)
@@ -187,6 +252,12 @@ def _brief(doc: Document) -> dict:
 def _assistant(reply: llm.ChatReply) -> dict:
     message: dict = {"role": "assistant", "content": reply.content or None}
     if reply.tool_calls:
-        message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply.tool_calls]
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for c in reply.tool_calls
+        ]
     return message

@@ -28,9 +28,11 @@ from hindcast.forecasters.tools import Tools
 QUESTION_URI = "hindcast://question"
 MCP_EXTRA = "the MCP server needs the optional extra `mcp`: pip install 'hindcast-replay[mcp]'"
 PATH = "/mcp"
-INSTRUCTIONS = ("A replay of one prediction market at a past instant t0. Every tool sees only what existed "
-                "strictly before t0; the resource hindcast://question (and the tool `question`) holds the question "
-                "and t0. No tool takes a date: t0 belongs to the server.")
+INSTRUCTIONS = (
+    "A replay of one prediction market at a past instant t0. Every tool sees only what existed "
+    "strictly before t0; the resource hindcast://question (and the tool `question`) holds the question "
+    "and t0. No tool takes a date: t0 belongs to the server."
+)
 
 
 def require_mcp():
@@ -42,8 +44,12 @@ def require_mcp():
     return MCPServer
 
 
-def mcp_server(tools: Tools, on_call: Callable[[], None] = lambda: None, name: str = "hindcast",
-               on_leak: Callable[[Exception], None] = lambda exc: None):
+def mcp_server(
+    tools: Tools,
+    on_call: Callable[[], None] = lambda: None,
+    name: str = "hindcast",
+    on_leak: Callable[[Exception], None] = lambda exc: None,
+):
     """An MCPServer exposing `tools` (and the question resource); `on_call()` after each tool call,
     `on_leak(exc)` when the harness refused something from at or after t0 (a defect: stop)."""
     server = require_mcp()(name, instructions=INSTRUCTIONS, log_level="ERROR")
@@ -53,12 +59,18 @@ def mcp_server(tools: Tools, on_call: Callable[[], None] = lambda: None, name: s
     def question_resource() -> str:
         return json.dumps(tools.question_at_t0(), sort_keys=True)
 
-    server.resource(QUESTION_URI, name="question", mime_type="application/json",
-                    description="The question as it stood at t0, and t0.")(question_resource)
+    server.resource(
+        QUESTION_URI,
+        name="question",
+        mime_type="application/json",
+        description="The question as it stood at t0, and t0.",
+    )(question_resource)
     return server
 
 
-def _functions(tools: Tools, on_call: Callable[[], None], on_leak: Callable[[Exception], None]) -> list[Callable]:
+def _functions(
+    tools: Tools, on_call: Callable[[], None], on_leak: Callable[[Exception], None]
+) -> list[Callable]:
     """The tools with explicit signatures (the SDK builds each schema from its signature)."""
 
     def done(value: dict) -> dict:
@@ -68,6 +80,7 @@ def _functions(tools: Tools, on_call: Callable[[], None], on_leak: Callable[[Exc
     def guarded(fn: Callable) -> Callable:
         """A refused call (bad k, no archive …) answers the reason as a tool error; a LeakageError
         (a harness defect) goes to `on_leak` too, so whoever runs the server can stop."""
+
         @functools.wraps(fn)
         def call(*args, **kwargs):
             try:
@@ -77,6 +90,7 @@ def _functions(tools: Tools, on_call: Callable[[], None], on_leak: Callable[[Exc
                 raise tool_error(f"refused: {exc}") from exc
             except (HindcastError, ValueError) as exc:
                 raise tool_error(str(exc)) from exc
+
         return call
 
     def search(query: str, k: int = 5, mode: str = "hybrid") -> dict[str, Any]:
@@ -152,4 +166,3 @@ def _quiet_server():
             yield
 
     return Quiet
-

@@ -92,7 +92,9 @@ class Tools:
 def t0_tools(question: Question, ctx: Context) -> Tools:
     """The tools over `ctx` (bound to `question.t0`); extra keywords are ignored and logged."""
     if question.t0 != ctx.t0:
-        raise ConfigError(f"question at {iso(question.t0)} and context at {iso(ctx.t0)}: one t0 only")
+        raise ConfigError(
+            f"question at {iso(question.t0)} and context at {iso(ctx.t0)}: one t0 only"
+        )
 
     def search(query: str, k: int = 5, mode: str = "hybrid", **ignored) -> list[SearchHit]:
         _ignored(ctx, "search", ignored)
@@ -116,31 +118,60 @@ def t0_tools(question: Question, ctx: Context) -> Tools:
     def resolved_before(**ignored) -> list[ResolutionView]:
         _ignored(ctx, "resolved_before", ignored)
         ctx.note("resolved_before")
-        return [ResolutionView(market_id=r.market_id, outcome=float(r.outcome)) for r in ctx.resolved_before()]
+        return [
+            ResolutionView(market_id=r.market_id, outcome=float(r.outcome))
+            for r in ctx.resolved_before()
+        ]
 
     def question_at_t0(**ignored) -> QuestionView:
         _ignored(ctx, "question", ignored)
         return question_view(question)
 
-    return Tools(search, read, thread, price_history, resolved_before, question_at_t0, lambda: ctx.retrievals)
+    return Tools(
+        search, read, thread, price_history, resolved_before, question_at_t0, lambda: ctx.retrievals
+    )
 
 
 def question_view(question: Question) -> QuestionView:
     """The market as it stood at t0 and t0 itself (no outcome, no resolution instant)."""
     close = iso(question.scheduled_close) if question.scheduled_close is not None else None
-    return QuestionView(market_id=question.market_id, question=question.question, description=question.description,
-                        t0=iso(question.t0), url=question.url, topic=question.topic, scheduled_close=close)
+    return QuestionView(
+        market_id=question.market_id,
+        question=question.question,
+        description=question.description,
+        t0=iso(question.t0),
+        url=question.url,
+        topic=question.topic,
+        scheduled_close=close,
+    )
 
 
 def document_view(doc: Document) -> DocumentView:
-    return DocumentView(id=doc.id, source=doc.source, kind=doc.kind, created_at=iso(doc.created_at), title=doc.title,
-                        text=doc.text, url=doc.url, parent_id=doc.parent_id, thread_id=doc.thread_id)
+    return DocumentView(
+        id=doc.id,
+        source=doc.source,
+        kind=doc.kind,
+        created_at=iso(doc.created_at),
+        title=doc.title,
+        text=doc.text,
+        url=doc.url,
+        parent_id=doc.parent_id,
+        thread_id=doc.thread_id,
+    )
 
 
 def _hit(hit) -> SearchHit:
     doc = hit.doc
-    return SearchHit(id=doc.id, source=doc.source, created_at=iso(doc.created_at), title=doc.title, text=doc.text,
-                     url=doc.url, score=float(hit.score), mode=str(hit.mode))
+    return SearchHit(
+        id=doc.id,
+        source=doc.source,
+        created_at=iso(doc.created_at),
+        title=doc.title,
+        text=doc.text,
+        url=doc.url,
+        score=float(hit.score),
+        mode=str(hit.mode),
+    )
 
 
 def _k(k) -> int:

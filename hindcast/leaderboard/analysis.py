@@ -92,7 +92,9 @@ def reliability(rows: Sequence) -> dict[str, list[metrics.ReliabilityBin]]:
     for name in forecasters(rows):
         valid = [r for r in rows if r.forecaster == name and r.probability is not None]
         if valid:
-            tables[name] = metrics.reliability_table([r.probability for r in valid], [r.outcome for r in valid])
+            tables[name] = metrics.reliability_table(
+                [r.probability for r in valid], [r.outcome for r in valid]
+            )
     return tables
 
 
@@ -109,11 +111,15 @@ def _scores(rows: Sequence, name: str) -> dict[tuple, list[tuple[float, str]]]:
 
 def check_baseline(rows: Sequence, baseline: str) -> str:
     if baseline != MARKET_PRICE and baseline not in forecasters(rows):
-        raise LeaderboardError(f"unknown baseline {baseline!r}; choose {MARKET_PRICE!r} or one of: {', '.join(forecasters(rows))}")
+        raise LeaderboardError(
+            f"unknown baseline {baseline!r}; choose {MARKET_PRICE!r} or one of: {', '.join(forecasters(rows))}"
+        )
     return baseline
 
 
-def market_verdicts(rows: Sequence, forecaster: str, baseline: str, tolerance: float = TOLERANCE) -> list[MarketVerdict]:
+def market_verdicts(
+    rows: Sequence, forecaster: str, baseline: str, tolerance: float = TOLERANCE
+) -> list[MarketVerdict]:
     """Each market's verdict for `forecaster` against `baseline`, on their shared (market, t0) rows."""
     own, base = _scores(rows, forecaster), _scores(rows, baseline)
     per_market: dict[str, tuple[list, list, set]] = defaultdict(lambda: ([], [], set()))
@@ -127,13 +133,21 @@ def market_verdicts(rows: Sequence, forecaster: str, baseline: str, tolerance: f
 
 def _verdict(market: str, own: list, base: list, keys: set, tolerance: float) -> MarketVerdict:
     mine, theirs = float(np.mean([b for b, _ in own])), float(np.mean([b for b, _ in base]))
-    verdict = "recovered" if mine < theirs - tolerance else "regressed" if mine > theirs + tolerance else "tied"
+    verdict = (
+        "recovered"
+        if mine < theirs - tolerance
+        else "regressed"
+        if mine > theirs + tolerance
+        else "tied"
+    )
     return MarketVerdict(market, own[0][1], len(keys), mine, theirs, verdict)
 
 
 def topic_net(verdicts: Sequence[MarketVerdict]) -> list[TopicNet]:
     """Recovered, regressed and tied markets per topic, topics by name."""
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"recovered": 0, "regressed": 0, "tied": 0})
+    counts: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"recovered": 0, "regressed": 0, "tied": 0}
+    )
     for v in verdicts:
         counts[v.topic][v.verdict] += 1
     return [TopicNet(topic, **c) for topic, c in sorted(counts.items())]

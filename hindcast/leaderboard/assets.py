@@ -185,7 +185,9 @@ JS = """
 
 
 def _sha256(source: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
+    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode(
+        "ascii"
+    )
 
 
 # (the report's tests check that no `//` occurs in the page; a base64 hash can hold one by chance)

@@ -23,12 +23,12 @@ LEGEND = (
     "the same rows, the forecaster's rows where the market had a price; always within [−1, 1], negative = better "
     "than the market. Skill vs market = 1 − Brier/market Brier on those rows, shown only where the market's Brier "
     "is at least 0.01 (near 0 the ratio explodes).",
-    "No interval is drawn from fewer than 5 markets (\"n too small\"). A row marked \"subset: n of N markets\" "
+    'No interval is drawn from fewer than 5 markets ("n too small"). A row marked "subset: n of N markets" '
     "covers fewer markets than the best-covered forecaster: its scores are over its own markets only.",
     "Tokens, requests, retries, latency and cost: summed over the scored forecasts, failed ones included; replies "
     "from the response cache count their tokens (they are what the forecast consumed) and are shown as cached "
-    "beside the requests sent. Cost = tokens × the price table (US dollars per million tokens): \"unknown\" for "
-    "a model without a price, never 0; \"—\" for forecasters that use no model.",
+    'beside the requests sent. Cost = tokens × the price table (US dollars per million tokens): "unknown" for '
+    'a model without a price, never 0; "—" for forecasters that use no model.',
 )
 TOO_SMALL = "n too small"
 
@@ -100,8 +100,16 @@ def cost(row) -> str:
 
 
 def notes(row) -> str:
-    unpriced = f"cost unknown: no price for {row.unpriced}" if row.cost_usd is None and row.unpriced else ""
-    return "; ".join(n for n in (row.ci_note, row.skill_note, unpriced) if n and n != "no row with a market price")
+    unpriced = (
+        f"cost unknown: no price for {row.unpriced}"
+        if row.cost_usd is None and row.unpriced
+        else ""
+    )
+    return "; ".join(
+        n
+        for n in (row.ci_note, row.skill_note, unpriced)
+        if n and n != "no row with a market price"
+    )
 
 
 @dataclass(frozen=True)
@@ -113,28 +121,51 @@ class Column:
     is_text: bool = False
 
 
-COLUMNS = {c.key: c for c in (
-    Column("forecaster", "forecaster", "forecaster", lambda r: r.forecaster, True),
-    Column("slice", "slice", "slice", lambda r: r.slice, True),
-    Column("n_forecasts", "n forecasts", "n_forecasts", lambda r: str(r.n_forecasts)),
-    Column("n_failed", "failed", "n_failed", lambda r: str(r.n_failed)),
-    Column("n_markets", "n markets", "n_markets", markets),
-    Column("brier", "Brier", "brier", lambda r: number(r.brier)),
-    Column("brier_ci", "Brier 95% CI", "brier_ci_low", brier_ci),
-    Column("n_paired", "rows with market price", "n_paired", lambda r: str(r.n_paired)),
-    Column("market_brier", "market Brier (same rows)", "market_brier", lambda r: number(r.market_brier)),
-    Column("brier_diff", "Brier − market (same rows)", "brier_diff_vs_market", lambda r: signed(r.brier_diff_vs_market)),
-    Column("diff_ci", "Brier − market 95% CI", "diff_ci_low", diff_ci),
-    Column("skill_vs_market", "skill vs market", "skill_vs_market", lambda r: number(r.skill_vs_market)),
-    Column("skill_ci", "skill 95% CI", "skill_ci_low", skill_ci),
-    Column("log_score", "log score", "log_score", lambda r: number(r.log_score)),
-    Column("accuracy", "accuracy", "accuracy", lambda r: number(r.accuracy)),
-    Column("mean_abs_diff_market", "mean |p − market|", "mean_abs_diff_market", lambda r: number(r.mean_abs_diff_market)),
-    Column("ece", "ECE", "ece", lambda r: number(r.ece)),
-    Column("tokens", "tokens in / out", "prompt_tokens", tokens),
-    Column("requests", "requests", "requests", requests),
-    Column("retries", "retries", "retries", lambda r: _usage(r, r.retries, "{:,}".format)),
-    Column("latency", "mean latency", "mean_latency_s", latency),
-    Column("cost", "cost (USD)", "cost_usd", cost),
-    Column("notes", "notes", None, notes, True),
-)}
+COLUMNS = {
+    c.key: c
+    for c in (
+        Column("forecaster", "forecaster", "forecaster", lambda r: r.forecaster, True),
+        Column("slice", "slice", "slice", lambda r: r.slice, True),
+        Column("n_forecasts", "n forecasts", "n_forecasts", lambda r: str(r.n_forecasts)),
+        Column("n_failed", "failed", "n_failed", lambda r: str(r.n_failed)),
+        Column("n_markets", "n markets", "n_markets", markets),
+        Column("brier", "Brier", "brier", lambda r: number(r.brier)),
+        Column("brier_ci", "Brier 95% CI", "brier_ci_low", brier_ci),
+        Column("n_paired", "rows with market price", "n_paired", lambda r: str(r.n_paired)),
+        Column(
+            "market_brier",
+            "market Brier (same rows)",
+            "market_brier",
+            lambda r: number(r.market_brier),
+        ),
+        Column(
+            "brier_diff",
+            "Brier − market (same rows)",
+            "brier_diff_vs_market",
+            lambda r: signed(r.brier_diff_vs_market),
+        ),
+        Column("diff_ci", "Brier − market 95% CI", "diff_ci_low", diff_ci),
+        Column(
+            "skill_vs_market",
+            "skill vs market",
+            "skill_vs_market",
+            lambda r: number(r.skill_vs_market),
+        ),
+        Column("skill_ci", "skill 95% CI", "skill_ci_low", skill_ci),
+        Column("log_score", "log score", "log_score", lambda r: number(r.log_score)),
+        Column("accuracy", "accuracy", "accuracy", lambda r: number(r.accuracy)),
+        Column(
+            "mean_abs_diff_market",
+            "mean |p − market|",
+            "mean_abs_diff_market",
+            lambda r: number(r.mean_abs_diff_market),
+        ),
+        Column("ece", "ECE", "ece", lambda r: number(r.ece)),
+        Column("tokens", "tokens in / out", "prompt_tokens", tokens),
+        Column("requests", "requests", "requests", requests),
+        Column("retries", "retries", "retries", lambda r: _usage(r, r.retries, "{:,}".format)),
+        Column("latency", "mean latency", "mean_latency_s", latency),
+        Column("cost", "cost (USD)", "cost_usd", cost),
+        Column("notes", "notes", None, notes, True),
+    )
+}

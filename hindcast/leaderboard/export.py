@@ -23,27 +23,76 @@ from hindcast.scoring.aggregate import LeaderboardRow
 
 COLUMNS = tuple(f.name for f in fields(LeaderboardRow))
 FORECAST_COLUMNS = {
-    "run_id": "string", "forecaster": "string", "market_id": "string", "t0": "string", "repeat": "int64", "label": "string",
-    "fraction": "float64", "topic": "string", "probability": "float64", "error": "string",
-    "market_price": "float64", "outcome": "float64", "brier": "float64", "market_brier": "float64",
-    "regime": "string", "coverage": "string", "model_name": "string", "prompt_tokens": "int64",
-    "completion_tokens": "int64", "requests": "int64", "cache_hits": "int64", "retries": "int64", "latency_s": "float64",
-    "fresh_prompt_tokens": "int64", "fresh_completion_tokens": "int64",
+    "run_id": "string",
+    "forecaster": "string",
+    "market_id": "string",
+    "t0": "string",
+    "repeat": "int64",
+    "label": "string",
+    "fraction": "float64",
+    "topic": "string",
+    "probability": "float64",
+    "error": "string",
+    "market_price": "float64",
+    "outcome": "float64",
+    "brier": "float64",
+    "market_brier": "float64",
+    "regime": "string",
+    "coverage": "string",
+    "model_name": "string",
+    "prompt_tokens": "int64",
+    "completion_tokens": "int64",
+    "requests": "int64",
+    "cache_hits": "int64",
+    "retries": "int64",
+    "latency_s": "float64",
+    "fresh_prompt_tokens": "int64",
+    "fresh_completion_tokens": "int64",
 }
 TABLE_FORMATS = ("csv", "json", "parquet", "md")
 FORMATS = (*TABLE_FORMATS, "html")
 HEADERS = {key: column.header for key, column in display.COLUMNS.items()}
-SHOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "market_brier", "brier_diff", "skill_vs_market",
-         "cost", "notes")
-MARKDOWN = ("forecaster", "n_forecasts", "n_failed", "n_markets", "brier", "brier_ci", "market_brier", "brier_diff",
-            "diff_ci", "skill_vs_market", "skill_ci", "log_score", "ece", "tokens", "requests", "retries", "latency",
-            "cost", "notes")
+SHOWN = (
+    "forecaster",
+    "n_forecasts",
+    "n_failed",
+    "n_markets",
+    "brier",
+    "market_brier",
+    "brier_diff",
+    "skill_vs_market",
+    "cost",
+    "notes",
+)
+MARKDOWN = (
+    "forecaster",
+    "n_forecasts",
+    "n_failed",
+    "n_markets",
+    "brier",
+    "brier_ci",
+    "market_brier",
+    "brier_diff",
+    "diff_ci",
+    "skill_vs_market",
+    "skill_ci",
+    "log_score",
+    "ece",
+    "tokens",
+    "requests",
+    "retries",
+    "latency",
+    "cost",
+    "notes",
+)
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        raise LeaderboardError(f"unknown format(s) {', '.join(map(repr, unknown))}; choose from {', '.join(FORMATS)}")
+        raise LeaderboardError(
+            f"unknown format(s) {', '.join(map(repr, unknown))}; choose from {', '.join(FORMATS)}"
+        )
     return tuple(dict.fromkeys(formats))
 
 
@@ -70,9 +119,18 @@ def json_text(value) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def leaderboard_json(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), by: str | None = None) -> str:
-    return json_text({"title": title, "by": by, "notes": list(notes), "legend": list(display.LEGEND),
-                      "rows": [asdict(r) for r in rows]})
+def leaderboard_json(
+    rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), by: str | None = None
+) -> str:
+    return json_text(
+        {
+            "title": title,
+            "by": by,
+            "notes": list(notes),
+            "legend": list(display.LEGEND),
+            "rows": [asdict(r) for r in rows],
+        }
+    )
 
 
 def write_parquet(path: Path, columns: dict[str, str], records: Sequence[dict]) -> None:
@@ -110,16 +168,27 @@ def markdown_cell(row: LeaderboardRow, column: str) -> str:
     return display.COLUMNS[column].text(row).replace("|", "\\|")
 
 
-def to_markdown(rows: Sequence[LeaderboardRow], title: str, notes: Sequence[str] = (), shown: Sequence[str] = SHOWN) -> str:
+def to_markdown(
+    rows: Sequence[LeaderboardRow],
+    title: str,
+    notes: Sequence[str] = (),
+    shown: Sequence[str] = SHOWN,
+) -> str:
     if any(r.slice != "all" for r in rows):
         shown = ("slice", *shown)
-    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in shown) + " |",
-             "|" + "|".join("---" if display.COLUMNS[c].is_text else "---:" for c in shown) + "|"]
+    lines = [
+        f"# {title}",
+        "",
+        "| " + " | ".join(HEADERS[c] for c in shown) + " |",
+        "|" + "|".join("---" if display.COLUMNS[c].is_text else "---:" for c in shown) + "|",
+    ]
     lines += ["| " + " | ".join(markdown_cell(r, c) for c in shown) + " |" for r in rows]
     return "\n".join(lines + [""] + [f"- {n}" for n in (*notes, *display.LEGEND)]) + "\n"
 
 
-def write_all(rows: Sequence[LeaderboardRow], folder: Path, title: str, notes: Sequence[str] = ()) -> dict[str, Path]:
+def write_all(
+    rows: Sequence[LeaderboardRow], folder: Path, title: str, notes: Sequence[str] = ()
+) -> dict[str, Path]:
     """leaderboard.csv and leaderboard.md (what `sweep` has always written)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"csv": folder / "leaderboard.csv", "md": folder / "leaderboard.md"}
@@ -128,8 +197,14 @@ def write_all(rows: Sequence[LeaderboardRow], folder: Path, title: str, notes: S
     return paths
 
 
-def write_leaderboard(fmt: str, rows: Sequence[LeaderboardRow], folder: Path, title: str,
-                      notes: Sequence[str] = (), by: str | None = None) -> Path:
+def write_leaderboard(
+    fmt: str,
+    rows: Sequence[LeaderboardRow],
+    folder: Path,
+    title: str,
+    notes: Sequence[str] = (),
+    by: str | None = None,
+) -> Path:
     path = folder / f"leaderboard.{fmt}"
     if fmt == "csv":
         write_text_atomic(path, to_csv(rows))

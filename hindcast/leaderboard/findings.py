@@ -20,9 +20,14 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     report order. `split`: the walk-forward instant (None: the median market's resolution)."""
     rows = combine(runs).rows
     split = split if split is not None else strata.median_split(rows)
-    found = [strata.strata(rows), effects.effects(rows), ensemble.aggregate(rows).finding,
-             trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding,
-             copying.copying(rows), policy_pairs.policy_pairs(rows)]
+    found = [
+        strata.strata(rows),
+        effects.effects(rows),
+        ensemble.aggregate(rows).finding,
+        trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding,
+        copying.copying(rows),
+        policy_pairs.policy_pairs(rows),
+    ]
     if split is None:
         return found + [_no_split("defer"), _no_split("calibration")]
     return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
@@ -30,16 +35,31 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
 
 def with_resolution(found: list[Finding], runs: Sequence) -> list[Finding]:
     """`found` with the resolution-metadata stratum (disputed, rules updated) after the strata."""
-    return [*found[:1], strata.resolution_of_runs(combine(runs).rows, [r.manifest for r in runs]), *found[1:]]
+    return [
+        *found[:1],
+        strata.resolution_of_runs(combine(runs).rows, [r.manifest for r in runs]),
+        *found[1:],
+    ]
 
 
 def excluded(notes: Sequence[str]) -> list[Finding]:
     """Rows left out before scoring (`--exclude-recalled`), as a report section (none: nothing)."""
     if not notes:
         return []
-    return [Finding("excluded", "Rows left out before scoring: markets a model recalls (memorisation probe)",
-                    ("note",), tuple((n,) for n in notes))]
+    return [
+        Finding(
+            "excluded",
+            "Rows left out before scoring: markets a model recalls (memorisation probe)",
+            ("note",),
+            tuple((n,) for n in notes),
+        )
+    ]
 
 
 def _no_split(key: str) -> Finding:
-    return Finding(key, f"{key}: not computed", ("reason",), (("no market has a resolution instant to split at",),))
+    return Finding(
+        key,
+        f"{key}: not computed",
+        ("reason",),
+        (("no market has a resolution instant to split at",),),
+    )

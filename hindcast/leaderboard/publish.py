@@ -37,11 +37,22 @@ def check_slice(by: str | None) -> str | None:
     return by
 
 
-def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str, by: str | None = None,
-            baseline: str = analysis.MARKET_PRICE, tolerance: float = analysis.TOLERANCE,
-            questions: Mapping[str, str] | None = None, replicates: int = bootstrap.REPLICATES,
-            prices: PriceTable | None = None, stored: viewer.Stored | None = None,
-            excluded: Sequence[str] = (), audits: Sequence = ()) -> Published:
+def publish(
+    runs: Sequence,
+    folder: Path,
+    formats: Sequence[str],
+    *,
+    title: str,
+    by: str | None = None,
+    baseline: str = analysis.MARKET_PRICE,
+    tolerance: float = analysis.TOLERANCE,
+    questions: Mapping[str, str] | None = None,
+    replicates: int = bootstrap.REPLICATES,
+    prices: PriceTable | None = None,
+    stored: viewer.Stored | None = None,
+    excluded: Sequence[str] = (),
+    audits: Sequence = (),
+) -> Published:
     """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files.
     Costs from `prices` (default: the shipped price table). `stored`: what the report's forecast
     viewer shows beyond the scored rows (viewer.from_store); the report's analysis sections are
@@ -56,14 +67,28 @@ def publish(runs: Sequence, folder: Path, formats: Sequence[str], *, title: str,
     board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {f"leaderboard.{f}": export.write_leaderboard(f, board, folder, title, notes(combined) + list(excluded), by)
-             for f in formats if f in export.TABLE_FORMATS}
+    paths = {
+        f"leaderboard.{f}": export.write_leaderboard(
+            f, board, folder, title, notes(combined) + list(excluded), by
+        )
+        for f in formats
+        if f in export.TABLE_FORMATS
+    }
     if "html" in formats:
-        paths["report.html"] = report.write_html(folder, combined, board, title, runs=runs, baseline=baseline,
-                                                 tolerance=tolerance, questions=questions, replicates=replicates,
-                                                 prices=prices, stored=stored,
-                                                 findings=findings.excluded(excluded) + findings.collect(runs)
-                                                 + list(audits))
+        paths["report.html"] = report.write_html(
+            folder,
+            combined,
+            board,
+            title,
+            runs=runs,
+            baseline=baseline,
+            tolerance=tolerance,
+            questions=questions,
+            replicates=replicates,
+            prices=prices,
+            stored=stored,
+            findings=findings.excluded(excluded) + findings.collect(runs) + list(audits),
+        )
     records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)

@@ -19,9 +19,20 @@ def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[st
     notes = run_notes(plan.identity["store_version"], plan.markets, plan.cutoffs)
     paths = export.write_all(board, folder, title, notes)
     questions = {m.id: m.question for m in plan.bundle.markets}
-    stored = viewer.from_store(store, [plan.run_id], [plan.snapshot] if plan.snapshot else []) if store else None
-    paths["html"] = report.write_report(folder, [scores], title, questions=questions, prices=prices, stored=stored,
-                                        findings=findings.collect([scores]))
+    stored = (
+        viewer.from_store(store, [plan.run_id], [plan.snapshot] if plan.snapshot else [])
+        if store
+        else None
+    )
+    paths["html"] = report.write_report(
+        folder,
+        [scores],
+        title,
+        questions=questions,
+        prices=prices,
+        stored=stored,
+        findings=findings.collect([scores]),
+    )
     return paths
 
 
@@ -34,10 +45,20 @@ def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
     ]
 
 
-def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = export.FORMATS, *,
-                title: str | None = None, by: str | None = None, baseline: str = analysis.MARKET_PRICE,
-                tolerance: float = analysis.TOLERANCE, prices=None, archive: Path | None = None,
-                recall: Path | None = None) -> publish.Published:
+def export_runs(
+    store,
+    runs: Sequence[str],
+    out: Path,
+    formats: Sequence[str] = export.FORMATS,
+    *,
+    title: str | None = None,
+    by: str | None = None,
+    baseline: str = analysis.MARKET_PRICE,
+    tolerance: float = analysis.TOLERANCE,
+    prices=None,
+    archive: Path | None = None,
+    recall: Path | None = None,
+) -> publish.Published:
     """Score stored runs (no model is called; several: matched on (market, t0)) against the
     market store versions they recorded, and write the leaderboard, the per-forecast table
     and the report into `out`. `archive`: the archive folder holding the snapshots the runs
@@ -53,9 +74,20 @@ def export_runs(store, runs: Sequence[str], out: Path, formats: Sequence[str] = 
         scored, excluded = exclude_recalled_runs(scored, recall)
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
     stored = viewer.from_store(store, runs, recorded_snapshots(scored, archive))
-    return publish.publish(scored, out, formats, title=title or default_title(runs), by=by, baseline=baseline,
-                           tolerance=tolerance, questions=questions, prices=prices, stored=stored, excluded=excluded,
-                           audits=_stored_audits(store, runs, scored))
+    return publish.publish(
+        scored,
+        out,
+        formats,
+        title=title or default_title(runs),
+        by=by,
+        baseline=baseline,
+        tolerance=tolerance,
+        questions=questions,
+        prices=prices,
+        stored=stored,
+        excluded=excluded,
+        audits=_stored_audits(store, runs, scored),
+    )
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -68,8 +100,14 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     if archive is not None:
         ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted({(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))})
-    return [open_snapshot(Path(root), sid) for root, sid in recorded if snapshot_dir(Path(root), sid).is_dir()]
+    recorded = sorted(
+        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
+    )
+    return [
+        open_snapshot(Path(root), sid)
+        for root, sid in recorded
+        if snapshot_dir(Path(root), sid).is_dir()
+    ]
 
 
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:

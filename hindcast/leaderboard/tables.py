@@ -37,10 +37,14 @@ class Combined:
 
     def note(self) -> str:
         if len(self.runs) == 1:
-            return f"one run ({self.runs[0].run_id}): all {self.matched_keys} (market, t0) rows scored"
+            return (
+                f"one run ({self.runs[0].run_id}): all {self.matched_keys} (market, t0) rows scored"
+            )
         kept = "; ".join(f"{r.run_id}: {r.matched} of {r.keys}" for r in self.runs)
-        return (f"{len(self.runs)} runs compared on their {self.matched_keys} matched (market, t0) rows "
-                f"(rows every forecaster of every run has) — kept per run: {kept}")
+        return (
+            f"{len(self.runs)} runs compared on their {self.matched_keys} matched (market, t0) rows "
+            f"(rows every forecaster of every run has) — kept per run: {kept}"
+        )
 
 
 def combine(runs: Sequence) -> Combined:
@@ -53,8 +57,10 @@ def combine(runs: Sequence) -> Combined:
     shared = _shared_keys(labelled) if len(runs) > 1 else set().union(*keys_by_run.values())
     rows = sorted((row for _, row in labelled if _key(row) in shared), key=canonical)
     if not rows:
-        raise LeaderboardError(f"no scored rows to rank in run(s) {', '.join(keys_by_run)}"
-                               + (" once matched on (market, t0)" if len(runs) > 1 else ""))
+        raise LeaderboardError(
+            f"no scored rows to rank in run(s) {', '.join(keys_by_run)}"
+            + (" once matched on (market, t0)" if len(runs) > 1 else "")
+        )
     matches = [RunMatch(rid, len(keys), len(keys & shared)) for rid, keys in keys_by_run.items()]
     return Combined(rows, matches, len(shared), {row.forecaster: rid for rid, row in labelled})
 
@@ -76,11 +82,23 @@ def fraction_of(label: str) -> float | None:
 def forecast_record(row, run_id: str) -> dict:
     """One row of the per-forecast table: everything needed to recompute every score."""
     return {
-        "run_id": run_id, "forecaster": row.forecaster, "market_id": row.market_id, "t0": iso(row.t0),
-        "repeat": row.repeat, "label": row.label, "fraction": fraction_of(row.label), "topic": row.topic,
-        "probability": row.probability, "error": row.error, "market_price": row.market_price,
-        "outcome": row.outcome, "brier": row.brier, "market_brier": row.market_brier,
-        "regime": row.regime, "coverage": row.coverage, **usage.figures(row.usage),
+        "run_id": run_id,
+        "forecaster": row.forecaster,
+        "market_id": row.market_id,
+        "t0": iso(row.t0),
+        "repeat": row.repeat,
+        "label": row.label,
+        "fraction": fraction_of(row.label),
+        "topic": row.topic,
+        "probability": row.probability,
+        "error": row.error,
+        "market_price": row.market_price,
+        "outcome": row.outcome,
+        "brier": row.brier,
+        "market_brier": row.market_brier,
+        "regime": row.regime,
+        "coverage": row.coverage,
+        **usage.figures(row.usage),
     }
 
 
@@ -104,8 +122,16 @@ def _labelled(runs: Sequence) -> list[tuple[str, object]]:
     for run in runs:
         for row in run.rows:
             owners.setdefault(row.forecaster, set()).add(run.run_id)
-    return [(run.run_id, row if len(owners[row.forecaster]) == 1 else replace(row, forecaster=f"{row.forecaster}@{run.run_id}"))
-            for run in runs for row in run.rows]
+    return [
+        (
+            run.run_id,
+            row
+            if len(owners[row.forecaster]) == 1
+            else replace(row, forecaster=f"{row.forecaster}@{run.run_id}"),
+        )
+        for run in runs
+        for row in run.rows
+    ]
 
 
 def _shared_keys(labelled: list[tuple[str, object]]) -> set:

@@ -38,8 +38,12 @@ class Detail:
 class Stored:
     """Everything the viewer and the report read from the run store and the archive."""
 
-    details: Mapping[tuple, Detail] = field(default_factory=dict)  # (run, forecaster, market, t0 ISO, repeat)
-    documents: Mapping[str, dict] = field(default_factory=dict)  # doc id → source, created_at, title, url
+    details: Mapping[tuple, Detail] = field(
+        default_factory=dict
+    )  # (run, forecaster, market, t0 ISO, repeat)
+    documents: Mapping[str, dict] = field(
+        default_factory=dict
+    )  # doc id → source, created_at, title, url
     created: Mapping[str, str] = field(default_factory=dict)  # run id → creation instant (ISO)
 
 
@@ -61,12 +65,17 @@ def stored_details(store, run_id: str) -> dict[tuple, Detail]:
     from hindcast.runs.store import ForecastRow
 
     f = ForecastRow
-    query = (select(f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json)
-             .where(f.run_id == run_id).order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt))
+    query = (
+        select(f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json)
+        .where(f.run_id == run_id)
+        .order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt)
+    )
     with Session(store.engine) as session:
         rows = list(session.exec(query))
-    return {(run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
-            for name, market, t0, repeat, rationale, raw, calls in rows}  # the newest attempt comes last
+    return {
+        (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
+        for name, market, t0, repeat, rationale, raw, calls in rows
+    }  # the newest attempt comes last
 
 
 def documents(snapshot, ids) -> dict[str, dict]:
@@ -86,34 +95,71 @@ def documents(snapshot, ids) -> dict[str, dict]:
 
 
 def _document(row: dict) -> dict:
-    return {"source": row["source"] or row["collection"] or "", "created_at": iso(row["created_at"]),
-            "title": row["title"] or "", "url": row["url"] or ""}
+    return {
+        "source": row["source"] or row["collection"] or "",
+        "created_at": iso(row["created_at"]),
+        "title": row["title"] or "",
+        "url": row["url"] or "",
+    }
 
 
-def records(runs: Sequence, stored: Stored | None, questions: Mapping[str, str], prices: PriceTable) -> list[dict]:
+def records(
+    runs: Sequence, stored: Stored | None, questions: Mapping[str, str], prices: PriceTable
+) -> list[dict]:
     """One record per scored row of every run (its own rows, matched or not), in canonical order."""
     stored = stored or Stored()
     out = []
     for run in runs:
         for row in sorted(run.rows, key=lambda r: (r.forecaster, r.market_id, r.t0, r.repeat)):
-            detail = stored.details.get((run.run_id, row.forecaster, row.market_id, iso(row.t0), row.repeat))
-            out.append(record(run.run_id, row, detail, stored.documents, questions.get(row.market_id, ""), prices))
+            detail = stored.details.get(
+                (run.run_id, row.forecaster, row.market_id, iso(row.t0), row.repeat)
+            )
+            out.append(
+                record(
+                    run.run_id,
+                    row,
+                    detail,
+                    stored.documents,
+                    questions.get(row.market_id, ""),
+                    prices,
+                )
+            )
     return out
 
 
-def record(run_id: str, row, detail: Detail | None, docs: Mapping[str, dict], question: str,
-           prices: PriceTable) -> dict:
+def record(
+    run_id: str,
+    row,
+    detail: Detail | None,
+    docs: Mapping[str, dict],
+    question: str,
+    prices: PriceTable,
+) -> dict:
     figures = usage.figures(dict(row.usage))
     spent = usage.summary(row.forecaster, [dict(row.usage)], prices)
     return {
-        "run": run_id, "forecaster": row.forecaster, "market": row.market_id, "question": question,
-        "t0": iso(row.t0), "cutoff": row.label, "repeat": row.repeat, "topic": row.topic,
-        "p": cell(row.probability), "error": row.error or "", "price": cell(row.market_price),
-        "price_t": iso(row.price_t) if row.price_t is not None else "—", "outcome": _outcome(row.outcome),
-        "brier": cell(row.brier), "market_brier": cell(row.market_brier),
-        "model": figures["model_name"] or "—", "tokens": _tokens(figures), "cost": spent.cost_text(),
-        "stored": detail is not None, "rationale": detail.rationale if detail else "",
-        "raw": detail.raw if detail else "", "reads": [_read(c, docs) for c in (detail.retrievals if detail else ())],
+        "run": run_id,
+        "forecaster": row.forecaster,
+        "market": row.market_id,
+        "question": question,
+        "t0": iso(row.t0),
+        "cutoff": row.label,
+        "repeat": row.repeat,
+        "topic": row.topic,
+        "p": cell(row.probability),
+        "error": row.error or "",
+        "price": cell(row.market_price),
+        "price_t": iso(row.price_t) if row.price_t is not None else "—",
+        "outcome": _outcome(row.outcome),
+        "brier": cell(row.brier),
+        "market_brier": cell(row.market_brier),
+        "model": figures["model_name"] or "—",
+        "tokens": _tokens(figures),
+        "cost": spent.cost_text(),
+        "stored": detail is not None,
+        "rationale": detail.rationale if detail else "",
+        "raw": detail.raw if detail else "",
+        "reads": [_read(c, docs) for c in (detail.retrievals if detail else ())],
     }
 
 
@@ -131,12 +177,19 @@ def _tokens(figures: dict) -> str:
 def _read(call: Mapping, docs: Mapping[str, dict]) -> dict:
     """One archive call: what was asked and each document it returned (source and instant when known)."""
     asked = call.get("query", call.get("doc_id", ""))
-    return {"op": str(call.get("op", "")), "asked": str(asked),
-            "docs": [{"id": str(i), **docs.get(i, {"source": "", "created_at": "", "title": "", "url": ""})}
-                     for i in call.get("ids", ())]}
+    return {
+        "op": str(call.get("op", "")),
+        "asked": str(asked),
+        "docs": [
+            {"id": str(i), **docs.get(i, {"source": "", "created_at": "", "title": "", "url": ""})}
+            for i in call.get("ids", ())
+        ],
+    }
 
 
 def attribute(data: Sequence[dict]) -> str:
     """The records as JSON fit for an HTML attribute value once `html.escape`d: sorted keys, no
     `//` anywhere (every `/` written `\\/`, which JSON reads back as `/`)."""
-    return json.dumps(list(data), ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("/", "\\/")
+    return json.dumps(
+        list(data), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+    ).replace("/", "\\/")

@@ -47,15 +47,27 @@ class MarketMeta:
 
     def extra(self) -> dict:
         """The issue-23 fields that differ from their defaults (JSON-ready, for hashing)."""
-        values = {"venue": self.venue, "price_route": self.price_route,
-                  "price_bucket_seconds": self.price_bucket_seconds, "price_definition": self.price_definition,
-                  "disputed": self.disputed, "rules_updated_at": _t(self.rules_updated_at),
-                  "resolution_statuses": list(self.resolution_statuses)}
+        values = {
+            "venue": self.venue,
+            "price_route": self.price_route,
+            "price_bucket_seconds": self.price_bucket_seconds,
+            "price_definition": self.price_definition,
+            "disputed": self.disputed,
+            "rules_updated_at": _t(self.rules_updated_at),
+            "resolution_statuses": list(self.resolution_statuses),
+        }
         return {k: v for k, v in values.items() if v != EXTRA_DEFAULTS[k]}
 
 
-EXTRA_DEFAULTS = {"venue": "polymarket", "price_route": "", "price_bucket_seconds": None, "price_definition": "",
-                  "disputed": False, "rules_updated_at": None, "resolution_statuses": []}
+EXTRA_DEFAULTS = {
+    "venue": "polymarket",
+    "price_route": "",
+    "price_bucket_seconds": None,
+    "price_definition": "",
+    "disputed": False,
+    "rules_updated_at": None,
+    "resolution_statuses": [],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +92,14 @@ class PullCounts:
         return self.stored < self.listed
 
     def as_dict(self) -> dict:
-        return {"listed": self.listed, "stored": self.stored, "skipped": dict(self.skipped),
-                "skipped_total": self.skipped_total, "failed": self.failed, "incomplete": self.incomplete}
+        return {
+            "listed": self.listed,
+            "stored": self.stored,
+            "skipped": dict(self.skipped),
+            "skipped_total": self.skipped_total,
+            "failed": self.failed,
+            "incomplete": self.incomplete,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +148,22 @@ class MarketBundle:
 
 def _canonical_lines(bundle: MarketBundle):
     for m in sorted(bundle.markets, key=lambda m: m.id):
-        yield json.dumps(["market", m.id, m.question, m.description, m.url, m.slug, m.topic,
-                          _t(m.opened_at), _t(m.scheduled_close), m.volume, m.source], ensure_ascii=False)
+        yield json.dumps(
+            [
+                "market",
+                m.id,
+                m.question,
+                m.description,
+                m.url,
+                m.slug,
+                m.topic,
+                _t(m.opened_at),
+                _t(m.scheduled_close),
+                m.volume,
+                m.source,
+            ],
+            ensure_ascii=False,
+        )
     for r in sorted(bundle.resolutions, key=lambda r: r.market_id):
         yield json.dumps(["resolution", r.market_id, r.status, _t(r.resolved_at), _t(r.known_at)])
     for market_id in sorted(bundle.prices):
@@ -139,12 +171,29 @@ def _canonical_lines(bundle: MarketBundle):
             yield json.dumps(["price", market_id, _t(point.t), repr(point.p)])
     for market_id in sorted(bundle.meta):
         m = bundle.meta[market_id]
-        yield json.dumps(["meta", market_id, m.source_id, m.neg_risk, m.category, list(m.tags), m.event,
-                          list(m.outcomes), m.yes_index, m.yes_token, m.history_fidelity,
-                          *([m.extra()] if m.extra() else [])], ensure_ascii=False, sort_keys=True)
+        yield json.dumps(
+            [
+                "meta",
+                market_id,
+                m.source_id,
+                m.neg_risk,
+                m.category,
+                list(m.tags),
+                m.event,
+                list(m.outcomes),
+                m.yes_index,
+                m.yes_token,
+                m.history_fidelity,
+                *([m.extra()] if m.extra() else []),
+            ],
+            ensure_ascii=False,
+            sort_keys=True,
+        )
     for market_id in sorted(bundle.descriptions):
         for version in bundle.descriptions[market_id]:
-            yield json.dumps(["description", market_id, _t(version.valid_from), version.text], ensure_ascii=False)
+            yield json.dumps(
+                ["description", market_id, _t(version.valid_from), version.text], ensure_ascii=False
+            )
 
 
 def _t(value):
@@ -169,7 +218,11 @@ def description_at(source, market_id: str, t0: datetime) -> str:
     from hindcast.errors import LeakageError
 
     t0 = require_aware(t0)
-    known = [v for v in description_versions(source, market_id) if v.valid_from is None or v.valid_from < t0]
+    known = [
+        v
+        for v in description_versions(source, market_id)
+        if v.valid_from is None or v.valid_from < t0
+    ]
     if not known:
         raise LeakageError(f"market {market_id}: no description known before {iso(t0)}")
     return known[-1].text
@@ -183,8 +236,9 @@ def market_at(source, market_id: str, t0: datetime) -> Market:
     return replace(_market(bundle, market_id), description=description_at(bundle, market_id, t0))
 
 
-def with_description(versions: tuple[DescriptionVersion, ...], text: str,
-                     seen_at: datetime) -> tuple[DescriptionVersion, ...]:
+def with_description(
+    versions: tuple[DescriptionVersion, ...], text: str, seen_at: datetime
+) -> tuple[DescriptionVersion, ...]:
     """`versions` plus `text` as known from `seen_at`, unless it is already the latest text."""
     if versions and versions[-1].text == text:
         return versions

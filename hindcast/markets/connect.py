@@ -7,21 +7,39 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def polymarket_client(gamma_url: str | None = None, clob_url: str | None = None, attempts: int = 5,
-                      timeout: float = 30.0, user_agent: str = "hindcast", data_url: str | None = None) -> Iterator:
+def polymarket_client(
+    gamma_url: str | None = None,
+    clob_url: str | None = None,
+    attempts: int = 5,
+    timeout: float = 30.0,
+    user_agent: str = "hindcast",
+    data_url: str | None = None,
+) -> Iterator:
     """A PolymarketClient over its own httpx client (closed on exit); None URLs: Polymarket's."""
     import httpx
 
-    from hindcast.markets.polymarket import CLOB_URL, DATA_URL, GAMMA_URL, PolymarketClient, RetryPolicy
+    from hindcast.markets.polymarket import (
+        CLOB_URL,
+        DATA_URL,
+        GAMMA_URL,
+        PolymarketClient,
+        RetryPolicy,
+    )
 
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
-        yield PolymarketClient(http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry, data_url=data_url or DATA_URL)
+        yield PolymarketClient(
+            http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry, data_url=data_url or DATA_URL
+        )
 
 
 @contextmanager
-def kalshi_client(kalshi_url: str | None = None, attempts: int = 5, timeout: float = 30.0,
-                  user_agent: str = "hindcast") -> Iterator:
+def kalshi_client(
+    kalshi_url: str | None = None,
+    attempts: int = 5,
+    timeout: float = 30.0,
+    user_agent: str = "hindcast",
+) -> Iterator:
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
     import httpx
 
@@ -29,7 +47,9 @@ def kalshi_client(kalshi_url: str | None = None, attempts: int = 5, timeout: flo
     from hindcast.http import RetryPolicy
 
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
-        yield KalshiClient(http, kalshi_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout))
+        yield KalshiClient(
+            http, kalshi_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout)
+        )
 
 
 def pull_from(store, query, now, progress=None, **options):

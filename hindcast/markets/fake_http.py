@@ -26,4 +26,6 @@ def send_reply(handler, reply: Reply) -> None:
 
 def json_reply(value, status: int = 200, headers: dict | None = None) -> Reply:
     """`value` as a JSON answer (Content-Type application/json, plus `headers`)."""
-    return Reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
+    return Reply(
+        status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})}
+    )

@@ -45,8 +45,12 @@ from hindcast.markets.fake_http import Reply, json_reply, send_reply
 __all__ = ["FakeKalshi", "FakeMarket", "Reply", "mock_transport", "serve"]
 
 UTC = timezone.utc
-FILTERS = {"unopened": {"initialized", "inactive"}, "open": {"active"}, "closed": {"closed"},
-           "settled": {"determined", "disputed", "amended", "finalized"}}
+FILTERS = {
+    "unopened": {"initialized", "inactive"},
+    "open": {"active"},
+    "closed": {"closed"},
+    "settled": {"determined", "disputed", "amended", "finalized"},
+}
 MAX_CANDLES = 5000
 
 
@@ -79,16 +83,29 @@ class FakeKalshi:
 
     # -- a seeded data set -------------------------------------------------------------------
     @classmethod
-    def generate(cls, live: int = 12, historical: int = 12, cutoff: datetime = datetime(2026, 9, 1, tzinfo=UTC),
-                 seed: int = 0, extras: bool = True) -> FakeKalshi:
+    def generate(
+        cls,
+        live: int = 12,
+        historical: int = 12,
+        cutoff: datetime = datetime(2026, 9, 1, tzinfo=UTC),
+        seed: int = 0,
+        extras: bool = True,
+    ) -> FakeKalshi:
         """`live` finalized binary markets settled after `cutoff`, `historical` before it; with
         `extras`, on each side also a scalar market, a binary one with result "", and a
         `determined` and a `disputed` one (all to be skipped), and one market open 300 days
         (its candles need two requests)."""
         rng, markets = random.Random(seed), []
-        for side, count, base in (("L", live, cutoff + timedelta(days=3)), ("H", historical, cutoff - timedelta(days=200))):
+        for side, count, base in (
+            ("L", live, cutoff + timedelta(days=3)),
+            ("H", historical, cutoff - timedelta(days=200)),
+        ):
             for i in range(count):
-                markets.append(_market(rng, f"KXFAKE{side}-{i:03d}", base + timedelta(days=i % 40), days=3 + i % 20))
+                markets.append(
+                    _market(
+                        rng, f"KXFAKE{side}-{i:03d}", base + timedelta(days=i % 40), days=3 + i % 20
+                    )
+                )
             if extras:
                 markets += _extras(rng, side, base)
         return cls(markets, cutoff)
@@ -105,7 +122,9 @@ class FakeKalshi:
                 return scripted.pop(0)
         try:
             return self._route(path.rstrip("/"), dict(query))
-        except ValueError as bad:  # a request the API would refuse (the fake raises ValueError for it)
+        except (
+            ValueError
+        ) as bad:  # a request the API would refuse (the fake raises ValueError for it)
             return json_reply({"error": {"code": "bad_request", "message": str(bad)}}, 400)
 
     def _route(self, path: str, q: dict) -> Reply:
@@ -123,8 +142,12 @@ class FakeKalshi:
 
     def _cutoffs(self) -> dict:
         text = _iso(self.cutoff)
-        return {"market_settled_ts": text, "trades_created_ts": text, "orders_updated_ts": text,
-                "market_positions_last_updated_ts": text}
+        return {
+            "market_settled_ts": text,
+            "trades_created_ts": text,
+            "orders_updated_ts": text,
+            "market_positions_last_updated_ts": text,
+        }
 
     def _side(self, historical: bool) -> list[FakeMarket]:
         return [m for m in self.markets if (m.settled_at < self.cutoff) == historical]
@@ -136,7 +159,11 @@ class FakeKalshi:
         items = [m.raw for m in self._side(historical) if self._matches(m, q, historical)]
         start = _cursor(q.get("cursor", ""))
         end = start + limit
-        cursor = q.get("cursor", "") if self.stuck_cursor else (format(end, "x") if end < len(items) else "")
+        cursor = (
+            q.get("cursor", "")
+            if self.stuck_cursor
+            else (format(end, "x") if end < len(items) else "")
+        )
         return json_reply({"markets": items[start:end], "cursor": cursor})
 
     def _matches(self, m: FakeMarket, q: dict, historical: bool) -> bool:
@@ -147,18 +174,29 @@ class FakeKalshi:
             if raw["status"] not in FILTERS[q["status"]]:
                 return False
         settled = int(m.settled_at.timestamp())
-        checks = [("series_ticker", lambda v: raw["event_ticker"].split("-")[0] == v),
-                  ("event_ticker", lambda v: raw["event_ticker"] == v),
-                  ("tickers", lambda v: raw["ticker"] in v.split(",")),
-                  *([] if historical else [("min_settled_ts", lambda v: settled >= int(v)),
-                                           ("max_settled_ts", lambda v: settled <= int(v))])]
+        checks = [
+            ("series_ticker", lambda v: raw["event_ticker"].split("-")[0] == v),
+            ("event_ticker", lambda v: raw["event_ticker"] == v),
+            ("tickers", lambda v: raw["ticker"] in v.split(",")),
+            *(
+                []
+                if historical
+                else [
+                    ("min_settled_ts", lambda v: settled >= int(v)),
+                    ("max_settled_ts", lambda v: settled <= int(v)),
+                ]
+            ),
+        ]
         return all(test(q[name]) for name, test in checks if name in q)
 
     def _candles(self, parts: list[str], q: dict) -> Reply:
         historical = parts[0] == "historical"
         ticker = parts[2] if historical else parts[3]
         found = [m for m in self._side(historical) if m.ticker == ticker]
-        if not found or (not historical and (parts[0] != "series" or found[0].raw["event_ticker"].split("-")[0] != parts[1])):
+        if not found or (
+            not historical
+            and (parts[0] != "series" or found[0].raw["event_ticker"].split("-")[0] != parts[1])
+        ):
             return _not_found()
         start, end, period = _int(q, "start_ts"), _int(q, "end_ts"), _int(q, "period_interval")
         if period not in (1, 60, 1440):
@@ -197,30 +235,82 @@ def _int(q: dict, name: str, default: int | None = None) -> int:
 # -- candle shapes --------------------------------------------------------------------------
 def _live_candle(c: tuple) -> dict:
     t, close, previous = c
-    quote = {"open_dollars": "0.4000", "low_dollars": "0.3900", "high_dollars": "0.6100", "close_dollars": "0.5000"}
-    price = {"open_dollars": close, "low_dollars": close, "high_dollars": close, "close_dollars": close,
-             "mean_dollars": close, "previous_dollars": previous, "min_dollars": close, "max_dollars": close}
-    return {"end_period_ts": t, "yes_bid": quote, "yes_ask": dict(quote), "price": price,
-            "volume_fp": "0.00" if close is None else "12.00", "open_interest_fp": "100.00"}
+    quote = {
+        "open_dollars": "0.4000",
+        "low_dollars": "0.3900",
+        "high_dollars": "0.6100",
+        "close_dollars": "0.5000",
+    }
+    price = {
+        "open_dollars": close,
+        "low_dollars": close,
+        "high_dollars": close,
+        "close_dollars": close,
+        "mean_dollars": close,
+        "previous_dollars": previous,
+        "min_dollars": close,
+        "max_dollars": close,
+    }
+    return {
+        "end_period_ts": t,
+        "yes_bid": quote,
+        "yes_ask": dict(quote),
+        "price": price,
+        "volume_fp": "0.00" if close is None else "12.00",
+        "open_interest_fp": "100.00",
+    }
 
 
 def _historical_candle(c: tuple) -> dict:
     t, close, previous = c
     quote = {"open": "0.4000", "low": "0.3900", "high": "0.6100", "close": "0.5000"}
-    price = {"open": close, "low": close, "high": close, "close": close, "mean": close, "previous": previous}
-    return {"end_period_ts": t, "yes_bid": quote, "yes_ask": dict(quote), "price": price,
-            "volume": "0.00" if close is None else "12.00", "open_interest": "100.00"}
+    price = {
+        "open": close,
+        "low": close,
+        "high": close,
+        "close": close,
+        "mean": close,
+        "previous": previous,
+    }
+    return {
+        "end_period_ts": t,
+        "yes_bid": quote,
+        "yes_ask": dict(quote),
+        "price": price,
+        "volume": "0.00" if close is None else "12.00",
+        "open_interest": "100.00",
+    }
 
 
 # -- generated markets ------------------------------------------------------------------------
-def _market(rng: random.Random, event: str, opened: datetime, days: int, *, result: str | None = None,
-            status: str = "finalized", market_type: str = "binary", ticker: str | None = None) -> FakeMarket:
+def _market(
+    rng: random.Random,
+    event: str,
+    opened: datetime,
+    days: int,
+    *,
+    result: str | None = None,
+    status: str = "finalized",
+    market_type: str = "binary",
+    ticker: str | None = None,
+) -> FakeMarket:
     result = result if result is not None else rng.choice(("yes", "no"))
     closed = opened + timedelta(days=days)
     candles = _candles(rng, opened, closed, result)
     last = next((c[1] for c in reversed(candles) if c[1] is not None), "0.5000")
-    return FakeMarket(_raw(event, ticker or f"{event}-T{rng.randint(1, 99)}", opened, closed, result, status,
-                           market_type, last), candles)
+    return FakeMarket(
+        _raw(
+            event,
+            ticker or f"{event}-T{rng.randint(1, 99)}",
+            opened,
+            closed,
+            result,
+            status,
+            market_type,
+            last,
+        ),
+        candles,
+    )
 
 
 def _candles(rng: random.Random, opened: datetime, closed: datetime, result: str) -> list:
@@ -240,39 +330,82 @@ def _candles(rng: random.Random, opened: datetime, closed: datetime, result: str
     return out
 
 
-def _raw(event: str, ticker: str, opened: datetime, closed: datetime, result: str, status: str,
-         market_type: str, last: str) -> dict:
+def _raw(
+    event: str,
+    ticker: str,
+    opened: datetime,
+    closed: datetime,
+    result: str,
+    status: str,
+    market_type: str,
+    last: str,
+) -> dict:
     settled = closed + timedelta(hours=2)
     title = f"Will fake indicator {event} be above its threshold?"
     return {
-        "ticker": ticker, "event_ticker": event, "market_type": market_type, "title": title,
-        "subtitle": "", "yes_sub_title": "Above threshold", "no_sub_title": "Not above threshold",
-        "created_time": _iso(opened - timedelta(days=1)), "updated_time": _iso(settled + timedelta(minutes=5)),
-        "open_time": _iso(opened), "close_time": _iso(closed), "expected_expiration_time": _iso(closed),
-        "expiration_time": _iso(closed + timedelta(hours=1)), "latest_expiration_time": _iso(closed + timedelta(days=7)),
-        "settlement_timer_seconds": 3600, "status": status, "result": result,
-        "yes_bid_dollars": "0.0000", "yes_bid_size_fp": "0.00", "yes_ask_dollars": "1.0000", "yes_ask_size_fp": "0.00",
-        "no_bid_dollars": "0.0000", "no_ask_dollars": "1.0000", "last_price_dollars": last,
-        "previous_yes_bid_dollars": "0.0000", "previous_yes_ask_dollars": "1.0000", "previous_price_dollars": last,
-        "volume_fp": "10234.00", "volume_24h_fp": "0.00", "open_interest_fp": "0.00", "notional_value_dollars": "1.0000",
-        "settlement_value_dollars": "1.0000" if result == "yes" else "0.0000", "settlement_ts": _iso(settled),
-        "expiration_value": "", "settlement_bounds_type": "default", "can_close_early": True,
-        "early_close_condition": None, "strike_type": "greater", "floor_strike": 4.25, "cap_strike": None,
-        "functional_strike": None, "custom_strike": None,
+        "ticker": ticker,
+        "event_ticker": event,
+        "market_type": market_type,
+        "title": title,
+        "subtitle": "",
+        "yes_sub_title": "Above threshold",
+        "no_sub_title": "Not above threshold",
+        "created_time": _iso(opened - timedelta(days=1)),
+        "updated_time": _iso(settled + timedelta(minutes=5)),
+        "open_time": _iso(opened),
+        "close_time": _iso(closed),
+        "expected_expiration_time": _iso(closed),
+        "expiration_time": _iso(closed + timedelta(hours=1)),
+        "latest_expiration_time": _iso(closed + timedelta(days=7)),
+        "settlement_timer_seconds": 3600,
+        "status": status,
+        "result": result,
+        "yes_bid_dollars": "0.0000",
+        "yes_bid_size_fp": "0.00",
+        "yes_ask_dollars": "1.0000",
+        "yes_ask_size_fp": "0.00",
+        "no_bid_dollars": "0.0000",
+        "no_ask_dollars": "1.0000",
+        "last_price_dollars": last,
+        "previous_yes_bid_dollars": "0.0000",
+        "previous_yes_ask_dollars": "1.0000",
+        "previous_price_dollars": last,
+        "volume_fp": "10234.00",
+        "volume_24h_fp": "0.00",
+        "open_interest_fp": "0.00",
+        "notional_value_dollars": "1.0000",
+        "settlement_value_dollars": "1.0000" if result == "yes" else "0.0000",
+        "settlement_ts": _iso(settled),
+        "expiration_value": "",
+        "settlement_bounds_type": "default",
+        "can_close_early": True,
+        "early_close_condition": None,
+        "strike_type": "greater",
+        "floor_strike": 4.25,
+        "cap_strike": None,
+        "functional_strike": None,
+        "custom_strike": None,
         "rules_primary": f"If the fake indicator {event} is above 4.25 at close, the market resolves to Yes.",
-        "rules_secondary": "The source is the fake agency's release.", "occurrence_datetime": None,
-        "fee_waiver_expiration_time": None, "mve_collection_ticker": None, "price_level_structure": "linear_cent",
-        "price_ranges": [{"start": "0.0000", "end": "1.0000", "step": "0.0100"}], "is_provisional": False,
-        "exchange_index": 0}
+        "rules_secondary": "The source is the fake agency's release.",
+        "occurrence_datetime": None,
+        "fee_waiver_expiration_time": None,
+        "mve_collection_ticker": None,
+        "price_level_structure": "linear_cent",
+        "price_ranges": [{"start": "0.0000", "end": "1.0000", "step": "0.0100"}],
+        "is_provisional": False,
+        "exchange_index": 0,
+    }
 
 
 def _extras(rng: random.Random, side: str, base: datetime) -> list[FakeMarket]:
     """Markets a loader must skip (scalar, no result, not final, disputed) and a long one."""
-    return [_market(rng, f"KXFAKE{side}-SCALAR", base, 5, result="scalar", market_type="scalar"),
-            _market(rng, f"KXFAKE{side}-VOID", base, 5, result=""),
-            _market(rng, f"KXFAKE{side}-DET", base, 5, status="determined"),
-            _market(rng, f"KXFAKE{side}-DISP", base, 5, status="disputed"),
-            _market(rng, f"KXFAKE{side}-LONG", base - timedelta(days=295), 300)]
+    return [
+        _market(rng, f"KXFAKE{side}-SCALAR", base, 5, result="scalar", market_type="scalar"),
+        _market(rng, f"KXFAKE{side}-VOID", base, 5, result=""),
+        _market(rng, f"KXFAKE{side}-DET", base, 5, status="determined"),
+        _market(rng, f"KXFAKE{side}-DISP", base, 5, status="disputed"),
+        _market(rng, f"KXFAKE{side}-LONG", base - timedelta(days=295), 300),
+    ]
 
 
 def _iso(value: datetime) -> str:
@@ -309,11 +442,17 @@ class _Server(ThreadingHTTPServer):
 @contextmanager
 def serve(fake: FakeKalshi, prefix: str = "/trade-api/v2") -> Iterator[str]:
     """`fake` over HTTP on 127.0.0.1 (a free port); yields the base URL (…/trade-api/v2)."""
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
             parts = urlsplit(self.path)
-            send_reply(self, fake.answer(parts.path.removeprefix(prefix) or "/",
-                                         parse_qsl(parts.query, keep_blank_values=True)))
+            send_reply(
+                self,
+                fake.answer(
+                    parts.path.removeprefix(prefix) or "/",
+                    parse_qsl(parts.query, keep_blank_values=True),
+                ),
+            )
 
         def log_message(self, *args) -> None:
             pass

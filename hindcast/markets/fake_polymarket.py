@@ -45,8 +45,11 @@ PAGE_CAP = 100
 WINDOW_CAP = 15 * 86400
 INTERVAL_MAX_SECONDS = 31 * 86400
 CONDITION_ID_CAP = 40
-DEPRECATION = {"Deprecation": "true", "Sunset": "Fri, 01 May 2026 00:00:00 GMT",
-               "Warning": '299 - "use /markets/keyset"'}
+DEPRECATION = {
+    "Deprecation": "true",
+    "Sunset": "Fri, 01 May 2026 00:00:00 GMT",
+    "Warning": '299 - "use /markets/keyset"',
+}
 NO_END_DATE = "none"  # SimMarket.end: the item has no endDate at all
 
 
@@ -58,14 +61,18 @@ class SimMarket:
     opened: datetime
     resolves: datetime
     yes: bool = True
-    end: datetime | str | None = None  # endDate: None = the resolution instant; NO_END_DATE = absent
+    end: datetime | str | None = (
+        None  # endDate: None = the resolution instant; NO_END_DATE = absent
+    )
     step: int = 3 * 3600  # seconds between the fake's raw price points
     data_api: bool = True  # the Data API serves its history
     fidelity_trap: bool = False  # the CLOB answers only fidelity >= 720 for it
     disputed: bool = False
     rules_updated_at: datetime | None = None
     outcomes: tuple[str, ...] = ("Yes", "No")
-    settles: datetime | None = None  # when UMA resolves it (default: at close); closed before: "proposed"
+    settles: datetime | None = (
+        None  # when UMA resolves it (default: at close); closed before: "proposed"
+    )
     first_price: datetime | None = None  # the first raw price point (default: the opening)
 
     @property
@@ -88,35 +95,77 @@ class SimMarket:
         settled = closed and (self.settles or self.resolves) <= now
         prices = (["1", "0"] if self.yes else ["0", "1"]) if closed else ["0.5", "0.5"]
         end = {"endDate": iso(self.end_date)} if self.end_date else {}
-        statuses = (["proposed", "disputed", "proposed", "resolved"] if self.disputed else ["proposed", "resolved"])
-        rules = ({"questionRulesUpdated": True, "questionRulesUpdatedAt": iso(self.rules_updated_at)}
-                 if self.rules_updated_at else {})
-        return end | rules | {
-            "id": str(1000 + self.n), "conditionId": self.condition_id, "questionID": f"0xq{self.n}",
-            "question": f"Will thing {self.n} happen?", "slug": f"thing-{self.n}",
-            "description": f"Resolves Yes if thing {self.n} happens.",
-            "startDate": iso(self.opened), "createdAt": iso(self.opened),
-            **({"closedTime": self.resolves.strftime("%Y-%m-%d %H:%M:%S+00"),
-                "umaResolutionStatus": "resolved" if settled else "proposed",
-                "umaResolutionStatuses": json.dumps(statuses if settled else ["proposed"]),
-                "umaEndDate": iso(self.settles or self.resolves)} if closed else {}),
-            "closed": closed, "active": True, "wasDisputed": self.disputed,
-            "outcomes": json.dumps(list(self.outcomes)), "outcomePrices": json.dumps(prices),
-            "clobTokenIds": json.dumps([self.yes_token, str(10**70 + self.n * 2 + 1)]),
-            "volume": "1000.5", "volumeNum": 1000.5, "negRisk": False, "feesEnabled": False,
-            "events": [{"id": str(self.n), "slug": f"event-{self.n}", "category": "Politics", "tags": []}]}
+        statuses = (
+            ["proposed", "disputed", "proposed", "resolved"]
+            if self.disputed
+            else ["proposed", "resolved"]
+        )
+        rules = (
+            {"questionRulesUpdated": True, "questionRulesUpdatedAt": iso(self.rules_updated_at)}
+            if self.rules_updated_at
+            else {}
+        )
+        return (
+            end
+            | rules
+            | {
+                "id": str(1000 + self.n),
+                "conditionId": self.condition_id,
+                "questionID": f"0xq{self.n}",
+                "question": f"Will thing {self.n} happen?",
+                "slug": f"thing-{self.n}",
+                "description": f"Resolves Yes if thing {self.n} happens.",
+                "startDate": iso(self.opened),
+                "createdAt": iso(self.opened),
+                **(
+                    {
+                        "closedTime": self.resolves.strftime("%Y-%m-%d %H:%M:%S+00"),
+                        "umaResolutionStatus": "resolved" if settled else "proposed",
+                        "umaResolutionStatuses": json.dumps(statuses if settled else ["proposed"]),
+                        "umaEndDate": iso(self.settles or self.resolves),
+                    }
+                    if closed
+                    else {}
+                ),
+                "closed": closed,
+                "active": True,
+                "wasDisputed": self.disputed,
+                "outcomes": json.dumps(list(self.outcomes)),
+                "outcomePrices": json.dumps(prices),
+                "clobTokenIds": json.dumps([self.yes_token, str(10**70 + self.n * 2 + 1)]),
+                "volume": "1000.5",
+                "volumeNum": 1000.5,
+                "negRisk": False,
+                "feesEnabled": False,
+                "events": [
+                    {
+                        "id": str(self.n),
+                        "slug": f"event-{self.n}",
+                        "category": "Politics",
+                        "tags": [],
+                    }
+                ],
+            }
+        )
 
     def points(self) -> list[tuple[int, float]]:
         """The raw YES history (unix seconds, price) from opening to close, every `step`."""
         start, stop = to_unix(self.first_price or self.opened), to_unix(self.resolves)
         first = -(-start // self.step) * self.step
-        return [(t, _price(self.n, k, self.yes)) for k, t in enumerate(range(first, stop, self.step))]
+        return [
+            (t, _price(self.n, k, self.yes)) for k, t in enumerate(range(first, stop, self.step))
+        ]
 
-    def series(self, bucket: int, start: int | None = None, end: int | None = None,
-               terminal: bool = False) -> list[tuple[int, float]]:
+    def series(
+        self, bucket: int, start: int | None = None, end: int | None = None, terminal: bool = False
+    ) -> list[tuple[int, float]]:
         """The points on multiples of `bucket` in [start, end) — what the fake serves; with
         `terminal`, the last raw tick of the window too (off-grid, as the Data API does)."""
-        raw = [(t, p) for t, p in self.points() if (start is None or t >= start) and (end is None or t < end)]
+        raw = [
+            (t, p)
+            for t, p in self.points()
+            if (start is None or t >= start) and (end is None or t < end)
+        ]
         served = [(t, p) for t, p in raw if t % bucket == 0]
         if terminal and raw and (not served or served[-1] != raw[-1]):
             served.append(raw[-1])
@@ -136,8 +185,13 @@ class FakePolymarket:
     endpoint)]` is a list of Replies served first, in order. `cursor_stuck` makes the keyset
     listing answer the same `next_cursor` forever (a broken server)."""
 
-    def __init__(self, markets: list[SimMarket], now: datetime | Callable[[], datetime],
-                 legacy_offset_ceiling: int = 2000, throttle_every: int = 0):
+    def __init__(
+        self,
+        markets: list[SimMarket],
+        now: datetime | Callable[[], datetime],
+        legacy_offset_ceiling: int = 2000,
+        throttle_every: int = 0,
+    ):
         self.markets = list(markets)
         self._now = now
         self.legacy_offset_ceiling = legacy_offset_ceiling
@@ -156,18 +210,26 @@ class FakePolymarket:
         return next((m for m in self.markets if m.yes_token == token), None)
 
     # -- dispatch --------------------------------------------------------------------------
-    def answer(self, method: str, service: str, endpoint: str, query: list[tuple[str, str]],
-               body: bytes = b"") -> Reply:
+    def answer(
+        self,
+        method: str,
+        service: str,
+        endpoint: str,
+        query: list[tuple[str, str]],
+        body: bytes = b"",
+    ) -> Reply:
         with self.lock:
             self.requests.append((service, endpoint, tuple(sorted(query))))
             scripted = self.faults.get((service, endpoint))
             if scripted:
                 return scripted.pop(0)
-        route: Callable[..., Reply] | None = {("GET", "gamma", "markets/keyset"): self._keyset, ("GET", "gamma", "markets"): self._legacy,
-                 ("GET", "clob", "prices-history"): self._clob_history,
-                 ("POST", "clob", "batch-prices-history"): self._batch,
-                 ("GET", "data", "v2/prices-history"): self._data_history}.get(
-                     (method, service, endpoint))  # type: ignore[assignment]
+        route: Callable[..., Reply] | None = {
+            ("GET", "gamma", "markets/keyset"): self._keyset,
+            ("GET", "gamma", "markets"): self._legacy,
+            ("GET", "clob", "prices-history"): self._clob_history,
+            ("POST", "clob", "batch-prices-history"): self._batch,
+            ("GET", "data", "v2/prices-history"): self._data_history,
+        }.get((method, service, endpoint))  # type: ignore[assignment]
         if route is None:
             return json_reply({"error": "not found"}, 404)
         return route(query, body) if method == "POST" else route(query)
@@ -177,35 +239,50 @@ class FakePolymarket:
         params, now = dict(query), self.now
         ids = [v for k, v in query if k == "condition_ids"]
         if len(ids) > CONDITION_ID_CAP:
-            return Reply(403, b"<html><body>Attention Required! | Cloudflare</body></html>", {"Content-Type": "text/html"})
+            return Reply(
+                403,
+                b"<html><body>Attention Required! | Cloudflare</body></html>",
+                {"Content-Type": "text/html"},
+            )
         closed = params.get("closed") == "true"
         shown = [m for m in self.markets if m.opened <= now and (m.resolves <= now) == closed]
         if ids:
             shown = [m for m in shown if m.condition_id in ids]
-        for key, keep in (("end_date_min", lambda m, t: m.end_date and m.end_date >= t),
-                          ("end_date_max", lambda m, t: m.end_date and m.end_date <= t)):
+        for key, keep in (
+            ("end_date_min", lambda m, t: m.end_date and m.end_date >= t),
+            ("end_date_max", lambda m, t: m.end_date and m.end_date <= t),
+        ):
             if key in params:
                 shown = [m for m in shown if keep(m, parse_utc(params[key]))]
         by_closed = params.get("order") == "closedTime"
-        shown.sort(key=(lambda m: (m.resolves, m.n)) if by_closed else (lambda m: m.n),
-                   reverse=params.get("ascending") == "false")
+        shown.sort(
+            key=(lambda m: (m.resolves, m.n)) if by_closed else (lambda m: m.n),
+            reverse=params.get("ascending") == "false",
+        )
         return shown
 
     def _keyset(self, query: list[tuple[str, str]]) -> Reply:
         params = dict(query)
         if "offset" in params:
-            return json_reply({"type": "validation error", "error": "offset is not supported, use after_cursor"}, 422)
+            return json_reply(
+                {"type": "validation error", "error": "offset is not supported, use after_cursor"},
+                422,
+            )
         shown = self._listed([(k, v) for k, v in query if k != "after_cursor"])
         if isinstance(shown, Reply):
             return shown
         signature = _signature(query)
-        start = _cursor_offset(params.get("after_cursor"), signature) if "after_cursor" in params else 0
+        start = (
+            _cursor_offset(params.get("after_cursor"), signature) if "after_cursor" in params else 0
+        )
         if start is None:
             return json_reply({"type": "validation error", "error": "invalid after_cursor"}, 422)
         size = min(int(params.get("limit", 20)), PAGE_CAP)
-        page, now = shown[start: start + size], self.now
-        answer = {"$schema": "https://gamma-api.polymarket.com/schemas/MarketsKeysetListResponse.json",
-                  "markets": [m.raw(now) for m in page]}
+        page, now = shown[start : start + size], self.now
+        answer = {
+            "$schema": "https://gamma-api.polymarket.com/schemas/MarketsKeysetListResponse.json",
+            "markets": [m.raw(now) for m in page],
+        }
         if start + size < len(shown):
             answer["next_cursor"] = _cursor(0 if self.cursor_stuck else start + size, signature)
         return json_reply(answer)
@@ -214,28 +291,41 @@ class FakePolymarket:
         params = dict(query)
         offset = int(params.get("offset", 0))
         if offset > self.legacy_offset_ceiling:
-            return json_reply({"type": "validation error",
-                          "error": "offset too large, use /markets/keyset for deeper pagination"}, 422, DEPRECATION)
+            return json_reply(
+                {
+                    "type": "validation error",
+                    "error": "offset too large, use /markets/keyset for deeper pagination",
+                },
+                422,
+                DEPRECATION,
+            )
         shown = self._listed(query)
         if isinstance(shown, Reply):
             return shown
         size, now = min(int(params.get("limit", 20)), PAGE_CAP), self.now
-        return json_reply([m.raw(now) for m in shown[offset: offset + size]], headers=DEPRECATION)
+        return json_reply([m.raw(now) for m in shown[offset : offset + size]], headers=DEPRECATION)
 
     # -- CLOB ------------------------------------------------------------------------------
     def _clob_points(self, token: str, params: dict) -> list[dict] | Reply:
         fidelity = int(params.get("fidelity", 1))
         interval = params.get("interval")
         if interval and fidelity < {"1w": 5, "1m": 10}.get(interval, 0):
-            return json_reply({"error": f"invalid filters: minimum 'fidelity' for '{interval}' range is "
-                                   f"{ {'1w': 5, '1m': 10}[interval]}"}, 400)
+            return json_reply(
+                {
+                    "error": f"invalid filters: minimum 'fidelity' for '{interval}' range is "
+                    f"{ {'1w': 5, '1m': 10}[interval] }"
+                },
+                400,
+            )
         if interval in ("max", "all"):
             end = to_unix(self.now)
             start = end - INTERVAL_MAX_SECONDS
         elif "startTs" in params and "endTs" in params:
             start, end = int(params["startTs"]), int(params["endTs"])
             if end - start > WINDOW_CAP:
-                return json_reply({"error": "invalid filters: 'startTs' and 'endTs' interval is too long"}, 400)
+                return json_reply(
+                    {"error": "invalid filters: 'startTs' and 'endTs' interval is too long"}, 400
+                )
         else:
             return json_reply({"error": "invalid filters: no range"}, 400)
         market = self.by_token(token)
@@ -255,9 +345,19 @@ class FakePolymarket:
         except (ValueError, KeyError, TypeError):
             return json_reply({"error": "invalid body"}, 400)
         if not isinstance(tokens, list) or not 1 <= len(tokens) <= 20:
-            return json_reply({"error": "invalid filters: 'markets' must hold 1 to 20 token ids"}, 400)
-        params = {k: str(request[b]) for k, b in (("startTs", "start_ts"), ("endTs", "end_ts"),
-                                                    ("interval", "interval"), ("fidelity", "fidelity")) if b in request}
+            return json_reply(
+                {"error": "invalid filters: 'markets' must hold 1 to 20 token ids"}, 400
+            )
+        params = {
+            k: str(request[b])
+            for k, b in (
+                ("startTs", "start_ts"),
+                ("endTs", "end_ts"),
+                ("interval", "interval"),
+                ("fidelity", "fidelity"),
+            )
+            if b in request
+        }
         history = {}
         for token in tokens:
             points = self._clob_points(token, params)
@@ -283,11 +383,20 @@ class FakePolymarket:
         points = self._data_points(params)
         if isinstance(points, Reply):
             return points
-        page = points[offset: offset + limit]
+        page = points[offset : offset + limit]
         more = offset + limit < len(points)
         cursor = _encode({"p": params, "o": offset + limit, "l": limit}) if more else None
-        return json_reply({"data": [{"timestamp": t, "price": p, "resolution_seconds": r} for t, p, r in page],
-                      "pagination": {"limit": limit, "offset": offset, "has_more": more, "next_cursor": cursor}})
+        return json_reply(
+            {
+                "data": [{"timestamp": t, "price": p, "resolution_seconds": r} for t, p, r in page],
+                "pagination": {
+                    "limit": limit,
+                    "offset": offset,
+                    "has_more": more,
+                    "next_cursor": cursor,
+                },
+            }
+        )
 
     def _data_points(self, params: dict) -> list[tuple[int, float, int]] | Reply:
         token = params.get("token_id") or params.get("tokenId")
@@ -332,14 +441,21 @@ def _cursor(offset: int, signature: str) -> str:
 
 def _cursor_offset(cursor: str | None, signature: str) -> int | None:
     state = _decode(cursor or "")
-    if not isinstance(state, dict) or state.get("q") != signature or not isinstance(state.get("o"), int):
+    if (
+        not isinstance(state, dict)
+        or state.get("q") != signature
+        or not isinstance(state.get("o"), int)
+    ):
         return None
     return state["o"]
 
 
 # -- transports ----------------------------------------------------------------------------
-SERVICE_OF_HOST = {"gamma-api.polymarket.com": "gamma", "clob.polymarket.com": "clob",
-                   "data-api.polymarket.com": "data"}
+SERVICE_OF_HOST = {
+    "gamma-api.polymarket.com": "gamma",
+    "clob.polymarket.com": "clob",
+    "data-api.polymarket.com": "data",
+}
 
 
 def transport(fake: FakePolymarket):
@@ -348,8 +464,13 @@ def transport(fake: FakePolymarket):
 
     def handle(request: httpx.Request) -> httpx.Response:
         service = SERVICE_OF_HOST.get(request.url.host, "unknown")
-        reply = fake.answer(request.method, service, request.url.path.strip("/"),
-                            list(request.url.params.multi_items()), request.content)
+        reply = fake.answer(
+            request.method,
+            service,
+            request.url.path.strip("/"),
+            list(request.url.params.multi_items()),
+            request.content,
+        )
         return httpx.Response(reply.status, content=reply.body, headers=reply.headers)
 
     return httpx.MockTransport(handle)
@@ -402,10 +523,27 @@ def population(count: int, start: datetime, seed: int = 0) -> list[SimMarket]:
         life = timedelta(days=10 + (n * 37) % 490, hours=(n * 5) % 24)
         resolves = start + timedelta(days=(n * 13) % 200, minutes=(n * 17) % 1440)
         opened = resolves - life
-        markets.append(SimMarket(n, opened, resolves, yes=n % 3 != 0, data_api=n % 5 != 0, fidelity_trap=n % 13 == 0,
-                                 disputed=n % 7 == 0,
-                                 rules_updated_at=opened + life / 2 if n % 11 == 0 else None))
+        markets.append(
+            SimMarket(
+                n,
+                opened,
+                resolves,
+                yes=n % 3 != 0,
+                data_api=n % 5 != 0,
+                fidelity_trap=n % 13 == 0,
+                disputed=n % 7 == 0,
+                rules_updated_at=opened + life / 2 if n % 11 == 0 else None,
+            )
+        )
     return markets
 
 
-__all__ = ["FakePolymarket", "NO_END_DATE", "Reply", "SimMarket", "population", "serve", "transport"]
+__all__ = [
+    "FakePolymarket",
+    "NO_END_DATE",
+    "Reply",
+    "SimMarket",
+    "population",
+    "serve",
+    "transport",
+]

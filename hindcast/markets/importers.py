@@ -31,7 +31,9 @@ from hindcast.timeutil import ONE_DAY, day_start, parse_utc
 _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _OUTCOMES = {1.0: "yes", 0.0: "no", 0.5: "fifty-fifty"}
 PRICE_METHODS = ("v2_value_at_date", "v1_value_at_fetch")
-EARLIEST = datetime(1900, 1, 1, tzinfo=timezone.utc)  # instants outside [EARLIEST, LATEST) are refused
+EARLIEST = datetime(
+    1900, 1, 1, tzinfo=timezone.utc
+)  # instants outside [EARLIEST, LATEST) are refused
 LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
 
 
@@ -41,7 +43,9 @@ def import_forecastbench(markets_path: Path, prices_path: Path | None) -> Market
     if not markets:
         raise MarketDataError(f"{markets_path}: no market in this file; nothing was written")
     daily = _read_prices(Path(prices_path), {m.id for m in markets}) if prices_path else {}
-    prices = {i: _merge(daily.get(i, ()), freezes.get(i, ())) for i in sorted(set(daily) | set(freezes))}
+    prices = {
+        i: _merge(daily.get(i, ()), freezes.get(i, ())) for i in sorted(set(daily) | set(freezes))
+    }
     return MarketBundle(tuple(markets), tuple(resolutions), {i: h for i, h in prices.items() if h})
 
 
@@ -113,7 +117,11 @@ def _parse_resolution(market_id: str, row: dict) -> Resolution:
     if row.get("resolved") is not True:
         raise ValueError("market is not resolved (resolved must be true)")
     outcome = row.get("resolved_to")
-    status = None if isinstance(outcome, bool) or not isinstance(outcome, (int, float)) else _OUTCOMES.get(outcome)
+    status = (
+        None
+        if isinstance(outcome, bool) or not isinstance(outcome, (int, float))
+        else _OUTCOMES.get(outcome)
+    )
     if status is None:
         raise ValueError(f"resolved_to {row.get('resolved_to')!r} is not 1.0, 0.0 or 0.5")
     on_date = _time(row, "resolution_date")
@@ -125,7 +133,9 @@ def _read_prices(path: Path, known: set[str]) -> dict[str, tuple[PricePoint, ...
     try:
         return _read_price_rows(path, known)
     except UnicodeDecodeError as exc:
-        raise InputFormatError(str(path), [f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from exc
+        raise InputFormatError(
+            str(path), [f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"]
+        ) from exc
     except csv.Error as exc:
         raise InputFormatError(str(path), [f"{path}: unreadable CSV ({exc})"]) from exc
 
@@ -134,7 +144,9 @@ def _read_price_rows(path: Path, known: set[str]) -> dict[str, tuple[PricePoint,
     points, problems = defaultdict(list), []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = {"condition_id", "date", "p_yes", "method", "fetched_at_commit_time"} - set(reader.fieldnames or ())
+        missing = {"condition_id", "date", "p_yes", "method", "fetched_at_commit_time"} - set(
+            reader.fieldnames or ()
+        )
         if missing:
             raise InputFormatError(str(path), [f"{path}:1: missing column(s) {sorted(missing)}"])
         for row in reader:
@@ -223,7 +235,9 @@ def _time(row: dict, key: str) -> datetime:
     except (ValueError, OverflowError) as exc:
         raise ValueError(f"{key}: {exc}") from exc
     if not EARLIEST <= value < LATEST:
-        raise ValueError(f"{key}: {value.date().isoformat()} is outside {EARLIEST.year}..{LATEST.year - 1}")
+        raise ValueError(
+            f"{key}: {value.date().isoformat()} is outside {EARLIEST.year}..{LATEST.year - 1}"
+        )
     return value
 
 

@@ -32,8 +32,16 @@ from hindcast.errors import KalshiError
 from hindcast.http import Outcome, Retrying, RetryPolicy
 from hindcast.timeutil import parse_utc
 
-__all__ = ["KALSHI_URL", "MAX_CANDLES", "PAGE_LIMIT", "PERIOD_MINUTES", "Cutoff", "KalshiClient", "KalshiError",
-           "series_of"]
+__all__ = [
+    "KALSHI_URL",
+    "MAX_CANDLES",
+    "PAGE_LIMIT",
+    "PERIOD_MINUTES",
+    "Cutoff",
+    "KalshiClient",
+    "KalshiError",
+    "series_of",
+]
 
 KALSHI_URL = "https://external-api.kalshi.com/trade-api/v2"  # the SDK's default host
 PAGE_LIMIT = 1000  # `limit` ≤ 1000 on /markets
@@ -62,8 +70,14 @@ def series_of(event_ticker: str) -> str:
 class KalshiClient:
     """Reads of the live and the historical market data of one Kalshi host."""
 
-    def __init__(self, http: httpx.Client, base_url: str = KALSHI_URL, retry: RetryPolicy = DEFAULT_RETRY,
-                 sleep: Callable[[float], None] = time.sleep, page_limit: int = PAGE_LIMIT):
+    def __init__(
+        self,
+        http: httpx.Client,
+        base_url: str = KALSHI_URL,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        sleep: Callable[[float], None] = time.sleep,
+        page_limit: int = PAGE_LIMIT,
+    ):
         self.http, self.base_url, self.retry, self.sleep = http, base_url.rstrip("/"), retry, sleep
         self.page_limit = page_limit
 
@@ -71,7 +85,9 @@ class KalshiClient:
     def get_json(self, path: str, params: dict | None = None) -> Any:
         """GET `base_url + path` and decode JSON, retrying transient failures; KalshiError after the last."""
         url = self.base_url + path
-        outcome = Retrying(self.http, self.retry, self.sleep).request("GET", url, params=params or {})
+        outcome = Retrying(self.http, self.retry, self.sleep).request(
+            "GET", url, params=params or {}
+        )
         response = _settled_response(url, outcome, self.retry)
         try:
             return response.json()
@@ -85,8 +101,10 @@ class KalshiClient:
         try:
             return Cutoff(parse_utc(body["market_settled_ts"]))
         except (TypeError, KeyError, ValueError, AttributeError) as exc:
-            raise KalshiError(self.base_url + path,
-                              f"expected {{\"market_settled_ts\": RFC 3339, …}}, got {body!r:.120}") from exc
+            raise KalshiError(
+                self.base_url + path,
+                f'expected {{"market_settled_ts": RFC 3339, …}}, got {body!r:.120}',
+            ) from exc
 
     # -- listings ----------------------------------------------------------------------------
     def settled_markets(self, filters: dict | None = None) -> Iterator[list]:
@@ -104,39 +122,59 @@ class KalshiClient:
         cursor, seen, first = "", set(), None
         while True:
             asked = cursor
-            body = self.get_json(path, {**params, "limit": self.page_limit, **({"cursor": asked} if asked else {})})
+            body = self.get_json(
+                path, {**params, "limit": self.page_limit, **({"cursor": asked} if asked else {})}
+            )
             items, cursor = _market_page(self.base_url + path, body, asked)
             head = _first_ticker(items)
             if head is not None and head == first:
-                raise KalshiError(self.base_url + path, f"the page at cursor {asked!r} starts again with {head}: "
-                                                        "the listing does not advance")
+                raise KalshiError(
+                    self.base_url + path,
+                    f"the page at cursor {asked!r} starts again with {head}: "
+                    "the listing does not advance",
+                )
             yield items
             if cursor == "":
                 return
             if cursor in seen:
-                raise KalshiError(self.base_url + path, f"the cursor {cursor!r} came back again: the listing does "
-                                                        "not advance (stopped rather than loop or end early)")
+                raise KalshiError(
+                    self.base_url + path,
+                    f"the cursor {cursor!r} came back again: the listing does "
+                    "not advance (stopped rather than loop or end early)",
+                )
             seen.add(cursor)
             first = head
 
     # -- candles -----------------------------------------------------------------------------
-    def candles(self, ticker: str, event_ticker: str, start_ts: int, end_ts: int, historical: bool) -> list:
+    def candles(
+        self, ticker: str, event_ticker: str, start_ts: int, end_ts: int, historical: bool
+    ) -> list:
         """Every raw candle of [start_ts, end_ts] (unix s), window by window, oldest first:
         the live or the historical endpoint (the shapes differ; `kalshi_parse` reads both)."""
-        path = (f"/historical/markets/{ticker}/candlesticks" if historical
-                else f"/series/{series_of(event_ticker)}/markets/{ticker}/candlesticks")
+        path = (
+            f"/historical/markets/{ticker}/candlesticks"
+            if historical
+            else f"/series/{series_of(event_ticker)}/markets/{ticker}/candlesticks"
+        )
         candles = []
         for start, end in windows(start_ts, end_ts):
-            body = self.get_json(path, {"start_ts": start, "end_ts": end, "period_interval": PERIOD_MINUTES})
+            body = self.get_json(
+                path, {"start_ts": start, "end_ts": end, "period_interval": PERIOD_MINUTES}
+            )
             candles += _candle_list(self.base_url + path, body, ticker)
         return candles
 
 
-def windows(start_ts: int, end_ts: int, period: int = PERIOD_MINUTES * 60,
-            most: int = MAX_CANDLES) -> list[tuple[int, int]]:
+def windows(
+    start_ts: int, end_ts: int, period: int = PERIOD_MINUTES * 60, most: int = MAX_CANDLES
+) -> list[tuple[int, int]]:
     """[start, end] cut into consecutive windows of at most `most` periods, neither gap nor overlap
     (window k asks for the candle ends in [start_k, end_k]; the next starts one second later)."""
-    span, out, start = period * (most - 1), [], start_ts  # `most` candle ends fit in [start, start + span]
+    span, out, start = (
+        period * (most - 1),
+        [],
+        start_ts,
+    )  # `most` candle ends fit in [start, start + span]
     while True:
         end = min(start + span, end_ts)
         out.append((start, end))
@@ -146,11 +184,17 @@ def windows(start_ts: int, end_ts: int, period: int = PERIOD_MINUTES * 60,
 
 
 def _market_page(url: str, body: object, cursor: str) -> tuple[list, str]:
-    if (not isinstance(body, dict) or not isinstance(body.get("markets"), list)
-            or not isinstance(body.get("cursor"), str)):
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("markets"), list)
+        or not isinstance(body.get("cursor"), str)
+    ):
         shape = sorted(body) if isinstance(body, dict) else type(body).__name__
-        raise KalshiError(url, f"unknown envelope at cursor {cursor!r}: expected {{\"markets\": [...], "
-                               f"\"cursor\": \"…\"}}, got {shape}")
+        raise KalshiError(
+            url,
+            f'unknown envelope at cursor {cursor!r}: expected {{"markets": [...], '
+            f'"cursor": "…"}}, got {shape}',
+        )
     return body["markets"], body["cursor"]
 
 
@@ -162,20 +206,30 @@ def _first_ticker(items: list) -> str | None:
 def _candle_list(url: str, body: object, ticker: str) -> list:
     if not isinstance(body, dict) or not isinstance(body.get("candlesticks"), list):
         shape = sorted(body) if isinstance(body, dict) else type(body).__name__
-        raise KalshiError(url, f"{ticker}: unknown envelope: expected {{\"ticker\", \"candlesticks\": [...]}}, got {shape}")
+        raise KalshiError(
+            url,
+            f'{ticker}: unknown envelope: expected {{"ticker", "candlesticks": [...]}}, got {shape}',
+        )
     return body["candlesticks"]
 
 
 def _settled_response(url: str, outcome: Outcome, retry: RetryPolicy) -> httpx.Response:
     last = outcome.last
     if outcome.refused_wait is not None and isinstance(last, httpx.Response):
-        raise KalshiError(url, f"HTTP {last.status_code} asks to retry after {outcome.refused_wait:g}s, "
-                               f"more than the {retry.max_delay:g}s allowed")
+        raise KalshiError(
+            url,
+            f"HTTP {last.status_code} asks to retry after {outcome.refused_wait:g}s, "
+            f"more than the {retry.max_delay:g}s allowed",
+        )
     if isinstance(last, httpx.Response) and not outcome.transient and last.is_success:
         return last
     if isinstance(last, httpx.Response):
         detail = "" if outcome.transient else last.text[:200].strip()
         tries = f" after {outcome.attempts} attempts" if outcome.transient else ""
-        raise KalshiError(str(last.url), f"HTTP {last.status_code}{tries}" + (f": {detail}" if detail else ""))
+        raise KalshiError(
+            str(last.url), f"HTTP {last.status_code}{tries}" + (f": {detail}" if detail else "")
+        )
     kind = "timed out" if isinstance(last, httpx.TimeoutException) else "connection failed"
-    raise KalshiError(url, f"{kind} after {outcome.attempts} attempts ({type(last).__name__}: {last})")
+    raise KalshiError(
+        url, f"{kind} after {outcome.attempts} attempts ({type(last).__name__}: {last})"
+    )

@@ -35,8 +35,10 @@ FINAL = "finalized"
 MAY_CHANGE = frozenset({"disputed", "amended"})
 BUCKET_SECONDS = PERIOD_MINUTES * 60
 ROUTES = {False: "kalshi candlesticks (live)", True: "kalshi historical candlesticks"}
-DEFINITIONS = {False: "candle close (price.close_dollars, fallback price.previous)",
-               True: "candle close (price.close, fallback price.previous)"}
+DEFINITIONS = {
+    False: "candle close (price.close_dollars, fallback price.previous)",
+    True: "candle close (price.close, fallback price.previous)",
+}
 CANDLE_FIELDS = {False: ("close_dollars", "previous_dollars"), True: ("close", "previous")}
 
 
@@ -76,10 +78,24 @@ def _parse(raw: object, historical: bool) -> KalshiMarket:
         raise TypeError(f"expected a JSON object, got {type(raw).__name__}")
     ticker = _text(raw, "ticker")
     _require_settled_binary(raw, market_id(ticker))
-    opened, closed, settled = _time(raw, "open_time"), _time(raw, "close_time"), _time(raw, "settlement_ts")
-    resolution = Resolution(market_id(ticker), raw["result"], _resolved_at(raw, closed, settled), settled)
-    return KalshiMarket(ParsedMarket(_market(raw, ticker, opened, closed), resolution, _meta(raw, ticker, historical)),
-                        ticker, _text(raw, "event_ticker"), opened, closed, settled)
+    opened, closed, settled = (
+        _time(raw, "open_time"),
+        _time(raw, "close_time"),
+        _time(raw, "settlement_ts"),
+    )
+    resolution = Resolution(
+        market_id(ticker), raw["result"], _resolved_at(raw, closed, settled), settled
+    )
+    return KalshiMarket(
+        ParsedMarket(
+            _market(raw, ticker, opened, closed), resolution, _meta(raw, ticker, historical)
+        ),
+        ticker,
+        _text(raw, "event_ticker"),
+        opened,
+        closed,
+        settled,
+    )
 
 
 def _require_settled_binary(raw: dict, mid: str) -> None:
@@ -102,9 +118,16 @@ def _resolved_at(raw: dict, closed: datetime, settled: datetime) -> datetime:
 
 def _market(raw: dict, ticker: str, opened: datetime, closed: datetime) -> Market:
     title = _text(raw, "title")
-    return Market(id=market_id(ticker), question=question_of(title, _optional(raw, "yes_sub_title")),
-                  description=_rules(raw), topic=topic_of(title), opened_at=opened, scheduled_close=closed,
-                  volume=_optional_amount(raw, "volume_fp"), source=VENUE)
+    return Market(
+        id=market_id(ticker),
+        question=question_of(title, _optional(raw, "yes_sub_title")),
+        description=_rules(raw),
+        topic=topic_of(title),
+        opened_at=opened,
+        scheduled_close=closed,
+        volume=_optional_amount(raw, "volume_fp"),
+        source=VENUE,
+    )
 
 
 def question_of(title: str, yes_label: str) -> str:
@@ -115,16 +138,29 @@ def question_of(title: str, yes_label: str) -> str:
 
 
 def _rules(raw: dict) -> str:
-    return "\n\n".join(text for text in (_optional(raw, "rules_primary"), _optional(raw, "rules_secondary")) if text)
+    return "\n\n".join(
+        text
+        for text in (_optional(raw, "rules_primary"), _optional(raw, "rules_secondary"))
+        if text
+    )
 
 
 def _meta(raw: dict, ticker: str, historical: bool) -> MarketMeta:
     status = raw["status"]
-    return MarketMeta(market_id=market_id(ticker), source_id=ticker, event=_optional(raw, "event_ticker"),
-                      outcomes=("Yes", "No"), yes_index=0, venue=VENUE, price_route=ROUTES[historical],
-                      price_bucket_seconds=BUCKET_SECONDS, price_definition=DEFINITIONS[historical],
-                      disputed=status in MAY_CHANGE, rules_updated_at=_optional_time(raw, "updated_time"),
-                      resolution_statuses=(status,))
+    return MarketMeta(
+        market_id=market_id(ticker),
+        source_id=ticker,
+        event=_optional(raw, "event_ticker"),
+        outcomes=("Yes", "No"),
+        yes_index=0,
+        venue=VENUE,
+        price_route=ROUTES[historical],
+        price_bucket_seconds=BUCKET_SECONDS,
+        price_definition=DEFINITIONS[historical],
+        disputed=status in MAY_CHANGE,
+        rules_updated_at=_optional_time(raw, "updated_time"),
+        resolution_statuses=(status,),
+    )
 
 
 # -- candles --------------------------------------------------------------------------------
@@ -155,8 +191,10 @@ def _candle_point(candle: object, historical: bool) -> tuple[int, PricePoint | N
     close, previous = CANDLE_FIELDS[historical]
     if not isinstance(price, dict) or close not in price or previous not in price:
         side = "historical" if historical else "live"
-        raise ValueError(f"candle at {t}: a {side} candle's price has {close!r} and {previous!r}, "
-                         f"got {sorted(price) if isinstance(price, dict) else price!r}")
+        raise ValueError(
+            f"candle at {t}: a {side} candle's price has {close!r} and {previous!r}, "
+            f"got {sorted(price) if isinstance(price, dict) else price!r}"
+        )
     value = price[close] if price[close] is not None else price[previous]
     return t, None if value is None else PricePoint(from_unix(t), dollars(value, f"price.{close}"))
 
@@ -171,7 +209,9 @@ def dollars(value: object, name: str) -> float:
 
 def _decimal(value: object, name: str) -> Decimal:
     if not isinstance(value, str):
-        raise ValueError(f"{name} {value!r} is not a fixed-point string (integer price fields are gone)")
+        raise ValueError(
+            f"{name} {value!r} is not a fixed-point string (integer price fields are gone)"
+        )
     try:
         amount = Decimal(value)
     except InvalidOperation:

@@ -56,14 +56,21 @@ class KalshiQuery:
 
     def live_filters(self) -> dict:
         """The live listing filters by settlement itself (`min/max_settled_ts`, with status=settled)."""
-        window = {"min_settled_ts": self.since and to_unix(self.since), "max_settled_ts": self.until and to_unix(self.until)}
+        window = {
+            "min_settled_ts": self.since and to_unix(self.since),
+            "max_settled_ts": self.until and to_unix(self.until),
+        }
         return {**self.filters(), **{k: v for k, v in window.items() if v is not None}}
 
     def outside(self, settled_at: datetime) -> bool:
-        return bool((self.since and settled_at < self.since) or (self.until and settled_at > self.until))
+        return bool(
+            (self.since and settled_at < self.since) or (self.until and settled_at > self.until)
+        )
 
     def key(self, url: str) -> str:
-        text = json.dumps([url, self.series, self.since and iso(self.since), self.until and iso(self.until)])
+        text = json.dumps(
+            [url, self.series, self.since and iso(self.since), self.until and iso(self.until)]
+        )
         return "kalshi-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -89,18 +96,35 @@ class KalshiSummary:
         return self.listed_live + self.listed_historical
 
     def counts(self) -> PullCounts:
-        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed), len(self.incomplete))
+        return PullCounts(
+            self.listed,
+            self.stored,
+            tuple(sorted(self.skipped.items())),
+            len(self.failed),
+            len(self.incomplete),
+        )
 
     def as_dict(self, store: Path | str = "") -> dict:
         """The shape `markets pull --json` prints for Polymarket too, plus the Kalshi split."""
         counts = self.counts()
-        return {"store": str(store), "venue": "kalshi", "version": self.version, "counts": counts.as_dict(),
-                "stored_fewer_than_listed": counts.short, "failed": list(self.failed),
-                "incomplete_histories": list(self.incomplete), "price_routes": dict(self.routes),
-                "histories": {"fetched": self.histories_fetched, "cached": self.histories_cached,
-                              "reused": self.histories_reused},
-                "listed_live": self.listed_live, "listed_historical": self.listed_historical,
-                "cutoff_market_settled_ts": self.cutoff}
+        return {
+            "store": str(store),
+            "venue": "kalshi",
+            "version": self.version,
+            "counts": counts.as_dict(),
+            "stored_fewer_than_listed": counts.short,
+            "failed": list(self.failed),
+            "incomplete_histories": list(self.incomplete),
+            "price_routes": dict(self.routes),
+            "histories": {
+                "fetched": self.histories_fetched,
+                "cached": self.histories_cached,
+                "reused": self.histories_reused,
+            },
+            "listed_live": self.listed_live,
+            "listed_historical": self.listed_historical,
+            "cutoff_market_settled_ts": self.cutoff,
+        }
 
 
 @dataclass(frozen=True)
@@ -109,8 +133,13 @@ class Listed:
     historical: bool  # listed under /historical/markets
 
 
-def pull_kalshi(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime,
-                progress: Progress | None = None) -> KalshiSummary:
+def pull_kalshi(
+    root: Path,
+    client: KalshiClient,
+    query: KalshiQuery,
+    now: datetime,
+    progress: Progress | None = None,
+) -> KalshiSummary:
     """List, parse, fetch candles, freeze a new store version; returns the summary. The listing
     is read before the store's lock is taken: a listing that fails touches no file of the store."""
     root, summary = Path(root), KalshiSummary()
@@ -121,8 +150,15 @@ def pull_kalshi(root: Path, client: KalshiClient, query: KalshiQuery, now: datet
         return _store(root, client, query, now, parsed, summary, progress)
 
 
-def _store(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime, parsed: list[KalshiMarket],
-           summary: KalshiSummary, progress) -> KalshiSummary:
+def _store(
+    root: Path,
+    client: KalshiClient,
+    query: KalshiQuery,
+    now: datetime,
+    parsed: list[KalshiMarket],
+    summary: KalshiSummary,
+    progress,
+) -> KalshiSummary:
     work, previous = WorkDir(root / ".pull" / query.key(client.base_url)), _previous(root)
     pulled = _with_candles(client, work, parsed, previous, summary, progress)
     summary.stored = len(pulled)
@@ -134,12 +170,19 @@ def _store(root: Path, client: KalshiClient, query: KalshiQuery, now: datetime, 
 
 
 # -- listing ----------------------------------------------------------------------------------
-def list_markets(client: KalshiClient, query: KalshiQuery, cutoff: Cutoff, summary: KalshiSummary) -> list[Listed]:
+def list_markets(
+    client: KalshiClient, query: KalshiQuery, cutoff: Cutoff, summary: KalshiSummary
+) -> list[Listed]:
     """Live settled markets, then historical ones (unless `since` is past the cutoff), up to `limit`."""
     live = _take(client.settled_markets(query.live_filters()), query.limit)
     historical = []
-    if not (query.since and query.since >= cutoff.market_settled) and (query.limit is None or len(live) < query.limit):
-        historical = _take(client.historical_markets(query.filters()), None if query.limit is None else query.limit - len(live))
+    if not (query.since and query.since >= cutoff.market_settled) and (
+        query.limit is None or len(live) < query.limit
+    ):
+        historical = _take(
+            client.historical_markets(query.filters()),
+            None if query.limit is None else query.limit - len(live),
+        )
     summary.listed_live, summary.listed_historical = len(live), len(historical)
     return [Listed(raw, False) for raw in live] + [Listed(raw, True) for raw in historical]
 
@@ -154,7 +197,9 @@ def _take(pages: Iterator[list], limit: int | None) -> list:
     return items
 
 
-def _parse_all(listed: list[Listed], cutoff: Cutoff, query: KalshiQuery, summary: KalshiSummary) -> list[KalshiMarket]:
+def _parse_all(
+    listed: list[Listed], cutoff: Cutoff, query: KalshiQuery, summary: KalshiSummary
+) -> list[KalshiMarket]:
     markets, seen = [], set()
     for item in listed:
         try:
@@ -178,21 +223,34 @@ def _parse_all(listed: list[Listed], cutoff: Cutoff, query: KalshiQuery, summary
 def _parse_one(item: Listed, cutoff: Cutoff) -> KalshiMarket:
     """Parsed on the side its candles live on: historical if listed there or settled before the cutoff."""
     market = parse_market(item.raw, item.historical)
-    return market if item.historical or not cutoff.historical(market.settled_at) else parse_market(item.raw, True)
+    return (
+        market
+        if item.historical or not cutoff.historical(market.settled_at)
+        else parse_market(item.raw, True)
+    )
 
 
 # -- candles ----------------------------------------------------------------------------------
-def _with_candles(client, work: WorkDir, markets: list[KalshiMarket], previous, summary, progress) -> list[Pulled]:
+def _with_candles(
+    client, work: WorkDir, markets: list[KalshiMarket], previous, summary, progress
+) -> list[Pulled]:
     pulled = []
     for done, market in enumerate(markets, start=1):
         try:
-            points = _stored(previous, market, summary) or _cached(work, market, summary) \
+            points = (
+                _stored(previous, market, summary)
+                or _cached(work, market, summary)
                 or _fetched(client, work, market, summary)
+            )
             summary.incomplete += [] if points else [market.parsed.market.id]
             summary.routes[market.parsed.meta.price_route] += 1
             pulled.append(Pulled(market.parsed, points))
         except (KalshiError, MalformedMarket) as exc:
-            summary.failed.append(f"market {market.parsed.market.id}: {exc}" if isinstance(exc, KalshiError) else str(exc))
+            summary.failed.append(
+                f"market {market.parsed.market.id}: {exc}"
+                if isinstance(exc, KalshiError)
+                else str(exc)
+            )
         if progress:
             progress(done, len(markets))
     return pulled
@@ -202,7 +260,12 @@ def _stored(previous: MarketBundle | None, market: KalshiMarket, summary: Kalshi
     """Candles an earlier Kalshi pull stored for this market by the same route."""
     mid = market.parsed.market.id
     meta = previous.meta.get(mid) if previous else None
-    if previous is None or meta is None or meta.venue != "kalshi" or meta.price_route != market.parsed.meta.price_route:
+    if (
+        previous is None
+        or meta is None
+        or meta.venue != "kalshi"
+        or meta.price_route != market.parsed.meta.price_route
+    ):
         return None
     points = previous.prices.get(mid, ())
     summary.histories_reused += bool(points)
@@ -219,20 +282,36 @@ def _cached(work: WorkDir, market: KalshiMarket, summary: KalshiSummary):
 
 def _fetched(client: KalshiClient, work: WorkDir, market: KalshiMarket, summary: KalshiSummary):
     historical = market.parsed.meta.price_route.startswith("kalshi historical")
-    raw = client.candles(market.ticker, market.event_ticker, to_unix(market.opened_at),
-                         to_unix(market.closed_at), historical)
+    raw = client.candles(
+        market.ticker,
+        market.event_ticker,
+        to_unix(market.opened_at),
+        to_unix(market.closed_at),
+        historical,
+    )
     points = parse_candles(market_id(market.ticker), raw, historical)
-    work.save_history(market.ticker, {"route": market.parsed.meta.price_route,
-                                      "points": [[to_unix(p.t), p.p] for p in points]})
+    work.save_history(
+        market.ticker,
+        {"route": market.parsed.meta.price_route, "points": [[to_unix(p.t), p.p] for p in points]},
+    )
     summary.histories_fetched += 1
     return points
 
 
-def _provenance(client: KalshiClient, query: KalshiQuery, now: datetime, summary: KalshiSummary) -> dict:
-    return {"source": "kalshi", "kalshi_url": client.base_url, "series": query.series or "",
-            "since": query.since and iso(query.since), "until": query.until and iso(query.until),
-            "limit": query.limit, "pulled_at": iso(now), "cutoff_market_settled_ts": summary.cutoff,
-            "counts": summary.counts().as_dict()}
+def _provenance(
+    client: KalshiClient, query: KalshiQuery, now: datetime, summary: KalshiSummary
+) -> dict:
+    return {
+        "source": "kalshi",
+        "kalshi_url": client.base_url,
+        "series": query.series or "",
+        "since": query.since and iso(query.since),
+        "until": query.until and iso(query.until),
+        "limit": query.limit,
+        "pulled_at": iso(now),
+        "cutoff_market_settled_ts": summary.cutoff,
+        "counts": summary.counts().as_dict(),
+    }
 
 
 __all__ = ["KalshiQuery", "KalshiSummary", "list_markets", "pull_kalshi"]

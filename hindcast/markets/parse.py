@@ -26,9 +26,18 @@ from hindcast.timeutil import from_unix, parse_utc
 WINNER_PRICE = 0.99  # a final price at or above this singles out the winner
 FIFTY_FIFTY_TOLERANCE = 0.01
 TOPICS = frozenset(topic for topic, _ in TOPIC_KEYWORDS)
-CATEGORY_TOPICS = {"pop culture": "entertainment", "culture": "entertainment", "business": "finance",
-                   "economics": "economy", "global politics": "geopolitics", "world": "geopolitics",
-                   "technology": "tech", "ai": "tech", "us-current-affairs": "politics", "elections": "politics"}
+CATEGORY_TOPICS = {
+    "pop culture": "entertainment",
+    "culture": "entertainment",
+    "business": "finance",
+    "economics": "economy",
+    "global politics": "geopolitics",
+    "world": "geopolitics",
+    "technology": "tech",
+    "ai": "tech",
+    "us-current-affairs": "politics",
+    "elections": "politics",
+}
 MARKET_URL = "https://polymarket.com/market/{slug}"
 
 
@@ -94,7 +103,9 @@ def _require_settled(raw: dict, market_id: str) -> None:
         raise MarketSkipped(market_id, "not closed", pending=True)
     status = raw.get("umaResolutionStatus")
     if status != "resolved":
-        raise MarketSkipped(market_id, f"not resolved (umaResolutionStatus={status!r})", pending=True)
+        raise MarketSkipped(
+            market_id, f"not resolved (umaResolutionStatus={status!r})", pending=True
+        )
 
 
 def resolution_status(prices: list[float], yes: int) -> ResolutionStatus:
@@ -153,10 +164,17 @@ def binary_question(question: str, outcomes: list[str], yes: int) -> str:
 def _meta(raw: dict, market_id: str, outcomes: list[str], yes: int, yes_token: str) -> MarketMeta:
     event = _first_event(raw)
     return MarketMeta(
-        market_id=market_id, source_id=str(raw.get("id", "")), neg_risk=raw.get("negRisk") is True,
-        category=_category(raw), tags=tuple(_tag_labels(event)), event=str(event.get("slug") or ""),
-        outcomes=tuple(outcomes), yes_index=yes, yes_token=yes_token,
-        disputed=raw.get("wasDisputed") is True, rules_updated_at=rules_updated_at(raw),
+        market_id=market_id,
+        source_id=str(raw.get("id", "")),
+        neg_risk=raw.get("negRisk") is True,
+        category=_category(raw),
+        tags=tuple(_tag_labels(event)),
+        event=str(event.get("slug") or ""),
+        outcomes=tuple(outcomes),
+        yes_index=yes,
+        yes_token=yes_token,
+        disputed=raw.get("wasDisputed") is True,
+        rules_updated_at=rules_updated_at(raw),
         resolution_statuses=resolution_statuses(raw),
     )
 
@@ -281,7 +299,9 @@ def _json_list(raw: dict, key: str) -> list:
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{key} is not valid JSON ({exc.msg} at column {exc.colno}): {raw[key][:80]!r}") from exc
+            raise ValueError(
+                f"{key} is not valid JSON ({exc.msg} at column {exc.colno}): {raw[key][:80]!r}"
+            ) from exc
     if not isinstance(value, list):
         raise ValueError(f"{key} must hold a JSON array")
     return value
@@ -333,6 +353,8 @@ def markets_of_events(events: list) -> list:
         if not isinstance(event, dict):
             raise MarketDataError(f"an /events item is not an object: {event!r:.80}")
         bare = {k: v for k, v in event.items() if k != "markets"}
-        markets += [{**m, "events": m.get("events") or [bare]} if isinstance(m, dict) else m
-                    for m in event.get("markets") or []]
+        markets += [
+            {**m, "events": m.get("events") or [bare]} if isinstance(m, dict) else m
+            for m in event.get("markets") or []
+        ]
     return markets

@@ -55,18 +55,28 @@ from hindcast.markets.parse import (
     parse_gamma_market,
     parse_history,
 )
-from hindcast.markets.polymarket import DATA_BUCKET_SECONDS, FIDELITIES, GAMMA_PAGE_LIMIT, KeysetPage, PolymarketClient
+from hindcast.markets.polymarket import (
+    DATA_BUCKET_SECONDS,
+    FIDELITIES,
+    GAMMA_PAGE_LIMIT,
+    KeysetPage,
+    PolymarketClient,
+)
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
 
 Progress = Callable[[int, int], None]  # (done, total) histories
 WATCH = "pending.json"  # the store's watch list (see read_watch)
-PULL_LOG = "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
+PULL_LOG = (
+    "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
+)
 WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
 DATA_ROUTE = "data-api /v2/prices-history"
 CLOB_ROUTE = "clob /prices-history windows"
-PRICE_DEFINITION = "midpoint (unconfirmed)"  # Polymarket does not define p; measured as the book midpoint
+PRICE_DEFINITION = (
+    "midpoint (unconfirmed)"  # Polymarket does not define p; measured as the book midpoint
+)
 NO_HISTORY = "no price history"  # a skip reason: neither route served a point
 
 
@@ -83,7 +93,9 @@ class PullQuery:
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size <= GAMMA_PAGE_LIMIT:
-            raise ValueError(f"page size {self.page_size} outside 1..{GAMMA_PAGE_LIMIT} (Gamma's limit)")
+            raise ValueError(
+                f"page size {self.page_size} outside 1..{GAMMA_PAGE_LIMIT} (Gamma's limit)"
+            )
 
     def params(self) -> dict:
         params = {"closed": "true", "order": "id", "ascending": "true"}
@@ -100,8 +112,10 @@ class PullQuery:
     def key(self, gamma_url: str) -> str:
         """Names the work directory: same source, filters and page size → same cache."""
         closed = self.closed_since and iso(self.closed_since)
-        text = json.dumps([gamma_url, "keyset", self.params(), self.page_size, *([closed] if closed else [])],
-                          sort_keys=True)
+        text = json.dumps(
+            [gamma_url, "keyset", self.params(), self.page_size, *([closed] if closed else [])],
+            sort_keys=True,
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -119,14 +133,25 @@ class PullSummary:
     skipped: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
     rechecked: int = 0  # watched markets asked for again by id
-    pending: list[str] = field(default_factory=list)  # listed, binary, but not closed/resolved yet: watched
-    incomplete: dict[str, str] = field(default_factory=dict)  # stored, history shorter than the market's life
+    pending: list[str] = field(
+        default_factory=list
+    )  # listed, binary, but not closed/resolved yet: watched
+    incomplete: dict[str, str] = field(
+        default_factory=dict
+    )  # stored, history shorter than the market's life
     routes: Counter = field(default_factory=Counter)  # price route of each stored market
-    histories_changed: list[str] = field(default_factory=list)  # a stored point differs: a new version
+    histories_changed: list[str] = field(
+        default_factory=list
+    )  # a stored point differs: a new version
 
     def counts(self) -> PullCounts:
-        return PullCounts(self.listed, self.stored, tuple(sorted(self.skipped.items())), len(self.failed),
-                          len(self.incomplete))
+        return PullCounts(
+            self.listed,
+            self.stored,
+            tuple(sorted(self.skipped.items())),
+            len(self.failed),
+            len(self.incomplete),
+        )
 
 
 @dataclass(frozen=True)
@@ -168,11 +193,18 @@ class WorkDir:
         except FileNotFoundError:
             return None
         except json.JSONDecodeError as exc:
-            raise MarketDataError(f"{path}: corrupt pull cache ({exc.msg}); delete it and pull again") from exc
+            raise MarketDataError(
+                f"{path}: corrupt pull cache ({exc.msg}); delete it and pull again"
+            ) from exc
 
 
-def pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
-         progress: Progress | None = None) -> PullSummary:
+def pull(
+    root: Path,
+    client: PolymarketClient,
+    query: PullQuery,
+    now: datetime,
+    progress: Progress | None = None,
+) -> PullSummary:
     """Pull, parse, fetch histories, freeze a new store version; returns the summary."""
     root = Path(root)
     with _exclusive(root, now):
@@ -185,13 +217,19 @@ def _exclusive(root: Path, now: datetime) -> FileLock:
     try:
         return FileLock(root / ".pull.lock").acquire({"pid": os.getpid(), "since": iso(now)})
     except Busy as busy:
-        who = f"pid {busy.holder.get('pid')} since {busy.holder.get('since')}" if busy.holder else "holder unknown"
-        raise PullBusy(f"another pull into {root} is running ({who}); wait for it to finish, "
-                              "then pull again") from None
+        who = (
+            f"pid {busy.holder.get('pid')} since {busy.holder.get('since')}"
+            if busy.holder
+            else "holder unknown"
+        )
+        raise PullBusy(
+            f"another pull into {root} is running ({who}); wait for it to finish, then pull again"
+        ) from None
 
 
-def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
-          progress: Progress | None) -> PullSummary:
+def _pull(
+    root: Path, client: PolymarketClient, query: PullQuery, now: datetime, progress: Progress | None
+) -> PullSummary:
     work = WorkDir(root / ".pull" / query.key(client.gamma_url))
     summary = PullSummary()
     watched, had_cache = read_watch(root), (root / ".pull").exists()
@@ -210,8 +248,12 @@ def _pull(root: Path, client: PolymarketClient, query: PullQuery, now: datetime,
     pulled = _with_histories(client, work, parsed, previous, summary, progress)
     bundle = merge(previous, pulled, now)
     summary.stored = len(pulled)
-    summary.version = write_version(root, bundle, _provenance(client, query, now, previous, summary))
-    write_watch(root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending})
+    summary.version = write_version(
+        root, bundle, _provenance(client, query, now, previous, summary)
+    )
+    write_watch(
+        root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending}
+    )
     log_pull(root, now, summary)
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
@@ -227,6 +269,7 @@ def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery)
     """Closed markets, newest closed first, page by page until a page reaches markets closed
     before `query.closed_since` (those are left out). An item without a readable
     `closedTime` never ends the paging and is kept (the parser decides about it)."""
+
     def select(page: list) -> tuple[list, bool]:
         closed = [(_closed_time(raw), raw) for raw in page]
         kept = [raw for t, raw in closed if t is None or t >= query.closed_since]
@@ -270,6 +313,7 @@ def _closed_time(raw) -> datetime | None:
 
 def _not_in(raws: list, listed: list) -> list:
     """The items of a second listing that the first did not list (by conditionId)."""
+
     def key(raw):
         value = raw.get("conditionId") if isinstance(raw, dict) else None
         return value if isinstance(value, str) else None
@@ -278,7 +322,9 @@ def _not_in(raws: list, listed: list) -> list:
     return [raw for raw in raws if key(raw) is None or key(raw) not in seen]
 
 
-def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK) -> list:
+def list_by_id(
+    client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK
+) -> list:
     """Raw Gamma market objects of these conditionIds (`condition_ids`, `chunk` per request),
     asked with `closed=true` (resolved since) and without (still open: Gamma lists open
     markets only unless `closed=true` is given), each listing from the cache when it is there."""
@@ -286,7 +332,9 @@ def list_by_id(client: PolymarketClient, work: WorkDir, ids: list[str], chunk: i
     for number, start in enumerate(range(0, len(ids), chunk)):
         for state, extra in (("closed", {"closed": "true"}), ("open", {})):
             cache = WorkDir(work.path / f"{state}-{number:06d}")
-            for page in client.keyset_markets({"condition_ids": ids[start:start + chunk], **extra}, cache=cache):
+            for page in client.keyset_markets(
+                {"condition_ids": ids[start : start + chunk], **extra}, cache=cache
+            ):
                 items += page.items
     return items
 
@@ -296,8 +344,15 @@ def log_pull(root: Path, now: datetime, summary: PullSummary) -> None:
     finds nothing new writes no new version, but its counts are kept all the same."""
     path = Path(root) / PULL_LOG
     before = path.read_text(encoding="utf-8") if path.exists() else ""
-    line = json.dumps({"pulled_at": iso(now), "version": summary.version, **summary.counts().as_dict(),
-                       "incomplete_histories": sorted(summary.incomplete)}, sort_keys=True)
+    line = json.dumps(
+        {
+            "pulled_at": iso(now),
+            "version": summary.version,
+            **summary.counts().as_dict(),
+            "incomplete_histories": sorted(summary.incomplete),
+        },
+        sort_keys=True,
+    )
     write_text_atomic(path, before + line + "\n")
 
 
@@ -316,7 +371,9 @@ def read_watch(root: Path) -> dict[str, str]:
 
 
 def write_watch(root: Path, pending: dict[str, str]) -> None:
-    write_text_atomic(Path(root) / WATCH, json.dumps({"pending": dict(sorted(pending.items()))}, indent=1) + "\n")
+    write_text_atomic(
+        Path(root) / WATCH, json.dumps({"pending": dict(sorted(pending.items()))}, indent=1) + "\n"
+    )
 
 
 def _parse_all(raws: list, summary: PullSummary) -> list[ParsedMarket]:
@@ -348,19 +405,29 @@ def _with_histories(client, work, parsed, previous, summary, progress) -> list[P
             item = _pulled(client, work, market, previous, summary)
             pulled += [item] if item else []
         except (PolymarketError, MalformedMarket) as exc:
-            summary.failed.append(f"market {market.market.id}: {exc}" if isinstance(exc, PolymarketError) else str(exc))
+            summary.failed.append(
+                f"market {market.market.id}: {exc}"
+                if isinstance(exc, PolymarketError)
+                else str(exc)
+            )
         if progress:
             progress(done, len(parsed))
     return pulled
 
 
-def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary) -> Pulled | None:
+def _pulled(
+    client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary
+) -> Pulled | None:
     """The market with its history and the history's provenance; None when no route served
     a point (skipped, counted). A history that does not span the market's life is stored and
     reported (`summary.incomplete`)."""
     stored = _stored_history(previous, market)
     summary.histories_reused += stored is not None
-    points, meta = stored or _cached_history(work, market, summary) or _fetch_history(client, work, market, summary)
+    points, meta = (
+        stored
+        or _cached_history(work, market, summary)
+        or _fetch_history(client, work, market, summary)
+    )
     if not points:
         summary.skipped[NO_HISTORY] += 1
         return None
@@ -373,18 +440,33 @@ def _pulled(client, work: WorkDir, market: ParsedMarket, previous, summary: Pull
 
 
 def _provenance_meta(market: ParsedMarket, route: str, bucket: int):
-    return replace(market.meta, history_fidelity=bucket // 60, price_route=route, price_bucket_seconds=bucket,
-                   price_definition=PRICE_DEFINITION)
+    return replace(
+        market.meta,
+        history_fidelity=bucket // 60,
+        price_route=route,
+        price_bucket_seconds=bucket,
+        price_definition=PRICE_DEFINITION,
+    )
 
 
 def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
     """The history an earlier pull stored for the same market and token by a route that
     reaches back (a history stored before routes were recorded is fetched again)."""
     meta = previous.meta.get(market.market.id) if previous else None
-    if previous is None or meta is None or not meta.price_route or meta.yes_token != market.meta.yes_token:
+    if (
+        previous is None
+        or meta is None
+        or not meta.price_route
+        or meta.yes_token != market.meta.yes_token
+    ):
         return None
-    kept = replace(market.meta, history_fidelity=meta.history_fidelity, price_route=meta.price_route,
-                   price_bucket_seconds=meta.price_bucket_seconds, price_definition=meta.price_definition)
+    kept = replace(
+        market.meta,
+        history_fidelity=meta.history_fidelity,
+        price_route=meta.price_route,
+        price_bucket_seconds=meta.price_bucket_seconds,
+        price_definition=meta.price_definition,
+    )
     return previous.prices.get(market.market.id, ()), kept
 
 
@@ -397,7 +479,9 @@ def _cached_history(work: WorkDir, market: ParsedMarket, summary: PullSummary):
     return points, _provenance_meta(market, record["route"], record["bucket_seconds"])
 
 
-def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket, summary: PullSummary):
+def _fetch_history(
+    client: PolymarketClient, work: WorkDir, market: ParsedMarket, summary: PullSummary
+):
     """The YES token's whole history: the Data API (`interval=max`, 3-hour buckets) when it
     serves the market, else CLOB windows of ≤ 15 days from opening to resolution, at the
     finest fidelity that answers (resolved markets often answer only coarse ones)."""
@@ -407,19 +491,32 @@ def _fetch_history(client: PolymarketClient, work: WorkDir, market: ParsedMarket
     points = parse_data_history(market_id, raw)
     if not points:
         route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
-    work.save_history(market_id, {"token_id": token, "route": route, "bucket_seconds": bucket,
-                                  "points": [[to_unix(p.t), p.p] for p in points]})
+    work.save_history(
+        market_id,
+        {
+            "token_id": token,
+            "route": route,
+            "bucket_seconds": bucket,
+            "points": [[to_unix(p.t), p.p] for p in points],
+        },
+    )
     summary.histories_fetched += 1
     return points, _provenance_meta(market, route, bucket)
 
 
-def _clob_history(client: PolymarketClient, market: ParsedMarket) -> tuple[int, tuple[PricePoint, ...]]:
+def _clob_history(
+    client: PolymarketClient, market: ParsedMarket
+) -> tuple[int, tuple[PricePoint, ...]]:
     opened = market.market.opened_at
     if opened is None:
-        raise MalformedMarket(market.market.id, "no startDate or createdAt: cannot fetch its history from its opening")
+        raise MalformedMarket(
+            market.market.id, "no startDate or createdAt: cannot fetch its history from its opening"
+        )
     start, end = to_unix(opened), to_unix(market.resolution.known_at)
     for fidelity in FIDELITIES:
-        points = parse_history(market.market.id, client.windowed_history(market.meta.yes_token, start, end, fidelity))
+        points = parse_history(
+            market.market.id, client.windowed_history(market.meta.yes_token, start, end, fidelity)
+        )
         if points:
             return fidelity * 60, points
     return FIDELITIES[-1] * 60, ()
@@ -437,7 +534,9 @@ def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket:
     return ""
 
 
-def _note_changes(previous: MarketBundle | None, market_id: str, points, summary: PullSummary) -> None:
+def _note_changes(
+    previous: MarketBundle | None, market_id: str, points, summary: PullSummary
+) -> None:
     """A stored point that this pull's history changes (same instant, another price, or gone)."""
     old = dict((p.t, p.p) for p in previous.prices.get(market_id, ())) if previous else {}
     new = dict((p.t, p.p) for p in points)
@@ -456,14 +555,18 @@ def merge(previous: MarketBundle | None, pulled: list[Pulled], now: datetime) ->
     for item in pulled:
         market_id = item.parsed.market.id
         if market_id in markets:
-            versions = with_description(description_versions(base, market_id), item.parsed.market.description, now)
+            versions = with_description(
+                description_versions(base, market_id), item.parsed.market.description, now
+            )
             descriptions.update({market_id: versions} if len(versions) > 1 else {})
         markets[market_id] = item.parsed.market
         resolutions[market_id] = item.parsed.resolution
         meta[market_id] = item.parsed.meta
         prices.pop(market_id, None)
         prices.update({market_id: item.prices} if item.prices else {})
-    return MarketBundle(tuple(markets.values()), tuple(resolutions.values()), prices, meta, descriptions)
+    return MarketBundle(
+        tuple(markets.values()), tuple(resolutions.values()), prices, meta, descriptions
+    )
 
 
 def _previous(root: Path) -> MarketBundle | None:
@@ -473,12 +576,24 @@ def _previous(root: Path) -> MarketBundle | None:
 
 
 def _provenance(client, query: PullQuery, now: datetime, previous, summary: PullSummary) -> dict:
-    return {"source": "polymarket", "venue": "polymarket", "gamma_url": client.gamma_url,
-            "clob_url": client.clob_url, "data_url": client.data_url, "listing": "gamma /markets/keyset",
-            "query": query.params(), "limit": query.limit, "pulled_at": iso(now),
-            "stored": summary.stored, "skipped": dict(summary.skipped), "failed": len(summary.failed),
-            "counts": summary.counts().as_dict(), "price_routes": dict(summary.routes),
-            "price_definition": PRICE_DEFINITION, "incomplete_histories": dict(sorted(summary.incomplete.items())),
-            "histories_changed": sorted(summary.histories_changed),
-            "rechecked_by_id": summary.rechecked,
-            **({"closed_since": iso(query.closed_since)} if query.closed_since else {})}
+    return {
+        "source": "polymarket",
+        "venue": "polymarket",
+        "gamma_url": client.gamma_url,
+        "clob_url": client.clob_url,
+        "data_url": client.data_url,
+        "listing": "gamma /markets/keyset",
+        "query": query.params(),
+        "limit": query.limit,
+        "pulled_at": iso(now),
+        "stored": summary.stored,
+        "skipped": dict(summary.skipped),
+        "failed": len(summary.failed),
+        "counts": summary.counts().as_dict(),
+        "price_routes": dict(summary.routes),
+        "price_definition": PRICE_DEFINITION,
+        "incomplete_histories": dict(sorted(summary.incomplete.items())),
+        "histories_changed": sorted(summary.histories_changed),
+        "rechecked_by_id": summary.rechecked,
+        **({"closed_since": iso(query.closed_since)} if query.closed_since else {}),
+    }

@@ -41,9 +41,16 @@ def write_version(root: Path, bundle: MarketBundle, provenance: dict | None = No
         staging = frozen.staging_dir(versions)
         try:
             _write_tables(staging, tables)
-            frozen.write_manifest(staging, {"format": FORMAT, "version": version_id,
-                                            "content_sha256": bundle.content_hash(),
-                                            "counts": _counts(bundle), "provenance": provenance or {}})
+            frozen.write_manifest(
+                staging,
+                {
+                    "format": FORMAT,
+                    "version": version_id,
+                    "content_sha256": bundle.content_hash(),
+                    "counts": _counts(bundle),
+                    "provenance": provenance or {},
+                },
+            )
             frozen.publish(staging, versions / version_id)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -69,12 +76,17 @@ def _latest(root: Path) -> str:
     try:
         return (root / "LATEST").read_text(encoding="utf-8").strip()
     except FileNotFoundError as exc:
-        raise MarketDataError(f"{root} is not a market store (no LATEST file); import or pull markets first") from exc
+        raise MarketDataError(
+            f"{root} is not a market store (no LATEST file); import or pull markets first"
+        ) from exc
 
 
 def _counts(bundle: MarketBundle) -> dict:
-    return {"markets": len(bundle.markets), "resolutions": len(bundle.resolutions),
-            "price_points": sum(len(h) for h in bundle.prices.values())}
+    return {
+        "markets": len(bundle.markets),
+        "resolutions": len(bundle.resolutions),
+        "price_points": sum(len(h) for h in bundle.prices.values()),
+    }
 
 
 def _tables(bundle: MarketBundle) -> dict:
@@ -82,18 +94,37 @@ def _tables(bundle: MarketBundle) -> dict:
     import pyarrow as pa
 
     tables = {
-        "markets": pa.Table.from_pylist([_market_row(m) for m in sorted(bundle.markets, key=lambda m: m.id)], _MARKET_SCHEMA()),
-        "resolutions": pa.Table.from_pylist([_resolution_row(r) for r in sorted(bundle.resolutions, key=lambda r: r.market_id)], _RESOLUTION_SCHEMA()),
-        "prices": pa.Table.from_pylist([{"market_id": k, "t": p.t, "p": p.p} for k in sorted(bundle.prices) for p in bundle.prices[k]], _PRICE_SCHEMA()),
+        "markets": pa.Table.from_pylist(
+            [_market_row(m) for m in sorted(bundle.markets, key=lambda m: m.id)], _MARKET_SCHEMA()
+        ),
+        "resolutions": pa.Table.from_pylist(
+            [_resolution_row(r) for r in sorted(bundle.resolutions, key=lambda r: r.market_id)],
+            _RESOLUTION_SCHEMA(),
+        ),
+        "prices": pa.Table.from_pylist(
+            [
+                {"market_id": k, "t": p.t, "p": p.p}
+                for k in sorted(bundle.prices)
+                for p in bundle.prices[k]
+            ],
+            _PRICE_SCHEMA(),
+        ),
     }
     if bundle.meta:
         extended = any(m.extra() for m in bundle.meta.values())
-        tables["meta"] = pa.Table.from_pylist([_meta_row(bundle.meta[k], extended) for k in sorted(bundle.meta)],
-                                              _META_SCHEMA(extended))
+        tables["meta"] = pa.Table.from_pylist(
+            [_meta_row(bundle.meta[k], extended) for k in sorted(bundle.meta)],
+            _META_SCHEMA(extended),
+        )
     if bundle.descriptions:
         tables["descriptions"] = pa.Table.from_pylist(
-            [{"market_id": k, "version": i, "valid_from": v.valid_from, "text": v.text}
-             for k in sorted(bundle.descriptions) for i, v in enumerate(bundle.descriptions[k])], _DESCRIPTION_SCHEMA())
+            [
+                {"market_id": k, "version": i, "valid_from": v.valid_from, "text": v.text}
+                for k in sorted(bundle.descriptions)
+                for i, v in enumerate(bundle.descriptions[k])
+            ],
+            _DESCRIPTION_SCHEMA(),
+        )
     return tables
 
 
@@ -108,25 +139,45 @@ def _read_tables(folder: Path) -> MarketBundle:
     import pyarrow.parquet as pq
 
     markets = tuple(Market(**row) for row in pq.read_table(folder / "markets.parquet").to_pylist())
-    resolutions = tuple(Resolution(**row) for row in pq.read_table(folder / "resolutions.parquet").to_pylist())
+    resolutions = tuple(
+        Resolution(**row) for row in pq.read_table(folder / "resolutions.parquet").to_pylist()
+    )
     grouped: dict[str, list[PricePoint]] = {}
     for row in pq.read_table(folder / "prices.parquet").to_pylist():
         grouped.setdefault(row["market_id"], []).append(PricePoint(row["t"], row["p"]))
-    return MarketBundle(markets, resolutions, {k: sort_history(v) for k, v in grouped.items()},
-                        _read_meta(folder), _read_descriptions(folder))
+    return MarketBundle(
+        markets,
+        resolutions,
+        {k: sort_history(v) for k, v in grouped.items()},
+        _read_meta(folder),
+        _read_descriptions(folder),
+    )
 
 
 def _read_meta(folder: Path) -> dict[str, MarketMeta]:
     rows = _optional_rows(folder / "meta.parquet")
-    return {row["market_id"]: MarketMeta(**{**row, "tags": tuple(row["tags"]), "outcomes": tuple(row["outcomes"]),
-                                            "resolution_statuses": tuple(row.get("resolution_statuses") or ())})
-            for row in rows}
+    return {
+        row["market_id"]: MarketMeta(
+            **{
+                **row,
+                "tags": tuple(row["tags"]),
+                "outcomes": tuple(row["outcomes"]),
+                "resolution_statuses": tuple(row.get("resolution_statuses") or ()),
+            }
+        )
+        for row in rows
+    }
 
 
 def _read_descriptions(folder: Path) -> dict[str, tuple[DescriptionVersion, ...]]:
     grouped: dict[str, list[DescriptionVersion]] = {}
-    for row in sorted(_optional_rows(folder / "descriptions.parquet"), key=lambda r: (r["market_id"], r["version"])):
-        grouped.setdefault(row["market_id"], []).append(DescriptionVersion(row["text"], row["valid_from"]))
+    for row in sorted(
+        _optional_rows(folder / "descriptions.parquet"),
+        key=lambda r: (r["market_id"], r["version"]),
+    ):
+        grouped.setdefault(row["market_id"], []).append(
+            DescriptionVersion(row["text"], row["valid_from"])
+        )
     return {k: tuple(v) for k, v in grouped.items()}
 
 
@@ -163,17 +214,33 @@ def _ts():
 def _MARKET_SCHEMA():
     import pyarrow as pa
 
-    return pa.schema([("id", pa.string()), ("question", pa.string()), ("description", pa.string()),
-                      ("url", pa.string()), ("slug", pa.string()), ("topic", pa.string()),
-                      ("opened_at", _ts()), ("scheduled_close", _ts()), ("volume", pa.float64()),
-                      ("source", pa.string())])
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("question", pa.string()),
+            ("description", pa.string()),
+            ("url", pa.string()),
+            ("slug", pa.string()),
+            ("topic", pa.string()),
+            ("opened_at", _ts()),
+            ("scheduled_close", _ts()),
+            ("volume", pa.float64()),
+            ("source", pa.string()),
+        ]
+    )
 
 
 def _RESOLUTION_SCHEMA():
     import pyarrow as pa
 
-    return pa.schema([("market_id", pa.string()), ("status", pa.string()),
-                      ("resolved_at", _ts()), ("known_at", _ts())])
+    return pa.schema(
+        [
+            ("market_id", pa.string()),
+            ("status", pa.string()),
+            ("resolved_at", _ts()),
+            ("known_at", _ts()),
+        ]
+    )
 
 
 def _PRICE_SCHEMA():
@@ -185,17 +252,44 @@ def _PRICE_SCHEMA():
 def _META_SCHEMA(extended: bool = False):
     import pyarrow as pa
 
-    extra = [("venue", pa.string()), ("price_route", pa.string()), ("price_bucket_seconds", pa.int64()),
-             ("price_definition", pa.string()), ("disputed", pa.bool_()), ("rules_updated_at", _ts()),
-             ("resolution_statuses", pa.list_(pa.string()))] if extended else []
-    return pa.schema([("market_id", pa.string()), ("source_id", pa.string()), ("neg_risk", pa.bool_()),
-                      ("category", pa.string()), ("tags", pa.list_(pa.string())), ("event", pa.string()),
-                      ("outcomes", pa.list_(pa.string())), ("yes_index", pa.int64()),
-                      ("yes_token", pa.string()), ("history_fidelity", pa.int64()), *extra])
+    extra = (
+        [
+            ("venue", pa.string()),
+            ("price_route", pa.string()),
+            ("price_bucket_seconds", pa.int64()),
+            ("price_definition", pa.string()),
+            ("disputed", pa.bool_()),
+            ("rules_updated_at", _ts()),
+            ("resolution_statuses", pa.list_(pa.string())),
+        ]
+        if extended
+        else []
+    )
+    return pa.schema(
+        [
+            ("market_id", pa.string()),
+            ("source_id", pa.string()),
+            ("neg_risk", pa.bool_()),
+            ("category", pa.string()),
+            ("tags", pa.list_(pa.string())),
+            ("event", pa.string()),
+            ("outcomes", pa.list_(pa.string())),
+            ("yes_index", pa.int64()),
+            ("yes_token", pa.string()),
+            ("history_fidelity", pa.int64()),
+            *extra,
+        ]
+    )
 
 
 def _DESCRIPTION_SCHEMA():
     import pyarrow as pa
 
-    return pa.schema([("market_id", pa.string()), ("version", pa.int64()),
-                      ("valid_from", _ts()), ("text", pa.string())])
+    return pa.schema(
+        [
+            ("market_id", pa.string()),
+            ("version", pa.int64()),
+            ("valid_from", _ts()),
+            ("text", pa.string()),
+        ]
+    )

@@ -41,9 +41,13 @@ class Cutoff:
 def lifetime(market: Market, resolution: Resolution, history: Sequence[PricePoint]) -> Lifetime:
     start = market.opened_at or (history[0].t if history else None)
     if start is None:
-        raise CutoffError(f"market {market.id}: no opening date and no price history, so no lifetime")
+        raise CutoffError(
+            f"market {market.id}: no opening date and no price history, so no lifetime"
+        )
     if start >= resolution.resolved_at:
-        raise CutoffError(f"market {market.id}: opens at {iso(start)}, not before its resolution {iso(resolution.resolved_at)}")
+        raise CutoffError(
+            f"market {market.id}: opens at {iso(start)}, not before its resolution {iso(resolution.resolved_at)}"
+        )
     return Lifetime(market.id, start, resolution.resolved_at)
 
 
@@ -57,7 +61,9 @@ def fraction_cutoff(life: Lifetime, fraction: float) -> Cutoff:
     """The cutoff at a lifetime fraction; refused when the lifetime is a day or shorter."""
     last = life.end - ONE_DAY
     if last <= life.start:
-        raise CutoffError(f"market {life.market_id}: lifetime {iso(life.start)} → {iso(life.end)} is one day or shorter")
+        raise CutoffError(
+            f"market {life.market_id}: lifetime {iso(life.start)} → {iso(life.end)} is one day or shorter"
+        )
     span = int((last - life.start).total_seconds())
     t0 = life.start + timedelta(seconds=math.floor(span * check_fraction(fraction)))
     return Cutoff(life.market_id, t0, f"f={fraction:g}", fraction)
@@ -81,15 +87,23 @@ def instant_cutoff(life: Lifetime, t0: datetime, label: str | None = None) -> Cu
     if t0 >= life.end:
         raise CutoffError(
             f"cutoff {iso(t0)} is at or after market {life.market_id}'s effective resolution {iso(life.end)}; "
-            "a hindcast must stand strictly before the outcome is known")
+            "a hindcast must stand strictly before the outcome is known"
+        )
     if t0 <= life.start:
-        raise CutoffError(f"cutoff {iso(t0)} is not after market {life.market_id}'s opening {iso(life.start)}")
+        raise CutoffError(
+            f"cutoff {iso(t0)} is not after market {life.market_id}'s opening {iso(life.start)}"
+        )
     return Cutoff(life.market_id, t0, label or f"at={iso(t0)}")
 
 
-def schedule(lives: Iterable[Lifetime], fractions: Sequence[float] = DEFAULT_FRACTIONS,
-             instants: Sequence[datetime] = (), offsets: Sequence[tuple[timedelta, str]] = (),
-             rule_end: datetime | None = None, hindcast_rule: bool = False) -> list[Cutoff]:
+def schedule(
+    lives: Iterable[Lifetime],
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    instants: Sequence[datetime] = (),
+    offsets: Sequence[tuple[timedelta, str]] = (),
+    rule_end: datetime | None = None,
+    hindcast_rule: bool = False,
+) -> list[Cutoff]:
     """Every (market, t0) of a sweep, in a stable order, without duplicate instants.
     Raises on the first refused cutoff."""
     cutoffs = []

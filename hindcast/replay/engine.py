@@ -47,7 +47,14 @@ from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
 from hindcast.markets.venues import venues
 from hindcast.replay import coverage
-from hindcast.replay.plan import Plan, context_at, prepare, question_at, retriever_factory, subset_rule
+from hindcast.replay.plan import (
+    Plan,
+    context_at,
+    prepare,
+    question_at,
+    retriever_factory,
+    subset_rule,
+)
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
@@ -74,11 +81,18 @@ class SweepResult:
 
     def to_json(self) -> dict:
         """The sweep as one JSON-ready document: run id, counts, leaderboard rows, paths."""
-        return {"run_id": self.run_id, "resumed": self.resumed, "markets": self.markets, "planned": self.planned,
-                "executed": self.executed, "made_by_concurrent_sweep": self.by_others,
-                "already_stored": self.planned - self.executed - self.by_others,
-                "no_valid_forecast": list(self.empty), "leaderboard": board_json(self.board),
-                "paths": {k: str(v) for k, v in self.paths.items()}}
+        return {
+            "run_id": self.run_id,
+            "resumed": self.resumed,
+            "markets": self.markets,
+            "planned": self.planned,
+            "executed": self.executed,
+            "made_by_concurrent_sweep": self.by_others,
+            "already_stored": self.planned - self.executed - self.by_others,
+            "no_valid_forecast": list(self.empty),
+            "leaderboard": board_json(self.board),
+            "paths": {k: str(v) for k, v in self.paths.items()},
+        }
 
 
 def board_json(board) -> list[dict]:
@@ -96,8 +110,13 @@ def board_frame(board):
     import polars as pl
 
     columns = [f.name for f in dataclasses.fields(LeaderboardRow)]
-    return pl.DataFrame([dataclasses.asdict(r) for r in board], schema=columns, infer_schema_length=None) \
-        if board else pl.DataFrame(schema=columns)
+    return (
+        pl.DataFrame(
+            [dataclasses.asdict(r) for r in board], schema=columns, infer_schema_length=None
+        )
+        if board
+        else pl.DataFrame(schema=columns)
+    )
 
 
 @dataclass(frozen=True)
@@ -123,7 +142,9 @@ class RunScores:
         return pl.DataFrame(rows, infer_schema_length=None)
 
 
-Export = Callable[[Path, Plan, RunScores, list, object], dict]  # (out_dir, plan, scores, board, prices) → paths
+Export = Callable[
+    [Path, Plan, RunScores, list, object], dict
+]  # (out_dir, plan, scores, board, prices) → paths
 
 
 def _no_export(out_dir: Path, p: Plan, scores: RunScores, board: list, prices) -> dict:
@@ -136,13 +157,26 @@ class Hooks:
     on_plan: Callable[[int], None] = lambda n: None  # told how many forecasts will be made
     advance: Callable[[], None] = lambda: None  # after each one
     export: Export = _no_export
-    shard: tuple[int, int] | None = None  # (i, n): this process is the i-th of n sweeping the run (1-based)
+    shard: tuple[int, int] | None = (
+        None  # (i, n): this process is the i-th of n sweeping the run (1-based)
+    )
 
 
-async def run_sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: datetime,
-                    on_plan: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
-                    models=None, prices=None, retry_limit: int | None = None, prepared: Plan | None = None,
-                    export: Export = _no_export, shard: tuple[int, int] | None = None) -> SweepResult:
+async def run_sweep(
+    spec: ReplaySpec,
+    *,
+    store: RunStore,
+    out_dir: Path,
+    now: datetime,
+    on_plan: Callable[[int], None] = lambda n: None,
+    advance: Callable[[], None] = lambda: None,
+    models=None,
+    prices=None,
+    retry_limit: int | None = None,
+    prepared: Plan | None = None,
+    export: Export = _no_export,
+    shard: tuple[int, int] | None = None,
+) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
     run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
     the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
@@ -152,7 +186,11 @@ async def run_sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: da
     from hindcast.scoring.costs import load_prices
 
     owned = models is None
-    models = models if models is not None else default_models(store, out_dir, concurrency=spec.concurrency)
+    models = (
+        models
+        if models is not None
+        else default_models(store, out_dir, concurrency=spec.concurrency)
+    )
     prices = prices if prices is not None else load_prices(None)
     try:
         hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard))
@@ -163,7 +201,9 @@ async def run_sweep(spec: ReplaySpec, *, store: RunStore, out_dir: Path, now: da
             models.close()
 
 
-def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 4, no_cache: bool = False):
+def default_models(
+    store: RunStore, out_dir: Path, env=None, concurrency: int = 4, no_cache: bool = False
+):
     """Keys from `env` (default `os.environ`); the response cache beside the run database
     (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
@@ -171,8 +211,12 @@ def default_models(store: RunStore, out_dir: Path, env=None, concurrency: int = 
 
     from hindcast.forecasters.models import Models
 
-    return Models.from_environment(os.environ if env is None else env, cache_path(store.url, out_dir),
-                                   no_cache=no_cache, concurrency=concurrency)
+    return Models.from_environment(
+        os.environ if env is None else env,
+        cache_path(store.url, out_dir),
+        no_cache=no_cache,
+        concurrency=concurrency,
+    )
 
 
 def cache_path(db_url: str, out_dir: Path) -> Path | str:
@@ -187,51 +231,91 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
     return (path.parent if path is not None else Path(out_dir)) / "responses.db"
 
 
-async def _sweep(spec, store, now, hooks: Hooks, models, prices, retry_limit, prepared) -> SweepResult:
+async def _sweep(
+    spec, store, now, hooks: Hooks, models, prices, retry_limit, prepared
+) -> SweepResult:
     forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepared if prepared is not None else prepare(spec)
     try:
-        return await _run_plan(spec, store, now, hooks, models, forecasters, limits, prices, retry_limit, p)
+        return await _run_plan(
+            spec, store, now, hooks, models, forecasters, limits, prices, retry_limit, p
+        )
     finally:
-        if prepared is None and p.index is not None:  # the index this sweep opened (its scan threads)
+        if (
+            prepared is None and p.index is not None
+        ):  # the index this sweep opened (its scan threads)
             p.index.close()
 
 
-async def _run_plan(spec, store, now, hooks: Hooks, models, forecasters, limits, prices, retry_limit,
-                    p: Plan) -> SweepResult:
-    created = store.ensure_run(p.run_id, p.identity, manifest.build(p.identity, p.store_root, forecasters, spec.archive), now)
+async def _run_plan(
+    spec, store, now, hooks: Hooks, models, forecasters, limits, prices, retry_limit, p: Plan
+) -> SweepResult:
+    created = store.ensure_run(
+        p.run_id,
+        p.identity,
+        manifest.build(p.identity, p.store_root, forecasters, spec.archive),
+        now,
+    )
     base, limits = limits, _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
     retry = store.retry_attempts(p.run_id, retry_limit) if spec.retry_failed else {}
     done = {k for k in store.done_keys(p.run_id) if k not in retry}
-    tasks = sharded(plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry), all_tasks, hooks.shard)
+    tasks = sharded(
+        plan(spec.forecasters, p.cutoffs, done, spec.repeats, allowed, retry),
+        all_tasks,
+        hooks.shard,
+    )
     hooks.on_plan(len(tasks))
     _label_coverage(p, store)
     claims = Claims(store, p.run_id, now)
     try:
-        await _execute(tasks, forecasters, spec, p, store, hooks.advance, limits,
-                       models.reset_breakers(spec.breaker_threshold), now, claims,
-                       lambda: _spent(base, store, p.run_id))
-    except StoppedError:  # what was answered is stored: score and export it, then say why it stopped
+        await _execute(
+            tasks,
+            forecasters,
+            spec,
+            p,
+            store,
+            hooks.advance,
+            limits,
+            models.reset_breakers(spec.breaker_threshold),
+            now,
+            claims,
+            lambda: _spent(base, store, p.run_id),
+        )
+    except (
+        StoppedError
+    ):  # what was answered is stored: score and export it, then say why it stopped
         if store.forecasts(p.run_id):
             _finish(p, store, len(all_tasks), claims, created, prices, hooks)
         raise
     return _finish(p, store, len(all_tasks), claims, created, prices, hooks)
 
 
-def _finish(p: Plan, store: RunStore, planned: int, claims: Claims, created: bool, prices,
-            hooks: Hooks) -> SweepResult:
+def _finish(
+    p: Plan, store: RunStore, planned: int, claims: Claims, created: bool, prices, hooks: Hooks
+) -> SweepResult:
     scored = load_scored(store, p.run_id, p.bundle)
     board = leaderboard(scored.rows, prices=prices)
     paths = hooks.export(hooks.out_dir, p, scored, board, prices)
-    return SweepResult(p.run_id, not created, planned, claims.made, len(p.markets), board, paths, _empty(scored.rows),
-                       len(claims.left))
+    return SweepResult(
+        p.run_id,
+        not created,
+        planned,
+        claims.made,
+        len(p.markets),
+        board,
+        paths,
+        _empty(scored.rows),
+        len(claims.left),
+    )
 
 
 def check_shard(shard: tuple[int, int] | None) -> tuple[int, int] | None:
-    if shard is not None and not (isinstance(shard[0], int) and isinstance(shard[1], int) and 1 <= shard[0] <= shard[1]):
+    if shard is not None and not (
+        isinstance(shard[0], int) and isinstance(shard[1], int) and 1 <= shard[0] <= shard[1]
+    ):
         raise ConfigError(f"shard {shard[0]}/{shard[1]}: expected I/N with 1 ≤ I ≤ N (e.g. 2/4)")
     return shard
 
@@ -270,7 +354,9 @@ class Claims:
         return self._base + (time.monotonic() - self._start)
 
     def take(self, task: Task) -> bool:
-        found = self.store.claim(self.run_id, task.key, task.attempt, self.owner, self.clock(), self.lease, owner_gone)
+        found = self.store.claim(
+            self.run_id, task.key, task.attempt, self.owner, self.clock(), self.lease, owner_gone
+        )
         with self._lock:
             if found == HELD:
                 self.held[task.key] = task
@@ -297,7 +383,9 @@ class Claims:
         """Renew this process's claims every third of the lease, until cancelled."""
         while True:
             await asyncio.sleep(self.lease / 3)
-            await asyncio.to_thread(self.store.renew, self.run_id, self.owner, self.clock() + self.lease)
+            await asyncio.to_thread(
+                self.store.renew, self.run_id, self.owner, self.clock() + self.lease
+            )
 
 
 def owner_id() -> str:
@@ -337,10 +425,18 @@ def _bound(forecaster, models):
 def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
     """The run's limits; with `max_cost`, every model must have a price (before any call)."""
     if spec.max_cost is not None:
-        unpriced = sorted({n for f in forecasters.values() if (n := _model_name(f)) and prices.cost(n, 0, 0) is None})
+        unpriced = sorted(
+            {
+                n
+                for f in forecasters.values()
+                if (n := _model_name(f)) and prices.cost(n, 0, 0) is None
+            }
+        )
         if unpriced:
-            raise ConfigError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
-                              "(add it to a price table given with --prices)")
+            raise ConfigError(
+                f"--max-cost needs a price for every model; none for {', '.join(unpriced)} "
+                "(add it to a price table given with --prices)"
+            )
     return Limits(spec.max_failures, spec.max_cost, spec.max_tokens, prices)
 
 
@@ -348,8 +444,13 @@ def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
     """Budgets are per run: start from what the run's stored forecasts (every attempt) spent."""
     if limits.max_cost is None and limits.max_tokens is None:
         return limits
-    totals = [spent(s.forecast.usage or {}, limits.prices) for s in store.forecasts(rid, all_attempts=True)]
-    return dataclasses.replace(limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals))
+    totals = [
+        spent(s.forecast.usage or {}, limits.prices)
+        for s in store.forecasts(rid, all_attempts=True)
+    ]
+    return dataclasses.replace(
+        limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals)
+    )
 
 
 def _model_name(forecaster) -> str | None:
@@ -370,9 +471,19 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
             store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
 
 
-async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Plan, store: RunStore, advance,
-                   limits: Limits, breakers, now: datetime, claims: Claims,
-                   relimit: Callable[[], Limits]) -> None:
+async def _execute(
+    tasks: list[Task],
+    forecasters: dict,
+    spec: ReplaySpec,
+    p: Plan,
+    store: RunStore,
+    advance,
+    limits: Limits,
+    breakers,
+    now: datetime,
+    claims: Claims,
+    relimit: Callable[[], Limits],
+) -> None:
     """Run the tasks, then (until none is left) those another live sweep held, each such round
     with the budgets re-read from what the run has stored by then (`relimit`)."""
     retriever_for = retriever_factory(p.snapshot, p.index, p.search)
@@ -382,23 +493,54 @@ async def _execute(tasks: list[Task], forecasters: dict, spec: ReplaySpec, p: Pl
 
     def sink(task: Task, forecast, retrievals) -> None:
         c = task.cutoff
-        if store.add(p.run_id, task.forecaster, c.market_id, c.t0, c.label, forecast, retrievals, task.repeat,
-                     task.attempt):
+        if store.add(
+            p.run_id,
+            task.forecaster,
+            c.market_id,
+            c.t0,
+            c.label,
+            forecast,
+            retrievals,
+            task.repeat,
+            task.attempt,
+        ):
             claims.stored()
 
     def on_outage(task: Task, exc: InfrastructureError) -> None:
         c = task.cutoff
-        store.add_attempt(p.run_id, task.forecaster, c.market_id, c.t0, task.repeat, "infrastructure", str(exc), now)
+        store.add_attempt(
+            p.run_id,
+            task.forecaster,
+            c.market_id,
+            c.t0,
+            task.repeat,
+            "infrastructure",
+            str(exc),
+            now,
+        )
 
     async def run(batch: list[Task], limits: Limits) -> None:
-        await run_tasks(batch, forecasters, lambda c: question_at(p.bundle, c), context_for, sink,
-                        spec.concurrency, advance, limits=limits, breakers=breakers, on_outage=on_outage,
-                        claim=claims.take, release=claims.release)
+        await run_tasks(
+            batch,
+            forecasters,
+            lambda c: question_at(p.bundle, c),
+            context_for,
+            sink,
+            spec.concurrency,
+            advance,
+            limits=limits,
+            breakers=breakers,
+            on_outage=on_outage,
+            claim=claims.take,
+            release=claims.release,
+        )
 
     heartbeat = asyncio.ensure_future(claims.heartbeat())
     try:
         await run(tasks, limits)
-        while pending := claims.pending():  # held by another live sweep: wait until stored or taken over
+        while (
+            pending := claims.pending()
+        ):  # held by another live sweep: wait until stored or taken over
             await asyncio.sleep(WAIT_SECONDS)
             await run(pending, await asyncio.to_thread(relimit))
     finally:
@@ -426,8 +568,9 @@ def _bundle_of(run_manifest: dict) -> MarketBundle:
     return open_version(Path(recorded["root"]), recorded["version"]).bundle
 
 
-def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
-                models: Path | None = None) -> RunScores:
+def load_scored(
+    store: RunStore, rid: str, bundle: MarketBundle | None = None, models: Path | None = None
+) -> RunScores:
     """Score a stored run from its forecasts alone (no forecaster is called), against the
     market store version the run recorded; label regimes (model registry, `models`
     overriding the shipped one) and coverage strata."""
@@ -435,14 +578,29 @@ def load_scored(store: RunStore, rid: str, bundle: MarketBundle | None = None,
     bundle = bundle if bundle is not None else _bundle_of(run_manifest)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
-    label = _regime_labeler(run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models))
-    rows = score_rows(store.forecasts(rid), markets, resolutions, bundle.prices, label, store.coverage(rid),
-                      venues(bundle))
+    label = _regime_labeler(
+        run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models)
+    )
+    rows = score_rows(
+        store.forecasts(rid),
+        markets,
+        resolutions,
+        bundle.prices,
+        label,
+        store.coverage(rid),
+        venues(bundle),
+    )
     return RunScores(rid, run_manifest, rows)
 
 
-def score_run(store: RunStore, rid: str, bundle: MarketBundle | None = None, by: str | None = None,
-              models: Path | None = None, prices=None) -> list[LeaderboardRow]:
+def score_run(
+    store: RunStore,
+    rid: str,
+    bundle: MarketBundle | None = None,
+    by: str | None = None,
+    models: Path | None = None,
+    prices=None,
+) -> list[LeaderboardRow]:
     return leaderboard_of(load_scored(store, rid, bundle, models), by=by, prices=prices)
 
 
@@ -455,4 +613,5 @@ def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Calla
     def label(stored) -> str:
         model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
         return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)
+
     return label

@@ -20,34 +20,49 @@ def market_view(bundle: MarketBundle, market, t0: datetime | None) -> dict:
     the opening, raises CutoffError."""
     resolution = resolution_of(bundle, market.id)
     history = bundle.prices.get(market.id, ())
-    view = {"market": jsonable(market), "meta": jsonable(bundle.meta.get(market.id)),
-            "resolution": jsonable(resolution), "lifetime": _lifetime(market, resolution, history),
-            "price_points": len(history)}
+    view = {
+        "market": jsonable(market),
+        "meta": jsonable(bundle.meta.get(market.id)),
+        "resolution": jsonable(resolution),
+        "lifetime": _lifetime(market, resolution, history),
+        "price_points": len(history),
+    }
     if t0 is not None:
         instant_cutoff(_require_lifetime(market, resolution, history), t0)
-        view["at_t0"] = {"t0": jsonable(t0), "price": _price_view(history, t0),
-                         "description": description_at(bundle, market.id, t0)}
+        view["at_t0"] = {
+            "t0": jsonable(t0),
+            "price": _price_view(history, t0),
+            "description": description_at(bundle, market.id, t0),
+        }
     return view
 
 
 def list_row(bundle: MarketBundle, market) -> dict:
     """One line of `markets list`: id, status, resolution instant, topic, price points, question."""
     resolution = resolution_of(bundle, market.id)
-    return {"id": market.id, "status": resolution.status if resolution else None,
-            "resolved_at": jsonable(resolution.resolved_at) if resolution else None,
-            "topic": market.topic, "price_points": len(bundle.prices.get(market.id, ())),
-            "question": market.question}
+    return {
+        "id": market.id,
+        "status": resolution.status if resolution else None,
+        "resolved_at": jsonable(resolution.resolved_at) if resolution else None,
+        "topic": market.topic,
+        "price_points": len(bundle.prices.get(market.id, ())),
+        "question": market.question,
+    }
 
 
 def find_market(bundle: MarketBundle, wanted: str, store: Path):
     """The market with this id, or the only one whose id starts with it."""
-    matches = [m for m in bundle.markets if m.id == wanted] or [m for m in bundle.markets if m.id.startswith(wanted)]
+    matches = [m for m in bundle.markets if m.id == wanted] or [
+        m for m in bundle.markets if m.id.startswith(wanted)
+    ]
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise MarketDataError(f"no market {wanted!r} in the market store {store}")
-    raise MarketDataError(f"{wanted!r} matches {len(matches)} markets of {store}: "
-                          + ", ".join(m.id for m in matches[:5]))
+    raise MarketDataError(
+        f"{wanted!r} matches {len(matches)} markets of {store}: "
+        + ", ".join(m.id for m in matches[:5])
+    )
 
 
 def resolution_of(bundle: MarketBundle, market_id: str):
@@ -72,8 +87,11 @@ def _lifetime(market, resolution, history) -> dict | None:
         life = _require_lifetime(market, resolution, history)
     except CutoffError:
         return None
-    return {"start": jsonable(life.start), "end": jsonable(life.end),
-            "days": round((life.end - life.start).total_seconds() / 86400, 2)}
+    return {
+        "start": jsonable(life.start),
+        "end": jsonable(life.end),
+        "days": round((life.end - life.start).total_seconds() / 86400, 2),
+    }
 
 
 def _require_lifetime(market, resolution, history):

@@ -36,7 +36,9 @@ class Plan:
     snapshot: object | None  # hindcast.archive.snapshot.Snapshot
     index: object | None  # its opened embedding/full-text index
     store_root: Path
-    search: dict = dataclasses.field(default_factory=dict)  # how vectors are searched (TimeBoundRetriever keywords)
+    search: dict = dataclasses.field(
+        default_factory=dict
+    )  # how vectors are searched (TimeBoundRetriever keywords)
 
 
 def prepare(spec: ReplaySpec) -> Plan:
@@ -45,14 +47,30 @@ def prepare(spec: ReplaySpec) -> Plan:
     snapshot = open_snapshot(spec)
     index = open_index(snapshot)
     markets = select_markets(version.bundle, spec)
-    cutoffs = plan_cutoffs(version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None)
+    cutoffs = plan_cutoffs(
+        version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None
+    )
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
     identity |= uncertain_text(version.bundle, cutoffs)
-    search = {} if spec.vector_search == "exact" else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
+    search = (
+        {}
+        if spec.vector_search == "exact"
+        else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
+    )
     if index is not None:  # which vectors the run searched, and how, is part of what it is
         identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
         identity["index"] |= approximate_search(index, spec)
-    return Plan(run_id(identity), identity, version.bundle, markets, cutoffs, snapshot, index, Path(spec.store), search)
+    return Plan(
+        run_id(identity),
+        identity,
+        version.bundle,
+        markets,
+        cutoffs,
+        snapshot,
+        index,
+        Path(spec.store),
+        search,
+    )
 
 
 def approximate_search(index, spec: ReplaySpec) -> dict:
@@ -62,13 +80,24 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
         return {}
     ann = index.info.get("ann")
     if not ann:
-        raise HindcastError(f"--vector-search approx: the index {index.root} has no approximate index; "
-                            "run `hindcast archive embed --approx` first")
+        raise HindcastError(
+            f"--vector-search approx: the index {index.root} has no approximate index; "
+            "run `hindcast archive embed --approx` first"
+        )
     from hindcast.archive.ann import check_recorded
 
     check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
-    measured = {k: ann.get(k) for k in ("format", "lists", "nprobe", "recall@10", "recall@10_mean", "probe_queries")}
-    return {"vector_search": {"mode": "approx", "nprobe_used": spec.nprobe or ann.get("nprobe"), **measured}}
+    measured = {
+        k: ann.get(k)
+        for k in ("format", "lists", "nprobe", "recall@10", "recall@10_mean", "probe_queries")
+    }
+    return {
+        "vector_search": {
+            "mode": "approx",
+            "nprobe_used": spec.nprobe or ann.get("nprobe"),
+            **measured,
+        }
+    }
 
 
 def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
@@ -78,42 +107,62 @@ def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
     missing = [m for m in spec.ids if m not in markets]
     if missing:
         raise HindcastError(f"market(s) not in store {spec.store}: {', '.join(missing)}")
-    chosen = [i for i in sorted(spec.ids or markets)
-              if resolutions[i].outcome is not None and _matches(markets[i], resolutions[i], spec)
-              and not excluded(bundle.meta.get(i), spec.exclude)]
+    chosen = [
+        i
+        for i in sorted(spec.ids or markets)
+        if resolutions[i].outcome is not None
+        and _matches(markets[i], resolutions[i], spec)
+        and not excluded(bundle.meta.get(i), spec.exclude)
+    ]
     return chosen[: spec.limit] if spec.limit else chosen
 
 
 def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
-    return ((not spec.topics or market.topic in spec.topics)
-            and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
-            and (spec.resolved_before is None or resolution.resolved_at < spec.resolved_before)
-            and (spec.min_volume is None or (market.volume or 0.0) >= spec.min_volume))
+    return (
+        (not spec.topics or market.topic in spec.topics)
+        and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
+        and (spec.resolved_before is None or resolution.resolved_at < spec.resolved_before)
+        and (spec.min_volume is None or (market.volume or 0.0) >= spec.min_volume)
+    )
 
 
 def excluded(meta, exclude: tuple[str, ...]) -> bool:
     """The market belongs to a class the spec excludes (disputed; rules updated at any time)."""
-    return meta is not None and (("disputed" in exclude and meta.disputed)
-                                 or ("rules-updated" in exclude and meta.rules_updated_at is not None))
+    return meta is not None and (
+        ("disputed" in exclude and meta.disputed)
+        or ("rules-updated" in exclude and meta.rules_updated_at is not None)
+    )
 
 
 def uncertain_text(bundle: MarketBundle, cutoffs: list) -> dict:
     """The cutoffs whose question text is uncertain: the market's rules were updated at or
     after t0, so the text a forecaster is shown may not have existed at t0. Recorded in the
     run identity (and so in its manifest) only when there is one: runs without keep their id."""
-    marked = [{"market_id": c.market_id, "t0": iso(c.t0), "rules_updated_at": iso(meta.rules_updated_at)}
-              for c in cutoffs for meta in [bundle.meta.get(c.market_id)]
-              if meta is not None and meta.rules_updated_at is not None and meta.rules_updated_at >= c.t0]
+    marked = [
+        {"market_id": c.market_id, "t0": iso(c.t0), "rules_updated_at": iso(meta.rules_updated_at)}
+        for c in cutoffs
+        for meta in [bundle.meta.get(c.market_id)]
+        if meta is not None and meta.rules_updated_at is not None and meta.rules_updated_at >= c.t0
+    ]
     return {"question_text_uncertain": marked} if marked else {}
 
 
-def plan_cutoffs(bundle: MarketBundle, market_ids: list[str], spec: ReplaySpec,
-                 archive_end: datetime | None = None) -> list[cutoff_rules.Cutoff]:
+def plan_cutoffs(
+    bundle: MarketBundle,
+    market_ids: list[str],
+    spec: ReplaySpec,
+    archive_end: datetime | None = None,
+) -> list[cutoff_rules.Cutoff]:
     markets = {m.id: m for m in bundle.markets}
     resolutions = {r.market_id: r for r in bundle.resolutions}
-    lives = [cutoff_rules.lifetime(markets[i], resolutions[i], bundle.prices.get(i, ())) for i in market_ids]
+    lives = [
+        cutoff_rules.lifetime(markets[i], resolutions[i], bundle.prices.get(i, ()))
+        for i in market_ids
+    ]
     offsets = [(parse_offset(o), o) for o in spec.offsets]
-    return cutoff_rules.schedule(lives, spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule)
+    return cutoff_rules.schedule(
+        lives, spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule
+    )
 
 
 def subset_rule(spec: ReplaySpec, markets: list[str]) -> Callable[[str, str], bool]:
@@ -127,18 +176,39 @@ def question_at(bundle: MarketBundle, cutoff: cutoff_rules.Cutoff) -> Question:
     """The market as it stood at the cutoff (its description version of that time) and t0;
     nothing about the outcome."""
     market = market_at(bundle, cutoff.market_id, cutoff.t0)
-    return Question(market.id, market.question, market.description, cutoff.t0, market.url, market.topic,
-                    market.scheduled_close)
+    return Question(
+        market.id,
+        market.question,
+        market.description,
+        cutoff.t0,
+        market.url,
+        market.topic,
+        market.scheduled_close,
+    )
 
 
-def context_at(p: Plan, cutoff: cutoff_rules.Cutoff, repeat: int = 0,
-               retriever_for: Callable[[datetime], object] | None = None) -> Context:
+def context_at(
+    p: Plan,
+    cutoff: cutoff_rules.Cutoff,
+    repeat: int = 0,
+    retriever_for: Callable[[datetime], object] | None = None,
+) -> Context:
     """The t0-bound Context a forecaster of this plan receives at `cutoff` (the one builder:
     the engine and the adapters both call it). `retriever_for`: `retriever_factory(...)` of
     the plan, made once by a caller building many contexts."""
-    made = retriever_for if retriever_for is not None else retriever_factory(p.snapshot, p.index, p.search)
-    return Context(cutoff.t0, cutoff.market_id, p.bundle.prices.get(cutoff.market_id, ()), p.bundle.resolutions,
-                   made(cutoff.t0), repeat)
+    made = (
+        retriever_for
+        if retriever_for is not None
+        else retriever_factory(p.snapshot, p.index, p.search)
+    )
+    return Context(
+        cutoff.t0,
+        cutoff.market_id,
+        p.bundle.prices.get(cutoff.market_id, ()),
+        p.bundle.resolutions,
+        made(cutoff.t0),
+        repeat,
+    )
 
 
 def open_snapshot(spec: ReplaySpec):
@@ -179,5 +249,7 @@ def archive_end(snapshot) -> datetime | None:
     from hindcast.timeutil import ONE_DAY, day_start
 
     files = snapshot.partition_files(snapshot.months[-1])
-    last = max(pc.max(pq.read_table(f, columns=["created_at"])["created_at"]).as_py() for f in files)
+    last = max(
+        pc.max(pq.read_table(f, columns=["created_at"])["created_at"]).as_py() for f in files
+    )
     return day_start(last) + ONE_DAY

@@ -48,15 +48,29 @@ class Task:
         return (self.forecaster, self.cutoff.market_id, iso(self.cutoff.t0), self.repeat)
 
 
-def plan(forecasters: Sequence[str], cutoffs: Sequence[Cutoff], done: set, repeats: int = 1,
-         allowed: Callable[[str, str], bool] = lambda forecaster, market: True,
-         retry: Mapping[tuple, int] | None = None) -> list[Task]:
+def plan(
+    forecasters: Sequence[str],
+    cutoffs: Sequence[Cutoff],
+    done: set,
+    repeats: int = 1,
+    allowed: Callable[[str, str], bool] = lambda forecaster, market: True,
+    retry: Mapping[tuple, int] | None = None,
+) -> list[Task]:
     """Every (forecaster, cutoff, repeat) not stored yet, in a stable order; a key in `retry`
     (a stored failure asked again) is planned as that attempt number."""
     retry = retry or {}
-    tasks = [Task(name, c, r) for c in cutoffs for name in forecasters for r in range(repeats)
-             if allowed(name, c.market_id)]
-    return [Task(t.forecaster, t.cutoff, t.repeat, retry.get(t.key, 0)) for t in tasks if t.key not in done]
+    tasks = [
+        Task(name, c, r)
+        for c in cutoffs
+        for name in forecasters
+        for r in range(repeats)
+        if allowed(name, c.market_id)
+    ]
+    return [
+        Task(t.forecaster, t.cutoff, t.repeat, retry.get(t.key, 0))
+        for t in tasks
+        if t.key not in done
+    ]
 
 
 class FailureBudget:
@@ -88,7 +102,11 @@ class Spend:
     stored forecasts already spent (`Limits.spent_*`) plus the calls made now."""
 
     def __init__(self, limits: Limits):
-        self.limits, self.tokens, self.cost = limits, int(limits.spent_tokens), float(limits.spent_cost)
+        self.limits, self.tokens, self.cost = (
+            limits,
+            int(limits.spent_tokens),
+            float(limits.spent_cost),
+        )
 
     def record(self, usage: Mapping) -> None:
         tokens, cost = spent(usage, self.limits.prices)
@@ -106,26 +124,45 @@ class Spend:
 def spent(usage: Mapping, prices) -> tuple[int, float]:
     """(tokens, dollars) of a forecast's calls not replayed from the cache (unpriced: $0 here;
     a budgeted run refuses unpriced models before it starts)."""
-    prompt, completion = int(usage.get("fresh_prompt_tokens") or 0), int(usage.get("fresh_completion_tokens") or 0)
-    cost = prices.cost(usage["model_name"], prompt, completion) if prices is not None and usage.get("model_name") else 0
+    prompt, completion = (
+        int(usage.get("fresh_prompt_tokens") or 0),
+        int(usage.get("fresh_completion_tokens") or 0),
+    )
+    cost = (
+        prices.cost(usage["model_name"], prompt, completion)
+        if prices is not None and usage.get("model_name")
+        else 0
+    )
     return prompt + completion, float(cost or 0.0)
 
 
-async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster],
-                    question_for: Callable[[Cutoff], Question], context_for: Callable[[Task], Context],
-                    sink: Callable[[Task, Forecast, tuple], None], concurrency: int,
-                    advance: Callable[[], None] = lambda: None, max_failures: int | None = None, *,
-                    limits: Limits | None = None, breakers: Breakers | None = None,
-                    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None,
-                    claim: Callable[[Task], bool] | None = None,
-                    release: Callable[[Task], None] = lambda task: None) -> None:
+async def run_tasks(
+    tasks: Sequence[Task],
+    forecasters: Mapping[str, Forecaster],
+    question_for: Callable[[Cutoff], Question],
+    context_for: Callable[[Task], Context],
+    sink: Callable[[Task, Forecast, tuple], None],
+    concurrency: int,
+    advance: Callable[[], None] = lambda: None,
+    max_failures: int | None = None,
+    *,
+    limits: Limits | None = None,
+    breakers: Breakers | None = None,
+    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None,
+    claim: Callable[[Task], bool] | None = None,
+    release: Callable[[Task], None] = lambda task: None,
+) -> None:
     """Run tasks with at most `concurrency` in flight; `sink` stores each result (with the
     context's retrieval log) in order of arrival; `on_outage` records each outage. `claim`
     (called in a worker thread right before a task would start): False skips the task (another
     sweep of the run is asking it, or it is stored already); `release` follows every claimed
     task once it is stored or given up."""
     limits = limits or Limits(max_failures=max_failures)
-    gate, budget, spend = asyncio.Semaphore(concurrency), FailureBudget(limits.max_failures), Spend(limits)
+    gate, budget, spend = (
+        asyncio.Semaphore(concurrency),
+        FailureBudget(limits.max_failures),
+        Spend(limits),
+    )
     breakers = breakers if breakers is not None else Breakers()
     missed = {"budget": 0, "outage": 0, "breaker": 0}
     reached: dict[str, set[str]] = {}  # forecaster → endpoints it had an outage on
@@ -163,7 +200,9 @@ async def run_tasks(tasks: Sequence[Task], forecasters: Mapping[str, Forecaster]
             breakers.failure(exc.endpoint, str(exc))
             await asyncio.to_thread(on_outage, task, exc)
             return False
-        await asyncio.to_thread(sink, task, forecast, ctx.retrievals)  # the loop keeps serving others
+        await asyncio.to_thread(
+            sink, task, forecast, ctx.retrievals
+        )  # the loop keeps serving others
         _account(forecast, budget, spend, breakers)
         return True
 
@@ -185,23 +224,35 @@ def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: 
         breakers.success(usage["endpoint"])  # the endpoint answered
 
 
-def _stop_reason(budget: FailureBudget, spend: Spend, breakers: Breakers, missed: dict, max_failures) -> None:
+def _stop_reason(
+    budget: FailureBudget, spend: Spend, breakers: Breakers, missed: dict, max_failures
+) -> None:
     """Raise why the plan was not completed, if it was not (nothing when every task ran)."""
     resume = "what was stored is kept — re-run the same sweep to resume"
     if budget.exhausted:
-        raise HindcastError(f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); {resume}")
+        raise HindcastError(
+            f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); {resume}"
+        )
     if missed["budget"] and (reason := spend.reached()) is not None:
-        raise StoppedError(f"stopped: {reason}; {missed['budget']} forecast(s) not started; {resume} "
-                           "(with a higher budget)")
+        raise StoppedError(
+            f"stopped: {reason}; {missed['budget']} forecast(s) not started; {resume} "
+            "(with a higher budget)"
+        )
     opened = breakers.opened()
     if opened:
-        detail = "; ".join(f"{endpoint or 'unnamed endpoint'}: {why}" for endpoint, why in sorted(opened.items()))
-        raise StoppedError(f"stopped: circuit breaker open after {breakers.threshold} consecutive infrastructure "
-                           f"failure(s), {missed['outage'] + missed['breaker']} forecast(s) not made — {detail}; "
-                           f"{resume}")
+        detail = "; ".join(
+            f"{endpoint or 'unnamed endpoint'}: {why}" for endpoint, why in sorted(opened.items())
+        )
+        raise StoppedError(
+            f"stopped: circuit breaker open after {breakers.threshold} consecutive infrastructure "
+            f"failure(s), {missed['outage'] + missed['breaker']} forecast(s) not made — {detail}; "
+            f"{resume}"
+        )
     if missed["outage"]:
-        raise StoppedError(f"stopped: {missed['outage']} forecast(s) not made because a model could not be reached "
-                           f"(see the run's attempts: hindcast runs show); {resume}")
+        raise StoppedError(
+            f"stopped: {missed['outage']} forecast(s) not made because a model could not be reached "
+            f"(see the run's attempts: hindcast runs show); {resume}"
+        )
 
 
 async def _guarded(forecaster: Forecaster, question: Question, ctx: Context) -> Forecast:

@@ -56,7 +56,10 @@ SAMPLE_SUBSETS = ((LOCAL_ZERO_SHOT, 3), (LOCAL_RETRIEVAL, 1))
 _OFFSET = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 VECTOR_SEARCH = ("exact", "approx")
-EXCLUSIONS = ("disputed", "rules-updated")  # `exclude`: the source says the market was disputed / its rules updated
+EXCLUSIONS = (
+    "disputed",
+    "rules-updated",
+)  # `exclude`: the source says the market was disputed / its rules updated
 MAPPING = "invalid sweep spec"  # how an error names a spec given as a mapping or as fields
 
 
@@ -70,13 +73,19 @@ class ReplaySpec:
     resolved_before: datetime | None = None
     min_volume: float | None = None
     limit: int | None = None
-    exclude: tuple[str, ...] = ()  # market classes left out: "disputed", "rules-updated" (EXCLUSIONS)
+    exclude: tuple[
+        str, ...
+    ] = ()  # market classes left out: "disputed", "rules-updated" (EXCLUSIONS)
     forecasters: tuple[str, ...] = DEFAULT_FORECASTERS
     subsets: tuple[tuple[str, int], ...] = ()  # (forecaster spec, number of markets)
     archive: Path | None = None  # the archive root
     snapshot: str | None = None
-    vector_search: str = "exact"  # "approx": closed months through their approximate index (recall recorded)
-    nprobe: int | None = None  # lists probed per closed month in approx mode (None: the index's default)
+    vector_search: str = (
+        "exact"  # "approx": closed months through their approximate index (recall recorded)
+    )
+    nprobe: int | None = (
+        None  # lists probed per closed month in approx mode (None: the index's default)
+    )
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     offsets: tuple[str, ...] = ()
     at: tuple[datetime, ...] = ()  # explicit cutoff instants
@@ -89,7 +98,9 @@ class ReplaySpec:
     retry_failed: bool = False  # ask again for stored forecast failures (the old attempt is kept)
     max_cost: float | None = None  # dollars (model price table); stop scheduling once reached
     max_tokens: int | None = None  # prompt + completion tokens; stop scheduling once reached
-    breaker_threshold: int = 5  # consecutive infrastructure failures on one endpoint that stop the run
+    breaker_threshold: int = (
+        5  # consecutive infrastructure failures on one endpoint that stop the run
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -108,11 +119,22 @@ class ReplaySpec:
     def _whole(self):
         _require(bool(self.forecasters), "a sweep needs at least one forecaster")
         _require(len(set(self.forecasters)) == len(self.forecasters), "a forecaster is named twice")
-        _require(all(name in self.forecasters and n >= 1 for name, n in self.subsets),
-                 "a forecaster subset names a forecaster that is not in the sweep, or a size below 1")
-        _require(self.repeats >= 1 and self.concurrency >= 1, "repeats and concurrency must be at least 1")
-        _require(bool(self.fractions or self.offsets or self.at or self.hindcast_rule), "the sweep has no cutoff")
-        _require(self.nprobe is None or self.vector_search == "approx", "nprobe applies only to vector_search approx")
+        _require(
+            all(name in self.forecasters and n >= 1 for name, n in self.subsets),
+            "a forecaster subset names a forecaster that is not in the sweep, or a size below 1",
+        )
+        _require(
+            self.repeats >= 1 and self.concurrency >= 1,
+            "repeats and concurrency must be at least 1",
+        )
+        _require(
+            bool(self.fractions or self.offsets or self.at or self.hindcast_rule),
+            "the sweep has no cutoff",
+        )
+        _require(
+            self.nprobe is None or self.vector_search == "approx",
+            "nprobe applies only to vector_search approx",
+        )
         return self
 
     @property
@@ -126,8 +148,13 @@ class ReplaySpec:
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ReplaySpec))
-FLAGS = {"version": "--store-version", "ids": "--market", "topics": "--topic",  # the flags not named
-         "forecasters": "--forecaster", "subsets": "--subset"}                   # after their field
+FLAGS = {
+    "version": "--store-version",
+    "ids": "--market",
+    "topics": "--topic",  # the flags not named
+    "forecasters": "--forecaster",
+    "subsets": "--subset",
+}  # after their field
 
 
 def _where(info: ValidationInfo) -> tuple[str, bool]:
@@ -140,19 +167,33 @@ def parse_offset(text: str) -> timedelta:
     """`7d` → 7 days before the effective resolution (units h, d, w)."""
     match = _OFFSET.match(text.strip())
     if not match or int(match.group(1)) == 0:
-        raise ConfigError(f"offset {text!r}: expected a positive number and a unit h, d or w, e.g. 7d")
+        raise ConfigError(
+            f"offset {text!r}: expected a positive number and a unit h, d or w, e.g. 7d"
+        )
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
-def run_identity(spec: ReplaySpec, store_version: str, market_ids: list[str], snapshot_id: str | None) -> dict:
+def run_identity(
+    spec: ReplaySpec, store_version: str, market_ids: list[str], snapshot_id: str | None
+) -> dict:
     """What makes a run this run: the frozen inputs and the schedule, not paths or concurrency."""
-    return {
-        "store_version": store_version, "snapshot": snapshot_id, "markets": sorted(market_ids),
-        "forecasters": list(spec.forecasters), "subsets": sorted(map(list, spec.subsets)),
-        "fractions": list(spec.fractions), "offsets": list(spec.offsets),
-        "instants": [iso(t) for t in spec.at], "hindcast_rule": spec.hindcast_rule,
-        "repeats": spec.repeats, "seed": spec.seed,
-    } | _search_identity(spec) | ({"exclude": sorted(spec.exclude)} if spec.exclude else {})
+    return (
+        {
+            "store_version": store_version,
+            "snapshot": snapshot_id,
+            "markets": sorted(market_ids),
+            "forecasters": list(spec.forecasters),
+            "subsets": sorted(map(list, spec.subsets)),
+            "fractions": list(spec.fractions),
+            "offsets": list(spec.offsets),
+            "instants": [iso(t) for t in spec.at],
+            "hindcast_rule": spec.hindcast_rule,
+            "repeats": spec.repeats,
+            "seed": spec.seed,
+        }
+        | _search_identity(spec)
+        | ({"exclude": sorted(spec.exclude)} if spec.exclude else {})
+    )
 
 
 def _search_identity(spec: ReplaySpec) -> dict:
@@ -169,12 +210,40 @@ def run_id(identity: dict) -> str:
 
 # -- the TOML layout: each table, its keys and the field each key fills ------------------------
 LAYOUT = {
-    "markets": {k: k for k in ("store", "version", "ids", "topics", "resolved_after", "resolved_before",
-                               "min_volume", "limit", "exclude")},
-    "archive": {"root": "archive", "snapshot": "snapshot", "vector_search": "vector_search", "nprobe": "nprobe"},
+    "markets": {
+        k: k
+        for k in (
+            "store",
+            "version",
+            "ids",
+            "topics",
+            "resolved_after",
+            "resolved_before",
+            "min_volume",
+            "limit",
+            "exclude",
+        )
+    },
+    "archive": {
+        "root": "archive",
+        "snapshot": "snapshot",
+        "vector_search": "vector_search",
+        "nprobe": "nprobe",
+    },
     "cutoffs": {k: k for k in ("fractions", "offsets", "at", "hindcast_rule")},
-    "run": {k: k for k in ("repeats", "seed", "concurrency", "max_failures", "retry_failed", "max_cost",
-                           "max_tokens", "breaker_threshold")},
+    "run": {
+        k: k
+        for k in (
+            "repeats",
+            "seed",
+            "concurrency",
+            "max_failures",
+            "retry_failed",
+            "max_cost",
+            "max_tokens",
+            "breaker_threshold",
+        )
+    },
 }
 FORECASTER_KEYS = {"spec": "forecasters", "markets": "subsets"}  # one [[forecasters]] entry
 SECTIONS = {table: tuple(keys) for table, keys in LAYOUT.items()}
@@ -190,8 +259,13 @@ def load_toml(path: Path) -> dict:
     return flatten_layout(data, Path(path).parent, f"spec file {path}")
 
 
-def flatten_layout(data: dict, base: Path, where: str, tables: tuple[str, ...] = (*LAYOUT, "forecasters"),
-                   prefix: str = "") -> dict:
+def flatten_layout(
+    data: dict,
+    base: Path,
+    where: str,
+    tables: tuple[str, ...] = (*LAYOUT, "forecasters"),
+    prefix: str = "",
+) -> dict:
     """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → fields;
     paths relative to `base`. `where` names the input in every error; `prefix` the tables'
     place in an enclosing file (the service config's `sweeps.`)."""
@@ -211,14 +285,19 @@ def flatten_layout(data: dict, base: Path, where: str, tables: tuple[str, ...] =
 
 
 def _forecasters(entries, where: str, prefix: str) -> dict:
-    _require(isinstance(entries, list) and all(isinstance(e, dict) for e in entries),
-             f"{where}: [[{prefix}forecasters]] must be an array of tables")
+    _require(
+        isinstance(entries, list) and all(isinstance(e, dict) for e in entries),
+        f"{where}: [[{prefix}forecasters]] must be an array of tables",
+    )
     for number, entry in enumerate(entries, start=1):
         label = f"{where}: [[{prefix}forecasters]] entry {number}"
         _only(entry, FORECASTER_KEYS, label, "key")
-        _require("spec" in entry, f"{label} has no spec = \"…\" (e.g. spec = \"constant:p=0.3\")")
+        _require("spec" in entry, f'{label} has no spec = "…" (e.g. spec = "constant:p=0.3")')
     subsets = [(e["spec"], e["markets"]) for e in entries if "markets" in e]
-    return {"forecasters": [e["spec"] for e in entries], **({"subsets": subsets} if subsets else {})}
+    return {
+        "forecasters": [e["spec"] for e in entries],
+        **({"subsets": subsets} if subsets else {}),
+    }
 
 
 def spec_from_mapping(values: dict, where: str = MAPPING) -> ReplaySpec:
@@ -264,24 +343,37 @@ def _list_of(check):
 
 
 def _is_subset(x) -> bool:
-    return isinstance(x, (list, tuple)) and len(x) == 2 and _is_text(x[0]) and _is_int(x[1]) and x[1] >= 1
+    return (
+        isinstance(x, (list, tuple))
+        and len(x) == 2
+        and _is_text(x[0])
+        and _is_int(x[1])
+        and x[1] >= 1
+    )
 
 
 _CHECKS = {  # field → (test, what it must be)
-    "store": (_is_path, "a path"), "version": (_is_text, "a version id (text)"),
-    "ids": (_list_of(_is_text), "a list of market ids"), "topics": (_list_of(_is_text), "a list of topics"),
-    "resolved_after": (_is_instant, "a date or ISO instant"), "resolved_before": (_is_instant, "a date or ISO instant"),
+    "store": (_is_path, "a path"),
+    "version": (_is_text, "a version id (text)"),
+    "ids": (_list_of(_is_text), "a list of market ids"),
+    "topics": (_list_of(_is_text), "a list of topics"),
+    "resolved_after": (_is_instant, "a date or ISO instant"),
+    "resolved_before": (_is_instant, "a date or ISO instant"),
     "min_volume": (lambda x: _is_number(x) and x >= 0, "a number ≥ 0"),
     "limit": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
     "exclude": (_list_of(lambda x: x in EXCLUSIONS), f"a list of {' and '.join(EXCLUSIONS)}"),
     "forecasters": (_list_of(_is_text), "a list of forecaster specs"),
     "subsets": (_list_of(_is_subset), "a list of (forecaster spec, markets ≥ 1)"),
-    "archive": (_is_path, "a path"), "snapshot": (_is_text, "a snapshot id (text)"),
+    "archive": (_is_path, "a path"),
+    "snapshot": (_is_text, "a snapshot id (text)"),
     "vector_search": (lambda x: x in VECTOR_SEARCH, "exact or approx"),
     "nprobe": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
-    "fractions": (_list_of(_is_number), "a list of numbers"), "offsets": (_list_of(_is_text), "a list like [\"1d\", \"7d\"]"),
-    "at": (_list_of(_is_instant), "a list of ISO instants"), "hindcast_rule": (lambda x: isinstance(x, bool), "true or false"),
-    "repeats": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"), "seed": (_is_int, "an integer"),
+    "fractions": (_list_of(_is_number), "a list of numbers"),
+    "offsets": (_list_of(_is_text), 'a list like ["1d", "7d"]'),
+    "at": (_list_of(_is_instant), "a list of ISO instants"),
+    "hindcast_rule": (lambda x: isinstance(x, bool), "true or false"),
+    "repeats": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
+    "seed": (_is_int, "an integer"),
     "concurrency": (lambda x: _is_int(x) and x >= 1, "an integer ≥ 1"),
     "max_failures": (lambda x: _is_int(x) and x >= 0, "an integer ≥ 0"),
     "retry_failed": (lambda x: isinstance(x, bool), "true or false"),
@@ -291,7 +383,11 @@ _CHECKS = {  # field → (test, what it must be)
 }
 _OPTIONAL = {f.name for f in dataclasses.fields(ReplaySpec) if f.default is None}
 _TUPLES = {"ids", "topics", "forecasters", "offsets", "exclude"}
-assert set(_CHECKS) == set(FIELDS) == {f for keys in LAYOUT.values() for f in keys.values()} | {*FORECASTER_KEYS.values()}
+assert (
+    set(_CHECKS)
+    == set(FIELDS)
+    == {f for keys in LAYOUT.values() for f in keys.values()} | {*FORECASTER_KEYS.values()}
+)
 
 
 def checked(key: str, value, where: str = MAPPING, flags: bool = False):
@@ -381,7 +477,9 @@ def _only(table: dict, allowed, where: str, kind: str, shape: str = "{}", suffix
     """Refuse the first unknown key, naming the nearest allowed one (`shape` formats names)."""
     for key in table:
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown {kind} {shape.format(key)}{suffix}{did_you_mean(key, allowed, shape)}")
+            raise ConfigError(
+                f"{where}: unknown {kind} {shape.format(key)}{suffix}{did_you_mean(key, allowed, shape)}"
+            )
 
 
 def did_you_mean(key: str, allowed, shape: str = "{}") -> str:

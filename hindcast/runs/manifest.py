@@ -10,18 +10,36 @@ from pathlib import Path
 from hindcast.replay.coverage import POLICY as COVERAGE_POLICY
 from hindcast.scoring.aggregate import POLICIES
 
-PACKAGES = ("hindcast-replay", "httpx", "polars", "pyarrow", "lancedb", "sentence-transformers",
-            "sqlmodel", "SQLAlchemy", "typer", "numpy", "torch")
+PACKAGES = (
+    "hindcast-replay",
+    "httpx",
+    "polars",
+    "pyarrow",
+    "lancedb",
+    "sentence-transformers",
+    "sqlmodel",
+    "SQLAlchemy",
+    "typer",
+    "numpy",
+    "torch",
+)
 
 
-def build(identity: dict, store_root: Path, forecasters: dict | None = None, archive: Path | None = None) -> dict:
+def build(
+    identity: dict, store_root: Path, forecasters: dict | None = None, archive: Path | None = None
+) -> dict:
     """The run's provenance; where its inputs lived (store, archive folders) so a later export
     can open them again (a moved folder is given back with --archive)."""
     return {
         "identity": identity,
         "forecasters": {name: describe(f) for name, f in (forecasters or {}).items()},
-        "market_store": {"version": identity["store_version"], "root": str(Path(store_root).resolve())},
-        "archive": None if archive is None else {"snapshot": identity["snapshot"], "root": str(Path(archive).resolve())},
+        "market_store": {
+            "version": identity["store_version"],
+            "root": str(Path(store_root).resolve()),
+        },
+        "archive": None
+        if archive is None
+        else {"snapshot": identity["snapshot"], "root": str(Path(archive).resolve())},
         "scoring_policies": {**POLICIES, **COVERAGE_POLICY},
         "git_revision": git_revision(),
         "python": platform.python_version(),
@@ -57,4 +75,6 @@ def git_revision() -> str | None:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=10
+    ).stdout.strip()

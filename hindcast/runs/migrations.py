@@ -71,13 +71,32 @@ _CLAIMS = """CREATE TABLE IF NOT EXISTS claims (
     run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL,
     repeat INTEGER NOT NULL, attempt INTEGER NOT NULL, owner VARCHAR NOT NULL, expires_at FLOAT NOT NULL,
     PRIMARY KEY (run_id, forecaster, market_id, t0, repeat, attempt))"""
-_COLUMNS_1 = ("id", "run_id", "forecaster", "market_id", "t0", "label", "repeat", "probability", "error", "rationale",
-              "evidence_json", "usage_json", "retrievals_json", "raw")
+_COLUMNS_1 = (
+    "id",
+    "run_id",
+    "forecaster",
+    "market_id",
+    "t0",
+    "label",
+    "repeat",
+    "probability",
+    "error",
+    "rationale",
+    "evidence_json",
+    "usage_json",
+    "retrievals_json",
+    "raw",
+)
 
 
 def _to_1(db: sqlite3.Connection, where: str) -> None:
     """The first schema (completes whatever part of it an unversioned file lacks)."""
-    for sql in (_RUNS, _FORECASTS_1, "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)", _COVERAGE):
+    for sql in (
+        _RUNS,
+        _FORECASTS_1,
+        "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)",
+        _COVERAGE,
+    ):
         db.execute(sql)
 
 
@@ -107,8 +126,12 @@ def _pg(sql: str) -> str:
 
 
 def _pg_to_1(db, where: str) -> None:
-    for sql in (_RUNS, _pg(_FORECASTS_1), "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)",
-                _COVERAGE):
+    for sql in (
+        _RUNS,
+        _pg(_FORECASTS_1),
+        "CREATE INDEX IF NOT EXISTS ix_forecasts_run_id ON forecasts (run_id)",
+        _COVERAGE,
+    ):
         db.execute(sql)
 
 
@@ -120,8 +143,10 @@ def _pg_to_2(db, where: str) -> None:
         db.execute("ALTER TABLE forecasts ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
         db.execute("ALTER TABLE forecasts ALTER COLUMN attempt DROP DEFAULT")
         db.execute("ALTER TABLE forecasts DROP CONSTRAINT IF EXISTS one_forecast")
-        db.execute("ALTER TABLE forecasts ADD CONSTRAINT one_forecast_attempt UNIQUE "
-                   "(run_id, forecaster, market_id, t0, repeat, attempt)")
+        db.execute(
+            "ALTER TABLE forecasts ADD CONSTRAINT one_forecast_attempt UNIQUE "
+            "(run_id, forecaster, market_id, t0, repeat, attempt)"
+        )
     db.execute(_pg(_ATTEMPTS))
     db.execute("CREATE INDEX IF NOT EXISTS ix_attempts_run_id ON attempts (run_id)")
 
@@ -155,7 +180,9 @@ def upgrade(db, where: str) -> tuple[int, ...]:
         return ()
     db.execute("BEGIN IMMEDIATE")  # the one writer; a concurrent opener waits here
     try:
-        done = _apply(db, where, _checked(db, where))  # read again: it may have been migrated meanwhile
+        done = _apply(
+            db, where, _checked(db, where)
+        )  # read again: it may have been migrated meanwhile
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
@@ -169,9 +196,13 @@ def _upgrade_pg(db, where: str) -> tuple[int, ...]:
         if _checked(db, where) == CURRENT:
             db.rollback()
             return ()
-        db.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,))  # the one writer; concurrent openers queue here
+        db.execute(
+            "SELECT pg_advisory_xact_lock(%s)", (PG_LOCK,)
+        )  # the one writer; concurrent openers queue here
         db.execute(_PG_VERSION_TABLE)
-        done = _apply(db, where, _checked(db, where))  # read again: it may have been migrated meanwhile
+        done = _apply(
+            db, where, _checked(db, where)
+        )  # read again: it may have been migrated meanwhile
         db.commit()
     except BaseException:
         db.rollback()
@@ -202,14 +233,18 @@ def check(db, where: str) -> int:
     found = _checked(db, where)
     tables = _tables(db)
     if not {"runs", "forecasts"} <= tables:
-        raise RunStoreError(f"run database {where} is not a hindcast run database (it has no runs/forecasts "
-                            "tables); point --db at one")
+        raise RunStoreError(
+            f"run database {where} is not a hindcast run database (it has no runs/forecasts "
+            "tables); point --db at one"
+        )
     if found == 0 and "attempt" in _columns(db, "forecasts") and {"attempts", "coverage"} <= tables:
         return READABLE  # written by 1d68a1e, before versioning: already a readable shape
     if found < READABLE:
-        raise RunStoreError(f"run database {where} was written by an older hindcast (schema version {found}, this "
-                            f"hindcast reads {READABLE} or later); run a write command on it first (e.g. hindcast sweep --db "
-                            f"{where} …, which migrates it in place)")
+        raise RunStoreError(
+            f"run database {where} was written by an older hindcast (schema version {found}, this "
+            f"hindcast reads {READABLE} or later); run a write command on it first (e.g. hindcast sweep --db "
+            f"{where} …, which migrates it in place)"
+        )
     return found
 
 
@@ -217,31 +252,47 @@ def _checked(db, where: str) -> int:
     """The version, refused when it is newer than this code."""
     found = version(db)
     if found > CURRENT and "forecasts" not in _tables(db):
-        raise RunStoreError(f"run database {where} is not a hindcast run database (schema version {found}, no "
-                            "forecasts table); point --db at one")
+        raise RunStoreError(
+            f"run database {where} is not a hindcast run database (schema version {found}, no "
+            "forecasts table); point --db at one"
+        )
     if found > CURRENT:
-        raise RunStoreError(f"run database {where} has schema version {found}, newer than this hindcast reads "
-                            f"({CURRENT}); nothing was changed: upgrade hindcast (pip install -U hindcast-replay) "
-                            "or point --db at another database")
+        raise RunStoreError(
+            f"run database {where} has schema version {found}, newer than this hindcast reads "
+            f"({CURRENT}); nothing was changed: upgrade hindcast (pip install -U hindcast-replay) "
+            "or point --db at another database"
+        )
     return found
 
 
 def _refuse_unknown(columns: set[str], where: str) -> None:
     missing = set(_COLUMNS_1) - columns
     if missing:
-        raise RunStoreError(f"run database {where} was written by an older hindcast (no column(s) "
-                            f"{', '.join(sorted(missing))}); point --db at a new database")
+        raise RunStoreError(
+            f"run database {where} was written by an older hindcast (no column(s) "
+            f"{', '.join(sorted(missing))}); point --db at a new database"
+        )
 
 
 def _tables(db) -> set[str]:
     if _is_sqlite(db):
         return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return {row[0] for row in db.execute("SELECT table_name FROM information_schema.tables "
-                                         "WHERE table_schema = current_schema()")}
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    }
 
 
 def _columns(db, table: str) -> set[str]:
     if _is_sqlite(db):
         return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
-    return {row[0] for row in db.execute("SELECT column_name FROM information_schema.columns "
-                                         "WHERE table_schema = current_schema() AND table_name = %s", (table,))}
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s",
+            (table,),
+        )
+    }

@@ -47,7 +47,10 @@ from hindcast.records import Forecast
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
-VERSIONED = ("sqlite", "postgresql")  # dialects with a schema version and migrations (runs.migrations)
+VERSIONED = (
+    "sqlite",
+    "postgresql",
+)  # dialects with a schema version and migrations (runs.migrations)
 OPEN_TRIES = 20  # opening a new database while other processes create it too
 SCHEMA_VERSION = migrations.CURRENT
 
@@ -62,8 +65,17 @@ class RunRow(SQLModel, table=True):
 
 class ForecastRow(SQLModel, table=True):
     __tablename__ = "forecasts"
-    __table_args__ = (UniqueConstraint("run_id", "forecaster", "market_id", "t0", "repeat", "attempt",
-                                       name="one_forecast_attempt"),)
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id",
+            "forecaster",
+            "market_id",
+            "t0",
+            "repeat",
+            "attempt",
+            name="one_forecast_attempt",
+        ),
+    )
     id: Optional[int] = Field(default=None, primary_key=True)
     run_id: str = Field(index=True, foreign_key="runs.id")
     forecaster: str
@@ -155,7 +167,9 @@ class RunStore:
                 self._prepare()
                 return
             except (DBAPIError, sqlite3.Error) as exc:
-                if _racing(exc) and attempt < OPEN_TRIES - 1:  # another process is creating the same database
+                if (
+                    _racing(exc) and attempt < OPEN_TRIES - 1
+                ):  # another process is creating the same database
                     time.sleep(0.05 * (attempt + 1))
                     continue
                 self.engine.dispose()
@@ -184,8 +198,14 @@ class RunStore:
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
-        return self._insert_once(RunRow(id=run_id, created_at=iso(created_at), spec_json=_dumps(spec),
-                                        manifest_json=_dumps(manifest)))
+        return self._insert_once(
+            RunRow(
+                id=run_id,
+                created_at=iso(created_at),
+                spec_json=_dumps(spec),
+                manifest_json=_dumps(manifest),
+            )
+        )
 
     def run(self, run_id: str) -> RunRow:
         with Session(self.engine) as session:
@@ -197,13 +217,23 @@ class RunStore:
     def runs(self) -> list[RunRow]:
         with Session(self.engine) as session:
             rows = list(session.exec(select(RunRow)))
-        return sorted(rows, key=lambda r: (r.created_at, r.id))  # code-point order on every backend (no collation)
+        return sorted(
+            rows, key=lambda r: (r.created_at, r.id)
+        )  # code-point order on every backend (no collation)
 
     def latest(self, run_id: str) -> dict[tuple[str, str, str, int], tuple[int, bool]]:
         """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it is a valid forecast)."""
         with Session(self.engine) as session:
-            rows = session.exec(select(ForecastRow.forecaster, ForecastRow.market_id, ForecastRow.t0, ForecastRow.repeat,
-                                       ForecastRow.attempt, ForecastRow.probability).where(ForecastRow.run_id == run_id))
+            rows = session.exec(
+                select(
+                    ForecastRow.forecaster,
+                    ForecastRow.market_id,
+                    ForecastRow.t0,
+                    ForecastRow.repeat,
+                    ForecastRow.attempt,
+                    ForecastRow.probability,
+                ).where(ForecastRow.run_id == run_id)
+            )
             out: dict = {}
             for forecaster, market, t0, repeat, attempt, probability in rows:
                 key = (forecaster, market, t0, repeat)
@@ -215,36 +245,94 @@ class RunStore:
         """Keys stored for a run (with `retry_failed`, only those whose newest attempt is valid)."""
         return {k for k, (_, ok) in self.latest(run_id).items() if ok or not retry_failed}
 
-    def retry_attempts(self, run_id: str, limit: int | None = None) -> dict[tuple[str, str, str, int], int]:
+    def retry_attempts(
+        self, run_id: str, limit: int | None = None
+    ) -> dict[tuple[str, str, str, int], int]:
         """Key → the attempt number a retry of its stored failure gets (newest + 1); with
         `limit`, only failures retried fewer than `limit` times."""
-        return {k: attempt + 1 for k, (attempt, ok) in self.latest(run_id).items()
-                if not ok and (limit is None or attempt < limit)}
+        return {
+            k: attempt + 1
+            for k, (attempt, ok) in self.latest(run_id).items()
+            if not ok and (limit is None or attempt < limit)
+        }
 
-    def add(self, run_id: str, forecaster: str, market_id: str, t0, label: str, forecast: Forecast,
-            retrievals: tuple = (), repeat: int = 0, attempt: int = 0) -> bool:
+    def add(
+        self,
+        run_id: str,
+        forecaster: str,
+        market_id: str,
+        t0,
+        label: str,
+        forecast: Forecast,
+        retrievals: tuple = (),
+        repeat: int = 0,
+        attempt: int = 0,
+    ) -> bool:
         """Store one forecast; False if that key and attempt was already stored (never a duplicate)."""
-        row = ForecastRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), label=label, repeat=repeat,
-                          probability=forecast.probability, error=forecast.error, rationale=forecast.rationale,
-                          evidence_json=_dumps(list(forecast.evidence)), usage_json=_dumps(forecast.usage),
-                          retrievals_json=_dumps(list(retrievals)), raw=forecast.raw, attempt=attempt)
+        row = ForecastRow(
+            run_id=run_id,
+            forecaster=forecaster,
+            market_id=market_id,
+            t0=iso(t0),
+            label=label,
+            repeat=repeat,
+            probability=forecast.probability,
+            error=forecast.error,
+            rationale=forecast.rationale,
+            evidence_json=_dumps(list(forecast.evidence)),
+            usage_json=_dumps(forecast.usage),
+            retrievals_json=_dumps(list(retrievals)),
+            raw=forecast.raw,
+            attempt=attempt,
+        )
         return self._insert_once(row)
 
-    def add_attempt(self, run_id: str, forecaster: str, market_id: str, t0, repeat: int, kind: str, reason: str,
-                    at) -> None:
+    def add_attempt(
+        self,
+        run_id: str,
+        forecaster: str,
+        market_id: str,
+        t0,
+        repeat: int,
+        kind: str,
+        reason: str,
+        at,
+    ) -> None:
         """Log one outage of a forecast (it stays unasked: the next run asks again)."""
         with Session(self.engine) as session:
-            session.add(AttemptRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=iso(t0), repeat=repeat,
-                                   kind=kind, reason=reason, at=iso(at)))
+            session.add(
+                AttemptRow(
+                    run_id=run_id,
+                    forecaster=forecaster,
+                    market_id=market_id,
+                    t0=iso(t0),
+                    repeat=repeat,
+                    kind=kind,
+                    reason=reason,
+                    at=iso(at),
+                )
+            )
             session.commit()
 
     def attempts(self, run_id: str) -> list[AttemptRow]:
         with Session(self.engine) as session:
-            return list(session.exec(select(AttemptRow).where(AttemptRow.run_id == run_id).order_by(AttemptRow.id)))
+            return list(
+                session.exec(
+                    select(AttemptRow).where(AttemptRow.run_id == run_id).order_by(AttemptRow.id)
+                )
+            )
 
     def add_coverage(self, run_id: str, market_id: str, t0, n_relevant: int, stratum: str) -> None:
         with Session(self.engine) as session:
-            session.merge(CoverageRow(run_id=run_id, market_id=market_id, t0=iso(t0), n_relevant=n_relevant, stratum=stratum))
+            session.merge(
+                CoverageRow(
+                    run_id=run_id,
+                    market_id=market_id,
+                    t0=iso(t0),
+                    n_relevant=n_relevant,
+                    stratum=stratum,
+                )
+            )
             session.commit()
 
     def coverage(self, run_id: str) -> dict[tuple[str, object], str]:
@@ -254,8 +342,16 @@ class RunStore:
             return {(r.market_id, parse_utc(r.t0)): r.stratum for r in rows}
 
     # ---- claims: concurrent sweeps of one run never ask the same forecast twice ------------
-    def claim(self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str, now: float,
-              lease: float, gone: Callable[[str], bool] = lambda owner: False) -> str:
+    def claim(
+        self,
+        run_id: str,
+        key: tuple[str, str, str, int],
+        attempt: int,
+        owner: str,
+        now: float,
+        lease: float,
+        gone: Callable[[str], bool] = lambda owner: False,
+    ) -> str:
         """Take forecast `key` (forecaster, market, t0 ISO, repeat), `attempt`, for `owner` until
         `now + lease`: TAKEN (ask it), HELD (another owner's unexpired claim whose owner is not
         `gone`: leave it), or DONE (already stored: nothing to ask). A claim is one INSERT, or an
@@ -280,35 +376,63 @@ class RunStore:
             return DONE
         return TAKEN
 
-    def release(self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str) -> None:
+    def release(
+        self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str
+    ) -> None:
         """Drop `owner`'s claim on the forecast (after storing it, or giving it up)."""
         from sqlalchemy import delete
 
         with self.engine.begin() as conn:
-            conn.execute(delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner))
+            conn.execute(
+                delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
+            )
 
     def renew(self, run_id: str, owner: str, until: float) -> None:
         """Extend every claim `owner` holds in the run to `until` (a sweep's heartbeat)."""
         from sqlalchemy import update
 
         with self.engine.begin() as conn:
-            conn.execute(update(CLAIMS).where(CLAIMS.c.run_id == run_id, CLAIMS.c.owner == owner).values(expires_at=until))
+            conn.execute(
+                update(CLAIMS)
+                .where(CLAIMS.c.run_id == run_id, CLAIMS.c.owner == owner)
+                .values(expires_at=until)
+            )
 
-    def _insert_claim(self, run_id: str, key: tuple, attempt: int, owner: str, until: float) -> bool:
+    def _insert_claim(
+        self, run_id: str, key: tuple, attempt: int, owner: str, until: float
+    ) -> bool:
         forecaster, market_id, t0, repeat = key
-        return self._insert_once(ClaimRow(run_id=run_id, forecaster=forecaster, market_id=market_id, t0=t0,
-                                          repeat=repeat, attempt=attempt, owner=owner, expires_at=until))
+        return self._insert_once(
+            ClaimRow(
+                run_id=run_id,
+                forecaster=forecaster,
+                market_id=market_id,
+                t0=t0,
+                repeat=repeat,
+                attempt=attempt,
+                owner=owner,
+                expires_at=until,
+            )
+        )
 
     def _insert_once(self, row: SQLModel) -> bool:
         """Insert `row` in its own transaction; False when its key is there already (an
         INSERT … ON CONFLICT DO NOTHING: the constraint decides, no error is raised or logged)."""
         table = type(row).__table__  # type: ignore[attr-defined]
-        values = {c.name: getattr(row, c.name) for c in table.columns if getattr(row, c.name) is not None
-                  or not (c.primary_key and c.autoincrement is not False and c.name == "id")}
+        values = {
+            c.name: getattr(row, c.name)
+            for c in table.columns
+            if getattr(row, c.name) is not None
+            or not (c.primary_key and c.autoincrement is not False and c.name == "id")
+        }
         if self.engine.dialect.name not in VERSIONED:
             return self._insert_or_integrity_error(table, values)
-        statement = _insert(self.engine.dialect.name, table).values(**values).on_conflict_do_nothing()
-        with self.engine.begin() as conn:  # RETURNING: a row back iff inserted (psycopg's rowcount is -1 here)
+        statement = (
+            _insert(self.engine.dialect.name, table).values(**values).on_conflict_do_nothing()
+        )
+        with (
+            self.engine.begin() as conn
+        ):  # RETURNING: a row back iff inserted (psycopg's rowcount is -1 here)
             return conn.execute(statement.returning(*table.primary_key.columns)).first() is not None
 
     def _insert_or_integrity_error(self, table, values: dict) -> bool:
@@ -332,27 +456,41 @@ class RunStore:
         from sqlalchemy import update
 
         with self.engine.begin() as conn:
-            done = conn.execute(update(CLAIMS).where(*match, CLAIMS.c.owner == held[0], CLAIMS.c.expires_at == held[1])
-                                .values(owner=owner, expires_at=until))
+            done = conn.execute(
+                update(CLAIMS)
+                .where(*match, CLAIMS.c.owner == held[0], CLAIMS.c.expires_at == held[1])
+                .values(owner=owner, expires_at=until)
+            )
         return done.rowcount == 1
 
     def _has_forecast(self, run_id: str, key: tuple, attempt: int) -> bool:
         forecaster, market_id, t0, repeat = key
         with Session(self.engine) as session:
-            found = session.exec(select(ForecastRow.id).where(
-                ForecastRow.run_id == run_id, ForecastRow.forecaster == forecaster, ForecastRow.market_id == market_id,
-                ForecastRow.t0 == t0, ForecastRow.repeat == repeat, ForecastRow.attempt >= attempt)).first()
+            found = session.exec(
+                select(ForecastRow.id).where(
+                    ForecastRow.run_id == run_id,
+                    ForecastRow.forecaster == forecaster,
+                    ForecastRow.market_id == market_id,
+                    ForecastRow.t0 == t0,
+                    ForecastRow.repeat == repeat,
+                    ForecastRow.attempt >= attempt,
+                )
+            ).first()
         return found is not None
 
     def forecasts(self, run_id: str, all_attempts: bool = False) -> list[StoredForecast]:
         """The run's forecasts: the newest attempt of each key (every attempt with `all_attempts`)."""
         self.run(run_id)
         with Session(self.engine) as session:
-            rows = sorted(session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)),
-                          key=lambda r: (r.forecaster, r.market_id, r.t0, r.repeat, r.attempt))  # code-point order
+            rows = sorted(
+                session.exec(select(ForecastRow).where(ForecastRow.run_id == run_id)),
+                key=lambda r: (r.forecaster, r.market_id, r.t0, r.repeat, r.attempt),
+            )  # code-point order
             # on every backend: a server's collation (en_US on PostgreSQL) never reorders an export
         if not all_attempts:
-            newest = {(r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows}  # ordered by attempt
+            newest = {
+                (r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows
+            }  # ordered by attempt
             rows = [r for r in rows if newest[(r.forecaster, r.market_id, r.t0, r.repeat)] is r]
         return [_stored(row) for row in rows]
 
@@ -389,8 +527,9 @@ def _engine(url: str):
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise RunStoreError(f"run database {_where(url)}: cannot create folder {folder}: "
-                                f"{exc.strerror or exc}") from None
+            raise RunStoreError(
+                f"run database {_where(url)}: cannot create folder {folder}: {exc.strerror or exc}"
+            ) from None
     return _connect(url, _sqlite_pragmas)
 
 
@@ -408,7 +547,9 @@ def _readonly_engine(url: str):
         mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
         url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
     engine = _connect(url, _sqlite_read_pragmas)
-    if engine.dialect.name == "postgresql":  # every transaction BEGINs READ ONLY: the server refuses writes
+    if (
+        engine.dialect.name == "postgresql"
+    ):  # every transaction BEGINs READ ONLY: the server refuses writes
         engine = engine.execution_options(postgresql_readonly=True)
     return engine
 
@@ -432,12 +573,16 @@ def _prepare_other(engine, url: str, read_only: bool) -> None:
         SQLModel.metadata.create_all(engine)
     tables = set(inspect(engine).get_table_names())
     if not {"runs", "forecasts"} <= tables:
-        raise RunStoreError(f"run database {_where(url)} is not a hindcast run database (it has no runs/forecasts "
-                            "tables); point --db at one")
+        raise RunStoreError(
+            f"run database {_where(url)} is not a hindcast run database (it has no runs/forecasts "
+            "tables); point --db at one"
+        )
     columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
     if "attempt" not in columns or not {"attempts", "coverage"} <= tables:
-        raise RunStoreError(f"run database {_where(url)} was written by an older hindcast; only a SQLite run "
-                            "database is migrated: point --db at a new database")
+        raise RunStoreError(
+            f"run database {_where(url)} was written by an older hindcast; only a SQLite run "
+            "database is migrated: point --db at a new database"
+        )
 
 
 @contextmanager
@@ -472,7 +617,9 @@ def _check_readable(engine, url: str) -> None:
     with engine.connect() as conn:
         result = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
     if result != "ok":
-        raise RunStoreError(f"run database {_where(url)} is damaged ({result}); restore it or point --db elsewhere")
+        raise RunStoreError(
+            f"run database {_where(url)} is damaged ({result}); restore it or point --db elsewhere"
+        )
 
 
 def _racing(exc) -> bool:
@@ -506,9 +653,13 @@ def _sqlite_read_pragmas(connection, _record) -> None:
 
 def _sqlite_pragmas(connection, _record) -> None:
     cursor = connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL waits for other openers too
+    cursor.execute(
+        "PRAGMA busy_timeout=30000"
+    )  # first: switching to WAL waits for other openers too
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: every commit survives a killed process
+    cursor.execute(
+        "PRAGMA synchronous=NORMAL"
+    )  # WAL + NORMAL: every commit survives a killed process
     cursor.close()
 
 
@@ -522,14 +673,34 @@ def _insert(dialect: str, table):
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
     forecaster, market_id, t0, repeat = key
     c = CLAIMS.c
-    return [c.run_id == run_id, c.forecaster == forecaster, c.market_id == market_id, c.t0 == t0,
-            c.repeat == repeat, c.attempt == attempt]
+    return [
+        c.run_id == run_id,
+        c.forecaster == forecaster,
+        c.market_id == market_id,
+        c.t0 == t0,
+        c.repeat == repeat,
+        c.attempt == attempt,
+    ]
 
 
 def _stored(row: ForecastRow) -> StoredForecast:
-    forecast = Forecast(probability=row.probability, error=row.error, rationale=row.rationale,
-                        evidence=tuple(json.loads(row.evidence_json)), usage=json.loads(row.usage_json), raw=row.raw)
-    return StoredForecast(row.run_id, row.forecaster, row.market_id, parse_utc(row.t0), row.label, forecast, row.repeat)
+    forecast = Forecast(
+        probability=row.probability,
+        error=row.error,
+        rationale=row.rationale,
+        evidence=tuple(json.loads(row.evidence_json)),
+        usage=json.loads(row.usage_json),
+        raw=row.raw,
+    )
+    return StoredForecast(
+        row.run_id,
+        row.forecaster,
+        row.market_id,
+        parse_utc(row.t0),
+        row.label,
+        forecast,
+        row.repeat,
+    )
 
 
 def _dumps(value) -> str:

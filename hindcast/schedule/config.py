@@ -113,7 +113,12 @@ def _located(message: str, path: Path) -> str:
 
 def parse(data: dict, path: Path) -> ScheduleConfig:
     base = path.parent
-    _only(data, {"service", "jobs", "markets", "archive", "sweeps", "leaderboards"}, "the config", "[{}]")
+    _only(
+        data,
+        {"service", "jobs", "markets", "archive", "sweeps", "leaderboards"},
+        "the config",
+        "[{}]",
+    )
     service = _table(data, "service")
     _only(service, {"db", "lock", "log", "runs_out"}, "[service]")
     for key in service:
@@ -121,13 +126,21 @@ def parse(data: dict, path: Path) -> ScheduleConfig:
     db_url = _db_url(service.get("db", "runs/hindcast.db"), base)
     markets = _markets(_table(data, "markets"), base) if "markets" in data else None
     archive = _archive(_table(data, "archive"), base) if "archive" in data else None
-    sweeps = tuple(_sweep(t, number, path, markets) for number, t in enumerate(_array(data, "sweeps"), start=1))
+    sweeps = tuple(
+        _sweep(t, number, path, markets) for number, t in enumerate(_array(data, "sweeps"), start=1)
+    )
     config = ScheduleConfig(
-        path=path, db_url=db_url, lock=_lock_path(service.get("lock"), db_url, base),
+        path=path,
+        db_url=db_url,
+        lock=_lock_path(service.get("lock"), db_url, base),
         log=base / service["log"] if "log" in service else None,
-        runs_out=base / service.get("runs_out", "runs/exports"), every=_intervals(_table(data, "jobs")),
-        markets=markets, archive=archive,
-        sweeps=sweeps, leaderboards=tuple(_board(t, base) for t in _array(data, "leaderboards")))
+        runs_out=base / service.get("runs_out", "runs/exports"),
+        every=_intervals(_table(data, "jobs")),
+        markets=markets,
+        archive=archive,
+        sweeps=sweeps,
+        leaderboards=tuple(_board(t, base) for t in _array(data, "leaderboards")),
+    )
     _check_names(config)
     for sweep in sweeps:
         _check_inputs(sweep, config)
@@ -135,17 +148,27 @@ def parse(data: dict, path: Path) -> ScheduleConfig:
 
 
 def _configured(c: ScheduleConfig) -> tuple[str, ...]:
-    present = {"pull": c.markets is not None, "inbox": c.archive is not None,
-               "sweeps": bool(c.sweeps), "export": bool(c.leaderboards)}
+    present = {
+        "pull": c.markets is not None,
+        "inbox": c.archive is not None,
+        "sweeps": bool(c.sweeps),
+        "export": bool(c.leaderboards),
+    }
     return tuple(job for job in JOBS if present[job])
 
 
 def _check_names(c: ScheduleConfig) -> None:
     names = [s.name for s in c.sweeps]
-    _require(len(set(names)) == len(names), f"config {c.path}: a sweep name is used twice ({', '.join(names)})")
+    _require(
+        len(set(names)) == len(names),
+        f"config {c.path}: a sweep name is used twice ({', '.join(names)})",
+    )
     for board in c.leaderboards:
-        _require(board.sweep in names, f"config {c.path}: leaderboard {board.out} names sweep {board.sweep!r}, "
-                                       f"which is not configured (sweeps: {', '.join(names) or 'none'})")
+        _require(
+            board.sweep in names,
+            f"config {c.path}: leaderboard {board.out} names sweep {board.sweep!r}, "
+            f"which is not configured (sweeps: {', '.join(names) or 'none'})",
+        )
 
 
 def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
@@ -153,13 +176,19 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
     for its archive and the configured inbox; its forecaster specs must build."""
     where, spec = f"sweep {sweep.name!r}", sweep.spec
     pulled = c.markets is not None and _same(spec.store, c.markets.store)
-    _require(pulled or (Path(spec.store) / "LATEST").is_file(),
-             f"{where}: market store {spec.store} does not exist (no LATEST) and no configured pull fills it "
-             f"({'[markets] store is ' + str(c.markets.store) if c.markets else 'no [markets] section'}); "
-             "pull or import into it first, or point the sweep's store at the pulled one")
-    ingested = c.archive is not None and spec.archive is not None and _same(spec.archive, c.archive.root)
-    _require(spec.archive is None or ingested or Path(spec.archive).is_dir(),
-             f"{where}: archive {spec.archive} does not exist and no configured [archive] inbox fills it")
+    _require(
+        pulled or (Path(spec.store) / "LATEST").is_file(),
+        f"{where}: market store {spec.store} does not exist (no LATEST) and no configured pull fills it "
+        f"({'[markets] store is ' + str(c.markets.store) if c.markets else 'no [markets] section'}); "
+        "pull or import into it first, or point the sweep's store at the pulled one",
+    )
+    ingested = (
+        c.archive is not None and spec.archive is not None and _same(spec.archive, c.archive.root)
+    )
+    _require(
+        spec.archive is None or ingested or Path(spec.archive).is_dir(),
+        f"{where}: archive {spec.archive} does not exist and no configured [archive] inbox fills it",
+    )
     for forecaster in spec.forecasters:
         _check_forecaster(forecaster, where)
 
@@ -169,7 +198,10 @@ def _check_forecaster(spec: str, where: str) -> None:
     try:
         name, _ = registry.parse_spec(spec)
         known = registry.names()
-        _require(name in known, f"{where}: unknown forecaster {name!r} in {spec!r}{api.did_you_mean(name, known)}")
+        _require(
+            name in known,
+            f"{where}: unknown forecaster {name!r} in {spec!r}{api.did_you_mean(name, known)}",
+        )
         registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
     except ScheduleError:
         raise
@@ -183,49 +215,93 @@ def _same(a: Path, b: Path) -> bool:
 
 # -- sections -------------------------------------------------------------------------------
 def _markets(t: dict, base: Path) -> MarketsJob:
-    _only(t, {"store", "gamma_url", "clob_url", "data_url", "since", "lookback", "page_size", "timeout", "attempts"},
-          "[markets]")
-    _require("store" in t, "[markets] needs store = \"…\" (the market store the pulls write into)")
-    return MarketsJob(store=base / _text(t, "store", "[markets]"), gamma_url=_url(t, "gamma_url"),
-                      clob_url=_url(t, "clob_url"), data_url=_url(t, "data_url"),
-                      since=_instant(t["since"], "[markets] since") if "since" in t else None,
-                      lookback=_interval(t.get("lookback", "7d"), "[markets] lookback"),
-                      page_size=_int(t, "page_size", 100, "[markets]", 1, 100),
-                      timeout=_number(t, "timeout", 30.0, "[markets]"),
-                      attempts=_int(t, "attempts", 5, "[markets]", 1))
+    _only(
+        t,
+        {
+            "store",
+            "gamma_url",
+            "clob_url",
+            "data_url",
+            "since",
+            "lookback",
+            "page_size",
+            "timeout",
+            "attempts",
+        },
+        "[markets]",
+    )
+    _require("store" in t, '[markets] needs store = "…" (the market store the pulls write into)')
+    return MarketsJob(
+        store=base / _text(t, "store", "[markets]"),
+        gamma_url=_url(t, "gamma_url"),
+        clob_url=_url(t, "clob_url"),
+        data_url=_url(t, "data_url"),
+        since=_instant(t["since"], "[markets] since") if "since" in t else None,
+        lookback=_interval(t.get("lookback", "7d"), "[markets] lookback"),
+        page_size=_int(t, "page_size", 100, "[markets]", 1, 100),
+        timeout=_number(t, "timeout", 30.0, "[markets]"),
+        attempts=_int(t, "attempts", 5, "[markets]", 1),
+    )
 
 
 def _archive(t: dict, base: Path) -> ArchiveJob:
     _only(t, {"root", "embedder", "inbox"}, "[archive]")
-    _require("root" in t and t.get("inbox"), "[archive] needs root = \"…\" and at least one [[archive.inbox]]")
+    _require(
+        "root" in t and t.get("inbox"),
+        '[archive] needs root = "…" and at least one [[archive.inbox]]',
+    )
     embedder = _text(t, "embedder", "[archive]") if "embedder" in t else "minilm"
     _check_embedder(embedder)
     inboxes = []
     for box in _array(t, "inbox", "archive.inbox"):
         _only(box, {"path", "source", "format", "pattern"}, "[[archive.inbox]]")
-        _require({"path", "source", "format"} <= set(box), "[[archive.inbox]] needs path, source and format")
+        _require(
+            {"path", "source", "format"} <= set(box),
+            "[[archive.inbox]] needs path, source and format",
+        )
         where = f"[[archive.inbox]] {box['path']}"
         fmt = _text(box, "format", where)
-        _require(fmt in api.FORMATS, f"{where}: format {fmt!r} is unknown{api.did_you_mean(fmt, api.FORMATS)}")
-        inboxes.append(Inbox(base / _text(box, "path", where), _text(box, "source", where), fmt,
-                             _text(box, "pattern", where) if "pattern" in box else "*"))
+        _require(
+            fmt in api.FORMATS,
+            f"{where}: format {fmt!r} is unknown{api.did_you_mean(fmt, api.FORMATS)}",
+        )
+        inboxes.append(
+            Inbox(
+                base / _text(box, "path", where),
+                _text(box, "source", where),
+                fmt,
+                _text(box, "pattern", where) if "pattern" in box else "*",
+            )
+        )
     return ArchiveJob(base / _text(t, "root", "[archive]"), tuple(inboxes), embedder)
 
 
 def _check_embedder(name: str) -> None:
     embed = api.embedders
-    _require(embed.known(name), f"[archive] embedder {name!r} is unknown{api.did_you_mean(name, embed.names())}")
+    _require(
+        embed.known(name),
+        f"[archive] embedder {name!r} is unknown{api.did_you_mean(name, embed.names())}",
+    )
 
 
 def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> SweepConfig:
     _require(isinstance(t, dict), f"[[sweeps]] entry {number} must be a table")
     name = t.get("name")
-    _require(isinstance(name, str) and name.strip() != "", f"[[sweeps]] entry {number} needs a name")
+    _require(
+        isinstance(name, str) and name.strip() != "", f"[[sweeps]] entry {number} needs a name"
+    )
     where = f"sweep {name!r}"
-    _only(t, {"name", "spec", "markets", "archive", "cutoffs", "forecasters", "run"}, where, "[sweeps.{}]")
+    _only(
+        t,
+        {"name", "spec", "markets", "archive", "cutoffs", "forecasters", "run"},
+        where,
+        "[sweeps.{}]",
+    )
     inline = sorted(set(t) - {"name", "spec"})
-    _require("spec" not in t or not inline, f"{where}: give spec = \"file\" or inline sections, not both "
-                                            f"(inline: {', '.join(inline)})")
+    _require(
+        "spec" not in t or not inline,
+        f'{where}: give spec = "file" or inline sections, not both (inline: {", ".join(inline)})',
+    )
     if "spec" in t:
         try:
             mapping = api.load_toml(path.parent / _text(t, "spec", where))
@@ -235,9 +311,15 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
         body = {k: v for k, v in t.items() if k != "name"}
         mapping = api.flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
     refused = sorted(k for k in REFUSED_SPEC_KEYS if mapping.get(k) not in (None, [], ()))
-    _require(not refused, f"{where}: " + "; ".join(f"{k} is refused: {REFUSED_SPEC_KEYS[k]}" for k in refused))
+    _require(
+        not refused,
+        f"{where}: " + "; ".join(f"{k} is refused: {REFUSED_SPEC_KEYS[k]}" for k in refused),
+    )
     if "store" not in mapping:
-        _require(markets is not None, f"{where}: no market store (give [sweeps.markets] store, or a [markets] section)")
+        _require(
+            markets is not None,
+            f"{where}: no market store (give [sweeps.markets] store, or a [markets] section)",
+        )
         mapping["store"] = markets.store
     try:
         return SweepConfig(name, api.spec_from_mapping(mapping))
@@ -247,7 +329,7 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
 
 def _board(t: dict, base: Path) -> BoardConfig:
     _only(t, {"sweep", "out", "formats", "by", "title"}, "[[leaderboards]]")
-    _require("sweep" in t and "out" in t, "every [[leaderboards]] needs sweep = \"…\" and out = \"…\"")
+    _require("sweep" in t and "out" in t, 'every [[leaderboards]] needs sweep = "…" and out = "…"')
     where = f"[[leaderboards]] {t['out']}"
     formats = api.check_formats(t.get("formats", BoardConfig.formats))
     title = _text(t, "title", where) if "title" in t else None
@@ -268,12 +350,15 @@ def _db_url(value: str, base: Path) -> str:
 def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
     if value is not None:
         return base / value
-    _require(db_url.startswith("sqlite:///"), "[service] lock = \"…\" is needed when db is not a SQLite file")
+    _require(
+        db_url.startswith("sqlite:///"),
+        '[service] lock = "…" is needed when db is not a SQLite file',
+    )
     return Path(db_url.removeprefix("sqlite:///")).with_suffix(".schedule.lock")
 
 
 def _interval(value, where: str) -> timedelta:
-    _require(isinstance(value, str), f"{where}: expected text like \"6h\" or \"1d\", got {value!r}")
+    _require(isinstance(value, str), f'{where}: expected text like "6h" or "1d", got {value!r}')
     try:
         return api.parse_offset(value)
     except HindcastError as exc:
@@ -292,7 +377,10 @@ def _instant(value, where: str) -> datetime:
 
 def _text(t: dict, key: str, where: str) -> str:
     value = t[key]
-    _require(isinstance(value, str) and value.strip() != "", f"{where} {key}: expected non-empty text, got {value!r}")
+    _require(
+        isinstance(value, str) and value.strip() != "",
+        f"{where} {key}: expected non-empty text, got {value!r}",
+    )
     return value
 
 
@@ -300,20 +388,33 @@ def _url(t: dict, key: str) -> str | None:
     if key not in t:
         return None
     value = _text(t, key, "[markets]")
-    _require(value.startswith(("http://", "https://")), f"[markets] {key}: {value!r} is not an http(s) URL")
+    _require(
+        value.startswith(("http://", "https://")),
+        f"[markets] {key}: {value!r} is not an http(s) URL",
+    )
     return value
 
 
 def _int(t: dict, key: str, default: int, where: str, low: int, high: int | None = None) -> int:
     value = t.get(key, default)
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
-    _require(ok, f"{where} {key}: expected an integer {low}…{high if high is not None else ''}, got {value!r}")
+    ok = (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= low
+        and (high is None or value <= high)
+    )
+    _require(
+        ok,
+        f"{where} {key}: expected an integer {low}…{high if high is not None else ''}, got {value!r}",
+    )
     return value
 
 
 def _number(t: dict, key: str, default: float, where: str) -> float:
     value = t.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+    ok = (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+    )
     _require(ok, f"{where} {key}: expected a number of seconds > 0, got {value!r}")
     return float(value)
 
@@ -335,7 +436,9 @@ def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
     """Refuse the first unknown key, naming the nearest allowed one."""
     for key in t:
         if key not in allowed:
-            raise ScheduleError(f"{where}: unknown key {shape.format(key)}{api.did_you_mean(key, allowed, shape)}")
+            raise ScheduleError(
+                f"{where}: unknown key {shape.format(key)}{api.did_you_mean(key, allowed, shape)}"
+            )
 
 
 def _require(condition: bool, message: str) -> None:

@@ -36,7 +36,9 @@ class JobContext:
     store: object  # RunStore
     now: datetime
     advance: Callable[[], None]  # raises Interrupted when the service is stopping
-    models: object = None  # the run-integrity Models object (keys, response cache), built by the service
+    models: object = (
+        None  # the run-integrity Models object (keys, response cache), built by the service
+    )
 
 
 # -- pull -------------------------------------------------------------------------------------
@@ -46,16 +48,30 @@ def pull_markets(ctx: JobContext) -> dict:
     job = ctx.config.markets
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
     before = _latest_ids(job.store)
-    summary = pull(job.store, PullQuery(since=since, page_size=job.page_size, closed_since=since), now=ctx.now,
-                   gamma_url=job.gamma_url, clob_url=job.clob_url, data_url=job.data_url, attempts=job.attempts,
-                   timeout=job.timeout,
-                   user_agent="hindcast-schedule")
+    summary = pull(
+        job.store,
+        PullQuery(since=since, page_size=job.page_size, closed_since=since),
+        now=ctx.now,
+        gamma_url=job.gamma_url,
+        clob_url=job.clob_url,
+        data_url=job.data_url,
+        attempts=job.attempts,
+        timeout=job.timeout,
+        user_agent="hindcast-schedule",
+    )
     ctx.state.set_many({WATERMARK: iso(listed_at), PULL_PENDING: None})
     new = sorted(_latest_ids(job.store) - before)
-    return {"version": summary.version, "since": since and iso(since), "watermark": iso(listed_at),
-            "listed": summary.listed, "stored": summary.stored, "new_markets": len(new),
-            "counts": summary.counts().as_dict(),
-            "failed": summary.failed[:20], "changed": bool(new)}
+    return {
+        "version": summary.version,
+        "since": since and iso(since),
+        "watermark": iso(listed_at),
+        "listed": summary.listed,
+        "stored": summary.stored,
+        "new_markets": len(new),
+        "counts": summary.counts().as_dict(),
+        "failed": summary.failed[:20],
+        "changed": bool(new),
+    }
 
 
 def _pull_window(state: State, job: MarketsJob, now: datetime) -> tuple[datetime | None, datetime]:
@@ -73,7 +89,11 @@ def _pull_window(state: State, job: MarketsJob, now: datetime) -> tuple[datetime
 def _latest_ids(store: Path) -> set[str]:
     from hindcast.api import open_version
 
-    return {m.id for m in open_version(store).bundle.markets} if (Path(store) / "LATEST").exists() else set()
+    return (
+        {m.id for m in open_version(store).bundle.markets}
+        if (Path(store) / "LATEST").exists()
+        else set()
+    )
 
 
 # -- inbox ------------------------------------------------------------------------------------
@@ -88,16 +108,27 @@ def ingest_inbox(ctx: JobContext) -> dict:
         ingest([path], box.source, box.format, job.root)
     snapshot_id = freeze(job.root)
     info = embed(job.root, snapshot_id, job.embedder)
-    ctx.state.record_ingest([(p.name, sha, box.source) for box, p, sha in new], snapshot_id, ctx.now)
-    return {"files": len(new), "snapshot": snapshot_id, "documents": info.get("documents"), "changed": True}
+    ctx.state.record_ingest(
+        [(p.name, sha, box.source) for box, p, sha in new], snapshot_id, ctx.now
+    )
+    return {
+        "files": len(new),
+        "snapshot": snapshot_id,
+        "documents": info.get("documents"),
+        "changed": True,
+    }
 
 
 def new_inbox_files(job, seen: set[tuple[str, str]]) -> list[tuple]:
     """(inbox, path, sha256) of every file in an inbox not ingested with this content."""
     from hindcast.api import sha256_file
 
-    found = [(box, p) for box in job.inboxes for p in sorted(Path(box.path).glob(box.pattern))
-             if p.is_file() and not p.name.startswith(".")]
+    found = [
+        (box, p)
+        for box in job.inboxes
+        for p in sorted(Path(box.path).glob(box.pattern))
+        if p.is_file() and not p.name.startswith(".")
+    ]
     hashed = [(box, p, sha256_file(p)) for box, p in found]
     return [(box, p, sha) for box, p, sha in hashed if (p.name, sha) not in seen]
 
@@ -105,11 +136,15 @@ def new_inbox_files(job, seen: set[tuple[str, str]]) -> list[tuple]:
 def indexed_snapshot(config: ScheduleConfig, state: State) -> Callable[[Path], str | None]:
     """The snapshot a sweep of an archive reads: for the service's own archive the newest one
     it has finished indexing (LATEST may be frozen but not yet embedded); else LATEST."""
+
     def snapshot_for(archive: Path) -> str | None:
         from hindcast.api import latest
 
-        own = config.archive is not None and Path(archive).resolve() == config.archive.root.resolve()
+        own = (
+            config.archive is not None and Path(archive).resolve() == config.archive.root.resolve()
+        )
         return (state.get("archive:indexed") or latest(archive)) if own else latest(archive)
+
     return snapshot_for
 
 
@@ -119,10 +154,22 @@ def run_sweeps(ctx: JobContext) -> dict:
 
     snapshot_for = indexed_snapshot(ctx.config, ctx.state)
     done, stopped = [], []
-    for s in ctx.config.sweeps:  # a sweep stopped by a budget or breaker does not keep the others from running
+    for s in (
+        ctx.config.sweeps
+    ):  # a sweep stopped by a budget or breaker does not keep the others from running
         try:
-            done.append(run_series(s, ctx.state, ctx.store, ctx.config.runs_out, ctx.now, snapshot_for, ctx.advance,
-                                   models=ctx.models))
+            done.append(
+                run_series(
+                    s,
+                    ctx.state,
+                    ctx.store,
+                    ctx.config.runs_out,
+                    ctx.now,
+                    snapshot_for,
+                    ctx.advance,
+                    models=ctx.models,
+                )
+            )
         except StoppedError as exc:
             stopped.append(f"sweep {s.name!r}: {exc}")
     if stopped:
@@ -142,9 +189,20 @@ def export_leaderboards(ctx: JobContext) -> dict:
             continue
         title = board.title or f"hindcast leaderboard — sweep {board.sweep}"
         published = publish([scores], board.out, board.formats, title=title, by=board.by)
-        written.append({"sweep": board.sweep, "out": str(board.out), "rows": len(scores.rows),
-                        "files": sorted(published.paths)})
+        written.append(
+            {
+                "sweep": board.sweep,
+                "out": str(board.out),
+                "rows": len(scores.rows),
+                "files": sorted(published.paths),
+            }
+        )
     return {"leaderboards": written, "changed": bool(written)}
 
 
-JOB_FUNCTIONS = {"pull": pull_markets, "inbox": ingest_inbox, "sweeps": run_sweeps, "export": export_leaderboards}
+JOB_FUNCTIONS = {
+    "pull": pull_markets,
+    "inbox": ingest_inbox,
+    "sweeps": run_sweeps,
+    "export": export_leaderboards,
+}

@@ -20,8 +20,10 @@ class InstanceLock(FileLock):
         try:
             super().acquire({"pid": os.getpid(), "command": command, "since": iso(wall)})
         except Busy as busy:
-            raise AlreadyRunning(f"another hindcast scheduler is running ({describe(busy.holder)}); "
-                                 f"it holds {self.path}. Stop it first (SIGTERM), or wait for it to finish") from None
+            raise AlreadyRunning(
+                f"another hindcast scheduler is running ({describe(busy.holder)}); "
+                f"it holds {self.path}. Stop it first (SIGTERM), or wait for it to finish"
+            ) from None
         return self
 
 

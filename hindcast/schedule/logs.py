@@ -16,8 +16,12 @@ LOGGER = "hindcast.schedule"
 
 class JsonLines(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        line = {"ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-                "level": record.levelname.lower(), "event": record.getMessage(), **getattr(record, "fields", {})}
+        line = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "event": record.getMessage(),
+            **getattr(record, "fields", {}),
+        }
         if record.exc_info:
             line["traceback"] = self.formatException(record.exc_info)
         return json.dumps(_redacted(line), ensure_ascii=False, default=lambda v: redact(str(v)))

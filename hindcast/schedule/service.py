@@ -48,7 +48,9 @@ def wall_clock() -> datetime:
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # ok | failed | interrupted | stopped (budget, circuit breaker: resumable) | skipped
+    status: (
+        str  # ok | failed | interrupted | stopped (budget, circuit breaker: resumable) | skipped
+    )
     detail: dict | None = None
 
     @property
@@ -57,8 +59,13 @@ class Outcome:
 
 
 class Service:
-    def __init__(self, config: ScheduleConfig, clock: Clock = wall_clock, wall: Clock = wall_clock,
-                 env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        config: ScheduleConfig,
+        clock: Clock = wall_clock,
+        wall: Clock = wall_clock,
+        env: Mapping[str, str] | None = None,
+    ):
         import os
 
         from hindcast.api import RunStore, default_models
@@ -67,7 +74,9 @@ class Service:
         self.store = RunStore(config.db_url)
         self.state = State(self.store.engine)
         self.stopping = threading.Event()
-        self.models = default_models(self.store, config.runs_out, os.environ if env is None else env)
+        self.models = default_models(
+            self.store, config.runs_out, os.environ if env is None else env
+        )
 
     def close(self) -> None:
         """Stop the embedded local model server (if one was started) and close the response cache."""
@@ -82,11 +91,16 @@ class Service:
         record = self.state.job_started(name, now, self.wall())
         logs.event("job.started", job=name, now=iso(now), run=record)
         try:
-            detail = JOB_FUNCTIONS[name](JobContext(self.config, self.state, self.store, now, self._advance,
-                                                    models=self.models))
+            detail = JOB_FUNCTIONS[name](
+                JobContext(
+                    self.config, self.state, self.store, now, self._advance, models=self.models
+                )
+            )
         except Interrupted as exc:
             return self._ended(record, name, "interrupted", str(exc))
-        except StoppedError as exc:  # a budget or circuit breaker: what was answered is kept; resumed next time
+        except (
+            StoppedError
+        ) as exc:  # a budget or circuit breaker: what was answered is kept; resumed next time
             return self._ended(record, name, "stopped", str(exc))
         except Exception as exc:  # a failed job is recorded and reported; the service goes on
             return self._ended(record, name, "failed", f"{type(exc).__name__}: {exc}", exc)
@@ -100,13 +114,21 @@ class Service:
         now = now or self.clock()
         return {job: self.run_job(job, now).status for job in self.config.jobs}
 
-    def _ended(self, record: int, name: str, status: str, error: str, exc: Exception | None = None) -> Outcome:
+    def _ended(
+        self, record: int, name: str, status: str, error: str, exc: Exception | None = None
+    ) -> Outcome:
         from hindcast.errors import HindcastError
 
         self.state.job_finished(record, status, self.wall(), {}, error)
         trace = exc if exc is not None and not isinstance(exc, HindcastError) else None
-        logs.event(f"job.{status}", logging.ERROR if exc else logging.WARNING, exc_info=trace,
-                   job=name, run=record, error=error)
+        logs.event(
+            f"job.{status}",
+            logging.ERROR if exc else logging.WARNING,
+            exc_info=trace,
+            job=name,
+            run=record,
+            error=error,
+        )
         return Outcome(status)
 
     def _advance(self) -> None:
@@ -115,8 +137,13 @@ class Service:
 
 
 @contextmanager
-def running(config: ScheduleConfig, command: str, clock: Clock = wall_clock, wall: Clock = wall_clock,
-            log_stream=None) -> Iterator[Service]:
+def running(
+    config: ScheduleConfig,
+    command: str,
+    clock: Clock = wall_clock,
+    wall: Clock = wall_clock,
+    log_stream=None,
+) -> Iterator[Service]:
     """Hold the single-instance lock, open the service, mark jobs a dead process left running."""
     logs.setup(config.log, log_stream)
     lock = InstanceLock(config.lock).acquire(command, wall())
@@ -124,8 +151,13 @@ def running(config: ScheduleConfig, command: str, clock: Clock = wall_clock, wal
         service = Service(config, clock, wall)
         try:
             stale = service.state.interrupt_running(wall())
-            logs.event("service.started", command=command, config=str(config.path), jobs=list(config.jobs),
-                       interrupted_before=stale)
+            logs.event(
+                "service.started",
+                command=command,
+                config=str(config.path),
+                jobs=list(config.jobs),
+                interrupted_before=stale,
+            )
             yield service
             logs.event("service.stopped", command=command)
         finally:
@@ -135,7 +167,9 @@ def running(config: ScheduleConfig, command: str, clock: Clock = wall_clock, wal
 
 
 # -- APScheduler --------------------------------------------------------------------------------
-_CURRENT: list[Service] = []  # the service of this process (at most one), for the jobs the job store names
+_CURRENT: list[
+    Service
+] = []  # the service of this process (at most one), for the jobs the job store names
 _WAKING = threading.Lock()
 
 
@@ -155,7 +189,9 @@ def serve(service: Service, stop: threading.Event) -> None:
     try:
         scheduler.start(paused=True)
         reconcile(scheduler, service.config, wall_clock())
-        scheduler.add_listener(lambda e: _wake_downstream(scheduler, service, e), EVENT_JOB_EXECUTED)
+        scheduler.add_listener(
+            lambda e: _wake_downstream(scheduler, service, e), EVENT_JOB_EXECUTED
+        )
         scheduler.resume()
         logs.event("scheduler.running", jobs=next_runs(scheduler))
         while not stop.wait(0.5):
@@ -174,9 +210,13 @@ def _scheduler(service: Service):
     from apscheduler.schedulers.background import BackgroundScheduler
 
     return BackgroundScheduler(
-        jobstores={"default": SQLAlchemyJobStore(engine=service.store.engine, tablename=JOBSTORE_TABLE)},
+        jobstores={
+            "default": SQLAlchemyJobStore(engine=service.store.engine, tablename=JOBSTORE_TABLE)
+        },
         executors={"default": ThreadPoolExecutor(1)},
-        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None}, timezone=UTC)
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        timezone=UTC,
+    )
 
 
 def reconcile(scheduler, config: ScheduleConfig, now: datetime) -> None:
@@ -192,8 +232,16 @@ def reconcile(scheduler, config: ScheduleConfig, now: datetime) -> None:
         if stored is not None and stored.trigger.interval == every:
             continue
         first = now + timedelta(seconds=JOBS.index(name))  # one worker: pull, inbox, sweeps, export
-        scheduler.add_job(scheduled_job, "interval", seconds=every.total_seconds(), id=name, name=name,
-                          args=[name], replace_existing=True, next_run_time=first)
+        scheduler.add_job(
+            scheduled_job,
+            "interval",
+            seconds=every.total_seconds(),
+            id=name,
+            name=name,
+            args=[name],
+            replace_existing=True,
+            next_run_time=first,
+        )
 
 
 def _wake_downstream(scheduler, service: Service, event) -> None:
@@ -201,7 +249,12 @@ def _wake_downstream(scheduler, service: Service, event) -> None:
     stopping: the scheduler is shutting down)."""
     after = DOWNSTREAM.get(event.job_id)
     with _WAKING:
-        if event.retval and after and not service.stopping.is_set() and scheduler.get_job(after) is not None:
+        if (
+            event.retval
+            and after
+            and not service.stopping.is_set()
+            and scheduler.get_job(after) is not None
+        ):
             scheduler.modify_job(after, next_run_time=wall_clock())
 
 

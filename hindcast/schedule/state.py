@@ -103,12 +103,21 @@ class State:
 
     # -- job runs -------------------------------------------------------------------------
     def job_started(self, job: str, now: datetime, wall: datetime) -> int:
-        return self._added(JobRunRow(job=job, now=iso(now), started_at=iso(wall), status="running")).id
+        return self._added(
+            JobRunRow(job=job, now=iso(now), started_at=iso(wall), status="running")
+        ).id
 
-    def job_finished(self, run: int, status: str, wall: datetime, detail: dict, error: str | None = None) -> None:
+    def job_finished(
+        self, run: int, status: str, wall: datetime, detail: dict, error: str | None = None
+    ) -> None:
         with Session(self.engine) as session:
             row = session.get(JobRunRow, run)
-            row.status, row.finished_at, row.detail, row.error = status, iso(wall), _dumps(detail), error
+            row.status, row.finished_at, row.detail, row.error = (
+                status,
+                iso(wall),
+                _dumps(detail),
+                error,
+            )
             session.commit()
 
     def interrupt_running(self, wall: datetime) -> int:
@@ -121,7 +130,9 @@ class State:
             session.commit()
         return len(rows)
 
-    def job_runs(self, job: str | None = None, status: str | None = None, limit: int = 20) -> list[JobRun]:
+    def job_runs(
+        self, job: str | None = None, status: str | None = None, limit: int = 20
+    ) -> list[JobRun]:
         query = select(JobRunRow).order_by(JobRunRow.id.desc()).limit(limit)
         query = query.where(JobRunRow.job == job) if job else query
         query = query.where(JobRunRow.status == status) if status else query
@@ -145,7 +156,9 @@ class State:
 
     def values(self, prefix: str = "") -> dict:
         with Session(self.engine) as session:
-            rows = session.exec(select(ValueRow).where(ValueRow.key.startswith(prefix)).order_by(ValueRow.key))
+            rows = session.exec(
+                select(ValueRow).where(ValueRow.key.startswith(prefix)).order_by(ValueRow.key)
+            )
             return {r.key: json.loads(r.value) for r in rows}
 
     # -- inbox ----------------------------------------------------------------------------
@@ -153,18 +166,36 @@ class State:
         with Session(self.engine) as session:
             return set(session.exec(select(InboxRow.name, InboxRow.sha256)))
 
-    def record_ingest(self, files: list[tuple[str, str, str]], snapshot: str, now: datetime) -> None:
+    def record_ingest(
+        self, files: list[tuple[str, str, str]], snapshot: str, now: datetime
+    ) -> None:
         """Mark (name, sha256, source) files ingested into `snapshot`, and make it the indexed one."""
         with Session(self.engine) as session:
             for name, sha, source in files:
-                session.add(InboxRow(name=name, sha256=sha, source=source, snapshot=snapshot, ingested_at=iso(now)))
+                session.add(
+                    InboxRow(
+                        name=name,
+                        sha256=sha,
+                        source=source,
+                        snapshot=snapshot,
+                        ingested_at=iso(now),
+                    )
+                )
             session.merge(ValueRow(key="archive:indexed", value=_dumps(snapshot)))
             session.commit()
 
     # -- batches --------------------------------------------------------------------------
     def open_batch(self, sweep: str, spec: dict, now: datetime) -> Batch:
-        row = self._added(BatchRow(sweep=sweep, spec=_dumps(spec), status="pending", created=iso(now),
-                                   markets=len(spec["market_ids"]), forecasters=_dumps(spec["forecasters"])))
+        row = self._added(
+            BatchRow(
+                sweep=sweep,
+                spec=_dumps(spec),
+                status="pending",
+                created=iso(now),
+                markets=len(spec["market_ids"]),
+                forecasters=_dumps(spec["forecasters"]),
+            )
+        )
         return self.batch(row.id)
 
     def close_batch(self, bid: int, run_id: str, now: datetime) -> None:
@@ -176,7 +207,9 @@ class State:
     def batch(self, bid: int) -> Batch:
         return self.batches(bid=bid)[0]
 
-    def batches(self, sweep: str | None = None, status: str | None = None, bid: int | None = None) -> list[Batch]:
+    def batches(
+        self, sweep: str | None = None, status: str | None = None, bid: int | None = None
+    ) -> list[Batch]:
         query = select(BatchRow).order_by(BatchRow.id)
         query = query.where(BatchRow.sweep == sweep) if sweep else query
         query = query.where(BatchRow.status == status) if status else query
@@ -195,12 +228,23 @@ class State:
 
 
 def _job_run(r: JobRunRow) -> JobRun:
-    return JobRun(r.id, r.job, r.now, r.started_at, r.finished_at, r.status, json.loads(r.detail), r.error)
+    return JobRun(
+        r.id, r.job, r.now, r.started_at, r.finished_at, r.status, json.loads(r.detail), r.error
+    )
 
 
 def _batch(r: BatchRow) -> Batch:
-    return Batch(r.id, r.sweep, json.loads(r.spec), r.status, r.run_id, r.created, r.finished, r.markets,
-                 tuple(json.loads(r.forecasters)))
+    return Batch(
+        r.id,
+        r.sweep,
+        json.loads(r.spec),
+        r.status,
+        r.run_id,
+        r.created,
+        r.finished,
+        r.markets,
+        tuple(json.loads(r.forecasters)),
+    )
 
 
 def _dumps(value) -> str:

@@ -34,32 +34,61 @@ from hindcast.errors import ScheduleError
 from hindcast.schedule.config import SweepConfig
 from hindcast.schedule.state import Batch, State
 
-SERVICE_RETRIES = 1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
+SERVICE_RETRIES = (
+    1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
+)
 SCHEDULE_FIELDS = ("fractions", "offsets", "instants", "hindcast_rule", "repeats", "seed")
 
 
-def run_series(cfg: SweepConfig, state: State, store, out_dir: Path, now: datetime,
-               snapshot_for: Callable[[Path], str | None], advance: Callable[[], None], models=None) -> dict:
+def run_series(
+    cfg: SweepConfig,
+    state: State,
+    store,
+    out_dir: Path,
+    now: datetime,
+    snapshot_for: Callable[[Path], str | None],
+    advance: Callable[[], None],
+    models=None,
+) -> dict:
     """Resume pending batches of the sweep, then plan and run the new ones; a summary."""
     check_schedule(cfg, state)
-    results = [run_batch(b, state, store, out_dir, now, advance, models) for b in state.batches(cfg.name, "pending")]
+    results = [
+        run_batch(b, state, store, out_dir, now, advance, models)
+        for b in state.batches(cfg.name, "pending")
+    ]
     for spec in plan_batches(cfg, state, snapshot_for):
         batch = state.open_batch(cfg.name, spec_json(spec), now)
         results.append(run_batch(batch, state, store, out_dir, now, advance, models))
     if cfg.spec.retry_failed:
-        results += [retry_batch(b, store, out_dir, now, advance, models) for b in state.batches(cfg.name, "done")
-                    if store.retry_attempts(b.run_id, SERVICE_RETRIES)]
-    return {"sweep": cfg.name, "batches": results,
-            "markets": sum(r["markets"] for r in results), "forecasts": sum(r["executed"] for r in results)}
+        results += [
+            retry_batch(b, store, out_dir, now, advance, models)
+            for b in state.batches(cfg.name, "done")
+            if store.retry_attempts(b.run_id, SERVICE_RETRIES)
+        ]
+    return {
+        "sweep": cfg.name,
+        "batches": results,
+        "markets": sum(r["markets"] for r in results),
+        "forecasts": sum(r["executed"] for r in results),
+    }
 
 
-def run_batch(batch: Batch, state: State, store, out_dir: Path, now: datetime, advance, models=None) -> dict:
+def run_batch(
+    batch: Batch, state: State, store, out_dir: Path, now: datetime, advance, models=None
+) -> dict:
     from hindcast import api
 
-    result = api.sweep(spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance, models=models)
+    result = api.sweep(
+        spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance, models=models
+    )
     state.close_batch(batch.id, result.run_id, now)
-    return {"batch": batch.id, "run_id": result.run_id, "markets": result.markets, "executed": result.executed,
-            "resumed": result.resumed}
+    return {
+        "batch": batch.id,
+        "run_id": result.run_id,
+        "markets": result.markets,
+        "executed": result.executed,
+        "resumed": result.resumed,
+    }
 
 
 def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, models=None) -> dict:
@@ -67,10 +96,23 @@ def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, mode
     from hindcast import api
 
     spec = replace(spec_of(batch.spec), retry_failed=True)
-    result = api.sweep(spec, store=store, out_dir=out_dir, now=now, advance=advance, models=models,
-                       retry_limit=SERVICE_RETRIES)
-    return {"batch": batch.id, "run_id": result.run_id, "markets": 0, "executed": result.executed,
-            "resumed": True, "retried": True}
+    result = api.sweep(
+        spec,
+        store=store,
+        out_dir=out_dir,
+        now=now,
+        advance=advance,
+        models=models,
+        retry_limit=SERVICE_RETRIES,
+    )
+    return {
+        "batch": batch.id,
+        "run_id": result.run_id,
+        "markets": 0,
+        "executed": result.executed,
+        "resumed": True,
+        "retried": True,
+    }
 
 
 def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:
@@ -89,8 +131,12 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
         if missing:
             groups.setdefault(missing, []).append(name)
     snapshot = snapshot_for(cfg.spec.archive) if cfg.spec.archive else None
-    return [replace(cfg.spec, version=version.id, ids=markets, forecasters=tuple(names),
-                    snapshot=snapshot) for markets, names in groups.items()]
+    return [
+        replace(
+            cfg.spec, version=version.id, ids=markets, forecasters=tuple(names), snapshot=snapshot
+        )
+        for markets, names in groups.items()
+    ]
 
 
 def selected_markets(bundle, spec: ReplaySpec) -> list[str]:
@@ -109,7 +155,12 @@ def done_pairs(sweep: str, state: State) -> set[tuple[str, str]]:
     """(forecaster, market) pairs of the sweep's closed batches. A batch is closed only after
     `api.sweep` returned, i.e. with every row of its plan stored (forecast or failure); a
     pair for which the cutoff rules gave no t0 is done too, rather than planned again."""
-    return {(f, m) for b in state.batches(sweep, "done") for f in b.spec["forecasters"] for m in b.spec["market_ids"]}
+    return {
+        (f, m)
+        for b in state.batches(sweep, "done")
+        for f in b.spec["forecasters"]
+        for m in b.spec["market_ids"]
+    }
 
 
 def check_schedule(cfg: SweepConfig, state: State) -> None:
@@ -118,9 +169,15 @@ def check_schedule(cfg: SweepConfig, state: State) -> None:
     if recorded is None:
         state.set(key, schedule)
     elif recorded != schedule:
-        changed = ", ".join(f"{k} {recorded[k]} → {schedule[k]}" for k in SCHEDULE_FIELDS if recorded[k] != schedule[k])
-        raise ScheduleError(f"sweep {cfg.name!r}: its cutoff schedule changed since its first batch ({changed}); "
-                            "its stored forecasts follow the old one — give the changed sweep a new name")
+        changed = ", ".join(
+            f"{k} {recorded[k]} → {schedule[k]}"
+            for k in SCHEDULE_FIELDS
+            if recorded[k] != schedule[k]
+        )
+        raise ScheduleError(
+            f"sweep {cfg.name!r}: its cutoff schedule changed since its first batch ({changed}); "
+            "its stored forecasts follow the old one — give the changed sweep a new name"
+        )
 
 
 def _schedule(spec: ReplaySpec) -> dict:
@@ -140,9 +197,18 @@ def series_scores(sweep: str, state: State, store):
         return None
     runs = [api.load_scored(store, b.run_id) for b in batches]
     rows = sorted((row for run in runs for row in run.rows), key=canonical)
-    latest = {k: v for k, v in runs[-1].manifest.items() if k != "identity"}  # provenance of the newest batch
-    forecasters = {name: f for run in runs for name, f in run.manifest.get("forecasters", {}).items()}
-    manifest = {**latest, "forecasters": forecasters, "sweep": sweep, "runs": [b.run_id for b in batches]}
+    latest = {
+        k: v for k, v in runs[-1].manifest.items() if k != "identity"
+    }  # provenance of the newest batch
+    forecasters = {
+        name: f for run in runs for name, f in run.manifest.get("forecasters", {}).items()
+    }
+    manifest = {
+        **latest,
+        "forecasters": forecasters,
+        "sweep": sweep,
+        "runs": [b.run_id for b in batches],
+    }
     return api.RunScores(sweep, manifest, rows)
 
 
@@ -170,8 +236,10 @@ def spec_json(spec: ReplaySpec) -> dict:
 
 
 def spec_of(data: dict) -> ReplaySpec:
-    values = {k: tuple(tuple(v) if isinstance(v, list) else v for v in x) if isinstance(x, list) else x
-              for k, x in data.items()}
+    values = {
+        k: tuple(tuple(v) if isinstance(v, list) else v for v in x) if isinstance(x, list) else x
+        for k, x in data.items()
+    }
     for name in _PATHS:
         values[name] = None if values[name] is None else Path(values[name])
     for name in _INSTANTS:

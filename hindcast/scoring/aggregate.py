@@ -36,9 +36,14 @@ from hindcast.records import Market, PricePoint, Resolution
 from hindcast.scoring import bootstrap, metrics, usage, vs_market
 from hindcast.scoring.costs import PriceTable, load_prices
 
-POLICIES = {"outcome": "exclude-non-binary", "failures": "count-never-impute",
-            "market_rows": "paired-with-price-before-t0", **metrics.POLICIES, **bootstrap.POLICY,
-            **vs_market.POLICY}
+POLICIES = {
+    "outcome": "exclude-non-binary",
+    "failures": "count-never-impute",
+    "market_rows": "paired-with-price-before-t0",
+    **metrics.POLICIES,
+    **bootstrap.POLICY,
+    **vs_market.POLICY,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +62,9 @@ class ScoredRow:
     repeat: int = 0
     usage: tuple = ()  # usage.relevant(forecast.usage): what the usage summary reads
     resolved_at: datetime | None = None  # the effective resolution (regimes are by it)
-    price_t: datetime | None = None  # the instant of market_price (the last point strictly before t0)
+    price_t: datetime | None = (
+        None  # the instant of market_price (the last point strictly before t0)
+    )
     known_at: datetime | None = None  # when the outcome was public (walk-forward splits are by it)
     venue: str = "n/a"  # where the market trades (markets.venues): polymarket, kalshi, …
 
@@ -70,7 +77,10 @@ class ScoredRow:
         return None if self.market_price is None else (self.market_price - self.outcome) ** 2
 
 
-DOCUMENT_READERS = ("retrieval-agent", "tool-agent")  # forecasters whose default retrieval policy is `pit`
+DOCUMENT_READERS = (
+    "retrieval-agent",
+    "tool-agent",
+)  # forecasters whose default retrieval policy is `pit`
 
 
 def retrieval_policy(spec: str) -> str:
@@ -88,9 +98,12 @@ def retrieval_policy(spec: str) -> str:
 
 
 SLICES: dict[str, Callable[[ScoredRow], str]] = {
-    "topic": lambda r: r.topic, "fraction": lambda r: r.label,
-    "regime": lambda r: r.regime, "coverage": lambda r: r.coverage,
-    "policy": lambda r: retrieval_policy(r.forecaster), "venue": lambda r: r.venue,
+    "topic": lambda r: r.topic,
+    "fraction": lambda r: r.label,
+    "regime": lambda r: r.regime,
+    "coverage": lambda r: r.coverage,
+    "policy": lambda r: retrieval_policy(r.forecaster),
+    "venue": lambda r: r.venue,
 }
 
 
@@ -130,7 +143,9 @@ class LeaderboardRow:
     retries: int | None
     latency_s: float | None
     mean_latency_s: float | None
-    cost_usd: float | None  # list price of every token the forecasts consumed, cached replies included
+    cost_usd: (
+        float | None
+    )  # list price of every token the forecasts consumed, cached replies included
     cost_fresh_usd: float | None  # of the tokens of replies not served from the cache
     cost_status: str  # priced | unknown | no model
     unpriced: str | None  # models without a price, comma-separated
@@ -151,9 +166,15 @@ class Comparison:
     ci_high: float | None
 
 
-def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Mapping[str, Resolution],
-               prices: Mapping[str, Sequence[PricePoint]], label_regime: Callable = lambda s: "n/a",
-               coverage: Mapping | None = None, venues: Mapping[str, str] | None = None) -> list[ScoredRow]:
+def score_rows(
+    stored: Iterable,
+    markets: Mapping[str, Market],
+    resolutions: Mapping[str, Resolution],
+    prices: Mapping[str, Sequence[PricePoint]],
+    label_regime: Callable = lambda s: "n/a",
+    coverage: Mapping | None = None,
+    venues: Mapping[str, str] | None = None,
+) -> list[ScoredRow]:
     """Attach outcome, the market's price at the same t0 and slice labels to each stored forecast
     (`venues`: market id → venue, `markets.venues`; "n/a" when not given)."""
     rows = []
@@ -162,17 +183,38 @@ def score_rows(stored: Iterable, markets: Mapping[str, Market], resolutions: Map
         if outcome is None:
             continue
         point = price_at(prices.get(s.market_id, ()), s.t0)
-        rows.append(ScoredRow(s.forecaster, s.market_id, s.t0, s.label, markets[s.market_id].topic,
-                              s.forecast.probability, s.forecast.error, outcome, None if point is None else point.p,
-                              label_regime(s), (coverage or {}).get((s.market_id, s.t0), "n/a"), s.repeat,
-                              usage.relevant(s.forecast.usage), resolutions[s.market_id].resolved_at,
-                              None if point is None else point.t, resolutions[s.market_id].known_at,
-                              (venues or {}).get(s.market_id, "n/a")))
+        rows.append(
+            ScoredRow(
+                s.forecaster,
+                s.market_id,
+                s.t0,
+                s.label,
+                markets[s.market_id].topic,
+                s.forecast.probability,
+                s.forecast.error,
+                outcome,
+                None if point is None else point.p,
+                label_regime(s),
+                (coverage or {}).get((s.market_id, s.t0), "n/a"),
+                s.repeat,
+                usage.relevant(s.forecast.usage),
+                resolutions[s.market_id].resolved_at,
+                None if point is None else point.t,
+                resolutions[s.market_id].known_at,
+                (venues or {}).get(s.market_id, "n/a"),
+            )
+        )
     return rows
 
 
-def leaderboard(rows: Iterable[ScoredRow], by: str | None = None, replicates: int = bootstrap.REPLICATES,
-                seed: int = 0, prices: PriceTable | None = None, rank_by: str = "brier") -> list[LeaderboardRow]:
+def leaderboard(
+    rows: Iterable[ScoredRow],
+    by: str | None = None,
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+    prices: PriceTable | None = None,
+    rank_by: str = "brier",
+) -> list[LeaderboardRow]:
     """One row per forecaster (per slice value when `by` is given), best first within a slice by
     the `rank_by` metric's declared direction (`metrics.METRICS`; Brier: lowest first). Costs
     from `prices` (default: the shipped price table)."""
@@ -181,13 +223,21 @@ def leaderboard(rows: Iterable[ScoredRow], by: str | None = None, replicates: in
     groups: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
     for row in rows:
         groups[(f"{by}={SLICES[by](row)}" if by else "all", row.forecaster)].append(row)
-    board = mark_subsets([summarise(name, key, group, replicates, seed, prices) for (key, name), group in sorted(groups.items())])
+    board = mark_subsets(
+        [
+            summarise(name, key, group, replicates, seed, prices)
+            for (key, name), group in sorted(groups.items())
+        ]
+    )
     return ranked(board, rank_by)
 
 
 def ranked(board: Iterable[LeaderboardRow], metric: str = "brier") -> list[LeaderboardRow]:
     """Rows by slice, then best `metric` first (its declared direction; missing last), then name."""
-    return sorted(board, key=lambda r: (r.slice, *metrics.best_first(metric, getattr(r, metric)), r.forecaster))
+    return sorted(
+        board,
+        key=lambda r: (r.slice, *metrics.best_first(metric, getattr(r, metric)), r.forecaster),
+    )
 
 
 def mark_subsets(board: list[LeaderboardRow]) -> list[LeaderboardRow]:
@@ -195,13 +245,26 @@ def mark_subsets(board: list[LeaderboardRow]) -> list[LeaderboardRow]:
     best: dict[str, int] = defaultdict(int)
     for r in board:
         best[r.slice] = max(best[r.slice], r.n_markets)
-    return [replace(r, n_markets_all=best[r.slice],
-                    subset=f"subset: {r.n_markets} of {best[r.slice]} markets" if r.n_markets < best[r.slice] else None)
-            for r in board]
+    return [
+        replace(
+            r,
+            n_markets_all=best[r.slice],
+            subset=f"subset: {r.n_markets} of {best[r.slice]} markets"
+            if r.n_markets < best[r.slice]
+            else None,
+        )
+        for r in board
+    ]
 
 
-def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int, seed: int,
-              prices: PriceTable | None = None) -> LeaderboardRow:
+def summarise(
+    name: str,
+    slice_key: str,
+    rows: list[ScoredRow],
+    replicates: int,
+    seed: int,
+    prices: PriceTable | None = None,
+) -> LeaderboardRow:
     valid = [r for r in rows if r.probability is not None]
     paired = [r for r in valid if r.market_price is not None]
     rng = bootstrap.rng_for(seed, f"{slice_key}|{name}")
@@ -210,26 +273,48 @@ def summarise(name: str, slice_key: str, rows: list[ScoredRow], replicates: int,
     brier_ci = None if vs_market.too_few(n_markets) else _brier_ci(valid, replicates, rng)
     versus = _versus(paired, replicates, rng)
     return LeaderboardRow(
-        forecaster=name, slice=slice_key, n_forecasts=len(valid), n_failed=len(rows) - len(valid),
-        n_markets=n_markets, n_markets_all=n_markets, subset=None, brier=_mean(metrics.brier(p, o)),
-        brier_ci_low=brier_ci and brier_ci.low, brier_ci_high=brier_ci and brier_ci.high,
-        n_paired=len(paired), **asdict(versus), ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
-        log_score=_mean(metrics.log_score(p, o)), accuracy=_mean(metrics.accuracy(p, o)),
+        forecaster=name,
+        slice=slice_key,
+        n_forecasts=len(valid),
+        n_failed=len(rows) - len(valid),
+        n_markets=n_markets,
+        n_markets_all=n_markets,
+        subset=None,
+        brier=_mean(metrics.brier(p, o)),
+        brier_ci_low=brier_ci and brier_ci.low,
+        brier_ci_high=brier_ci and brier_ci.high,
+        n_paired=len(paired),
+        **asdict(versus),
+        ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
+        log_score=_mean(metrics.log_score(p, o)),
+        accuracy=_mean(metrics.accuracy(p, o)),
         mean_abs_diff_market=_mean(np.abs([r.probability - r.market_price for r in paired])),
-        ece=metrics.ece(p, o) if len(valid) else None, **_usage(name, rows, prices or load_prices()),
+        ece=metrics.ece(p, o) if len(valid) else None,
+        **_usage(name, rows, prices or load_prices()),
     )
 
 
 def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
     s = usage.summary(name, [dict(r.usage) for r in rows], prices)
-    return dict(models=",".join(s.models) or None, prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens,
-                requests=s.requests, cache_hits=s.cache_hits, retries=s.retries, latency_s=s.latency_s,
-                mean_latency_s=s.mean_latency_s, cost_usd=s.cost_usd, cost_fresh_usd=s.cost_fresh_usd,
-                cost_status=s.cost_status,
-                unpriced=", ".join(s.unpriced) or None)
+    return dict(
+        models=",".join(s.models) or None,
+        prompt_tokens=s.prompt_tokens,
+        completion_tokens=s.completion_tokens,
+        requests=s.requests,
+        cache_hits=s.cache_hits,
+        retries=s.retries,
+        latency_s=s.latency_s,
+        mean_latency_s=s.mean_latency_s,
+        cost_usd=s.cost_usd,
+        cost_fresh_usd=s.cost_fresh_usd,
+        cost_status=s.cost_status,
+        unpriced=", ".join(s.unpriced) or None,
+    )
 
 
-def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Comparison:
+def compare(
+    rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstrap.REPLICATES, seed: int = 0
+) -> Comparison:
     """Paired, market-clustered bootstrap of the mean Brier difference a − b on matched rows."""
     by_key = defaultdict(dict)
     for r in rows:
@@ -244,12 +329,23 @@ def compare(rows: Iterable[ScoredRow], a: str, b: str, replicates: int = bootstr
     if not vs_market.too_few(n):  # no interval from fewer than 5 markets
         weights = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(seed, f"compare|{a}|{b}"))
         ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, diffs))
-    return Comparison(a, b, len(matched), n, _mean(np.array([ra.brier for _, ra, _ in matched])),
-                      _mean(np.array([rb.brier for _, _, rb in matched])), _mean(diffs), ci and ci.low, ci and ci.high)
+    return Comparison(
+        a,
+        b,
+        len(matched),
+        n,
+        _mean(np.array([ra.brier for _, ra, _ in matched])),
+        _mean(np.array([rb.brier for _, _, rb in matched])),
+        _mean(diffs),
+        ci and ci.low,
+        ci and ci.high,
+    )
 
 
 def _arrays(rows: list[ScoredRow]) -> tuple[np.ndarray, np.ndarray]:
-    return np.array([r.probability for r in rows], float), np.array([r.outcome for r in rows], float)
+    return np.array([r.probability for r in rows], float), np.array(
+        [r.outcome for r in rows], float
+    )
 
 
 def _mean(values) -> float | None:
@@ -262,10 +358,15 @@ def _brier_ci(rows: list[ScoredRow], replicates: int, rng) -> bootstrap.Interval
         return None
     codes, n = bootstrap.market_codes([r.market_id for r in rows])
     weights = bootstrap.draw_weights(n, replicates, rng)
-    return bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, np.array([r.brier for r in rows])))
+    return bootstrap.percentile_interval(
+        bootstrap.replicate_means(weights, codes, np.array([r.brier for r in rows]))
+    )
 
 
 def _versus(paired: list[ScoredRow], replicates: int, rng) -> vs_market.VsMarket:
     """Brier difference and skill against the market on rows with a market price."""
-    own, market = np.array([r.brier for r in paired], float), np.array([r.market_brier for r in paired], float)
+    own, market = (
+        np.array([r.brier for r in paired], float),
+        np.array([r.market_brier for r in paired], float),
+    )
     return vs_market.compare_to_market([r.market_id for r in paired], own, market, replicates, rng)

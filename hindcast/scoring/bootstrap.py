@@ -15,7 +15,12 @@ import numpy as np
 
 REPLICATES = 2000
 LEVEL = 0.95
-POLICY = {"bootstrap": "market-cluster-percentile", "replicates": REPLICATES, "level": LEVEL, "seed": 0}
+POLICY = {
+    "bootstrap": "market-cluster-percentile",
+    "replicates": REPLICATES,
+    "level": LEVEL,
+    "seed": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,17 @@ def draw_weights(n_markets: int, replicates: int, rng: np.random.Generator) -> n
     """replicates × n_markets draw counts of a market-level resample."""
     picks = rng.integers(0, n_markets, size=(replicates, n_markets))
     offsets = (np.arange(replicates) * n_markets)[:, None]
-    return np.bincount((picks + offsets).ravel(), minlength=replicates * n_markets).reshape(replicates, n_markets)
+    return np.bincount((picks + offsets).ravel(), minlength=replicates * n_markets).reshape(
+        replicates, n_markets
+    )
 
 
-def cluster_sums(codes: np.ndarray, values: np.ndarray, n_markets: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.bincount(codes, weights=values, minlength=n_markets), np.bincount(codes, minlength=n_markets).astype(float)
+def cluster_sums(
+    codes: np.ndarray, values: np.ndarray, n_markets: int
+) -> tuple[np.ndarray, np.ndarray]:
+    return np.bincount(codes, weights=values, minlength=n_markets), np.bincount(
+        codes, minlength=n_markets
+    ).astype(float)
 
 
 def replicate_means(weights: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -58,4 +69,6 @@ def market_codes(market_ids: list[str]) -> tuple[np.ndarray, int]:
     """Each row's market as an integer 0..M−1 (in sorted id order) and M."""
     names = sorted(set(market_ids))
     index = {name: i for i, name in enumerate(names)}
-    return np.fromiter((index[m] for m in market_ids), dtype=np.int64, count=len(market_ids)), len(names)
+    return np.fromiter((index[m] for m in market_ids), dtype=np.int64, count=len(market_ids)), len(
+        names
+    )

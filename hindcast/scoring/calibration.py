@@ -51,12 +51,29 @@ MIN_TRAIN_MARKETS = 5
 MIN_PER_CLASS = 2  # markets of each outcome among the training rows
 MAX_NEWTON_STEPS = 100
 MAX_LOGIT_SLOPE = 1e3  # |a| beyond this: the outcomes are (quasi-)separated, no finite fit
-POLICY = {"calibration_split": "walk-forward-public-before-split",
-          "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-{MIN_PER_CLASS}-per-class",
-          "calibration_clip": "logit-clip-1e-6"}
-COLUMNS = ("forecaster", "method", "derived", "n_train", "n_train_markets", "n_test", "n_test_markets",
-           "n_test_failed", "n_test_before_split", "brier_raw", "brier_calibrated", "diff", "diff_ci_low",
-           "diff_ci_high", "parameters", "note")
+POLICY = {
+    "calibration_split": "walk-forward-public-before-split",
+    "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-{MIN_PER_CLASS}-per-class",
+    "calibration_clip": "logit-clip-1e-6",
+}
+COLUMNS = (
+    "forecaster",
+    "method",
+    "derived",
+    "n_train",
+    "n_train_markets",
+    "n_test",
+    "n_test_markets",
+    "n_test_failed",
+    "n_test_before_split",
+    "brier_raw",
+    "brier_calibrated",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "parameters",
+    "note",
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +112,9 @@ class Split:
 class Calibrated:
     rows: list[ScoredRow]  # the calibrated forecasters' test rows
     finding: Finding  # key "calibration"
-    calibrators: dict[tuple[str, str], Platt | Isotonic]  # (forecaster, method) → the fitted calibrator
+    calibrators: dict[
+        tuple[str, str], Platt | Isotonic
+    ]  # (forecaster, method) → the fitted calibrator
 
 
 def split_rows(rows: Iterable[ScoredRow], split: datetime, strict: bool = False) -> Split:
@@ -183,10 +202,14 @@ def too_little(train: Sequence[ScoredRow]) -> str | None:
     markets = {r.market_id: r.outcome for r in train}
     per_class = min(sum(1 for o in markets.values() if o == c) for c in (0.0, 1.0))
     if len(train) < MIN_TRAIN_ROWS or len(markets) < MIN_TRAIN_MARKETS:
-        return (f"too few training rows: {len(train)} rows, {len(markets)} markets public before the split "
-                f"(needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)")
+        return (
+            f"too few training rows: {len(train)} rows, {len(markets)} markets public before the split "
+            f"(needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)"
+        )
     if per_class < MIN_PER_CLASS:
-        return f"too few training markets of one outcome: {per_class} (needs {MIN_PER_CLASS} of each)"
+        return (
+            f"too few training markets of one outcome: {per_class} (needs {MIN_PER_CLASS} of each)"
+        )
     return None
 
 
@@ -200,12 +223,22 @@ def fit(method: str, train: Sequence[ScoredRow]) -> tuple[Platt | Isotonic | Non
 
 def apply(calibrator: Platt | Isotonic, name: str, rows: Sequence[ScoredRow]) -> list[ScoredRow]:
     """The test rows as forecaster `name`, valid probabilities mapped, failures kept failed."""
-    return [r if r.probability is None else replace(r, probability=float(calibrator.apply([r.probability])[0]))
-            for r in (replace(r, forecaster=name) for r in rows)]
+    return [
+        r
+        if r.probability is None
+        else replace(r, probability=float(calibrator.apply([r.probability])[0]))
+        for r in (replace(r, forecaster=name) for r in rows)
+    ]
 
 
-def calibrate(rows: Iterable[ScoredRow], split: datetime, methods: Sequence[str] = METHODS, strict: bool = False,
-              replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Calibrated:
+def calibrate(
+    rows: Iterable[ScoredRow],
+    split: datetime,
+    methods: Sequence[str] = METHODS,
+    strict: bool = False,
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+) -> Calibrated:
     """Each forecaster's calibrators fitted on outcomes public before `split`, applied to markets
     public at/after it, and the finding."""
     parts = split_rows(rows, split, strict)
@@ -218,8 +251,21 @@ def calibrate(rows: Iterable[ScoredRow], split: datetime, methods: Sequence[str]
             mapped = apply(calibrator, name, test.get(forecaster, [])) if calibrator else []
             out += mapped
             fitted.update({(forecaster, method): calibrator} if calibrator else {})
-            table.append(_row(forecaster, method, name, calibrator, reason, train.get(forecaster, []),
-                              test.get(forecaster, []), mapped, split, replicates, seed))
+            table.append(
+                _row(
+                    forecaster,
+                    method,
+                    name,
+                    calibrator,
+                    reason,
+                    train.get(forecaster, []),
+                    test.get(forecaster, []),
+                    mapped,
+                    split,
+                    replicates,
+                    seed,
+                )
+            )
     return Calibrated(out, _finding(table, parts, split, strict), fitted)
 
 
@@ -230,21 +276,50 @@ def _by_forecaster(rows: Iterable[ScoredRow]) -> dict[str, list[ScoredRow]]:
     return {f: sorted(g, key=lambda r: (r.market_id, r.t0, r.repeat)) for f, g in groups.items()}
 
 
-def _row(forecaster: str, method: str, name: str, calibrator, reason: str | None, train: list[ScoredRow],
-         test: list[ScoredRow], mapped: list[ScoredRow], split: datetime, replicates: int, seed: int) -> tuple:
-    valid = [raw for raw in test if raw.probability is not None]  # mapped holds them in the same order
+def _row(
+    forecaster: str,
+    method: str,
+    name: str,
+    calibrator,
+    reason: str | None,
+    train: list[ScoredRow],
+    test: list[ScoredRow],
+    mapped: list[ScoredRow],
+    split: datetime,
+    replicates: int,
+    seed: int,
+) -> tuple:
+    valid = [
+        raw for raw in test if raw.probability is not None
+    ]  # mapped holds them in the same order
     raw_b = np.array([raw.brier for raw in valid], float)
     cal_b = np.array([cal.brier for cal in mapped if cal.probability is not None], float)
     diff = low = high = note = None
     if calibrator:
         rng = bootstrap.rng_for(seed, f"calibration|{name}")
-        diff, low, high, note = paired_difference([raw.market_id for raw in valid], cal_b - raw_b, replicates, rng)
+        diff, low, high, note = paired_difference(
+            [raw.market_id for raw in valid], cal_b - raw_b, replicates, rng
+        )
     if not test:
         reason = reason or "no test row (no market of this forecaster public at/after the split)"
-    return (forecaster, method, name if calibrator else None, len(train), len({r.market_id for r in train}), len(test),
-            len({r.market_id for r in test}), sum(1 for r in test if r.probability is None),
-            sum(1 for r in test if r.t0 < split), _mean(raw_b), _mean(cal_b), diff, low, high,
-            calibrator.describe() if calibrator else None, reason or (note if calibrator and test else None))
+    return (
+        forecaster,
+        method,
+        name if calibrator else None,
+        len(train),
+        len({r.market_id for r in train}),
+        len(test),
+        len({r.market_id for r in test}),
+        sum(1 for r in test if r.probability is None),
+        sum(1 for r in test if r.t0 < split),
+        _mean(raw_b),
+        _mean(cal_b),
+        diff,
+        low,
+        high,
+        calibrator.describe() if calibrator else None,
+        reason or (note if calibrator and test else None),
+    )
 
 
 def _mean(values: np.ndarray) -> float | None:
@@ -252,20 +327,37 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def _finding(table: list[tuple], parts: Split, split: datetime, strict: bool) -> Finding:
-    notes = [(f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets whose outcome was "
-             "public (known_at) before it, applied only to rows of markets public at/after it; diff = calibrated − raw Brier on the same "
-             "valid test rows (negative: calibration helped), market-clustered 95% interval"),
-             (f"Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by pool-adjacent-violators; a calibrator "
-             f"needs {MIN_TRAIN_ROWS} training rows from {MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"),
-             "failed test rows stay failed in the calibrated forecaster (n_test_failed), never imputed"]
+    notes = [
+        (
+            f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets whose outcome was "
+            "public (known_at) before it, applied only to rows of markets public at/after it; diff = calibrated − raw Brier on the same "
+            "valid test rows (negative: calibration helped), market-clustered 95% interval"
+        ),
+        (
+            f"Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by pool-adjacent-violators; a calibrator "
+            f"needs {MIN_TRAIN_ROWS} training rows from {MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"
+        ),
+        "failed test rows stay failed in the calibrated forecaster (n_test_failed), never imputed",
+    ]
     if parts.undated:
-        notes.append(f"{parts.undated} row(s) without the instant their outcome became public: neither fitted on "
-                     "nor calibrated")
+        notes.append(
+            f"{parts.undated} row(s) without the instant their outcome became public: neither fitted on "
+            "nor calibrated"
+        )
     if strict:
-        notes.append(f"strict: {parts.early} row(s) of test markets forecast before the split left out (every "
-                     "calibrated row's calibrator used only outcomes public before its t0)")
+        notes.append(
+            f"strict: {parts.early} row(s) of test markets forecast before the split left out (every "
+            "calibrated row's calibrator used only outcomes public before its t0)"
+        )
     elif parts.early:
-        notes.append(f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their calibrator "
-                     "uses outcomes public only by the split (use strict to leave them out)")
-    return Finding("calibration", "Walk-forward calibration (fitted before the split, scored after it)", COLUMNS,
-                   tuple(table), tuple(notes))
+        notes.append(
+            f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their calibrator "
+            "uses outcomes public only by the split (use strict to leave them out)"
+        )
+    return Finding(
+        "calibration",
+        "Walk-forward calibration (fitted before the split, scored after it)",
+        COLUMNS,
+        tuple(table),
+        tuple(notes),
+    )

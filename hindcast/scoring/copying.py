@@ -40,11 +40,30 @@ from hindcast.specs import run_qualified, split_spec
 
 CLOSE = 0.01  # |p − price| under this counts as copying the price
 TITLE = "Copy-the-market: forecasters shown the price vs the price, and vs themselves without it"
-COLUMNS = ("forecaster", "twin", "n_rows", "n_failed", "n_markets", "correlation", "mean_abs_diff",
-           "share_within_0_01", "n_paired", "n_markets_paired", "brier_paired", "twin_brier_paired", "brier_diff",
-           "diff_ci_low", "diff_ci_high", "correlation_paired", "twin_correlation_paired")
-POLICY = {"copying": "pearson-and-mean-abs-diff-vs-price-at-t0", "close": CLOSE,
-          "twin": "same-spec-without-price-matched-on-market-t0-repeat"}
+COLUMNS = (
+    "forecaster",
+    "twin",
+    "n_rows",
+    "n_failed",
+    "n_markets",
+    "correlation",
+    "mean_abs_diff",
+    "share_within_0_01",
+    "n_paired",
+    "n_markets_paired",
+    "brier_paired",
+    "twin_brier_paired",
+    "brier_diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "correlation_paired",
+    "twin_correlation_paired",
+)
+POLICY = {
+    "copying": "pearson-and-mean-abs-diff-vs-price-at-t0",
+    "close": CLOSE,
+    "twin": "same-spec-without-price-matched-on-market-t0-repeat",
+}
 
 Key = tuple  # (market_id, t0, repeat)
 
@@ -128,13 +147,21 @@ def copy_figures(rows: Sequence[ScoredRow]) -> CopyFigures:
     valid = [r for r in rows if r.probability is not None]
     p, price = _pairs(valid)
     gap = np.abs(p - price)
-    return CopyFigures(len(rows), len(rows) - len(valid), len({r.market_id for r in valid}), pearson(p, price),
-                       float(gap.mean()) if gap.size else None,
-                       float(np.mean(gap < CLOSE)) if gap.size else None)
+    return CopyFigures(
+        len(rows),
+        len(rows) - len(valid),
+        len({r.market_id for r in valid}),
+        pearson(p, price),
+        float(gap.mean()) if gap.size else None,
+        float(np.mean(gap < CLOSE)) if gap.size else None,
+    )
 
 
 def _pairs(rows: Sequence[ScoredRow]) -> tuple[np.ndarray, np.ndarray]:
-    return (np.array([r.probability for r in rows], float), np.array([r.market_price for r in rows], float))
+    return (
+        np.array([r.probability for r in rows], float),
+        np.array([r.market_price for r in rows], float),
+    )
 
 
 def paired(shown: Sequence[ScoredRow], twin: Sequence[ScoredRow], replicates: int, rng) -> Paired:
@@ -149,9 +176,20 @@ def paired(shown: Sequence[ScoredRow], twin: Sequence[ScoredRow], replicates: in
     ci = None
     if not vs_market.too_few(n):
         weights = bootstrap.draw_weights(n, replicates, rng)
-        ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, brier_a - brier_b))
-    return Paired(len(keys), n, float(brier_a.mean()), float(brier_b.mean()), float((brier_a - brier_b).mean()),
-                  ci and ci.low, ci and ci.high, pearson(*_pairs(a)), pearson(*_pairs(b)))
+        ci = bootstrap.percentile_interval(
+            bootstrap.replicate_means(weights, codes, brier_a - brier_b)
+        )
+    return Paired(
+        len(keys),
+        n,
+        float(brier_a.mean()),
+        float(brier_b.mean()),
+        float((brier_a - brier_b).mean()),
+        ci and ci.low,
+        ci and ci.high,
+        pearson(*_pairs(a)),
+        pearson(*_pairs(b)),
+    )
 
 
 def _valid_by_key(rows: Sequence[ScoredRow]) -> dict[Key, ScoredRow]:
@@ -161,7 +199,9 @@ def _valid_by_key(rows: Sequence[ScoredRow]) -> dict[Key, ScoredRow]:
 # ---- the finding ----------------------------------------------------------------------------
 
 
-def copying(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Finding:
+def copying(
+    rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0
+) -> Finding:
     """The "copying" Finding of scored rows (one run, or runs combined): one row per
     shown-the-price forecaster and twin (twin None: no paired comparison)."""
     by_name: dict[str, list[ScoredRow]] = defaultdict(list)
@@ -178,7 +218,9 @@ def copying(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, s
     return Finding("copying", TITLE, COLUMNS, tuple(body), tuple(notes))
 
 
-def _forecaster(name: str, found: list[str], by_name: dict, replicates: int, seed: int) -> tuple[list, list]:
+def _forecaster(
+    name: str, found: list[str], by_name: dict, replicates: int, seed: int
+) -> tuple[list, list]:
     """One shown-the-price forecaster's table rows (one per twin, or one without) and notes."""
     mine = _priced(by_name[name])
     figures, notes = copy_figures(mine), _figure_notes(name, len(by_name[name]) - len(mine))
@@ -186,7 +228,12 @@ def _forecaster(name: str, found: list[str], by_name: dict, replicates: int, see
         return [_row(name, None, figures, None)], [*notes, _no_twin(name)]
     body = []
     for twin in found:
-        versus = paired(mine, _priced(by_name[twin]), replicates, bootstrap.rng_for(seed, f"copying|{name}|{twin}"))
+        versus = paired(
+            mine,
+            _priced(by_name[twin]),
+            replicates,
+            bootstrap.rng_for(seed, f"copying|{name}|{twin}"),
+        )
         body.append(_row(name, twin, figures, versus))
         notes += _paired_notes(name, twin, versus)
     return body, notes
@@ -204,24 +251,59 @@ _NONE_SHOWN = "no forecaster shown the market price (a spec with price=1) in the
 
 
 _NOTES = (
-    ("shown the price: a spec with price set and nonzero (price=1); its twin: the same spec without price (or "
-     "price=0); figures on rows with a market price at t0 (last point strictly before t0, shown in the prompt to "
-     "2 decimals)"),
-    ("correlation: Pearson's r of p with the price; mean_abs_diff: mean |p − price|; share_within_0_01: share of "
-     f"rows with |p − price| < {CLOSE:g}; a correlation is empty under 2 rows or where p or the price is constant"),
-    ("paired on (market, t0, repeat) rows where both have a valid probability: brier_diff = shown − twin (negative: "
-     "the price helped), market-clustered 95% bootstrap interval; failures counted (n_failed), never imputed"),
+    (
+        "shown the price: a spec with price set and nonzero (price=1); its twin: the same spec without price (or "
+        "price=0); figures on rows with a market price at t0 (last point strictly before t0, shown in the prompt to "
+        "2 decimals)"
+    ),
+    (
+        "correlation: Pearson's r of p with the price; mean_abs_diff: mean |p − price|; share_within_0_01: share of "
+        f"rows with |p − price| < {CLOSE:g}; a correlation is empty under 2 rows or where p or the price is constant"
+    ),
+    (
+        "paired on (market, t0, repeat) rows where both have a valid probability: brier_diff = shown − twin (negative: "
+        "the price helped), market-clustered 95% bootstrap interval; failures counted (n_failed), never imputed"
+    ),
 )
 
 
 def _row(name: str, twin: str | None, f: CopyFigures, v: Paired | None) -> tuple:
-    versus = (None,) * 9 if v is None else (v.n_rows, v.n_markets, v.brier, v.twin_brier, v.difference,
-                                           v.ci_low, v.ci_high, v.correlation, v.twin_correlation)
-    return (name, twin, f.n_rows, f.n_failed, f.n_markets, f.correlation, f.mean_abs_diff, f.share_close, *versus)
+    versus = (
+        (None,) * 9
+        if v is None
+        else (
+            v.n_rows,
+            v.n_markets,
+            v.brier,
+            v.twin_brier,
+            v.difference,
+            v.ci_low,
+            v.ci_high,
+            v.correlation,
+            v.twin_correlation,
+        )
+    )
+    return (
+        name,
+        twin,
+        f.n_rows,
+        f.n_failed,
+        f.n_markets,
+        f.correlation,
+        f.mean_abs_diff,
+        f.share_close,
+        *versus,
+    )
 
 
 def _figure_notes(name: str, no_price: int) -> list[str]:
-    return [f"{name}: {no_price} row{'' if no_price == 1 else 's'} without a market price at t0 left out"] if no_price else []
+    return (
+        [
+            f"{name}: {no_price} row{'' if no_price == 1 else 's'} without a market price at t0 left out"
+        ]
+        if no_price
+        else []
+    )
 
 
 def _paired_notes(name: str, twin: str, v: Paired) -> list[str]:
@@ -229,5 +311,7 @@ def _paired_notes(name: str, twin: str, v: Paired) -> list[str]:
         return [f"{name} vs {twin}: no matched row with a valid probability on both sides"]
     if vs_market.too_few(v.n_markets):
         s = "" if v.n_markets == 1 else "s"
-        return [f"{name} vs {twin}: n too small: {v.n_markets} market{s} (< {vs_market.MIN_MARKETS}), no interval"]
+        return [
+            f"{name} vs {twin}: n too small: {v.n_markets} market{s} (< {vs_market.MIN_MARKETS}), no interval"
+        ]
     return []

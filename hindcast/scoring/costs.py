@@ -35,7 +35,11 @@ class PriceTable:
 
 def load_prices(override: Path | None = None) -> PriceTable:
     """The shipped table, with a user's file laid over it (its names replace the shipped ones)."""
-    text = resources.files("hindcast.scoring").joinpath("model_prices.toml").read_text(encoding="utf-8")
+    text = (
+        resources.files("hindcast.scoring")
+        .joinpath("model_prices.toml")
+        .read_text(encoding="utf-8")
+    )
     table = _parse(text, "shipped model_prices.toml")
     if override is not None:
         try:
@@ -54,9 +58,17 @@ def _parse(text: str, origin: str) -> dict[str, Price]:
 
 
 def _price(name: str, value, origin: str) -> Price:
-    ok = isinstance(value, dict) and set(value) == {"input", "output"} and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in value.values())
+    ok = (
+        isinstance(value, dict)
+        and set(value) == {"input", "output"}
+        and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+            for v in value.values()
+        )
+    )
     if not ok:
-        raise ConfigError(f"price table {origin}: {name!r} must be {{ input = DOLLARS, output = DOLLARS }} "
-                          "per million tokens, both ≥ 0")
+        raise ConfigError(
+            f"price table {origin}: {name!r} must be {{ input = DOLLARS, output = DOLLARS }} "
+            "per million tokens, both ≥ 0"
+        )
     return Price(float(value["input"]), float(value["output"]))

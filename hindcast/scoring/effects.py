@@ -37,13 +37,30 @@ from hindcast.scoring.aggregate import ScoredRow
 from hindcast.scoring.findings import Finding
 
 MARKET = "market price"  # the market's price at t0 as a forecaster
-MIN_COVERAGE = 0.5  # a forecaster with cells on fewer than this share of the best coverage is dropped
+MIN_COVERAGE = (
+    0.5  # a forecaster with cells on fewer than this share of the best coverage is dropped
+)
 PANELS = ("matched", "available")
-COLUMNS = ("forecaster", "n_questions", "n_markets", "n_failed", "raw_brier", "adjusted_brier",
-           "adjusted_ci_low", "adjusted_ci_high", "brier_index", "brier_index_ci_low", "brier_index_ci_high",
-           "effect")
-POLICY = {"effects": "two-way-fixed-effects-sum-to-zero", "repeats": "mean-of-valid-repeats-per-question",
-          "panel": "matched", "min_coverage": MIN_COVERAGE}
+COLUMNS = (
+    "forecaster",
+    "n_questions",
+    "n_markets",
+    "n_failed",
+    "raw_brier",
+    "adjusted_brier",
+    "adjusted_ci_low",
+    "adjusted_ci_high",
+    "brier_index",
+    "brier_index_ci_low",
+    "brier_index_ci_high",
+    "effect",
+)
+POLICY = {
+    "effects": "two-way-fixed-effects-sum-to-zero",
+    "repeats": "mean-of-valid-repeats-per-question",
+    "panel": "matched",
+    "min_coverage": MIN_COVERAGE,
+}
 
 Question = tuple[str, datetime]
 
@@ -89,7 +106,9 @@ def fit(y: np.ndarray, weights: np.ndarray | None = None) -> Fit:
 def least_squares(y: np.ndarray, weights: np.ndarray | None = None) -> Fit:
     """The general path (any layout, balanced included): question effects absorbed, forecaster
     effects by numpy lstsq on the reduced normal equations."""
-    return _Reduced.of(y).fit(np.ones(y.shape[0]) if weights is None else np.asarray(weights, float))
+    return _Reduced.of(y).fit(
+        np.ones(y.shape[0]) if weights is None else np.asarray(weights, float)
+    )
 
 
 def _closed_form(y: np.ndarray, w: np.ndarray) -> Fit:
@@ -117,7 +136,9 @@ class _Reduced:
         if (counts == 0).any():
             raise ConfigError("every question needs at least one cell")
         share = present / counts[:, None]
-        blocks = present[:, :, None] * np.eye(y.shape[1])[None] - present[:, :, None] * share[:, None, :]
+        blocks = (
+            present[:, :, None] * np.eye(y.shape[1])[None] - present[:, :, None] * share[:, None, :]
+        )
         rhs = filled - present * (filled.sum(axis=1) / counts)[:, None]
         return cls(present, filled, counts, blocks, rhs)
 
@@ -170,7 +191,9 @@ class _Cells:
     failed: dict[str, int]  # forecaster → failed forecasts over all its rows (not only the panel's)
 
 
-def collect(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None, include_market: bool = True) -> _Cells:
+def collect(
+    rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None, include_market: bool = True
+) -> _Cells:
     """Valid Briers per forecaster and question (the market's price as MARKET), failures counted."""
     briers: dict[str, dict[Question, list[float]]] = defaultdict(lambda: defaultdict(list))
     failed: dict[str, int] = defaultdict(int)
@@ -201,7 +224,9 @@ def kept(cells: _Cells, min_coverage: float = MIN_COVERAGE) -> tuple[list[str], 
         if coverage[f] == 0:
             dropped.append(f"{f} (no valid forecast)")
         elif coverage[f] < min_coverage * best:
-            dropped.append(f"{f} ({coverage[f]} of {best} questions, < {min_coverage:.0%} of the best coverage)")
+            dropped.append(
+                f"{f} ({coverage[f]} of {best} questions, < {min_coverage:.0%} of the best coverage)"
+            )
         else:
             keep.append(f)
     return keep, dropped
@@ -210,7 +235,9 @@ def kept(cells: _Cells, min_coverage: float = MIN_COVERAGE) -> tuple[list[str], 
 def panel_of(cells: _Cells, forecasters: list[str], panel: str = "matched") -> Panel:
     """Questions × forecasters of mean valid Briers: matched (every forecaster) or available (any)."""
     sets = [set(cells.briers[f]) for f in forecasters]
-    questions = sorted(set.intersection(*sets) if panel == "matched" else set.union(*sets)) if sets else []
+    questions = (
+        sorted(set.intersection(*sets) if panel == "matched" else set.union(*sets)) if sets else []
+    )
     y = np.full((len(questions), len(forecasters)), np.nan)
     for j, f in enumerate(forecasters):
         own = cells.briers[f]
@@ -223,9 +250,15 @@ def panel_of(cells: _Cells, forecasters: list[str], panel: str = "matched") -> P
 # ---- the analysis -----------------------------------------------------------------------------
 
 
-def effects(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None, include_market: bool = True,
-            panel: str = "matched", replicates: int = bootstrap.REPLICATES, seed: int = 0,
-            min_coverage: float = MIN_COVERAGE) -> Finding:
+def effects(
+    rows: Iterable[ScoredRow],
+    forecasters: Sequence[str] | None = None,
+    include_market: bool = True,
+    panel: str = "matched",
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+    min_coverage: float = MIN_COVERAGE,
+) -> Finding:
     """Difficulty-adjusted Brier per forecaster, best first (Finding key "effects"). `forecasters`:
     those compared (default: every one in the rows); the market price joins them unless
     `include_market` is false. panel "matched": questions every kept forecaster answered, after
@@ -243,10 +276,22 @@ def effects(rows: Iterable[ScoredRow], forecasters: Sequence[str] | None = None,
         return Finding("effects", TITLE, COLUMNS, (), (*notes, "no fit: no question to compare on"))
     estimate = fit(table.y)
     if not np.isfinite(estimate.beta).all():
-        return Finding("effects", TITLE, COLUMNS, (), (*notes, "no fit: the questions do not link every forecaster"))
+        return Finding(
+            "effects",
+            TITLE,
+            COLUMNS,
+            (),
+            (*notes, "no fit: the questions do not link every forecaster"),
+        )
     samples, note = _bootstrap(table, replicates, seed)
     body = _rows(table, cells, estimate, samples)
-    return Finding("effects", TITLE, COLUMNS, body, (*notes, *_fit_notes(table, estimate), *([note] if note else ())))
+    return Finding(
+        "effects",
+        TITLE,
+        COLUMNS,
+        body,
+        (*notes, *_fit_notes(table, estimate), *([note] if note else ())),
+    )
 
 
 TITLE = "Difficulty-adjusted Brier (two-way fixed effects: question × forecaster)"
@@ -256,27 +301,50 @@ def _bootstrap(table: Panel, replicates: int, seed: int) -> tuple[np.ndarray | N
     """replicates × F adjusted Briers, the fit redone on each market resample (None under 5 markets)."""
     codes, n_markets = bootstrap.market_codes([m for m, _ in table.questions])
     if vs_market.too_few(n_markets):
-        return None, f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {vs_market.MIN_MARKETS}), no interval"
-    draws = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(seed, "effects"))[:, codes].astype(float)
+        return (
+            None,
+            f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {vs_market.MIN_MARKETS}), no interval",
+        )
+    draws = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(seed, "effects"))[
+        :, codes
+    ].astype(float)
     if table.balanced:
         return (draws @ table.y) / draws.sum(axis=1, keepdims=True), None
     reduced = _Reduced.of(table.y)
     samples = np.array([reduced.fit(w).adjusted for w in draws])
     bad = int((~np.isfinite(samples)).any(axis=1).sum())
-    return samples, (f"{bad} of {replicates} replicates drew none of a forecaster's markets or left the forecasters "
-                     "unlinked: that forecaster's estimate is missing from them" if bad else None)
+    return samples, (
+        f"{bad} of {replicates} replicates drew none of a forecaster's markets or left the forecasters "
+        "unlinked: that forecaster's estimate is missing from them"
+        if bad
+        else None
+    )
 
 
-def _rows(table: Panel, cells: _Cells, estimate: Fit, samples: np.ndarray | None) -> tuple[tuple, ...]:
+def _rows(
+    table: Panel, cells: _Cells, estimate: Fit, samples: np.ndarray | None
+) -> tuple[tuple, ...]:
     out = []
     for j, f in enumerate(table.forecasters):
         own = np.isfinite(table.y[:, j])
         ci = None if samples is None else bootstrap.percentile_interval(samples[:, j])
         adjusted = float(estimate.adjusted[j])
-        out.append((f, int(own.sum()), len({table.questions[i][0] for i in np.flatnonzero(own)}),
-                    cells.failed.get(f, 0), float(table.y[own, j].mean()), adjusted,
-                    ci and ci.low, ci and ci.high, brier_index(adjusted),
-                    ci and brier_index(ci.high), ci and brier_index(ci.low), float(estimate.beta[j])))
+        out.append(
+            (
+                f,
+                int(own.sum()),
+                len({table.questions[i][0] for i in np.flatnonzero(own)}),
+                cells.failed.get(f, 0),
+                float(table.y[own, j].mean()),
+                adjusted,
+                ci and ci.low,
+                ci and ci.high,
+                brier_index(adjusted),
+                ci and brier_index(ci.high),
+                ci and brier_index(ci.low),
+                float(estimate.beta[j]),
+            )
+        )
     return tuple(sorted(out, key=lambda r: (r[5], r[0])))
 
 
@@ -284,13 +352,27 @@ def _notes(cells: _Cells, table: Panel, dropped: list[str], panel: str) -> tuple
     asked = set().union(*(set(q) for q in cells.briers.values())) if cells.briers else set()
     failed = sum(cells.failed.values())
     markets = {m for m, _ in table.questions}
-    lines = [f"{len(table.questions)} questions (market × t0) on {len(markets)} markets, {len(table.forecasters)} forecasters, "
-             f"panel {panel}" + (" (questions every forecaster answered with a valid probability)" if panel == "matched" else ""),
-             "a forecaster's valid repeats of a question are averaged first (one Brier per question × forecaster)",
-             f"failures excluded, never imputed: {failed}" + (" (" + ", ".join(f"{f}: {n}" for f, n in sorted(cells.failed.items())) + ")" if failed else "")]
+    lines = [
+        f"{len(table.questions)} questions (market × t0) on {len(markets)} markets, {len(table.forecasters)} forecasters, "
+        f"panel {panel}"
+        + (
+            " (questions every forecaster answered with a valid probability)"
+            if panel == "matched"
+            else ""
+        ),
+        "a forecaster's valid repeats of a question are averaged first (one Brier per question × forecaster)",
+        f"failures excluded, never imputed: {failed}"
+        + (
+            " (" + ", ".join(f"{f}: {n}" for f, n in sorted(cells.failed.items())) + ")"
+            if failed
+            else ""
+        ),
+    ]
     if len(asked) > len(table.questions):
-        lines.append(f"{len(asked) - len(table.questions)} questions left out (not answered validly by every forecaster"
-                     f"{', or without a market price' if MARKET in table.forecasters else ''})")
+        lines.append(
+            f"{len(asked) - len(table.questions)} questions left out (not answered validly by every forecaster"
+            f"{', or without a market price' if MARKET in table.forecasters else ''})"
+        )
     if dropped:
         lines.append("forecasters dropped: " + "; ".join(dropped))
     return tuple(lines)
@@ -298,9 +380,15 @@ def _notes(cells: _Cells, table: Panel, dropped: list[str], panel: str) -> tuple
 
 def _fit_notes(table: Panel, estimate: Fit) -> tuple[str, ...]:
     share = question_share(table.y)
-    how = ("balanced: closed form, beta_f = mean_f - grand mean, so adjusted = raw Brier on the matched rows"
-           if table.balanced else "unbalanced: least squares (question effects absorbed, numpy lstsq)")
-    return (f"model Brier = mu + alpha_question + beta_forecaster, sum-to-zero coding; mu = {estimate.mu:.6g}; {how}",
-            "question share of score variance: " + ("n/a (no variance)" if share is None else f"{share:.3f}")
-            + " (between-question sum of squares / total sum of squares)",
-            "Brier Index = 100·(1 − √adjusted Brier); interval: market-clustered bootstrap, fit redone per replicate")
+    how = (
+        "balanced: closed form, beta_f = mean_f - grand mean, so adjusted = raw Brier on the matched rows"
+        if table.balanced
+        else "unbalanced: least squares (question effects absorbed, numpy lstsq)"
+    )
+    return (
+        f"model Brier = mu + alpha_question + beta_forecaster, sum-to-zero coding; mu = {estimate.mu:.6g}; {how}",
+        "question share of score variance: "
+        + ("n/a (no variance)" if share is None else f"{share:.3f}")
+        + " (between-question sum of squares / total sum of squares)",
+        "Brier Index = 100·(1 − √adjusted Brier); interval: market-clustered bootstrap, fit redone per replicate",
+    )

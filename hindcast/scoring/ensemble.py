@@ -53,10 +53,27 @@ from hindcast.scoring.findings import Finding
 SEPARATOR = "·"
 KINDS = ("mean", "median", "logit-mean", "logit-shrunk")
 CLIP = 1e-6
-POLICY = {"aggregate_clip": "logit-clip-1e-6", "aggregate_shrinkage": "eb-normal-logit-shrink-to-0",
-          "aggregate_failures": "aggregate-valid-repeats"}
-COLUMNS = ("forecaster", "aggregate", "derived", "repeats", "n_questions", "n_markets", "n_failed", "n_partial",
-           "brier", "single_draw_brier", "diff_vs_single", "diff_ci_low", "diff_ci_high", "ci_note")
+POLICY = {
+    "aggregate_clip": "logit-clip-1e-6",
+    "aggregate_shrinkage": "eb-normal-logit-shrink-to-0",
+    "aggregate_failures": "aggregate-valid-repeats",
+}
+COLUMNS = (
+    "forecaster",
+    "aggregate",
+    "derived",
+    "repeats",
+    "n_questions",
+    "n_markets",
+    "n_failed",
+    "n_partial",
+    "brier",
+    "single_draw_brier",
+    "diff_vs_single",
+    "diff_ci_low",
+    "diff_ci_high",
+    "ci_note",
+)
 
 Key = tuple[str, object]  # (market_id, t0)
 
@@ -79,7 +96,9 @@ class Shrinkage:
 class Aggregates:
     rows: list[ScoredRow]  # the derived forecasters' rows, sorted by (forecaster, market, t0)
     finding: Finding  # key "aggregates"
-    repeats: dict[tuple[str, str, object], tuple[int, int]]  # (forecaster, market, t0) → (valid, stored)
+    repeats: dict[
+        tuple[str, str, object], tuple[int, int]
+    ]  # (forecaster, market, t0) → (valid, stored)
     shrinkage: dict[str, Shrinkage]
 
 
@@ -97,16 +116,24 @@ def expit(x) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.asarray(x, float)))
 
 
-def aggregate(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Aggregates:
+def aggregate(
+    rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0
+) -> Aggregates:
     """The derived forecasters of every forecaster with repeats (a forecaster with one forecast per
     (market, t0) everywhere has nothing to aggregate and is left out, named in a note)."""
     groups = _groups(rows)
     _refuse_collisions(groups)
     with_repeats = {f: g for f, g in groups.items() if any(len(v) > 1 for v in g.values())}
     shrinkage = {f: fit_shrinkage(g.values()) for f, g in with_repeats.items()}
-    derived = [row for f in sorted(with_repeats) for row in _derive(f, with_repeats[f], shrinkage[f])]
-    repeats = {(f, *key): (len(_valid(v)), len(v)) for f, g in with_repeats.items() for key, v in g.items()}
-    finding = _finding(with_repeats, derived, shrinkage, sorted(set(groups) - set(with_repeats)), replicates, seed)
+    derived = [
+        row for f in sorted(with_repeats) for row in _derive(f, with_repeats[f], shrinkage[f])
+    ]
+    repeats = {
+        (f, *key): (len(_valid(v)), len(v)) for f, g in with_repeats.items() for key, v in g.items()
+    }
+    finding = _finding(
+        with_repeats, derived, shrinkage, sorted(set(groups) - set(with_repeats)), replicates, seed
+    )
     return Aggregates(derived, finding, repeats, shrinkage)
 
 
@@ -114,13 +141,18 @@ def _groups(rows: Iterable[ScoredRow]) -> dict[str, dict[Key, list[ScoredRow]]]:
     groups: dict[str, dict[Key, list[ScoredRow]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         groups[r.forecaster][(r.market_id, r.t0)].append(r)
-    return {f: {k: sorted(v, key=lambda r: r.repeat) for k, v in sorted(g.items())} for f, g in groups.items()}
+    return {
+        f: {k: sorted(v, key=lambda r: r.repeat) for k, v in sorted(g.items())}
+        for f, g in groups.items()
+    }
 
 
 def _refuse_collisions(groups: dict) -> None:
     clash = sorted(set(groups) & {derived_name(f, k) for f in groups for k in KINDS})
     if clash:
-        raise ConfigError(f"forecaster name {clash[0]!r} is also the name of a derived aggregate; rename it")
+        raise ConfigError(
+            f"forecaster name {clash[0]!r} is also the name of a derived aggregate; rename it"
+        )
 
 
 def _valid(rows: Sequence[ScoredRow]) -> list[float]:
@@ -143,11 +175,17 @@ def combine(probabilities: Sequence[float], shrinkage: Shrinkage) -> dict[str, f
     """The four aggregates of one question's valid probabilities (at least one)."""
     p = np.asarray(probabilities, float)
     m = float(clipped_logit(p).mean())
-    return {"mean": float(p.mean()), "median": float(np.median(p)), "logit-mean": float(expit(m)),
-            "logit-shrunk": float(expit(shrinkage.factor(p.size) * m))}
+    return {
+        "mean": float(p.mean()),
+        "median": float(np.median(p)),
+        "logit-mean": float(expit(m)),
+        "logit-shrunk": float(expit(shrinkage.factor(p.size) * m)),
+    }
 
 
-def _derive(forecaster: str, questions: dict[Key, list[ScoredRow]], shrinkage: Shrinkage) -> list[ScoredRow]:
+def _derive(
+    forecaster: str, questions: dict[Key, list[ScoredRow]], shrinkage: Shrinkage
+) -> list[ScoredRow]:
     out = {kind: [] for kind in KINDS}
     for repeats in questions.values():
         valid = _valid(repeats)
@@ -155,8 +193,16 @@ def _derive(forecaster: str, questions: dict[Key, list[ScoredRow]], shrinkage: S
         error = None if valid else f"all {len(repeats)} repeats failed: {repeats[0].error}"
         used = summed_usage(repeats)
         for kind in KINDS:
-            out[kind].append(replace(repeats[0], forecaster=derived_name(forecaster, kind), probability=values[kind],
-                                     error=error, repeat=0, usage=used))
+            out[kind].append(
+                replace(
+                    repeats[0],
+                    forecaster=derived_name(forecaster, kind),
+                    probability=values[kind],
+                    error=error,
+                    repeat=0,
+                    usage=used,
+                )
+            )
     return [row for kind in KINDS for row in out[kind]]
 
 
@@ -181,40 +227,90 @@ def paired_difference(market_ids: list[str], diffs: np.ndarray, replicates: int,
         return None, None, None, "no row"
     codes, n = bootstrap.market_codes(market_ids)
     note = vs_market.ci_note(n, n)
-    ci = None if note else bootstrap.percentile_interval(
-        bootstrap.replicate_means(bootstrap.draw_weights(n, replicates, rng), codes, diffs))
+    ci = (
+        None
+        if note
+        else bootstrap.percentile_interval(
+            bootstrap.replicate_means(bootstrap.draw_weights(n, replicates, rng), codes, diffs)
+        )
+    )
     return float(diffs.mean()), ci and ci.low, ci and ci.high, note
 
 
-def _finding(groups: dict, derived: list[ScoredRow], shrinkage: dict[str, Shrinkage], skipped: list[str],
-             replicates: int, seed: int) -> Finding:
+def _finding(
+    groups: dict,
+    derived: list[ScoredRow],
+    shrinkage: dict[str, Shrinkage],
+    skipped: list[str],
+    replicates: int,
+    seed: int,
+) -> Finding:
     by_name = defaultdict(list)
     for r in derived:
         by_name[r.forecaster].append(r)
-    table = [_summary_row(f, kind, groups[f], by_name[derived_name(f, kind)], replicates, seed)
-             for f in sorted(groups) for kind in KINDS]
-    notes = [(f"{derived_name('<forecaster>', '<kind>')}: repeats of one (market, t0) combined; failures "
-             "never imputed (a question whose repeats all failed stays failed; n_partial questions aggregate "
-             "their valid repeats only)"),
-             (f"logit aggregates clip p to [{CLIP:g}, 1 − {CLIP:g}] first; single_draw_brier is the mean over "
-             "questions of the mean Brier of their valid repeats; diff_vs_single = brier − single_draw_brier, "
-             "paired by question, market-clustered 95% interval")]
-    notes += [f"{derived_name(f, 'logit-shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit mean × τ²/(τ² + σ²/K))"
-              for f, s in sorted(shrinkage.items())]
+    table = [
+        _summary_row(f, kind, groups[f], by_name[derived_name(f, kind)], replicates, seed)
+        for f in sorted(groups)
+        for kind in KINDS
+    ]
+    notes = [
+        (
+            f"{derived_name('<forecaster>', '<kind>')}: repeats of one (market, t0) combined; failures "
+            "never imputed (a question whose repeats all failed stays failed; n_partial questions aggregate "
+            "their valid repeats only)"
+        ),
+        (
+            f"logit aggregates clip p to [{CLIP:g}, 1 − {CLIP:g}] first; single_draw_brier is the mean over "
+            "questions of the mean Brier of their valid repeats; diff_vs_single = brier − single_draw_brier, "
+            "paired by question, market-clustered 95% interval"
+        ),
+    ]
+    notes += [
+        f"{derived_name(f, 'logit-shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit mean × τ²/(τ² + σ²/K))"
+        for f, s in sorted(shrinkage.items())
+    ]
     if skipped:
         notes.append(f"no repeats to aggregate: {', '.join(skipped)}")
-    return Finding("aggregates", "Aggregates of repeated forecasts vs a single draw", COLUMNS, tuple(table), tuple(notes))
+    return Finding(
+        "aggregates",
+        "Aggregates of repeated forecasts vs a single draw",
+        COLUMNS,
+        tuple(table),
+        tuple(notes),
+    )
 
 
-def _summary_row(forecaster: str, kind: str, questions: dict[Key, list[ScoredRow]], derived: list[ScoredRow],
-                 replicates: int, seed: int) -> tuple:
+def _summary_row(
+    forecaster: str,
+    kind: str,
+    questions: dict[Key, list[ScoredRow]],
+    derived: list[ScoredRow],
+    replicates: int,
+    seed: int,
+) -> tuple:
     valid = [(r, questions[(r.market_id, r.t0)]) for r in derived if r.probability is not None]
-    single = np.array([np.mean([(p - r.outcome) ** 2 for p in _valid(reps)]) for r, reps in valid], float)
+    single = np.array(
+        [np.mean([(p - r.outcome) ** 2 for p in _valid(reps)]) for r, reps in valid], float
+    )
     own = np.array([r.brier for r, _ in valid], float)
     rng = bootstrap.rng_for(seed, f"aggregates|{derived_name(forecaster, kind)}")
-    diff, low, high, note = paired_difference([r.market_id for r, _ in valid], own - single, replicates, rng)
+    diff, low, high, note = paired_difference(
+        [r.market_id for r, _ in valid], own - single, replicates, rng
+    )
     partial = sum(1 for _, reps in valid if len(_valid(reps)) < len(reps))
-    return (forecaster, kind, derived_name(forecaster, kind), max(len(v) for v in questions.values()), len(valid),
-            len({r.market_id for r, _ in valid}), len(derived) - len(valid), partial,
-            float(own.mean()) if own.size else None, float(single.mean()) if single.size else None,
-            diff, low, high, note)
+    return (
+        forecaster,
+        kind,
+        derived_name(forecaster, kind),
+        max(len(v) for v in questions.values()),
+        len(valid),
+        len({r.market_id for r, _ in valid}),
+        len(derived) - len(valid),
+        partial,
+        float(own.mean()) if own.size else None,
+        float(single.mean()) if single.size else None,
+        diff,
+        low,
+        high,
+        note,
+    )

@@ -18,8 +18,12 @@ class Finding:
 
     def to_json(self) -> dict:
         """JSON-ready: rows as objects keyed by column; a non-finite number is null."""
-        return {"key": self.key, "title": self.title, "notes": list(self.notes),
-                "rows": [dict(zip(self.columns, map(_plain, row))) for row in self.rows]}
+        return {
+            "key": self.key,
+            "title": self.title,
+            "notes": list(self.notes),
+            "rows": [dict(zip(self.columns, map(_plain, row))) for row in self.rows],
+        }
 
 
 def _plain(value):

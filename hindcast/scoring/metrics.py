@@ -18,7 +18,11 @@ from hindcast.errors import ConfigError
 
 LOG_CLIP = 1e-6
 ECE_BINS = 10
-POLICIES = {"log_score": "log-clip-1e-6", "accuracy": "half-point-at-0.5", "ece": "10-equal-width-bins"}
+POLICIES = {
+    "log_score": "log-clip-1e-6",
+    "accuracy": "half-point-at-0.5",
+    "ece": "10-equal-width-bins",
+}
 
 
 @dataclass(frozen=True)
@@ -89,15 +93,26 @@ def reliability_table(p, o, bins: int = ECE_BINS) -> list[ReliabilityBin]:
     for b in range(bins):
         mask = idx == b
         n = int(mask.sum())
-        table.append(ReliabilityBin(b / bins, (b + 1) / bins, n, float(p[mask].mean()) if n else None,
-                                    float(o[mask].mean()) if n else None))
+        table.append(
+            ReliabilityBin(
+                b / bins,
+                (b + 1) / bins,
+                n,
+                float(p[mask].mean()) if n else None,
+                float(o[mask].mean()) if n else None,
+            )
+        )
     return table
 
 
 def ece(p, o, bins: int = ECE_BINS) -> float:
     """Expected calibration error: Σ (n_b / N) |mean p_b − mean o_b| over the bins."""
     n = len(p)
-    return sum(b.n / n * abs(b.mean_probability - b.observed_frequency) for b in reliability_table(p, o, bins) if b.n)
+    return sum(
+        b.n / n * abs(b.mean_probability - b.observed_frequency)
+        for b in reliability_table(p, o, bins)
+        if b.n
+    )
 
 
 @dataclass(frozen=True)
@@ -114,5 +129,8 @@ def murphy(p, o) -> Murphy:
     observed = np.bincount(inverse, weights=o) / counts
     base = o.mean()
     weights = counts / len(p)
-    return Murphy(float(np.sum(weights * (values - observed) ** 2)), float(np.sum(weights * (observed - base) ** 2)),
-                  float(base * (1.0 - base)))
+    return Murphy(
+        float(np.sum(weights * (values - observed) ** 2)),
+        float(np.sum(weights * (observed - base) ** 2)),
+        float(base * (1.0 - base)),
+    )

@@ -28,15 +28,29 @@ from hindcast.scoring.findings import Finding
 from hindcast.specs import run_qualified, split_spec
 
 TITLE = "Retrieval policies: each variant against the same forecaster under pit, on matched rows"
-COLUMNS = ("forecaster", "policy", "twin", "n_rows", "n_failed", "n_paired", "n_markets_paired", "brier_paired",
-           "twin_brier_paired", "brier_diff", "diff_ci_low", "diff_ci_high")
+COLUMNS = (
+    "forecaster",
+    "policy",
+    "twin",
+    "n_rows",
+    "n_failed",
+    "n_paired",
+    "n_markets_paired",
+    "brier_paired",
+    "twin_brier_paired",
+    "brier_diff",
+    "diff_ci_low",
+    "diff_ci_high",
+)
 VARIANTS = ("none", "pit+filter")
 DROPPED = ("policy", "detector")
 POLICY = {"policy_pairs": "variant-vs-same-spec-under-pit-matched-on-market-t0-repeat"}
 NOTES = (
-    ("twin: the same spec under pit (policy and detector removed); paired on (market, t0, repeat) rows where both "
-     "have a valid probability: brier_diff = variant − pit (negative: the variant scored better), market-clustered "
-     "95% bootstrap interval; failures counted (n_failed), never imputed"),
+    (
+        "twin: the same spec under pit (policy and detector removed); paired on (market, t0, repeat) rows where both "
+        "have a valid probability: brier_diff = variant − pit (negative: the variant scored better), market-clustered "
+        "95% bootstrap interval; failures counted (n_failed), never imputed"
+    ),
 )
 
 
@@ -71,27 +85,44 @@ def compare(variant: Sequence[ScoredRow], twin: Sequence[ScoredRow], replicates:
     if not vs_market.too_few(n):
         weights = bootstrap.draw_weights(n, replicates, rng)
         ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, a - b))
-    return (len(keys), n, float(a.mean()), float(b.mean()), float((a - b).mean()), ci and ci.low, ci and ci.high)
+    return (
+        len(keys),
+        n,
+        float(a.mean()),
+        float(b.mean()),
+        float((a - b).mean()),
+        ci and ci.low,
+        ci and ci.high,
+    )
 
 
 def _valid(rows: Sequence[ScoredRow]) -> dict[tuple, ScoredRow]:
     return {(r.market_id, r.t0, r.repeat): r for r in rows if r.probability is not None}
 
 
-def policy_pairs(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0) -> Finding:
+def policy_pairs(
+    rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0
+) -> Finding:
     """The "policies" Finding: one row per policy variant (twin None: no pit twin in the rows)."""
     by_name: dict[str, list[ScoredRow]] = defaultdict(list)
     for r in rows:
         by_name[r.forecaster].append(r)
     found = pairs(by_name)
     if not found:
-        return Finding("policies", TITLE, COLUMNS, (), (*NOTES, "no forecaster with policy=none or pit+filter"))
+        return Finding(
+            "policies", TITLE, COLUMNS, (), (*NOTES, "no forecaster with policy=none or pit+filter")
+        )
     body, notes = [], list(NOTES)
     for name, twin in found:
         own = by_name[name]
         failed = sum(1 for r in own if r.probability is None)
-        versus = (compare(own, by_name[twin], replicates, bootstrap.rng_for(seed, f"policies|{name}|{twin}"))
-                  if twin else (None,) * 7)
+        versus = (
+            compare(
+                own, by_name[twin], replicates, bootstrap.rng_for(seed, f"policies|{name}|{twin}")
+            )
+            if twin
+            else (None,) * 7
+        )
         body.append((name, retrieval_policy(name), twin, len(own), failed, *versus))
         notes += _notes(name, twin, versus)
     return Finding("policies", TITLE, COLUMNS, tuple(body), tuple(notes))
@@ -99,9 +130,13 @@ def policy_pairs(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICAT
 
 def _notes(name: str, twin: str | None, versus: tuple) -> list[str]:
     if twin is None:
-        return [f"{name}: no twin under pit (the same spec without policy) in these rows, no paired comparison"]
+        return [
+            f"{name}: no twin under pit (the same spec without policy) in these rows, no paired comparison"
+        ]
     if not versus[0]:
         return [f"{name} vs {twin}: no matched row with a valid probability on both sides"]
     if vs_market.too_few(versus[1]):
-        return [f"{name} vs {twin}: n too small: {versus[1]} market(s) (< {vs_market.MIN_MARKETS}), no interval"]
+        return [
+            f"{name} vs {twin}: n too small: {versus[1]} market(s) (< {vs_market.MIN_MARKETS}), no interval"
+        ]
     return []

@@ -27,15 +27,23 @@ from pathlib import Path
 from hindcast.errors import HindcastError
 
 UTC = timezone.utc
-REGIMES = {"T1": "resolved before the model's cutoff (the outcome may be memorised)",
-           "T2": "t0 before the cutoff, resolved at or after it",
-           "T3": "t0 (hence the resolution) at or after the cutoff: a genuine forecast",
-           "unknown": "model not in the cutoff registry", "n/a": "no model (a baseline)"}
+REGIMES = {
+    "T1": "resolved before the model's cutoff (the outcome may be memorised)",
+    "T2": "t0 before the cutoff, resolved at or after it",
+    "T3": "t0 (hence the resolution) at or after the cutoff: a genuine forecast",
+    "unknown": "model not in the cutoff registry",
+    "n/a": "no model (a baseline)",
+}
 
 
 def load_cutoffs(override: Path | None = None) -> dict[str, datetime]:
     """The shipped registry, with a user's file (same format) laid over it."""
-    table = _parse(resources.files("hindcast.scoring").joinpath("model_cutoffs.toml").read_text(encoding="utf-8"), "shipped")
+    table = _parse(
+        resources.files("hindcast.scoring")
+        .joinpath("model_cutoffs.toml")
+        .read_text(encoding="utf-8"),
+        "shipped",
+    )
     if override is not None:
         try:
             table.update(_parse(Path(override).read_text(encoding="utf-8"), str(override)))
@@ -69,11 +77,15 @@ def model_of(forecaster_spec: str, provenance: dict | None = None) -> str | None
     return None
 
 
-def regime(model: str | None, t0: datetime, resolved_at: datetime, cutoffs: dict[str, datetime]) -> str:
+def regime(
+    model: str | None, t0: datetime, resolved_at: datetime, cutoffs: dict[str, datetime]
+) -> str:
     """The label of a forecast at t0 of a market resolved at `resolved_at` (table above)."""
     if model is None:
         return "n/a"
-    cutoff = cutoffs.get(model.lower()) or cutoffs.get(model.rpartition(":")[2].rpartition("#")[2].lower())
+    cutoff = cutoffs.get(model.lower()) or cutoffs.get(
+        model.rpartition(":")[2].rpartition("#")[2].lower()
+    )
     if cutoff is None:
         return "unknown"
     if resolved_at < cutoff:

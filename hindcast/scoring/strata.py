@@ -50,13 +50,48 @@ BANDS = (TOSS_UP, LEANING, CONSENSUS)
 FAMILIES = ("band", "cutoff", "band×cutoff")
 MIN_MARKETS = vs_market.MIN_MARKETS
 
-STRATA_COLUMNS = ("forecaster", "cutoff", "band", "n_rows", "n_failed", "n_markets", "brier", "brier_ci_low",
-                  "brier_ci_high", "n_paired", "n_markets_paired", "forecaster_brier_paired", "market_brier",
-                  "brier_diff", "diff_ci_low", "diff_ci_high", "skill_vs_market", "skill_ci_low", "skill_ci_high",
-                  "note")
-DEFER_COLUMNS = ("forecaster", "rule", "train_markets", "train_rows", "test_markets", "test_rows", "test_failed",
-                 "n_deferred", "forecaster_brier", "deferred_brier", "market_brier", "gain", "gain_ci_low",
-                 "gain_ci_high", "deferred_vs_market", "dvm_ci_low", "dvm_ci_high", "note")
+STRATA_COLUMNS = (
+    "forecaster",
+    "cutoff",
+    "band",
+    "n_rows",
+    "n_failed",
+    "n_markets",
+    "brier",
+    "brier_ci_low",
+    "brier_ci_high",
+    "n_paired",
+    "n_markets_paired",
+    "forecaster_brier_paired",
+    "market_brier",
+    "brier_diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "skill_vs_market",
+    "skill_ci_low",
+    "skill_ci_high",
+    "note",
+)
+DEFER_COLUMNS = (
+    "forecaster",
+    "rule",
+    "train_markets",
+    "train_rows",
+    "test_markets",
+    "test_rows",
+    "test_failed",
+    "n_deferred",
+    "forecaster_brier",
+    "deferred_brier",
+    "market_brier",
+    "gain",
+    "gain_ci_low",
+    "gain_ci_high",
+    "deferred_vs_market",
+    "dvm_ci_low",
+    "dvm_ci_high",
+    "note",
+)
 _BEFORE = re.compile(r"before=(\d+)([hdw])$")
 _HOURS = {"h": 1, "d": 24, "w": 168}
 
@@ -92,8 +127,13 @@ def _band_key(band: str) -> int:
 
 # ---------------------------------------------------------------------------------------- strata
 
-def strata(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, seed: int = 0,
-           margins: bool = True) -> Finding:
+
+def strata(
+    rows: Iterable[ScoredRow],
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+    margins: bool = True,
+) -> Finding:
     """Per forecaster × cutoff × band: counts, Brier, and the paired comparison with the market,
     with market-clustered intervals. `margins` adds the "all" rows (per cutoff, per band, overall)."""
     cells: dict[tuple[str, str, str], list[ScoredRow]] = defaultdict(list)
@@ -102,13 +142,22 @@ def strata(rows: Iterable[ScoredRow], replicates: int = bootstrap.REPLICATES, se
             cells[(r.forecaster, cutoff, band)].append(r)
     order = sorted(cells, key=lambda k: (k[0], cutoff_key(k[1]), _band_key(k[2])))
     table = tuple(_stratum(*key, cells[key], replicates, seed) for key in order)
-    return Finding("strata", "Brier against the market by cutoff × market certainty at t0", STRATA_COLUMNS,
-                   table, _strata_notes())
+    return Finding(
+        "strata",
+        "Brier against the market by cutoff × market certainty at t0",
+        STRATA_COLUMNS,
+        table,
+        _strata_notes(),
+    )
 
 
 RESOLUTION_COLUMNS = ("forecaster", "resolution", *STRATA_COLUMNS[3:])
-DISPUTED, RULES_AFTER, RULES_BEFORE, NEITHER = ("disputed", "rules updated at/after t0", "rules updated before t0",
-                                                "neither")
+DISPUTED, RULES_AFTER, RULES_BEFORE, NEITHER = (
+    "disputed",
+    "rules updated at/after t0",
+    "rules updated before t0",
+    "neither",
+)
 RESOLUTION_CLASSES = (DISPUTED, RULES_AFTER, RULES_BEFORE, NEITHER, ALL)
 
 
@@ -123,8 +172,9 @@ def resolution_classes(meta, t0: datetime) -> tuple[str, ...]:
     return tuple(classes) or (NEITHER,)
 
 
-def resolution_strata(rows: Iterable[ScoredRow], meta: dict, replicates: int = bootstrap.REPLICATES,
-                      seed: int = 0) -> Finding:
+def resolution_strata(
+    rows: Iterable[ScoredRow], meta: dict, replicates: int = bootstrap.REPLICATES, seed: int = 0
+) -> Finding:
     """Per forecaster × resolution class (a row can be in two: disputed and rules updated),
     the strata figures; `meta`: market id → MarketMeta of the run's store (missing: neither)."""
     cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
@@ -132,12 +182,20 @@ def resolution_strata(rows: Iterable[ScoredRow], meta: dict, replicates: int = b
         for name in (*resolution_classes(meta.get(r.market_id), r.t0), ALL):
             cells[(r.forecaster, name)].append(r)
     order = sorted(cells, key=lambda k: (k[0], RESOLUTION_CLASSES.index(k[1])))
-    table = tuple((f, name, *_stratum(f, ALL, "resolution:" + name, cells[(f, name)], replicates, seed)[3:])
-                  for f, name in order)
-    return Finding("resolution", "Brier against the market by resolution metadata (disputed, rules updated)",
-                   RESOLUTION_COLUMNS, table,
-                   ("disputed: Gamma wasDisputed; rules updated: questionRulesUpdated (when: its timestamp, else an "
-                    "upper bound, see the README); a row can be in two classes; 'all' is every row once",))
+    table = tuple(
+        (f, name, *_stratum(f, ALL, "resolution:" + name, cells[(f, name)], replicates, seed)[3:])
+        for f, name in order
+    )
+    return Finding(
+        "resolution",
+        "Brier against the market by resolution metadata (disputed, rules updated)",
+        RESOLUTION_COLUMNS,
+        table,
+        (
+            "disputed: Gamma wasDisputed; rules updated: questionRulesUpdated (when: its timestamp, else an "
+            "upper bound, see the README); a row can be in two classes; 'all' is every row once",
+        ),
+    )
 
 
 def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> Finding:
@@ -159,26 +217,55 @@ def _cell_keys(label: str, band: str, margins: bool) -> list[tuple[str, str]]:
     return [(label, band), (label, ALL), (ALL, band), (ALL, ALL)]
 
 
-def _stratum(forecaster: str, cutoff: str, band: str, rows: list[ScoredRow], replicates: int, seed: int) -> tuple:
+def _stratum(
+    forecaster: str, cutoff: str, band: str, rows: list[ScoredRow], replicates: int, seed: int
+) -> tuple:
     valid = [r for r in rows if r.probability is not None]
     paired = [r for r in valid if r.market_price is not None]
     key = f"strata|{forecaster}|{cutoff}|{band}"
-    brier, brier_ci = _mean_ci([r.market_id for r in valid], [r.brier for r in valid], replicates,
-                               bootstrap.rng_for(seed, key + "|brier"))
-    vs = vs_market.compare_to_market([r.market_id for r in paired], np.array([r.brier for r in paired], float),
-                                     np.array([r.market_brier for r in paired], float), replicates,
-                                     bootstrap.rng_for(seed, key + "|market"))
-    return (forecaster, cutoff, band, len(rows), len(rows) - len(valid), len({r.market_id for r in rows}), brier,
-            *_ends(brier_ci), len(paired), vs.n_markets_paired, vs.forecaster_brier_paired, vs.market_brier,
-            vs.brier_diff_vs_market, vs.diff_ci_low, vs.diff_ci_high, vs.skill_vs_market, vs.skill_ci_low,
-            vs.skill_ci_high, _stratum_note(band, valid, vs))
+    brier, brier_ci = _mean_ci(
+        [r.market_id for r in valid],
+        [r.brier for r in valid],
+        replicates,
+        bootstrap.rng_for(seed, key + "|brier"),
+    )
+    vs = vs_market.compare_to_market(
+        [r.market_id for r in paired],
+        np.array([r.brier for r in paired], float),
+        np.array([r.market_brier for r in paired], float),
+        replicates,
+        bootstrap.rng_for(seed, key + "|market"),
+    )
+    return (
+        forecaster,
+        cutoff,
+        band,
+        len(rows),
+        len(rows) - len(valid),
+        len({r.market_id for r in rows}),
+        brier,
+        *_ends(brier_ci),
+        len(paired),
+        vs.n_markets_paired,
+        vs.forecaster_brier_paired,
+        vs.market_brier,
+        vs.brier_diff_vs_market,
+        vs.diff_ci_low,
+        vs.diff_ci_high,
+        vs.skill_vs_market,
+        vs.skill_ci_low,
+        vs.skill_ci_high,
+        _stratum_note(band, valid, vs),
+    )
 
 
 def _stratum_note(band: str, valid: list[ScoredRow], vs: vs_market.VsMarket) -> str | None:
     if band == NO_PRICE:
         return "no market price before t0: not compared with the market"
-    notes = [vs_market.ci_note(len({r.market_id for r in valid}), vs.n_markets_paired),
-             None if vs.n_markets_paired == 0 else vs.skill_note]
+    notes = [
+        vs_market.ci_note(len({r.market_id for r in valid}), vs.n_markets_paired),
+        None if vs.n_markets_paired == 0 else vs.skill_note,
+    ]
     if not valid:
         notes = ["every forecast failed: no Brier"]
     return "; ".join(n for n in notes if n) or None
@@ -186,18 +273,25 @@ def _stratum_note(band: str, valid: list[ScoredRow], vs: vs_market.VsMarket) -> 
 
 def _strata_notes() -> tuple[str, ...]:
     return (
-        ("bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < 0.3 or 0.7 < p < 0.9; "
-         "toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared with the market)"),
+        (
+            "bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < 0.3 or 0.7 < p < 0.9; "
+            "toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared with the market)"
+        ),
         "failures (no probability) are counted in n_failed and left out of every mean, never imputed",
-        ("brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − Brier/market Brier over "
-         "the paired rows (valid, with a market price); negative brier_diff: the forecaster beat the market"),
-        (f"95% market-clustered percentile bootstrap intervals; none from fewer than {MIN_MARKETS} markets; "
-         f"no skill where the market's Brier < {vs_market.MIN_MARKET_BRIER:g}"),
+        (
+            "brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − Brier/market Brier over "
+            "the paired rows (valid, with a market price); negative brier_diff: the forecaster beat the market"
+        ),
+        (
+            f"95% market-clustered percentile bootstrap intervals; none from fewer than {MIN_MARKETS} markets; "
+            f"no skill where the market's Brier < {vs_market.MIN_MARKET_BRIER:g}"
+        ),
         "repeats of one forecast are rows of their own, resampled with their market",
     )
 
 
 # ----------------------------------------------------------------------------------------- defer
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -210,18 +304,27 @@ class Rule:
     n_deferred: int = 0
 
     def applies(self, row: ScoredRow) -> bool:
-        return ((self.bands is None or band_of(row.market_price) in self.bands)
-                and (self.cutoffs is None or row.label in self.cutoffs))
+        return (self.bands is None or band_of(row.market_price) in self.bands) and (
+            self.cutoffs is None or row.label in self.cutoffs
+        )
 
     def describe(self) -> str:
         if self.n_deferred == 0:
             return "never defer"
-        parts = [f"band in {{{', '.join(self.bands)}}}" if self.bands not in (None, BANDS) else "",
-                 f"cutoff in {{{', '.join(self.cutoffs)}}}" if self.cutoffs is not None else ""]
-        return "defer when " + " and ".join(p for p in parts if p) if any(parts) else "always defer (every priced row)"
+        parts = [
+            f"band in {{{', '.join(self.bands)}}}" if self.bands not in (None, BANDS) else "",
+            f"cutoff in {{{', '.join(self.cutoffs)}}}" if self.cutoffs is not None else "",
+        ]
+        return (
+            "defer when " + " and ".join(p for p in parts if p)
+            if any(parts)
+            else "always defer (every priced row)"
+        )
 
 
-def split_markets(rows: Iterable[ScoredRow], split: datetime) -> tuple[set[str], set[str], set[str]]:
+def split_markets(
+    rows: Iterable[ScoredRow], split: datetime
+) -> tuple[set[str], set[str], set[str]]:
     """(training, test, undated) market ids: training when the market's instant (`market_instants`)
     is strictly before `split`, test at or after it, undated without one."""
     instants = market_instants(rows)
@@ -252,9 +355,13 @@ def choose_rule(train: Sequence[ScoredRow], family: str = "band") -> Rule:
     rows, fewer bands, earlier bands, earlier cutoffs). Exact: the objective is a sum over rows."""
     _check_family(family)
     paired = [r for r in train if r.probability is not None and r.market_price is not None]
-    band_sets = [None] if family == "cutoff" else [s for k in range(4) for s in combinations(BANDS, k)]
-    candidates = [_best_cutoffs(bands, paired) if family != "band" else _rule(bands, None, paired)
-                  for bands in band_sets]
+    band_sets = (
+        [None] if family == "cutoff" else [s for k in range(4) for s in combinations(BANDS, k)]
+    )
+    candidates = [
+        _best_cutoffs(bands, paired) if family != "band" else _rule(bands, None, paired)
+        for bands in band_sets
+    ]
     return min(candidates, key=_rule_rank)
 
 
@@ -283,8 +390,14 @@ def _rule_rank(rule: Rule) -> tuple:
     return rule.gain, rule.n_deferred, len(bands), [_band_key(b) for b in bands], cutoffs
 
 
-def defer(rows: Iterable[ScoredRow], split: datetime, family: str = "band", replicates: int = bootstrap.REPLICATES,
-          seed: int = 0, min_markets: int = MIN_MARKETS) -> Finding:
+def defer(
+    rows: Iterable[ScoredRow],
+    split: datetime,
+    family: str = "band",
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+    min_markets: int = MIN_MARKETS,
+) -> Finding:
     """Per forecaster: the deferral rule chosen on markets whose outcome was public before `split`,
     scored on the markets public at or after it (forecaster, deferred and market Brier on paired test rows, and
     market-clustered intervals on the paired differences)."""
@@ -294,34 +407,73 @@ def defer(rows: Iterable[ScoredRow], split: datetime, family: str = "band", repl
     by_forecaster: dict[str, list[ScoredRow]] = defaultdict(list)
     for r in rows:
         by_forecaster[r.forecaster].append(r)
-    table = tuple(_defer_row(name, by_forecaster[name], train_ids, test_ids, family, replicates, seed, min_markets)
-                  for name in sorted(by_forecaster))
-    return Finding("defer", f"Defer to the market when … (rule family: {family}; split at {iso(split)})",
-                   DEFER_COLUMNS, table, _defer_notes(split, family, min_markets, undated))
+    table = tuple(
+        _defer_row(
+            name, by_forecaster[name], train_ids, test_ids, family, replicates, seed, min_markets
+        )
+        for name in sorted(by_forecaster)
+    )
+    return Finding(
+        "defer",
+        f"Defer to the market when … (rule family: {family}; split at {iso(split)})",
+        DEFER_COLUMNS,
+        table,
+        _defer_notes(split, family, min_markets, undated),
+    )
 
 
-def _defer_row(name: str, rows: list[ScoredRow], train_ids: set[str], test_ids: set[str], family: str,
-               replicates: int, seed: int, min_markets: int) -> tuple:
+def _defer_row(
+    name: str,
+    rows: list[ScoredRow],
+    train_ids: set[str],
+    test_ids: set[str],
+    family: str,
+    replicates: int,
+    seed: int,
+    min_markets: int,
+) -> tuple:
     train = [r for r in rows if r.market_id in train_ids]
     test = [r for r in rows if r.market_id in test_ids]
     train_paired, test_paired = _paired(train), _paired(test)
-    n_train, n_test = len({r.market_id for r in train_paired}), len({r.market_id for r in test_paired})
+    n_train, n_test = (
+        len({r.market_id for r in train_paired}),
+        len({r.market_id for r in test_paired}),
+    )
     head = (name,)
-    counts = (n_train, len(train_paired), n_test, len(test_paired), sum(r.probability is None for r in test))
+    counts = (
+        n_train,
+        len(train_paired),
+        n_test,
+        len(test_paired),
+        sum(r.probability is None for r in test),
+    )
     if n_train < min_markets:
         note = f"too few training markets: {n_train} with a paired row (< {min_markets}); no rule chosen"
         return (*head, None, *counts, *([None] * 10), note)
     rule = choose_rule(train_paired, family)
     if not test_paired:
-        return (*head, rule.describe(), *counts, *([None] * 10), "no test market with a paired row: no figure")
-    return (*head, rule.describe(), *counts, *_test_figures(name, rule, test_paired, replicates, seed, min_markets))
+        return (
+            *head,
+            rule.describe(),
+            *counts,
+            *([None] * 10),
+            "no test market with a paired row: no figure",
+        )
+    return (
+        *head,
+        rule.describe(),
+        *counts,
+        *_test_figures(name, rule, test_paired, replicates, seed, min_markets),
+    )
 
 
 def _paired(rows: list[ScoredRow]) -> list[ScoredRow]:
     return [r for r in rows if r.probability is not None and r.market_price is not None]
 
 
-def _test_figures(name: str, rule: Rule, test: list[ScoredRow], replicates: int, seed: int, min_markets: int) -> tuple:
+def _test_figures(
+    name: str, rule: Rule, test: list[ScoredRow], replicates: int, seed: int, min_markets: int
+) -> tuple:
     own = np.array([r.brier for r in test], float)
     market = np.array([r.market_brier for r in test], float)
     applies = np.array([rule.applies(r) for r in test], bool)
@@ -329,38 +481,67 @@ def _test_figures(name: str, rule: Rule, test: list[ScoredRow], replicates: int,
     ids = [r.market_id for r in test]
     few = len(set(ids)) < min_markets
     rng = bootstrap.rng_for(seed, f"defer|{name}")
-    gain_ci, dvm_ci = (None, None) if few else _two_intervals(ids, deferred - own, deferred - market, replicates, rng)
+    gain_ci, dvm_ci = (
+        (None, None)
+        if few
+        else _two_intervals(ids, deferred - own, deferred - market, replicates, rng)
+    )
     note = f"too few test markets: {len(set(ids))} (< {min_markets}), no interval" if few else None
-    return (int(applies.sum()), float(own.mean()), float(deferred.mean()), float(market.mean()),
-            float((deferred - own).mean()), *_ends(gain_ci), float((deferred - market).mean()), *_ends(dvm_ci), note)
+    return (
+        int(applies.sum()),
+        float(own.mean()),
+        float(deferred.mean()),
+        float(market.mean()),
+        float((deferred - own).mean()),
+        *_ends(gain_ci),
+        float((deferred - market).mean()),
+        *_ends(dvm_ci),
+        note,
+    )
 
 
 def _two_intervals(ids: list[str], first: np.ndarray, second: np.ndarray, replicates: int, rng):
     """Intervals of two paired means from the same market draws."""
     codes, n = bootstrap.market_codes(ids)
     weights = bootstrap.draw_weights(n, replicates, rng)
-    return tuple(bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, v)) for v in (first, second))
+    return tuple(
+        bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, v))
+        for v in (first, second)
+    )
 
 
-def _defer_notes(split: datetime, family: str, min_markets: int, undated: set[str]) -> tuple[str, ...]:
+def _defer_notes(
+    split: datetime, family: str, min_markets: int, undated: set[str]
+) -> tuple[str, ...]:
     notes = [
-        (f"training markets: outcome public (known_at) before {iso(split)}; test markets: at or after it "
-         "(a market is in one period only; t0 plays no part)"),
-        (f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
-         "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"),
-        ("figures on paired test rows (valid probability and a market price); failures counted in test_failed, "
-         "never imputed nor deferred"),
+        (
+            f"training markets: outcome public (known_at) before {iso(split)}; test markets: at or after it "
+            "(a market is in one period only; t0 plays no part)"
+        ),
+        (
+            f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
+            "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"
+        ),
+        (
+            "figures on paired test rows (valid probability and a market price); failures counted in test_failed, "
+            "never imputed nor deferred"
+        ),
         "gain = deferred − forecaster Brier (negative: deferring helped); deferred_vs_market = deferred − market",
-        (f"no rule from fewer than {min_markets} training markets; no interval from fewer than {min_markets} "
-         "test markets (95% market-clustered percentile bootstrap)"),
+        (
+            f"no rule from fewer than {min_markets} training markets; no interval from fewer than {min_markets} "
+            "test markets (95% market-clustered percentile bootstrap)"
+        ),
     ]
     if undated:
-        notes.append(f"{len(undated)} market{'' if len(undated) == 1 else 's'} without the instant its outcome became public: "
-                     "in neither period")
+        notes.append(
+            f"{len(undated)} market{'' if len(undated) == 1 else 's'} without the instant its outcome became public: "
+            "in neither period"
+        )
     return tuple(notes)
 
 
 # ---------------------------------------------------------------------------------------- shared
+
 
 def _mean_ci(market_ids: list[str], values: list[float], replicates: int, rng):
     """Mean and its market-clustered interval (None under MIN_MARKETS markets)."""
@@ -371,7 +552,9 @@ def _mean_ci(market_ids: list[str], values: list[float], replicates: int, rng):
     if vs_market.too_few(n):
         return float(array.mean()), None
     weights = bootstrap.draw_weights(n, replicates, rng)
-    return float(array.mean()), bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, array))
+    return float(array.mean()), bootstrap.percentile_interval(
+        bootstrap.replicate_means(weights, codes, array)
+    )
 
 
 def _ends(interval: bootstrap.Interval | None) -> tuple[float | None, float | None]:

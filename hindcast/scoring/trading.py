@@ -55,10 +55,42 @@ CONTROL = "market"  # the forecaster traded as the zero-edge control
 STRATEGIES = ("edge", "kelly")
 EDGE_NOISE = 1e-12  # a difference within this of the edge is the edge (not more than it)
 SHIPPED_FEES = "shipped fees.toml"
-COLUMNS = ("forecaster", "strategy", "positions", "traded", "no_edge", "no_price", "failed", "untradable", "markets",
-           "capital", "fees", "pnl", "pnl_low", "pnl_high", "roc", "roc_low", "roc_high", "hit_rate", "max_drawdown")
-TRADE_COLUMNS = ("forecaster", "market", "t0", "side", "price", "p", "stake", "shares", "fee", "payoff", "pnl",
-                 "yes_price", "outcome")
+COLUMNS = (
+    "forecaster",
+    "strategy",
+    "positions",
+    "traded",
+    "no_edge",
+    "no_price",
+    "failed",
+    "untradable",
+    "markets",
+    "capital",
+    "fees",
+    "pnl",
+    "pnl_low",
+    "pnl_high",
+    "roc",
+    "roc_low",
+    "roc_high",
+    "hit_rate",
+    "max_drawdown",
+)
+TRADE_COLUMNS = (
+    "forecaster",
+    "market",
+    "t0",
+    "side",
+    "price",
+    "p",
+    "stake",
+    "shares",
+    "fee",
+    "payoff",
+    "pnl",
+    "yes_price",
+    "outcome",
+)
 
 
 # ---- the fee schedule ---------------------------------------------------------------------------
@@ -78,15 +110,22 @@ class FeeSchedule:
         return Fraction(self.rate(topic) * (yes_price * (1.0 - yes_price)) ** self.exponent)
 
     def to_json(self) -> dict:
-        return {"origin": self.origin, "source": self.source, "default_rate": self.default_rate,
-                "exponent": self.exponent, "rates": dict(self.rates)}
+        return {
+            "origin": self.origin,
+            "source": self.source,
+            "default_rate": self.default_rate,
+            "exponent": self.exponent,
+            "rates": dict(self.rates),
+        }
 
 
 def load_fees(path: Path | None = None) -> FeeSchedule:
     """The shipped schedule, or a user's file in its place (a whole schedule, not an overlay)."""
     if path is None:
-        return _schedule(resources.files("hindcast.scoring").joinpath("fees.toml").read_text(encoding="utf-8"),
-                         SHIPPED_FEES)
+        return _schedule(
+            resources.files("hindcast.scoring").joinpath("fees.toml").read_text(encoding="utf-8"),
+            SHIPPED_FEES,
+        )
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -101,10 +140,21 @@ def _schedule(text: str, origin: str) -> FeeSchedule:
         raise ConfigError(f"fee schedule {origin}: {exc}") from None
     unknown = sorted(set(raw) - {"default_rate", "exponent", "rates", "source"})
     if unknown or "default_rate" not in raw:
-        raise ConfigError(f"fee schedule {origin}: " + (f"unknown key(s) {', '.join(unknown)}" if unknown
-                                                         else "needs default_rate = RATE (0 for no fees)"))
-    return FeeSchedule(_rate(raw["default_rate"], "default_rate", origin), _rates(raw.get("rates", {}), origin),
-                       _exponent(raw.get("exponent", 1), origin), origin, str(raw.get("source", "")))
+        raise ConfigError(
+            f"fee schedule {origin}: "
+            + (
+                f"unknown key(s) {', '.join(unknown)}"
+                if unknown
+                else "needs default_rate = RATE (0 for no fees)"
+            )
+        )
+    return FeeSchedule(
+        _rate(raw["default_rate"], "default_rate", origin),
+        _rates(raw.get("rates", {}), origin),
+        _exponent(raw.get("exponent", 1), origin),
+        origin,
+        str(raw.get("source", "")),
+    )
 
 
 def _rates(table, origin: str) -> tuple[tuple[str, float], ...]:
@@ -140,11 +190,25 @@ class TradingStrategy:
 
     def problem(self) -> str | None:
         """Why these parameters cannot be used, or None."""
-        checks = ((self.kind in STRATEGIES, f"--strategy {self.kind!r}: use one of {', '.join(STRATEGIES)}"),
-                  (0.0 <= self.edge < 1.0, f"--edge {self.edge!r}: needs 0 ≤ edge < 1"),
-                  (0.0 < self.kelly_fraction <= 1.0, f"--kelly-fraction {self.kelly_fraction!r}: needs 0 < f ≤ 1"),
-                  (0.0 < self.max_position < math.inf, f"--max-position {self.max_position!r}: needs a positive amount"),
-                  (0.0 < self.bankroll < math.inf, f"--bankroll {self.bankroll!r}: needs a positive amount"))
+        checks = (
+            (
+                self.kind in STRATEGIES,
+                f"--strategy {self.kind!r}: use one of {', '.join(STRATEGIES)}",
+            ),
+            (0.0 <= self.edge < 1.0, f"--edge {self.edge!r}: needs 0 ≤ edge < 1"),
+            (
+                0.0 < self.kelly_fraction <= 1.0,
+                f"--kelly-fraction {self.kelly_fraction!r}: needs 0 < f ≤ 1",
+            ),
+            (
+                0.0 < self.max_position < math.inf,
+                f"--max-position {self.max_position!r}: needs a positive amount",
+            ),
+            (
+                0.0 < self.bankroll < math.inf,
+                f"--bankroll {self.bankroll!r}: needs a positive amount",
+            ),
+        )
         return next((message for ok, message in checks if not ok), None)
 
     def label(self) -> str:
@@ -156,11 +220,19 @@ class TradingStrategy:
         """Dollars on a side believed at `belief` whose share costs `cost`."""
         if self.kind == "edge":
             return self.max_position
-        return min(self.kelly_fraction * (belief - cost) / (1.0 - cost) * self.bankroll, self.max_position)
+        return min(
+            self.kelly_fraction * (belief - cost) / (1.0 - cost) * self.bankroll, self.max_position
+        )
 
     def to_json(self) -> dict:
-        return {"strategy": self.kind, "edge": self.edge, "kelly_fraction": self.kelly_fraction,
-                "max_position": self.max_position, "bankroll": self.bankroll, "control": CONTROL}
+        return {
+            "strategy": self.kind,
+            "edge": self.edge,
+            "kelly_fraction": self.kelly_fraction,
+            "max_position": self.max_position,
+            "bankroll": self.bankroll,
+            "control": CONTROL,
+        }
 
 
 # ---- positions and trades -----------------------------------------------------------------------
@@ -211,8 +283,21 @@ class Trade:
 
     def row(self) -> tuple:
         """The CSV/JSON record (TRADE_COLUMNS); money and shares as floats."""
-        return (self.forecaster, self.market_id, iso(self.t0), self.side, float(self.cost), self.p, float(self.stake),
-                float(self.shares), float(self.fee), float(self.payoff), float(self.pnl), self.yes_price, self.outcome)
+        return (
+            self.forecaster,
+            self.market_id,
+            iso(self.t0),
+            self.side,
+            float(self.cost),
+            self.p,
+            float(self.stake),
+            float(self.shares),
+            float(self.fee),
+            float(self.payoff),
+            float(self.pnl),
+            self.yes_price,
+            self.outcome,
+        )
 
 
 def positions(rows: Iterable) -> list[Position]:
@@ -228,10 +313,14 @@ def _position(key: tuple, group: list) -> Position:
     valid = [r.probability for r in group if r.probability is not None]
     first = group[0]
     p = math.fsum(valid) / len(valid) if valid else None
-    return Position(*key, first.topic, p, first.market_price, first.outcome, len(group), len(group) - len(valid))
+    return Position(
+        *key, first.topic, p, first.market_price, first.outcome, len(group), len(group) - len(valid)
+    )
 
 
-def open_trades(position: Position, strategy: TradingStrategy, fees: FeeSchedule) -> tuple[Trade, ...]:
+def open_trades(
+    position: Position, strategy: TradingStrategy, fees: FeeSchedule
+) -> tuple[Trade, ...]:
     """The trades of one open position: none (no edge), one side, or the control's complete set."""
     if position.forecaster == CONTROL:
         return complete_set(position, strategy.max_position, fees)
@@ -246,8 +335,10 @@ def open_trades(position: Position, strategy: TradingStrategy, fees: FeeSchedule
 def complete_set(position: Position, shares: float, fees: FeeSchedule) -> tuple[Trade, ...]:
     """`shares` of YES and of NO: costs `shares` in all, pays `shares` whatever the outcome."""
     n = Fraction(shares)
-    return tuple(_trade(position, side, _side_terms(side, position.p, position.price)[1], n, fees)
-                 for side in ("yes", "no"))
+    return tuple(
+        _trade(position, side, _side_terms(side, position.p, position.price)[1], n, fees)
+        for side in ("yes", "no")
+    )
 
 
 def _side(p: float, price: float, edge: float) -> str | None:
@@ -265,11 +356,25 @@ def _side_terms(side: str, p: float | None, price: float) -> tuple[float | None,
     return (None if p is None else 1.0 - p), 1 - Fraction(price)
 
 
-def _trade(position: Position, side: str, cost: Fraction, shares: Fraction, fees: FeeSchedule) -> Trade:
+def _trade(
+    position: Position, side: str, cost: Fraction, shares: Fraction, fees: FeeSchedule
+) -> Trade:
     won = position.outcome == (1.0 if side == "yes" else 0.0)
     fee = shares * fees.per_share(position.price, position.topic)
-    return Trade(position.forecaster, position.market_id, position.t0, side, cost, position.p, position.price,
-                 position.outcome, shares * cost, shares, fee, shares if won else Fraction(0))
+    return Trade(
+        position.forecaster,
+        position.market_id,
+        position.t0,
+        side,
+        cost,
+        position.p,
+        position.price,
+        position.outcome,
+        shares * cost,
+        shares,
+        fee,
+        shares if won else Fraction(0),
+    )
 
 
 # ---- the simulation -----------------------------------------------------------------------------
@@ -285,12 +390,22 @@ class Trading:
         return (self.finding,)
 
     def to_json(self) -> dict:
-        return {"strategy": self.strategy.to_json(), "fees": self.fees.to_json(), "findings": [self.finding.to_json()],
-                "trades": [dict(zip(TRADE_COLUMNS, t.row())) for t in self.trades]}
+        return {
+            "strategy": self.strategy.to_json(),
+            "fees": self.fees.to_json(),
+            "findings": [self.finding.to_json()],
+            "trades": [dict(zip(TRADE_COLUMNS, t.row())) for t in self.trades],
+        }
 
 
-def simulate_trading(rows: Iterable, strategy: TradingStrategy, fees: FeeSchedule, *, seed: int = 0,
-                     replicates: int = bootstrap.REPLICATES) -> Trading:
+def simulate_trading(
+    rows: Iterable,
+    strategy: TradingStrategy,
+    fees: FeeSchedule,
+    *,
+    seed: int = 0,
+    replicates: int = bootstrap.REPLICATES,
+) -> Trading:
     """Trade every forecaster of `rows` (ScoredRows) against the market price at t0."""
     problem = strategy.problem()
     if problem is not None:
@@ -298,14 +413,28 @@ def simulate_trading(rows: Iterable, strategy: TradingStrategy, fees: FeeSchedul
     by_forecaster: dict[str, list[Position]] = defaultdict(list)
     for position in positions(rows):
         by_forecaster[position.forecaster].append(position)
-    results = [_forecaster(name, held, strategy, fees, seed, replicates) for name, held in sorted(by_forecaster.items())]
-    finding = Finding("trading", "Trading against the market price at t0", COLUMNS, tuple(r for r, _ in results),
-                      _notes(strategy, fees, by_forecaster))
+    results = [
+        _forecaster(name, held, strategy, fees, seed, replicates)
+        for name, held in sorted(by_forecaster.items())
+    ]
+    finding = Finding(
+        "trading",
+        "Trading against the market price at t0",
+        COLUMNS,
+        tuple(r for r, _ in results),
+        _notes(strategy, fees, by_forecaster),
+    )
     return Trading(finding, tuple(t for _, trades in results for t in trades), strategy, fees)
 
 
-def _forecaster(name: str, held: list[Position], strategy: TradingStrategy, fees: FeeSchedule, seed: int,
-                replicates: int) -> tuple[tuple, list[Trade]]:
+def _forecaster(
+    name: str,
+    held: list[Position],
+    strategy: TradingStrategy,
+    fees: FeeSchedule,
+    seed: int,
+    replicates: int,
+) -> tuple[tuple, list[Trade]]:
     counts = {"no_price": 0, "failed": 0, "untradable": 0, "no_edge": 0}
     tradable, trades = [], []
     for position in held:
@@ -321,15 +450,39 @@ def _forecaster(name: str, held: list[Position], strategy: TradingStrategy, fees
     return _row(name, label, len(held), counts, tradable, trades, seed, replicates), trades
 
 
-def _row(name: str, label: str, n_positions: int, counts: dict, tradable: list[Position], trades: list[Trade],
-         seed: int, replicates: int) -> tuple:
+def _row(
+    name: str,
+    label: str,
+    n_positions: int,
+    counts: dict,
+    tradable: list[Position],
+    trades: list[Trade],
+    seed: int,
+    replicates: int,
+) -> tuple:
     books = position_books(trades)
     pnl, fees, capital = (math.fsum(b[i] for b in books.values()) for i in range(3))
     markets = sorted({p.market_id for p in tradable})
     pnl_ci, roc_ci = _intervals(name, markets, books, seed, replicates)
-    return (name, label, n_positions, len(books), counts["no_edge"], counts["no_price"], counts["failed"],
-            counts["untradable"], len(markets), capital, fees, pnl, *pnl_ci, pnl / capital if capital else None,
-            *roc_ci, sum(t.won for t in trades) / len(trades) if trades else None, _drawdown(books))
+    return (
+        name,
+        label,
+        n_positions,
+        len(books),
+        counts["no_edge"],
+        counts["no_price"],
+        counts["failed"],
+        counts["untradable"],
+        len(markets),
+        capital,
+        fees,
+        pnl,
+        *pnl_ci,
+        pnl / capital if capital else None,
+        *roc_ci,
+        sum(t.won for t in trades) / len(trades) if trades else None,
+        _drawdown(books),
+    )
 
 
 def position_books(trades: Iterable[Trade]) -> dict[tuple, tuple[float, float, float]]:
@@ -339,8 +492,14 @@ def position_books(trades: Iterable[Trade]) -> dict[tuple, tuple[float, float, f
     legs: dict[tuple, list[Trade]] = defaultdict(list)
     for t in trades:
         legs[(t.t0, t.market_id)].append(t)
-    return {key: (float(sum(t.pnl for t in group)), float(sum(t.fee for t in group)),
-                  float(sum(t.stake + t.fee for t in group))) for key, group in legs.items()}
+    return {
+        key: (
+            float(sum(t.pnl for t in group)),
+            float(sum(t.fee for t in group)),
+            float(sum(t.stake + t.fee for t in group)),
+        )
+        for key, group in legs.items()
+    }
 
 
 def max_drawdown(trades: Sequence[Trade]) -> float:
@@ -358,8 +517,9 @@ def _drawdown(books: dict[tuple, tuple]) -> float:
     return worst
 
 
-def _intervals(name: str, markets: list[str], books: dict[tuple, tuple], seed: int,
-               replicates: int) -> tuple[tuple, tuple]:
+def _intervals(
+    name: str, markets: list[str], books: dict[tuple, tuple], seed: int, replicates: int
+) -> tuple[tuple, tuple]:
     """95% market-clustered bootstrap intervals of total P&L and of return on capital."""
     if len(markets) < MIN_MARKETS:
         return (None, None), (None, None)
@@ -368,11 +528,15 @@ def _intervals(name: str, markets: list[str], books: dict[tuple, tuple], seed: i
     for (_, market_id), (position_pnl, _, position_capital) in sorted(books.items()):
         pnl[index[market_id]] += position_pnl
         capital[index[market_id]] += position_capital
-    weights = bootstrap.draw_weights(len(markets), replicates, bootstrap.rng_for(seed, f"trading:{name}"))
+    weights = bootstrap.draw_weights(
+        len(markets), replicates, bootstrap.rng_for(seed, f"trading:{name}")
+    )
     pnl_samples, capital_samples = weights @ pnl, weights @ capital
     with np.errstate(divide="ignore", invalid="ignore"):
         roc_samples = np.where(capital_samples > 0, pnl_samples / capital_samples, np.nan)
-    return _pair(bootstrap.percentile_interval(pnl_samples)), _pair(bootstrap.percentile_interval(roc_samples))
+    return _pair(bootstrap.percentile_interval(pnl_samples)), _pair(
+        bootstrap.percentile_interval(roc_samples)
+    )
 
 
 def _pair(interval) -> tuple:
@@ -380,14 +544,26 @@ def _pair(interval) -> tuple:
 
 
 def _notes(strategy: TradingStrategy, fees: FeeSchedule, by_forecaster: dict) -> tuple[str, ...]:
-    control = ("control: the 'market' forecaster buys a complete set (max_position shares of YES at the price and "
-               "of NO at 1 − price) wherever it has a price: gross 0 in every outcome, so its P&L is minus its fees"
-               if CONTROL in by_forecaster else "control: no 'market' forecaster in these rows, so no zero-edge control")
-    return (f"strategy: {strategy.label()}; bankroll {strategy.bankroll:g} (not compounded)",
-            f"fees: {fees.origin}" + (f" — {fees.source}" if fees.source else ""), control,
-            ("one position per (forecaster, market, t0): p is the mean of its valid repeats; all repeats failed: "
-             "'failed', not traded; no price before t0: 'no_price'; a price of 0 or 1: 'untradable'"),
-            ("capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side won; max_drawdown "
-             "over positions ordered by t0 (ties by market id)"),
-            (f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), none under "
-             f"{MIN_MARKETS} markets"))
+    control = (
+        "control: the 'market' forecaster buys a complete set (max_position shares of YES at the price and "
+        "of NO at 1 − price) wherever it has a price: gross 0 in every outcome, so its P&L is minus its fees"
+        if CONTROL in by_forecaster
+        else "control: no 'market' forecaster in these rows, so no zero-edge control"
+    )
+    return (
+        f"strategy: {strategy.label()}; bankroll {strategy.bankroll:g} (not compounded)",
+        f"fees: {fees.origin}" + (f" — {fees.source}" if fees.source else ""),
+        control,
+        (
+            "one position per (forecaster, market, t0): p is the mean of its valid repeats; all repeats failed: "
+            "'failed', not traded; no price before t0: 'no_price'; a price of 0 or 1: 'untradable'"
+        ),
+        (
+            "capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side won; max_drawdown "
+            "over positions ordered by t0 (ties by market id)"
+        ),
+        (
+            f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), none under "
+            f"{MIN_MARKETS} markets"
+        ),
+    )

@@ -27,8 +27,15 @@ from dataclasses import dataclass
 
 from hindcast.scoring.costs import PriceTable
 
-COUNTS = ("prompt_tokens", "completion_tokens", "requests", "cache_hits", "retries", "fresh_prompt_tokens",
-          "fresh_completion_tokens")
+COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "requests",
+    "cache_hits",
+    "retries",
+    "fresh_prompt_tokens",
+    "fresh_completion_tokens",
+)
 KEYS = ("model", "model_name", *COUNTS, "latency_s")  # what a summary reads of a usage record
 PRICED, UNKNOWN, NO_MODEL = "priced", "unknown", "no model"
 NOT_RECORDED = "(model_name not recorded)"
@@ -62,7 +69,13 @@ class UsageSummary:
 
 
 def dollars(value: float) -> str:
-    return f"${value:.2f}" if value >= 1 else f"${value:.4f}" if value >= 0.0001 or value == 0 else f"${value:.2e}"
+    return (
+        f"${value:.2f}"
+        if value >= 1
+        else f"${value:.4f}"
+        if value >= 0.0001 or value == 0
+        else f"${value:.2e}"
+    )
 
 
 def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
@@ -71,7 +84,9 @@ def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
     return summarize_usages(((s.forecaster, s.forecast.usage) for s in stored), prices)
 
 
-def summarize_usages(pairs: Iterable[tuple[str, Mapping]], prices: PriceTable) -> dict[str, UsageSummary]:
+def summarize_usages(
+    pairs: Iterable[tuple[str, Mapping]], prices: PriceTable
+) -> dict[str, UsageSummary]:
     """The same from (forecaster, usage record) pairs."""
     groups: dict[str, list[Mapping]] = defaultdict(list)
     for forecaster, usage in pairs:
@@ -87,8 +102,11 @@ def relevant(usage: Mapping | None) -> tuple[tuple[str, object], ...]:
 def figures(usage: Mapping | None) -> dict:
     """One forecast's usage figures (the per-forecast table's columns), None where not recorded or invalid."""
     usage = dict(usage or {})
-    return {"model_name": _name(usage), **{k: _count(usage.get(k)) for k in COUNTS},
-            "latency_s": _seconds(usage.get("latency_s"))}
+    return {
+        "model_name": _name(usage),
+        **{k: _count(usage.get(k)) for k in COUNTS},
+        "latency_s": _seconds(usage.get("latency_s")),
+    }
 
 
 def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> UsageSummary:
@@ -99,9 +117,19 @@ def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> Usage
     cost, unpriced = _cost(used, prices)
     fresh, _ = _cost(used, prices, "fresh_prompt_tokens", "fresh_completion_tokens")
     status = NO_MODEL if not used else PRICED if cost is not None else UNKNOWN
-    return UsageSummary(forecaster, len(usages), len(used), tuple(sorted({_name(u) for u in used} - {None})),
-                        **counts, latency_s=latency, mean_latency_s=None if latency is None else latency / len(used),
-                        cost_usd=cost, cost_status=status, unpriced=unpriced, cost_fresh_usd=fresh)
+    return UsageSummary(
+        forecaster,
+        len(usages),
+        len(used),
+        tuple(sorted({_name(u) for u in used} - {None})),
+        **counts,
+        latency_s=latency,
+        mean_latency_s=None if latency is None else latency / len(used),
+        cost_usd=cost,
+        cost_status=status,
+        unpriced=unpriced,
+        cost_fresh_usd=fresh,
+    )
 
 
 def uses_model(usage: Mapping) -> bool:
@@ -109,15 +137,29 @@ def uses_model(usage: Mapping) -> bool:
     return any(k in usage for k in ("model", "model_name", "prompt_tokens", "completion_tokens"))
 
 
-def _cost(used: list[Mapping], prices: PriceTable, prompt_key: str = "prompt_tokens",
-          completion_key: str = "completion_tokens") -> tuple[float | None, tuple[str, ...]]:
+def _cost(
+    used: list[Mapping],
+    prices: PriceTable,
+    prompt_key: str = "prompt_tokens",
+    completion_key: str = "completion_tokens",
+) -> tuple[float | None, tuple[str, ...]]:
     """Dollars of the model-using forecasts, priced per model name (sorted, so the sum is stable)."""
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unpriced = set()
     for u in used:
-        name, prompt, completion = _name(u), _count(u.get(prompt_key)), _count(u.get(completion_key))
+        name, prompt, completion = (
+            _name(u),
+            _count(u.get(prompt_key)),
+            _count(u.get(completion_key)),
+        )
         if name is None or prompt is None or completion is None or name not in prices.prices:
-            unpriced.add(NOT_RECORDED if name is None else name if name not in prices.prices else f"{name} (tokens not recorded)")
+            unpriced.add(
+                NOT_RECORDED
+                if name is None
+                else name
+                if name not in prices.prices
+                else f"{name} (tokens not recorded)"
+            )
             continue
         tokens[name][0] += prompt
         tokens[name][1] += completion
@@ -136,7 +178,12 @@ def _count(value) -> int | None:
 
 
 def _seconds(value) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
     return float(value) if ok else None
 
 

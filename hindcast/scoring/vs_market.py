@@ -20,7 +20,10 @@ from hindcast.scoring import bootstrap, metrics
 
 MIN_MARKETS = 5  # fewer markets: no interval ("n too small")
 MIN_MARKET_BRIER = 0.01  # a lower market Brier: no skill ratio
-POLICY = {"intervals": f"none-under-{MIN_MARKETS}-markets", "skill": f"none-under-market-brier-{MIN_MARKET_BRIER:g}"}
+POLICY = {
+    "intervals": f"none-under-{MIN_MARKETS}-markets",
+    "skill": f"none-under-market-brier-{MIN_MARKET_BRIER:g}",
+}
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,9 @@ def skill_note(market_brier: float | None) -> str | None:
     return None
 
 
-def compare_to_market(market_ids: list[str], own: np.ndarray, market: np.ndarray, replicates: int, rng) -> VsMarket:
+def compare_to_market(
+    market_ids: list[str], own: np.ndarray, market: np.ndarray, replicates: int, rng
+) -> VsMarket:
     """Difference, skill and their market-clustered intervals on paired rows (Brier arrays)."""
     if not market_ids:
         return VsMarket(0, None, None, None, None, None, None, None, None, skill_note(None))
@@ -69,13 +74,27 @@ def compare_to_market(market_ids: list[str], own: np.ndarray, market: np.ndarray
     diff_ci = skill_ci = None
     if not too_few(n):
         weights = bootstrap.draw_weights(n, replicates, rng)
-        diff_ci = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, own - market))
+        diff_ci = bootstrap.percentile_interval(
+            bootstrap.replicate_means(weights, codes, own - market)
+        )
         skill_ci = None if skill is None else _skill_interval(weights, codes, own, market, n)
-    return VsMarket(n, own_mean, market_mean, float((own - market).mean()), diff_ci and diff_ci.low,
-                    diff_ci and diff_ci.high, skill, skill_ci and skill_ci.low, skill_ci and skill_ci.high, note)
+    return VsMarket(
+        n,
+        own_mean,
+        market_mean,
+        float((own - market).mean()),
+        diff_ci and diff_ci.low,
+        diff_ci and diff_ci.high,
+        skill,
+        skill_ci and skill_ci.low,
+        skill_ci and skill_ci.high,
+        note,
+    )
 
 
 def _skill_interval(weights, codes, own, market, n) -> bootstrap.Interval | None:
     with np.errstate(divide="ignore", invalid="ignore"):
-        samples = 1.0 - (weights @ bootstrap.cluster_sums(codes, own, n)[0]) / (weights @ bootstrap.cluster_sums(codes, market, n)[0])
+        samples = 1.0 - (weights @ bootstrap.cluster_sums(codes, own, n)[0]) / (
+            weights @ bootstrap.cluster_sums(codes, market, n)[0]
+        )
     return bootstrap.percentile_interval(samples)

@@ -30,8 +30,11 @@ def entry_point_path(folder: Path) -> Path | None:
     installed hindcast-replay does not declare them yet (an editable install made before they
     existed); None when it does."""
     try:
-        installed = {e.name: e.value for e in metadata.distribution("hindcast-replay").entry_points
-                     if e.group == "inspect_ai"}
+        installed = {
+            e.name: e.value
+            for e in metadata.distribution("hindcast-replay").entry_points
+            if e.group == "inspect_ai"
+        }
     except metadata.PackageNotFoundError:
         installed = {}
     declared = declared_entry_points()
@@ -39,8 +42,12 @@ def entry_point_path(folder: Path) -> Path | None:
         return None
     info = folder / "hindcast_inspect_entry_points-0.dist-info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hindcast-inspect-entry-points\nVersion: 0\n")
-    (info / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items()))
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: hindcast-inspect-entry-points\nVersion: 0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items())
+    )
     return folder
 
 
@@ -50,20 +57,43 @@ def environment(tmp: Path, *extra: Path) -> dict:
     entry = entry_point_path(tmp / "entry-points")
     if entry is not None:
         paths.append(str(entry))
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths + [os.environ.get("PYTHONPATH", "")]),
-            "INSPECT_DISPLAY": "none", "INSPECT_LOG_LEVEL": "warning"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(paths + [os.environ.get("PYTHONPATH", "")]),
+        "INSPECT_DISPLAY": "none",
+        "INSPECT_LOG_LEVEL": "warning",
+    }
 
 
-def inspect_eval(tmp: Path, model: str, *options: str, cwd: Path | None = None, extra: tuple = ()) -> Path:
+def inspect_eval(
+    tmp: Path, model: str, *options: str, cwd: Path | None = None, extra: tuple = ()
+) -> Path:
     """`inspect eval hindcast/replay --model MODEL OPTIONS…` in a fresh folder; the log it wrote."""
     logs = tmp / "logs"
     where = cwd or tmp / "elsewhere"
     where.mkdir(parents=True, exist_ok=True)
     before = set(logs.glob("*.eval"))
-    done = subprocess.run([str(INSPECT), "eval", "hindcast/replay", "--model", model, "--log-dir", str(logs),
-                           *options], cwd=where, env=environment(tmp, *extra), capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert done.returncode == 0, f"inspect eval exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    done = subprocess.run(
+        [
+            str(INSPECT),
+            "eval",
+            "hindcast/replay",
+            "--model",
+            model,
+            "--log-dir",
+            str(logs),
+            *options,
+        ],
+        cwd=where,
+        env=environment(tmp, *extra),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"inspect eval exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    )
     (log,) = set(logs.glob("*.eval")) - before
     return log
 
@@ -96,9 +126,14 @@ def scripted(garbage: set[str] = frozenset(), outage: set[str] = frozenset()):
             return error(401, '{"error": {"message": "invalid api key"}}')
         done = [m for m in messages if m["role"] == "tool"]
         if body.get("tools"):
-            plan = [("search", {"query": user.split("Question:")[-1][:60], "k": 3}),
-                    ("read", {"doc_id": _first_id(done)}), ("thread", {"submission_id": _first_id(done)}),
-                    ("price_history", {}), ("resolved_before", {}), ("question", {})]
+            plan = [
+                ("search", {"query": user.split("Question:")[-1][:60], "k": 3}),
+                ("read", {"doc_id": _first_id(done)}),
+                ("thread", {"submission_id": _first_id(done)}),
+                ("price_history", {}),
+                ("resolved_before", {}),
+                ("question", {}),
+            ]
             if len(done) < len(plan):
                 return tool_call(*plan[len(done)])
         if any(g in user for g in garbage):
@@ -117,6 +152,18 @@ def small_archive(folder: Path):
     indexed with the hash embedder: a real snapshot and LanceDB index, cheap to build."""
     from tests.integration.archive_support import build_archive, real_headlines
 
-    months = ["2025-07", "2025-08", "2025-09", "2025-10", "2025-11", "2025-12", "2026-01", "2026-02", "2026-03"]
+    months = [
+        "2025-07",
+        "2025-08",
+        "2025-09",
+        "2025-10",
+        "2025-11",
+        "2025-12",
+        "2026-01",
+        "2026-02",
+        "2026-03",
+    ]
     (folder / "inputs").mkdir(parents=True, exist_ok=True)
-    return build_archive(folder / "archive", real_headlines(folder / "inputs", months, ("fed", "rate"), per_month=30))
+    return build_archive(
+        folder / "archive", real_headlines(folder / "inputs", months, ("fed", "rate"), per_month=30)
+    )

@@ -25,7 +25,9 @@ PYTHON_CMD = ("-m", "hindcast", "mcp", "serve")
 def sample_market() -> str:
     bundle = api.open_version(SAMPLE_MARKETS, None).bundle
     outcomes = {r.market_id: r.outcome for r in bundle.resolutions}
-    return next(m.id for m in sorted(bundle.markets, key=lambda m: m.id) if outcomes[m.id] is not None)
+    return next(
+        m.id for m in sorted(bundle.markets, key=lambda m: m.id) if outcomes[m.id] is not None
+    )
 
 
 def sample_t0():
@@ -35,17 +37,32 @@ def sample_t0():
 
 def headlines(t0, extra: bool = False) -> list[dict]:
     def row(doc_id: str, delta: timedelta, title: str) -> dict:
-        return {"id": doc_id, "created_utc": int((t0 + delta).timestamp()), "title": title,
-                "source": "Test Wire", "kind": "news_headline"}
+        return {
+            "id": doc_id,
+            "created_utc": int((t0 + delta).timestamp()),
+            "title": title,
+            "source": "Test Wire",
+            "kind": "news_headline",
+        }
 
-    rows = [row("pre-1", -timedelta(days=3), "Fed rate cuts in 2025: two cuts now expected by traders"),
-            row("pre-2", -timedelta(days=20), "FOMC meeting minutes show division over rate cuts"),
-            row("pre-3", -timedelta(seconds=1), "Fed officials weigh another rate cut in 2025"),
-            row("at-t0", timedelta(0), "Fed rate cuts 2025: exactly two cuts confirmed, market resolves"),
-            row("post-1", timedelta(days=2), "Fed rate cuts 2025 settled: the answer is known")]
+    rows = [
+        row("pre-1", -timedelta(days=3), "Fed rate cuts in 2025: two cuts now expected by traders"),
+        row("pre-2", -timedelta(days=20), "FOMC meeting minutes show division over rate cuts"),
+        row("pre-3", -timedelta(seconds=1), "Fed officials weigh another rate cut in 2025"),
+        row(
+            "at-t0", timedelta(0), "Fed rate cuts 2025: exactly two cuts confirmed, market resolves"
+        ),
+        row("post-1", timedelta(days=2), "Fed rate cuts 2025 settled: the answer is known"),
+    ]
     if extra:
-        rows += [row(f"post-extra-{n}", timedelta(days=1 + n), f"Fed rate cuts 2025 outcome {n}: it happened")
-                 for n in range(5)]
+        rows += [
+            row(
+                f"post-extra-{n}",
+                timedelta(days=1 + n),
+                f"Fed rate cuts 2025 outcome {n}: it happened",
+            )
+            for n in range(5)
+        ]
     return rows
 
 
@@ -68,10 +85,20 @@ def with_post_t0_market_data(bound):
     prices = dict(bundle.prices)
     added = tuple(PricePoint(t0 + timedelta(hours=h), 0.99) for h in (0, 1, 5))
     prices[market] = tuple(sorted(tuple(prices.get(market, ())) + added, key=lambda p: p.t))
-    extra = (Resolution("post-t0-market", "yes", t0 + timedelta(days=1), t0 + timedelta(days=1)),
-             Resolution("at-t0-market", "no", t0 - timedelta(days=1), t0))
-    markets = tuple(bundle.markets) + tuple(Market(r.market_id, f"Will {r.market_id} happen?", "") for r in extra)
-    plan = replace(bound.plan, bundle=replace(bundle, markets=markets, prices=prices,
-                                              resolutions=tuple(bundle.resolutions) + extra))
+    extra = (
+        Resolution("post-t0-market", "yes", t0 + timedelta(days=1), t0 + timedelta(days=1)),
+        Resolution("at-t0-market", "no", t0 - timedelta(days=1), t0),
+    )
+    markets = tuple(bundle.markets) + tuple(
+        Market(r.market_id, f"Will {r.market_id} happen?", "") for r in extra
+    )
+    plan = replace(
+        bound.plan,
+        bundle=replace(
+            bundle, markets=markets, prices=prices, resolutions=tuple(bundle.resolutions) + extra
+        ),
+    )
     ctx = context_at(plan, bound.cutoff)
-    return adapters.Bound(bound.question, ctx, adapters.t0_tools(bound.question, ctx), bound.cutoff, plan)
+    return adapters.Bound(
+        bound.question, ctx, adapters.t0_tools(bound.question, ctx), bound.cutoff, plan
+    )

@@ -25,7 +25,9 @@ from tests.integration.archive_support import (
     write_headlines,
 )
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra"
+)
 FLIP = {"yes": "no", "no": "yes"}
 MONTHS = ["2025-09", "2025-10", "2025-11", "2025-12"]
 
@@ -37,10 +39,14 @@ def later_world(bundle, cutoffs):
     prices = dict(bundle.prices)
     for c in cutoffs:
         known = {p.t for p in prices.get(c.market_id, ())}
-        extra = tuple(PricePoint(t, 0.999) for t in (c.t0, c.t0 + timedelta(minutes=7)) if t not in known)
+        extra = tuple(
+            PricePoint(t, 0.999) for t in (c.t0, c.t0 + timedelta(minutes=7)) if t not in known
+        )
         prices[c.market_id] = tuple(sorted(prices.get(c.market_id, ()) + extra, key=lambda p: p.t))
-    flipped = tuple(dataclasses.replace(r, status=FLIP.get(r.status, r.status)) if r.known_at >= last else r
-                    for r in bundle.resolutions)
+    flipped = tuple(
+        dataclasses.replace(r, status=FLIP.get(r.status, r.status)) if r.known_at >= last else r
+        for r in bundle.resolutions
+    )
     assert flipped != bundle.resolutions
     return dataclasses.replace(bundle, prices=prices, resolutions=flipped)
 
@@ -49,8 +55,15 @@ def later_documents(folder, cutoffs, questions):
     """Documents worded like each question, created exactly at the last sample's t0 and after it
     (after every sample's t0: a document created between two samples' t0s is history for the later one)."""
     last = max(c.t0 for c in cutoffs)
-    docs = [(f"leak-{i}-{k}", last + timedelta(hours=h), f"{questions[c.market_id]} — resolved, says report")
-            for i, c in enumerate(cutoffs) for k, h in enumerate((0, 1, 24 * 40))]
+    docs = [
+        (
+            f"leak-{i}-{k}",
+            last + timedelta(hours=h),
+            f"{questions[c.market_id]} — resolved, says report",
+        )
+        for i, c in enumerate(cutoffs)
+        for k, h in enumerate((0, 1, 24 * 40))
+    ]
     return write_headlines(folder / "later.jsonl", docs)
 
 
@@ -62,43 +75,82 @@ def run(tmp, name, store, archive):
 
     fake = fake_model()
     with fake.serve() as url:
-        task = replay(store=str(store), archive=str(archive.archive), snapshot=archive.id, limit=5, fractions="0.5")
-        (log,) = inspect_ai.eval(task, model=f"hindcast/openai-compatible:{url}#fake", model_args={"cache": "none"},
-                                 log_dir=str(tmp / name / "logs"), display="none")
+        task = replay(
+            store=str(store),
+            archive=str(archive.archive),
+            snapshot=archive.id,
+            limit=5,
+            fractions="0.5",
+        )
+        (log,) = inspect_ai.eval(
+            task,
+            model=f"hindcast/openai-compatible:{url}#fake",
+            model_args={"cache": "none"},
+            log_dir=str(tmp / name / "logs"),
+            display="none",
+        )
     log = read_eval_log(log.location)
-    samples = sorted((s.id, json.dumps([m.model_dump(exclude={"id"}) for m in s.input], sort_keys=True),
-                      json.dumps(s.metadata, sort_keys=True), s.target) for s in log.samples)
+    samples = sorted(
+        (
+            s.id,
+            json.dumps([m.model_dump(exclude={"id"}) for m in s.input], sort_keys=True),
+            json.dumps(s.metadata, sort_keys=True),
+            s.target,
+        )
+        for s in log.samples
+    )
     return samples, sorted(canonical(b) for b in fake.requests), log
 
 
 def test_post_t0_documents_prices_and_resolutions_change_nothing_a_sample_sees(tmp_path):
     bundle = open_version(SAMPLE_MARKETS).bundle
-    plan = prepare(ReplaySpec(store=SAMPLE_MARKETS, limit=5, fractions=(0.5,), forecasters=("market",)))
+    plan = prepare(
+        ReplaySpec(store=SAMPLE_MARKETS, limit=5, fractions=(0.5,), forecasters=("market",))
+    )
     questions = {c.market_id: question_at(plan.bundle, c).question for c in plan.cutoffs}
     (tmp_path / "inputs").mkdir()
     inputs = real_headlines(tmp_path / "inputs", MONTHS, ("fed", "rate"), per_month=20)
     assert sample_headlines(MONTHS)
     base = build_archive(tmp_path / "base", inputs)
-    more = build_archive(tmp_path / "more", inputs + [later_documents(tmp_path, plan.cutoffs, questions)])
+    more = build_archive(
+        tmp_path / "more", inputs + [later_documents(tmp_path, plan.cutoffs, questions)]
+    )
 
     later = later_world(bundle, plan.cutoffs)
     flipped = {r.market_id for r, o in zip(later.resolutions, bundle.resolutions) if r != o}
-    assert flipped & set(questions)  # some sampled markets' own outcomes differ between the two worlds
+    assert flipped & set(
+        questions
+    )  # some sampled markets' own outcomes differ between the two worlds
     from hindcast.archive.retriever import TimeBoundRetriever
 
-    afterwards = max(c.t0 for c in plan.cutoffs) + timedelta(days=60)  # the added documents are there, later
-    assert any(h.doc.id.startswith("leak-") for h in TimeBoundRetriever(more, afterwards).search(
-        next(iter(questions.values())), 5, "hybrid"))
+    afterwards = max(c.t0 for c in plan.cutoffs) + timedelta(
+        days=60
+    )  # the added documents are there, later
+    assert any(
+        h.doc.id.startswith("leak-")
+        for h in TimeBoundRetriever(more, afterwards).search(
+            next(iter(questions.values())), 5, "hybrid"
+        )
+    )
     write_version(tmp_path / "store-more", later)
 
     samples, requests, log = run(tmp_path, "base", SAMPLE_MARKETS, base)
     samples_more, requests_more, log_more = run(tmp_path, "more", tmp_path / "store-more", more)
 
     assert len(samples) == 5 and samples_more == samples
-    assert len(requests) == 5 * 7 and requests_more == requests  # six tool calls and an answer per sample
-    tool_outputs = [m["content"] for r in requests for m in json.loads(r)["messages"] if m["role"] == "tool"]
+    assert (
+        len(requests) == 5 * 7 and requests_more == requests
+    )  # six tool calls and an answer per sample
+    tool_outputs = [
+        m["content"] for r in requests for m in json.loads(r)["messages"] if m["role"] == "tool"
+    ]
     assert any('"id"' in t for t in tool_outputs) and not any("leak-" in t for t in tool_outputs)
     # the scorer did read the other store: a flipped market's Brier differs (p² against (1 − p)²)
-    scores = {s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"] for s in log.samples}
-    scores_more = {s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"] for s in log_more.samples}
+    scores = {
+        s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"] for s in log.samples
+    }
+    scores_more = {
+        s.metadata["market_id"]: next(iter(s.scores.values())).value["brier"]
+        for s in log_more.samples
+    }
     assert all((scores[m] != scores_more[m]) == (m in flipped) for m in scores)

@@ -27,7 +27,9 @@ from tests.adapters.inspect_support import (
 )
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra"
+)
 OUTCOME_KEYS = {"outcome", "status", "resolution", "resolved_at", "known_at", "resolved"}
 
 
@@ -37,7 +39,9 @@ def archive(tmp_path_factory):
 
 
 def planned(limit: int = 6):
-    plan = prepare(ReplaySpec(store=SAMPLE_MARKETS, limit=limit, fractions=(0.5,), forecasters=("market",)))
+    plan = prepare(
+        ReplaySpec(store=SAMPLE_MARKETS, limit=limit, fractions=(0.5,), forecasters=("market",))
+    )
     return plan.cutoffs, {c.market_id: question_at(plan.bundle, c).question for c in plan.cutoffs}
 
 
@@ -53,13 +57,28 @@ def test_eval_offline_scores_like_hindcast_and_import_reproduces_the_leaderboard
     fake = fake_model(garbage={questions[garbage]}, outage={questions[outage]})
     cache = tmp_path / "responses.db"
     with fake.serve() as url:
-        args = ("-T", "limit=6", "-T", "fractions=0.5", "-T", f"archive={archive.archive}", "-T",
-                f"snapshot={archive.id}", "-M", f"cache={cache}", "--no-fail-on-error")
+        args = (
+            "-T",
+            "limit=6",
+            "-T",
+            "fractions=0.5",
+            "-T",
+            f"archive={archive.archive}",
+            "-T",
+            f"snapshot={archive.id}",
+            "-M",
+            f"cache={cache}",
+            "--no-fail-on-error",
+        )
         log_path = inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", *args)
         asked = len(fake.requests)
-        inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", *args)  # the same again: from the cache
+        inspect_eval(
+            tmp_path, f"hindcast/openai-compatible:{url}#fake", *args
+        )  # the same again: from the cache
         again = fake.requests[asked:]
-    assert again and all(questions[outage] in json.dumps(b) for b in again)  # only the outage is asked again
+    assert again and all(
+        questions[outage] in json.dumps(b) for b in again
+    )  # only the outage is asked again
 
     log = read_eval_log(str(log_path))
     bundle = open_version(SAMPLE_MARKETS).bundle
@@ -68,7 +87,9 @@ def test_eval_offline_scores_like_hindcast_and_import_reproduces_the_leaderboard
     expected, market = {}, {}
     for sample in log.samples:
         m = sample.metadata["market_id"]
-        assert sample.target == "" and not OUTCOME_KEYS & set(sample.metadata)  # nothing a solver may read
+        assert sample.target == "" and not OUTCOME_KEYS & set(
+            sample.metadata
+        )  # nothing a solver may read
         if m == outage:
             assert sample.error is not None and "401" in sample.error.message and not sample.scores
             continue
@@ -81,26 +102,44 @@ def test_eval_offline_scores_like_hindcast_and_import_reproduces_the_leaderboard
             assert "no probability" in score.explanation
             continue
         expected[m] = (probability_of(user_text(sample)) - outcomes[m]) ** 2
-        assert score.value["failed"] == 0 and score.value["brier"] == pytest.approx(expected[m], abs=1e-12)
+        assert score.value["failed"] == 0 and score.value["brier"] == pytest.approx(
+            expected[m], abs=1e-12
+        )
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["forecasts"] == 4 and metrics["failures"] == 1
     assert metrics["brier"] == pytest.approx(sum(expected.values()) / 4, abs=1e-12)
     assert metrics["market_brier"] == pytest.approx(sum(market[m] for m in expected) / 4, abs=1e-12)
 
     db = tmp_path / "runs.db"
-    imported = json.loads(run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout)
+    imported = json.loads(
+        run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout
+    )
     assert (imported["stored"], imported["failures"], imported["outages"]) == (5, 1, 1)
-    again = json.loads(run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout)
+    again = json.loads(
+        run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout
+    )
     assert again["run_id"] == imported["run_id"] and again["stored"] == 0  # nothing stored twice
-    board = json.loads(run_cli("leaderboard", imported["run_id"], "--db", str(db), "--out", str(tmp_path / "lb"),
-                               "--json", check=True).stdout)
+    board = json.loads(
+        run_cli(
+            "leaderboard",
+            imported["run_id"],
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "lb"),
+            "--json",
+            check=True,
+        ).stdout
+    )
     (row,) = [r for r in board["rows"] if r["slice"] == "all"]
     assert (row["n_forecasts"], row["n_failed"]) == (4, 1)
     assert row["brier"] == pytest.approx(metrics["brier"], abs=1e-12)
     assert row["market_brier"] == pytest.approx(metrics["market_brier"], abs=1e-12)
 
     with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT market_id, probability, error, retrievals_json FROM forecasts").fetchall()
+        rows = con.execute(
+            "SELECT market_id, probability, error, retrievals_json FROM forecasts"
+        ).fetchall()
         attempts = con.execute("SELECT market_id, kind FROM attempts").fetchall()
     assert attempts == [(outage, "infrastructure")]
     for m, p, err, retrievals in rows:
@@ -108,7 +147,13 @@ def test_eval_offline_scores_like_hindcast_and_import_reproduces_the_leaderboard
         if p is not None:
             assert (p - outcomes[m]) ** 2 == pytest.approx(expected[m], abs=1e-12)
         ops = [r["op"] for r in json.loads(retrievals)]
-        assert ops == ["search", "read", "thread", "price_history", "resolved_before"]  # the tool calls, stored
+        assert ops == [
+            "search",
+            "read",
+            "thread",
+            "price_history",
+            "resolved_before",
+        ]  # the tool calls, stored
 
 
 def test_task_runs_from_any_folder_without_an_archive(tmp_path):
@@ -117,10 +162,24 @@ def test_task_runs_from_any_folder_without_an_archive(tmp_path):
 
     fake = fake_model()
     with fake.serve() as url:
-        log = read_eval_log(str(inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", "-T", "limit=2",
-                                             "-T", "fractions=[0.25, 0.75]", "-M", "cache=none")))
+        log = read_eval_log(
+            str(
+                inspect_eval(
+                    tmp_path,
+                    f"hindcast/openai-compatible:{url}#fake",
+                    "-T",
+                    "limit=2",
+                    "-T",
+                    "fractions=[0.25, 0.75]",
+                    "-M",
+                    "cache=none",
+                )
+            )
+        )
     assert log.status == "success" and len(log.samples) == 4
-    tool_results = [m["content"] for body in fake.requests for m in body["messages"] if m["role"] == "tool"]
+    tool_results = [
+        m["content"] for body in fake.requests for m in body["messages"] if m["role"] == "tool"
+    ]
     assert any("no archive snapshot" in t for t in tool_results)
     assert {s.metadata["label"] for s in log.samples} == {"f=0.25", "f=0.75"}
 
@@ -131,7 +190,9 @@ def test_import_refuses_what_is_not_a_hindcast_log_and_writes_nothing(tmp_path):
     db = tmp_path / "runs.db"
     for path in (bad, tmp_path / "missing.eval"):
         done = run_cli("import-inspect", str(path), "--db", str(db))
-        assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert (
+            done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        )
         assert str(path) in done.stderr
     assert not db.exists()
 
@@ -158,15 +219,31 @@ def test_a_solver_of_your_own_gets_the_t0_bound_tools_and_is_named_on_import(tmp
     (tmp_path / "elsewhere" / "my_solver.py").write_text(SOLVER)
     fake = fake_model()
     with fake.serve() as url:
-        log_path = inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", "-T", "limit=2",
-                                "--solver", "my_solver.py@react_with_tools", "-M", "cache=none")
+        log_path = inspect_eval(
+            tmp_path,
+            f"hindcast/openai-compatible:{url}#fake",
+            "-T",
+            "limit=2",
+            "--solver",
+            "my_solver.py@react_with_tools",
+            "-M",
+            "cache=none",
+        )
     log = read_eval_log(str(log_path))
     assert [s.solver for s in log.plan.steps] == ["t0_bound", "react_with_tools"]
     for sample in log.samples:
         (score,) = sample.scores.values()
-        assert [r["op"] for r in score.metadata["hindcast"]["retrievals"]] == ["price_history", "resolved_before"]
+        assert [r["op"] for r in score.metadata["hindcast"]["retrievals"]] == [
+            "price_history",
+            "resolved_before",
+        ]
         assert score.value["failed"] == 0
     db = tmp_path / "runs.db"
-    imported = json.loads(run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout)
-    assert imported["forecaster"] == f"inspect:model=openai-compatible:{url}#fake,solver=react_with_tools"
+    imported = json.loads(
+        run_cli("import-inspect", str(log_path), "--db", str(db), "--json", check=True).stdout
+    )
+    assert (
+        imported["forecaster"]
+        == f"inspect:model=openai-compatible:{url}#fake,solver=react_with_tools"
+    )
     assert imported["stored"] == 2

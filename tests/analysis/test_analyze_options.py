@@ -12,15 +12,31 @@ from tests.helpers import run_cli
 def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("options")
     db = folder / "hindcast.db"
-    run_cli("sweep", "-f", "market", "-f", "constant", "-f", "base-rate", "--limit", "12", "--out", str(folder),
-            "--db", str(db), check=True)
+    run_cli(
+        "sweep",
+        "-f",
+        "market",
+        "-f",
+        "constant",
+        "-f",
+        "base-rate",
+        "--limit",
+        "12",
+        "--out",
+        str(folder),
+        "--db",
+        str(db),
+        check=True,
+    )
     (listed,) = json.loads(run_cli("runs", "list", "--db", str(db), "--json", check=True).stdout)
     return listed["run"], db
 
 
 def analyze(run, *args):
     run_id, db = run
-    document = json.loads(run_cli("analyze", run_id, "--db", str(db), "--json", *args, check=True).stdout)
+    document = json.loads(
+        run_cli("analyze", run_id, "--db", str(db), "--json", *args, check=True).stdout
+    )
     return document["settings"], {f["key"]: f for f in document["findings"]}
 
 
@@ -41,5 +57,9 @@ def test_the_same_seed_gives_the_same_document_and_another_seed_other_intervals(
 def test_an_unknown_baseline_is_one_line_and_exit_1(run):
     run_id, db = run
     proc = run_cli("analyze", run_id, "--db", str(db), "--baseline", "nobody")
-    assert proc.returncode == 1 and "unknown baseline 'nobody'" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 1
+        and "unknown baseline 'nobody'" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -11,7 +11,10 @@ from tests.analysis.rows import row
 def pav(p, y):
     """Textbook PAV (blocks merged while a later mean is below an earlier one), ties pooled first."""
     order = sorted(set(p))
-    blocks = [[sum(yi for pi, yi in zip(p, y) if pi == v), sum(1 for pi in p if pi == v), [v]] for v in order]
+    blocks = [
+        [sum(yi for pi, yi in zip(p, y) if pi == v), sum(1 for pi in p if pi == v), [v]]
+        for v in order
+    ]
     merged = []
     for block in blocks:
         merged.append(block)
@@ -59,12 +62,21 @@ def test_the_miscalibration_test_rejects_an_overconfident_forecaster_and_not_a_c
     q = rng.random(300)
     y = (rng.random(300) < q).astype(float)
     rows = [row("calibrated", f"m{i}", 0, float(q[i]), float(y[i])) for i in range(300)]
-    rows += [row("overconfident", f"m{i}", 0, float(np.clip(q[i] * 2 - 0.5, 0.01, 0.99)), float(y[i]))
-             for i in range(300)]
-    found = {c.forecaster: c for c in corp.corp(rows, MarketFacts(), Settings(replicates=200, band_draws=300))}
+    rows += [
+        row("overconfident", f"m{i}", 0, float(np.clip(q[i] * 2 - 0.5, 0.01, 0.99)), float(y[i]))
+        for i in range(300)
+    ]
+    found = {
+        c.forecaster: c
+        for c in corp.corp(rows, MarketFacts(), Settings(replicates=200, band_draws=300))
+    }
     assert found["overconfident"].p_value < 0.01 < 0.05 < found["calibrated"].p_value
     calibrated = found["calibrated"]
-    assert calibrated.mcb_low is not None and 0 <= calibrated.mcb_low <= calibrated.mcb_high  # 300 markets: intervals
-    inside = [c.band_low <= c.p <= c.band_high for c in calibrated.curve]  # the band surrounds the diagonal
+    assert (
+        calibrated.mcb_low is not None and 0 <= calibrated.mcb_low <= calibrated.mcb_high
+    )  # 300 markets: intervals
+    inside = [
+        c.band_low <= c.p <= c.band_high for c in calibrated.curve
+    ]  # the band surrounds the diagonal
     assert sum(inside) / len(inside) > 0.8
     assert found["calibrated"].ece >= 0  # fixed-bin ECE is kept beside it

@@ -25,8 +25,12 @@ def world(n=600, seed=5):
 
 def mixture_rows(model, y, market):
     # market i's resolution is known on day 10 + i: the first half fits, the second is judged
-    return [row("f", f"m{i:04d}", 0, float(model[i]), float(y[i]), float(market[i]), resolved_day=10 + i)
-            for i in range(len(y))]
+    return [
+        row(
+            "f", f"m{i:04d}", 0, float(model[i]), float(y[i]), float(market[i]), resolved_day=10 + i
+        )
+        for i in range(len(y))
+    ]
 
 
 def test_w_is_near_one_when_the_model_is_the_truth_and_the_mixture_gains():
@@ -45,7 +49,10 @@ def test_w_is_about_zero_when_the_model_is_noise_and_no_gain_is_claimed():
 
 
 def test_the_split_is_by_when_resolutions_were_known_not_by_id():
-    rows = [row("f", "z", 0, 0.5, 1.0, 0.5, resolved_day=1), row("f", "a", 0, 0.5, 1.0, 0.5, resolved_day=9)]
+    rows = [
+        row("f", "z", 0, 0.5, 1.0, 0.5, resolved_day=1),
+        row("f", "a", 0, 0.5, 1.0, 0.5, resolved_day=9),
+    ]
     early, late = mixture.split_units(rows, MarketFacts())
     assert early == {"market:z"} and late == {"market:a"}
     facts = MarketFacts(known_at={"z": day(20)})  # a later known_at moves z to the judged half
@@ -62,9 +69,15 @@ def convergence_world(effect: float, seed=1):
         p = (0.8 if i % 2 else 0.2) if disagree else 0.52
         toward = np.sign(p - 0.5) * effect if disagree else 0.0
         noise = rng.normal(0, 0.03, 3)
-        prices[market] = path((0, 0.5), (9.5, 0.5), (10, 0.9),  # a point exactly at t0 is not "after" it
-                              (10.5, 0.5 + toward + noise[0]), (12, 0.5 + toward + noise[1]),
-                              (16, 0.5 + toward + noise[2]), (30, 1.0))  # at resolution: never read
+        prices[market] = path(
+            (0, 0.5),
+            (9.5, 0.5),
+            (10, 0.9),  # a point exactly at t0 is not "after" it
+            (10.5, 0.5 + toward + noise[0]),
+            (12, 0.5 + toward + noise[1]),
+            (16, 0.5 + toward + noise[2]),
+            (30, 1.0),
+        )  # at resolution: never read
         rows.append(row("f", market, 10, p, 1.0, 0.5, resolved_day=30))
     return rows, MarketFacts(prices=prices)
 
@@ -90,36 +103,57 @@ def test_convergence_reads_only_prices_strictly_after_t0_and_before_resolution()
     assert convergence.price_after(p, day(10), day(11)) == 0.6
     rows = [row("f", "m", 10, 0.9, 1.0, 0.5, resolved_day=12)]
     (one, three, seven) = convergence.convergence(rows, MarketFacts(prices={"m": p}), S)
-    assert one.n_disagree == 1 and three.n_disagree == seven.n_disagree == 0  # day 13 and 17: past resolution
+    assert (
+        one.n_disagree == 1 and three.n_disagree == seven.n_disagree == 0
+    )  # day 13 and 17: past resolution
 
 
 def bundle():
     ids = ["a1", "a2", "a3", "b1", "c1", "d1", "e1"]
     markets = tuple(Market(m, f"question {m}", "") for m in ids)
     resolutions = tuple(Resolution(m, "yes" if m == "a2" else "no", day(30), day(30)) for m in ids)
-    meta = {m: MarketMeta(m, neg_risk=m.startswith("a"), event="event-a" if m.startswith("a") else "") for m in ids}
+    meta = {
+        m: MarketMeta(m, neg_risk=m.startswith("a"), event="event-a" if m.startswith("a") else "")
+        for m in ids
+    }
     return MarketBundle(markets, resolutions, {}, meta)
 
 
 def test_markets_of_one_event_are_one_resampling_unit():
     facts = facts_of([bundle()])
-    assert {facts.unit(m) for m in ("a1", "a2", "a3")} == {"event:event-a"} and facts.unit("b1") == "market:b1"
+    assert {facts.unit(m) for m in ("a1", "a2", "a3")} == {"event:event-a"} and facts.unit(
+        "b1"
+    ) == "market:b1"
     values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     ids = ["a1", "a2", "a3", "b1", "c1", "d1", "e1"]
     # 7 markets but 5 units: an interval; drop one singleton and 4 units remain — too few for one
     assert cluster_interval([facts.unit(m) for m in ids], values, "k", S) is not None
     assert cluster_interval([facts.unit(m) for m in ids[:-1]], values[:-1], "k", S) is None
-    assert cluster_interval(ids[:-1], values[:-1], "k", S) is not None  # as markets it would have had one
-    assert "7 markets in 5 resampling units" in events.units_note([row("f", m, 0, 0.5, 0.0) for m in ids], facts)
+    assert (
+        cluster_interval(ids[:-1], values[:-1], "k", S) is not None
+    )  # as markets it would have had one
+    assert "7 markets in 5 resampling units" in events.units_note(
+        [row("f", m, 0, 0.5, 0.0) for m in ids], facts
+    )
 
 
 def test_the_coherence_check_sums_a_forecasters_probabilities_over_the_exclusive_markets():
     facts = facts_of([bundle()])
-    rows = [row("f", "a1", 0, 0.5, 0.0, 0.2), row("f", "a2", 0, 0.5, 1.0, 0.7), row("f", "a3", 0, 0.2, 0.0, 0.1),
-            row("f", "b1", 0, 0.9, 0.0), row("g", "a1", 0, 0.3, 0.0), row("g", "a3", 5, 0.3, 0.0)]
+    rows = [
+        row("f", "a1", 0, 0.5, 0.0, 0.2),
+        row("f", "a2", 0, 0.5, 1.0, 0.7),
+        row("f", "a3", 0, 0.2, 0.0, 0.1),
+        row("f", "b1", 0, 0.9, 0.0),
+        row("g", "a1", 0, 0.3, 0.0),
+        row("g", "a3", 5, 0.3, 0.0),
+    ]
     found = {(c.forecaster, c.t0): c for c in events.coherence(rows, facts)}
     f = found[("f", day(0))]
-    assert (f.n_answered, f.n_markets) == (3, 3) and f.total == pytest.approx(1.2) and f.excess == pytest.approx(0.2)
+    assert (
+        (f.n_answered, f.n_markets) == (3, 3)
+        and f.total == pytest.approx(1.2)
+        and f.excess == pytest.approx(0.2)
+    )
     market = found[("market price", day(0))]
     assert market.total == pytest.approx(1.0)
     assert ("g", day(0)) not in found  # one market answered at that t0: nothing to sum

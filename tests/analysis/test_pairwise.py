@@ -12,14 +12,21 @@ from hindcast.errors import ConfigError
 from tests.analysis.rows import row
 
 # every outcome NO, so a forecast's Brier score is p²
-ANSWERS = {"A": {"m1": 0.1, "m2": 0.2, "m3": 0.3, "m4": 0.4},
-           "B": {"m3": 0.5, "m4": 0.6, "m5": 0.1, "m6": 0.2},
-           "C": {"m1": 0.3, "m2": 0.3, "m3": 0.3, "m5": 0.3, "m6": 0.3}}
+ANSWERS = {
+    "A": {"m1": 0.1, "m2": 0.2, "m3": 0.3, "m4": 0.4},
+    "B": {"m3": 0.5, "m4": 0.6, "m5": 0.1, "m6": 0.2},
+    "C": {"m1": 0.3, "m2": 0.3, "m3": 0.3, "m5": 0.3, "m6": 0.3},
+}
 
 
 def rows():
-    found = [row(name, m, 0, p, 0.0) for name, answers in ANSWERS.items() for m, p in answers.items()]
-    found += [row("A", "m5", 0, None, 0.0), row("B", "m3", 0, 0.5, 0.0, repeat=1)]  # a failure, a repeat
+    found = [
+        row(name, m, 0, p, 0.0) for name, answers in ANSWERS.items() for m, p in answers.items()
+    ]
+    found += [
+        row("A", "m5", 0, None, 0.0),
+        row("B", "m3", 0, 0.5, 0.0, repeat=1),
+    ]  # a failure, a repeat
     return found
 
 
@@ -38,11 +45,22 @@ def reference(answers, baseline):
 
 
 def test_ratios_on_the_overlap_match_the_hand_computed_ones():
-    result = pairwise.pairwise(rows(), MarketFacts(), Settings(baseline="C", replicates=300, permutations=300))
+    result = pairwise.pairwise(
+        rows(), MarketFacts(), Settings(baseline="C", replicates=300, permutations=300)
+    )
     pairs = {(p.a, p.b): p for p in result.pairs}
-    assert pairs[("A", "B")].ratio == pytest.approx(25 / 61, rel=1e-12) and pairs[("A", "B")].n_rows == 2
-    assert pairs[("A", "C")].ratio == pytest.approx(14 / 27, rel=1e-12) and pairs[("A", "C")].n_rows == 3
-    assert pairs[("B", "C")].ratio == pytest.approx(10 / 9, rel=1e-12) and pairs[("B", "C")].n_rows == 3
+    assert (
+        pairs[("A", "B")].ratio == pytest.approx(25 / 61, rel=1e-12)
+        and pairs[("A", "B")].n_rows == 2
+    )
+    assert (
+        pairs[("A", "C")].ratio == pytest.approx(14 / 27, rel=1e-12)
+        and pairs[("A", "C")].n_rows == 3
+    )
+    assert (
+        pairs[("B", "C")].ratio == pytest.approx(10 / 9, rel=1e-12)
+        and pairs[("B", "C")].n_rows == 3
+    )
     skills = {s.forecaster: s.relative_skill for s in result.skills}
     assert skills["A"] == pytest.approx(math.sqrt(25 / 61 * 14 / 27 * 14 / 27 * 10 / 9), rel=1e-12)
     assert skills["C"] == 1.0
@@ -50,9 +68,13 @@ def test_ratios_on_the_overlap_match_the_hand_computed_ones():
 
 @pytest.mark.parametrize("baseline", ["A", "B", "C"])
 def test_relative_skill_matches_an_independent_implementation(baseline):
-    result = pairwise.pairwise(rows(), MarketFacts(), Settings(baseline=baseline, replicates=300, permutations=300))
+    result = pairwise.pairwise(
+        rows(), MarketFacts(), Settings(baseline=baseline, replicates=300, permutations=300)
+    )
     expected = reference(ANSWERS, baseline)
-    assert {s.forecaster: s.relative_skill for s in result.skills} == pytest.approx(expected, rel=1e-12)
+    assert {s.forecaster: s.relative_skill for s in result.skills} == pytest.approx(
+        expected, rel=1e-12
+    )
     base = next(s for s in result.skills if s.forecaster == baseline)
     assert (base.low, base.high) == (1.0, 1.0)  # 6 markets: an interval, the baseline's exactly 1
 

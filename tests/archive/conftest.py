@@ -18,7 +18,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pushshift"
 def headline_files(tmp_path_factory) -> list[Path]:
     """One `news_YYYY-MM.jsonl` per month of the shipped sample, in the `headlines` format."""
     folder = tmp_path_factory.mktemp("headlines")
-    return [write_jsonl(folder / f"news_{month}.jsonl", rows) for month, rows in sample_headlines().items()]
+    return [
+        write_jsonl(folder / f"news_{month}.jsonl", rows)
+        for month, rows in sample_headlines().items()
+    ]
 
 
 def sample_headlines() -> dict[str, list[dict]]:
@@ -32,8 +35,13 @@ def sample_headlines() -> dict[str, list[dict]]:
 
 def _headline(row: dict) -> dict:
     seconds, micros = divmod(row["created_us"], 1_000_000)
-    return {"id": row["id"], "created_utc": seconds if not micros else row["created_us"] / 1e6,
-            "title": row["title"], "source": row["source"], "kind": row["kind"]}
+    return {
+        "id": row["id"],
+        "created_utc": seconds if not micros else row["created_us"] / 1e6,
+        "title": row["title"],
+        "source": row["source"],
+        "kind": row["kind"],
+    }
 
 
 @pytest.fixture(scope="session")

@@ -35,9 +35,19 @@ class LocalCluster:
 
     def start(self, timeout: float = 120.0, nodes: int = 2) -> "LocalCluster":
         """The head, then `nodes - 1` worker nodes (each its own `ray start --block` process)."""
-        head = ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                "--dashboard-port", str(free_port()),
-                "--ray-client-server-port", str(free_port()), "--temp-dir", str(self.temp / "ray")]
+        head = [
+            "--head",
+            "--port",
+            str(self.port),
+            "--include-dashboard",
+            "false",
+            "--dashboard-port",
+            str(free_port()),
+            "--ray-client-server-port",
+            str(free_port()),
+            "--temp-dir",
+            str(self.temp / "ray"),
+        ]
         self._node("head", head, timeout)
         for number in range(1, nodes):
             self._node(f"worker{number}", ["--address", self.address], timeout)
@@ -45,27 +55,54 @@ class LocalCluster:
 
     def _node(self, name: str, args: list[str], timeout: float) -> None:
         log = self.temp / f"{name}.log"
-        command = [RAY, "start", "--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
-                   "--num-cpus", str(self.cpus), "--dashboard-agent-listen-port", str(free_port()),
-                   "--metrics-export-port", str(free_port()), *args]
+        command = [
+            RAY,
+            "start",
+            "--block",
+            "--disable-usage-stats",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--num-cpus",
+            str(self.cpus),
+            "--dashboard-agent-listen-port",
+            str(free_port()),
+            "--metrics-export-port",
+            str(free_port()),
+            *args,
+        ]
         with log.open("w") as out:
-            self.procs.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                               env=ray_env()))
+            self.procs.append(
+                subprocess.Popen(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=ray_env(),
+                )
+            )
         deadline = time.monotonic() + timeout
         while STARTED not in log.read_text(errors="replace"):
             if self.procs[-1].poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"ray {name} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(
+                    f"ray {name} did not start:\n{log.read_text(errors='replace')[-3000:]}"
+                )
             time.sleep(0.3)
 
     def processes(self) -> list[int]:
         """Every live process of the cluster's sessions (ray start, GCS, raylets, workers …)."""
         sessions = {p.pid for p in self.procs}
-        out = subprocess.run(["ps", "-eo", "pid=,sid=,stat="], capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["ps", "-eo", "pid=,sid=,stat="], capture_output=True, text=True
+        ).stdout
         rows = [line.split() for line in out.splitlines()]
-        return [int(pid) for pid, sid, stat in rows if int(sid) in sessions and not stat.startswith("Z")]
+        return [
+            int(pid) for pid, sid, stat in rows if int(sid) in sessions and not stat.startswith("Z")
+        ]
 
     def stop(self, timeout: float = 10.0) -> None:
-        for proc in reversed(self.procs):  # worker first: `ray start --block` stops its node on SIGTERM
+        for proc in reversed(
+            self.procs
+        ):  # worker first: `ray start --block` stops its node on SIGTERM
             _signal(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while self.processes() and time.monotonic() < deadline:

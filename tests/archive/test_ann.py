@@ -21,7 +21,9 @@ def _vectors(rows: int, dims: int, seed: int, topics: int = 6) -> np.ndarray:
     """Clustered float32 rows (a few topics plus noise; duplicates included), some zero."""
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((topics, dims)).astype(np.float32)
-    out = centres[rng.integers(topics, size=rows)] + 0.4 * rng.standard_normal((rows, dims)).astype(np.float32)
+    out = centres[rng.integers(topics, size=rows)] + 0.4 * rng.standard_normal((rows, dims)).astype(
+        np.float32
+    )
     if rows > 3:
         out[1] = out[0]  # an exact duplicate: a tie broken by position
         out[rows // 2] = 0
@@ -37,31 +39,52 @@ def _edits(rng: np.random.Generator, created: np.ndarray, end: int) -> np.ndarra
     """Never edited, edited inside the month, after its end, or at an unknown time."""
     roll = rng.random(created.size)
     edit = np.full(created.size, NEVER, dtype=np.int64)
-    edit[roll < 0.3] = created[roll < 0.3] + rng.integers(0, 3 * MONTH, size=int((roll < 0.3).sum()))
+    edit[roll < 0.3] = created[roll < 0.3] + rng.integers(
+        0, 3 * MONTH, size=int((roll < 0.3).sum())
+    )
     edit[(roll >= 0.3) & (roll < 0.4)] = UNKNOWN
     return edit
 
 
-def _reference(month: scan.Vectors, index: ann.Ann, q, mask_from, n: int, nprobe: int) -> list[tuple[float, int]]:
+def _reference(
+    month: scan.Vectors, index: ann.Ann, q, mask_from, n: int, nprobe: int
+) -> list[tuple[float, int]]:
     """Brute force in numpy: the probed lists (best centroids, ties to the lower list), their
     unmasked rows, exact float64 scores, best n by (score desc, position); the whole month
     when the probe holds fewer than n eligible rows."""
     scores = index.centroids.astype(np.float64) @ q.astype(np.float64)
     lists = np.lexsort((np.arange(scores.size), -scores))[:nprobe]
-    rows = np.concatenate([index.positions[index.offsets[i]:index.offsets[i + 1]] for i in lists] + [np.empty(0, np.int64)])
+    rows = np.concatenate(
+        [index.positions[index.offsets[i] : index.offsets[i + 1]] for i in lists]
+        + [np.empty(0, np.int64)]
+    )
     edit = np.asarray(month.edit_us)
     keep = rows[edit[rows] < mask_from] if mask_from is not None else rows
     if keep.size < n:
-        keep = np.arange(len(edit))[edit < mask_from] if mask_from is not None else np.arange(len(edit))
+        keep = (
+            np.arange(len(edit))[edit < mask_from]
+            if mask_from is not None
+            else np.arange(len(edit))
+        )
     exact = np.asarray(month.vectors, dtype=np.float64)[keep] @ q.astype(np.float64)
     order = np.lexsort((keep, -exact))[:n]
     return [(float(exact[i]), int(keep[i])) for i in order]
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=st.integers(1, 400), seed=st.integers(0, 10_000), n=st.integers(1, 30),
-       nprobe=st.integers(1, 12), lists=st.one_of(st.none(), st.integers(1, 20)), masked=st.booleans())
-def test_rank_is_the_exact_top_n_of_the_probed_rows(tmp_path_factory, rows, seed, n, nprobe, lists, masked):
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    rows=st.integers(1, 400),
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 30),
+    nprobe=st.integers(1, 12),
+    lists=st.one_of(st.none(), st.integers(1, 20)),
+    masked=st.booleans(),
+)
+def test_rank_is_the_exact_top_n_of_the_probed_rows(
+    tmp_path_factory, rows, seed, n, nprobe, lists, masked
+):
     rng = np.random.default_rng(seed)
     vectors = _vectors(rows, 12, seed)
     created = np.sort(rng.integers(0, MONTH, size=rows))
@@ -90,24 +113,38 @@ def _parts(seed: int, sizes: list[int], t0: int, lists: int | None, exact_t0: bo
         vectors = _vectors(size, 8, seed + m)
         created = np.sort(rng.integers(m * MONTH, (m + 1) * MONTH, size=size))
         if exact_t0 and size and m == t0 // MONTH:
-            created[size // 2:] = np.maximum(created[size // 2:], t0)  # documents exactly at t0
+            created[size // 2 :] = np.maximum(created[size // 2 :], t0)  # documents exactly at t0
             created.sort()
         edit = _edits(rng, created, (m + 1) * MONTH)
         month = _month(vectors, edit)
         end = int(np.searchsorted(created, t0, side="left"))
         closed = (m + 1) * MONTH <= t0
-        index = ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=seed) if closed else None
+        index = (
+            ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=seed)
+            if closed
+            else None
+        )
         parts.append(ann.Part(month, end, index))
         truth.append((created, edit))
     return parts, truth
 
 
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), sizes=st.lists(st.integers(0, 40), min_size=1, max_size=5),
-       t0_frac=st.floats(0, 1), n=st.integers(1, 25), nprobe=st.integers(1, 3),
-       lists=st.one_of(st.none(), st.integers(1, 8)), exact_t0=st.booleans(), strict=st.booleans())
-def test_approx_never_returns_a_row_at_or_after_t0_nor_masked_nor_a_short_top_k(seed, sizes, t0_frac, n, nprobe,
-                                                                               lists, exact_t0, strict):
+@settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.integers(0, 40), min_size=1, max_size=5),
+    t0_frac=st.floats(0, 1),
+    n=st.integers(1, 25),
+    nprobe=st.integers(1, 3),
+    lists=st.one_of(st.none(), st.integers(1, 8)),
+    exact_t0=st.booleans(),
+    strict=st.booleans(),
+)
+def test_approx_never_returns_a_row_at_or_after_t0_nor_masked_nor_a_short_top_k(
+    seed, sizes, t0_frac, n, nprobe, lists, exact_t0, strict
+):
     """Months with few rows, tiny nprobe (the fallback), t0 on a row's instant, edits after t0."""
     t0 = int(t0_frac * len(sizes) * MONTH)
     parts, truth = _parts(seed, sizes, t0, lists, exact_t0)
@@ -143,11 +180,13 @@ def test_lists_hold_every_row_once_in_time_order_at_its_nearest_centroid(tmp_pat
     assert sorted(index.positions.tolist()) == list(range(2000))
     scores = vectors @ index.centroids.T
     for i in range(index.lists):
-        members = index.positions[index.offsets[i]:index.offsets[i + 1]]
+        members = index.positions[index.offsets[i] : index.offsets[i + 1]]
         assert (np.diff(members) > 0).all()
         assert (scores[members, i] >= scores[members].max(axis=1) - 1e-5).all()
     codes, scales = scan.quantize(vectors)
-    assert np.array_equal(index.codes, codes[index.positions]) and np.array_equal(index.scales, scales[index.positions])
+    assert np.array_equal(index.codes, codes[index.positions]) and np.array_equal(
+        index.scales, scales[index.positions]
+    )
     assert np.array_equal(index.edit_us, edit[index.positions])
 
 
@@ -168,7 +207,10 @@ def test_centroids_come_only_from_documents_final_before_the_months_end(tmp_path
         a, b = ann.load_month(tmp_path / f"a{t0}"), ann.load_month(tmp_path / f"b{t0}")
         assert np.array_equal(a.centroids, b.centroids)
         for q in rng.standard_normal((10, 16)).astype(np.float32):
-            ranked = [ann.rank([ann.Part(_month(v, edit), 1500, x)], q, t0, 10, nprobe=3) for v, x in ((vectors, a), (other, b))]
+            ranked = [
+                ann.rank([ann.Part(_month(v, edit), 1500, x)], q, t0, 10, nprobe=3)
+                for v, x in ((vectors, a), (other, b))
+            ]
             assert ranked[0] == ranked[1]
 
 
@@ -182,7 +224,10 @@ def _fake_index(root, months: dict[str, int], seed: int = 0):
         created = np.sort(rng.integers(start, ann.month_end_us(month), size=rows))
         np.save(folder / "vectors.npy", _vectors(rows, 16, seed + rows))
         np.save(folder / "created_us.npy", created)
-        np.save(folder / "edit_us.npy", np.where(rng.random(rows) < 0.2, created + 40 * 86_400_000_000, NEVER))
+        np.save(
+            folder / "edit_us.npy",
+            np.where(rng.random(rows) < 0.2, created + 40 * 86_400_000_000, NEVER),
+        )
     (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
 
 
@@ -197,9 +242,17 @@ def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path)
     assert progress == [(1, 3), (2, 3), (3, 3)]
     recorded = json.loads((tmp_path / "index.json").read_text())["ann"]
     assert recorded == info and info["format"] == "hindcast-ann/1" and info["nprobe"] == ann.NPROBE
-    assert info["lists"] == {"2024-01": ann.default_lists(int(json.loads((tmp_path / "vectors/month=2024-01/ann/meta.json")
-                                                                             .read_text())["trained_on"])),
-                             "2024-02": info["lists"]["2024-02"], "2024-03": info["lists"]["2024-03"]}
+    assert info["lists"] == {
+        "2024-01": ann.default_lists(
+            int(
+                json.loads((tmp_path / "vectors/month=2024-01/ann/meta.json").read_text())[
+                    "trained_on"
+                ]
+            )
+        ),
+        "2024-02": info["lists"]["2024-02"],
+        "2024-03": info["lists"]["2024-03"],
+    }
     assert 0 < info["recall@10"] <= info["recall@10_mean"] <= 1 and info["probe_queries"] > 0
     first = _files(tmp_path)
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")}
@@ -239,9 +292,20 @@ def _reddit_index(folder, keep):
     fx = fixture_module()
     subs, comments = _synthetic_rows()
     key = lambda r: (r["created_utc"], r["id"])  # noqa: E731
-    files = [fx.write_zst(folder / "RS_2024-01.zst", sorted(filter(keep, subs), key=key), window_log=22, level=3),
-             fx.write_zst(folder / "RC_2024-01.zst", sorted(filter(keep, comments), key=key), window_log=22, level=3)]
-    snap = open_snapshot(folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive"))
+    files = [
+        fx.write_zst(
+            folder / "RS_2024-01.zst", sorted(filter(keep, subs), key=key), window_log=22, level=3
+        ),
+        fx.write_zst(
+            folder / "RC_2024-01.zst",
+            sorted(filter(keep, comments), key=key),
+            window_log=22,
+            level=3,
+        ),
+    ]
+    snap = open_snapshot(
+        folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive")
+    )
     build_index(snap, HashEmbedder())
     ann.build(open_index(snap).root, lists=12)
     return snap, open_index(snap)
@@ -260,13 +324,24 @@ def test_documents_at_or_after_t0_change_nothing_of_an_approximate_search(tmp_pa
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     before = _reddit_index(tmp_path / "a", lambda r: r["created_utc"] < t0)
     everything = _reddit_index(tmp_path / "b", lambda r: True)
-    assert everything[1].months == ("2024-01", "2024-02", "2024-03") and before[1].months == ("2024-01", "2024-02")
-    assert _files(before[1].root / "vectors/month=2024-01") == _files(everything[1].root / "vectors/month=2024-01")
+    assert everything[1].months == ("2024-01", "2024-02", "2024-03") and before[1].months == (
+        "2024-01",
+        "2024-02",
+    )
+    assert _files(before[1].root / "vectors/month=2024-01") == _files(
+        everything[1].root / "vectors/month=2024-01"
+    )
     for nprobe in (1, 3, None):
         for query in [*WORDS[:8], "alpha bravo", "zzzunknown"]:
-            hits = [[(h.doc.id, h.score) for h in TimeBoundRetriever(snap, from_unix(t0), index=reader, vector_search="approx",
-                                                                     nprobe=nprobe).search(query, k=15, mode="vector")]
-                    for snap, reader in (before, everything)]
+            hits = [
+                [
+                    (h.doc.id, h.score)
+                    for h in TimeBoundRetriever(
+                        snap, from_unix(t0), index=reader, vector_search="approx", nprobe=nprobe
+                    ).search(query, k=15, mode="vector")
+                ]
+                for snap, reader in (before, everything)
+            ]
             assert hits[0] == hits[1] and len(hits[0]) == 15
 
 
@@ -284,8 +359,9 @@ def test_rank_on_the_scanners_threads_matches_the_calling_thread_alone():
     with scan.Scanner(workers=3) as scanner:
         for q in rng.standard_normal((10, 16)).astype(np.float32):
             for nprobe in (1, 5, 1000):
-                assert ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe, scanner=scanner) == \
-                    ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe)
+                assert ann.rank(
+                    parts, q, 2 * MONTH, 12, nprobe=nprobe, scanner=scanner
+                ) == ann.rank(parts, q, 2 * MONTH, 12, nprobe=nprobe)
 
 
 def test_an_index_of_a_month_not_closed_at_t0_is_not_used():
@@ -297,10 +373,12 @@ def test_an_index_of_a_month_not_closed_at_t0_is_not_used():
     index, month = ann.fit(vectors, created, edit, MONTH, lists=50), _month(vectors, edit)
     for q in rng.standard_normal((10, 16)).astype(np.float32):
         t0 = MONTH - 1
-        assert [(s, p) for s, _, p in ann.rank([ann.Part(month, 3000, index)], q, t0, 10, nprobe=1)] == \
-            scan.top(month, q, 3000, t0, 10)
-        assert [(s, p) for s, _, p in ann.rank([ann.Part(month, 2500, index)], q, None, 10, nprobe=1)] == \
-            scan.top(month, q, 2500, None, 10)
+        assert [
+            (s, p) for s, _, p in ann.rank([ann.Part(month, 3000, index)], q, t0, 10, nprobe=1)
+        ] == scan.top(month, q, 3000, t0, 10)
+        assert [
+            (s, p) for s, _, p in ann.rank([ann.Part(month, 2500, index)], q, None, 10, nprobe=1)
+        ] == scan.top(month, q, 2500, None, 10)
 
 
 def test_a_bad_nprobe_is_refused():
@@ -310,7 +388,14 @@ def test_a_bad_nprobe_is_refused():
     for bad in (0, -1, 2.0, True, None):
         with pytest.raises(RetrievalError, match="nprobe must be a positive integer"):
             ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=bad)
-    assert len(ann.rank([ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=np.int64(2))) == 3
+    assert (
+        len(
+            ann.rank(
+                [ann.Part(month, 10, None)], np.ones(4, np.float32), None, 3, nprobe=np.int64(2)
+            )
+        )
+        == 3
+    )
 
 
 class _Stop(Exception):
@@ -321,10 +406,13 @@ def _stop_after(months: int):
     def progress(done: int, total: int) -> None:
         if done == months:
             raise _Stop  # as if the process were killed once `months` months held the new build
+
     return progress
 
 
-def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_approximate_search(tmp_path):
+def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_approximate_search(
+    tmp_path,
+):
     """`embed --approx --lists N` stopped after one month: index.json no longer describes the old
     build (approximate search is refused with what to run, a run records nothing stale); an index
     left mixed under the old record (by a hindcast before this check) is refused month by month
@@ -338,25 +426,52 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
     with pytest.raises(_Stop):
         ann.build(root, lists=5, on_progress=_stop_after(1))
     assert "ann" not in json.loads((root / "index.json").read_text())
-    assert json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"] == 5
-    assert json.loads((root / "vectors/month=2024-02/ann/meta.json").read_text())["params"]["lists"] == 12
+    assert (
+        json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"]
+        == 5
+    )
+    assert (
+        json.loads((root / "vectors/month=2024-02/ann/meta.json").read_text())["params"]["lists"]
+        == 12
+    )
     t0 = from_unix(1_709_251_200 + 86_400)  # 2024-03-02: January and February are closed
     with pytest.raises(RetrievalError, match="no approximate index"):
         TimeBoundRetriever(snap, t0, index=_reopen(snap), vector_search="approx")
-    (root / "index.json").write_text(json.dumps(old), encoding="utf-8")  # the old record over the mix
+    (root / "index.json").write_text(
+        json.dumps(old), encoding="utf-8"
+    )  # the old record over the mix
     mixed = _reopen(snap)
-    with pytest.raises(ArchiveIntegrityError, match="month 2024-01"):  # a sweep refuses it before any forecast
+    with pytest.raises(
+        ArchiveIntegrityError, match="month 2024-01"
+    ):  # a sweep refuses it before any forecast
         ann.check_recorded(root, mixed.info)
     exact = TimeBoundRetriever(snap, t0, index=mixed).search("alpha", k=5, mode="vector")
-    with pytest.raises(ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"):
-        TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search("alpha", k=5, mode="vector")
+    with pytest.raises(
+        ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"
+    ):
+        TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search(
+            "alpha", k=5, mode="vector"
+        )
     info = ann.build(root, lists=5)
-    assert set(info["lists"].values()) == {5} and info["params"] == {"lists": 5, "seed": 0, "nprobe": ann.NPROBE}
+    assert set(info["lists"].values()) == {5} and info["params"] == {
+        "lists": 5,
+        "seed": 0,
+        "nprobe": ann.NPROBE,
+    }
     done = _reopen(snap)
     ann.check_recorded(root, done.info)
-    assert len(TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search("alpha", k=5, mode="vector")) == 5
-    assert [h.doc.id for h in TimeBoundRetriever(snap, t0, index=done).search("alpha", k=5, mode="vector")] == \
-        [h.doc.id for h in exact]
+    assert (
+        len(
+            TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search(
+                "alpha", k=5, mode="vector"
+            )
+        )
+        == 5
+    )
+    assert [
+        h.doc.id
+        for h in TimeBoundRetriever(snap, t0, index=done).search("alpha", k=5, mode="vector")
+    ] == [h.doc.id for h in exact]
 
 
 def _reopen(snap):
@@ -373,7 +488,10 @@ def _archive_at(rng, seed: int, sizes: list[int], t0: int):
     t0 and not edited at/after it, with the text they had."""
     full, before = [], []
     for m, size in enumerate(sizes):
-        vectors, created = _vectors(size, 8, seed + m), np.sort(rng.integers(m * MONTH, (m + 1) * MONTH, size=size))
+        vectors, created = (
+            _vectors(size, 8, seed + m),
+            np.sort(rng.integers(m * MONTH, (m + 1) * MONTH, size=size)),
+        )
         edit, ids = _edits(rng, created, (m + 1) * MONTH), np.arange(size) + 1000 * m
         later = edit >= t0
         rewritten = vectors.copy()
@@ -390,14 +508,27 @@ def _search_at(archive, t0: int, q, n: int, nprobe: int, lists) -> list[tuple[fl
     parts = []
     for m, (ids, vectors, created, edit) in enumerate(archive):
         closed = (m + 1) * MONTH <= t0
-        index = ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=5) if closed else None
+        index = (
+            ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=5)
+            if closed
+            else None
+        )
         parts.append(ann.Part(_month(vectors, edit), int(np.searchsorted(created, t0)), index))
-    return [(score, int(archive[m][0][p])) for score, m, p in ann.rank(parts, q, t0, n, nprobe=nprobe)]
+    return [
+        (score, int(archive[m][0][p])) for score, m, p in ann.rank(parts, q, t0, n, nprobe=nprobe)
+    ]
 
 
-@settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), sizes=st.lists(st.integers(0, 80), min_size=1, max_size=4),
-       t0_frac=st.floats(0, 1), n=st.integers(1, 20), lists=st.one_of(st.none(), st.integers(1, 12)))
+@settings(
+    max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.integers(0, 80), min_size=1, max_size=4),
+    t0_frac=st.floats(0, 1),
+    n=st.integers(1, 20),
+    lists=st.one_of(st.none(), st.integers(1, 12)),
+)
 def test_post_t0_edits_and_documents_change_no_approximate_search(seed, sizes, t0_frac, n, lists):
     """Issue 24: adding post-t0 edits (text rewritten at/after t0, or at an unknown time) and
     post-t0 documents to a random archive changes no approximate search at t0 — ids, order and
@@ -409,10 +540,22 @@ def test_post_t0_edits_and_documents_change_no_approximate_search(seed, sizes, t
     full, before = _archive_at(rng, seed, sizes, t0)
     q = rng.standard_normal(8).astype(np.float32)
     for nprobe in range(1, (lists or 14) + 2):
-        assert _search_at(full, t0, q, n, nprobe, lists) == _search_at(before, t0, q, n, nprobe, lists)
-    exact = [[(s, int(a[m][0][p])) for s, m, p in ann.rank([ann.Part(_month(v, e), int(np.searchsorted(c, t0)))
-                                                            for _, v, c, e in a], q, t0, n, nprobe=1)]
-             for a in (full, before)]
+        assert _search_at(full, t0, q, n, nprobe, lists) == _search_at(
+            before, t0, q, n, nprobe, lists
+        )
+    exact = [
+        [
+            (s, int(a[m][0][p]))
+            for s, m, p in ann.rank(
+                [ann.Part(_month(v, e), int(np.searchsorted(c, t0))) for _, v, c, e in a],
+                q,
+                t0,
+                n,
+                nprobe=1,
+            )
+        ]
+        for a in (full, before)
+    ]
     assert exact[0] == exact[1]
 
 
@@ -425,15 +568,21 @@ def test_post_t0_edits_leave_a_closed_months_index_as_without_the_edited_documen
     later = edit >= MONTH
     assert 300 < later.sum() < 1500
     a = ann.build_month(tmp_path / "a", vectors, created, edit, MONTH, seed=4, nprobe=2)
-    b = ann.build_month(tmp_path / "b", vectors[~later], created[~later], edit[~later], MONTH, seed=4, nprobe=2)
+    b = ann.build_month(
+        tmp_path / "b", vectors[~later], created[~later], edit[~later], MONTH, seed=4, nprobe=2
+    )
     assert a["recall@10"] < 1
-    assert {k: v for k, v in a.items() if k != "rows"} == {k: v for k, v in b.items() if k != "rows"}
+    assert {k: v for k, v in a.items() if k != "rows"} == {
+        k: v for k, v in b.items() if k != "rows"
+    }
     ia, ib = ann.load_month(tmp_path / "a"), ann.load_month(tmp_path / "b")
     assert np.array_equal(ia.centroids, ib.centroids)
     ids = np.flatnonzero(~later)  # b's position → a's position
     for i in range(ia.lists):
-        mine = ia.positions[ia.offsets[i]:ia.offsets[i + 1]]
-        assert np.array_equal(mine[~later[mine]], ids[ib.positions[ib.offsets[i]:ib.offsets[i + 1]]])
+        mine = ia.positions[ia.offsets[i] : ia.offsets[i + 1]]
+        assert np.array_equal(
+            mine[~later[mine]], ids[ib.positions[ib.offsets[i] : ib.offsets[i + 1]]]
+        )
 
 
 def test_post_t0_edits_change_nothing_of_an_approximate_search_of_a_real_archive(tmp_path):
@@ -448,9 +597,17 @@ def test_post_t0_edits_change_nothing_of_an_approximate_search_of_a_real_archive
 
     (tmp_path / "all").mkdir()
     everything = _reddit_index(tmp_path / "all", lambda r: True)
-    for t0 in (1_706_745_600 + 20 * 86_400 + 7_200, 1_709_251_200 + 3 * 86_400):  # 2024-02-21, 2024-03-04
+    for t0 in (
+        1_706_745_600 + 20 * 86_400 + 7_200,
+        1_709_251_200 + 3 * 86_400,
+    ):  # 2024-02-21, 2024-03-04
+
         def as_it_stood(r, t0=t0):
-            return r["created_utc"] < t0 and r["edited"] is not True and not (r["edited"] and r["edited"] >= t0)
+            return (
+                r["created_utc"] < t0
+                and r["edited"] is not True
+                and not (r["edited"] and r["edited"] >= t0)
+            )
 
         folder = tmp_path / f"t{t0}"
         folder.mkdir()
@@ -459,9 +616,15 @@ def test_post_t0_edits_change_nothing_of_an_approximate_search_of_a_real_archive
         assert edited > 20
         for nprobe in (1, 2, 3, None, 10_000):
             for query in [*WORDS[:10], "alpha bravo", "zzzunknown"]:
-                hits = [[(h.doc.id, h.score) for h in TimeBoundRetriever(snap, from_unix(t0), index=reader,
-                                                                         vector_search="approx", nprobe=nprobe)
-                         .search(query, k=15, mode="vector")] for snap, reader in (before, everything)]
+                hits = [
+                    [
+                        (h.doc.id, h.score)
+                        for h in TimeBoundRetriever(
+                            snap, from_unix(t0), index=reader, vector_search="approx", nprobe=nprobe
+                        ).search(query, k=15, mode="vector")
+                    ]
+                    for snap, reader in (before, everything)
+                ]
                 assert hits[0] == hits[1] and len(hits[0]) == 15
 
 

@@ -23,8 +23,14 @@ from tests.helpers import ROOT
 
 AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 T0 = datetime(2025, 3, 28, tzinfo=timezone.utc)
-TITLES = ["Fed cuts interest rates again", "Central bank holds rates steady", "Volcano erupts in Iceland",
-          "Election polls tighten in Ohio", "Interest rate futures rally", "Inflation cools, rate cut odds rise"]
+TITLES = [
+    "Fed cuts interest rates again",
+    "Central bank holds rates steady",
+    "Volcano erupts in Iceland",
+    "Election polls tighten in Ohio",
+    "Interest rate futures rally",
+    "Inflation cools, rate cut odds rise",
+]
 PROBE = """
 import json, sys
 from pathlib import Path
@@ -41,8 +47,14 @@ print(json.dumps(out))
 
 
 def probe(env: dict, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **env})
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 
@@ -57,7 +69,9 @@ def test_an_avx2_only_cpu_gets_fp32():
     assert probe(AVX2_ONLY) == {"native_bf16": False, "default": "all-MiniLM-L6-v2"}
 
 
-@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="reads the CPU flags from /proc/cpuinfo")
+@pytest.mark.skipif(
+    not Path("/proc/cpuinfo").exists(), reason="reads the CPU flags from /proc/cpuinfo"
+)
 def test_this_cpu_gets_bf16_exactly_when_it_has_it_natively():
     expected = "all-MiniLM-L6-v2-bf16" if cpu_has_native_bf16() else "all-MiniLM-L6-v2"
     assert probe({}) == {"native_bf16": cpu_has_native_bf16(), "default": expected}
@@ -65,18 +79,32 @@ def test_this_cpu_gets_bf16_exactly_when_it_has_it_natively():
 
 
 def test_a_bf16_index_is_searched_as_bf16_on_an_avx2_only_cpu(tmp_path):
-    rows = [{"id": f"h{i}", "created_utc": int(datetime(2025, 3, 1 + 3 * i, tzinfo=timezone.utc).timestamp()),
-             "title": t, "source": "test", "kind": "headline"} for i, t in enumerate(TITLES)]
+    rows = [
+        {
+            "id": f"h{i}",
+            "created_utc": int(datetime(2025, 3, 1 + 3 * i, tzinfo=timezone.utc).timestamp()),
+            "title": t,
+            "source": "test",
+            "kind": "headline",
+        }
+        for i, t in enumerate(TITLES)
+    ]
     inbox = tmp_path / "news_2025-03.jsonl"
     inbox.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     archive = tmp_path / "archive"
     snapshot = open_snapshot(archive, build_snapshot([inbox], "headlines", "headlines", archive))
     info = build_index(snapshot, "minilm-bf16")
-    assert (info["embedder"], info["embedder_dtype"], info["dtype"]) == ("all-MiniLM-L6-v2-bf16", "bfloat16", "float32")
+    assert (info["embedder"], info["embedder_dtype"], info["dtype"]) == (
+        "all-MiniLM-L6-v2-bf16",
+        "bfloat16",
+        "float32",
+    )
     assert open_index(snapshot).info["embedder_dtype"] == "bfloat16"
     query = "interest rate cut"
     with TimeBoundRetriever(snapshot, T0) as bound:
         here = [h.doc.id for h in bound.search(query, k=3, mode="vector")]
     there = probe(AVX2_ONLY, str(archive), T0.isoformat(), query)
-    assert there["default"] == "all-MiniLM-L6-v2" and there["hits"] == here  # the recorded bf16 embedder, not fp32
+    assert (
+        there["default"] == "all-MiniLM-L6-v2" and there["hits"] == here
+    )  # the recorded bf16 embedder, not fp32
     assert get_embedder(info["embedder"]).dtype == "bfloat16"

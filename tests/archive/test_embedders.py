@@ -13,17 +13,32 @@ import numpy as np
 import pytest
 
 from hindcast.archive import embed
-from hindcast.archive.embed import MiniLMBf16Embedder, MiniLMEmbedder, UnknownEmbedderError, get_embedder, register
+from hindcast.archive.embed import (
+    MiniLMBf16Embedder,
+    MiniLMEmbedder,
+    UnknownEmbedderError,
+    get_embedder,
+    register,
+)
 from hindcast.archive.index import build_index, open_index
 from hindcast.archive.retriever import TimeBoundRetriever
 from hindcast.archive.snapshot import build_snapshot, open_snapshot
 from tests.helpers import run_cli
 
 T0 = datetime(2025, 3, 20, tzinfo=timezone.utc)
-TITLES = ["Fed cuts interest rates again", "Central bank holds rates steady", "Volcano erupts in Iceland",
-          "Election polls tighten in Ohio", "Interest rate futures rally", "New vaccine approved by regulator",
-          "Stocks fall as rates rise", "Storm hits the Gulf coast", "Senate passes budget bill",
-          "Inflation cools, rate cut odds rise", "Late headline after t0 about rates"]
+TITLES = [
+    "Fed cuts interest rates again",
+    "Central bank holds rates steady",
+    "Volcano erupts in Iceland",
+    "Election polls tighten in Ohio",
+    "Interest rate futures rally",
+    "New vaccine approved by regulator",
+    "Stocks fall as rates rise",
+    "Storm hits the Gulf coast",
+    "Senate passes budget bill",
+    "Inflation cools, rate cut odds rise",
+    "Late headline after t0 about rates",
+]
 
 
 class TrigramEmbedder:
@@ -39,20 +54,30 @@ class TrigramEmbedder:
         for row, text in enumerate(texts):
             padded = f"  {text.lower()} "
             for i in range(len(padded) - 2):
-                out[row, zlib.crc32(padded[i:i + 3].encode()) % self.dims] += 1.0
+                out[row, zlib.crc32(padded[i : i + 3].encode()) % self.dims] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
 
 def _created(i: int) -> int:
-    return int(datetime(2025, 3, 1 + 2 * i, tzinfo=timezone.utc).timestamp())  # the last one is after T0
+    return int(
+        datetime(2025, 3, 1 + 2 * i, tzinfo=timezone.utc).timestamp()
+    )  # the last one is after T0
 
 
 @pytest.fixture()
 def tiny(tmp_path):
     """A one-month snapshot of eleven headlines, the last created after T0."""
-    rows = [{"id": f"h{i}", "created_utc": _created(i), "title": t, "source": "test", "kind": "headline"}
-            for i, t in enumerate(TITLES)]
+    rows = [
+        {
+            "id": f"h{i}",
+            "created_utc": _created(i),
+            "title": t,
+            "source": "test",
+            "kind": "headline",
+        }
+        for i, t in enumerate(TITLES)
+    ]
     inbox = tmp_path / "news_2025-03.jsonl"
     inbox.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     archive = tmp_path / "archive"
@@ -62,9 +87,15 @@ def tiny(tmp_path):
 def test_a_custom_embedder_instance_indexes_and_searches(tiny):
     emb = TrigramEmbedder()
     info = build_index(tiny, emb)
-    assert (info["embedder"], info["dims"], info["embedder_dtype"]) == ("trigrams-test", 64, "float32")
+    assert (info["embedder"], info["dims"], info["embedder_dtype"]) == (
+        "trigrams-test",
+        64,
+        "float32",
+    )
     query = "rate cut interest"
-    hits = TimeBoundRetriever(tiny, T0).search(query, k=5, mode="vector")  # resolves the recorded name
+    hits = TimeBoundRetriever(tiny, T0).search(
+        query, k=5, mode="vector"
+    )  # resolves the recorded name
     scores = emb.embed(TITLES[:-1]) @ emb.embed([query])[0]
     expected = [f"h{i}" for i in np.argsort(-scores, kind="stable")[:5]]
     assert [h.doc.id for h in hits] == expected
@@ -74,11 +105,21 @@ def test_a_custom_embedder_instance_indexes_and_searches(tiny):
 def test_an_unregistered_recorded_name_is_one_clear_line(tiny):
     """A new process without the plugin: the CLI search fails in one line saying how to fix it."""
     build_index(tiny, TrigramEmbedder("trigrams-not-installed"))
-    out = run_cli("archive", "search", "--archive", str(tiny.archive), "--query", "rates",
-                  "--t0", "2025-03-20T00:00:00Z")
+    out = run_cli(
+        "archive",
+        "search",
+        "--archive",
+        str(tiny.archive),
+        "--query",
+        "rates",
+        "--t0",
+        "2025-03-20T00:00:00Z",
+    )
     assert out.returncode == 1
-    assert out.stderr == ("hindcast: error: index built with embedder 'trigrams-not-installed'; register it with "
-                          "hindcast.archive.embed.register('trigrams-not-installed', factory) or install its plugin\n")
+    assert out.stderr == (
+        "hindcast: error: index built with embedder 'trigrams-not-installed'; register it with "
+        "hindcast.archive.embed.register('trigrams-not-installed', factory) or install its plugin\n"
+    )
 
 
 def test_register_and_resolve_keys_and_recorded_names(monkeypatch):
@@ -86,7 +127,11 @@ def test_register_and_resolve_keys_and_recorded_names(monkeypatch):
     assert get_embedder("mine").name == "mine" and "mine" in embed.names()
     register("mine", lambda: TrigramEmbedder("mine-2"))
     assert get_embedder("mine").name == "mine-2"
-    assert get_embedder("minilm-fp32").name == get_embedder("all-MiniLM-L6-v2").name == "all-MiniLM-L6-v2"
+    assert (
+        get_embedder("minilm-fp32").name
+        == get_embedder("all-MiniLM-L6-v2").name
+        == "all-MiniLM-L6-v2"
+    )
     assert get_embedder("all-MiniLM-L6-v2-bf16").dtype == "bfloat16"
     assert get_embedder("hash").name == "hash-384" and get_embedder("hash-64").dims == 64
     with pytest.raises(UnknownEmbedderError, match="unknown embedder 'nope'"):
@@ -94,18 +139,25 @@ def test_register_and_resolve_keys_and_recorded_names(monkeypatch):
 
 
 def test_an_entry_point_plugin_is_found(tmp_path, monkeypatch):
-    (tmp_path / "toy_embedder_plugin.py").write_text(textwrap.dedent("""
+    (tmp_path / "toy_embedder_plugin.py").write_text(
+        textwrap.dedent("""
         from hindcast.archive.embed import HashEmbedder
 
         def factory():
             emb = HashEmbedder(32)
             emb.name = "toy-plugin"
             return emb
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     dist = tmp_path / "toy_embedder_plugin-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-embedder-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[hindcast.embedders]\ntoy-plugin = toy_embedder_plugin:factory\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-embedder-plugin\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[hindcast.embedders]\ntoy-plugin = toy_embedder_plugin:factory\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(embed, "_FACTORIES", dict(embed._FACTORIES))
     assert get_embedder("toy-plugin").dims == 32
@@ -115,7 +167,9 @@ def test_an_instance_does_not_replace_a_builtin(tiny):
     class Odd(TrigramEmbedder):
         pass
 
-    build_index(tiny, Odd("hash-64"))  # the name is a built-in: it keeps resolving to HashEmbedder(64)
+    build_index(
+        tiny, Odd("hash-64")
+    )  # the name is a built-in: it keeps resolving to HashEmbedder(64)
     assert type(get_embedder("hash-64")).__name__ == "HashEmbedder"
 
 
@@ -134,8 +188,11 @@ def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch):
 
     monkeypatch.setattr(embed, "_MODEL", [])
     capfd.readouterr()
-    info = build_index(tiny, "minilm", on_progress=lambda done, total: print(f"progress {done}/{total}",
-                                                                             file=sys.stderr))
+    info = build_index(
+        tiny,
+        "minilm",
+        on_progress=lambda done, total: print(f"progress {done}/{total}", file=sys.stderr),
+    )
     err = capfd.readouterr().err
     assert err and all(re.fullmatch(r"progress \d+/11", line) for line in err.splitlines()), err
     assert info["embedder"] == get_embedder(embed.DEFAULT).name
@@ -146,4 +203,6 @@ def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch):
 
 def test_archive_embed_cli_keeps_stderr_empty(tiny):
     out = run_cli("archive", "embed", "--archive", str(tiny.archive), env={"HF_HUB_OFFLINE": None})
-    assert out.returncode == 0 and out.stderr.strip() == "", out.stderr  # (the CLI's own progress ends in a newline)
+    assert out.returncode == 0 and out.stderr.strip() == "", (
+        out.stderr
+    )  # (the CLI's own progress ends in a newline)

@@ -36,7 +36,10 @@ class CountingEmbedder(HashEmbedder):
 
 def test_hash_embedder_is_deterministic_unit_and_lexical():
     emb = HashEmbedder()
-    a, b = emb.embed(["Fed cuts rates", "fed CUTS rates", "volcano erupts"]), emb.embed(["Fed cuts rates"])
+    a, b = (
+        emb.embed(["Fed cuts rates", "fed CUTS rates", "volcano erupts"]),
+        emb.embed(["Fed cuts rates"]),
+    )
     assert a.dtype == np.float32 and a.shape == (3, 384)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-6)
@@ -47,7 +50,9 @@ def test_hash_embedder_is_deterministic_unit_and_lexical():
 
 @pytest.fixture()
 def small_snapshot(tmp_path, headline_files):
-    return open_snapshot(tmp_path, build_snapshot(headline_files[:2], "headlines", "headlines", tmp_path))
+    return open_snapshot(
+        tmp_path, build_snapshot(headline_files[:2], "headlines", "headlines", tmp_path)
+    )
 
 
 def _arrays(snap, name):
@@ -69,7 +74,9 @@ def test_build_resumes_after_an_interruption(tmp_path, small_snapshot):
     for month, vectors in _arrays(small_snapshot, "hash-384").items():
         np.testing.assert_array_equal(vectors, HashEmbedder().embed(_texts(small_snapshot, month)))
     calls = resumed.calls
-    assert build_index(small_snapshot, resumed)["documents"] == 6995 and resumed.calls == calls  # nothing left to do
+    assert (
+        build_index(small_snapshot, resumed)["documents"] == 6995 and resumed.calls == calls
+    )  # nothing left to do
 
 
 def _texts(snap, month):
@@ -81,12 +88,32 @@ def _texts(snap, month):
 
 def test_cli_embed_then_search(tmp_path, small_snapshot):
     hindcast = str(Path(sys.executable).parent / "hindcast")
-    done = subprocess.run([hindcast, "archive", "embed", "--archive", str(tmp_path), "--embedder", "hash"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [hindcast, "archive", "embed", "--archive", str(tmp_path), "--embedder", "hash"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "6995 documents" in done.stdout
-    out = subprocess.run([hindcast, "archive", "search", "--archive", str(tmp_path), "--t0", "2025-08-02T00:00:00Z",
-                          "--query", "Trump tariffs", "--k", "3", "--mode", "vector"], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            hindcast,
+            "archive",
+            "search",
+            "--archive",
+            str(tmp_path),
+            "--t0",
+            "2025-08-02T00:00:00Z",
+            "--query",
+            "Trump tariffs",
+            "--k",
+            "3",
+            "--mode",
+            "vector",
+        ],
+        capture_output=True,
+        text=True,
+    )
     lines = out.stdout.splitlines()
     assert out.returncode == 0 and len(lines) == 3
     assert all(line.split("\t")[2] < "2025-08-02T00:00:00Z" for line in lines)
@@ -94,7 +121,9 @@ def test_cli_embed_then_search(tmp_path, small_snapshot):
 
 def test_minilm_from_the_shipped_package():
     emb = MiniLMEmbedder()
-    vectors = emb.embed(["The Fed cut interest rates", "Central bank lowers rates", "A cat sleeps on the sofa"])
+    vectors = emb.embed(
+        ["The Fed cut interest rates", "Central bank lowers rates", "A cat sleeps on the sofa"]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
@@ -108,7 +137,10 @@ def test_first_stage_codes_are_built_and_restored_when_missing(small_snapshot):
 
     build_index(small_snapshot, HashEmbedder())
     root, t0 = open_index(small_snapshot).root, parse_utc("2025-12-31T00:00:00Z")
-    before = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")]
+    before = [
+        (h.doc.id, h.score)
+        for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")
+    ]
     for month, vectors in _arrays(small_snapshot, "hash-384").items():
         folder = layout.vector_chunk_dir(root, month)
         codes, scales = scan.quantize(vectors)
@@ -116,9 +148,14 @@ def test_first_stage_codes_are_built_and_restored_when_missing(small_snapshot):
         np.testing.assert_array_equal(np.load(folder / "scales.npy"), scales)
         (folder / "codes.npy").unlink()
         (folder / "scales.npy").unlink()
-    after = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")]
+    after = [
+        (h.doc.id, h.score)
+        for h in TimeBoundRetriever(small_snapshot, t0).search("ceasefire talks", 8, "vector")
+    ]
     assert after == before and len(after) == 8
-    assert all((layout.vector_chunk_dir(root, m) / "codes.npy").exists() for m in small_snapshot.months)
+    assert all(
+        (layout.vector_chunk_dir(root, m) / "codes.npy").exists() for m in small_snapshot.months
+    )
 
 
 def test_text_postings_are_built_and_restored_when_missing(small_snapshot):
@@ -130,9 +167,18 @@ def test_text_postings_are_built_and_restored_when_missing(small_snapshot):
 
     build_index(small_snapshot, HashEmbedder())
     root, t0 = open_index(small_snapshot).root, parse_utc("2025-08-20T00:00:00Z")
-    before = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")]
+    before = [
+        (h.doc.id, h.score)
+        for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")
+    ]
     for month in small_snapshot.months:
         shutil.rmtree(layout.vector_chunk_dir(root, month) / "text")
-    after = [(h.doc.id, h.score) for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")]
+    after = [
+        (h.doc.id, h.score)
+        for h in TimeBoundRetriever(small_snapshot, t0).search("trump tariffs", 8, "text")
+    ]
     assert after == before and len(after) == 8
-    assert all((layout.vector_chunk_dir(root, m) / "text" / "docs.npy").exists() for m in small_snapshot.months)
+    assert all(
+        (layout.vector_chunk_dir(root, m) / "text" / "docs.npy").exists()
+        for m in small_snapshot.months
+    )

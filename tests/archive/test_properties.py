@@ -35,8 +35,10 @@ from .conftest import fixture_module
 
 fx = fixture_module()
 N_PAIRS = int(os.environ.get("HINDCAST_PROPERTY_PAIRS", "10000"))
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
-         "november oscar papa quebec romeo sierra tango").split()
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+    "november oscar papa quebec romeo sierra tango"
+).split()
 START, HOURS = fx.JAN, 24 * 91  # 2024-01-01 … 2024-03-31, on an hourly grid (many exact ties)
 END = START + 3600 * HOURS
 
@@ -49,7 +51,11 @@ def _instant(rng: random.Random, after: int | None = None) -> int:
 
 def _edited(rng: random.Random, created: int):
     roll = rng.random()
-    return True if roll < 0.07 else (created + 3600 * rng.randrange(0, 24 * 40) if roll < 0.3 else False)
+    return (
+        True
+        if roll < 0.07
+        else (created + 3600 * rng.randrange(0, 24 * 40) if roll < 0.3 else False)
+    )
 
 
 def _words(rng: random.Random, low: int, high: int) -> str:
@@ -58,14 +64,24 @@ def _words(rng: random.Random, low: int, high: int) -> str:
 
 def _synthetic_rows(seed: int = 7) -> tuple[list[dict], list[dict]]:
     rng = random.Random(seed)
-    subs = [fx.submission(f"p{i}", (t := _instant(rng)), _words(rng, 2, 5), _words(rng, 0, 4), edited=_edited(rng, t))
-            for i in range(300)]
+    subs = [
+        fx.submission(
+            f"p{i}",
+            (t := _instant(rng)),
+            _words(rng, 2, 5),
+            _words(rng, 0, 4),
+            edited=_edited(rng, t),
+        )
+        for i in range(300)
+    ]
     comments = []
     for i in range(400):
         parent = rng.choice(subs)
         t = _instant(rng, parent["created_utc"])
         body = "[deleted]" if rng.random() < 0.05 else _words(rng, 2, 6)
-        comments.append(fx.comment(f"q{i}", t, parent["id"], f"t3_{parent['id']}", body, edited=_edited(rng, t)))
+        comments.append(
+            fx.comment(f"q{i}", t, parent["id"], f"t3_{parent['id']}", body, edited=_edited(rng, t))
+        )
     return subs, comments
 
 
@@ -75,12 +91,16 @@ def world(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("synthetic")
     subs, comments = _synthetic_rows()
     key = lambda r: (r["created_utc"], r["id"])  # noqa: E731
-    files = [fx.write_zst(tmp / "RS_2024-01.zst", sorted(subs, key=key), window_log=22, level=3),
-             fx.write_zst(tmp / "RC_2024-01.zst", sorted(comments, key=key), window_log=22, level=3)]
+    files = [
+        fx.write_zst(tmp / "RS_2024-01.zst", sorted(subs, key=key), window_log=22, level=3),
+        fx.write_zst(tmp / "RC_2024-01.zst", sorted(comments, key=key), window_log=22, level=3),
+    ]
     archive = tmp / "archive"
     snap = open_snapshot(archive, build_snapshot(files, "reddit", "pushshift", archive))
     info = build_index(snap, HashEmbedder())
-    ann.build(open_index(snap).root)  # the approximate index of every month (used for closed months)
+    ann.build(
+        open_index(snap).root
+    )  # the approximate index of every month (used for closed months)
     assert len(info["months"]) == 3
     return snap, open_index(snap), _oracle(snap)
 
@@ -88,10 +108,14 @@ def world(tmp_path_factory):
 def _oracle(snap) -> dict:
     rows = [r for m in snap.months for r in month_rows(snap, m)]
     texts = [document_text(r["title"], r["text"]) for r in rows]
-    return {"ids": np.array([r["id"] for r in rows]), "created": np.array([r["created_us"] for r in rows]),
-            "edit": np.array([r["edit_us"] for r in rows]), "vectors": HashEmbedder().embed(texts),
-            "position": {r["id"]: i for i, r in enumerate(rows)},
-            "tokens": [set(re.findall(r"\w+", t.lower())) for t in texts]}
+    return {
+        "ids": np.array([r["id"] for r in rows]),
+        "created": np.array([r["created_us"] for r in rows]),
+        "edit": np.array([r["edit_us"] for r in rows]),
+        "vectors": HashEmbedder().embed(texts),
+        "position": {r["id"]: i for i, r in enumerate(rows)},
+        "tokens": [set(re.findall(r"\w+", t.lower())) for t in texts],
+    }
 
 
 def _instants() -> list[int]:
@@ -102,9 +126,14 @@ def _instants() -> list[int]:
 
 
 EXACT = st.sampled_from(_instants())
-T0S = st.one_of(EXACT, st.tuples(EXACT, st.sampled_from([-1, 1, 3600])).map(sum),
-                st.integers(START - 86_400, END + 86_400)).map(from_unix)
-QUERIES = st.lists(st.sampled_from([*WORDS, "the", "zzzunknown"]), min_size=1, max_size=3).map(" ".join)
+T0S = st.one_of(
+    EXACT,
+    st.tuples(EXACT, st.sampled_from([-1, 1, 3600])).map(sum),
+    st.integers(START - 86_400, END + 86_400),
+).map(from_unix)
+QUERIES = st.lists(st.sampled_from([*WORDS, "the", "zzzunknown"]), min_size=1, max_size=3).map(
+    " ".join
+)
 K = st.integers(1, 25)
 
 
@@ -181,11 +210,16 @@ def _thread_members(submission: str) -> frozenset[str]:
 
 
 def _property(case, pairs: int):
-    @settings(max_examples=pairs, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=pairs,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(query=QUERIES, t0=T0S, k=K)
     def test(world, query, t0, k):
         case(world, query, t0, k)
+
     return test
 
 
@@ -194,6 +228,8 @@ test_vector_pairs_approx = _property(functools.partial(vector_case, **APPROX), N
 test_vector_pairs_approx_one_list = _property(tiny_probe_case, N_PAIRS)
 test_text_pairs = _property(text_case, N_PAIRS)
 test_hybrid_pairs = _property(hybrid_case, N_PAIRS)
-test_hybrid_pairs_approx_one_list = _property(functools.partial(hybrid_case, **TINY), max(N_PAIRS // 4, 100))
+test_hybrid_pairs_approx_one_list = _property(
+    functools.partial(hybrid_case, **TINY), max(N_PAIRS // 4, 100)
+)
 test_thread_pairs = _property(thread_case, max(N_PAIRS // 4, 100))
 test_thread_10k = pytest.mark.slow(_property(thread_case, 10_000))

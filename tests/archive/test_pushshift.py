@@ -19,7 +19,9 @@ fx = fixture_module()
 
 def _docs(path):
     items = list(read_documents(path, "pushshift"))
-    return {d.id: d for d in items if not isinstance(d, Reject)}, [r for r in items if isinstance(r, Reject)]
+    return {d.id: d for d in items if not isinstance(d, Reject)}, [
+        r for r in items if isinstance(r, Reject)
+    ]
 
 
 def test_fixture_needs_the_long_window(dump_files):
@@ -32,24 +34,46 @@ def test_submissions_fields_edits_deletions(dump_files):
     docs, rejects = _docs(dump_files[0])
     assert sorted(docs) == ["t3_s1", "t3_s2", "t3_s3", "t3_s4", "t3_s5", "t3_s6", "t3_s8"]
     s1 = docs["t3_s1"]
-    assert (s1.source, s1.kind, s1.thread_id, s1.text) == ("r/politics", "reddit_submission", "t3_s1", "Vote was 77-19.")
+    assert (s1.source, s1.kind, s1.thread_id, s1.text) == (
+        "r/politics",
+        "reddit_submission",
+        "t3_s1",
+        "Vote was 77-19.",
+    )
     assert s1.created_at == from_unix(fx.JAN + 4 * fx.DAY) and s1.edit_state == "never"
-    assert s1.retrieved_at == from_unix(fx.JAN + 4 * fx.DAY + 36 * 3600)  # counters are from the 2nd fetch
+    assert s1.retrieved_at == from_unix(
+        fx.JAN + 4 * fx.DAY + 36 * 3600
+    )  # counters are from the 2nd fetch
     assert (s1.score, s1.num_comments) == (120, 14)
     assert s1.url == "https://www.reddit.com/r/politics/comments/s1/x/"
-    assert (docs["t3_s2"].edit_state, docs["t3_s2"].edited_at) == ("at", from_unix(fx.JAN + 20 * fx.DAY))
+    assert (docs["t3_s2"].edit_state, docs["t3_s2"].edited_at) == (
+        "at",
+        from_unix(fx.JAN + 20 * fx.DAY),
+    )
     assert docs["t3_s3"].edit_state == "unknown" and docs["t3_s5"].edit_state == "unknown"
     assert docs["t3_s4"].deleted and docs["t3_s4"].text == "" and docs["t3_s4"].title
     old = docs["t3_s8"]
-    assert (old.edit_state, old.retrieved_at, old.source) == ("at", from_unix(fx.JAN + 15 * fx.DAY), "r/economics")
-    assert [(r.line, r.reason.split(":")[0]) for r in rejects] == [(5, "invalid JSON"), (8, "created_utc is None, expected unix seconds")]
+    assert (old.edit_state, old.retrieved_at, old.source) == (
+        "at",
+        from_unix(fx.JAN + 15 * fx.DAY),
+        "r/economics",
+    )
+    assert [(r.line, r.reason.split(":")[0]) for r in rejects] == [
+        (5, "invalid JSON"),
+        (8, "created_utc is None, expected unix seconds"),
+    ]
 
 
 def test_comments_link_to_submissions(dump_files):
     docs, rejects = _docs(dump_files[1])
     assert sorted(docs) == ["t1_c1", "t1_c2", "t1_c3", "t1_c4", "t1_c5"]
     c2 = docs["t1_c2"]
-    assert (c2.thread_id, c2.parent_id, c2.kind, c2.title) == ("t3_s1", "t1_c1", "reddit_comment", "")
+    assert (c2.thread_id, c2.parent_id, c2.kind, c2.title) == (
+        "t3_s1",
+        "t1_c1",
+        "reddit_comment",
+        "",
+    )
     assert c2.edit_state == "at" and docs["t1_c4"].edit_state == "unknown"
     assert docs["t1_c3"].deleted and docs["t1_c3"].text == ""
     assert [r.line for r in rejects] == [4, 7]

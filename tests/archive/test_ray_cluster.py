@@ -63,8 +63,14 @@ def headlines(tmp_path_factory) -> Path:
 
 
 def hindcast(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "hindcast", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=ray_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "hindcast", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ray_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -79,13 +85,50 @@ def single_process(archive: Path, headlines: Path, chunk_rows: int) -> str:
 
 def on_ray(archive: Path, headlines: Path, address: str, chunk_rows: int) -> tuple[str, list[str]]:
     """The same through the CLI with `--ray ADDRESS`; (snapshot id, stderr of every command)."""
-    runs = [hindcast("archive", "ingest", str(headlines), "--source", "news-headlines", "--format", "headlines",
-                     "--archive", str(archive), "--ray", address, cwd=archive.parent),
-            hindcast("archive", "ingest", *map(str, PUSHSHIFT), "--source", "reddit", "--format", "pushshift",
-                     "--archive", str(archive), "--ray", address, cwd=archive.parent)]
+    runs = [
+        hindcast(
+            "archive",
+            "ingest",
+            str(headlines),
+            "--source",
+            "news-headlines",
+            "--format",
+            "headlines",
+            "--archive",
+            str(archive),
+            "--ray",
+            address,
+            cwd=archive.parent,
+        ),
+        hindcast(
+            "archive",
+            "ingest",
+            *map(str, PUSHSHIFT),
+            "--source",
+            "reddit",
+            "--format",
+            "pushshift",
+            "--archive",
+            str(archive),
+            "--ray",
+            address,
+            cwd=archive.parent,
+        ),
+    ]
     frozen = hindcast("archive", "freeze", "--archive", str(archive), cwd=archive.parent)
-    runs.append(hindcast("archive", "embed", "--archive", str(archive), "--ray", address,
-                         "--chunk-rows", str(chunk_rows), cwd=archive.parent))
+    runs.append(
+        hindcast(
+            "archive",
+            "embed",
+            "--archive",
+            str(archive),
+            "--ray",
+            address,
+            "--chunk-rows",
+            str(chunk_rows),
+            cwd=archive.parent,
+        )
+    )
     return frozen.stdout.strip(), [r.stderr for r in runs]
 
 
@@ -93,19 +136,31 @@ def index_files(archive: Path, snapshot_id: str) -> dict[str, bytes]:
     """Every vector-side file of the index (vectors, times, int8 codes and scales, BM25 postings)
     and its index.json, by relative path."""
     root = archive / "index" / snapshot_id / EMBEDDER
-    files = [p for p in sorted(root.rglob("*")) if p.is_file() and "lance" not in p.relative_to(root).parts]
+    files = [
+        p
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "lance" not in p.relative_to(root).parts
+    ]
     return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
 @pytest.mark.parametrize("which", ["sample", pytest.param("all", marks=pytest.mark.slow)])
-def test_ingest_and_embed_on_a_two_node_cluster_give_the_single_process_bytes(cluster, which, request, tmp_path):
-    inputs, chunk_rows = ((request.getfixturevalue("headlines"), CHUNK_ROWS) if which == "sample"
-                          else (request.getfixturevalue("all_headlines"), FULL_CHUNK_ROWS))
+def test_ingest_and_embed_on_a_two_node_cluster_give_the_single_process_bytes(
+    cluster, which, request, tmp_path
+):
+    inputs, chunk_rows = (
+        (request.getfixturevalue("headlines"), CHUNK_ROWS)
+        if which == "sample"
+        else (request.getfixturevalue("all_headlines"), FULL_CHUNK_ROWS)
+    )
     expected_id = single_process(tmp_path / "one", inputs, chunk_rows)
     ray_id, stderr = on_ray(tmp_path / "ray", inputs, cluster.address, chunk_rows)
 
     assert ray_id == expected_id
-    expected, got = index_files(tmp_path / "one", expected_id), index_files(tmp_path / "ray", ray_id)
+    expected, got = (
+        index_files(tmp_path / "one", expected_id),
+        index_files(tmp_path / "ray", ray_id),
+    )
     months = snapshots.open_snapshot(tmp_path / "one", expected_id).months
     assert len(months) == 11  # 9 months of headlines + 2 of Pushshift
     assert {f"vectors/month={m}/vectors.npy" for m in months} <= set(expected)
@@ -134,8 +189,9 @@ class DyingEmbedder(HashEmbedder):
         return super().embed(texts)
 
 
-def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_missing_chunks(cluster, headlines,
-                                                                                            tmp_path):
+def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_missing_chunks(
+    cluster, headlines, tmp_path
+):
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -161,12 +217,16 @@ def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_miss
     info = distributed.embed(snap, dying, address=cluster.address, chunk_rows=64)
     second = log.read_text().splitlines()
     total_chunks = sum(-(-n // 64) for n in info["months"].values())
-    assert len(kept) + len(second) == total_chunks  # every chunk kept by the first run was reused, not embedded again
+    assert (
+        len(kept) + len(second) == total_chunks
+    )  # every chunk kept by the first run was reused, not embedded again
     assert len(first) >= len(kept)
     fresh = tmp_path / "fresh"
     api.ingest([headlines], "news-headlines", "headlines", fresh)
     api.embed(fresh, api.freeze(fresh), "hash", chunk_rows=64)
-    assert _hash_files(archive, snap.id) == _hash_files(fresh, snap.id)  # resumed: still the single-process bytes
+    assert _hash_files(archive, snap.id) == _hash_files(
+        fresh, snap.id
+    )  # resumed: still the single-process bytes
 
 
 def _hash_files(archive: Path, snapshot_id: str) -> dict[str, bytes]:
@@ -178,11 +238,31 @@ def test_device_cuda_on_a_cluster_without_a_gpu_is_one_line(cluster, tmp_path):
     archive = tmp_path / "a"
     api.ingest(PUSHSHIFT, "reddit", "pushshift", archive)
     api.freeze(archive)
-    proc = subprocess.run([sys.executable, "-m", "hindcast", "archive", "embed", "--archive", str(archive),
-                           "--embedder", "hash", "--ray", cluster.address, "--device", "cuda"],
-                          capture_output=True, text=True, timeout=300, env=ray_env())
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hindcast",
+            "archive",
+            "embed",
+            "--archive",
+            str(archive),
+            "--embedder",
+            "hash",
+            "--ray",
+            cluster.address,
+            "--device",
+            "cuda",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ray_env(),
+    )
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == ["hindcast: error: --device cuda: the Ray cluster has no GPU"]
+    assert proc.stderr.strip().splitlines() == [
+        "hindcast: error: --device cuda: the Ray cluster has no GPU"
+    ]
     assert not (archive / "index").exists()
 
 
@@ -193,12 +273,40 @@ def test_an_input_that_cannot_be_read_on_ray_leaves_the_archive_as_it_was(cluste
     truncated.write_bytes(good[: len(good) // 2])
     archive = tmp_path / "a"
     api.ingest(PUSHSHIFT[1:2], "reddit", "pushshift", archive)
-    before = {str(p.relative_to(archive)): p.read_bytes() for p in sorted(archive.rglob("*")) if p.is_file()}
-    proc = subprocess.run([sys.executable, "-m", "hindcast", "archive", "ingest", *map(str, PUSHSHIFT), str(truncated),
-                           "--source", "reddit", "--format", "pushshift", "--archive", str(archive),
-                           "--ray", cluster.address], capture_output=True, text=True, timeout=300, env=ray_env())
+    before = {
+        str(p.relative_to(archive)): p.read_bytes()
+        for p in sorted(archive.rglob("*"))
+        if p.is_file()
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hindcast",
+            "archive",
+            "ingest",
+            *map(str, PUSHSHIFT),
+            str(truncated),
+            "--source",
+            "reddit",
+            "--format",
+            "pushshift",
+            "--archive",
+            str(archive),
+            "--ray",
+            cluster.address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ray_env(),
+    )
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and str(truncated) in lines[0], proc.stderr
-    after = {str(p.relative_to(archive)): p.read_bytes() for p in sorted(archive.rglob("*")) if p.is_file()}
+    after = {
+        str(p.relative_to(archive)): p.read_bytes()
+        for p in sorted(archive.rglob("*"))
+        if p.is_file()
+    }
     assert after == before  # the good inputs read by other tasks were not committed either

@@ -49,12 +49,18 @@ def test_thread_includes_later_month_comments_only_before_t0(reddit_archive):
 
 def test_read_applies_the_boundary_and_the_edit_policy(reddit_archive):
     _, snap = reddit_archive
-    assert TimeBoundRetriever(snap, at(JAN + 4 * DAY)).read("t3_s1") is None  # created exactly at t0
+    assert (
+        TimeBoundRetriever(snap, at(JAN + 4 * DAY)).read("t3_s1") is None
+    )  # created exactly at t0
     assert TimeBoundRetriever(snap, at(JAN + 4 * DAY + 1)).read("t3_s1").title.startswith("Senate")
-    assert TimeBoundRetriever(snap, at(JAN + 20 * DAY)).read("t3_s2") is None  # edited exactly at t0
+    assert (
+        TimeBoundRetriever(snap, at(JAN + 20 * DAY)).read("t3_s2") is None
+    )  # edited exactly at t0
     assert TimeBoundRetriever(snap, at(JAN + 20 * DAY + 1)).read("t3_s2") is not None
     assert TimeBoundRetriever(snap, at(FEB + 20 * DAY)).read("t3_s3") is None  # unknown edit time
-    assert TimeBoundRetriever(snap, at(FEB + 20 * DAY), edit_policy="ignore").read("t3_s3") is not None
+    assert (
+        TimeBoundRetriever(snap, at(FEB + 20 * DAY), edit_policy="ignore").read("t3_s3") is not None
+    )
     assert TimeBoundRetriever(snap, at(FEB + 20 * DAY)).read("t3_nope' OR '1'='1") is None
 
 
@@ -104,17 +110,31 @@ def test_approx_search_needs_an_approximate_index_and_valid_settings(tmp_path, r
     reader = open_index(copy)
     if "ann" in reader.info:  # another test may have built one on the shared fixture
         del reader.info["ann"]
-    with pytest.raises(RetrievalError, match=r"has no approximate index; run `hindcast archive embed --approx`$") as err:
+    with pytest.raises(
+        RetrievalError, match=r"has no approximate index; run `hindcast archive embed --approx`$"
+    ) as err:
         TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=reader, vector_search="approx")
     assert "\n" not in str(err.value)
-    for bad in ({"vector_search": "fuzzy"}, {"vector_search": None}, {"nprobe": 0}, {"nprobe": 2.5}, {"nprobe": True}):
+    for bad in (
+        {"vector_search": "fuzzy"},
+        {"vector_search": None},
+        {"nprobe": 0},
+        {"nprobe": 2.5},
+        {"nprobe": True},
+    ):
         with pytest.raises(RetrievalError, match="vector search|nprobe"):
             TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=reader, **bad)
     ann.build(reader.root)
     built = open_index(copy)
-    approx = TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=built, vector_search="approx", nprobe=1)
+    approx = TimeBoundRetriever(
+        copy, at(FEB + 20 * DAY), index=built, vector_search="approx", nprobe=1
+    )
     exact = TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=built)
-    assert approx.nprobe == 1 and TimeBoundRetriever(copy, at(FEB), index=built, vector_search="approx").nprobe == ann.NPROBE
+    assert (
+        approx.nprobe == 1
+        and TimeBoundRetriever(copy, at(FEB), index=built, vector_search="approx").nprobe
+        == ann.NPROBE
+    )
     eligible = len(exact.search("the bill passed", k=50, mode="vector"))
     assert len(approx.search("the bill passed", k=50, mode="vector")) == eligible  # never short
 
@@ -128,7 +148,10 @@ def test_months_after_t0_are_never_opened(tmp_path, reddit_archive):
     archive, snap = reddit_archive
     t0 = at(JAN + 25 * DAY)
     full = TimeBoundRetriever(snap, t0)
-    expected = {m: ids(h.doc for h in full.search("bill shutdown", k=5, mode=m)) for m in ("vector", "text", "hybrid")}
+    expected = {
+        m: ids(h.doc for h in full.search("bill shutdown", k=5, mode=m))
+        for m in ("vector", "text", "hybrid")
+    }
     copy = _copy_archive(archive, tmp_path / "copy")
     from hindcast.archive.snapshot import open_snapshot
 
@@ -150,7 +173,9 @@ def test_months_after_t0_are_never_opened(tmp_path, reddit_archive):
 @pytest.mark.parametrize("mode", ["vector", "text", "hybrid"])
 def test_a_row_slipping_past_the_time_cut_raises_leakage(reddit_archive, monkeypatch, mode):
     retriever = TimeBoundRetriever(reddit_archive[1], at(JAN + 5 * DAY), edit_policy="ignore")
-    monkeypatch.setattr(retriever, "_cut", lambda data: data.created_us.size)  # a broken cut: every row
+    monkeypatch.setattr(
+        retriever, "_cut", lambda data: data.created_us.size
+    )  # a broken cut: every row
     with pytest.raises(LeakageError, match="not before t0"):
         retriever.search("bill", k=20, mode=mode)
 
@@ -165,16 +190,52 @@ def test_a_row_slipping_past_the_filter_raises_leakage(reddit_archive, monkeypat
 def test_cli_search_prints_json_hits(reddit_archive):
     archive, snap = reddit_archive
     hindcast = str(Path(sys.executable).parent / "hindcast")
-    out = subprocess.run([hindcast, "archive", "search", "--archive", str(archive), "--snapshot", snap.id,
-                          "--t0", "2024-01-21T00:00:01Z", "--query", "bill", "--mode", "text", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            hindcast,
+            "archive",
+            "search",
+            "--archive",
+            str(archive),
+            "--snapshot",
+            snap.id,
+            "--t0",
+            "2024-01-21T00:00:01Z",
+            "--query",
+            "bill",
+            "--mode",
+            "text",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = [json.loads(line) for line in out.splitlines()]
     by_id = {r["id"]: r for r in rows}
     assert sorted(by_id) == ["t1_c5", "t3_s1"] and rows[0]["score"] >= rows[1]["score"]
-    assert by_id["t3_s1"]["created_at"] == "2024-01-05T00:00:00Z" and by_id["t3_s1"]["source"] == "r/politics"
+    assert (
+        by_id["t3_s1"]["created_at"] == "2024-01-05T00:00:00Z"
+        and by_id["t3_s1"]["source"] == "r/politics"
+    )
     assert by_id["t3_s1"]["title"] == "Senate passes stopgap funding bill"
-    bad = subprocess.run([hindcast, "archive", "search", "--archive", str(archive), "--t0", "2024-01-21",
-                          "--query", "bill", "--mode", "nope"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [
+            hindcast,
+            "archive",
+            "search",
+            "--archive",
+            str(archive),
+            "--t0",
+            "2024-01-21",
+            "--query",
+            "bill",
+            "--mode",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 1 and "search mode 'nope'" in bad.stderr
 
 
@@ -184,7 +245,11 @@ def test_a_document_deleted_after_t0_is_served_as_it_stood_at_t0(reddit_archive)
     _, snap = reddit_archive
     early = TimeBoundRetriever(snap, at(JAN + 6 * DAY + 3600)).read("t1_c3")
     assert (early.deleted, early.retrieved_at, early.score) == (False, None, None)
-    assert [d.deleted for d in TimeBoundRetriever(snap, at(JAN + 6 * DAY + 3600)).thread("t3_s1") if d.id == "t1_c3"] == [False]
+    assert [
+        d.deleted
+        for d in TimeBoundRetriever(snap, at(JAN + 6 * DAY + 3600)).thread("t3_s1")
+        if d.id == "t1_c3"
+    ] == [False]
     late = TimeBoundRetriever(snap, at(JAN + 8 * DAY)).read("t1_c3")
     assert late.deleted is True and late.retrieved_at == at(JAN + 6 * DAY + 36 * 3600)
 

@@ -43,7 +43,11 @@ def cases(draw):
         vectors = vectors + 1e-4 * rng.standard_normal(vectors.shape).astype(np.float32)
     vectors = _unit(vectors)
     edit_us = np.where(rng.random(rows) < 0.3, rng.integers(0, 100, rows), NEVER).astype(np.int64)
-    q = vectors[rng.integers(rows)] if draw(st.booleans()) else rng.standard_normal(dims).astype(np.float32)
+    q = (
+        vectors[rng.integers(rows)]
+        if draw(st.booleans())
+        else rng.standard_normal(dims).astype(np.float32)
+    )
     end = draw(st.integers(0, rows))
     t0_us = draw(st.one_of(st.none(), st.integers(0, 100)))
     return vectors, edit_us, q, end, t0_us, draw(st.integers(1, 40))
@@ -63,13 +67,18 @@ def test_the_scan_widens_when_the_first_candidates_cannot_prove_the_top():
     """2,000 near-copies of one vector: the first 64 candidates cannot rule out the rest
     (their first-stage scores are within the error bound), yet the result is exact."""
     rng = np.random.default_rng(5)
-    vectors = _unit(np.ones((2000, 384), np.float32) + 1e-3 * rng.standard_normal((2000, 384)).astype(np.float32))
+    vectors = _unit(
+        np.ones((2000, 384), np.float32)
+        + 1e-3 * rng.standard_normal((2000, 384)).astype(np.float32)
+    )
     edit_us = np.full(2000, NEVER, dtype=np.int64)
     month, q = _month(vectors, edit_us), vectors[0]
     rough = scan.first_stage([(month, 2000)], q, None)[0]
     kth = np.sort(rough)[::-1]
     exact_10th = brute(vectors, edit_us, q, 2000, None, 10)[-1][0]
-    assert kth[scan.FIRST_CANDIDATES - 1] + scan.error_bound(month.max_scale, q) >= exact_10th  # not provable at 64
+    assert (
+        kth[scan.FIRST_CANDIDATES - 1] + scan.error_bound(month.max_scale, q) >= exact_10th
+    )  # not provable at 64
     got, want = scan.top(month, q, 2000, None, 10), brute(vectors, edit_us, q, 2000, None, 10)
     assert [p for _, p in got] == [p for _, p in want]
     np.testing.assert_allclose([s for s, _ in got], [s for s, _ in want], rtol=0, atol=1e-12)
@@ -83,7 +92,9 @@ def test_first_stage_error_stays_within_the_bound(seed, dims, spiky):
     if spiky:  # one large component per row: coarse codes for everything else
         vectors[np.arange(300), rng.integers(0, dims, 300)] *= 50
     vectors = _unit(vectors)
-    q = _unit(np.sign(rng.standard_normal((1, dims))).astype(np.float32))[0]  # largest ‖q‖₁ for a unit q
+    q = _unit(np.sign(rng.standard_normal((1, dims))).astype(np.float32))[
+        0
+    ]  # largest ‖q‖₁ for a unit q
     month = _month(vectors, np.full(300, NEVER, dtype=np.int64))
     rough = scan.first_stage([(month, 300)], q, None)[0]
     exact = (vectors.astype(np.float64) * q.astype(np.float64)).sum(axis=1)
@@ -109,7 +120,10 @@ def test_masked_rows_and_zero_vectors():
     q = np.array([1, 0], np.float32)
     assert [p for _, p in scan.top(month, q, 4, 10, 10)] == [0, 3, 1]  # row 2 edited at t0: masked
     assert [p for _, p in scan.top(month, q, 4, None, 2)] == [0, 2]
-    assert [p for _, p in scan.top(month, np.zeros(2, np.float32), 4, None, 2)] == [0, 1]  # all tie: earliest
+    assert [p for _, p in scan.top(month, np.zeros(2, np.float32), 4, None, 2)] == [
+        0,
+        1,
+    ]  # all tie: earliest
     assert scan.top(month, q, 0, None, 3) == []
 
 
@@ -139,5 +153,7 @@ def test_concurrent_searches_from_many_threads_agree_with_one_at_a_time():
     queries = _unit(rng.standard_normal((24, 32)).astype(np.float32))
     alone = [scan.top(month, q, 40_000 - 997 * i, None, 10) for i, q in enumerate(queries)]
     with ThreadPoolExecutor(6) as pool:
-        together = list(pool.map(lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10), range(24)))
+        together = list(
+            pool.map(lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10), range(24))
+        )
     assert together == alone

@@ -46,8 +46,12 @@ def test_threads_sharing_one_scanner_get_their_own_results():
     queries = np.random.default_rng(6).standard_normal((12, 32)).astype(np.float32)
     alone = [scan.top(month, q, 40_000 - 997 * i, None, 10) for i, q in enumerate(queries)]
     with scan.Scanner(workers=2) as scanner, ThreadPoolExecutor(4) as callers:
-        together = list(callers.map(lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10, scanner),
-                                    range(12)))
+        together = list(
+            callers.map(
+                lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10, scanner),
+                range(12),
+            )
+        )
     assert together == alone
 
 
@@ -72,7 +76,9 @@ def test_the_opened_index_owns_the_scanner_and_closes_it(tmp_path):
 
     before = _scan_threads()
     with IndexReader(tmp_path, {"months": {}}) as reader:
-        scan.first_stage([(_month(20_000, 16, 8), 20_000)], np.ones(16, np.float32), None, reader.scanner)
+        scan.first_stage(
+            [(_month(20_000, 16, 8), 20_000)], np.ones(16, np.float32), None, reader.scanner
+        )
         started = _scan_threads() - before
         assert started
     assert not any(t.is_alive() for t in started)
@@ -83,7 +89,11 @@ def test_a_retriever_closes_the_index_it_opened_and_leaves_a_given_one_to_its_ow
     from hindcast.archive.retriever import TimeBoundRetriever
     from hindcast.timeutil import parse_utc
 
-    snap, t0, big = reddit_archive[1], parse_utc("2026-01-01T00:00:00Z"), [(_month(20_000, 16, 9), 20_000)]
+    snap, t0, big = (
+        reddit_archive[1],
+        parse_utc("2026-01-01T00:00:00Z"),
+        [(_month(20_000, 16, 9), 20_000)],
+    )
     before = _scan_threads()
     with TimeBoundRetriever(snap, t0) as own:
         scan.first_stage(big, np.ones(16, np.float32), None, own.index.scanner)

@@ -24,7 +24,11 @@ HINDCAST = str(Path(sys.executable).parent / "hindcast")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -56,9 +60,13 @@ def test_all_shared_headlines_partitioned_by_creation_month(headlines_archive, h
     assert len(seen) == 46_809
 
 
-def test_build_is_byte_for_byte_deterministic_and_idempotent(tmp_path, headline_files, headlines_archive):
+def test_build_is_byte_for_byte_deterministic_and_idempotent(
+    tmp_path, headline_files, headlines_archive
+):
     first_archive, first_id = headlines_archive
-    again = build_snapshot(list(reversed(headline_files[:3])) + headline_files[3:], "headlines", "headlines", tmp_path)
+    again = build_snapshot(
+        list(reversed(headline_files[:3])) + headline_files[3:], "headlines", "headlines", tmp_path
+    )
     assert again == first_id
     first = _tree(layout.snapshot_dir(first_archive, first_id))
     assert _tree(layout.snapshot_dir(tmp_path, again)) == first
@@ -67,7 +75,10 @@ def test_build_is_byte_for_byte_deterministic_and_idempotent(tmp_path, headline_
 
 
 def test_different_content_gives_a_different_id(tmp_path, headline_files, headlines_archive):
-    assert build_snapshot(headline_files[:2], "headlines", "headlines", tmp_path) != headlines_archive[1]
+    assert (
+        build_snapshot(headline_files[:2], "headlines", "headlines", tmp_path)
+        != headlines_archive[1]
+    )
 
 
 def test_cli_verify_passes_then_detects_one_changed_byte(tmp_path, headline_files):
@@ -78,7 +89,9 @@ def test_cli_verify_passes_then_detects_one_changed_byte(tmp_path, headline_file
     _flip_byte(part)
     bad = _cli("verify", "--archive", str(tmp_path))
     assert bad.returncode == 1
-    assert "changed: source=headlines/month=" in bad.stderr and bad.stderr.startswith("hindcast: error:")
+    assert "changed: source=headlines/month=" in bad.stderr and bad.stderr.startswith(
+        "hindcast: error:"
+    )
 
 
 def test_verify_reports_missing_and_extra_files(tmp_path, headline_files):
@@ -101,19 +114,42 @@ def test_writing_into_a_frozen_snapshot_is_refused(tmp_path, headline_files):
         ingest_into(headline_files[1], "headlines", "headlines", root, tmp_path / "r.txt")
     part = next(root.rglob("part-0.parquet"))
     assert not os.stat(part).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
-    refused = _cli("ingest", str(headline_files[1]), "--source", "x", "--format", "headlines",
-                   "--archive", str(tmp_path), "--snapshot", snapshot_id)
+    refused = _cli(
+        "ingest",
+        str(headline_files[1]),
+        "--source",
+        "x",
+        "--format",
+        "headlines",
+        "--archive",
+        str(tmp_path),
+        "--snapshot",
+        snapshot_id,
+    )
     assert refused.returncode == 1 and "frozen" in refused.stderr
     assert verify_snapshot(tmp_path, snapshot_id) == []
 
 
 def test_malformed_headlines_go_to_rejects_with_file_line_reason(tmp_path):
-    good = {"id": "h1", "created_utc": 1759285380, "title": "Shutdown looms", "source": "AP News",
-            "kind": "news_headline", "archive_file": "news/2025/10/01/04-23.md"}
-    path = write_jsonl(tmp_path / "news_x.jsonl", [
-        good, "{not json", {**good, "id": "h2", "created_utc": "yesterday"}, {**good, "id": "h3", "title": None},
-        [1, 2], {**good, "id": "h4", "created_utc": 1761955200},
-    ])
+    good = {
+        "id": "h1",
+        "created_utc": 1759285380,
+        "title": "Shutdown looms",
+        "source": "AP News",
+        "kind": "news_headline",
+        "archive_file": "news/2025/10/01/04-23.md",
+    }
+    path = write_jsonl(
+        tmp_path / "news_x.jsonl",
+        [
+            good,
+            "{not json",
+            {**good, "id": "h2", "created_utc": "yesterday"},
+            {**good, "id": "h3", "title": None},
+            [1, 2],
+            {**good, "id": "h4", "created_utc": 1761955200},
+        ],
+    )
     summary = ingest([path], "headlines", "headlines", tmp_path / "arc")[0]
     assert (summary.written, summary.rejected, summary.read) == (2, 4, 6)
     assert summary.months == {"2025-10": 1, "2025-11": 1}
@@ -129,7 +165,9 @@ def test_reingest_into_the_draft_is_idempotent_and_freezes_to_the_same_id(tmp_pa
     before = _tree(layout.draft_dir(archive))
     ingest(headline_files[:2], "headlines", "headlines", archive, chunk_rows=1000)
     assert _tree(layout.draft_dir(archive)) == before
-    assert freeze(archive) == build_snapshot(headline_files[:2], "headlines", "headlines", tmp_path / "other")
+    assert freeze(archive) == build_snapshot(
+        headline_files[:2], "headlines", "headlines", tmp_path / "other"
+    )
 
 
 def test_duplicate_rows_across_inputs_are_merged_once(tmp_path):

@@ -37,8 +37,13 @@ START = datetime(2024, 1, 1, tzinfo=timezone.utc)
 HOURS = 24 * 90  # three months on an hourly grid: many exact ties of creation time
 
 word_lists = st.lists(st.sampled_from(WORDS), min_size=0, max_size=8)
-document = st.tuples(st.integers(0, HOURS - 1), word_lists, word_lists, st.sampled_from([None, None, None, 0, 1]),
-                     st.integers(0, 24 * 40))
+document = st.tuples(
+    st.integers(0, HOURS - 1),
+    word_lists,
+    word_lists,
+    st.sampled_from([None, None, None, 0, 1]),
+    st.integers(0, 24 * 40),
+)
 archives = st.lists(document, min_size=1, max_size=60)
 queries = st.lists(st.sampled_from([*WORDS, "unknownword"]), min_size=1, max_size=3).map(" ".join)
 
@@ -47,8 +52,13 @@ def _rows(spec) -> list[dict]:
     rows = []
     for i, (hour, title, body, edit, later) in enumerate(spec):
         created = START + timedelta(hours=hour)
-        row = {"id": f"d{i}", "created_at": created.isoformat(), "title": " ".join(title) or "x",
-               "text": " ".join(body), "source": "test"}
+        row = {
+            "id": f"d{i}",
+            "created_at": created.isoformat(),
+            "title": " ".join(title) or "x",
+            "text": " ".join(body),
+            "source": "test",
+        }
         if edit is not None:  # edited at creation + `later` hours (possibly after t0)
             row["edited_at"] = (created + timedelta(hours=later)).isoformat()
         rows.append(row)
@@ -66,15 +76,27 @@ def _archive(folder: Path, rows: list[dict]):
 
 def _results(world, t0, query, k, mode, policy):
     snap, index = world
-    hits = TimeBoundRetriever(snap, t0, index=index, edit_policy=policy).search(query, k=k, mode=mode)
+    hits = TimeBoundRetriever(snap, t0, index=index, edit_policy=policy).search(
+        query, k=k, mode=mode
+    )
     return [(h.doc.id, h.score) for h in hits]
 
 
-@settings(max_examples=ARCHIVES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(spec=archives, cut=st.integers(0, HOURS), offset=st.sampled_from([0, 1, 1800]),
-       asks=st.lists(st.tuples(queries, st.integers(1, 12)), min_size=6, max_size=6))
-def test_text_and_hybrid_do_not_change_when_late_documents_exist(tmp_path_factory, spec, cut, offset, asks):
+@settings(
+    max_examples=ARCHIVES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    spec=archives,
+    cut=st.integers(0, HOURS),
+    offset=st.sampled_from([0, 1, 1800]),
+    asks=st.lists(st.tuples(queries, st.integers(1, 12)), min_size=6, max_size=6),
+)
+def test_text_and_hybrid_do_not_change_when_late_documents_exist(
+    tmp_path_factory, spec, cut, offset, asks
+):
     t0 = START + timedelta(hours=cut, seconds=offset)
     rows = _rows(spec)
     early = [r for r in rows if datetime.fromisoformat(r["created_at"]) < t0]
@@ -84,8 +106,9 @@ def test_text_and_hybrid_do_not_change_when_late_documents_exist(tmp_path_factor
     for query, k in asks:
         for mode in ("text", "hybrid"):
             for policy in ("strict", "ignore"):
-                assert _results(full, t0, query, k, mode, policy) == _results(before, t0, query, k, mode, policy), \
-                    (query, k, mode, policy)
+                assert _results(full, t0, query, k, mode, policy) == _results(
+                    before, t0, query, k, mode, policy
+                ), (query, k, mode, policy)
 
 
 # ---- the BM25 module alone -------------------------------------------------------------
@@ -105,7 +128,11 @@ def _top(rows, t0: int, query: str, n: int, strict: bool):
         created = np.array([r[0] for r in part], dtype=np.int64)
         edit = np.array([r[2] for r in part], dtype=np.int64)
         postings = text.Postings(**text.build([r[1] for r in part]))
-        views.append(text.View(month, postings, int(np.searchsorted(created, t0)), edit, t0 if strict else None))
+        views.append(
+            text.View(
+                month, postings, int(np.searchsorted(created, t0)), edit, t0 if strict else None
+            )
+        )
         ids.update({(month, i): r for i, r in enumerate(part)})
     return [(score, ids[(month, i)]) for score, month, i in text.top(views, query, n)]
 
@@ -124,16 +151,32 @@ def _bm25(rows, t0: int, query: str, strict: bool) -> dict:
         for r in seen:
             tf = Counter(text.tokens(r[1]))[term]
             if tf:
-                scores[r] = scores.get(r, 0.0) + idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[r] / avg))
+                scores[r] = scores.get(r, 0.0) + idf * tf * 2.2 / (
+                    tf + 1.2 * (0.25 + 0.75 * lengths[r] / avg)
+                )
     return scores
 
 
-module_rows = st.lists(st.tuples(st.integers(0, 399), word_lists.map(" ".join), st.sampled_from([docs.INT64_MIN, 150, 250, 399])),
-                       min_size=1, max_size=80, unique_by=lambda r: (r[0], r[1]))
+module_rows = st.lists(
+    st.tuples(
+        st.integers(0, 399),
+        word_lists.map(" ".join),
+        st.sampled_from([docs.INT64_MIN, 150, 250, 399]),
+    ),
+    min_size=1,
+    max_size=80,
+    unique_by=lambda r: (r[0], r[1]),
+)
 
 
 @settings(max_examples=MODULE_CASES, deadline=None, database=None)
-@given(rows=module_rows, t0=st.integers(0, 420), query=queries, n=st.integers(1, 20), strict=st.booleans())
+@given(
+    rows=module_rows,
+    t0=st.integers(0, 420),
+    query=queries,
+    n=st.integers(1, 20),
+    strict=st.booleans(),
+)
 def test_bm25_counts_exactly_the_visible_documents(rows, t0, query, n, strict):
     got = _top(rows, t0, query, n, strict)
     assert got == _top([r for r in rows if r[0] < t0], t0, query, n, strict)
@@ -142,4 +185,6 @@ def test_bm25_counts_exactly_the_visible_documents(rows, t0, query, n, strict):
     for score, row in got:
         assert math.isclose(score, expected[row], rel_tol=1e-12)
     assert [s for s, _ in got] == sorted((s for s, _ in got), reverse=True)
-    assert all(expected[row] <= got[-1][0] + 1e-12 for row in expected if row not in {r for _, r in got})
+    assert all(
+        expected[row] <= got[-1][0] + 1e-12 for row in expected if row not in {r for _, r in got}
+    )

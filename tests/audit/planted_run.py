@@ -44,8 +44,16 @@ class Scripted:
         if self.outage is not None:
             raise self.outage
         self.calls.append((text, question))
-        label = "reveals-outcome" if LEAK_MARK in text else "after-t0" if LATER_MARK in text else "neither"
-        return leaks.Verdict(label, 1.0 if label != "neither" else 0.0, self.name, f"marker for {label}")
+        label = (
+            "reveals-outcome"
+            if LEAK_MARK in text
+            else "after-t0"
+            if LATER_MARK in text
+            else "neither"
+        )
+        return leaks.Verdict(
+            label, 1.0 if label != "neither" else 0.0, self.name, f"marker for {label}"
+        )
 
 
 SCRIPTED = Scripted()
@@ -82,7 +90,9 @@ def sample_markets(n: int = 3) -> tuple[str, list]:
         t0 = resolution.resolved_at - T0_BEFORE_RESOLUTION
         history = bundle.prices.get(resolution.market_id, ())
         if resolution.outcome in (0.0, 1.0) and any(p.t < t0 for p in history):
-            chosen.append((resolution.market_id, t0, resolution.outcome, asked[resolution.market_id]))
+            chosen.append(
+                (resolution.market_id, t0, resolution.outcome, asked[resolution.market_id])
+            )
     return version.id, chosen[:n]
 
 
@@ -99,14 +109,28 @@ def build(folder: Path) -> Planted:
     url = default_url(folder)
     store = RunStore(url)
     run_id = "audit-planted"
-    manifest = {"market_store": {"root": str(SAMPLE_MARKETS), "version": version},
-                "archive": {"root": str(archive.resolve()), "snapshot": snapshot},
-                "identity": {"snapshot": snapshot}, "forecasters": {}}
+    manifest = {
+        "market_store": {"root": str(SAMPLE_MARKETS), "version": version},
+        "archive": {"root": str(archive.resolve()), "snapshot": snapshot},
+        "identity": {"snapshot": snapshot},
+        "forecasters": {},
+    }
     store.ensure_run(run_id, {}, manifest, markets[0][1])
     _forecasts(store, run_id, markets)
-    scored = {r.market_id: r.market_price for r in api.rescore(store, run_id).rows if r.forecaster == "agent"}
+    scored = {
+        r.market_id: r.market_price
+        for r in api.rescore(store, run_id).rows
+        if r.forecaster == "agent"
+    }
     store.close()
-    return Planted(url, run_id, tuple((m, t0, y, scored[m]) for m, t0, y, _ in markets), "leak-a", archive, snapshot)
+    return Planted(
+        url,
+        run_id,
+        tuple((m, t0, y, scored[m]) for m, t0, y, _ in markets),
+        "leak-a",
+        archive,
+        snapshot,
+    )
 
 
 def _documents(markets: list) -> list[dict]:
@@ -114,31 +138,65 @@ def _documents(markets: list) -> list[dict]:
     stamp = lambda t0, days: int((t0 - timedelta(days=days)).timestamp())  # noqa: E731
     outcome = "YES" if y_a == 1.0 else "NO"
     return [
-        {"id": "leak-a", "created_utc": stamp(t0_a, 3), "source": "Planted Wire", "kind": "news_headline",
-         "title": f"{asked.rstrip('?')}? It has {LEAK_MARK}: {outcome}"},
-        {"id": "neutral-a", "created_utc": stamp(t0_a, 5), "source": "Planted Wire", "kind": "news_headline",
-         "title": "Officials meet to discuss the calendar"},
-        {"id": "neutral-b", "created_utc": stamp(t0_b, 5), "source": "Planted Wire", "kind": "news_headline",
-         "title": "Analysts disagree about next quarter"},
-        {"id": "neutral-c", "created_utc": stamp(t0_c, 5), "source": "Planted Wire", "kind": "news_headline",
-         "title": "A quiet week for the markets"},
+        {
+            "id": "leak-a",
+            "created_utc": stamp(t0_a, 3),
+            "source": "Planted Wire",
+            "kind": "news_headline",
+            "title": f"{asked.rstrip('?')}? It has {LEAK_MARK}: {outcome}",
+        },
+        {
+            "id": "neutral-a",
+            "created_utc": stamp(t0_a, 5),
+            "source": "Planted Wire",
+            "kind": "news_headline",
+            "title": "Officials meet to discuss the calendar",
+        },
+        {
+            "id": "neutral-b",
+            "created_utc": stamp(t0_b, 5),
+            "source": "Planted Wire",
+            "kind": "news_headline",
+            "title": "Analysts disagree about next quarter",
+        },
+        {
+            "id": "neutral-c",
+            "created_utc": stamp(t0_c, 5),
+            "source": "Planted Wire",
+            "kind": "news_headline",
+            "title": "A quiet week for the markets",
+        },
     ]
 
 
 def _forecasts(store, run_id: str, markets: list) -> None:
     (a, t0_a, y_a, _), (b, t0_b, _, _), (c, t0_c, _, _) = markets
     search = lambda ids: ({"op": "search", "query": "q", "k": 5, "mode": "text", "ids": ids},)  # noqa: E731
-    agent = [(a, t0_a, abs(y_a - 0.05), "", search(["leak-a", "neutral-a"]) + ({"op": "read", "doc_id": "leak-a", "ids": ["leak-a"]},)),
-             (b, t0_b, 0.3, f"It has {LEAK_MARK} already.", search(["neutral-b"])),
-             (c, t0_c, 0.5, "Nothing decisive yet.", search(["neutral-c"]))]
+    agent = [
+        (
+            a,
+            t0_a,
+            abs(y_a - 0.05),
+            "",
+            search(["leak-a", "neutral-a"])
+            + ({"op": "read", "doc_id": "leak-a", "ids": ["leak-a"]},),
+        ),
+        (b, t0_b, 0.3, f"It has {LEAK_MARK} already.", search(["neutral-b"])),
+        (c, t0_c, 0.5, "Nothing decisive yet.", search(["neutral-c"])),
+    ]
     for market, t0, p, rationale, calls in agent:
         store.add(run_id, "agent", market, t0, "at", Forecast(p, rationale=rationale), calls)
     for market, t0, _, _, _ in agent:
         forecast = Forecast(None, error="no answer") if market == c else Forecast(0.5)
         store.add(run_id, "closed", market, t0, "at", forecast)
     returned = search(["leak-a", "neutral-a"])
-    withhold = {"op": "withhold", "doc_id": "leak-a", "verdict": {"label": "reveals-outcome"}, "via": returned[0],
-                "ids": []}
+    withhold = {
+        "op": "withhold",
+        "doc_id": "leak-a",
+        "verdict": {"label": "reveals-outcome"},
+        "via": returned[0],
+        "ids": [],
+    }
     store.add(run_id, "filtered", a, t0_a, "at", Forecast(0.5), returned + (withhold,))
 
 

@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.leak_detectors import (
-    MEASURED, SETS, Row, best_recall, evaluate, judge_rows, load_questions, load_rows, measure,
+    MEASURED,
+    SETS,
+    Row,
+    best_recall,
+    evaluate,
+    judge_rows,
+    load_questions,
+    load_rows,
+    measure,
 )
 from hindcast.forecasters.leaks import Verdict, get_detector
 from hindcast.markets.store import open_version
@@ -23,8 +31,21 @@ from hindcast.replay.cutoffs import fraction_cutoff, lifetime
 from hindcast.timeutil import ONE_DAY
 from tests.helpers import SAMPLE_MARKETS
 
-FIELDS = {"id", "market_id", "question", "t0", "text", "source", "headline_id", "original_created_at",
-          "stamped_created_at", "label", "kind", "hand_checked", "outcome"}
+FIELDS = {
+    "id",
+    "market_id",
+    "question",
+    "t0",
+    "text",
+    "source",
+    "headline_id",
+    "original_created_at",
+    "stamped_created_at",
+    "label",
+    "kind",
+    "hand_checked",
+    "outcome",
+}
 KINDS = {"positive": "misdated-outcome", "negative": "pre-t0-same-topic"}
 MARGIN = 0.02  # embedding arithmetic may move a borderline score across a threshold on another CPU
 
@@ -95,9 +116,15 @@ def test_negatives_were_published_before_t0_and_are_not_restamped(raw):
 def test_markets_are_listed_once_with_t0_the_day_before_resolution(raw, markets):
     assert {r["market_id"] for r in raw} == set(markets)
     for m in markets.values():
-        assert _at(m["t0"]) == _at(m["resolved_at"]) - ONE_DAY and m["question"] and m["description"]
-    assert all(r["question"] == markets[r["market_id"]]["question"] and r["t0"] == markets[r["market_id"]]["t0"]
-               and r["outcome"] == markets[r["market_id"]]["outcome"] for r in raw)
+        assert (
+            _at(m["t0"]) == _at(m["resolved_at"]) - ONE_DAY and m["question"] and m["description"]
+        )
+    assert all(
+        r["question"] == markets[r["market_id"]]["question"]
+        and r["t0"] == markets[r["market_id"]]["t0"]
+        and r["outcome"] == markets[r["market_id"]]["outcome"]
+        for r in raw
+    )
 
 
 def test_sample_set_markets_are_sample_markets_as_the_set_states_them(sample):
@@ -113,7 +140,10 @@ def test_sample_set_markets_are_sample_markets_as_the_set_states_them(sample):
 
 
 def test_heldout_set_shares_no_market_and_no_headline_with_the_sample_set():
-    sample_rows, held_rows = _jsonl(SETS["sample"], "leakset.jsonl"), _jsonl(SETS["heldout"], "leakset.jsonl")
+    sample_rows, held_rows = (
+        _jsonl(SETS["sample"], "leakset.jsonl"),
+        _jsonl(SETS["heldout"], "leakset.jsonl"),
+    )
     sample_ids = {r["id"] for r in _jsonl(Path(SAMPLE_MARKETS) / "forecastbench", "markets.jsonl")}
     assert not {r["market_id"] for r in held_rows} & sample_ids
     assert not {r["headline_id"] for r in held_rows} & {r["headline_id"] for r in sample_rows}
@@ -140,8 +170,15 @@ def _verdict(flagged: bool, score: float) -> Verdict:
     return Verdict("reveals-outcome" if flagged else "neither", score, "crafted")
 
 
-CRAFTED = [_row(0, "a", True), _row(1, "a", True), _row(2, "a", False), _row(3, "b", True),
-           _row(4, "b", False), _row(5, "b", False, checked=False), _row(6, "c", True)]
+CRAFTED = [
+    _row(0, "a", True),
+    _row(1, "a", True),
+    _row(2, "a", False),
+    _row(3, "b", True),
+    _row(4, "b", False),
+    _row(5, "b", False, checked=False),
+    _row(6, "c", True),
+]
 
 
 def test_precision_recall_and_failures_on_crafted_rows():
@@ -158,10 +195,17 @@ def test_hand_checked_subset_and_best_threshold_on_crafted_rows():
     scores = [0.9, 0.4, 0.6, 0.8, 0.1, 0.7, 0.95]
     verdicts = [_verdict(s >= 0.5, s) for s in scores]
     result = evaluate("crafted", CRAFTED, verdicts)
-    assert (result["hand_checked"]["tp"], result["hand_checked"]["fp"]) == (3, 1)  # r5 (fp, unchecked) left out
+    assert (result["hand_checked"]["tp"], result["hand_checked"]["fp"]) == (
+        3,
+        1,
+    )  # r5 (fp, unchecked) left out
     assert (result["all"]["tp"], result["all"]["fp"]) == (3, 2)
     # thresholds: 0.8 → flags r6, r0, r3 (all positive): precision 1, recall 3/4 — the best at ≥ 0.9
-    assert best_recall(CRAFTED, verdicts, 0.9) == {"threshold": 0.8, "precision": 1.0, "recall": 0.75}
+    assert best_recall(CRAFTED, verdicts, 0.9) == {
+        "threshold": 0.8,
+        "precision": 1.0,
+        "recall": 0.75,
+    }
 
 
 # ---- the model-free detector against the recorded measurement ---------------------------------------
@@ -173,7 +217,9 @@ def _measured(name: str) -> dict:
 def _lexical_on(folder: Path) -> dict:
     """The lexical detector's figures on a set (judged once per test session)."""
     rows, questions = load_rows(folder), load_questions(folder)
-    return evaluate("lexical", rows, asyncio.run(judge_rows(get_detector("lexical"), rows, questions)))
+    return evaluate(
+        "lexical", rows, asyncio.run(judge_rows(get_detector("lexical"), rows, questions))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -193,12 +239,17 @@ def test_lexical_precision_and_recall_equal_the_measured_values(lexical, leakset
 _M = _measured("sample")["all"]
 
 
-@pytest.mark.xfail(_M["precision"] < 0.9 or _M["recall"] < 0.9, strict=True,
-                   reason=f"issue 16 acceptance not met: lexical measured precision {_M['precision']:.3f}, "
-                          f"recall {_M['recall']:.3f} on the misdated positives (target ≥ 0.9 each)")
+@pytest.mark.xfail(
+    _M["precision"] < 0.9 or _M["recall"] < 0.9,
+    strict=True,
+    reason=f"issue 16 acceptance not met: lexical measured precision {_M['precision']:.3f}, "
+    f"recall {_M['recall']:.3f} on the misdated positives (target ≥ 0.9 each)",
+)
 def test_lexical_reaches_recall_and_precision_0_9_on_misdated_positives():
     misdated = _lexical_on(SETS["sample"])["all"]
-    assert misdated["precision"] >= 0.9 and misdated["recall"] >= 0.9  # every positive is a misdated headline
+    assert (
+        misdated["precision"] >= 0.9 and misdated["recall"] >= 0.9
+    )  # every positive is a misdated headline
 
 
 # ---- the LLM judge over the fake chat model, scripted: its figures computed exactly ------------------
@@ -210,16 +261,29 @@ def _scripted_answers(rows: list[Row]) -> dict[str, str]:
     missed; the first hand-checked and the first unchecked negative flagged ("after-date"), the
     rest "neither". Ciattarelli market: 3 positives flagged, the 4th missed, the 5th unreadable;
     every negative "neither"."""
-    def of(market, positive, checked=None):
-        return [r for r in rows if r.market_id.startswith(market) and r.positive == positive
-                and (checked is None or r.hand_checked == checked)]
 
-    reveal, after, neither = ('{"label": "reveals-outcome", "confidence": 0.9}',
-                              '{"label": "after-date", "confidence": 0.7}', '{"label": "neither", "confidence": 0.8}')
+    def of(market, positive, checked=None):
+        return [
+            r
+            for r in rows
+            if r.market_id.startswith(market)
+            and r.positive == positive
+            and (checked is None or r.hand_checked == checked)
+        ]
+
+    reveal, after, neither = (
+        '{"label": "reveals-outcome", "confidence": 0.9}',
+        '{"label": "after-date", "confidence": 0.7}',
+        '{"label": "neither", "confidence": 0.8}',
+    )
     script = {r.text: neither for r in rows}
     script |= {r.text: reveal for r in of(THUNBERG, True)[:5] + of(CIATTARELLI, True)[:3]}
-    script |= {r.text: after for r in of(THUNBERG, False, True)[:1] + of(THUNBERG, False, False)[:1]}
-    script[of(CIATTARELLI, True)[4].text] = "I cannot tell."  # unreadable, and again after the repair
+    script |= {
+        r.text: after for r in of(THUNBERG, False, True)[:1] + of(THUNBERG, False, False)[:1]
+    }
+    script[of(CIATTARELLI, True)[4].text] = (
+        "I cannot tell."  # unreadable, and again after the repair
+    )
     return script
 
 
@@ -231,12 +295,20 @@ def test_the_judge_over_the_scripted_fake_model_has_exactly_the_scripted_figures
 
     folder = SETS["sample"]
     rows = [r for r in load_rows(folder) if r.market_id[:10] in (THUNBERG, CIATTARELLI)]
-    assert (len(rows), sum(r.positive for r in rows), sum(r.hand_checked for r in rows)) == (34, 11, 29)
+    assert (len(rows), sum(r.positive for r in rows), sum(r.hand_checked for r in rows)) == (
+        34,
+        11,
+        29,
+    )
     script = _scripted_answers(rows)
 
     def reply(body: dict) -> str:
         prompt = body["messages"][-1]["content"]
-        return script[prompt.split('Text:\n"""\n', 1)[1].split('\n"""', 1)[0]] if 'Text:\n"""' in prompt else ""
+        return (
+            script[prompt.split('Text:\n"""\n', 1)[1].split('\n"""', 1)[0]]
+            if 'Text:\n"""' in prompt
+            else ""
+        )
 
     fake = FakeChatModel([], default=reply)
     models = Models(http=lambda: httpx.AsyncClient(transport=fake.transport()), backoff=0.0)
@@ -250,9 +322,21 @@ def test_the_judge_over_the_scripted_fake_model_has_exactly_the_scripted_figures
 
     result = evaluate(detector.name, rows, asyncio.run(run()))
     every, checked = result["all"], result["hand_checked"]
-    assert (every["tp"], every["fp"], every["fn"], every["tn"], every["failures"]) == (8, 2, 2, 21, 1)
+    assert (every["tp"], every["fp"], every["fn"], every["tn"], every["failures"]) == (
+        8,
+        2,
+        2,
+        21,
+        1,
+    )
     assert (every["precision"], every["recall"]) == (0.8, 0.8)
-    assert (checked["tp"], checked["fp"], checked["fn"], checked["tn"], checked["failures"]) == (8, 1, 2, 17, 1)
+    assert (checked["tp"], checked["fp"], checked["fn"], checked["tn"], checked["failures"]) == (
+        8,
+        1,
+        2,
+        17,
+        1,
+    )
     assert (checked["precision"], checked["recall"]) == (8 / 9, 0.8)
     assert len(fake.requests) == 34 + 1  # one repair for the unreadable answer
 
@@ -271,5 +355,9 @@ def test_the_local_model_judge_on_the_small_subset_equals_the_measured_values():
     then = recorded[name]["small"]
     assert now["rows"] == then["rows"] == 34
     assert abs(now["failures"] - then["failures"]) <= 2
-    for key in ("tp", "fp", "fn"):  # temperature 0, but float arithmetic may still differ by a token across CPUs
+    for key in (
+        "tp",
+        "fp",
+        "fn",
+    ):  # temperature 0, but float arithmetic may still differ by a token across CPUs
         assert abs(now[key] - then[key]) <= 3, key

@@ -32,8 +32,14 @@ def scripted():
 def audited(planted, tmp_path, specs=("scripted",), **options):
     store = RunStore(planted.url)
     try:
-        return run_audit.audit(store, planted.run_id, specs, audit_file=tmp_path / "audits.db", replicates=FAST,
-                               **options)
+        return run_audit.audit(
+            store,
+            planted.run_id,
+            specs,
+            audit_file=tmp_path / "audits.db",
+            replicates=FAST,
+            **options,
+        )
     finally:
         store.close()
 
@@ -50,13 +56,34 @@ def rows_of(result) -> dict:
     return {row["forecaster"]: row for row in result.to_json()["forecasters"]}
 
 
-def test_the_misdated_document_and_the_forecast_that_read_it_are_flagged(planted, scripted, tmp_path):
+def test_the_misdated_document_and_the_forecast_that_read_it_are_flagged(
+    planted, scripted, tmp_path
+):
     agent, closed, _ = rows_of(audited(planted, tmp_path)).values()
-    assert (agent["docs_read"], agent["docs_flagged"], agent["reveals_outcome"], agent["after_t0"]) == (4, 1, 1, 0)
-    assert (agent["evidence_flagged"], agent["rationales_flagged"], agent["flagged_forecasts"]) == (1, 1, 2)
-    assert (agent["forecasts"], agent["failed"], agent["docs_missing"], agent["unjudged"]) == (3, 0, 0, 0)
+    assert (
+        agent["docs_read"],
+        agent["docs_flagged"],
+        agent["reveals_outcome"],
+        agent["after_t0"],
+    ) == (4, 1, 1, 0)
+    assert (agent["evidence_flagged"], agent["rationales_flagged"], agent["flagged_forecasts"]) == (
+        1,
+        1,
+        2,
+    )
+    assert (agent["forecasts"], agent["failed"], agent["docs_missing"], agent["unjudged"]) == (
+        3,
+        0,
+        0,
+        0,
+    )
     assert agent["docs_withheld"] == 0
-    assert (closed["forecasts"], closed["failed"], closed["docs_read"], closed["flagged_forecasts"]) == (3, 1, 0, 0)
+    assert (
+        closed["forecasts"],
+        closed["failed"],
+        closed["docs_read"],
+        closed["flagged_forecasts"],
+    ) == (3, 1, 0, 0)
 
 
 def test_a_document_the_leak_filter_withheld_was_not_read(planted, scripted, tmp_path):
@@ -68,11 +95,20 @@ def test_a_document_the_leak_filter_withheld_was_not_read(planted, scripted, tmp
 def test_every_flagged_text_is_listed_with_its_verdict(planted, scripted, tmp_path):
     (a, t0_a, _, _), (b, t0_b, _, _), _ = planted.markets
     flagged = audited(planted, tmp_path).flagged
-    assert [(f["forecaster"], f["market"], f["t0"], f["kind"], f["doc_id"], f["label"]) for f in flagged] == [
+    assert [
+        (f["forecaster"], f["market"], f["t0"], f["kind"], f["doc_id"], f["label"]) for f in flagged
+    ] == [
         ("agent", a, planted_run.t0_text(t0_a), "document", planted.leak_id, "reveals-outcome"),
-        ("agent", b, planted_run.t0_text(t0_b), "rationale", "", "reveals-outcome")]
-    assert flagged[0]["verdicts"] == [{"detector": "scripted-v1", "label": "reveals-outcome", "score": 1.0,
-                                       "reason": "marker for reveals-outcome"}]
+        ("agent", b, planted_run.t0_text(t0_b), "rationale", "", "reveals-outcome"),
+    ]
+    assert flagged[0]["verdicts"] == [
+        {
+            "detector": "scripted-v1",
+            "label": "reveals-outcome",
+            "score": 1.0,
+            "reason": "marker for reveals-outcome",
+        }
+    ]
     assert planted_run.LEAK_MARK in flagged[0]["excerpt"]
 
 
@@ -84,7 +120,9 @@ def test_each_text_is_judged_against_its_question_at_t0(planted, scripted, tmp_p
     t0s = {m: t0 for m, t0, _, _ in planted.markets}
     asked = {m.id: m.question for m in open_version(planted_run.SAMPLE_MARKETS).bundle.markets}
     assert {q.market_id for _, q in scripted.calls} == set(t0s)
-    assert all(q.t0 == t0s[q.market_id] and q.question == asked[q.market_id] for _, q in scripted.calls)
+    assert all(
+        q.t0 == t0s[q.market_id] and q.question == asked[q.market_id] for _, q in scripted.calls
+    )
     leak = next(q for text, q in scripted.calls if text.endswith(("resolved: YES", "resolved: NO")))
     assert leak.market_id == planted.markets[0][0]
 
@@ -97,7 +135,9 @@ def test_the_brier_with_and_without_the_flagged_forecasts_by_hand(planted, scrip
     assert agent["brier_all"] == pytest.approx(everything)
     assert agent["brier_clean"] == pytest.approx(brier(p[c], y_c))
     assert agent["all_minus_clean"] == pytest.approx(everything - brier(p[c], y_c))
-    versus = ((brier(p[a], y_a) - brier(price_a, y_a)) + (brier(p[b], y_b) - brier(price_b, y_b))) / 2
+    versus = (
+        (brier(p[a], y_a) - brier(price_a, y_a)) + (brier(p[b], y_b) - brier(price_b, y_b))
+    ) / 2
     assert agent["flagged_minus_market"] == pytest.approx(versus)
     assert agent["delta_low"] <= agent["all_minus_clean"] <= agent["delta_high"]
     assert agent["vs_market_low"] <= agent["flagged_minus_market"] <= agent["vs_market_high"]
@@ -105,7 +145,9 @@ def test_the_brier_with_and_without_the_flagged_forecasts_by_hand(planted, scrip
 
 def test_a_forecaster_with_nothing_flagged_loses_nothing(planted, scripted, tmp_path):
     closed = rows_of(audited(planted, tmp_path))["closed"]
-    assert closed["brier_all"] == closed["brier_clean"] == pytest.approx(0.25)  # the failure is not scored
+    assert (
+        closed["brier_all"] == closed["brier_clean"] == pytest.approx(0.25)
+    )  # the failure is not scored
     assert closed["all_minus_clean"] == 0.0 and closed["flagged_minus_market"] is None
 
 
@@ -148,12 +190,15 @@ def test_an_audit_of_other_rows_is_marked_stale_in_the_report(planted, scripted,
     now = {planted.run_id: load_scored(store, planted.run_id).rows}
     (fresh,) = stored.stored_findings(store.url, [planted.run_id], now)
     market, t0, _, _ = planted.markets[1]
-    store.add(planted.run_id, "filtered", market, t0, "at", Forecast(0.4))  # the run grows after the audit
+    store.add(
+        planted.run_id, "filtered", market, t0, "at", Forecast(0.4)
+    )  # the run grows after the audit
     later = {planted.run_id: load_scored(store, planted.run_id).rows}
     (stale,) = stored.stored_findings(store.url, [planted.run_id], later)
     store.close()
-    assert "STALE" not in fresh.title and stale.title.endswith("STALE: the run changed since this audit; run "
-                                                                "hindcast audit again")
+    assert "STALE" not in fresh.title and stale.title.endswith(
+        "STALE: the run changed since this audit; run hindcast audit again"
+    )
 
 
 def test_a_judge_outage_stops_the_audit_and_is_never_a_verdict(planted, scripted, tmp_path):
@@ -166,11 +211,15 @@ def test_a_judge_outage_stops_the_audit_and_is_never_a_verdict(planted, scripted
     store.close()
 
 
-def test_an_unknown_detector_or_run_is_refused_before_anything_is_written(planted, scripted, tmp_path):
+def test_an_unknown_detector_or_run_is_refused_before_anything_is_written(
+    planted, scripted, tmp_path
+):
     with pytest.raises(ConfigError, match="unknown leak detector 'nope'"):
         audited(planted, tmp_path, specs=("scripted", "nope"))
     with pytest.raises(RunStoreError, match="no run 'missing'"):
-        run_audit.audit(RunStore(planted.url), "missing", ("scripted",), audit_file=tmp_path / "audits.db")
+        run_audit.audit(
+            RunStore(planted.url), "missing", ("scripted",), audit_file=tmp_path / "audits.db"
+        )
     assert not (tmp_path / "audits.db").exists()
 
 
@@ -201,10 +250,17 @@ def test_a_detector_without_a_verdict_is_counted_unjudged(planted, scripted, tmp
     leaks.register("mute", lambda spec, params, models: Mute())
     result = audited(planted, tmp_path, specs=("scripted", "mute"))
     rows = {(r["forecaster"], r["detector"]): r for r in result.to_json()["forecasters"]}
-    assert rows[("agent", "mute")]["unjudged"] == 6 and rows[("agent", "mute")]["flagged_forecasts"] == 0
+    assert (
+        rows[("agent", "mute")]["unjudged"] == 6
+        and rows[("agent", "mute")]["flagged_forecasts"] == 0
+    )
     # any: the 2 texts the scripted detector flagged are flagged; the other 4 lack mute's verdict
-    assert rows[("agent", "any")]["flagged_forecasts"] == 2 and rows[("agent", "any")]["unjudged"] == 4
-    assert math.isclose(rows[("agent", "mute")]["brier_all"], rows[("agent", "mute")]["brier_clean"])
+    assert (
+        rows[("agent", "any")]["flagged_forecasts"] == 2 and rows[("agent", "any")]["unjudged"] == 4
+    )
+    assert math.isclose(
+        rows[("agent", "mute")]["brier_all"], rows[("agent", "mute")]["brier_clean"]
+    )
 
 
 def test_the_lexical_detector_flags_the_misdated_document(planted, tmp_path):
@@ -220,8 +276,13 @@ def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_pat
     store = RunStore(copied_url(planted, tmp_path))
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
     found = stored.stored_findings(store.url, [planted.run_id])
-    html = write_report(tmp_path / "report", [load_scored(store, planted.run_id)], "t", replicates=FAST,
-                        findings=found).read_text()
+    html = write_report(
+        tmp_path / "report",
+        [load_scored(store, planted.run_id)],
+        "t",
+        replicates=FAST,
+        findings=found,
+    ).read_text()
     store.close()
     assert '<section id="finding-audit"' in html and "Leak audit of run audit-planted" in html
 
@@ -247,13 +308,21 @@ def test_the_llm_judge_with_the_fake_model(planted, tmp_path):
         asked = len(fake.requests)
         second = audited(planted, tmp_path, specs=(spec,), models=models)
     agent = rows_of(first)["agent"]
-    assert (agent["docs_flagged"], agent["evidence_flagged"], agent["rationales_flagged"]) == (1, 1, 1)
-    assert agent["unjudged"] == 1  # "Nothing decisive yet.": unreadable twice, so no verdict (not "neither")
+    assert (agent["docs_flagged"], agent["evidence_flagged"], agent["rationales_flagged"]) == (
+        1,
+        1,
+        1,
+    )
+    assert (
+        agent["unjudged"] == 1
+    )  # "Nothing decisive yet.": unreadable twice, so no verdict (not "neither")
     assert {f["doc_id"] for f in first.flagged} == {planted.leak_id, ""}
     (verdict,) = first.flagged[0]["verdicts"]
     assert verdict["detector"].startswith(spec + "#") and verdict["score"] == 0.9
     assert (first.judged, first.cached) == (5, 0) and (second.judged, second.cached) == (0, 5)
-    assert len(fake.requests) == asked  # verdicts from audits.db; the unreadable answer replayed by the response cache
+    assert (
+        len(fake.requests) == asked
+    )  # verdicts from audits.db; the unreadable answer replayed by the response cache
     assert second.finding == first.finding
 
 
@@ -261,9 +330,17 @@ def test_an_unreachable_fake_judge_stops_the_audit(planted, tmp_path):
     from hindcast.forecasters.fake import FakeChatModel, error
     from hindcast.forecasters.models import Models
 
-    with (FakeChatModel(default=error(503)).serve() as url, Models(max_retries=0, backoff=0.0) as models,
-          pytest.raises(StoppedError, match="leak judge unreachable")):
-        audited(planted, tmp_path, specs=(f"judge:model=openai-compatible:{url}#judge-model",), models=models)
+    with (
+        FakeChatModel(default=error(503)).serve() as url,
+        Models(max_retries=0, backoff=0.0) as models,
+        pytest.raises(StoppedError, match="leak judge unreachable"),
+    ):
+        audited(
+            planted,
+            tmp_path,
+            specs=(f"judge:model=openai-compatible:{url}#judge-model",),
+            models=models,
+        )
     store = stored.AuditStore(tmp_path / "audits.db")
     assert store.n_verdicts() == 0 and store.audits(planted.run_id) == []
     store.close()

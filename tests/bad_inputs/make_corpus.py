@@ -76,21 +76,40 @@ def price_lines(n_per_market: int = 3) -> list[str]:
 
 
 def jsonl(rows: list) -> str:
-    return "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows)
+    return "".join(
+        (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows
+    )
 
 
 def headline_rows() -> list[dict]:
     base = 1_756_684_800  # 2025-09-01T00:00:00Z
-    return [{"id": f"h{i}", "created_utc": base + i * 3_600, "title": f"Headline number {i} about rates",
-             "source": "test", "kind": "news_headline"} for i in range(6)]
+    return [
+        {
+            "id": f"h{i}",
+            "created_utc": base + i * 3_600,
+            "title": f"Headline number {i} about rates",
+            "source": "test",
+            "kind": "news_headline",
+        }
+        for i in range(6)
+    ]
 
 
 def news_parquet(path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [{"id": f"n{i}", "created_at": f"2025-09-0{i + 1}T12:00:00+00:00", "title": f"News {i}",
-             "text": "Body " * 40, "url": f"https://example.org/{i}", "source": "wire"} for i in range(6)]
+    rows = [
+        {
+            "id": f"n{i}",
+            "created_at": f"2025-09-0{i + 1}T12:00:00+00:00",
+            "title": f"News {i}",
+            "text": "Body " * 40,
+            "url": f"https://example.org/{i}",
+            "source": "wire",
+        }
+        for i in range(6)
+    ]
     pq.write_table(pa.Table.from_pylist(rows), path)
 
 
@@ -101,6 +120,7 @@ def write(name: str, data: str | bytes | Callable[[], str | bytes]) -> Callable[
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(value if isinstance(value, bytes) else value.encode("utf-8"))
+
     return go
 
 
@@ -108,6 +128,7 @@ def together(*writers: Callable[[Path], None]) -> Callable[[Path], None]:
     def go(folder: Path) -> None:
         for w in writers:
             w(folder)
+
     return go
 
 
@@ -117,10 +138,12 @@ def nothing(folder: Path) -> None:
 
 def markets_with(line2: str | dict | bytes) -> Callable[[], bytes]:
     """The three valid markets, line 2 replaced."""
+
     def make() -> bytes:
         rows = market_rows()
         two = line2 if isinstance(line2, bytes) else jsonl([line2]).encode("utf-8")
         return jsonl(rows[:1]).encode() + two.rstrip(b"\n") + b"\n" + jsonl(rows[2:]).encode()
+
     return make
 
 
@@ -132,7 +155,13 @@ def prices_with(line3: str | bytes) -> Callable[[], bytes]:
     def make() -> bytes:
         header, first, _, *rest = price_lines()
         three = line3 if isinstance(line3, bytes) else line3.encode("utf-8")
-        return f"{header}\n{first}\n".encode() + three + b"\n" + "".join(r + "\n" for r in rest).encode()
+        return (
+            f"{header}\n{first}\n".encode()
+            + three
+            + b"\n"
+            + "".join(r + "\n" for r in rest).encode()
+        )
+
     return make
 
 
@@ -160,8 +189,11 @@ def located(folder: Path, relative: str) -> Path:
     return folder / (relative.format(**_names(folder)) if "{" in relative else relative)
 
 
-def corrupt_file(relative: str, keep: float = 0.0, garbage: bytes = b"this is not what it should be\n" * 64):
+def corrupt_file(
+    relative: str, keep: float = 0.0, garbage: bytes = b"this is not what it should be\n" * 64
+):
     """Replace a file of the world: its first `keep` fraction, then garbage (keep=1.0: one byte flipped)."""
+
     def go(folder: Path) -> None:
         path = located(folder, relative)
         data = path.read_bytes()
@@ -171,6 +203,7 @@ def corrupt_file(relative: str, keep: float = 0.0, garbage: bytes = b"this is no
             new = data[: int(len(data) * keep)] + (garbage if keep == 0.0 else b"")
         path.chmod(0o644)
         path.write_bytes(new)
+
     return go
 
 
@@ -179,6 +212,7 @@ def rewrite(relative: str, text: str) -> Callable[[Path], None]:
         path = located(folder, relative)
         path.chmod(0o644)
         path.write_text(text, encoding="utf-8")
+
     return go
 
 
@@ -189,11 +223,16 @@ def store_gone(folder: Path) -> None:
 
     db = sqlite3.connect(folder / "runs" / "hindcast.db")
     with db:
-        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%manifest_json%'"):
+        for (table,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%manifest_json%'"
+        ):
             for rowid, text in db.execute(f"SELECT rowid, manifest_json FROM {table}").fetchall():
                 manifest = json.loads(text)
                 manifest["market_store"]["root"] = str(folder / "store")
-                db.execute(f"UPDATE {table} SET manifest_json = ? WHERE rowid = ?", (json.dumps(manifest), rowid))
+                db.execute(
+                    f"UPDATE {table} SET manifest_json = ? WHERE rowid = ?",
+                    (json.dumps(manifest), rowid),
+                )
     db.close()
     shutil.rmtree(folder / "store")
 
@@ -206,6 +245,7 @@ def foreign_sqlite(path_name: str) -> Callable[[Path], None]:
             db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
             db.execute("INSERT INTO notes (text) VALUES ('not a hindcast database')")
         db.close()
+
     return go
 
 
@@ -269,23 +309,58 @@ def config(text: str) -> Callable[[Path], None]:
 
 
 def sweep_spec(case_id: str, text: str | bytes, names: tuple[str, ...], where: str = "") -> Case:
-    return Case(case_id, ("sweep", "--spec", "spec.toml", "--out", "runs"), write("spec.toml", text),
-                ("spec.toml", *names), where)
+    return Case(
+        case_id,
+        ("sweep", "--spec", "spec.toml", "--out", "runs"),
+        write("spec.toml", text),
+        ("spec.toml", *names),
+        where,
+    )
 
 
-def once(case_id: str, text: str | bytes, names: tuple[str, ...], where: str = "", command: str = "once",
-         also: Callable[[Path], None] = nothing, config_named: bool = True) -> Case:
+def once(
+    case_id: str,
+    text: str | bytes,
+    names: tuple[str, ...],
+    where: str = "",
+    command: str = "once",
+    also: Callable[[Path], None] = nothing,
+    config_named: bool = True,
+) -> Case:
     """`schedule once` (or `status`, `run`) on a config broken in one place; the error names
     the config file (unless the broken input is another file the config points to)."""
-    argv = ("schedule", command, "--config", "hindcast.toml") + (("--now", "2026-03-01T00:00:00Z") if command == "once" else ())
+    argv = ("schedule", command, "--config", "hindcast.toml") + (
+        ("--now", "2026-03-01T00:00:00Z") if command == "once" else ()
+    )
     named = ("hindcast.toml", *names) if config_named else names
-    return Case(case_id, argv, together(write("hindcast.toml", text), also), named, where,
-                timeout=60 if command == "run" else 120)
+    return Case(
+        case_id,
+        argv,
+        together(write("hindcast.toml", text), also),
+        named,
+        where,
+        timeout=60 if command == "run" else 120,
+    )
 
 
-def import_case(case_id: str, markets: Callable | bytes | str, names: tuple[str, ...], where: str = "",
-                prices: Callable | bytes | str | None = None, outcome: str = "error", changes_ok: bool = False) -> Case:
-    argv = ("markets", "import", "forecastbench", "--markets", "in/markets.jsonl", "--store", "store")
+def import_case(
+    case_id: str,
+    markets: Callable | bytes | str,
+    names: tuple[str, ...],
+    where: str = "",
+    prices: Callable | bytes | str | None = None,
+    outcome: str = "error",
+    changes_ok: bool = False,
+) -> Case:
+    argv = (
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        "in/markets.jsonl",
+        "--store",
+        "store",
+    )
     writers = [write("in/markets.jsonl", markets)]
     if prices is not None:
         argv += ("--prices", "in/prices_daily.csv")
@@ -301,9 +376,28 @@ def valid_prices() -> bytes:
     return ("\n".join(price_lines()) + "\n").encode("utf-8")
 
 
-def ingest(case_id: str, name: str, data, fmt: str, names: tuple[str, ...], where: str = "",
-           extra: tuple[str, ...] = (), read_only: tuple[str, ...] = ()) -> Case:
-    argv = ("archive", "ingest", f"in/{name}", "--source", "news", "--format", fmt, "--archive", "archive", *extra)
+def ingest(
+    case_id: str,
+    name: str,
+    data,
+    fmt: str,
+    names: tuple[str, ...],
+    where: str = "",
+    extra: tuple[str, ...] = (),
+    read_only: tuple[str, ...] = (),
+) -> Case:
+    argv = (
+        "archive",
+        "ingest",
+        f"in/{name}",
+        "--source",
+        "news",
+        "--format",
+        fmt,
+        "--archive",
+        "archive",
+        *extra,
+    )
     writer = write(f"in/{name}", data) if data is not None else nothing
     return Case(case_id, argv, writer, names, where, read_only=read_only)
 
@@ -312,88 +406,322 @@ def ingest(case_id: str, name: str, data, fmt: str, names: tuple[str, ...], wher
 def _import_cases() -> list[Case]:
     m = market_rows()
     return [
-        import_case("import-invalid-json", markets_with('{"id": "0x12", "question": }'), ("markets.jsonl",), LINE2),
-        import_case("import-truncated-last-line", lambda: valid_markets()[:-200], ("markets.jsonl",), r"markets\.jsonl:3\b"),
-        import_case("import-latin1", markets_with(json.dumps(market_changed(question="Caf\u00e9 price?"),
-                                                             ensure_ascii=False).encode("latin-1")),
-                    ("markets.jsonl",), rf"{LINE2}|{BYTES}"),
+        import_case(
+            "import-invalid-json",
+            markets_with('{"id": "0x12", "question": }'),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-truncated-last-line",
+            lambda: valid_markets()[:-200],
+            ("markets.jsonl",),
+            r"markets\.jsonl:3\b",
+        ),
+        import_case(
+            "import-latin1",
+            markets_with(
+                json.dumps(market_changed(question="Caf\u00e9 price?"), ensure_ascii=False).encode(
+                    "latin-1"
+                )
+            ),
+            ("markets.jsonl",),
+            rf"{LINE2}|{BYTES}",
+        ),
         import_case("import-utf16", lambda: utf16(jsonl(m)), ("markets.jsonl",)),
-        import_case("import-nul-bytes", markets_with(json.dumps(market_changed()).replace(", ", ",\x00 ", 2).encode()),
-                    ("markets.jsonl",), rf"{LINE2}|{BYTES}"),
-        import_case("import-utf8-bom", lambda: utf8_bom(jsonl(m)), ("markets.jsonl",), outcome="either", changes_ok=True),
-        import_case("import-question-not-text", markets_with(market_changed(question=5)), ("markets.jsonl",), LINE2),
-        import_case("import-background-list", markets_with(market_changed(background=["a", "b"])), ("markets.jsonl",), LINE2),
-        import_case("import-resolved-to-bool", markets_with(market_changed(resolved_to=True)), ("markets.jsonl",), LINE2),
-        import_case("import-year-1-with-offset", markets_with(market_changed(resolution_first_seen="0001-01-01T00:30:00+01:00")),
-                    ("markets.jsonl",), LINE2),
-        import_case("import-year-9999", markets_with(market_changed(resolution_date="9999-12-31")), ("markets.jsonl",), LINE2),
-        import_case("import-impossible-date", markets_with(market_changed(market_info_open_datetime="2025-02-30T00:00:00Z")),
-                    ("markets.jsonl",), LINE2),
+        import_case(
+            "import-nul-bytes",
+            markets_with(json.dumps(market_changed()).replace(", ", ",\x00 ", 2).encode()),
+            ("markets.jsonl",),
+            rf"{LINE2}|{BYTES}",
+        ),
+        import_case(
+            "import-utf8-bom",
+            lambda: utf8_bom(jsonl(m)),
+            ("markets.jsonl",),
+            outcome="either",
+            changes_ok=True,
+        ),
+        import_case(
+            "import-question-not-text",
+            markets_with(market_changed(question=5)),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-background-list",
+            markets_with(market_changed(background=["a", "b"])),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-resolved-to-bool",
+            markets_with(market_changed(resolved_to=True)),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-year-1-with-offset",
+            markets_with(market_changed(resolution_first_seen="0001-01-01T00:30:00+01:00")),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-year-9999",
+            markets_with(market_changed(resolution_date="9999-12-31")),
+            ("markets.jsonl",),
+            LINE2,
+        ),
+        import_case(
+            "import-impossible-date",
+            markets_with(market_changed(market_info_open_datetime="2025-02-30T00:00:00Z")),
+            ("markets.jsonl",),
+            LINE2,
+        ),
         import_case("import-duplicate-id", markets_with(m[0]), ("markets.jsonl",), LINE2),
         import_case("import-empty-file", b"", ("markets.jsonl",)),
-        import_case("import-json-array", lambda: json.dumps(m).encode(), ("markets.jsonl",), r"markets\.jsonl:1\b"),
-        Case("import-missing-file", ("markets", "import", "forecastbench", "--markets", "in/nope.jsonl", "--store", "store"),
-             nothing, ("nope.jsonl",)),
-        import_case("prices-missing-column", valid_markets, ("prices_daily.csv",), r"prices_daily\.csv:1\b",
-                    prices=lambda: ("\n".join(line.rsplit(",", 1)[0] for line in price_lines()) + "\n").encode()),
-        import_case("prices-not-a-number", valid_markets, ("prices_daily.csv",), r"prices_daily\.csv:3\b",
-                    prices=prices_with(price_row(p_yes="abc"))),
-        import_case("prices-year-0", valid_markets, ("prices_daily.csv",), r"prices_daily\.csv:3\b",
-                    prices=prices_with(price_row(date="0000-01-01"))),
-        import_case("prices-nul-byte", valid_markets, ("prices_daily.csv",), rf"prices_daily\.csv:3\b|{BYTES}",
-                    prices=prices_with(price_row(method="v2_value\x00at_date"))),
-        import_case("prices-latin1", valid_markets, ("prices_daily.csv",), rf"prices_daily\.csv:3\b|{BYTES}",
-                    prices=prices_with(price_row(method="v2_value_at_d\u00e9te").encode("latin-1"))),
-        import_case("prices-truncated-row", valid_markets, ("prices_daily.csv",), r"prices_daily\.csv:\d+\b",
-                    prices=lambda: valid_prices()[:-40]),
+        import_case(
+            "import-json-array",
+            lambda: json.dumps(m).encode(),
+            ("markets.jsonl",),
+            r"markets\.jsonl:1\b",
+        ),
+        Case(
+            "import-missing-file",
+            (
+                "markets",
+                "import",
+                "forecastbench",
+                "--markets",
+                "in/nope.jsonl",
+                "--store",
+                "store",
+            ),
+            nothing,
+            ("nope.jsonl",),
+        ),
+        import_case(
+            "prices-missing-column",
+            valid_markets,
+            ("prices_daily.csv",),
+            r"prices_daily\.csv:1\b",
+            prices=lambda: (
+                "\n".join(line.rsplit(",", 1)[0] for line in price_lines()) + "\n"
+            ).encode(),
+        ),
+        import_case(
+            "prices-not-a-number",
+            valid_markets,
+            ("prices_daily.csv",),
+            r"prices_daily\.csv:3\b",
+            prices=prices_with(price_row(p_yes="abc")),
+        ),
+        import_case(
+            "prices-year-0",
+            valid_markets,
+            ("prices_daily.csv",),
+            r"prices_daily\.csv:3\b",
+            prices=prices_with(price_row(date="0000-01-01")),
+        ),
+        import_case(
+            "prices-nul-byte",
+            valid_markets,
+            ("prices_daily.csv",),
+            rf"prices_daily\.csv:3\b|{BYTES}",
+            prices=prices_with(price_row(method="v2_value\x00at_date")),
+        ),
+        import_case(
+            "prices-latin1",
+            valid_markets,
+            ("prices_daily.csv",),
+            rf"prices_daily\.csv:3\b|{BYTES}",
+            prices=prices_with(price_row(method="v2_value_at_d\u00e9te").encode("latin-1")),
+        ),
+        import_case(
+            "prices-truncated-row",
+            valid_markets,
+            ("prices_daily.csv",),
+            r"prices_daily\.csv:\d+\b",
+            prices=lambda: valid_prices()[:-40],
+        ),
     ]
 
 
 def _ingest_cases() -> list[Case]:
     headlines = jsonl(headline_rows())
     return [
-        ingest("ingest-zst-truncated", "RS_2024-01.zst", cut(PUSHSHIFT / "RS_2024-01.zst", 0.5), "pushshift",
-               ("RS_2024-01.zst",), BYTES),
-        ingest("ingest-zst-not-zstd", "RC_2024-01.zst", b"PK\x03\x04 this is a zip, not zstandard" * 20, "pushshift",
-               ("RC_2024-01.zst",)),
+        ingest(
+            "ingest-zst-truncated",
+            "RS_2024-01.zst",
+            cut(PUSHSHIFT / "RS_2024-01.zst", 0.5),
+            "pushshift",
+            ("RS_2024-01.zst",),
+            BYTES,
+        ),
+        ingest(
+            "ingest-zst-not-zstd",
+            "RC_2024-01.zst",
+            b"PK\x03\x04 this is a zip, not zstandard" * 20,
+            "pushshift",
+            ("RC_2024-01.zst",),
+        ),
         ingest("ingest-zst-empty", "RC_2024-02.zst", b"", "pushshift", ("RC_2024-02.zst",)),
-        ingest("ingest-jsonl-cut-mid-line", "news_cut.jsonl", headlines.encode()[:-30], "headlines",
-               ("news_cut.jsonl",), r"news_cut\.jsonl:6\b|" + BYTES),
-        ingest("ingest-parquet-garbage", "news.parquet", b"PAR1" + b"\x00garbage" * 50, "news", ("news.parquet",)),
-        ingest("ingest-parquet-truncated", "news.parquet", truncated_parquet, "news", ("news.parquet",)),
+        ingest(
+            "ingest-jsonl-cut-mid-line",
+            "news_cut.jsonl",
+            headlines.encode()[:-30],
+            "headlines",
+            ("news_cut.jsonl",),
+            r"news_cut\.jsonl:6\b|" + BYTES,
+        ),
+        ingest(
+            "ingest-parquet-garbage",
+            "news.parquet",
+            b"PAR1" + b"\x00garbage" * 50,
+            "news",
+            ("news.parquet",),
+        ),
+        ingest(
+            "ingest-parquet-truncated", "news.parquet", truncated_parquet, "news", ("news.parquet",)
+        ),
         ingest("ingest-missing-input", "nope.jsonl", None, "headlines", ("nope.jsonl",)),
-        Case("ingest-directory-input", ("archive", "ingest", "in", "--source", "news", "--format", "headlines",
-                                        "--archive", "archive"), write("in/x.jsonl", headlines), ("in",)),
+        Case(
+            "ingest-directory-input",
+            (
+                "archive",
+                "ingest",
+                "in",
+                "--source",
+                "news",
+                "--format",
+                "headlines",
+                "--archive",
+                "archive",
+            ),
+            write("in/x.jsonl", headlines),
+            ("in",),
+        ),
         ingest("ingest-unknown-format", "news.jsonl", headlines, "csv", ("csv",)),
-        ingest("ingest-bad-source-name", "news.jsonl", headlines, "headlines", ("../evil",), extra=("--source", "../evil")),
-        ingest("ingest-read-only-archive", "news.jsonl", headlines, "headlines", ("archive",), read_only=("archive",)),
+        ingest(
+            "ingest-bad-source-name",
+            "news.jsonl",
+            headlines,
+            "headlines",
+            ("../evil",),
+            extra=("--source", "../evil"),
+        ),
+        ingest(
+            "ingest-read-only-archive",
+            "news.jsonl",
+            headlines,
+            "headlines",
+            ("archive",),
+            read_only=("archive",),
+        ),
     ]
 
 
 def _store_and_snapshot_cases() -> list[Case]:
-    search = ("archive", "search", "--query", "rates", "--t0", T0, "--archive", "archive", "--mode", "text")
+    search = (
+        "archive",
+        "search",
+        "--query",
+        "rates",
+        "--t0",
+        T0,
+        "--archive",
+        "archive",
+        "--mode",
+        "text",
+    )
     return [
-        Case("snapshot-manifest-garbage", search, corrupt_file("archive/snapshots/{snapshot}/manifest.json"),
-             ("manifest.json",)),
-        Case("snapshot-latest-names-nothing", search, rewrite("archive/LATEST", "a-0000000000000000\n"),
-             ("a-0000000000000000",)),
-        Case("snapshot-partition-truncated", ("archive", "verify", "--archive", "archive"),
-             corrupt_file("archive/snapshots/{snapshot}/{partition}", keep=0.5), ("part-",)),
-        Case("freeze-draft-part-garbage", ("archive", "freeze", "--archive", "archive"),
-             write("archive/draft/source=news/month=2025-09/headlines-x.jsonl-0000000000000000-00000.parquet",
-                   b"PAR1" + b"\x00garbage" * 50), ("headlines-x.jsonl-0000000000000000-00000.parquet",)),
-        Case("search-t0-year-1", search[:4] + ("0001-01-01T00:30:00+01:00",) + search[5:], nothing, ("--t0",)),
-        Case("show-t0-year-1", ("markets", "show", "0x2e43", "--store", "store", "--t0", "0001-01-01T00:30:00+01:00"),
-             nothing, ("--t0",)),
-        Case("sweep-at-year-1", ("sweep", SWEEP_STORE, "store", "-f", "market", "--limit", "1", "--at",
-                                 "0001-01-01T00:30:00+01:00", "--out", "runs"), nothing, ("--at",)),
-        Case("store-latest-names-nothing", ("markets", "list", "--store", "store"),
-             rewrite("store/LATEST", "m-0000000000000000\n"), ("m-0000000000000000",)),
-        Case("store-table-byte-flipped", ("markets", "show", "0x2e43", "--store", "store"),
-             corrupt_file("store/versions/{version}/markets.parquet", keep=1.0), ("markets.parquet",)),
-        Case("store-manifest-garbage", ("sweep", SWEEP_STORE, "store", "-f", "market", "--limit", "1",
-                                        "--fractions", "0.5", "--out", "runs"),
-             corrupt_file("store/versions/{version}/manifest.json"), ("manifest.json",)),
+        Case(
+            "snapshot-manifest-garbage",
+            search,
+            corrupt_file("archive/snapshots/{snapshot}/manifest.json"),
+            ("manifest.json",),
+        ),
+        Case(
+            "snapshot-latest-names-nothing",
+            search,
+            rewrite("archive/LATEST", "a-0000000000000000\n"),
+            ("a-0000000000000000",),
+        ),
+        Case(
+            "snapshot-partition-truncated",
+            ("archive", "verify", "--archive", "archive"),
+            corrupt_file("archive/snapshots/{snapshot}/{partition}", keep=0.5),
+            ("part-",),
+        ),
+        Case(
+            "freeze-draft-part-garbage",
+            ("archive", "freeze", "--archive", "archive"),
+            write(
+                "archive/draft/source=news/month=2025-09/headlines-x.jsonl-0000000000000000-00000.parquet",
+                b"PAR1" + b"\x00garbage" * 50,
+            ),
+            ("headlines-x.jsonl-0000000000000000-00000.parquet",),
+        ),
+        Case(
+            "search-t0-year-1",
+            search[:4] + ("0001-01-01T00:30:00+01:00",) + search[5:],
+            nothing,
+            ("--t0",),
+        ),
+        Case(
+            "show-t0-year-1",
+            ("markets", "show", "0x2e43", "--store", "store", "--t0", "0001-01-01T00:30:00+01:00"),
+            nothing,
+            ("--t0",),
+        ),
+        Case(
+            "sweep-at-year-1",
+            (
+                "sweep",
+                SWEEP_STORE,
+                "store",
+                "-f",
+                "market",
+                "--limit",
+                "1",
+                "--at",
+                "0001-01-01T00:30:00+01:00",
+                "--out",
+                "runs",
+            ),
+            nothing,
+            ("--at",),
+        ),
+        Case(
+            "store-latest-names-nothing",
+            ("markets", "list", "--store", "store"),
+            rewrite("store/LATEST", "m-0000000000000000\n"),
+            ("m-0000000000000000",),
+        ),
+        Case(
+            "store-table-byte-flipped",
+            ("markets", "show", "0x2e43", "--store", "store"),
+            corrupt_file("store/versions/{version}/markets.parquet", keep=1.0),
+            ("markets.parquet",),
+        ),
+        Case(
+            "store-manifest-garbage",
+            (
+                "sweep",
+                SWEEP_STORE,
+                "store",
+                "-f",
+                "market",
+                "--limit",
+                "1",
+                "--fractions",
+                "0.5",
+                "--out",
+                "runs",
+            ),
+            corrupt_file("store/versions/{version}/manifest.json"),
+            ("manifest.json",),
+        ),
     ]
 
 
@@ -401,79 +729,241 @@ def _spec_cases() -> list[Case]:
     return [
         sweep_spec("spec-toml-syntax", SPEC.replace("limit = 2", "limit = = 2"), (), r"line \d+"),
         sweep_spec("spec-misspelled-table", SPEC.replace("[markets]", "[market]"), ("market",)),
-        sweep_spec("spec-forecaster-without-spec", SPEC + "\n[[forecasters]]\nmarkets = 2\n", ("spec",)),
-        sweep_spec("spec-wrong-type", SPEC + "\n[run]\nrepeats = \"two\"\n", ("repeats",)),
-        sweep_spec("spec-duplicate-key", SPEC.replace("limit = 2", "limit = 2\nlimit = 3"), (), r"line \d+"),
-        sweep_spec("spec-duplicate-forecaster", SPEC + '\n[[forecasters]]\nspec = "market"\n', ("market",)),
+        sweep_spec(
+            "spec-forecaster-without-spec", SPEC + "\n[[forecasters]]\nmarkets = 2\n", ("spec",)
+        ),
+        sweep_spec("spec-wrong-type", SPEC + '\n[run]\nrepeats = "two"\n', ("repeats",)),
+        sweep_spec(
+            "spec-duplicate-key", SPEC.replace("limit = 2", "limit = 2\nlimit = 3"), (), r"line \d+"
+        ),
+        sweep_spec(
+            "spec-duplicate-forecaster", SPEC + '\n[[forecasters]]\nspec = "market"\n', ("market",)
+        ),
         sweep_spec("spec-utf16", utf16(SPEC), ()),
         sweep_spec("spec-nul-byte", SPEC.replace("[cutoffs]", "[cutoffs]\x00"), ()),
-        sweep_spec("spec-year-1-cutoff", SPEC.replace("fractions = [0.5]", 'at = ["0001-01-01T00:30:00+01:00"]'), ("at",)),
-        sweep_spec("spec-store-missing", SPEC.replace('store = "store"', 'store = "no-such-store"'), ("no-such-store",)),
-        sweep_spec("spec-unknown-forecaster", SPEC.replace('spec = "constant"', 'spec = "oracle"'), ("oracle",)),
-        Case("spec-missing-file", ("sweep", "--spec", "nope.toml", "--out", "runs"), nothing, ("nope.toml",)),
+        sweep_spec(
+            "spec-year-1-cutoff",
+            SPEC.replace("fractions = [0.5]", 'at = ["0001-01-01T00:30:00+01:00"]'),
+            ("at",),
+        ),
+        sweep_spec(
+            "spec-store-missing",
+            SPEC.replace('store = "store"', 'store = "no-such-store"'),
+            ("no-such-store",),
+        ),
+        sweep_spec(
+            "spec-unknown-forecaster",
+            SPEC.replace('spec = "constant"', 'spec = "oracle"'),
+            ("oracle",),
+        ),
+        Case(
+            "spec-missing-file",
+            ("sweep", "--spec", "nope.toml", "--out", "runs"),
+            nothing,
+            ("nope.toml",),
+        ),
     ]
 
 
 def _run_store_cases() -> list[Case]:
     baseline = ("sweep", SWEEP_STORE, "store", "-f", "market", "--limit", "1", "--fractions", "0.5")
     return [
-        Case("sweep-db-garbage", baseline + ("--out", "runs", "--db", "sqlite:///bad.db"),
-             write("bad.db", b"SQLite format 3\x00" + b"\x07" * 5000), ("bad.db",)),
-        Case("sweep-db-truncated", baseline + ("--out", "runs"), corrupt_file("runs/hindcast.db", keep=0.3), ("hindcast.db",)),
-        Case("sweep-out-read-only", baseline + ("--out", "ro"), write("ro/.keep", b""), ("ro",), read_only=("ro",)),
-        Case("sweep-db-url-unknown", baseline + ("--out", "runs", "--db", "nosuchdb://x/y"), nothing, ("nosuchdb",)),
-        Case("runs-list-db-garbage", ("runs", "list", "--db", "bad/hindcast.db"), write("bad/hindcast.db", b"\x00garbage" * 700),
-             ("hindcast.db",)),
-        Case("runs-show-db-truncated", ("runs", "show", RUN), corrupt_file("runs/hindcast.db", keep=0.3),
-             ("hindcast.db",)),
-        Case("runs-show-unknown-run", ("runs", "show", "r-000000000000"), nothing, ("r-000000000000",)),
-        Case("runs-list-db-is-a-directory", ("runs", "list", "--db", "sqlite:///adir"), write("adir/x", b""), ("adir",)),
-        Case("runs-list-foreign-sqlite", ("runs", "list", "--db", "sqlite:///other.db"), foreign_sqlite("other.db"),
-             ("other.db",), outcome="either"),
-        Case("runs-list-empty-folder", ("runs", "list", "--db", "empty/hindcast.db"), write("empty/.keep", b""), ("empty",),
-             outcome="either"),
-        Case("leaderboard-db-garbage", ("leaderboard", RUN, "--out", "exports", "--db", "sqlite:///bad.db"),
-             write("bad.db", b"\x00garbage" * 700), ("bad.db",)),
-        Case("leaderboard-unknown-run", ("leaderboard", "r-000000000000", "--out", "exports"), nothing, ("r-000000000000",)),
-        Case("leaderboard-recorded-store-gone", ("leaderboard", RUN, "--out", "exports"), store_gone, ("store",)),
-        Case("leaderboard-out-is-a-file", ("leaderboard", RUN, "--out", "afile"), write("afile", b"x"), ("afile",)),
-        Case("leaderboard-out-read-only", ("leaderboard", RUN, "--out", "ro"), write("ro/.keep", b""), ("ro",),
-             read_only=("ro",)),
-        Case("rescore-models-syntax", ("rescore", RUN, "--models", "models.toml"),
-             write("models.toml", '"gpt-4.1" = "2024-06-01\n'), ("models.toml",), r"line \d+"),
-        Case("rescore-models-wrong-type", ("rescore", RUN, "--models", "models.toml"),
-             write("models.toml", '"gpt-4.1" = 5\n'), ("models.toml", "gpt-4.1")),
-        Case("rescore-models-impossible-date", ("rescore", RUN, "--models", "models.toml"),
-             write("models.toml", '"gpt-4.1" = "2024-02-30"\n'), ("models.toml", "gpt-4.1")),
-        Case("rescore-db-garbage", ("rescore", RUN, "--db", "bad/hindcast.db"), write("bad/hindcast.db", b"\x00garbage" * 700),
-             ("hindcast.db",)),
+        Case(
+            "sweep-db-garbage",
+            baseline + ("--out", "runs", "--db", "sqlite:///bad.db"),
+            write("bad.db", b"SQLite format 3\x00" + b"\x07" * 5000),
+            ("bad.db",),
+        ),
+        Case(
+            "sweep-db-truncated",
+            baseline + ("--out", "runs"),
+            corrupt_file("runs/hindcast.db", keep=0.3),
+            ("hindcast.db",),
+        ),
+        Case(
+            "sweep-out-read-only",
+            baseline + ("--out", "ro"),
+            write("ro/.keep", b""),
+            ("ro",),
+            read_only=("ro",),
+        ),
+        Case(
+            "sweep-db-url-unknown",
+            baseline + ("--out", "runs", "--db", "nosuchdb://x/y"),
+            nothing,
+            ("nosuchdb",),
+        ),
+        Case(
+            "runs-list-db-garbage",
+            ("runs", "list", "--db", "bad/hindcast.db"),
+            write("bad/hindcast.db", b"\x00garbage" * 700),
+            ("hindcast.db",),
+        ),
+        Case(
+            "runs-show-db-truncated",
+            ("runs", "show", RUN),
+            corrupt_file("runs/hindcast.db", keep=0.3),
+            ("hindcast.db",),
+        ),
+        Case(
+            "runs-show-unknown-run",
+            ("runs", "show", "r-000000000000"),
+            nothing,
+            ("r-000000000000",),
+        ),
+        Case(
+            "runs-list-db-is-a-directory",
+            ("runs", "list", "--db", "sqlite:///adir"),
+            write("adir/x", b""),
+            ("adir",),
+        ),
+        Case(
+            "runs-list-foreign-sqlite",
+            ("runs", "list", "--db", "sqlite:///other.db"),
+            foreign_sqlite("other.db"),
+            ("other.db",),
+            outcome="either",
+        ),
+        Case(
+            "runs-list-empty-folder",
+            ("runs", "list", "--db", "empty/hindcast.db"),
+            write("empty/.keep", b""),
+            ("empty",),
+            outcome="either",
+        ),
+        Case(
+            "leaderboard-db-garbage",
+            ("leaderboard", RUN, "--out", "exports", "--db", "sqlite:///bad.db"),
+            write("bad.db", b"\x00garbage" * 700),
+            ("bad.db",),
+        ),
+        Case(
+            "leaderboard-unknown-run",
+            ("leaderboard", "r-000000000000", "--out", "exports"),
+            nothing,
+            ("r-000000000000",),
+        ),
+        Case(
+            "leaderboard-recorded-store-gone",
+            ("leaderboard", RUN, "--out", "exports"),
+            store_gone,
+            ("store",),
+        ),
+        Case(
+            "leaderboard-out-is-a-file",
+            ("leaderboard", RUN, "--out", "afile"),
+            write("afile", b"x"),
+            ("afile",),
+        ),
+        Case(
+            "leaderboard-out-read-only",
+            ("leaderboard", RUN, "--out", "ro"),
+            write("ro/.keep", b""),
+            ("ro",),
+            read_only=("ro",),
+        ),
+        Case(
+            "rescore-models-syntax",
+            ("rescore", RUN, "--models", "models.toml"),
+            write("models.toml", '"gpt-4.1" = "2024-06-01\n'),
+            ("models.toml",),
+            r"line \d+",
+        ),
+        Case(
+            "rescore-models-wrong-type",
+            ("rescore", RUN, "--models", "models.toml"),
+            write("models.toml", '"gpt-4.1" = 5\n'),
+            ("models.toml", "gpt-4.1"),
+        ),
+        Case(
+            "rescore-models-impossible-date",
+            ("rescore", RUN, "--models", "models.toml"),
+            write("models.toml", '"gpt-4.1" = "2024-02-30"\n'),
+            ("models.toml", "gpt-4.1"),
+        ),
+        Case(
+            "rescore-db-garbage",
+            ("rescore", RUN, "--db", "bad/hindcast.db"),
+            write("bad/hindcast.db", b"\x00garbage" * 700),
+            ("hindcast.db",),
+        ),
     ]
 
 
 def _config_cases() -> list[Case]:
     return [
         once("config-toml-syntax", CONFIG.replace('pull = "6h"', 'pull = "6h'), (), r"line \d+"),
-        once("config-page-size-not-a-number", CONFIG.replace("page_size = 100", 'page_size = "lots"'), ("page_size",)),
-        once("config-sweep-store-missing", CONFIG + '[sweeps.markets]\nstore = "no-such-store"\n', ("no-such-store",)),
-        once("config-unknown-forecaster", CONFIG.replace('spec = "market"', 'spec = "oracle"'), ("oracle",)),
-        once("config-unknown-inbox-format", CONFIG + '\n[archive]\nroot = "archive"\n[[archive.inbox]]\n'
-             'path = "inbox"\nsource = "news"\nformat = "csv"\n', ("csv",)),
-        once("config-duplicate-sweep-name", CONFIG + '\n[[sweeps]]\nname = "baselines"\n[[sweeps.forecasters]]\n'
-             'spec = "constant"\n', ("baselines",)),
-        once("config-sweep-spec-file-missing", CONFIG + '\n[[sweeps]]\nname = "more"\nspec = "nope.toml"\n', ("nope.toml",)),
+        once(
+            "config-page-size-not-a-number",
+            CONFIG.replace("page_size = 100", 'page_size = "lots"'),
+            ("page_size",),
+        ),
+        once(
+            "config-sweep-store-missing",
+            CONFIG + '[sweeps.markets]\nstore = "no-such-store"\n',
+            ("no-such-store",),
+        ),
+        once(
+            "config-unknown-forecaster",
+            CONFIG.replace('spec = "market"', 'spec = "oracle"'),
+            ("oracle",),
+        ),
+        once(
+            "config-unknown-inbox-format",
+            CONFIG + '\n[archive]\nroot = "archive"\n[[archive.inbox]]\n'
+            'path = "inbox"\nsource = "news"\nformat = "csv"\n',
+            ("csv",),
+        ),
+        once(
+            "config-duplicate-sweep-name",
+            CONFIG + '\n[[sweeps]]\nname = "baselines"\n[[sweeps.forecasters]]\n'
+            'spec = "constant"\n',
+            ("baselines",),
+        ),
+        once(
+            "config-sweep-spec-file-missing",
+            CONFIG + '\n[[sweeps]]\nname = "more"\nspec = "nope.toml"\n',
+            ("nope.toml",),
+        ),
         once("config-utf16", utf16(CONFIG), (), command="status"),
-        once("config-db-garbage", CONFIG.replace('db = "runs/hindcast.db"', 'db = "bad.db"'), ("bad.db",), command="status",
-             also=write("bad.db", b"\x00garbage" * 700), config_named=False),
-        once("config-lookback-unit", CONFIG.replace('lookback = "7d"', 'lookback = "7x"'), ("lookback",), command="run"),
-        once("config-since-year-1", CONFIG.replace('since = "2026-01-01"', 'since = "0001-01-01T00:30:00+01:00"'),
-             ("since",), command="run"),
-        Case("config-missing-file", ("schedule", "once", "--config", "nope.toml"), nothing, ("nope.toml",)),
+        once(
+            "config-db-garbage",
+            CONFIG.replace('db = "runs/hindcast.db"', 'db = "bad.db"'),
+            ("bad.db",),
+            command="status",
+            also=write("bad.db", b"\x00garbage" * 700),
+            config_named=False,
+        ),
+        once(
+            "config-lookback-unit",
+            CONFIG.replace('lookback = "7d"', 'lookback = "7x"'),
+            ("lookback",),
+            command="run",
+        ),
+        once(
+            "config-since-year-1",
+            CONFIG.replace('since = "2026-01-01"', 'since = "0001-01-01T00:30:00+01:00"'),
+            ("since",),
+            command="run",
+        ),
+        Case(
+            "config-missing-file",
+            ("schedule", "once", "--config", "nope.toml"),
+            nothing,
+            ("nope.toml",),
+        ),
     ]
 
 
 def cases() -> list[Case]:
-    found = (_import_cases() + _ingest_cases() + _store_and_snapshot_cases() + _spec_cases() + _run_store_cases()
-             + _config_cases())
+    found = (
+        _import_cases()
+        + _ingest_cases()
+        + _store_and_snapshot_cases()
+        + _spec_cases()
+        + _run_store_cases()
+        + _config_cases()
+    )
     ids = [c.id for c in found]
     assert len(set(ids)) == len(ids), "case ids must be unique"
     return found
@@ -485,8 +975,22 @@ def build_world(folder: Path, run_cli) -> dict:
     Returns the names cases refer to: run, snapshot, partition, version."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copytree(ROOT / "markets" / "sample", folder / "store")
-    swept = run_cli("sweep", SWEEP_STORE, "store", "-f", "market", "-f", "constant", "--limit", "2",
-                    "--fractions", "0.5", "--out", "runs", cwd=folder)
+    swept = run_cli(
+        "sweep",
+        SWEEP_STORE,
+        "store",
+        "-f",
+        "market",
+        "-f",
+        "constant",
+        "--limit",
+        "2",
+        "--fractions",
+        "0.5",
+        "--out",
+        "runs",
+        cwd=folder,
+    )
     if swept.returncode != 0:
         raise RuntimeError(f"the world's sweep failed:\n{swept.stderr}")
     run = next(w for line in swept.stdout.splitlines() for w in line.split() if w.startswith("r-"))
@@ -510,9 +1014,14 @@ def _archive(folder: Path) -> None:
 
 def _names(folder: Path) -> dict:
     snapshot = (folder / "archive" / "LATEST").read_text().strip()
-    partition = next((folder / "archive" / "snapshots" / snapshot).glob("source=*/month=*/*.parquet"))
-    return {"snapshot": snapshot, "version": (folder / "store" / "LATEST").read_text().strip(),
-            "partition": str(partition.relative_to(folder / "archive" / "snapshots" / snapshot))}
+    partition = next(
+        (folder / "archive" / "snapshots" / snapshot).glob("source=*/month=*/*.parquet")
+    )
+    return {
+        "snapshot": snapshot,
+        "version": (folder / "store" / "LATEST").read_text().strip(),
+        "partition": str(partition.relative_to(folder / "archive" / "snapshots" / snapshot)),
+    }
 
 
 def instantiate(case: Case, world: dict) -> Case:

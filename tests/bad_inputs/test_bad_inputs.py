@@ -42,23 +42,36 @@ def test_a_bad_input_fails_in_one_line_naming_it_and_changes_nothing(case, world
         assert "Traceback" not in proc.stderr, proc.stderr
         assert case.changes_ok or after == before, f"accepted, but {changes(before, after)}"
         return
-    assert proc.returncode != 0, f"exit 0 on a bad input\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    assert proc.returncode != 0, (
+        f"exit 0 on a bad input\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     first = (proc.stderr.splitlines() or [""])[0]
-    assert first.startswith("hindcast: error: "), f"first stderr line: {first!r}\nstderr: {proc.stderr[-2000:]}"
+    assert first.startswith("hindcast: error: "), (
+        f"first stderr line: {first!r}\nstderr: {proc.stderr[-2000:]}"
+    )
     assert "HINDCAST_DEBUG" not in first, f"a bad input reported as a defect of ours: {first!r}"
     missing = [name for name in case.names if name not in first]
     assert not missing, f"the error line does not name {missing}: {first!r}"
     if case.where:
-        assert re.search(case.where, proc.stderr), f"no location /{case.where}/ in stderr: {proc.stderr[-2000:]}"
+        assert re.search(case.where, proc.stderr), (
+            f"no location /{case.where}/ in stderr: {proc.stderr[-2000:]}"
+        )
     assert after == before, f"{first}\n{changes(before, after)}"
 
 
 def run(case, folder: Path) -> subprocess.CompletedProcess:
     try:
-        return run_cli(*case.argv, cwd=folder, timeout=case.timeout, env={"HINDCAST_DEBUG": None, "COLUMNS": "200"})
+        return run_cli(
+            *case.argv,
+            cwd=folder,
+            timeout=case.timeout,
+            env={"HINDCAST_DEBUG": None, "COLUMNS": "200"},
+        )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"hindcast {' '.join(case.argv)} still running after {case.timeout} s on a bad input")
+        pytest.fail(
+            f"hindcast {' '.join(case.argv)} still running after {case.timeout} s on a bad input"
+        )
 
 
 def tree(folder: Path) -> dict[str, str]:
@@ -99,9 +112,13 @@ def read_only(*folders: Path):
 def _make_read_only(folder: Path):
     if os.geteuid() != 0:
         return _chmod_read_only(folder)
-    mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
-        pytest.skip(f"running as root and cannot bind-mount {folder} read-only: {mounted.stderr.strip()}")
+        pytest.skip(
+            f"running as root and cannot bind-mount {folder} read-only: {mounted.stderr.strip()}"
+        )
     probe = folder / ".probe"
     with contextlib.suppress(OSError):
         probe.write_bytes(b"")
@@ -122,9 +139,13 @@ def test_the_unbroken_inputs_are_accepted(world, tmp_path):
 
     folder = tmp_path / "work"
     shutil.copytree(world[0], folder, symlinks=True)
-    for name, data in (("markets.jsonl", corpus.valid_markets()), ("prices_daily.csv", corpus.valid_prices()),
-                       ("news.jsonl", corpus.jsonl(corpus.headline_rows())), ("spec.toml", corpus.SPEC),
-                       ("hindcast.toml", corpus.CONFIG)):
+    for name, data in (
+        ("markets.jsonl", corpus.valid_markets()),
+        ("prices_daily.csv", corpus.valid_prices()),
+        ("news.jsonl", corpus.jsonl(corpus.headline_rows())),
+        ("spec.toml", corpus.SPEC),
+        ("hindcast.toml", corpus.CONFIG),
+    ):
         corpus.write(name, data)(folder)
     corpus.news_parquet(folder / "news.parquet")
     bundle = import_forecastbench(folder / "markets.jsonl", folder / "prices_daily.csv")
@@ -138,11 +159,14 @@ def test_the_unbroken_inputs_are_accepted(world, tmp_path):
 
 def _chmod_read_only(folder: Path):
     """Every folder 0555 and file 0444 under `folder`; returns the undo."""
-    modes = {path: path.stat().st_mode for path in [folder, *folder.rglob("*")] if not path.is_symlink()}
+    modes = {
+        path: path.stat().st_mode for path in [folder, *folder.rglob("*")] if not path.is_symlink()
+    }
     for path in sorted(modes, key=lambda p: len(p.parts), reverse=True):
         path.chmod(0o555 if path.is_dir() else 0o444)
 
     def undo() -> None:
         for path, mode in sorted(modes.items(), key=lambda item: len(item[0].parts)):
             path.chmod(mode)
+
     return undo

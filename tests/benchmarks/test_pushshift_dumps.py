@@ -34,15 +34,35 @@ def lines(path: Path) -> list[str]:
 def test_real_ingest_rejects_only_the_deliberately_malformed_lines(dumps, tmp_path):
     out, manifest = dumps
     files = sorted(out.glob("R[SC]_*.zst"))
-    proc = run_cli("archive", "ingest", *map(str, files), "--source", "reddit", "--format", "pushshift",
-                   "--archive", str(tmp_path / "a"), check=True)
-    reported = {Path(m[0]).name: (int(m[1]), int(m[2])) for m in
-                re.findall(r"^(\S+\.zst): \d+ rows, (\d+) written, (\d+) rejected", proc.stdout + proc.stderr, re.MULTILINE)}
+    proc = run_cli(
+        "archive",
+        "ingest",
+        *map(str, files),
+        "--source",
+        "reddit",
+        "--format",
+        "pushshift",
+        "--archive",
+        str(tmp_path / "a"),
+        check=True,
+    )
+    reported = {
+        Path(m[0]).name: (int(m[1]), int(m[2]))
+        for m in re.findall(
+            r"^(\S+\.zst): \d+ rows, (\d+) written, (\d+) rejected",
+            proc.stdout + proc.stderr,
+            re.MULTILINE,
+        )
+    }
     assert set(reported) == {f.name for f in files}
     for name, info in manifest["files"].items():
         assert reported[name] == (info["rows"] - info["malformed"], info["malformed"]), name
     assert sum(f["malformed"] for f in manifest["files"].values()) > 0  # the share is exercised
-    rows = [r for p in sorted((tmp_path / "a" / "draft").rglob("*.parquet")) for r in pq.read_table(p).to_pylist()]
+    rows = [
+        r
+        for p in sorted((tmp_path / "a" / "draft").rglob("*.parquet"))
+        for r in pq.read_table(p).to_pylist()
+    ]
     assert len(rows) == sum(f["rows"] - f["malformed"] for f in manifest["files"].values())
     check_threads_and_states(rows)
 
@@ -54,8 +74,13 @@ def check_threads_and_states(rows: list[dict]) -> None:
     comments = [r for r in rows if r["kind"] == "reddit_comment"]
     found = [r for r in comments if r["thread_id"] in created and r["parent_id"] in created]
     assert len(found) >= 0.95 * len(comments) and comments
-    assert all(created[r["thread_id"]] <= r["created_us"] and created[r["parent_id"]] <= r["created_us"] for r in found)
-    assert any(r["parent_id"].startswith("t1_") for r in found) and any(r["parent_id"].startswith("t3_") for r in found)
+    assert all(
+        created[r["thread_id"]] <= r["created_us"] and created[r["parent_id"]] <= r["created_us"]
+        for r in found
+    )
+    assert any(r["parent_id"].startswith("t1_") for r in found) and any(
+        r["parent_id"].startswith("t3_") for r in found
+    )
     states = {r["edit_state"] for r in rows}
     assert {"never", "at"} <= states
     assert all(r["edit_us"] > r["created_us"] for r in rows if r["edit_state"] == "at")
@@ -82,4 +107,6 @@ def test_same_arguments_same_bytes_and_another_seed_other_bytes(dumps, tmp_path)
     for name in manifest["files"]:
         assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes()
     other = generate(Config(**{**CFG.__dict__, "seed": 8}), tmp_path / "other", log=lambda *_: None)
-    assert other["files"]["RC_2024-01.zst"]["sha256"] != manifest["files"]["RC_2024-01.zst"]["sha256"]
+    assert (
+        other["files"]["RC_2024-01.zst"]["sha256"] != manifest["files"]["RC_2024-01.zst"]["sha256"]
+    )

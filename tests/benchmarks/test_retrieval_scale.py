@@ -47,7 +47,7 @@ def brute_force(months, q, t0) -> list[tuple[int, int]]:
         ok = (m.created < t0) & (m.edit < t0)
         scores = np.asarray(m.vectors.vectors, dtype=np.float64) @ q.astype(np.float64)
         scored += [(-scores[p], mi, p) for p in np.flatnonzero(ok).tolist()]
-    return [(mi, p) for _, mi, p in sorted(scored)[:rs.K]]
+    return [(mi, p) for _, mi, p in sorted(scored)[: rs.K]]
 
 
 def test_ground_truth_is_the_brute_force_filtered_search(load):
@@ -56,7 +56,9 @@ def test_ground_truth_is_the_brute_force_filtered_search(load):
     assert uncertain == 0
     for (q, t0, _), want in zip(queries, truth):
         assert want == brute_force(months, q, t0)
-    assert any(m.edit.max() == np.iinfo(np.int64).max for m in months)  # unknown edit times are in the load
+    assert any(
+        m.edit.max() == np.iinfo(np.int64).max for m in months
+    )  # unknown edit times are in the load
     assert any(((m.edit > m.created) & (m.edit < np.iinfo(np.int64).max)).any() for m in months)
 
 

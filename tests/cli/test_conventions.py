@@ -30,11 +30,19 @@ def _flat(text: str) -> str:
 
 def _shows_default(param) -> bool:
     default = param.default
-    return not (param.hidden or default is None or default is False or param.name == "help"
-                or getattr(param, "is_eager", False) and param.name in {"install_completion", "show_completion"})
+    return not (
+        param.hidden
+        or default is None
+        or default is False
+        or param.name == "help"
+        or getattr(param, "is_eager", False)
+        and param.name in {"install_completion", "show_completion"}
+    )
 
 
-@pytest.mark.parametrize("path, command", COMMANDS, ids=[" ".join(p) or "hindcast" for p, _ in COMMANDS])
+@pytest.mark.parametrize(
+    "path, command", COMMANDS, ids=[" ".join(p) or "hindcast" for p, _ in COMMANDS]
+)
 def test_help_shows_every_default_and_no_empty_help(path, command):
     result = RUNNER.invoke(app, [*path, "--help"], prog_name="hindcast")
     assert result.exit_code == 0, result.output
@@ -43,14 +51,20 @@ def test_help_shows_every_default_and_no_empty_help(path, command):
     for param in command.params:
         if param.hidden or param.name == "help":
             continue
-        record = param.get_help_record(typer.Context(command)) if param.param_type_name == "option" else None
+        record = (
+            param.get_help_record(typer.Context(command))
+            if param.param_type_name == "option"
+            else None
+        )
         help_text = getattr(param, "help", None)
         assert help_text and help_text.strip(), f"{' '.join(path)} {param.name}: empty help"
         if record is None:
             continue
         assert _flat(record[1]) in printed, f"{' '.join(path)} {param.opts}: help not printed as is"
         if _shows_default(param):
-            assert "[default:" in record[1], f"{' '.join(path)} {param.opts}: default {param.default!r} not shown"
+            assert "[default:" in record[1], (
+                f"{' '.join(path)} {param.opts}: default {param.default!r} not shown"
+            )
 
 
 # -- forecasters and models ----------------------------------------------------------------------
@@ -60,10 +74,17 @@ def test_forecasters_lists_every_registered_one_with_its_parameters_and_defaults
     from tests.helpers import run_cli
 
     rows = {r["name"]: r for r in json.loads(run_cli("forecasters", "--json", check=True).stdout)}
-    assert {"market", "constant", "base-rate", "zero-shot", "retrieval-agent", "tool-agent"} <= set(rows)
+    assert {"market", "constant", "base-rate", "zero-shot", "retrieval-agent", "tool-agent"} <= set(
+        rows
+    )
     assert rows["constant"]["parameters"] == [{"name": "p", "type": "float", "default": 0.5}]
     agent = {p["name"]: p["default"] for p in rows["retrieval-agent"]["parameters"]}
-    assert agent["model"] == "local" and agent["rounds"] == 2 and "client" not in agent and "name" not in agent
+    assert (
+        agent["model"] == "local"
+        and agent["rounds"] == 2
+        and "client" not in agent
+        and "name" not in agent
+    )
     assert all(r["doc"] for r in rows.values())
     text = run_cli("forecasters", check=True).stdout
     assert "constant  The same probability" in text and "    p: float = 0.5" in text
@@ -78,7 +99,8 @@ def test_forecasters_includes_a_plugin_registered_by_entry_point(tmp_path):
 
     (tmp_path / "myplug.py").write_text(
         "def make(name='mine', bias: float = 0.1, label: str = 'x'):\n"
-        "    '''Leans toward YES by `bias`.'''\n    raise NotImplementedError\n")
+        "    '''Leans toward YES by `bias`.'''\n    raise NotImplementedError\n"
+    )
     info = tmp_path / "myplug-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
@@ -86,8 +108,10 @@ def test_forecasters_includes_a_plugin_registered_by_entry_point(tmp_path):
     proc = run_cli("forecasters", "--json", env={"PYTHONPATH": str(tmp_path)}, check=True)
     (row,) = [r for r in json.loads(proc.stdout) if r["name"] == "leaning"]
     assert row["origin"] == "plugin myplug:make" and row["doc"] == "Leans toward YES by `bias`."
-    assert row["parameters"] == [{"name": "bias", "type": "float", "default": 0.1},
-                                 {"name": "label", "type": "str", "default": "x"}]
+    assert row["parameters"] == [
+        {"name": "bias", "type": "float", "default": 0.1},
+        {"name": "label", "type": "str", "default": "x"},
+    ]
 
 
 def test_models_says_which_keys_are_set_and_never_their_values():
@@ -99,10 +123,20 @@ def test_models_says_which_keys_are_set_and_never_their_values():
     env = {"OPENAI_API_KEY": secret, "MY_GATEWAY_KEY": None}
     proc = run_cli("models", "--json", "--key-env", "MY_GATEWAY_KEY", env=env, check=True)
     info = json.loads(proc.stdout)
-    assert info["keys"] == [{"variable": "OPENAI_API_KEY", "set": True}, {"variable": "MY_GATEWAY_KEY", "set": False}]
-    assert [f["form"] for f in info["forms"]] == ["openai:NAME", "openai-compatible:URL#NAME", "local"]
+    assert info["keys"] == [
+        {"variable": "OPENAI_API_KEY", "set": True},
+        {"variable": "MY_GATEWAY_KEY", "set": False},
+    ]
+    assert [f["form"] for f in info["forms"]] == [
+        "openai:NAME",
+        "openai-compatible:URL#NAME",
+        "local",
+    ]
     models = {m["model"]: m for m in info["models"]}
-    assert models["gpt-4.1-mini"]["input_usd_per_mtok"] == 0.40 and models["gpt-4.1-mini"]["knowledge_cutoff"] == "2024-06-01"
+    assert (
+        models["gpt-4.1-mini"]["input_usd_per_mtok"] == 0.40
+        and models["gpt-4.1-mini"]["knowledge_cutoff"] == "2024-06-01"
+    )
     assert models["SmolLM2-135M-Instruct"]["output_usd_per_mtok"] == 0.0
     assert set(info["local"]) >= {"gguf", "engine", "engine_installed", "installed"}
     text = run_cli("models", "--key-env", "MY_GATEWAY_KEY", env=env, check=True)
@@ -136,7 +170,9 @@ def _probe_app():
     return probe
 
 
-@pytest.mark.parametrize("flag, level", [([], 0), (["-q"], -1), (["--quiet"], -1), (["-v"], 1), (["-vv"], 2)])
+@pytest.mark.parametrize(
+    "flag, level", [([], 0), (["-q"], -1), (["--quiet"], -1), (["-v"], 1), (["-vv"], 2)]
+)
 def test_verbosity_is_kept_in_the_click_context(monkeypatch, capsys, flag, level):
     import sys
 
@@ -149,7 +185,9 @@ def test_verbosity_is_kept_in_the_click_context(monkeypatch, capsys, flag, level
     assert f"verbosity {level}" in out
     assert ("an informational line" in err) == (level >= 0), err
     assert ("Traceback" in err) == (level > 0), err
-    assert err.rstrip().splitlines()[-1].startswith("hindcast: error: unexpected RuntimeError: boom")
+    assert (
+        err.rstrip().splitlines()[-1].startswith("hindcast: error: unexpected RuntimeError: boom")
+    )
 
 
 def test_verbosity_outside_a_command_is_the_default():
@@ -168,11 +206,23 @@ def test_shell_completion_completes_commands_and_options(tmp_path):
     script = Path(sys.executable).parent / "hindcast"
     if not script.exists():
         pytest.skip("the hindcast console script is not installed in this environment")
-    env = {**os.environ, "_HINDCAST_COMPLETE": "complete_bash", "COMP_WORDS": "hindcast mar", "COMP_CWORD": "1"}
-    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    env = {
+        **os.environ,
+        "_HINDCAST_COMPLETE": "complete_bash",
+        "COMP_WORDS": "hindcast mar",
+        "COMP_CWORD": "1",
+    }
+    done = subprocess.run(
+        [str(script)], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert done.returncode == 0 and done.stdout.split() == ["markets"], done
-    shown = subprocess.run([str(script), "--show-completion", "bash"], capture_output=True, text=True, cwd=tmp_path,
-                           timeout=120)
+    shown = subprocess.run(
+        [str(script), "--show-completion", "bash"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert shown.returncode == 0 and "_HINDCAST_COMPLETE" in shown.stdout
     assert not list(tmp_path.iterdir())
 
@@ -181,8 +231,18 @@ def test_root_help_lists_exit_codes_environment_and_completion():
     from tests.helpers import run_cli
 
     text = _flat(run_cli("--help", check=True).stdout)
-    for needle in ("-v, --verbose", "-q, --quiet", "--install-completion", "--show-completion", "Exit codes:",
-                   "3 lock held", "4 stopped", "HINDCAST_DB:", "HINDCAST_DEBUG:", "OPENAI_API_KEY:"):
+    for needle in (
+        "-v, --verbose",
+        "-q, --quiet",
+        "--install-completion",
+        "--show-completion",
+        "Exit codes:",
+        "3 lock held",
+        "4 stopped",
+        "HINDCAST_DB:",
+        "HINDCAST_DEBUG:",
+        "OPENAI_API_KEY:",
+    ):
         assert needle in text, needle
 
 
@@ -217,7 +277,10 @@ def _copy_snapshot(tmp_path):
 
 
 def _tree(root):
-    return sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    return sorted(
+        (p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+    )
 
 
 def _indexed_archive(tmp_path):
@@ -237,19 +300,44 @@ def _indexed_archive(tmp_path):
 def test_read_only_commands_leave_an_empty_folder_empty(tmp_path):
     from tests.helpers import SAMPLE_ARCHIVE, run_cli
 
-    store, archive, indexed = _copy_markets(tmp_path), _copy_snapshot(tmp_path), _indexed_archive(tmp_path)
+    store, archive, indexed = (
+        _copy_markets(tmp_path),
+        _copy_snapshot(tmp_path),
+        _indexed_archive(tmp_path),
+    )
     config = tmp_path / "src" / "hindcast.toml"
-    config.write_text(f'[service]\ndb = "{tmp_path / "src" / "never" / "hindcast.db"}"\n', encoding="utf-8")
-    market_id = __import__("json").loads(run_cli("markets", "list", "--json", "--store", str(store), check=True).stdout)[0]["id"]
+    config.write_text(
+        f'[service]\ndb = "{tmp_path / "src" / "never" / "hindcast.db"}"\n', encoding="utf-8"
+    )
+    market_id = __import__("json").loads(
+        run_cli("markets", "list", "--json", "--store", str(store), check=True).stdout
+    )[0]["id"]
     sample_before = _tree(SAMPLE_ARCHIVE)
     commands = [
-        ["markets", "list", "--store", str(store)], ["markets", "list"],
-        ["markets", "show", market_id[:10], "--store", str(store)], ["markets", "show", market_id, "--json"],
+        ["markets", "list", "--store", str(store)],
+        ["markets", "list"],
+        ["markets", "show", market_id[:10], "--store", str(store)],
+        ["markets", "show", market_id, "--json"],
         ["archive", "verify", "--archive", str(archive)],
-        ["archive", "search", "--query", "election", "--t0", "2024-02-01T00:00:00Z", "--mode", "hybrid",
-         "--archive", str(indexed), "--json"],
-        ["schedule", "status", "--config", str(config)], ["schedule", "status", "--config", str(config), "--json"],
-        ["forecasters"], ["models"], ["models", "--json"], ["--help"],
+        [
+            "archive",
+            "search",
+            "--query",
+            "election",
+            "--t0",
+            "2024-02-01T00:00:00Z",
+            "--mode",
+            "hybrid",
+            "--archive",
+            str(indexed),
+            "--json",
+        ],
+        ["schedule", "status", "--config", str(config)],
+        ["schedule", "status", "--config", str(config), "--json"],
+        ["forecasters"],
+        ["models"],
+        ["models", "--json"],
+        ["--help"],
     ]
     empty = tmp_path / "empty"
     empty.mkdir()

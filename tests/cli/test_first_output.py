@@ -27,8 +27,13 @@ finally:
 
 
 def test_the_baseline_sweep_prints_a_leaderboard_without_importing_torch(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", SWEEP, str(tmp_path), json.dumps(HEAVY)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", SWEEP, str(tmp_path), json.dumps(HEAVY)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "base-rate" in proc.stdout and "Brier" in proc.stdout and "report.html" in proc.stdout
     loaded = json.loads(proc.stderr.split("LOADED ")[1].splitlines()[0])
@@ -59,12 +64,17 @@ def test_progress_off_a_terminal_is_a_line_every_few_seconds(monkeypatch):
     assert err.getvalue() == ""
     clock.now += 1  # 5 s since the start: one line, with the rate and what is left
     ticker.update(250, 1000)
-    assert err.getvalue() == "embedding: 250/1,000 headlines, 50.0 headlines/s, about 15 s left (5 s so far)\n"
+    assert (
+        err.getvalue()
+        == "embedding: 250/1,000 headlines, 50.0 headlines/s, about 15 s left (5 s so far)\n"
+    )
     clock.now += 70
     ticker.update(1000, 1000)
     ticker.stop()  # the end is always said
-    assert err.getvalue().splitlines()[1:] == ["embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)",
-                                               "embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)"]
+    assert err.getvalue().splitlines()[1:] == [
+        "embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)",
+        "embedding: 1,000/1,000 headlines, 13.3 headlines/s (1 min 15 s so far)",
+    ]
 
 
 def test_a_ticker_never_started_prints_nothing(monkeypatch):

@@ -19,10 +19,17 @@ RUN = "r-000000000000"
 
 
 def reading_commands(db: str) -> list[tuple[str, ...]]:
-    return [("runs", "list", "--db", db), ("runs", "list", "--json", "--db", db), ("runs", "show", RUN, "--db", db),
-            ("rescore", RUN, "--db", db), ("analyze", RUN, "--db", db), ("analyze", RUN, "--json", "--db", db),
-            ("trade", RUN, "--db", db), ("audit", RUN, "--db", db),
-            ("leaderboard", RUN, "--out", "board", "--db", db)]
+    return [
+        ("runs", "list", "--db", db),
+        ("runs", "list", "--json", "--db", db),
+        ("runs", "show", RUN, "--db", db),
+        ("rescore", RUN, "--db", db),
+        ("analyze", RUN, "--db", db),
+        ("analyze", RUN, "--json", "--db", db),
+        ("trade", RUN, "--db", db),
+        ("audit", RUN, "--db", db),
+        ("leaderboard", RUN, "--out", "board", "--db", db),
+    ]
 
 
 def _foreign(path: Path) -> None:
@@ -48,16 +55,24 @@ def _previous_release(path: Path) -> None:
 
 
 def tree(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        if p.is_file()
+        else "dir"
+        for p in sorted(folder.rglob("*"))
+    }
 
 
-@pytest.mark.parametrize("make, says", [
-    (_foreign, "not a readable SQLite database"),
-    (_empty, "not a hindcast run database"),
-    (_someone_elses, "not a hindcast run database"),
-    (_previous_release, "written by an older hindcast"),
-], ids=["foreign", "empty", "someone-elses-sqlite", "previous-release"])
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (_foreign, "not a readable SQLite database"),
+        (_empty, "not a hindcast run database"),
+        (_someone_elses, "not a hindcast run database"),
+        (_previous_release, "written by an older hindcast"),
+    ],
+    ids=["foreign", "empty", "someone-elses-sqlite", "previous-release"],
+)
 def test_every_reading_command_refuses_and_leaves_the_file_byte_identical(tmp_path, make, says):
     path = tmp_path / "runs.db"
     make(path)
@@ -67,4 +82,6 @@ def test_every_reading_command_refuses_and_leaves_the_file_byte_identical(tmp_pa
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 1 and len(lines) == 1 and says in lines[0], (argv, proc.stderr)
         assert proc.stdout == "" and "runs.db" in lines[0]
-        assert tree(tmp_path) == before, argv  # no table added, no migration, no -wal, no audits.db, no board/
+        assert tree(tmp_path) == before, (
+            argv
+        )  # no table added, no migration, no -wal, no audits.db, no board/

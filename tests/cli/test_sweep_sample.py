@@ -28,10 +28,16 @@ def instant(text):
 
 
 def independent_market_briers():
-    markets = [json.loads(line) for line in SOURCE.joinpath("markets.jsonl").read_text().splitlines()]
+    markets = [
+        json.loads(line) for line in SOURCE.joinpath("markets.jsonl").read_text().splitlines()
+    ]
     points = {m["id"]: {} for m in markets}
     for row in csv.DictReader(SOURCE.joinpath("prices_daily.csv").open()):
-        t = instant(row["fetched_at_commit_time"]) if row["method"] == "v1_value_at_fetch" else instant(row["date"]) + timedelta(days=1)
+        t = (
+            instant(row["fetched_at_commit_time"])
+            if row["method"] == "v1_value_at_fetch"
+            else instant(row["date"]) + timedelta(days=1)
+        )
         points[row["condition_id"]][t] = float(row["p_yes"])
     rows = {}
     for m in markets:
@@ -51,7 +57,9 @@ def independent_market_briers():
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    proc = run_cli("sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True)
+    proc = run_cli(
+        "sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True
+    )
     (folder,) = [p for p in out.iterdir() if p.is_dir()]
     return out, folder, proc
 
@@ -73,7 +81,14 @@ def test_leaderboard_csv_has_one_row_per_forecaster_with_the_columns(sweep):
     _, folder, _ = sweep
     rows = list(csv.DictReader((folder / "leaderboard.csv").open()))
     assert [r["forecaster"] for r in rows].count("market") == 1 and len(rows) == 3
-    for column in ("forecaster", "n_forecasts", "n_markets", "brier", "market_brier", "skill_vs_market"):
+    for column in (
+        "forecaster",
+        "n_forecasts",
+        "n_markets",
+        "brier",
+        "market_brier",
+        "skill_vs_market",
+    ):
         assert column in rows[0]
     assert (folder / "leaderboard.md").read_text().count("| market |") == 1
 
@@ -94,7 +109,9 @@ def test_no_stored_forecast_stands_at_or_after_its_markets_effective_resolution(
     expected = independent_market_briers()
     effective = {market: eff for (market, _), (_, eff) in expected.items()}
     with sqlite3.connect(out / "hindcast.db") as db:
-        rows = db.execute("SELECT market_id, t0, probability FROM forecasts WHERE forecaster = 'market'").fetchall()
+        rows = db.execute(
+            "SELECT market_id, t0, probability FROM forecasts WHERE forecaster = 'market'"
+        ).fetchall()
     assert len(rows) == len(expected)
     for market_id, t0, probability in rows:
         assert instant(t0) < effective[market_id]
@@ -105,15 +122,34 @@ def test_no_stored_forecast_stands_at_or_after_its_markets_effective_resolution(
 def test_a_second_sweep_resumes_and_repeats_nothing_and_the_csv_is_byte_identical(sweep, tmp_path):
     out, folder, _ = sweep
     before = (folder / "leaderboard.csv").read_bytes()
-    again = run_cli("sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True)
+    again = run_cli(
+        "sweep", *BASELINES, "--out", str(out), "--db", str(out / "hindcast.db"), check=True
+    )
     assert "(resumed)" in again.stdout and "0 made now" in again.stdout
-    fresh = run_cli("sweep", *BASELINES, "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"), check=True)
+    fresh = run_cli(
+        "sweep",
+        *BASELINES,
+        "--out",
+        str(tmp_path),
+        "--db",
+        str(tmp_path / "hindcast.db"),
+        check=True,
+    )
     assert (tmp_path / folder.name / "leaderboard.csv").read_bytes() == before
     assert "(new)" in fresh.stdout
 
 
 def test_a_cutoff_after_resolution_exits_non_zero_naming_the_market(tmp_path):
-    proc = run_cli("sweep", *BASELINES, "--at", "2026-06-01T00:00:00Z", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
+    proc = run_cli(
+        "sweep",
+        *BASELINES,
+        "--at",
+        "2026-06-01T00:00:00Z",
+        "--out",
+        str(tmp_path),
+        "--db",
+        str(tmp_path / "hindcast.db"),
+    )
     assert proc.returncode == 1
     assert "is at or after market 0x" in proc.stderr and "effective resolution" in proc.stderr
     assert not (tmp_path / "hindcast.db").exists() or _forecast_count(tmp_path) == 0
@@ -125,6 +161,20 @@ def _forecast_count(out):
 
 
 def test_bad_options_fail_with_a_usage_error(tmp_path):
-    assert run_cli("sweep", *BASELINES, "--fractions", "0.5,x", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db")).returncode == 2
-    proc = run_cli("sweep", "-f", "oracle", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
+    assert (
+        run_cli(
+            "sweep",
+            *BASELINES,
+            "--fractions",
+            "0.5,x",
+            "--out",
+            str(tmp_path),
+            "--db",
+            str(tmp_path / "hindcast.db"),
+        ).returncode
+        == 2
+    )
+    proc = run_cli(
+        "sweep", "-f", "oracle", "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db")
+    )
     assert proc.returncode == 1 and "unknown forecaster 'oracle'" in proc.stderr

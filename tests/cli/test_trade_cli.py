@@ -28,10 +28,18 @@ def trade(*args: str, check: bool = False) -> subprocess.CompletedProcess:
 
     if any(c.name == "trade" for c in app.registered_commands):
         return run_cli("trade", *args, check=check)
-    proc = subprocess.run([sys.executable, "-c", STANDALONE, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", STANDALONE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"hindcast trade {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+        raise AssertionError(
+            f"hindcast trade {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
+        )
     return proc
 
 
@@ -43,7 +51,17 @@ def run(tmp_path_factory):
     args = [a for name in FORECASTERS for a in ("-f", name)]
     run_cli("sweep", *args, "--out", str(folder), "--db", db, check=True)
     (listed,) = json.loads(run_cli("runs", "list", "--db", db, "--json", check=True).stdout)
-    run_cli("leaderboard", listed["run"], "--db", db, "--format", "csv", "--out", str(folder / "board"), check=True)
+    run_cli(
+        "leaderboard",
+        listed["run"],
+        "--db",
+        db,
+        "--format",
+        "csv",
+        "--out",
+        str(folder / "board"),
+        check=True,
+    )
     with open(folder / "board" / "forecasts.csv", newline="", encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
     return db, listed["run"], table
@@ -56,8 +74,17 @@ def shipped_rates() -> dict:
 def recompute(table: list[dict], stake: float, edge: float) -> dict[str, dict]:
     """The edge strategy from the per-forecast table, in plain floats, sharing no code with hindcast."""
     fees = shipped_rates()
-    out: dict[str, dict] = defaultdict(lambda: {"traded": 0, "no_price": 0, "pnl": 0.0, "fees": 0.0, "capital": 0.0,
-                                                "won": 0, "legs": 0})
+    out: dict[str, dict] = defaultdict(
+        lambda: {
+            "traded": 0,
+            "no_price": 0,
+            "pnl": 0.0,
+            "fees": 0.0,
+            "capital": 0.0,
+            "won": 0,
+            "legs": 0,
+        }
+    )
     for r in table:
         name, acc = r["forecaster"], out[r["forecaster"]]
         if r["market_price"] == "":
@@ -87,10 +114,15 @@ def recompute(table: list[dict], stake: float, edge: float) -> dict[str, dict]:
 def test_trade_json_and_csv_match_an_independent_recomputation(run, tmp_path):
     db, run_id, table = run
     csv_path = tmp_path / "trades.csv"
-    document = json.loads(trade(run_id, "--db", db, "--json", "--trades", str(csv_path), check=True).stdout)
+    document = json.loads(
+        trade(run_id, "--db", db, "--json", "--trades", str(csv_path), check=True).stdout
+    )
     rows = {r["forecaster"]: r for r in document["findings"][0]["rows"]}
     assert document["run_id"] == run_id and set(rows) == set(FORECASTERS)
-    assert document["strategy"]["strategy"] == "edge" and document["fees"]["origin"] == "shipped fees.toml"
+    assert (
+        document["strategy"]["strategy"] == "edge"
+        and document["fees"]["origin"] == "shipped fees.toml"
+    )
     expected = recompute(table, stake=100.0, edge=0.05)
     for name in FORECASTERS:
         got, want = rows[name], expected[name]
@@ -100,12 +132,25 @@ def test_trade_json_and_csv_match_an_independent_recomputation(run, tmp_path):
         assert got["hit_rate"] == pytest.approx(want["won"] / want["legs"])
         assert got["roc"] == pytest.approx(want["pnl"] / want["capital"], rel=1e-9)
         assert got["pnl_low"] <= got["pnl_high"] and got["markets"] == 57
-    assert rows["market"]["pnl"] == -rows["market"]["fees"] and rows["market"]["fees"] > 0  # exactly
+    assert (
+        rows["market"]["pnl"] == -rows["market"]["fees"] and rows["market"]["fees"] > 0
+    )  # exactly
     with open(csv_path, newline="", encoding="utf-8") as handle:
         trades = list(csv.DictReader(handle))
     assert len(trades) == len(document["trades"]) == sum(e["legs"] for e in expected.values())
-    assert list(trades[0])[:11] == ["forecaster", "market", "t0", "side", "price", "p", "stake", "shares", "fee",
-                                    "payoff", "pnl"]
+    assert list(trades[0])[:11] == [
+        "forecaster",
+        "market",
+        "t0",
+        "side",
+        "price",
+        "p",
+        "stake",
+        "shares",
+        "fee",
+        "payoff",
+        "pnl",
+    ]
     for name in FORECASTERS:
         pnl = sum(float(t["pnl"]) for t in trades if t["forecaster"] == name)
         assert pnl == pytest.approx(rows[name]["pnl"], rel=1e-9, abs=1e-9)
@@ -113,17 +158,26 @@ def test_trade_json_and_csv_match_an_independent_recomputation(run, tmp_path):
 
 def test_trade_is_reproducible_and_prints_a_table(run):
     db, run_id, _ = run
-    first, second = (trade(run_id, "--db", db, "--json", "--strategy", "kelly", check=True).stdout for _ in range(2))
+    first, second = (
+        trade(run_id, "--db", db, "--json", "--strategy", "kelly", check=True).stdout
+        for _ in range(2)
+    )
     assert first == second and json.loads(first)["strategy"]["strategy"] == "kelly"
     text = trade(run_id, "--db", db, check=True).stdout
-    assert "complete set (control)" in text and "P&L [95% CI]" in text and "docs.polymarket.com" in text
+    assert (
+        "complete set (control)" in text
+        and "P&L [95% CI]" in text
+        and "docs.polymarket.com" in text
+    )
 
 
 def test_a_fee_file_overrides_the_shipped_schedule(run, tmp_path):
     db, run_id, _ = run
     free = tmp_path / "free.toml"
     free.write_text('source = "no fees"\ndefault_rate = 0\n')
-    document = json.loads(trade(run_id, "--db", db, "--json", "--fees", str(free), check=True).stdout)
+    document = json.loads(
+        trade(run_id, "--db", db, "--json", "--fees", str(free), check=True).stdout
+    )
     rows = {r["forecaster"]: r for r in document["findings"][0]["rows"]}
     assert document["fees"]["origin"] == str(free) and all(r["fees"] == 0.0 for r in rows.values())
     assert rows["market"]["pnl"] == 0.0
@@ -137,7 +191,11 @@ def test_a_malformed_fee_file_is_one_line_naming_it_exit_1_nothing_written(run, 
     proc = trade(run_id, "--db", db, "--fees", str(bad), "--trades", str(out))
     assert proc.returncode == 1 and proc.stdout == ""
     (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith("hindcast: error: fee schedule ") and str(bad) in line and "rates.crypto" in line
+    assert (
+        line.startswith("hindcast: error: fee schedule ")
+        and str(bad) in line
+        and "rates.crypto" in line
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad-fees.toml"]
 
 

@@ -16,31 +16,68 @@ MARKETS = {"0x" + "a1" * 32: (0.5, 1.0), "0x" + "a2" * 32: (0.2, 0.0), "0x" + "a
 
 
 def _market(mid: str, outcome: float) -> dict:
-    return {"id": mid, "question": f"Will crafted event {mid} happen?", "background": "", "resolution_criteria": "",
-            "url": f"https://polymarket.com/market/{mid}", "market_info_open_datetime": None,
-            "market_info_close_datetime": None, "market_info_resolution_criteria": None, "text_source": "test",
-            "slug": mid, "freeze_points": [], "resolved": True, "resolved_to": outcome,
-            "resolution_date": "2025-02-01", "resolution_first_seen": "2025-02-01T12:00:00+00:00",
-            "n_price_points": 10, "price_first_date": "2025-01-01", "price_last_date": "2025-01-10"}
+    return {
+        "id": mid,
+        "question": f"Will crafted event {mid} happen?",
+        "background": "",
+        "resolution_criteria": "",
+        "url": f"https://polymarket.com/market/{mid}",
+        "market_info_open_datetime": None,
+        "market_info_close_datetime": None,
+        "market_info_resolution_criteria": None,
+        "text_source": "test",
+        "slug": mid,
+        "freeze_points": [],
+        "resolved": True,
+        "resolved_to": outcome,
+        "resolution_date": "2025-02-01",
+        "resolution_first_seen": "2025-02-01T12:00:00+00:00",
+        "n_price_points": 10,
+        "price_first_date": "2025-01-01",
+        "price_last_date": "2025-01-10",
+    }
 
 
 @pytest.fixture(scope="module")
 def traded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("crafted")
-    (folder / "markets.jsonl").write_text("".join(json.dumps(_market(m, y)) + "\n" for m, (_, y) in MARKETS.items()))
+    (folder / "markets.jsonl").write_text(
+        "".join(json.dumps(_market(m, y)) + "\n" for m, (_, y) in MARKETS.items())
+    )
     rows = ["condition_id,date,p_yes,method,fetched_at_commit_time"]
-    rows += [f"{m},2025-01-{d:02d},{p},v2_value_at_date,2025-01-{d:02d}T23:00:00+00:00"
-             for m, (p, _) in MARKETS.items() for d in range(1, 11)]
+    rows += [
+        f"{m},2025-01-{d:02d},{p},v2_value_at_date,2025-01-{d:02d}T23:00:00+00:00"
+        for m, (p, _) in MARKETS.items()
+        for d in range(1, 11)
+    ]
     (folder / "prices.csv").write_text("\n".join(rows) + "\n")
-    (folder / "fees.toml").write_text('source = "test: a flat 4% taker rate"\ndefault_rate = 0.04\n')
+    (folder / "fees.toml").write_text(
+        'source = "test: a flat 4% taker rate"\ndefault_rate = 0.04\n'
+    )
     store, db = str(folder / "store"), str(folder / "hindcast.db")
-    run_cli("markets", "import", "forecastbench", "--markets", str(folder / "markets.jsonl"), "--prices",
-            str(folder / "prices.csv"), "--store", store, check=True)
-    (folder / "sweep.toml").write_text(f'[markets]\nstore = "store"\n[cutoffs]\nfractions = []\nat = [{T0}]\n'
-                                       '[[forecasters]]\nspec = "market"\n[[forecasters]]\nspec = "constant:p=0.3"\n')
-    run_cli("sweep", "--spec", str(folder / "sweep.toml"), "--db", db, "--out", str(folder), check=True)
+    run_cli(
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        str(folder / "markets.jsonl"),
+        "--prices",
+        str(folder / "prices.csv"),
+        "--store",
+        store,
+        check=True,
+    )
+    (folder / "sweep.toml").write_text(
+        f'[markets]\nstore = "store"\n[cutoffs]\nfractions = []\nat = [{T0}]\n'
+        '[[forecasters]]\nspec = "market"\n[[forecasters]]\nspec = "constant:p=0.3"\n'
+    )
+    run_cli(
+        "sweep", "--spec", str(folder / "sweep.toml"), "--db", db, "--out", str(folder), check=True
+    )
     (run,) = json.loads(run_cli("runs", "list", "--db", db, "--json", check=True).stdout)
-    out = run_cli("trade", run["run"], "--db", db, "--fees", str(folder / "fees.toml"), "--json", check=True)
+    out = run_cli(
+        "trade", run["run"], "--db", db, "--fees", str(folder / "fees.toml"), "--json", check=True
+    )
     document = json.loads(out.stdout)
     (finding,) = document["findings"]
     rows = finding["rows"]
@@ -58,7 +95,9 @@ def test_the_constant_forecaster_s_trades_by_hand(traded):
     assert row["capital"] == pytest.approx(307.6, abs=1e-9)
     assert row["roc"] == pytest.approx(-57.6 / 307.6, abs=1e-12)
     assert row["hit_rate"] == pytest.approx(1 / 3, abs=1e-12)
-    assert row["max_drawdown"] == pytest.approx(205.2, abs=1e-9)  # −102 then −103.2, in market order at one t0
+    assert row["max_drawdown"] == pytest.approx(
+        205.2, abs=1e-9
+    )  # −102 then −103.2, in market order at one t0
 
 
 def test_the_market_control_loses_exactly_its_fees(traded):

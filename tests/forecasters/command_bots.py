@@ -8,7 +8,7 @@ answered in "rationale"); `stdio-tools` (the same through HINDCAST_MCP_COMMAND);
 past any timeout for markets listed in $BOT_SLOW unless $BOT_FIXED exists, exits 1 for those in
 $BOT_FAIL, answers 0.4 otherwise); `tokens` (answers with reported usage)."""
 
-BOT = r'''
+BOT = r"""
 import asyncio, json, os, shlex, signal, sys, time
 question = json.loads(sys.stdin.read())
 if os.environ.get("BOT_LOG"):
@@ -66,7 +66,7 @@ elif mode == "flaky":
     if market in os.environ.get("BOT_FAIL", "").split():
         sys.exit(1)
     time.sleep(float(arg or 0)); answer(0.4)
-'''
+"""
 
 
 def write_bot(folder) -> str:

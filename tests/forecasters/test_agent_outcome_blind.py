@@ -37,7 +37,12 @@ def hashed_model(body):
         if any(m["role"] == "tool" for m in messages):
             return tool_call("submit_forecast", {"probability": p, "rationale": "hashed"})
         return tool_call("search", {"query": "rate cut", "before": "2030-01-01"})
-    props = body.get("response_format", {}).get("json_schema", {}).get("schema", {}).get("properties", {})
+    props = (
+        body.get("response_format", {})
+        .get("json_schema", {})
+        .get("schema", {})
+        .get("properties", {})
+    )
     if "summary" in props:
         return answer(json.dumps({"summary": "hashed summary", "queries": []}))
     if "queries" in props:
@@ -48,36 +53,70 @@ def hashed_model(body):
 def sweep(tmp, name, bundle, url, snapshot):
     root = tmp / name
     write_version(root, bundle)
-    forecasters = tuple(f"{kind}:model=openai-compatible:{url}#fake{extra}" for kind, extra in
-                        (("zero-shot", ",price=1"), ("retrieval-agent", ",rounds=1,mode=text"), ("tool-agent", ",mode=text")))
-    spec = ReplaySpec(store=root, limit=3, fractions=(0.5, 0.9), forecasters=forecasters,
-                      archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
+    forecasters = tuple(
+        f"{kind}:model=openai-compatible:{url}#fake{extra}"
+        for kind, extra in (
+            ("zero-shot", ",price=1"),
+            ("retrieval-agent", ",rounds=1,mode=text"),
+            ("tool-agent", ",mode=text"),
+        )
+    )
+    spec = ReplaySpec(
+        store=root,
+        limit=3,
+        fractions=(0.5, 0.9),
+        forecasters=forecasters,
+        archive=snapshot.archive,
+        snapshot=snapshot.id,
+        concurrency=2,
+    )
     store = RunStore(default_url(tmp / name))
     models = Models(cache=ResponseCache(mode="off"))  # every request reaches the fake model
     try:
-        result = api.sweep(spec, store=store, out_dir=tmp / name / "out", now=at("2026-11-30T00:00:00"), models=models)
+        result = api.sweep(
+            spec,
+            store=store,
+            out_dir=tmp / name / "out",
+            now=at("2026-11-30T00:00:00"),
+            models=models,
+        )
     finally:
         models.close()
     return store.forecasts(result.run_id)
 
 
 def stored(rows):
-    return sorted((r.forecaster, r.market_id, r.t0, r.forecast.probability, r.forecast.error, r.forecast.evidence,
-                   r.forecast.rationale, r.forecast.raw) for r in rows)
+    return sorted(
+        (
+            r.forecaster,
+            r.market_id,
+            r.t0,
+            r.forecast.probability,
+            r.forecast.error,
+            r.forecast.evidence,
+            r.forecast.rationale,
+            r.forecast.raw,
+        )
+        for r in rows
+    )
 
 
 def test_flipping_every_outcome_changes_no_request_and_no_forecast(tmp_path, tmp_path_factory):
     snapshot = shared_fed_archive(tmp_path_factory)
     bundle = open_version(SAMPLE_MARKETS).bundle
-    flipped = dataclasses.replace(bundle, resolutions=tuple(
-        dataclasses.replace(r, status=FLIP.get(r.status, r.status)) for r in bundle.resolutions))
+    flipped = dataclasses.replace(
+        bundle,
+        resolutions=tuple(
+            dataclasses.replace(r, status=FLIP.get(r.status, r.status)) for r in bundle.resolutions
+        ),
+    )
     assert [r.outcome for r in flipped.resolutions] != [r.outcome for r in bundle.resolutions]
     fake = FakeChatModel(default=hashed_model)
     with fake.serve() as url:
         rows = sweep(tmp_path, "as-resolved", bundle, url, snapshot)
         first = [canonical(b) for b in fake.requests]
         flipped_rows = sweep(tmp_path, "flipped", flipped, url, snapshot)
-        second = [canonical(b) for b in fake.requests[len(first):]]
+        second = [canonical(b) for b in fake.requests[len(first) :]]
     assert len(rows) == 18 and all(r.forecast.ok for r in rows), [r.forecast.error for r in rows]
     assert first and sorted(first) == sorted(second)
     assert stored(rows) == stored(flipped_rows)

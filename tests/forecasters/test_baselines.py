@@ -18,11 +18,16 @@ def resolution(market_id, status, known):
 
 
 def base_rate(resolutions):
-    return asyncio.run(BaseRateForecaster().forecast(Q, Context(T0, "target", (), resolutions))).probability
+    return asyncio.run(
+        BaseRateForecaster().forecast(Q, Context(T0, "target", (), resolutions))
+    ).probability
 
 
 def test_base_rate_walks_forward_later_resolutions_change_nothing():
-    before = [resolution("a", "yes", "2025-10-01T00:00:00"), resolution("b", "no", "2025-10-02T00:00:00")]
+    before = [
+        resolution("a", "yes", "2025-10-01T00:00:00"),
+        resolution("b", "no", "2025-10-02T00:00:00"),
+    ]
     p = base_rate(before)
     assert p == pytest.approx((1 + 1) / (2 + 2))
     for status in ("yes", "no"):
@@ -31,12 +36,18 @@ def test_base_rate_walks_forward_later_resolutions_change_nothing():
 
 def test_base_rate_excludes_an_outcome_known_exactly_at_t0_and_ambiguous_ones():
     before = [resolution("a", "yes", "2025-10-01T00:00:00")]
-    assert base_rate(before + [resolution("edge", "yes", "2025-11-01T00:00:00")]) == base_rate(before)
-    assert base_rate(before + [resolution("half", "fifty-fifty", "2025-10-05T00:00:00")]) == base_rate(before)
+    assert base_rate(before + [resolution("edge", "yes", "2025-11-01T00:00:00")]) == base_rate(
+        before
+    )
+    assert base_rate(
+        before + [resolution("half", "fifty-fifty", "2025-10-05T00:00:00")]
+    ) == base_rate(before)
 
 
 def test_base_rate_uses_known_at_not_the_earlier_resolution_instant():
-    late_news = Resolution("x", "yes", resolved_at=at("2025-10-30T00:00:00"), known_at=at("2025-11-02T00:00:00"))
+    late_news = Resolution(
+        "x", "yes", resolved_at=at("2025-10-30T00:00:00"), known_at=at("2025-11-02T00:00:00")
+    )
     assert base_rate([late_news]) == 0.5
 
 
@@ -47,7 +58,9 @@ def test_market_baseline_takes_the_last_price_strictly_before_t0():
 
 
 def test_market_baseline_records_a_failure_when_no_price_precedes_t0():
-    answer = asyncio.run(MarketForecaster().forecast(Q, Context(T0, "target", (PricePoint(T0, 0.8),), ())))
+    answer = asyncio.run(
+        MarketForecaster().forecast(Q, Context(T0, "target", (PricePoint(T0, 0.8),), ()))
+    )
     assert answer.probability is None and "no market price before t0" in answer.error
 
 

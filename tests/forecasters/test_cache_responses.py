@@ -38,7 +38,9 @@ def test_a_second_identical_run_makes_zero_requests(served, tmp_path):
     fake, url = served
     spec = f"zero-shot:model=openai-compatible:{url}#fake"
     first = run(spec, ResponseCache(tmp_path / "c.sqlite"))
-    second = run(spec, ResponseCache(tmp_path / "c.sqlite"))  # a new process would open the file anew
+    second = run(
+        spec, ResponseCache(tmp_path / "c.sqlite")
+    )  # a new process would open the file anew
     assert len(fake.requests) == 1
     assert first.probability == second.probability and first.ok
     assert (first.usage["requests"], first.usage["cache_hits"]) == (1, 0)
@@ -50,7 +52,11 @@ def test_repeats_above_temperature_zero_are_separate_samples_and_each_is_replaye
     cache = tmp_path / "c.sqlite"
     spec = f"zero-shot:model=openai-compatible:{url}#fake,temperature=0.8"
     samples = [run(spec, ResponseCache(cache), repeat=i).usage["sample"] for i in range(3)]
-    assert samples == [0, 1, 2] and len(fake.requests) == 3 and all(r["temperature"] == 0.8 for r in fake.requests)
+    assert (
+        samples == [0, 1, 2]
+        and len(fake.requests) == 3
+        and all(r["temperature"] == 0.8 for r in fake.requests)
+    )
     for i in range(3):
         run(spec, ResponseCache(cache), repeat=i)
     assert len(fake.requests) == 3
@@ -79,8 +85,12 @@ def test_no_cache_modes(served, tmp_path):
 
 
 def test_any_change_to_the_request_changes_the_key():
-    body = {"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0.0,
-            "tools": [{"type": "function", "function": {"name": "search"}}]}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "q"}],
+        "temperature": 0.0,
+        "tools": [{"type": "function", "function": {"name": "search"}}],
+    }
     base = request_key("http://h/v1", body)
     variants = [
         request_key("http://other/v1", body),

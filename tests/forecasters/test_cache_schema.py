@@ -17,13 +17,19 @@ PREVIOUS = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request 
 def previous_cache(path) -> None:
     with sqlite3.connect(path) as db:
         db.execute(PREVIOUS)
-        db.execute("INSERT INTO responses VALUES ('k1', ?, ?)", (canonical({"model": "m"}), canonical({"p": 0.3})))
+        db.execute(
+            "INSERT INTO responses VALUES ('k1', ?, ?)",
+            (canonical({"model": "m"}), canonical({"p": 0.3})),
+        )
     db.close()
 
 
 def header(path) -> tuple[int, list]:
     with sqlite3.connect(path) as db:
-        found = (db.execute("PRAGMA user_version").fetchone()[0], db.execute("SELECT sql FROM sqlite_master").fetchall())
+        found = (
+            db.execute("PRAGMA user_version").fetchone()[0],
+            db.execute("SELECT sql FROM sqlite_master").fetchall(),
+        )
     db.close()
     return found
 
@@ -49,6 +55,9 @@ def test_a_cache_newer_than_this_code_is_refused_and_left_untouched(tmp_path):
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     db.close()
     data = path.read_bytes()
-    with pytest.raises(RunStoreError, match=rf"response cache {path} has schema version {SCHEMA_VERSION + 1}, newer"):
+    with pytest.raises(
+        RunStoreError,
+        match=rf"response cache {path} has schema version {SCHEMA_VERSION + 1}, newer",
+    ):
         ResponseCache(path)
     assert path.read_bytes() == data

@@ -19,7 +19,13 @@ from hindcast.forecasters import registry
 from hindcast.forecasters.command import stdin_payload
 from hindcast.markets.bundle import DescriptionVersion
 from hindcast.replay.plan import question_at
-from tests.adapters.support import FRACTION, build_archive, sample_market, sample_t0, with_post_t0_market_data
+from tests.adapters.support import (
+    FRACTION,
+    build_archive,
+    sample_market,
+    sample_t0,
+    with_post_t0_market_data,
+)
 from tests.forecasters.command_bots import write_bot
 from tests.helpers import SAMPLE_MARKETS
 
@@ -30,13 +36,20 @@ pytest.importorskip("mcp")
 def world(tmp_path_factory):
     folder = tmp_path_factory.mktemp("command")
     t0 = sample_t0()
-    return SimpleNamespace(market=sample_market(), t0=t0, bot=write_bot(folder), folder=folder,
-                           archive=build_archive(folder / "base", t0),
-                           later=build_archive(folder / "later", t0, extra=True))
+    return SimpleNamespace(
+        market=sample_market(),
+        t0=t0,
+        bot=write_bot(folder),
+        folder=folder,
+        archive=build_archive(folder / "base", t0),
+        later=build_archive(folder / "later", t0, extra=True),
+    )
 
 
 def bind(world, archive=None):
-    return adapters.bind(SAMPLE_MARKETS, world.market, fraction=FRACTION, archive=archive or world.archive)
+    return adapters.bind(
+        SAMPLE_MARKETS, world.market, fraction=FRACTION, archive=archive or world.archive
+    )
 
 
 def ask(world, mode: str, timeout: float = 60, bound=None):
@@ -45,23 +58,33 @@ def ask(world, mode: str, timeout: float = 60, bound=None):
     return asyncio.run(forecaster.forecast(bound.question, bound.ctx)), bound
 
 
-@pytest.mark.parametrize(("mode", "reason"), [
-    ("exit1", "program exited 1; stderr: my model said no"),
-    ("garbage", "stdout is not one JSON object"),
-    ("outside 1.5", "probability 1.5 is outside [0, 1]"),
-])
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("exit1", "program exited 1; stderr: my model said no"),
+        ("garbage", "stdout is not one JSON object"),
+        ("outside 1.5", "probability 1.5 is outside [0, 1]"),
+    ],
+)
 def test_an_answer_with_no_valid_probability_is_a_forecast_failure(world, mode, reason):
     forecast, _ = ask(world, mode)
     assert forecast.probability is None and forecast.error.startswith(reason), forecast.error
 
 
-@pytest.mark.parametrize(("mode", "timeout", "reason"), [
-    ("sleep 30", 1, "no answer within its timeout of 1 s (killed)"),
-    ("sigkill", 60, "killed by signal SIGKILL"),
-    ("tempfail", 60, "exited 75 (EX_TEMPFAIL: try again later)"),
-])
-def test_a_program_that_times_out_is_killed_or_asks_again_is_an_outage(world, mode, timeout, reason):
-    with pytest.raises(InfrastructureError, match=reason.replace("(", r"\(").replace(")", r"\)")) as caught:
+@pytest.mark.parametrize(
+    ("mode", "timeout", "reason"),
+    [
+        ("sleep 30", 1, "no answer within its timeout of 1 s (killed)"),
+        ("sigkill", 60, "killed by signal SIGKILL"),
+        ("tempfail", 60, "exited 75 (EX_TEMPFAIL: try again later)"),
+    ],
+)
+def test_a_program_that_times_out_is_killed_or_asks_again_is_an_outage(
+    world, mode, timeout, reason
+):
+    with pytest.raises(
+        InfrastructureError, match=reason.replace("(", r"\(").replace(")", r"\)")
+    ) as caught:
         ask(world, mode, timeout)
     assert caught.value.endpoint.startswith("command:")
 
@@ -76,7 +99,10 @@ def test_a_program_that_cannot_start_is_an_outage(world, tmp_path):
 def test_a_valid_answer_with_reported_tokens(world):
     forecast, _ = ask(world, "tokens")
     assert forecast.probability == 0.6 and forecast.error is None
-    assert forecast.usage["fresh_prompt_tokens"] == 1000 and forecast.usage["model_name"] == "bot-model"
+    assert (
+        forecast.usage["fresh_prompt_tokens"] == 1000
+        and forecast.usage["model_name"] == "bot-model"
+    )
     assert forecast.usage["endpoint"].startswith("command:") and forecast.usage["requests"] == 1
 
 
@@ -96,10 +122,20 @@ def test_the_programs_tool_calls_are_its_retrievals(world, mode):
     answers = {name: (error, content) for name, error, content in json.loads(forecast.rationale)}
     assert answers["question"] == (False, dict(adapters.question_view(bound.question)))
     assert {h["id"] for h in answers["search"][1]["hits"]} <= {"pre-1", "pre-2", "pre-3"}
-    assert answers["read"] == (False, {"document": None})  # the last read asked for the at-t0 document
+    assert answers["read"] == (
+        False,
+        {"document": None},
+    )  # the last read asked for the at-t0 document
     assert all(not error for error, _ in answers.values())
     ops = [e["op"] for e in bound.ctx.retrievals]
-    assert ops == ["price_history", "resolved_before", "search", "read", "read", "thread"]  # t0/until: dropped
+    assert ops == [
+        "price_history",
+        "resolved_before",
+        "search",
+        "read",
+        "read",
+        "thread",
+    ]  # t0/until: dropped
     assert forecast.evidence == ("pre-1",)
 
 
@@ -110,9 +146,13 @@ def test_post_t0_data_changes_neither_stdin_nor_tool_answers(world, tmp_path, mo
     base, _ = ask(world, "tools")
     later = with_post_t0_market_data(bind(world, world.later))
     bundle = later.plan.bundle
-    edited = {**bundle.descriptions,
-              world.market: (DescriptionVersion(later.question.description),
-                             DescriptionVersion("EDITED after t0: resolved YES", world.t0 + timedelta(hours=1)))}
+    edited = {
+        **bundle.descriptions,
+        world.market: (
+            DescriptionVersion(later.question.description),
+            DescriptionVersion("EDITED after t0: resolved YES", world.t0 + timedelta(hours=1)),
+        ),
+    }
     question = question_at(replace(bundle, descriptions=edited), later.cutoff)
     assert question == later.question
     moved, _ = ask(world, "tools", bound=replace(later, question=question))
@@ -140,7 +180,9 @@ def test_a_key_the_program_echoes_is_not_stored(world, monkeypatch):
     key = "sk-bot-secret-5f4e3d2c1b"
     monkeypatch.setenv("MY_BOT_API_KEY", key)
     forecast, _ = ask(world, "leaky-key")
-    assert forecast.error == "program exited 1; stderr: using key ***" and forecast.raw == "key ***\n"
+    assert (
+        forecast.error == "program exited 1; stderr: using key ***" and forecast.raw == "key ***\n"
+    )
     assert key not in repr(forecast)
 
     with pytest.raises(InfrastructureError) as caught:

@@ -41,11 +41,19 @@ def test_documents_before_t0_pass_and_every_call_is_logged():
     ctx = Context(T0, "m", (), (), LeakyRetriever(T0, at("2025-10-31T23:59:59")))
     assert [h.doc.id for h in ctx.search("fed", 3, "text")] == ["d1"]
     assert ctx.read("d1").id == "d1" and len(ctx.thread("d1")) == 1
-    assert ctx.retrievals[0] == {"op": "search", "query": "fed", "k": 3, "mode": "text", "ids": ["d1"]}
+    assert ctx.retrievals[0] == {
+        "op": "search",
+        "query": "fed",
+        "k": 3,
+        "mode": "text",
+        "ids": ["d1"],
+    }
     assert [r["op"] for r in ctx.retrievals] == ["search", "read", "thread"]
 
 
-@pytest.mark.parametrize("call", [lambda c: c.search("q", 1, "vector"), lambda c: c.read("d1"), lambda c: c.thread("d1")])
+@pytest.mark.parametrize(
+    "call", [lambda c: c.search("q", 1, "vector"), lambda c: c.read("d1"), lambda c: c.thread("d1")]
+)
 def test_a_document_created_at_t0_is_stopped_on_every_path(call):
     ctx = Context(T0, "m", (), (), LeakyRetriever(T0, T0))
     with pytest.raises(LeakageError, match="not before t0"):
@@ -54,7 +62,9 @@ def test_a_document_created_at_t0_is_stopped_on_every_path(call):
 
 def test_a_retriever_bound_to_another_instant_is_refused():
     with pytest.raises(LeakageError):
-        Context(T0, "m", (), (), LeakyRetriever(at("2025-12-01T00:00:00"), at("2025-10-01T00:00:00")))
+        Context(
+            T0, "m", (), (), LeakyRetriever(at("2025-12-01T00:00:00"), at("2025-10-01T00:00:00"))
+        )
 
 
 def test_without_an_archive_document_calls_fail_clearly():
@@ -85,7 +95,11 @@ def _children(obj) -> list:
         return [*obj.keys(), *obj.values()]
     if isinstance(obj, (tuple, list, set, frozenset)):
         return list(obj)
-    out = list(getattr(obj, "__dict__", {}).values()) if not callable(obj) or hasattr(obj, "__self__") else []
+    out = (
+        list(getattr(obj, "__dict__", {}).values())
+        if not callable(obj) or hasattr(obj, "__self__")
+        else []
+    )
     for klass in type(obj).__mro__:
         for name in getattr(klass, "__slots__", ()):
             if name != "__weakref__" and hasattr(obj, name):
@@ -93,7 +107,9 @@ def _children(obj) -> list:
     for name in ("__self__", "__func__", "__wrapped__"):
         if hasattr(obj, name):
             out.append(getattr(obj, name))
-    out += [cell.cell_contents for cell in (getattr(obj, "__closure__", None) or ()) if _filled(cell)]
+    out += [
+        cell.cell_contents for cell in (getattr(obj, "__closure__", None) or ()) if _filled(cell)
+    ]
     return out
 
 
@@ -114,12 +130,23 @@ def _archive(tmp_path):
     from hindcast.archive.index import build_index
     from hindcast.archive.snapshot import build_snapshot, open_snapshot
 
-    rows = [("before", "2025-10-20T00:00:00", "fed cut before"), ("at", "2025-11-01T00:00:00", "fed cut at t0"),
-            ("after", "2025-11-20T00:00:00", "fed cut after"), ("later", "2025-12-05T00:00:00", "fed cut later")]
+    rows = [
+        ("before", "2025-10-20T00:00:00", "fed cut before"),
+        ("at", "2025-11-01T00:00:00", "fed cut at t0"),
+        ("after", "2025-11-20T00:00:00", "fed cut after"),
+        ("later", "2025-12-05T00:00:00", "fed cut later"),
+    ]
     path = tmp_path / "news.jsonl"
-    path.write_text("".join(json.dumps({"id": i, "created_at": t + "Z", "title": title, "source": "x"}) + "\n"
-                            for i, t, title in rows), encoding="utf-8")
-    snapshot = open_snapshot(tmp_path / "archive", build_snapshot([path], "news", "news", tmp_path / "archive"))
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "created_at": t + "Z", "title": title, "source": "x"}) + "\n"
+            for i, t, title in rows
+        ),
+        encoding="utf-8",
+    )
+    snapshot = open_snapshot(
+        tmp_path / "archive", build_snapshot([path], "news", "news", tmp_path / "archive")
+    )
     build_index(snapshot, HashEmbedder())
     return snapshot
 
@@ -135,15 +162,25 @@ def test_nothing_reachable_from_a_context_is_after_t0(tmp_path):
 
     snapshot = _archive(tmp_path)
     index = open_index(snapshot)
-    TimeBoundRetriever(snapshot, at("2026-01-01T00:00:00"), index=index).search("fed", 5, "text")  # later months opened
-    resolutions = (Resolution("m", "yes", at("2025-10-01T00:00:00"), at("2025-10-02T00:00:00")),  # its own market
-                   Resolution("other", "no", at("2025-10-01T00:00:00"), at("2025-10-02T00:00:00")),
-                   Resolution("late", "yes", at("2025-10-20T00:00:00"), T0),  # known only at t0
-                   Resolution("later", "no", at("2025-12-01T00:00:00"), at("2025-12-02T00:00:00")))
+    TimeBoundRetriever(snapshot, at("2026-01-01T00:00:00"), index=index).search(
+        "fed", 5, "text"
+    )  # later months opened
+    resolutions = (
+        Resolution(
+            "m", "yes", at("2025-10-01T00:00:00"), at("2025-10-02T00:00:00")
+        ),  # its own market
+        Resolution("other", "no", at("2025-10-01T00:00:00"), at("2025-10-02T00:00:00")),
+        Resolution("late", "yes", at("2025-10-20T00:00:00"), T0),  # known only at t0
+        Resolution("later", "no", at("2025-12-01T00:00:00"), at("2025-12-02T00:00:00")),
+    )
     ctx = Context(T0, "m", (), resolutions, TimeBoundRetriever(snapshot, T0, index=index))
     assert [h.doc.id for h in ctx.search("fed cut", 10, "text")] == ["before"]
     found = _reachable(ctx)
-    assert not [o for o in found if isinstance(o, (Resolution, IndexReader, MonthData, Snapshot, TimeBoundRetriever))]
+    assert not [
+        o
+        for o in found
+        if isinstance(o, (Resolution, IndexReader, MonthData, Snapshot, TimeBoundRetriever))
+    ]
     assert not [o for o in found if hasattr(o, "open_month") or hasattr(o, "partition_files")]
     assert [o for o in found if isinstance(o, PastResolution)] == [PastResolution("other", 0.0)]
     assert not [o for o in found if isinstance(o, Document) and o.created_at >= T0]

@@ -30,7 +30,9 @@ async def call_tools(url: str) -> list:
     from mcp import Client
 
     async with Client(url) as client:
-        found = await client.call_tool("search", {"query": "Fed rate cuts 2025", "k": 5, "mode": "text"})
+        found = await client.call_tool(
+            "search", {"query": "Fed rate cuts 2025", "k": 5, "mode": "text"}
+        )
         read = await client.call_tool("read", {"doc_id": "pre-1"})
         return [found.structured_content, read.structured_content]
 
@@ -42,11 +44,20 @@ class Service(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 — the standard library's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        Service.seen.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
-                             "tools": self.headers.get("Hindcast-MCP-URL")})
+        Service.seen.append(
+            {
+                "path": self.path,
+                "body": body,
+                "auth": self.headers.get("Authorization"),
+                "tools": self.headers.get("Hindcast-MCP-URL"),
+            }
+        )
         status, answer = 200, {"probability": 0.7, "rationale": "from the service"}
         if self.path == "/tools":
-            answer = {"probability": 0.55, "rationale": json.dumps(asyncio.run(call_tools(self.headers["Hindcast-MCP-URL"])))}
+            answer = {
+                "probability": 0.55,
+                "rationale": json.dumps(asyncio.run(call_tools(self.headers["Hindcast-MCP-URL"]))),
+            }
         elif self.path == "/slow":
             time.sleep(5)
         elif self.path in ("/400", "/500", "/429"):
@@ -68,8 +79,12 @@ def world(tmp_path_factory):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Service)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     t0 = sample_t0()
-    yield SimpleNamespace(market=sample_market(), t0=t0, base=f"http://127.0.0.1:{server.server_address[1]}",
-                          archive=build_archive(tmp_path_factory.mktemp("http") / "base", t0))
+    yield SimpleNamespace(
+        market=sample_market(),
+        t0=t0,
+        base=f"http://127.0.0.1:{server.server_address[1]}",
+        archive=build_archive(tmp_path_factory.mktemp("http") / "base", t0),
+    )
     server.shutdown()
 
 
@@ -94,19 +109,31 @@ def test_the_question_is_posted_and_the_answer_read(world):
 def test_the_services_tool_calls_are_its_retrievals(world):
     forecast, bound = ask(world, "/tools")
     found, read = json.loads(forecast.rationale)
-    assert {h["id"] for h in found["hits"]} <= {"pre-1", "pre-2", "pre-3"} and read["document"]["id"] == "pre-1"
-    assert [c["op"] for c in bound.ctx.retrievals] == ["search", "read"] and forecast.evidence == ("pre-1",)
+    assert {h["id"] for h in found["hits"]} <= {"pre-1", "pre-2", "pre-3"} and read["document"][
+        "id"
+    ] == "pre-1"
+    assert [c["op"] for c in bound.ctx.retrievals] == ["search", "read"] and forecast.evidence == (
+        "pre-1",
+    )
 
 
-@pytest.mark.parametrize(("path", "reason"), [("/garbage", "the response body is not one JSON object"),
-                                              ("/400", "HTTP 400")])
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [("/garbage", "the response body is not one JSON object"), ("/400", "HTTP 400")],
+)
 def test_a_bad_answer_is_a_forecast_failure(world, path, reason):
     forecast, _ = ask(world, path)
     assert forecast.probability is None and forecast.error == reason
 
 
-@pytest.mark.parametrize(("path", "more", "reason"), [("/500", "", "HTTP 500"), ("/429", "", "HTTP 429"),
-                                                      ("/slow", ",timeout=1", "no answer within its timeout of 1 s")])
+@pytest.mark.parametrize(
+    ("path", "more", "reason"),
+    [
+        ("/500", "", "HTTP 500"),
+        ("/429", "", "HTTP 429"),
+        ("/slow", ",timeout=1", "no answer within its timeout of 1 s"),
+    ],
+)
 def test_an_unavailable_service_is_an_outage(world, path, more, reason):
     with pytest.raises(InfrastructureError, match=reason):
         ask(world, path, more)
@@ -126,5 +153,7 @@ def test_the_key_is_never_stored(world):
     forecast, _ = ask(world, "/echo-key", ",key_env=MY_SERVICE_KEY", env={"MY_SERVICE_KEY": KEY})
     assert forecast.error == "HTTP 401" and KEY not in forecast.raw and "Bearer ***" in forecast.raw
 
-    forecast, _ = ask(world, "/echo-key", ",key_env=BOT_AUTH", env={"BOT_AUTH": KEY})  # any variable name
+    forecast, _ = ask(
+        world, "/echo-key", ",key_env=BOT_AUTH", env={"BOT_AUTH": KEY}
+    )  # any variable name
     assert KEY not in forecast.raw and "Bearer ***" in forecast.raw

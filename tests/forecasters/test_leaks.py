@@ -18,11 +18,22 @@ from hindcast.records import Question
 from tests.helpers import ROOT, at
 
 T0 = at("2025-10-18T00:00:00")
-BOLIVIA = Question("m-bo", "Will Rodrigo Paz win the 2025 Bolivia presidential election?",
-                   "Resolves YES if Rodrigo Paz wins the runoff.", T0, scheduled_close=at("2025-10-20T00:00:00"))
-BITCOIN = Question("m-btc", "Will Bitcoin dip to $90,000 by December 31, 2025?", "", at("2025-11-01T00:00:00"))
-FED = Question("m-fed", "Will there be no change in Fed interest rates after the March 2026 meeting?", "",
-               at("2026-03-17T00:00:00"))
+BOLIVIA = Question(
+    "m-bo",
+    "Will Rodrigo Paz win the 2025 Bolivia presidential election?",
+    "Resolves YES if Rodrigo Paz wins the runoff.",
+    T0,
+    scheduled_close=at("2025-10-20T00:00:00"),
+)
+BITCOIN = Question(
+    "m-btc", "Will Bitcoin dip to $90,000 by December 31, 2025?", "", at("2025-11-01T00:00:00")
+)
+FED = Question(
+    "m-fed",
+    "Will there be no change in Fed interest rates after the March 2026 meeting?",
+    "",
+    at("2026-03-17T00:00:00"),
+)
 LEXICAL = "lexical:embedder=hash"
 
 
@@ -35,25 +46,31 @@ def lexical():
     return leaks.get_detector(LEXICAL)
 
 
-@pytest.mark.parametrize("text", [
-    "Rodrigo Paz wins Bolivia's presidential election",  # the YES outcome
-    "Rodrigo Paz loses Bolivia's presidential runoff to Jorge Quiroga",  # the NO outcome
-    "Jorge Quiroga elected president of Bolivia, defeating Paz",  # a rival's win settles it
-    "Bolivia: centrist Paz sworn in as president",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rodrigo Paz wins Bolivia's presidential election",  # the YES outcome
+        "Rodrigo Paz loses Bolivia's presidential runoff to Jorge Quiroga",  # the NO outcome
+        "Jorge Quiroga elected president of Bolivia, defeating Paz",  # a rival's win settles it
+        "Bolivia: centrist Paz sworn in as president",
+    ],
+)
 def test_a_text_stating_either_outcome_reveals_it(lexical, text):
     verdict = judge(lexical, text)
     assert verdict.label == "reveals-outcome" and verdict.flagged, verdict
     assert verdict.score >= leaks.REVEAL_THRESHOLD and verdict.detector == LEXICAL
 
 
-@pytest.mark.parametrize("text", [
-    "Bolivia heads to the polls as Paz and Quiroga make a final push",  # same topic, before t0
-    "Rodrigo Paz could win Bolivia's presidency, polls show",  # hedged: a forecast, not an outcome
-    "Will Rodrigo Paz win Bolivia's runoff?",
-    "Dodgers win the World Series in seven games",  # an outcome, of another question
-    "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bolivia heads to the polls as Paz and Quiroga make a final push",  # same topic, before t0
+        "Rodrigo Paz could win Bolivia's presidency, polls show",  # hedged: a forecast, not an outcome
+        "Will Rodrigo Paz win Bolivia's runoff?",
+        "Dodgers win the World Series in seven games",  # an outcome, of another question
+        "",
+    ],
+)
 def test_pre_t0_hedged_or_off_topic_texts_are_neither(lexical, text):
     verdict = judge(lexical, text)
     assert verdict.label == "neither" and not verdict.flagged and not verdict.unreadable, verdict
@@ -65,9 +82,18 @@ def test_a_text_reporting_a_date_after_t0_is_after_t0(lexical):
     earlier = judge(lexical, "Bolivia's congress debated the budget on September 20, 2025")
     assert later.label == "after-t0" and "November 20, 2025" in later.reason and later.flagged
     assert earlier.label == "neither"
-    olympics = Question("m-oly", "Will Austria win the most gold medals in the 2026 Winter Olympics?", "", T0)
-    assert leaks.dates_after("Austria's skiers trained in 2026 Winter Olympics venues", T0, olympics.question) == []
-    assert leaks.dates_after("Austria's skiers trained in 2026 Winter Olympics venues", T0) == ["2026"]
+    olympics = Question(
+        "m-oly", "Will Austria win the most gold medals in the 2026 Winter Olympics?", "", T0
+    )
+    assert (
+        leaks.dates_after(
+            "Austria's skiers trained in 2026 Winter Olympics venues", T0, olympics.question
+        )
+        == []
+    )
+    assert leaks.dates_after("Austria's skiers trained in 2026 Winter Olympics venues", T0) == [
+        "2026"
+    ]
 
 
 def test_the_question_entities_and_numbers_make_the_statements():
@@ -75,18 +101,27 @@ def test_the_question_entities_and_numbers_make_the_statements():
     assert ("bitcoin",) in facts.groups and facts.numbers == frozenset({"90000"})
     assert "Bitcoin did not dip to $90,000" in facts.no and "Bitcoin dipped to $90,000" in facts.yes
     paz = leaks.statements(BOLIVIA)
-    assert {"Rodrigo Paz won the 2025 Bolivia presidential election",
-            "Rodrigo Paz lost the 2025 Bolivia presidential election"} <= set(paz.all)
+    assert {
+        "Rodrigo Paz won the 2025 Bolivia presidential election",
+        "Rodrigo Paz lost the 2025 Bolivia presidential election",
+    } <= set(paz.all)
 
 
 def test_a_price_move_past_the_question_number_is_an_outcome_cue(lexical):
-    assert judge(lexical, "Bitcoin drops below $90,000 for the first time in seven months", BITCOIN).flagged
+    assert judge(
+        lexical, "Bitcoin drops below $90,000 for the first time in seven months", BITCOIN
+    ).flagged
     assert not judge(lexical, "Bitcoin climbs to 2-week high above $110,000", BITCOIN).flagged
 
 
 def test_rate_decisions_as_verbs_not_nouns(lexical):
-    assert judge(lexical, "Fed holds rates steady as war clouds outlook", FED).label == "reveals-outcome"
-    assert judge(lexical, "Fed likely to hold rates steady as oil prices soar", FED).label == "neither"
+    assert (
+        judge(lexical, "Fed holds rates steady as war clouds outlook", FED).label
+        == "reveals-outcome"
+    )
+    assert (
+        judge(lexical, "Fed likely to hold rates steady as oil prices soar", FED).label == "neither"
+    )
     assert leaks.outcome_cue("Federal Reserve cuts interest rates by 0.25%") == 1.0
     assert leaks.outcome_cue("Stocks rise on rate-cut hopes") == 0.0
     assert leaks.outcome_cue("Markets brace for a rate cut") == 0.0
@@ -103,27 +138,42 @@ def test_the_threshold_is_a_parameter(lexical):
     text = "Paz wins in Bolivia, ending two decades of leftist rule"
     score = judge(lexical, text).score
     assert leaks.REVEAL_THRESHOLD <= score < 0.99
-    assert judge(leaks.get_detector(f"{LEXICAL},threshold={score + 0.01:.4f}"), text).label == "neither"
-    assert judge(leaks.get_detector(f"{LEXICAL},threshold={score:.4f}"), text).label == "reveals-outcome"
+    assert (
+        judge(leaks.get_detector(f"{LEXICAL},threshold={score + 0.01:.4f}"), text).label
+        == "neither"
+    )
+    assert (
+        judge(leaks.get_detector(f"{LEXICAL},threshold={score:.4f}"), text).label
+        == "reveals-outcome"
+    )
     with pytest.raises(ConfigError, match="threshold"):
         leaks.get_detector("lexical:threshold=2")
 
 
 def test_the_default_lexical_detector_uses_minilm():
     detector = leaks.get_detector("lexical")
-    assert judge(detector, "Rodrigo Paz wins Bolivia's presidential election").label == "reveals-outcome"
-    assert judge(detector, "Bolivia heads to the polls as Paz and Quiroga make a final push").label == "neither"
+    assert (
+        judge(detector, "Rodrigo Paz wins Bolivia's presidential election").label
+        == "reveals-outcome"
+    )
+    assert (
+        judge(detector, "Bolivia heads to the polls as Paz and Quiroga make a final push").label
+        == "neither"
+    )
     assert detector._embedder.name == "all-MiniLM-L6-v2-bf16"
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("oracle", "unknown leak detector 'oracle'"),
-    ("lexical:colour=red", "unknown parameter(s) colour"),
-    ("lexical:threshold", "key=value"),
-    ("judge", "name the judge's model"),
-    ("judge:model=nowhere", "nowhere"),
-    ("judge:model=local,structured=xml", "structured"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("oracle", "unknown leak detector 'oracle'"),
+        ("lexical:colour=red", "unknown parameter(s) colour"),
+        ("lexical:threshold", "key=value"),
+        ("judge", "name the judge's model"),
+        ("judge:model=nowhere", "nowhere"),
+        ("judge:model=local,structured=xml", "structured"),
+    ],
+)
 def test_a_bad_detector_spec_is_a_config_error_naming_it(spec, words):
     with pytest.raises(ConfigError, match="leak detector") as info:
         leaks.get_detector(spec)
@@ -134,27 +184,45 @@ def test_a_bad_detector_spec_is_a_config_error_naming_it(spec, words):
 # ---- the LLM judge over the fake chat model -----------------------------------------------------
 def fake_judge(script, **models_kw):
     fake = FakeChatModel(script)
-    models = Models(http=lambda: httpx.AsyncClient(transport=fake.transport()), backoff=0.0, **models_kw)
+    models = Models(
+        http=lambda: httpx.AsyncClient(transport=fake.transport()), backoff=0.0, **models_kw
+    )
     return leaks.get_detector("judge:model=openai-compatible:http://judge.test/v1#m", models), fake
 
 
 def template_hash():
-    return hashlib.sha256((ROOT / "hindcast/forecasters/prompts/leak_judge.txt").read_bytes()).hexdigest()
+    return hashlib.sha256(
+        (ROOT / "hindcast/forecasters/prompts/leak_judge.txt").read_bytes()
+    ).hexdigest()
 
 
-@pytest.mark.parametrize("content, label, score", [
-    ('{"label": "reveals-outcome", "confidence": 0.9}', "reveals-outcome", 0.9),
-    ('{"label": "after-date", "confidence": 0.8}', "after-t0", 0.8),
-    ('{"label": "neither", "confidence": 0.75}', "neither", 0.25),
-    ('Sure: ```json\n{"label": "reveals_outcome", "confidence": "60%"}\n```', "reveals-outcome", 0.6),
-])
-def test_the_judge_labels_are_parsed_and_its_template_hash_is_in_the_detector(content, label, score):
+@pytest.mark.parametrize(
+    "content, label, score",
+    [
+        ('{"label": "reveals-outcome", "confidence": 0.9}', "reveals-outcome", 0.9),
+        ('{"label": "after-date", "confidence": 0.8}', "after-t0", 0.8),
+        ('{"label": "neither", "confidence": 0.75}', "neither", 0.25),
+        (
+            'Sure: ```json\n{"label": "reveals_outcome", "confidence": "60%"}\n```',
+            "reveals-outcome",
+            0.6,
+        ),
+    ],
+)
+def test_the_judge_labels_are_parsed_and_its_template_hash_is_in_the_detector(
+    content, label, score
+):
     detector, fake = fake_judge([answer(content)])
     verdict = judge(detector, "Rodrigo Paz wins Bolivia's presidential election")
     assert (verdict.label, verdict.score) == (label, score)
-    assert verdict.detector == f"judge:model=openai-compatible:http://judge.test/v1#m#{template_hash()[:8]}"
+    assert (
+        verdict.detector
+        == f"judge:model=openai-compatible:http://judge.test/v1#m#{template_hash()[:8]}"
+    )
     prompt = fake.requests[0]["messages"][-1]["content"]
-    assert "Rodrigo Paz wins Bolivia's presidential election" in prompt and BOLIVIA.question in prompt
+    assert (
+        "Rodrigo Paz wins Bolivia's presidential election" in prompt and BOLIVIA.question in prompt
+    )
     assert "Question date: 2025-10-18" in prompt and fake.requests[0]["temperature"] == 0.0
 
 
@@ -165,16 +233,26 @@ def test_a_repeated_judgement_comes_from_the_cache_without_a_request():
 
 
 def test_an_unreadable_answer_is_re_asked_then_neither_with_nan_and_a_reason():
-    detector, fake = fake_judge([answer("It is hard to say."), answer('{"label": "maybe", "confidence": 0.5}')])
+    detector, fake = fake_judge(
+        [answer("It is hard to say."), answer('{"label": "maybe", "confidence": 0.5}')]
+    )
     verdict = judge(detector, "Paz wins")
     assert verdict.label == "neither" and math.isnan(verdict.score) and verdict.unreadable
-    assert verdict.reason.startswith("unreadable judge answer after 2 attempt(s)") and "'maybe'" in verdict.reason
-    assert len(fake.requests) == 2 and "could not be read" in fake.requests[1]["messages"][-1]["content"]
+    assert (
+        verdict.reason.startswith("unreadable judge answer after 2 attempt(s)")
+        and "'maybe'" in verdict.reason
+    )
+    assert (
+        len(fake.requests) == 2
+        and "could not be read" in fake.requests[1]["messages"][-1]["content"]
+    )
 
 
 def test_a_repaired_answer_is_a_verdict():
     detector, _ = fake_judge([answer("no idea"), answer('{"label": "neither", "confidence": 1}')])
-    assert judge(detector, "Paz wins") == leaks.Verdict("neither", 0.0, detector.name, "judge confidence 1.00")
+    assert judge(detector, "Paz wins") == leaks.Verdict(
+        "neither", 0.0, detector.name, "judge confidence 1.00"
+    )
 
 
 def test_a_malformed_reply_is_unreadable_not_an_outage():
@@ -199,9 +277,11 @@ def test_a_long_text_is_cut():
 
 @pytest.mark.llm_server
 def test_the_local_model_judge_returns_valid_verdicts():
-    texts = ["Rodrigo Paz wins Bolivia's presidential election",
-             "Bolivia heads to the polls as Paz and Quiroga make a final push",
-             "Bolivia's congress debated the budget on November 20, 2025"]
+    texts = [
+        "Rodrigo Paz wins Bolivia's presidential election",
+        "Bolivia heads to the polls as Paz and Quiroga make a final push",
+        "Bolivia's congress debated the budget on November 20, 2025",
+    ]
     with Models() as models:
         detector = leaks.get_detector("judge:model=local", models)
 
@@ -213,5 +293,8 @@ def test_the_local_model_judge_returns_valid_verdicts():
 
         verdicts = asyncio.run(run())
     for verdict in verdicts:
-        assert verdict.label in leaks.LABELS and verdict.detector == f"judge:model=local#{template_hash()[:8]}"
+        assert (
+            verdict.label in leaks.LABELS
+            and verdict.detector == f"judge:model=local#{template_hash()[:8]}"
+        )
         assert verdict.unreadable or 0.0 <= verdict.score <= 1.0

@@ -34,22 +34,55 @@ def client(url, **kw):
 
 def test_model_specs():
     openai = parse_model("openai:gpt-4.1-mini")
-    assert (openai.endpoint, openai.model, openai.key_env) == ("https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY")
+    assert (openai.endpoint, openai.model, openai.key_env) == (
+        "https://api.openai.com/v1",
+        "gpt-4.1-mini",
+        "OPENAI_API_KEY",
+    )
     compat = parse_model("openai-compatible:http://127.0.0.1:8080/v1/#qwen", "VLLM_KEY")
-    assert (compat.endpoint, compat.model, compat.key_env) == ("http://127.0.0.1:8080/v1", "qwen", "VLLM_KEY")
-    assert parse_model("local").identity == parse_model("local").identity == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers"
-    for bad in ("gpt-4", "openai:", "openai-compatible:127.0.0.1:8080#m", "openai-compatible:http://h/v1"):
+    assert (compat.endpoint, compat.model, compat.key_env) == (
+        "http://127.0.0.1:8080/v1",
+        "qwen",
+        "VLLM_KEY",
+    )
+    assert (
+        parse_model("local").identity
+        == parse_model("local").identity
+        == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers"
+    )
+    for bad in (
+        "gpt-4",
+        "openai:",
+        "openai-compatible:127.0.0.1:8080#m",
+        "openai-compatible:http://h/v1",
+    ):
         with pytest.raises(ValueError):
             parse_model(bad)
 
 
 def test_a_json_answer_over_a_real_socket():
-    fake = FakeChatModel([Reply(content='{"probability": 0.25}', usage={"prompt_tokens": 31, "completion_tokens": 7})])
+    fake = FakeChatModel(
+        [
+            Reply(
+                content='{"probability": 0.25}', usage={"prompt_tokens": 31, "completion_tokens": 7}
+            )
+        ]
+    )
     with fake.serve() as url:
-        reply = asyncio.run(client(url).complete(MESSAGES, schema={"type": "object"}, temperature=0.0))
-    assert (reply.content, reply.usage, reply.cached) == ('{"probability": 0.25}', {"prompt_tokens": 31, "completion_tokens": 7}, False)
+        reply = asyncio.run(
+            client(url).complete(MESSAGES, schema={"type": "object"}, temperature=0.0)
+        )
+    assert (reply.content, reply.usage, reply.cached) == (
+        '{"probability": 0.25}',
+        {"prompt_tokens": 31, "completion_tokens": 7},
+        False,
+    )
     body = fake.requests[0]
-    assert body["model"] == "fake-model" and body["messages"] == MESSAGES and body["temperature"] == 0.0
+    assert (
+        body["model"] == "fake-model"
+        and body["messages"] == MESSAGES
+        and body["temperature"] == 0.0
+    )
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
 
@@ -72,9 +105,18 @@ def test_5xx_backs_off_exponentially_then_succeeds():
 
 def test_retries_are_bounded_and_the_last_reason_is_kept():
     fake = FakeChatModel(default=error(502, "bad gateway"))
-    with fake.serve() as url, pytest.raises(InfrastructureError, match=r"HTTP 502: bad gateway \(gave up after 3 attempts\)") as caught:
+    with (
+        fake.serve() as url,
+        pytest.raises(
+            InfrastructureError, match=r"HTTP 502: bad gateway \(gave up after 3 attempts\)"
+        ) as caught,
+    ):
         asyncio.run(client(url, max_retries=2).complete(MESSAGES))
-    assert len(fake.requests) == 3 and caught.value.endpoint == url and not isinstance(caught.value, ForecastError)
+    assert (
+        len(fake.requests) == 3
+        and caught.value.endpoint == url
+        and not isinstance(caught.value, ForecastError)
+    )
 
 
 def test_a_timeout_is_retried_then_reported():
@@ -92,11 +134,14 @@ def test_a_refused_connection_is_reported_not_raised_raw():
     assert caught.value.endpoint == url
 
 
-@pytest.mark.parametrize("reply, reason", [
-    (error(400, "model not found"), "HTTP 400: model not found"),
-    (Reply(body="<html>oops</html>"), "not JSON"),
-    (Reply(body='{"choices": []}'), "malformed chat response"),
-])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        (error(400, "model not found"), "HTTP 400: model not found"),
+        (Reply(body="<html>oops</html>"), "not JSON"),
+        (Reply(body='{"choices": []}'), "malformed chat response"),
+    ],
+)
 def test_client_errors_are_not_retried(reply, reason):
     fake = FakeChatModel([reply], default=answer("never reached"))
     with fake.serve() as url, pytest.raises(ChatError, match=reason):
@@ -113,9 +158,16 @@ def test_a_refused_key_or_a_wrong_url_is_an_outage_asked_once(status):
 
 
 def test_an_endpoint_without_json_schema_falls_back_one_level_at_a_time():
-    fake = FakeChatModel([error(500, "validation error: ('body', 'response_format', 'type') should be json_object"),
-                          error(400, "json_object schema is not supported"),
-                          error(400, "unknown field response_format"), answer("0.3")])
+    fake = FakeChatModel(
+        [
+            error(
+                500, "validation error: ('body', 'response_format', 'type') should be json_object"
+            ),
+            error(400, "json_object schema is not supported"),
+            error(400, "unknown field response_format"),
+            answer("0.3"),
+        ]
+    )
     cache = ResponseCache()
     with fake.serve() as url:
         c = client(url, cache=cache)
@@ -123,7 +175,10 @@ def test_an_endpoint_without_json_schema_falls_back_one_level_at_a_time():
         again = asyncio.run(client(url, cache=cache).complete(MESSAGES, schema={"type": "object"}))
     formats = [r.get("response_format", {}).get("type") for r in fake.requests]
     assert formats == ["json_schema", "json_object", "json_object", None] and c.structured == "none"
-    assert fake.requests[1]["response_format"]["schema"] == {"type": "object"} and "schema" not in fake.requests[2]["response_format"]
+    assert (
+        fake.requests[1]["response_format"]["schema"] == {"type": "object"}
+        and "schema" not in fake.requests[2]["response_format"]
+    )
     assert again.cached and again.content == "0.3"  # a fresh client (a re-run) hits the cache
 
 
@@ -159,9 +214,13 @@ def test_a_missing_key_is_an_outage_naming_the_variable_but_a_cached_reply_needs
 def test_two_models_share_no_client_and_no_key():
     one, two = Models({"K": "a"}), Models({"K": "b"})
     spec = "openai-compatible:http://127.0.0.1:9/v1#m"
-    assert one.client(spec, "K") is one.client(spec, "K") and one.client(spec, "K") is not two.client(spec, "K")
+    assert one.client(spec, "K") is one.client(spec, "K") and one.client(
+        spec, "K"
+    ) is not two.client(spec, "K")
     assert (one.client(spec, "K")._headers(), two.client(spec, "K")._headers()) == (
-        {"Authorization": "Bearer a"}, {"Authorization": "Bearer b"})
+        {"Authorization": "Bearer a"},
+        {"Authorization": "Bearer b"},
+    )
 
 
 def test_an_open_breaker_stops_calls_to_its_endpoint_only():
@@ -184,12 +243,21 @@ def test_a_reply_records_its_retries_and_latency():
         c = client(url, cache=ResponseCache())
         first = asyncio.run(c.complete(MESSAGES))
         again = asyncio.run(c.complete(MESSAGES))
-    assert first.retries == 1 and first.latency_s > 0 and (again.cached, again.retries, again.latency_s) == (True, 0, 0.0)
+    assert (
+        first.retries == 1
+        and first.latency_s > 0
+        and (again.cached, again.retries, again.latency_s) == (True, 0, 0.0)
+    )
     usage = llm.Usage(c)
     usage.add("final", first)
     usage.add("final", again)
     t = usage.record()
-    assert (t["retries"], t["requests"], t["cache_hits"], t["model_name"]) == (1, 1, 1, "fake-model")
+    assert (t["retries"], t["requests"], t["cache_hits"], t["model_name"]) == (
+        1,
+        1,
+        1,
+        "fake-model",
+    )
     assert (t["prompt_tokens"], t["fresh_prompt_tokens"]) == (20, 10)
 
 
@@ -215,7 +283,9 @@ def test_no_more_requests_in_flight_than_the_limit():
         return answer("ok")
 
     async def many(c):
-        return await asyncio.gather(*(c.complete([{"role": "user", "content": str(i)}]) for i in range(6)))
+        return await asyncio.gather(
+            *(c.complete([{"role": "user", "content": str(i)}]) for i in range(6))
+        )
 
     with FakeChatModel(default=slow).serve() as url:
         replies = asyncio.run(many(client(url, concurrency=2)))
@@ -228,14 +298,24 @@ def test_the_fake_works_at_the_transport_too():
 
     async def go():
         async with httpx.AsyncClient(transport=fake.transport()) as http:
-            return await client("http://fake.invalid/v1", http=http, sleep=sleeps).complete(MESSAGES)
+            return await client("http://fake.invalid/v1", http=http, sleep=sleeps).complete(
+                MESSAGES
+            )
 
     assert asyncio.run(go()).content == "via transport" and sleeps == [0.0]
 
 
 def test_retry_after_forms():
     assert retry_after({"retry-after": "3"}) == 3.0
-    assert retry_after({"retry-after": "Mon, 30 Nov 2026 06:00:10 GMT", "date": "Mon, 30 Nov 2026 06:00:00 GMT"}) == 10.0
+    assert (
+        retry_after(
+            {
+                "retry-after": "Mon, 30 Nov 2026 06:00:10 GMT",
+                "date": "Mon, 30 Nov 2026 06:00:00 GMT",
+            }
+        )
+        == 10.0
+    )
     assert retry_after({"retry-after": "Mon, 30 Nov 2026 06:00:10 GMT"}) == -1.0
     assert retry_after({}) == -1.0
 
@@ -245,8 +325,15 @@ def test_tool_calls_are_parsed():
 
     fake = FakeChatModel([tool_call("search", {"query": "fed"})])
     with fake.serve() as url:
-        reply = asyncio.run(client(url).complete(MESSAGES, tools=[{"type": "function", "function": {"name": "search"}}]))
-    assert reply.tool_calls[0]["name"] == "search" and reply.tool_calls[0]["arguments"] == '{"query": "fed"}'
+        reply = asyncio.run(
+            client(url).complete(
+                MESSAGES, tools=[{"type": "function", "function": {"name": "search"}}]
+            )
+        )
+    assert (
+        reply.tool_calls[0]["name"] == "search"
+        and reply.tool_calls[0]["arguments"] == '{"query": "fed"}'
+    )
     assert fake.requests[0]["tools"][0]["function"]["name"] == "search"
 
 

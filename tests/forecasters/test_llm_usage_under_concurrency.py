@@ -15,8 +15,10 @@ from hindcast.forecasters.fake import FakeChatModel, answer
 from hindcast.forecasters.llm import ChatClient, parse_model
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
-BODY = {"choices": [{"message": {"role": "assistant", "content": "0.4"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+BODY = {
+    "choices": [{"message": {"role": "assistant", "content": "0.4"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+}
 
 
 class Clock:
@@ -38,11 +40,16 @@ def test_latency_excludes_time_queued_behind_the_concurrency_gate(monkeypatch):
         return httpx.Response(200, json=BODY)
 
     monkeypatch.setattr(llm, "time", clock)  # the stdlib clock the client reads, not our code
-    c = ChatClient(parse_model("openai-compatible:http://127.0.0.1:9/v1#m"), concurrency=1,
-                   http=httpx.AsyncClient(transport=httpx.MockTransport(serve)))
+    c = ChatClient(
+        parse_model("openai-compatible:http://127.0.0.1:9/v1#m"),
+        concurrency=1,
+        http=httpx.AsyncClient(transport=httpx.MockTransport(serve)),
+    )
 
     async def three():
-        return await asyncio.gather(*(c.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3)))
+        return await asyncio.gather(
+            *(c.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3))
+        )
 
     replies = asyncio.run(three())
     assert [r.latency_s for r in replies] == [1.0, 1.0, 1.0]  # before: 1, 2, 3 (queue time counted)
@@ -52,9 +59,25 @@ def test_latency_excludes_time_queued_behind_the_concurrency_gate(monkeypatch):
 def test_a_sweep_without_errors_records_no_retry_at_concurrency_3(tmp_path):
     fake = FakeChatModel(default=answer('{"probability": 0.3}', delay=0.05))
     with fake.serve() as url:
-        proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.5", "-f",
-                       f"zero-shot:model=openai-compatible:{url}#m", "--concurrency", "3", "--out", str(tmp_path),
-                       "--db", str(tmp_path / "h.db"), "--json", check=True)
+        proc = run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "4",
+            "--fractions",
+            "0.5",
+            "-f",
+            f"zero-shot:model=openai-compatible:{url}#m",
+            "--concurrency",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--db",
+            str(tmp_path / "h.db"),
+            "--json",
+            check=True,
+        )
     assert json.loads(proc.stdout)["executed"] == 4
     with sqlite3.connect(tmp_path / "h.db") as db:
         usages = [json.loads(u) for (u,) in db.execute("SELECT usage_json FROM forecasts")]

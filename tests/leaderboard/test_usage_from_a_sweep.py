@@ -19,22 +19,66 @@ def test_a_swept_models_usage_is_summed_and_priced(tmp_path):
     port, fake = free_port(), FakeChatModel(default=answer('{"probability": 0.3}'))
     spec = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#{MODEL}"
     with fake.serve(port):
-        swept = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "-f", spec,
-                        "-f", "market", "--out", str(tmp_path / "runs"), "--db", str(tmp_path / "runs" / "hindcast.db"),
-                        timeout=300)
+        swept = run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "3",
+            "--fractions",
+            "0.5",
+            "-f",
+            spec,
+            "-f",
+            "market",
+            "--out",
+            str(tmp_path / "runs"),
+            "--db",
+            str(tmp_path / "runs" / "hindcast.db"),
+            timeout=300,
+        )
     assert swept.returncode == 0, swept.stderr
     with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
         (rid,) = db.execute("SELECT id FROM runs").fetchone()
-        recorded = [json.loads(u) for (u,) in db.execute("SELECT usage_json FROM forecasts WHERE usage_json != '{}'")]
-    run_cli("leaderboard", rid, "--db", f"sqlite:///{tmp_path / 'runs' / 'hindcast.db'}", "--out", str(tmp_path / "b"),
-            "--format", "json", check=True)
-    rows = {r["forecaster"]: r for r in json.loads((tmp_path / "b" / "leaderboard.json").read_text())["rows"]}
+        recorded = [
+            json.loads(u)
+            for (u,) in db.execute("SELECT usage_json FROM forecasts WHERE usage_json != '{}'")
+        ]
+    run_cli(
+        "leaderboard",
+        rid,
+        "--db",
+        f"sqlite:///{tmp_path / 'runs' / 'hindcast.db'}",
+        "--out",
+        str(tmp_path / "b"),
+        "--format",
+        "json",
+        check=True,
+    )
+    rows = {
+        r["forecaster"]: r
+        for r in json.loads((tmp_path / "b" / "leaderboard.json").read_text())["rows"]
+    }
     (name,) = [n for n in rows if n != "market"]
     model, n = rows[name], len(fake.requests)
     assert n == 3 and model["n_forecasts"] == 3 and model["models"] == MODEL
-    assert (model["prompt_tokens"], model["completion_tokens"], model["requests"], model["cache_hits"]) == (30, 15, 3, 0)
-    assert model["retries"] == sum(u["retries"] for u in recorded)  # summed as the client recorded them
-    assert model["latency_s"] == pytest.approx(sum(u["latency_s"] for u in recorded)) and model["cost_status"] == "priced"
-    assert model["cost_usd"] == pytest.approx((30 * 0.40 + 15 * 1.60) / 1e6) == model["cost_fresh_usd"]
+    assert (
+        model["prompt_tokens"],
+        model["completion_tokens"],
+        model["requests"],
+        model["cache_hits"],
+    ) == (30, 15, 3, 0)
+    assert model["retries"] == sum(
+        u["retries"] for u in recorded
+    )  # summed as the client recorded them
+    assert (
+        model["latency_s"] == pytest.approx(sum(u["latency_s"] for u in recorded))
+        and model["cost_status"] == "priced"
+    )
+    assert (
+        model["cost_usd"] == pytest.approx((30 * 0.40 + 15 * 1.60) / 1e6) == model["cost_fresh_usd"]
+    )
     assert rows["market"]["cost_status"] == "no model" and rows["market"]["cost_usd"] is None
-    assert "30 / 15" in swept.stdout and "n too small" in swept.stdout  # the sweep's own table: 3 markets
+    assert (
+        "30 / 15" in swept.stdout and "n too small" in swept.stdout
+    )  # the sweep's own table: 3 markets

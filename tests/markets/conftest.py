@@ -71,7 +71,9 @@ class FakePolymarket:
             scripted = self.faults.get((service, endpoint))
             if scripted:
                 return scripted.pop(0)
-        return self._fixture(service, endpoint, dict(query), [v for k, v in query if k == "condition_ids"])
+        return self._fixture(
+            service, endpoint, dict(query), [v for k, v in query if k == "condition_ids"]
+        )
 
     def _fixture(self, service: str, endpoint: str, params: dict, ids: list[str]) -> Reply:
         if service == "gamma" and endpoint == "markets/keyset":
@@ -84,9 +86,11 @@ class FakePolymarket:
         if service == "gamma" and endpoint in ("markets", "events"):
             items = self.markets if endpoint == "markets" else self.events
             offset, limit = int(params.get("offset", 0)), int(params.get("limit", 500))
-            return json_reply(items[offset: offset + limit])
+            return json_reply(items[offset : offset + limit])
         if service == "clob" and endpoint == "markets":
-            page = {"": "clob_markets_page1.json", "MQ==": "clob_markets_page2.json"}[params.get("next_cursor", "")]
+            page = {"": "clob_markets_page1.json", "MQ==": "clob_markets_page2.json"}[
+                params.get("next_cursor", "")
+            ]
             return json_reply(load(page))
         if service == "clob" and endpoint == "prices-history":
             return self._history(params)
@@ -101,24 +105,42 @@ class FakePolymarket:
         if ids:
             pool = self.markets if self.by_id is None else self.by_id
             closed = params.get("closed") == "true"
-            items = [m for m in pool if m.get("conditionId") in ids and (m.get("closed") is True) == closed]
+            items = [
+                m
+                for m in pool
+                if m.get("conditionId") in ids and (m.get("closed") is True) == closed
+            ]
         else:
             items = self.markets if kind == "markets" else self.events
         start = int(params["after_cursor"].removeprefix("c")) if "after_cursor" in params else 0
         size = min(int(params.get("limit", 20)), 100)
-        answer = {"$schema": f"https://gamma-api.polymarket.com/schemas/{kind.title()}KeysetListResponse.json",
-                  kind: items[start:start + size]}
-        return json_reply(answer | ({"next_cursor": f"c{start + size}"} if start + size < len(items) else {}))
+        answer = {
+            "$schema": f"https://gamma-api.polymarket.com/schemas/{kind.title()}KeysetListResponse.json",
+            kind: items[start : start + size],
+        }
+        return json_reply(
+            answer | ({"next_cursor": f"c{start + size}"} if start + size < len(items) else {})
+        )
 
     def _history(self, params: dict) -> Reply:
         """The fixture body of this token and fidelity; with startTs/endTs, its points inside."""
-        body = self.histories.get(params["market"], {}).get(str(params["fidelity"]), {"history": []})
+        body = self.histories.get(params["market"], {}).get(
+            str(params["fidelity"]), {"history": []}
+        )
         if isinstance(body, str):
             return Reply(200, body.encode(), {"Content-Type": "text/html"})
         if "startTs" in params and isinstance(body.get("history"), list):
             start, end = int(params["startTs"]), int(params["endTs"])
-            body = {**body, "history": [p for p in body["history"]
-                                        if not isinstance(p, dict) or not isinstance(p.get("t"), int) or start <= p["t"] <= end]}
+            body = {
+                **body,
+                "history": [
+                    p
+                    for p in body["history"]
+                    if not isinstance(p, dict)
+                    or not isinstance(p.get("t"), int)
+                    or start <= p["t"] <= end
+                ],
+            }
         return json_reply(body)
 
     def history_requests(self, token: str) -> list[tuple]:
@@ -135,8 +157,12 @@ def request_key(service: str, endpoint: str, query) -> tuple:
 # -- in-process: httpx.MockTransport ----------------------------------------------------------
 def mock_transport(fake: FakePolymarket) -> httpx.MockTransport:
     def handle(request: httpx.Request) -> httpx.Response:
-        service = {"gamma-api": "gamma", "data-api": "data"}.get(request.url.host.split(".")[0], "clob")
-        reply = fake.answer(service, request.url.path.strip("/"), list(request.url.params.multi_items()))
+        service = {"gamma-api": "gamma", "data-api": "data"}.get(
+            request.url.host.split(".")[0], "clob"
+        )
+        reply = fake.answer(
+            service, request.url.path.strip("/"), list(request.url.params.multi_items())
+        )
         if reply == TIMEOUT:
             raise httpx.ReadTimeout("timed out", request=request)
         return httpx.Response(reply.status, content=reply.body, headers=reply.headers)
@@ -164,7 +190,9 @@ def sleeps() -> Sleeps:
 @pytest.fixture
 def client(fake, sleeps) -> PolymarketClient:
     http = httpx.Client(transport=mock_transport(fake))
-    yield PolymarketClient(http, GAMMA, CLOB, RetryPolicy(attempts=4, base_delay=0.5, max_delay=30), sleeps)
+    yield PolymarketClient(
+        http, GAMMA, CLOB, RetryPolicy(attempts=4, base_delay=0.5, max_delay=30), sleeps
+    )
     http.close()
 
 

@@ -28,7 +28,9 @@ def polymarket_bundle() -> MarketBundle:
         except (MarketSkipped, MalformedMarket):
             continue
         mid = parsed.market.id
-        bodies = [b for b in histories.get(parsed.meta.yes_token, {}).values() if isinstance(b, dict)]
+        bodies = [
+            b for b in histories.get(parsed.meta.yes_token, {}).values() if isinstance(b, dict)
+        ]
         try:  # a broken history leaves the market out whole, as a pull does
             history = parse_history(mid, bodies[0]["history"]) if bodies else ()
         except MalformedMarket:
@@ -41,7 +43,9 @@ def polymarket_bundle() -> MarketBundle:
 
 def polymarket_store(root: Path) -> tuple[str, MarketBundle]:
     bundle = polymarket_bundle()
-    return write_version(root, bundle, {"source": "polymarket", "fixture": "tests/fixtures/polymarket"}), bundle
+    return write_version(
+        root, bundle, {"source": "polymarket", "fixture": "tests/fixtures/polymarket"}
+    ), bundle
 
 
 def expected_points(market: FakeMarket) -> list[tuple[datetime, float]]:
@@ -55,4 +59,7 @@ def expected_points(market: FakeMarket) -> list[tuple[datetime, float]]:
 
 
 def tree(root: Path) -> dict:
-    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir") for p in sorted(root.rglob("*"))}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir")
+        for p in sorted(root.rglob("*"))
+    }

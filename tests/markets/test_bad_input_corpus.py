@@ -18,7 +18,10 @@ PRICES = sorted((CORPUS / "prices_csv").iterdir())
 
 
 def tree(root: Path) -> dict:
-    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir") for p in sorted(root.rglob("*"))}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir")
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +29,16 @@ def store(tmp_path_factory) -> Path:
     """A store already holding the sample: every failed import must leave it as it is."""
     store = tmp_path_factory.mktemp("corpus") / "store"
     sys_argv = sys.argv
-    sys.argv = ["hindcast", "markets", "import", "forecastbench", "--markets",
-                str(SAMPLE_MARKETS / "forecastbench" / "markets.jsonl"), "--store", str(store)]
+    sys.argv = [
+        "hindcast",
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        str(SAMPLE_MARKETS / "forecastbench" / "markets.jsonl"),
+        "--store",
+        str(store),
+    ]
     try:
         assert guarded(app) == 0
     finally:
@@ -44,7 +55,9 @@ def run(monkeypatch, capsys, *args) -> tuple[int, str]:
 def check(code: int, err: str, named: Path) -> None:
     first = err.splitlines()[0] if err else ""
     assert code == 1, err
-    assert first.startswith("hindcast: error: ") and str(named) in err and "Traceback" not in err, err
+    assert first.startswith("hindcast: error: ") and str(named) in err and "Traceback" not in err, (
+        err
+    )
     rows = err.splitlines()[1:]
     assert all(line.startswith(f"  {named}") or line.startswith("  …") for line in rows), err
 
@@ -52,7 +65,17 @@ def check(code: int, err: str, named: Path) -> None:
 @pytest.mark.parametrize("path", MARKETS, ids=[p.name for p in MARKETS])
 def test_every_bad_markets_file_is_refused_naming_it(store, monkeypatch, capsys, path):
     before = tree(store)
-    code, err = run(monkeypatch, capsys, "markets", "import", "forecastbench", "--markets", str(path), "--store", str(store))
+    code, err = run(
+        monkeypatch,
+        capsys,
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        str(path),
+        "--store",
+        str(store),
+    )
     check(code, err, path)
     assert tree(store) == before
 
@@ -60,14 +83,34 @@ def test_every_bad_markets_file_is_refused_naming_it(store, monkeypatch, capsys,
 @pytest.mark.parametrize("path", PRICES, ids=[p.name for p in PRICES])
 def test_every_bad_prices_file_is_refused_naming_it(store, monkeypatch, capsys, path):
     before = tree(store)
-    code, err = run(monkeypatch, capsys, "markets", "import", "forecastbench", "--markets",
-                    str(CORPUS / "GOOD_MARKETS.jsonl"), "--prices", str(path), "--store", str(store))
+    code, err = run(
+        monkeypatch,
+        capsys,
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        str(CORPUS / "GOOD_MARKETS.jsonl"),
+        "--prices",
+        str(path),
+        "--store",
+        str(store),
+    )
     check(code, err, path)
     assert tree(store) == before
 
 
 def test_the_good_markets_file_of_the_corpus_imports(tmp_path, monkeypatch, capsys):
     """The cases above fail for their own reason: the row they are made from is valid."""
-    code, err = run(monkeypatch, capsys, "markets", "import", "forecastbench", "--markets",
-                    str(CORPUS / "GOOD_MARKETS.jsonl"), "--store", str(tmp_path / "s"))
+    code, err = run(
+        monkeypatch,
+        capsys,
+        "markets",
+        "import",
+        "forecastbench",
+        "--markets",
+        str(CORPUS / "GOOD_MARKETS.jsonl"),
+        "--store",
+        str(tmp_path / "s"),
+    )
     assert code == 0, err

@@ -27,11 +27,15 @@ def test_effective_resolution_is_the_earlier_of_date_and_first_seen(tmp_path):
     lines, prices = copy_source(tmp_path)
     row = json.loads(lines[0])
     row["resolution_date"], row["resolution_first_seen"] = "2025-12-07", "2025-12-05T10:00:00+00:00"
-    bundle = import_forecastbench(*write(tmp_path, [json.dumps(row) + "\n"], prices.splitlines()[0] + "\n"))
+    bundle = import_forecastbench(
+        *write(tmp_path, [json.dumps(row) + "\n"], prices.splitlines()[0] + "\n")
+    )
     (r,) = bundle.resolutions
     assert r.resolved_at == at("2025-12-05T10:00:00") and r.known_at == at("2025-12-05T10:00:00")
     row["resolution_first_seen"] = "2025-12-09T02:00:00+00:00"
-    (r,) = import_forecastbench(*write(tmp_path, [json.dumps(row) + "\n"], prices.splitlines()[0] + "\n")).resolutions
+    (r,) = import_forecastbench(
+        *write(tmp_path, [json.dumps(row) + "\n"], prices.splitlines()[0] + "\n")
+    ).resolutions
     assert r.resolved_at == at("2025-12-07T00:00:00") and r.known_at == at("2025-12-09T02:00:00")
 
 
@@ -119,10 +123,14 @@ def test_staging_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
     import subprocess
     import sys
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     leftover = tmp_path / "store" / "versions" / f".staging-{dead}-abc"
     leftover.mkdir(parents=True)
     (leftover / "markets.parquet").write_bytes(b"half")
     write_version(tmp_path / "store", import_forecastbench(SOURCE / "markets.jsonl", None))
     assert not leftover.exists()
-    assert [p.name for p in (tmp_path / "store" / "versions").iterdir() if p.name.startswith(".")] == []
+    assert [
+        p.name for p in (tmp_path / "store" / "versions").iterdir() if p.name.startswith(".")
+    ] == []

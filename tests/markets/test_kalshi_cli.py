@@ -24,7 +24,9 @@ def fake() -> FakeKalshi:
 
 
 def pull(url: str, store, *extra: str):
-    return run_cli("markets", "pull", "--venue", "kalshi", "--kalshi-url", url, "--store", str(store), *extra)
+    return run_cli(
+        "markets", "pull", "--venue", "kalshi", "--kalshi-url", url, "--store", str(store), *extra
+    )
 
 
 def test_pull_prints_the_counts_and_says_on_stderr_that_fewer_were_stored(fake, tmp_path):
@@ -34,10 +36,21 @@ def test_pull_prints_the_counts_and_says_on_stderr_that_fewer_were_stored(fake, 
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     counts = summary["counts"]
-    assert (counts["listed"], counts["stored"], counts["skipped_total"], counts["failed"]) == (21, 13, 8, 0)
-    assert counts["skipped"]["not binary (market_type 'scalar')"] == 2 and summary["stored_fewer_than_listed"]
+    assert (counts["listed"], counts["stored"], counts["skipped_total"], counts["failed"]) == (
+        21,
+        13,
+        8,
+        0,
+    )
+    assert (
+        counts["skipped"]["not binary (market_type 'scalar')"] == 2
+        and summary["stored_fewer_than_listed"]
+    )
     assert (summary["listed_live"], summary["listed_historical"]) == (11, 10)
-    assert summary["price_routes"] == {"kalshi candlesticks (live)": 7, "kalshi historical candlesticks": 6}
+    assert summary["price_routes"] == {
+        "kalshi candlesticks (live)": 7,
+        "kalshi historical candlesticks": 6,
+    }
     assert "warning: stored 13 of 21 listed market(s): 8 skipped, 0 failed" in proc.stderr
     assert summary["version"] == open_version(tmp_path / "store").id
 
@@ -46,15 +59,25 @@ def test_pull_text_names_each_skip_reason(fake, tmp_path):
     with serve(fake) as url:
         proc = pull(url, tmp_path / "store")
     assert proc.returncode == 0, proc.stderr
-    assert "pulled 13 Kalshi market(s)" in proc.stdout and "2 × result may still change (status 'disputed')" in proc.stdout
-    assert "listed 21: 11 live (settled since the cutoff 2026-09-01T00:00:00Z), 10 historical" in proc.stdout
+    assert (
+        "pulled 13 Kalshi market(s)" in proc.stdout
+        and "2 × result may still change (status 'disputed')" in proc.stdout
+    )
+    assert (
+        "listed 21: 11 live (settled since the cutoff 2026-09-01T00:00:00Z), 10 historical"
+        in proc.stdout
+    )
     listed = run_cli("markets", "list", "--store", str(tmp_path / "store"), env={"COLUMNS": "200"})
     long = next(m for m in fake.markets if m.ticker.startswith("KXFAKEH-LONG"))
-    assert listed.returncode == 0 and f"kalshi:{long.ticker} " in listed.stdout  # whole: the prefixes are alike
+    assert (
+        listed.returncode == 0 and f"kalshi:{long.ticker} " in listed.stdout
+    )  # whole: the prefixes are alike
 
 
 @pytest.mark.parametrize("case", ["stuck cursor", "unknown envelope", "422"])
-def test_a_broken_listing_is_one_error_line_naming_the_url_and_the_store_is_unchanged(fake, tmp_path, case):
+def test_a_broken_listing_is_one_error_line_naming_the_url_and_the_store_is_unchanged(
+    fake, tmp_path, case
+):
     store = tmp_path / "store"
     polymarket_store(store)
     before = tree(store)
@@ -74,8 +97,21 @@ def test_a_broken_listing_is_one_error_line_naming_the_url_and_the_store_is_unch
 
 
 def test_options_of_the_other_venue_are_refused(tmp_path):
-    proc = run_cli("markets", "pull", "--venue", "kalshi", "--gamma-url", "http://127.0.0.1:9", "--store", str(tmp_path))
-    assert proc.returncode == 2 and "--gamma-url" in proc.stderr and not tmp_path.joinpath("LATEST").exists()
+    proc = run_cli(
+        "markets",
+        "pull",
+        "--venue",
+        "kalshi",
+        "--gamma-url",
+        "http://127.0.0.1:9",
+        "--store",
+        str(tmp_path),
+    )
+    assert (
+        proc.returncode == 2
+        and "--gamma-url" in proc.stderr
+        and not tmp_path.joinpath("LATEST").exists()
+    )
 
 
 def test_a_sweep_of_a_mixed_store_is_exported_with_a_per_venue_slice(fake, tmp_path):
@@ -83,12 +119,36 @@ def test_a_sweep_of_a_mixed_store_is_exported_with_a_per_venue_slice(fake, tmp_p
     polymarket_store(store)
     with serve(fake) as url:
         assert pull(url, store).returncode == 0
-    sweep = run_cli("sweep", "--store", str(store), "-f", "market", "-f", "constant", "-f", "base-rate",
-                    "--out", str(runs), "--db", str(runs / "h.db"), "--json")
+    sweep = run_cli(
+        "sweep",
+        "--store",
+        str(store),
+        "-f",
+        "market",
+        "-f",
+        "constant",
+        "-f",
+        "base-rate",
+        "--out",
+        str(runs),
+        "--db",
+        str(runs / "h.db"),
+        "--json",
+    )
     assert sweep.returncode == 0, sweep.stderr
     run_id = json.loads(sweep.stdout)["run_id"]
-    board = run_cli("leaderboard", run_id, "--db", str(runs / "h.db"), "--out", str(tmp_path / "lb"),
-                    "--by", "venue", "--format", "csv,md")
+    board = run_cli(
+        "leaderboard",
+        run_id,
+        "--db",
+        str(runs / "h.db"),
+        "--out",
+        str(tmp_path / "lb"),
+        "--by",
+        "venue",
+        "--format",
+        "csv,md",
+    )
     assert board.returncode == 0, board.stderr
     rows = list(csv.DictReader(open(tmp_path / "lb" / "leaderboard.csv", encoding="utf-8")))
     slices = {(r["slice"], r["forecaster"]): r for r in rows}
@@ -122,5 +182,7 @@ def test_the_readme_recipe_pulls_both_venues_sweeps_and_slices_by_venue(tmp_path
     assert '"listed": 30, "stored": 22' in out
     for venue in ("kalshi", "polymarket"):
         for name in ("market", "constant", "base-rate"):
-            assert f"venue={venue}" in out and any(line.startswith(f"venue={venue}") and f" {name} " in line
-                                                  for line in out.splitlines())
+            assert f"venue={venue}" in out and any(
+                line.startswith(f"venue={venue}") and f" {name} " in line
+                for line in out.splitlines()
+            )

@@ -36,8 +36,13 @@ def fake() -> FakeKalshi:
 
 def make_client(fake: FakeKalshi, sleeps=None, page_limit: int = 5) -> KalshiClient:
     http = httpx.Client(transport=mock_transport(fake))
-    return KalshiClient(http, BASE, RetryPolicy(attempts=3, base_delay=0.5, max_delay=30),
-                        Sleeps() if sleeps is None else sleeps, page_limit)
+    return KalshiClient(
+        http,
+        BASE,
+        RetryPolicy(attempts=3, base_delay=0.5, max_delay=30),
+        Sleeps() if sleeps is None else sleeps,
+        page_limit,
+    )
 
 
 def tickers(pages) -> list[str]:
@@ -71,20 +76,32 @@ def test_a_cursor_that_comes_back_again_is_an_error_naming_the_url(fake):
     with pytest.raises(KalshiError) as err:
         tickers(make_client(fake).settled_markets())
     assert f"{BASE}/markets" in str(err.value) and "does not advance" in str(err.value)
-    assert len(listing_requests(fake, "/markets")) == 2  # asked with "abc" once, got "abc" back: stop
+    assert (
+        len(listing_requests(fake, "/markets")) == 2
+    )  # asked with "abc" once, got "abc" back: stop
 
 
 def test_a_new_cursor_on_the_same_page_again_is_an_error_naming_the_url(fake):
     live = [m.raw for m in fake.markets if m.settled_at >= fake.cutoff]
-    fake.faults["/markets"] = [json_reply({"markets": live[:5], "cursor": "c1"}),
-                               json_reply({"markets": live[:5], "cursor": "c2"})]
+    fake.faults["/markets"] = [
+        json_reply({"markets": live[:5], "cursor": "c1"}),
+        json_reply({"markets": live[:5], "cursor": "c2"}),
+    ]
     with pytest.raises(KalshiError) as err:
         tickers(make_client(fake).settled_markets())
     assert f"{BASE}/markets" in str(err.value) and "does not advance" in str(err.value)
 
 
-@pytest.mark.parametrize("body", [{"data": [], "next_cursor": ""}, [], {"markets": [], "cursor": None},
-                                  {"markets": {}, "cursor": ""}], ids=["other keys", "array", "null cursor", "not a list"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"data": [], "next_cursor": ""},
+        [],
+        {"markets": [], "cursor": None},
+        {"markets": {}, "cursor": ""},
+    ],
+    ids=["other keys", "array", "null cursor", "not a list"],
+)
 def test_an_unknown_envelope_is_an_error_naming_the_url(fake, body):
     fake.faults["/historical/markets"] = [json_reply(body)]
     with pytest.raises(KalshiError) as err:
@@ -117,11 +134,15 @@ def test_a_historical_market_has_no_live_candles_and_the_client_asks_the_histori
 def test_live_candles_are_asked_under_the_series_of_the_event(fake):
     client = make_client(fake)
     new = next(m for m in fake.markets if m.settled_at >= fake.cutoff)
-    client.candles(new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], historical=False)
+    client.candles(
+        new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], historical=False
+    )
     series = new.raw["event_ticker"].split("-")[0]
     path, query = fake.requests[-1]
     assert path == f"/series/{series}/markets/{new.ticker}/candlesticks"
-    assert dict(query)["period_interval"] == "60" and "include_latest_before_start" not in dict(query)
+    assert dict(query)["period_interval"] == "60" and "include_latest_before_start" not in dict(
+        query
+    )
 
 
 def test_candle_windows_hold_at_most_5000_candles_without_gap_or_overlap():
@@ -153,9 +174,12 @@ def test_only_finalized_binary_yes_no_markets_are_read_the_rest_skipped_by_reaso
             parse_market(m.raw, historical=False)
         except MarketSkipped as skip:
             reasons[m.ticker.split("-")[1]] = skip.reason
-    assert reasons == {"SCALAR": "not binary (market_type 'scalar')", "VOID": "not a yes/no result (result '')",
-                       "DET": "not finalized (status 'determined')",
-                       "DISP": "result may still change (status 'disputed')"}
+    assert reasons == {
+        "SCALAR": "not binary (market_type 'scalar')",
+        "VOID": "not a yes/no result (result '')",
+        "DET": "not finalized (status 'determined')",
+        "DISP": "result may still change (status 'disputed')",
+    }
 
 
 # -- fixed-point strings and candle shapes ------------------------------------------------------
@@ -163,7 +187,9 @@ def test_market_objects_carry_fixed_point_strings_and_no_integer_price_field(fak
     raw = fake.markets[0].raw
     assert {"yes_bid", "yes_ask", "last_price", "volume", "open_interest"} & set(raw) == set()
     assert isinstance(raw["last_price_dollars"], str) and isinstance(raw["volume_fp"], str)
-    assert parse_market(raw, historical=False).parsed.market.volume == float(Decimal(raw["volume_fp"]))
+    assert parse_market(raw, historical=False).parsed.market.volume == float(
+        Decimal(raw["volume_fp"])
+    )
 
 
 def test_a_price_that_is_a_number_not_a_fixed_point_string_is_refused():
@@ -176,11 +202,21 @@ def test_each_side_reads_its_own_candle_shape_and_refuses_the_other(fake):
     client = make_client(fake)
     new = next(m for m in fake.markets if m.settled_at >= fake.cutoff)
     old = next(m for m in fake.markets if m.settled_at < fake.cutoff)
-    live = client.candles(new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], False)
-    hist = client.candles(old.ticker, old.raw["event_ticker"], old.candles[0][0], old.candles[-1][0], True)
+    live = client.candles(
+        new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], False
+    )
+    hist = client.candles(
+        old.ticker, old.raw["event_ticker"], old.candles[0][0], old.candles[-1][0], True
+    )
     assert "close_dollars" in live[0]["price"] and "volume_fp" in live[0]
-    assert "close" in hist[0]["price"] and "volume" in hist[0] and "close_dollars" not in hist[0]["price"]
-    assert parse_candles("kalshi:a", live, historical=False) and parse_candles("kalshi:b", hist, historical=True)
+    assert (
+        "close" in hist[0]["price"]
+        and "volume" in hist[0]
+        and "close_dollars" not in hist[0]["price"]
+    )
+    assert parse_candles("kalshi:a", live, historical=False) and parse_candles(
+        "kalshi:b", hist, historical=True
+    )
     with pytest.raises(MalformedMarket, match="live candle"):
         parse_candles("kalshi:b", hist, historical=False)
     with pytest.raises(MalformedMarket, match="historical candle"):
@@ -190,16 +226,28 @@ def test_each_side_reads_its_own_candle_shape_and_refuses_the_other(fake):
 def test_a_null_close_falls_back_to_previous_and_no_trade_yet_gives_no_point(fake):
     client = make_client(fake)
     new = next(m for m in fake.markets if m.settled_at >= fake.cutoff)
-    raw = client.candles(new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], False)
+    raw = client.candles(
+        new.ticker, new.raw["event_ticker"], new.candles[0][0], new.candles[-1][0], False
+    )
     points = {int(p.t.timestamp()): p.p for p in parse_candles("kalshi:x", raw, historical=False)}
-    null_close = [c for c in raw if c["price"]["close_dollars"] is None and c["price"]["previous_dollars"] is not None]
-    untraded = [c for c in raw if c["price"]["close_dollars"] is None and c["price"]["previous_dollars"] is None]
+    null_close = [
+        c
+        for c in raw
+        if c["price"]["close_dollars"] is None and c["price"]["previous_dollars"] is not None
+    ]
+    untraded = [
+        c
+        for c in raw
+        if c["price"]["close_dollars"] is None and c["price"]["previous_dollars"] is None
+    ]
     assert null_close and untraded  # the fake has both kinds
     for c in null_close:
         assert points[c["end_period_ts"]] == float(Decimal(c["price"]["previous_dollars"]))
     assert not {c["end_period_ts"] for c in untraded} & set(points)
     traded = [c for c in raw if c["price"]["close_dollars"] is not None]
-    assert all(points[c["end_period_ts"]] == float(Decimal(c["price"]["close_dollars"])) for c in traded)
+    assert all(
+        points[c["end_period_ts"]] == float(Decimal(c["price"]["close_dollars"])) for c in traded
+    )
 
 
 def test_price_at_t0_is_the_last_candle_that_closed_strictly_before_t0():
@@ -207,9 +255,14 @@ def test_price_at_t0_is_the_last_candle_that_closed_strictly_before_t0():
         return {"end_period_ts": t, "price": {"close_dollars": close, "previous_dollars": None}}
 
     base = 1_780_000_000 - 1_780_000_000 % 3600
-    points = parse_candles("kalshi:x", [candle(base, "0.3100"), candle(base + 3600, "0.4200"),
-                                        candle(base + 7200, "0.5300")], historical=False)
-    assert price_at(points, from_unix(base + 3600)).p == 0.31  # t0 exactly on a close: that candle is out
+    points = parse_candles(
+        "kalshi:x",
+        [candle(base, "0.3100"), candle(base + 3600, "0.4200"), candle(base + 7200, "0.5300")],
+        historical=False,
+    )
+    assert (
+        price_at(points, from_unix(base + 3600)).p == 0.31
+    )  # t0 exactly on a close: that candle is out
     assert price_at(points, from_unix(base + 3601)).p == 0.42
     assert price_at(points, from_unix(base)) is None
 
@@ -232,5 +285,9 @@ def test_a_retry_after_beyond_the_policy_is_an_error_naming_the_url(fake):
 
 def test_the_fake_answers_json_in_the_documented_cutoff_shape(fake):
     body = json.loads(fake.answer("/historical/cutoff", []).body)
-    assert set(body) == {"market_settled_ts", "trades_created_ts", "orders_updated_ts",
-                         "market_positions_last_updated_ts"}
+    assert set(body) == {
+        "market_settled_ts",
+        "trades_created_ts",
+        "orders_updated_ts",
+        "market_positions_last_updated_ts",
+    }

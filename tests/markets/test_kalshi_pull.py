@@ -28,12 +28,19 @@ def fake() -> FakeKalshi:
 
 def client_of(fake: FakeKalshi, page_limit: int = 4) -> KalshiClient:
     http = httpx.Client(transport=mock_transport(fake))
-    return KalshiClient(http, BASE, RetryPolicy(attempts=2, base_delay=0.0), lambda s: None, page_limit)
+    return KalshiClient(
+        http, BASE, RetryPolicy(attempts=2, base_delay=0.0), lambda s: None, page_limit
+    )
 
 
 def finalized(fake: FakeKalshi) -> list:
-    return [m for m in fake.markets if m.raw["status"] == "finalized" and m.raw["result"] in ("yes", "no")
-            and m.raw["market_type"] == "binary"]
+    return [
+        m
+        for m in fake.markets
+        if m.raw["status"] == "finalized"
+        and m.raw["result"] in ("yes", "no")
+        and m.raw["market_type"] == "binary"
+    ]
 
 
 def test_pull_stores_every_settled_binary_market_of_both_sides_with_its_candles(fake, tmp_path):
@@ -51,9 +58,17 @@ def test_pull_stores_every_settled_binary_market_of_both_sides_with_its_candles(
         meta = bundle.meta[mid]
         side = "historical" if m.settled_at < fake.cutoff else "live"
         assert meta.venue == "kalshi" and meta.price_bucket_seconds == 3600
-        assert meta.price_route == {"live": "kalshi candlesticks (live)", "historical": "kalshi historical candlesticks"}[side]
+        assert (
+            meta.price_route
+            == {
+                "live": "kalshi candlesticks (live)",
+                "historical": "kalshi historical candlesticks",
+            }[side]
+        )
         assert meta.resolution_statuses == ("finalized",) and not meta.disputed
-        assert meta.rules_updated_at == datetime.fromisoformat(m.raw["updated_time"].replace("Z", "+00:00"))
+        assert meta.rules_updated_at == datetime.fromisoformat(
+            m.raw["updated_time"].replace("Z", "+00:00")
+        )
     assert sum(summary.skipped.values()) == 8 and summary.failed == []
     logged = json.loads((tmp_path / "pulls.jsonl").read_text(encoding="utf-8").splitlines()[-1])
     assert (logged["version"], logged["listed"], logged["stored"]) == (summary.version, 25, 17)
@@ -76,10 +91,15 @@ def test_pulling_into_a_polymarket_store_keeps_it_and_makes_a_new_version(fake, 
     for market in polymarket.markets:
         assert market in after.markets
         assert after.prices.get(market.id) == polymarket.prices.get(market.id)
-        assert after.meta[market.id] == polymarket.meta[market.id] and after.meta[market.id].venue == "polymarket"
+        assert (
+            after.meta[market.id] == polymarket.meta[market.id]
+            and after.meta[market.id].venue == "polymarket"
+        )
     assert {r for r in polymarket.resolutions} <= set(after.resolutions)
     assert len(after.markets) == len(polymarket.markets) + summary.stored
-    assert open_version(tmp_path, before).bundle.content_hash() == polymarket.content_hash()  # old version intact
+    assert (
+        open_version(tmp_path, before).bundle.content_hash() == polymarket.content_hash()
+    )  # old version intact
 
 
 def test_a_second_pull_reuses_the_stored_candles_and_changes_nothing(fake, tmp_path):
@@ -108,11 +128,18 @@ def test_a_killed_pull_resumes_from_the_candles_it_had(fake, tmp_path):
 
 def test_a_market_whose_candles_fail_is_named_and_left_out_the_rest_stored(fake, tmp_path):
     bad = finalized(fake)[0]
-    path = f"/historical/markets/{bad.ticker}/candlesticks" if bad.settled_at < fake.cutoff else \
-        f"/series/{bad.raw['event_ticker'].split('-')[0]}/markets/{bad.ticker}/candlesticks"
+    path = (
+        f"/historical/markets/{bad.ticker}/candlesticks"
+        if bad.settled_at < fake.cutoff
+        else f"/series/{bad.raw['event_ticker'].split('-')[0]}/markets/{bad.ticker}/candlesticks"
+    )
     fake.faults[path] = [Reply(503, b"down"), Reply(503, b"down")]
     summary = pull_kalshi(tmp_path, client_of(fake), KalshiQuery(), NOW)
-    assert len(summary.failed) == 1 and bad.ticker in summary.failed[0] and "HTTP 503 after 2 attempts" in summary.failed[0]
+    assert (
+        len(summary.failed) == 1
+        and bad.ticker in summary.failed[0]
+        and "HTTP 503 after 2 attempts" in summary.failed[0]
+    )
     assert summary.stored == len(finalized(fake)) - 1 and summary.counts().short
     assert f"kalshi:{bad.ticker}" not in {m.id for m in open_version(tmp_path).bundle.markets}
 
@@ -120,7 +147,9 @@ def test_a_market_whose_candles_fail_is_named_and_left_out_the_rest_stored(fake,
 def test_since_after_the_cutoff_asks_only_the_live_side_filtered_by_settlement(fake, tmp_path):
     since = fake.cutoff + timedelta(days=1)
     summary = pull_kalshi(tmp_path, client_of(fake), KalshiQuery(since=since), NOW)
-    assert summary.listed_historical == 0 and not [p for p, _ in fake.requests if p == "/historical/markets"]
+    assert summary.listed_historical == 0 and not [
+        p for p, _ in fake.requests if p == "/historical/markets"
+    ]
     asked = dict(next(q for p, q in fake.requests if p == "/markets"))
     assert asked["min_settled_ts"] == str(int(since.timestamp())) and asked["status"] == "settled"
     resolutions = open_version(tmp_path).bundle.resolutions
@@ -130,7 +159,9 @@ def test_since_after_the_cutoff_asks_only_the_live_side_filtered_by_settlement(f
 def test_series_and_limit_narrow_the_listing(fake, tmp_path):
     summary = pull_kalshi(tmp_path, client_of(fake), KalshiQuery(series="KXFAKEH", limit=6), NOW)
     assert summary.listed == 6 and summary.listed_live == 0
-    assert all(dict(q).get("series_ticker") == "KXFAKEH" for p, q in fake.requests if p.endswith("markets"))
+    assert all(
+        dict(q).get("series_ticker") == "KXFAKEH" for p, q in fake.requests if p.endswith("markets")
+    )
 
 
 @pytest.mark.parametrize("offset_hours", [0, 1, 17])
@@ -145,7 +176,9 @@ def test_candles_that_close_at_or_after_t0_change_nothing_before_t0(tmp_path, of
     for a, b in zip(one.markets, other.markets):
         t0 = a.candles[len(a.candles) // 2][0] + offset_hours * 60  # on an end, or minutes after it
         t0s[a.ticker] = datetime.fromtimestamp(t0, timezone.utc)
-        b.candles[:] = [c if c[0] < t0 else (c[0], "0.9999" if c[1] else None, "0.0001") for c in b.candles]
+        b.candles[:] = [
+            c if c[0] < t0 else (c[0], "0.9999" if c[1] else None, "0.0001") for c in b.candles
+        ]
     pull_kalshi(tmp_path / "a", client_of(one), KalshiQuery(), NOW)
     pull_kalshi(tmp_path / "b", client_of(other), KalshiQuery(), NOW)
     pa, pb = open_version(tmp_path / "a").bundle.prices, open_version(tmp_path / "b").bundle.prices

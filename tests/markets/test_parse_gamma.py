@@ -4,8 +4,13 @@ import json
 
 import pytest
 
-from hindcast.markets.parse import (MalformedMarket, MarketSkipped, parse_gamma_market, parse_history,
-                                    resolution_status)
+from hindcast.markets.parse import (
+    MalformedMarket,
+    MarketSkipped,
+    parse_gamma_market,
+    parse_history,
+    resolution_status,
+)
 from hindcast.timeutil import UTC
 from tests.helpers import at
 from tests.markets.conftest import by_question, tokens
@@ -29,14 +34,19 @@ def test_both_closed_time_formats_and_microseconds_are_read_as_utc():
     assert raw["closedTime"] == "2026-01-23 20:56:36+00" and raw["startDate"].endswith(".402931Z")
     p = parse_gamma_market(raw)
     assert p.resolution.known_at == at("2026-01-23T20:56:36")
-    assert p.market.opened_at == at("2026-01-02T17:04:11.402931") and p.market.opened_at.tzinfo == UTC
+    assert (
+        p.market.opened_at == at("2026-01-02T17:04:11.402931") and p.market.opened_at.tzinfo == UTC
+    )
     event_closed = raw["events"][0]["closedTime"]  # the ISO-with-Z form, inside events
     assert event_closed.endswith("Z")
 
 
 def test_effective_resolution_is_the_earliest_evidence_and_known_at_the_latest():
     p = parsed("Marco Rubio")  # umaEndDate 20:56:30Z, closedTime 20:56:36, endDate Jan 31
-    assert (p.resolution.resolved_at, p.resolution.known_at) == (at("2026-01-23T20:56:30"), at("2026-01-23T20:56:36"))
+    assert (p.resolution.resolved_at, p.resolution.known_at) == (
+        at("2026-01-23T20:56:30"),
+        at("2026-01-23T20:56:36"),
+    )
     early = parsed("Acend")  # scheduled end 20:00, closed 21:41:59 after the game
     assert early.resolution.resolved_at == at("2026-01-20T20:00:00")
 
@@ -83,7 +93,10 @@ def test_final_prices_without_a_winner_are_ambiguous():
 def test_uma_statuses_lagging_behind_the_status_do_not_matter():
     raw = by_question("Marco Rubio")
     assert raw["umaResolutionStatus"] == "resolved" and "proposed" in raw["umaResolutionStatuses"]
-    assert parse_gamma_market({**raw, "umaResolutionStatuses": '["proposed"]'}).resolution.status == "yes"
+    assert (
+        parse_gamma_market({**raw, "umaResolutionStatuses": '["proposed"]'}).resolution.status
+        == "yes"
+    )
 
 
 def test_a_market_uma_has_not_resolved_is_skipped_with_the_reason():
@@ -111,13 +124,19 @@ def test_volume_as_string_or_number_and_ints_where_floats_are_expected():
 
 
 def test_unknown_keys_are_ignored():
-    assert parsed("Marco Rubio", someNewField={"x": [1]}, anotherOne=None).market == parsed("Marco Rubio").market
+    assert (
+        parsed("Marco Rubio", someNewField={"x": [1]}, anotherOne=None).market
+        == parsed("Marco Rubio").market
+    )
 
 
 def test_neg_risk_and_event_metadata_are_kept():
     p = parsed("Acend")
     assert p.meta.neg_risk is True and p.meta.category == "Sports"
-    assert p.meta.tags == ("Sports", "Esports", "League of Legends") and p.meta.event == "lol-acend-vs-bebop"
+    assert (
+        p.meta.tags == ("Sports", "Esports", "League of Legends")
+        and p.meta.event == "lol-acend-vs-bebop"
+    )
     assert parsed("Marco Rubio").meta.neg_risk is False
 
 
@@ -125,14 +144,19 @@ def test_topic_comes_from_the_event_category_then_tags_then_keywords():
     assert parsed("Acend").market.topic == "sports"
     assert parsed("Bitcoin reach").market.topic == "crypto"  # empty category, tag "Crypto"
     assert parsed("emergency rate cut").market.topic == "economy"
-    assert parsed("GPT-6", umaResolutionStatus="resolved").market.topic == "tech"  # no event: keyword rule
+    assert (
+        parsed("GPT-6", umaResolutionStatus="resolved").market.topic == "tech"
+    )  # no event: keyword rule
 
 
 def test_source_fields_land_in_the_market_record():
     raw = by_question("Marco Rubio")
     m = parse_gamma_market(raw).market
     assert m.id == raw["conditionId"] and m.source == "polymarket" and m.slug == raw["slug"]
-    assert m.url == f"https://polymarket.com/market/{raw['slug']}" and m.description == raw["description"]
+    assert (
+        m.url == f"https://polymarket.com/market/{raw['slug']}"
+        and m.description == raw["description"]
+    )
     assert parse_gamma_market(raw).meta.source_id == "1237864"
 
 
@@ -141,20 +165,25 @@ def test_malformed_json_in_a_field_names_the_market():
     with pytest.raises(MalformedMarket) as err:
         parse_gamma_market(raw)
     assert err.value.market_id == raw["conditionId"]
-    assert str(err.value).startswith(f"market {raw['conditionId']}: outcomePrices is not valid JSON")
+    assert str(err.value).startswith(
+        f"market {raw['conditionId']}: outcomePrices is not valid JSON"
+    )
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"conditionId": None}, r"market gamma id 1237864: conditionId must be a non-empty string"),
-    ({"question": ""}, r"question must be a non-empty string"),
-    ({"clobTokenIds": '["1", "2", "3"]'}, r"clobTokenIds has 3 tokens for 2 outcomes"),
-    ({"clobTokenIds": "[1391, 5279]"}, r"clobTokenIds entry 1391 is not a decimal string"),
-    ({"outcomePrices": '["1"]'}, r"outcomePrices has 1 prices for 2 outcomes"),
-    ({"outcomePrices": '["one", "0"]'}, r"outcomePrices value 'one' is not a number"),
-    ({"closedTime": "yesterday"}, r"closedTime 'yesterday' is not a timestamp"),
-    ({"closedTime": None, "umaEndDate": None}, r"without closedTime or umaEndDate"),
-    ({"outcomes": None}, r"outcomes must hold a JSON array"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"conditionId": None}, r"market gamma id 1237864: conditionId must be a non-empty string"),
+        ({"question": ""}, r"question must be a non-empty string"),
+        ({"clobTokenIds": '["1", "2", "3"]'}, r"clobTokenIds has 3 tokens for 2 outcomes"),
+        ({"clobTokenIds": "[1391, 5279]"}, r"clobTokenIds entry 1391 is not a decimal string"),
+        ({"outcomePrices": '["1"]'}, r"outcomePrices has 1 prices for 2 outcomes"),
+        ({"outcomePrices": '["one", "0"]'}, r"outcomePrices value 'one' is not a number"),
+        ({"closedTime": "yesterday"}, r"closedTime 'yesterday' is not a timestamp"),
+        ({"closedTime": None, "umaEndDate": None}, r"without closedTime or umaEndDate"),
+        ({"outcomes": None}, r"outcomes must hold a JSON array"),
+    ],
+)
 def test_malformed_fields_are_reported_precisely(change, message):
     with pytest.raises(MalformedMarket, match=message):
         parsed("Marco Rubio", **change)
@@ -171,13 +200,16 @@ def test_histories_become_sorted_points_and_exact_repeats_collapse():
     assert parse_history("m", []) == ()
 
 
-@pytest.mark.parametrize("history, message", [
-    ([{"t": 10, "p": 0.2}, {"t": 10, "p": 0.3}], "two prices at"),
-    ([{"t": "2026-01-05", "p": 0.4}], "is not unix seconds"),
-    ([{"t": 10, "p": 1.5}], r"price 1.5 outside \[0, 1\]"),
-    ([{"t": 10}], "missing field 'p'"),
-    ({"t": 10, "p": 0.5}, "history must be a list"),
-])
+@pytest.mark.parametrize(
+    "history, message",
+    [
+        ([{"t": 10, "p": 0.2}, {"t": 10, "p": 0.3}], "two prices at"),
+        ([{"t": "2026-01-05", "p": 0.4}], "is not unix seconds"),
+        ([{"t": 10, "p": 1.5}], r"price 1.5 outside \[0, 1\]"),
+        ([{"t": 10}], "missing field 'p'"),
+        ({"t": 10, "p": 0.5}, "history must be a list"),
+    ],
+)
 def test_malformed_histories_name_the_market(history, message):
     with pytest.raises(MalformedMarket, match=f"market 0xabc: price history: .*{message}"):
         parse_history("0xabc", history)

@@ -6,7 +6,17 @@ import pytest
 from hindcast.markets.parse import clob_winner, markets_of_events, parse_gamma_market
 from hindcast.markets.polymarket import PolymarketClient, PolymarketError, RetryPolicy
 
-from tests.markets.conftest import CLOB, GAMMA, TIMEOUT, FakePolymarket, Reply, by_question, json_reply, mock_transport, tokens
+from tests.markets.conftest import (
+    CLOB,
+    GAMMA,
+    TIMEOUT,
+    FakePolymarket,
+    Reply,
+    by_question,
+    json_reply,
+    mock_transport,
+    tokens,
+)
 
 
 def cursors(fake):
@@ -22,12 +32,17 @@ def test_keyset_pages_follow_next_cursor_until_an_answer_has_none(client, fake):
     pages = list(client.keyset_markets({"closed": "true"}, limit=5))
     assert [len(p.items) for p in pages] == [5, 5, 3] and pages[-1].next_cursor is None
     assert cursors(fake) == [None, "c5", "c10"]
-    assert all(("closed", "true") in r[2] and ("limit", "5") in r[2] and "offset" not in dict(r[2]) for r in fake.requests)
+    assert all(
+        ("closed", "true") in r[2] and ("limit", "5") in r[2] and "offset" not in dict(r[2])
+        for r in fake.requests
+    )
 
 
 def test_a_listing_that_fills_whole_pages_ends_when_the_cursor_does(sleeps):
     fake = FakePolymarket(FakePolymarket().markets[:10])
-    client = PolymarketClient(httpx.Client(transport=mock_transport(fake)), GAMMA, CLOB, sleep=sleeps)
+    client = PolymarketClient(
+        httpx.Client(transport=mock_transport(fake)), GAMMA, CLOB, sleep=sleeps
+    )
     assert [len(p.items) for p in client.keyset_markets({}, limit=5)] == [5, 5]
     assert cursors(fake) == [None, "c5"]
 
@@ -42,7 +57,10 @@ def test_repeatable_filters_are_sent_once_per_value(client, fake):
 
 def test_a_page_that_is_not_the_keyset_envelope_is_refused_with_its_url(client, fake):
     fake.faults[("gamma", "markets/keyset")] = [json_reply({"error": "bad"})]
-    with pytest.raises(PolymarketError, match=r"gamma-api\.polymarket\.com/markets/keyset \(page 1\): unknown answer shape"):
+    with pytest.raises(
+        PolymarketError,
+        match=r"gamma-api\.polymarket\.com/markets/keyset \(page 1\): unknown answer shape",
+    ):
         list(client.keyset_markets({}))
 
 
@@ -75,7 +93,9 @@ def test_429_without_retry_after_backs_off_exponentially(client, fake, sleeps):
 
 
 def test_a_retry_after_given_as_a_date_falls_back_to_backoff(client, fake, sleeps):
-    fake.faults[("gamma", "markets/keyset")] = [Reply(503, b"", {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})]
+    fake.faults[("gamma", "markets/keyset")] = [
+        Reply(503, b"", {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})
+    ]
     first_page(client)
     assert sleeps == [0.5]
 
@@ -97,7 +117,10 @@ def test_5xx_then_success(client, fake, sleeps):
 
 def test_5xx_on_every_attempt_is_a_clear_error_after_the_last(client, fake, sleeps):
     fake.faults[("gamma", "markets/keyset")] = [Reply(502, b"bad gateway")] * 10
-    with pytest.raises(PolymarketError, match=r"https://gamma-api\.polymarket\.com/markets/keyset\?.*: HTTP 502 after 4 attempts"):
+    with pytest.raises(
+        PolymarketError,
+        match=r"https://gamma-api\.polymarket\.com/markets/keyset\?.*: HTTP 502 after 4 attempts",
+    ):
         first_page(client)
     assert fake.count("markets/keyset") == 4 and len(sleeps) == 3
 
@@ -123,7 +146,9 @@ def test_a_dropped_connection_is_retried(fake, sleeps):
 
 def test_timeouts_on_every_attempt_name_the_url(client, fake):
     fake.faults[("clob", "prices-history")] = [TIMEOUT] * 4
-    with pytest.raises(PolymarketError, match=r"clob\.polymarket\.com/prices-history: timed out after 4 attempts"):
+    with pytest.raises(
+        PolymarketError, match=r"clob\.polymarket\.com/prices-history: timed out after 4 attempts"
+    ):
         client.prices_history("123", None, None)
 
 
@@ -145,12 +170,18 @@ def test_every_request_carries_the_policy_timeout(fake):
 
     def record(request):
         seen.append(request.extensions["timeout"])
-        return httpx.Response(200, json={"history": []} if "prices-history" in request.url.path else {"markets": []})
+        return httpx.Response(
+            200, json={"history": []} if "prices-history" in request.url.path else {"markets": []}
+        )
 
-    client = PolymarketClient(httpx.Client(transport=httpx.MockTransport(record)), retry=RetryPolicy(timeout=4.5))
+    client = PolymarketClient(
+        httpx.Client(transport=httpx.MockTransport(record)), retry=RetryPolicy(timeout=4.5)
+    )
     first_page(client)
     client.prices_history("1", None, None)
-    assert len(seen) == 4 and all(t == {"connect": 4.5, "read": 4.5, "write": 4.5, "pool": 4.5} for t in seen)
+    assert len(seen) == 4 and all(
+        t == {"connect": 4.5, "read": 4.5, "write": 4.5, "pool": 4.5} for t in seen
+    )
 
 
 # -- price histories -----------------------------------------------------------------------------
@@ -159,7 +190,12 @@ def test_a_fine_history_is_used_as_is_with_the_token_id_as_text(client, fake):
     assert len(token) >= 70 and token.isdigit()
     history = client.prices_history(token, 1767373451, 1769201796)
     (request,) = fake.requests
-    assert dict(request[2]) == {"market": token, "fidelity": "60", "startTs": "1767373451", "endTs": "1769201796"}
+    assert dict(request[2]) == {
+        "market": token,
+        "fidelity": "60",
+        "startTs": "1767373451",
+        "endTs": "1769201796",
+    }
     assert history.token_id == token and history.fidelity == 60
 
 

@@ -4,8 +4,11 @@ from hindcast.markets.prices import history_before, price_at
 from hindcast.records import PricePoint
 from tests.helpers import at
 
-HISTORY = (PricePoint(at("2025-10-01T00:00:00"), 0.2), PricePoint(at("2025-10-02T00:00:00"), 0.4),
-           PricePoint(at("2025-10-03T00:00:00"), 0.9))
+HISTORY = (
+    PricePoint(at("2025-10-01T00:00:00"), 0.2),
+    PricePoint(at("2025-10-02T00:00:00"), 0.4),
+    PricePoint(at("2025-10-03T00:00:00"), 0.9),
+)
 
 
 def test_a_point_exactly_at_t0_is_not_used():

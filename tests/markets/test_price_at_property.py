@@ -12,8 +12,9 @@ from hindcast.timeutil import UTC
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 offsets = st.integers(min_value=0, max_value=10**6)  # microseconds: collisions with t0 are likely
 instants = offsets.map(lambda us: EPOCH + timedelta(microseconds=us))
-histories = st.lists(st.tuples(instants, st.floats(0, 1)), max_size=30, unique_by=lambda x: x[0]).map(
-    lambda pts: sort_history([PricePoint(t, p) for t, p in pts]))
+histories = st.lists(
+    st.tuples(instants, st.floats(0, 1)), max_size=30, unique_by=lambda x: x[0]
+).map(lambda pts: sort_history([PricePoint(t, p) for t, p in pts]))
 
 
 @given(histories, instants)

@@ -11,12 +11,29 @@ from hindcast.markets.pull import PullQuery, pull
 from hindcast.markets.store import open_version, write_version
 from hindcast.timeutil import parse_utc, to_unix
 from tests.helpers import SAMPLE_MARKETS, at
-from tests.markets.conftest import CLOB, GAMMA, FakePolymarket, Reply, by_question, mock_transport, tokens
+from tests.markets.conftest import (
+    CLOB,
+    GAMMA,
+    FakePolymarket,
+    Reply,
+    by_question,
+    mock_transport,
+    tokens,
+)
 
 NOW = at("2026-11-30T06:00:00")
 QUERY = PullQuery(page_size=5)
-STORED = {by_question(q)["conditionId"] for q in
-          ("Marco Rubio", "Bitcoin reach", "Acend", "emergency rate cut", "50 bps", "Sam Bankman-Fried")}
+STORED = {
+    by_question(q)["conditionId"]
+    for q in (
+        "Marco Rubio",
+        "Bitcoin reach",
+        "Acend",
+        "emergency rate cut",
+        "50 bps",
+        "Sam Bankman-Fried",
+    )
+}
 FAILED = {by_question(q)["conditionId"] for q in ("Dow close above", "Solana", "Ethereum")}
 NO_HISTORY = by_question("50 bps")["conditionId"]  # no route serves a point: skipped, not stored
 STORED_WITH_HISTORY = STORED - {NO_HISTORY}
@@ -46,9 +63,18 @@ def kill_when(fake, predicate):
 def test_a_pull_stores_resolved_binary_markets_and_reports_the_rest(tmp_path, fake):
     summary = pull(tmp_path, client_for(fake), QUERY, NOW)
     bundle = open_version(tmp_path).bundle
-    assert {m.id for m in bundle.markets} == STORED_WITH_HISTORY and summary.stored == 5 and summary.listed == 13
-    assert summary.skipped == {"not binary (3 outcomes)": 1, "not closed": 1, "no price history": 1,
-                               "not resolved (umaResolutionStatus='proposed')": 1, "listed twice (same conditionId)": 1}
+    assert (
+        {m.id for m in bundle.markets} == STORED_WITH_HISTORY
+        and summary.stored == 5
+        and summary.listed == 13
+    )
+    assert summary.skipped == {
+        "not binary (3 outcomes)": 1,
+        "not closed": 1,
+        "no price history": 1,
+        "not resolved (umaResolutionStatus='proposed')": 1,
+        "listed twice (same conditionId)": 1,
+    }
     assert {line.split(":")[0].removeprefix("market ") for line in summary.failed} == FAILED
     counts = summary.counts()
     assert counts.listed == counts.stored + counts.skipped_total + counts.failed and counts.short
@@ -58,9 +84,18 @@ def test_a_pull_stores_resolved_binary_markets_and_reports_the_rest(tmp_path, fa
 
 def test_failures_say_what_went_wrong_for_each_market(tmp_path, fake):
     failed = "\n".join(pull(tmp_path, client_for(fake), QUERY, NOW).failed)
-    assert f"market {by_question('Dow close above')['conditionId']}: outcomePrices is not valid JSON" in failed
-    assert f"market {by_question('Solana')['conditionId']}: price history: t '2026-01-05' is not unix seconds" in failed
-    assert f"market {by_question('Ethereum')['conditionId']}: https://clob.polymarket.com/prices-history" in failed
+    assert (
+        f"market {by_question('Dow close above')['conditionId']}: outcomePrices is not valid JSON"
+        in failed
+    )
+    assert (
+        f"market {by_question('Solana')['conditionId']}: price history: t '2026-01-05' is not unix seconds"
+        in failed
+    )
+    assert (
+        f"market {by_question('Ethereum')['conditionId']}: https://clob.polymarket.com/prices-history"
+        in failed
+    )
     assert "response is not valid JSON" in failed
 
 
@@ -70,11 +105,17 @@ def test_pulled_histories_are_the_yes_tokens_at_the_fidelity_that_answered(tmp_p
     sbf, btc = by_question("Sam Bankman-Fried"), by_question("Bitcoin reach")
     yes_points = fake.histories[tokens(sbf)[1]]["60"]["history"]
     assert [p.p for p in bundle.prices[sbf["conditionId"]]] == [x["p"] for x in yes_points]
-    assert bundle.meta[btc["conditionId"]].history_fidelity == 720 and len(bundle.prices[btc["conditionId"]]) == 8
+    assert (
+        bundle.meta[btc["conditionId"]].history_fidelity == 720
+        and len(bundle.prices[btc["conditionId"]]) == 8
+    )
     assert by_question("50 bps")["conditionId"] not in bundle.prices
     assert fake.history_requests(tokens(sbf)[0]) == []  # the No token is never asked for
     windows = [dict(r[2]) for r in fake.requests if r[1] == "prices-history"]
-    assert windows and all("interval" not in q and 0 <= int(q["endTs"]) - int(q["startTs"]) <= 15 * 86400 for q in windows)
+    assert windows and all(
+        "interval" not in q and 0 <= int(q["endTs"]) - int(q["startTs"]) <= 15 * 86400
+        for q in windows
+    )
     assert bundle.meta[sbf["conditionId"]].price_route == "clob /prices-history windows"
 
 
@@ -111,14 +152,18 @@ def test_a_second_pull_reuses_stored_histories_and_changes_nothing(tmp_path, fak
     assert second.version == first.version and second.histories_reused == 5
     fetched = {r for r in again.requests if r[1] == "prices-history"}
     failing_tokens = {tokens(by_question(q))[0] for q in ("Solana", "Ethereum", "50 bps")}
-    assert {dict(r[2])["market"] for r in fetched} == failing_tokens  # only the failures are tried again
+    assert {
+        dict(r[2])["market"] for r in fetched
+    } == failing_tokens  # only the failures are tried again
 
 
 def test_a_changed_description_becomes_a_new_version_known_from_the_pull(tmp_path, fake):
     pull(tmp_path, client_for(fake), QUERY, NOW)
     rubio = by_question("Marco Rubio")
     clarified = rubio["description"] + "\n\nClarification: a recess appointment does not count."
-    changed = [dict(m, description=clarified) if m["id"] == rubio["id"] else m for m in fake.markets]
+    changed = [
+        dict(m, description=clarified) if m["id"] == rubio["id"] else m for m in fake.markets
+    ]
     later = at("2026-12-05T00:00:00")
     pull(tmp_path, client_for(FakePolymarket(changed)), QUERY, later)
     version = open_version(tmp_path)
@@ -155,8 +200,13 @@ def test_a_history_that_keeps_failing_fails_only_its_market(tmp_path, fake):
     fake.faults[("clob", "prices-history")] = [Reply(503, b"")] * 3
     summary = pull(tmp_path, client_for(fake), QUERY, NOW)
     rubio = by_question("Marco Rubio")["conditionId"]
-    assert any(line.startswith(f"market {rubio}: ") and "HTTP 503 after 3 attempts" in line for line in summary.failed)
-    assert summary.stored == 4 and rubio not in {m.id for m in open_version(tmp_path).bundle.markets}
+    assert any(
+        line.startswith(f"market {rubio}: ") and "HTTP 503 after 3 attempts" in line
+        for line in summary.failed
+    )
+    assert summary.stored == 4 and rubio not in {
+        m.id for m in open_version(tmp_path).bundle.markets
+    }
 
 
 def test_an_unreadable_page_stops_the_pull_and_writes_nothing(tmp_path, fake):
@@ -183,7 +233,10 @@ def test_a_second_pull_into_the_same_store_is_refused_while_one_runs(tmp_path, f
     from hindcast.filelock import FileLock
 
     with FileLock(tmp_path / ".pull.lock").acquire({"pid": 4242, "since": "2026-11-30T05:59:00Z"}):
-        with pytest.raises(MarketDataError, match=r"another pull into .* is running \(pid 4242 since 2026-11-30T05:59:00Z\)"):
+        with pytest.raises(
+            MarketDataError,
+            match=r"another pull into .* is running \(pid 4242 since 2026-11-30T05:59:00Z\)",
+        ):
             pull(tmp_path, client_for(fake), QUERY, NOW)
         assert not (tmp_path / "LATEST").exists() and not (tmp_path / ".pull").exists()
     assert pull(tmp_path, client_for(fake), QUERY, NOW).stored == 5  # the lock went with its holder
@@ -197,22 +250,46 @@ def test_a_market_listed_before_it_resolved_is_asked_for_again_by_id_until_it_do
     gpt6, greenland = by_question("GPT-6"), by_question("Greenland")  # proposed; not closed yet
     watched = {gpt6["conditionId"], greenland["conditionId"]}
     first = pull(tmp_path, client_for(fake), QUERY, NOW)
-    assert set(first.pending) == watched and set(read_watch(tmp_path)) == watched and first.rechecked == 0
+    assert (
+        set(first.pending) == watched
+        and set(read_watch(tmp_path)) == watched
+        and first.rechecked == 0
+    )
     assert gpt6["conditionId"] not in {m.id for m in open_version(tmp_path).bundle.markets}
 
-    later = FakePolymarket(markets=[])  # the window no longer lists them: their end dates are long past
+    later = FakePolymarket(
+        markets=[]
+    )  # the window no longer lists them: their end dates are long past
     later.by_id = [{**gpt6, "umaResolutionStatus": "resolved"}, greenland]
     opened = to_unix(parse_utc(gpt6.get("startDate") or gpt6["createdAt"]))
     later.histories[tokens(gpt6)[0]] = {"60": {"history": [{"t": opened + 3600, "p": 0.3}]}}
-    second = pull(tmp_path, client_for(later), PullQuery(page_size=5, since=at("2026-06-01T00:00:00")),
-                  at("2026-07-01T00:00:00"))
-    asked = [value for service, endpoint, query in later.requests for key, value in query
-             if (service, endpoint, key) == ("gamma", "markets/keyset", "condition_ids")]
-    assert sorted(asked) == sorted([*watched, *watched]) and second.rechecked == 2 and second.stored == 1
-    closed = [dict(q).get("closed") for s, e, q in later.requests if e == "markets/keyset" and ("condition_ids", gpt6["conditionId"]) in q]
+    second = pull(
+        tmp_path,
+        client_for(later),
+        PullQuery(page_size=5, since=at("2026-06-01T00:00:00")),
+        at("2026-07-01T00:00:00"),
+    )
+    asked = [
+        value
+        for service, endpoint, query in later.requests
+        for key, value in query
+        if (service, endpoint, key) == ("gamma", "markets/keyset", "condition_ids")
+    ]
+    assert (
+        sorted(asked) == sorted([*watched, *watched])
+        and second.rechecked == 2
+        and second.stored == 1
+    )
+    closed = [
+        dict(q).get("closed")
+        for s, e, q in later.requests
+        if e == "markets/keyset" and ("condition_ids", gpt6["conditionId"]) in q
+    ]
     assert sorted(closed, key=str) == ["true", None] or sorted(closed, key=str) == [None, "true"]
     assert gpt6["conditionId"] in {m.id for m in open_version(tmp_path).bundle.markets}
-    assert read_watch(tmp_path) == {greenland["conditionId"]: "2026-11-30T06:00:00Z"}  # still open, first seen then
+    assert read_watch(tmp_path) == {
+        greenland["conditionId"]: "2026-11-30T06:00:00Z"
+    }  # still open, first seen then
 
 
 def test_an_unreadable_watch_list_stops_the_pull_with_its_path_and_writes_nothing(tmp_path, fake):

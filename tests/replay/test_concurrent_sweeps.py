@@ -27,14 +27,24 @@ PLANNED = MARKETS * 4
 def test_two_sweeps_of_one_run_started_together_send_each_request_once(tmp_path):
     fake = FakeChatModel(default=answer('{"probability": 0.42}', delay=0.1))
     with fake.serve() as url:
-        procs = [subprocess.Popen(sweep_cmd(url, tmp_path), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                sweep_cmd(url, tmp_path),
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
         outputs = [proc.communicate(timeout=600) for proc in procs]
     for proc, (out, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
     made = [int(re.search(r"(\d+) made now", out).group(1)) for out, _ in outputs]
     print("made by each:", made, "requests:", len(fake.requests))
-    assert sum(made) == PLANNED and all(m > 0 for m in made), made  # both worked, neither paid twice
+    assert sum(made) == PLANNED and all(m > 0 for m in made), (
+        made
+    )  # both worked, neither paid twice
     assert len(fake.requests) == len({canonical(body) for body in fake.requests}) == PLANNED
     for (out, _), mine, theirs in zip(outputs, made, made[::-1]):
         assert f"{theirs} by a concurrent sweep, 0 already stored" in out
@@ -70,11 +80,23 @@ def test_a_claim_is_taken_by_one_of_many_held_until_it_expires_or_its_owner_is_g
     assert sorted(results.values()) == [HELD] * 5 + [TAKEN]
     winner = f"owner{next(i for i, r in results.items() if r == TAKEN)}"
     assert store.claim("r", KEY, 0, "late", 159.0, 60.0) == HELD  # not expired yet
-    assert store.claim("r", KEY, 0, "late", 159.0, 60.0, gone=lambda owner: owner == winner) == TAKEN
+    assert (
+        store.claim("r", KEY, 0, "late", 159.0, 60.0, gone=lambda owner: owner == winner) == TAKEN
+    )
     store.renew("r", "late", 500.0)
     assert store.claim("r", KEY, 0, "third", 400.0, 60.0) == HELD  # renewed: still held
     assert store.claim("r", KEY, 0, "third", 501.0, 60.0) == TAKEN  # expired: taken over
-    store.add("r", "f", "m1", datetime(2025, 6, 1, 12, tzinfo=timezone.utc), "f=0.5", Forecast(0.3), (), 0, 0)
+    store.add(
+        "r",
+        "f",
+        "m1",
+        datetime(2025, 6, 1, 12, tzinfo=timezone.utc),
+        "f=0.5",
+        Forecast(0.3),
+        (),
+        0,
+        0,
+    )
     store.release("r", KEY, 0, "third")
     assert store.claim("r", KEY, 0, "fourth", 600.0, 60.0) == DONE  # stored: nothing to ask
     assert store.claim("r", KEY, 1, "fourth", 600.0, 60.0) == TAKEN  # a retry is another attempt

@@ -6,7 +6,9 @@ from hindcast.replay.cutoffs import fraction_cutoff, instant_cutoff, lifetime, s
 from tests.helpers import at
 
 MARKET = Market("m1", "Will it happen?", "", opened_at=at("2025-09-01T00:00:00"))
-RESOLUTION = Resolution("m1", "no", resolved_at=at("2025-10-11T00:00:00"), known_at=at("2025-10-12T01:00:00"))
+RESOLUTION = Resolution(
+    "m1", "no", resolved_at=at("2025-10-11T00:00:00"), known_at=at("2025-10-12T01:00:00")
+)
 LIFE = lifetime(MARKET, RESOLUTION, ())
 
 
@@ -16,9 +18,13 @@ def test_fraction_one_is_the_day_before_resolution_and_quarters_split_the_rest()
     assert fraction_cutoff(LIFE, 0.25).label == "f=0.25"
 
 
-@pytest.mark.parametrize("t0", ["2025-10-11T00:00:00", "2025-10-11T00:00:01", "2026-01-01T00:00:00"])
+@pytest.mark.parametrize(
+    "t0", ["2025-10-11T00:00:00", "2025-10-11T00:00:01", "2026-01-01T00:00:00"]
+)
 def test_cutoff_at_or_after_resolution_is_refused(t0):
-    with pytest.raises(CutoffError, match="at or after market m1's effective resolution 2025-10-11T00:00:00Z"):
+    with pytest.raises(
+        CutoffError, match="at or after market m1's effective resolution 2025-10-11T00:00:00Z"
+    ):
         instant_cutoff(LIFE, at(t0))
 
 

@@ -24,14 +24,31 @@ PLANNED = MARKETS * 4
 
 
 def sweep_cmd(url: str, out) -> list[str]:
-    return [sys.executable, "-m", "hindcast", "sweep", "--store", str(SAMPLE_MARKETS), "--limit", str(MARKETS),
-            "-f", f"zero-shot:model=openai-compatible:{url}#fake-model", "--concurrency", str(CONCURRENCY),
-            "--out", str(out), "--db", str(out / "hindcast.db")]
+    return [
+        sys.executable,
+        "-m",
+        "hindcast",
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        str(MARKETS),
+        "-f",
+        f"zero-shot:model=openai-compatible:{url}#fake-model",
+        "--concurrency",
+        str(CONCURRENCY),
+        "--out",
+        str(out),
+        "--db",
+        str(out / "hindcast.db"),
+    ]
 
 
 def stored(out) -> list[tuple]:
     with sqlite3.connect(out / "hindcast.db") as db:
-        return db.execute("SELECT forecaster, market_id, t0, repeat, probability, error FROM forecasts").fetchall()
+        return db.execute(
+            "SELECT forecaster, market_id, t0, repeat, probability, error FROM forecasts"
+        ).fetchall()
 
 
 def _until_more_than(rows: int, out, timeout: float = 120.0) -> None:
@@ -52,21 +69,34 @@ def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repea
     with fake.serve() as url:
         for _ in range(KILLS):
             before = progress[-1] if progress else 0
-            proc = subprocess.Popen(sweep_cmd(url, tmp_path), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            _until_more_than(before, tmp_path)  # a loaded machine starts slowly: kill once it is storing
+            proc = subprocess.Popen(
+                sweep_cmd(url, tmp_path),
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            _until_more_than(
+                before, tmp_path
+            )  # a loaded machine starts slowly: kill once it is storing
             time.sleep(rnd.uniform(0.1, 1.0))
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             progress.append(len(stored(tmp_path)) if (tmp_path / "hindcast.db").exists() else 0)
-        done = subprocess.run(sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
         assert done.returncode == 0, done.stderr
         rows = stored(tmp_path)
         requests_after_complete = len(fake.requests)
-        again = subprocess.run(sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+        again = subprocess.run(
+            sweep_cmd(url, tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
         assert again.returncode == 0 and "0 made now" in again.stdout
 
     print("stored after each kill:", progress, "requests:", len(fake.requests))
-    assert progress == sorted(progress) and any(0 < n < PLANNED for n in progress), f"kills landed at {progress}"
+    assert progress == sorted(progress) and any(0 < n < PLANNED for n in progress), (
+        f"kills landed at {progress}"
+    )
     assert len(rows) == PLANNED and len({r[:4] for r in rows}) == len(rows)
     assert all(r[4] == 0.42 and r[5] is None for r in rows)
     distinct = {canonical(body) for body in fake.requests}

@@ -24,9 +24,28 @@ def free_port() -> int:
 
 def sweep(out, port: int, *flags: str, params: str = "", env: dict | None = None):
     spec = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#m{params}"
-    return run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.25,0.5",
-                   "-f", spec, "--out", str(out), "--db", str(out / "hindcast.db"), "--concurrency", "2", "--breaker-threshold", "2", *flags,
-                   env=env, timeout=300)
+    return run_cli(
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        "4",
+        "--fractions",
+        "0.25,0.5",
+        "-f",
+        spec,
+        "--out",
+        str(out),
+        "--db",
+        str(out / "hindcast.db"),
+        "--concurrency",
+        "2",
+        "--breaker-threshold",
+        "2",
+        *flags,
+        env=env,
+        timeout=300,
+    )
 
 
 def rows(out, sql: str) -> list[tuple]:
@@ -47,8 +66,16 @@ def test_a_dead_endpoint_stops_resumably_then_the_identical_command_completes(tm
     assert first.stderr.count("hindcast: error:") == 1 and "Traceback" not in first.stderr
     assert rows(tmp_path, "SELECT COUNT(*) FROM forecasts") == [(0,)]
     attempts = rows(tmp_path, "SELECT kind, reason FROM attempts")
-    assert len(attempts) == 2 and all(k == "infrastructure" and "connection failed" in r for k, r in attempts)
-    shown = run_cli("runs", "show", rows(tmp_path, "SELECT id FROM runs")[0][0], "--db", str(tmp_path / "hindcast.db"))
+    assert len(attempts) == 2 and all(
+        k == "infrastructure" and "connection failed" in r for k, r in attempts
+    )
+    shown = run_cli(
+        "runs",
+        "show",
+        rows(tmp_path, "SELECT id FROM runs")[0][0],
+        "--db",
+        str(tmp_path / "hindcast.db"),
+    )
     assert shown.returncode == 0 and "infrastructure attempts: 2" in shown.stdout
 
     fake = FakeChatModel(default=ANSWER)
@@ -65,7 +92,11 @@ def test_a_refused_key_stops_resumably_until_the_right_key_is_given(tmp_path):
     port = free_port()
     with fake.serve(port):
         missing = sweep(tmp_path, port, params=",key_env=MY_KEY", env={"MY_KEY": None})
-        assert missing.returncode == 4 and "MY_KEY is not set" in missing.stderr and fake.requests == []
+        assert (
+            missing.returncode == 4
+            and "MY_KEY is not set" in missing.stderr
+            and fake.requests == []
+        )
         wrong = sweep(tmp_path, port, params=",key_env=MY_KEY", env={"MY_KEY": "sk-wrong"})
         assert wrong.returncode == 4 and "HTTP 401" in wrong.stderr, wrong.stderr
         assert rows(tmp_path, "SELECT COUNT(*) FROM forecasts") == [(0,)]
@@ -79,9 +110,11 @@ def test_a_refused_key_stops_resumably_until_the_right_key_is_given(tmp_path):
 
 
 @pytest.mark.parametrize("flag", ["--max-cost", "--max-tokens"])
-def test_a_budget_stops_the_sweep_and_a_higher_one_completes_it_without_asking_again(tmp_path, flag):
+def test_a_budget_stops_the_sweep_and_a_higher_one_completes_it_without_asking_again(
+    tmp_path, flag
+):
     prices = tmp_path / "prices.toml"
-    prices.write_text('m = { input = 1000.0, output = 1000.0 }\n')  # 15 tokens a call: $0.015
+    prices.write_text("m = { input = 1000.0, output = 1000.0 }\n")  # 15 tokens a call: $0.015
     fake = FakeChatModel(default=ANSWER)
     port = free_port()
     low, high = {"--max-cost": ("0.03", "100"), "--max-tokens": ("30", "100000")}[flag]
@@ -89,9 +122,13 @@ def test_a_budget_stops_the_sweep_and_a_higher_one_completes_it_without_asking_a
         stopped = sweep(tmp_path, port, "--prices", str(prices), flag, low)
         made = len(fake.requests)
         assert stopped.returncode == 4 and "budget reached" in stopped.stderr, stopped.stderr
-        assert 2 <= made <= 2 + 2 < planned(tmp_path)  # reached after 2 calls; overshoot ≤ the calls in flight (2)
+        assert (
+            2 <= made <= 2 + 2 < planned(tmp_path)
+        )  # reached after 2 calls; overshoot ≤ the calls in flight (2)
         assert rows(tmp_path, "SELECT COUNT(*) FROM forecasts") == [(made,)]
-        same = sweep(tmp_path, port, "--prices", str(prices), flag, low)  # the budget is the run's, not per call
+        same = sweep(
+            tmp_path, port, "--prices", str(prices), flag, low
+        )  # the budget is the run's, not per call
         assert same.returncode == 4 and len(fake.requests) == made, same.stderr
         done = sweep(tmp_path, port, "--prices", str(prices), flag, high)
     assert done.returncode == 0, done.stderr

@@ -32,7 +32,9 @@ class Moody:
 
     async def forecast(self, question, ctx):
         Moody.calls += 1
-        return Forecast.failure("no answer yet") if Moody.calls <= 4 else Forecast(0.6, rationale="ok")
+        return (
+            Forecast.failure("no answer yet") if Moody.calls <= 4 else Forecast(0.6, rationale="ok")
+        )
 
 
 @dataclass
@@ -63,8 +65,12 @@ def test_a_sweep_inside_a_running_event_loop_with_keys_from_the_environment(tmp_
     fake = FakeChatModel(default=answer('{"probability": 0.2}'), require_key="sk-from-environment")
 
     async def notebook_cell(url):  # what a Jupyter cell does: await, inside the kernel's loop
-        spec = ReplaySpec(store=SAMPLE_MARKETS, limit=2, fractions=(0.5,),
-                          forecasters=(f"zero-shot:model=openai-compatible:{url}#m,key_env=LOOP_KEY",))
+        spec = ReplaySpec(
+            store=SAMPLE_MARKETS,
+            limit=2,
+            fractions=(0.5,),
+            forecasters=(f"zero-shot:model=openai-compatible:{url}#m,key_env=LOOP_KEY",),
+        )
         return await api.sweep_async(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
 
     with fake.serve() as url:
@@ -81,42 +87,84 @@ def test_retry_failed_asks_again_keeps_the_old_attempt_and_scores_the_newest(tmp
     assert first.board[0].n_failed == 4 and first.empty == ("moody",)
     again = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
     assert again.executed == 0  # without --retry-failed a stored failure is final
-    retried = api.sweep(ReplaySpec(**{**spec.__dict__, "retry_failed": True}), store=store_at(tmp_path),
-                        out_dir=tmp_path, now=NOW)
+    retried = api.sweep(
+        ReplaySpec(**{**spec.__dict__, "retry_failed": True}),
+        store=store_at(tmp_path),
+        out_dir=tmp_path,
+        now=NOW,
+    )
     assert retried.run_id == first.run_id and retried.executed == 4 and retried.empty == ()
     assert retried.board[0].n_forecasts == 4 and retried.board[0].n_failed == 0
-    assert sorted(rows(tmp_path, "SELECT attempt, probability IS NULL FROM forecasts")) == [(0, 1)] * 4 + [(1, 0)] * 4
+    assert (
+        sorted(rows(tmp_path, "SELECT attempt, probability IS NULL FROM forecasts"))
+        == [(0, 1)] * 4 + [(1, 0)] * 4
+    )
     store = store_at(tmp_path)
-    assert len(store.forecasts(first.run_id)) == 4 and len(store.forecasts(first.run_id, all_attempts=True)) == 8
-    assert api.sweep(ReplaySpec(**{**spec.__dict__, "retry_failed": True}), store=store, out_dir=tmp_path,
-                     now=NOW).executed == 0
+    assert (
+        len(store.forecasts(first.run_id)) == 4
+        and len(store.forecasts(first.run_id, all_attempts=True)) == 8
+    )
+    assert (
+        api.sweep(
+            ReplaySpec(**{**spec.__dict__, "retry_failed": True}),
+            store=store,
+            out_dir=tmp_path,
+            now=NOW,
+        ).executed
+        == 0
+    )
 
 
 def test_a_retried_chat_failure_is_asked_anew_not_replayed_from_the_cache(tmp_path):
     answers = iter(["no idea", "still no idea", '{"probability": 0.45}'])
     fake = FakeChatModel(default=lambda body: next(answers))
     with fake.serve() as url:
-        spec = ReplaySpec(store=SAMPLE_MARKETS, limit=1, fractions=(0.5,),
-                          forecasters=(f"zero-shot:model=openai-compatible:{url}#m,repairs=0",))
+        spec = ReplaySpec(
+            store=SAMPLE_MARKETS,
+            limit=1,
+            fractions=(0.5,),
+            forecasters=(f"zero-shot:model=openai-compatible:{url}#m,repairs=0",),
+        )
         models = Models()
         first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
         retry = ReplaySpec(**{**spec.__dict__, "retry_failed": True})
-        second = api.sweep(retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+        second = api.sweep(
+            retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models
+        )
         third = api.sweep(retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
-    assert (first.empty, second.empty, third.empty) == (("zero-shot:model=openai-compatible:" + url + "#m,repairs=0",),) * 2 + ((),)
+    assert (first.empty, second.empty, third.empty) == (
+        ("zero-shot:model=openai-compatible:" + url + "#m,repairs=0",),
+    ) * 2 + ((),)
     assert len(fake.requests) == 3 and [r.n_forecasts for r in third.board] == [1]
-    assert rows(tmp_path, "SELECT attempt, probability FROM forecasts ORDER BY attempt") == [(0, None), (1, None), (2, 0.45)]
+    assert rows(tmp_path, "SELECT attempt, probability FROM forecasts ORDER BY attempt") == [
+        (0, None),
+        (1, None),
+        (2, 0.45),
+    ]
 
 
 def test_an_outage_is_an_attempt_never_a_forecast_and_other_forecasters_go_on(tmp_path):
-    spec = ReplaySpec(store=SAMPLE_MARKETS, limit=6, fractions=(0.5,), forecasters=("down", "constant"),
-                      breaker_threshold=2, concurrency=1)
-    with pytest.raises(StoppedError, match=r"circuit breaker open .*https://down.example/v1: service unavailable"):
+    spec = ReplaySpec(
+        store=SAMPLE_MARKETS,
+        limit=6,
+        fractions=(0.5,),
+        forecasters=("down", "constant"),
+        breaker_threshold=2,
+        concurrency=1,
+    )
+    with pytest.raises(
+        StoppedError, match=r"circuit breaker open .*https://down.example/v1: service unavailable"
+    ):
         api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
-    assert rows(tmp_path, "SELECT forecaster, COUNT(*) FROM forecasts GROUP BY forecaster") == [("constant", 6)]
+    assert rows(tmp_path, "SELECT forecaster, COUNT(*) FROM forecasts GROUP BY forecaster") == [
+        ("constant", 6)
+    ]
     assert rows(tmp_path, "SELECT forecaster, kind, COUNT(*) FROM attempts GROUP BY 1, 2") == [
-        ("down", "infrastructure", 2)]  # then no more calls to that endpoint
-    assert any(p.name == "leaderboard.csv" for p in tmp_path.rglob("*.csv"))  # what was answered is exported
+        ("down", "infrastructure", 2)
+    ]  # then no more calls to that endpoint
+    assert any(
+        p.name == "leaderboard.csv" for p in tmp_path.rglob("*.csv")
+    )  # what was answered is exported
 
 
 def test_the_breaker_counts_consecutive_outages_per_endpoint(tmp_path):
@@ -135,15 +183,30 @@ def test_the_breaker_counts_consecutive_outages_per_endpoint(tmp_path):
 def test_a_forecaster_without_any_valid_forecast_fails_the_command_but_is_stored(tmp_path):
     fake = FakeChatModel(default=answer("I would rather not say."))  # never a probability
     with fake.serve() as url:
-        proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
-                       "-f", "constant", "-f", f"zero-shot:model=openai-compatible:{url}#m,repairs=0",
-                       "--out", str(tmp_path), "--db", str(tmp_path / "hindcast.db"))
+        proc = run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+            "-f",
+            f"zero-shot:model=openai-compatible:{url}#m,repairs=0",
+            "--out",
+            str(tmp_path),
+            "--db",
+            str(tmp_path / "hindcast.db"),
+        )
     assert proc.returncode == 1, proc.stderr
     assert "no valid forecast at all from zero-shot:model=openai-compatible" in proc.stderr
     assert "constant" not in proc.stderr and "leaderboard.csv" in proc.stdout.replace("\n", "")
     with sqlite3.connect(tmp_path / "hindcast.db") as db:
-        assert db.execute("SELECT forecaster, COUNT(*) FROM forecasts WHERE error IS NOT NULL GROUP BY 1").fetchall(
-        ) == [(f"zero-shot:model=openai-compatible:{url}#m,repairs=0", 2)]
+        assert db.execute(
+            "SELECT forecaster, COUNT(*) FROM forecasts WHERE error IS NOT NULL GROUP BY 1"
+        ).fetchall() == [(f"zero-shot:model=openai-compatible:{url}#m,repairs=0", 2)]
 
 
 def test_two_models_values_do_not_share_keys_or_clients():

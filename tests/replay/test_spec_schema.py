@@ -4,9 +4,20 @@ settings); the run identity and the service's recorded batch specs keep their by
 from hindcast.replay.spec import run_id, run_identity, spec_from_mapping
 from hindcast.schedule.sweeps import spec_json, spec_of
 
-KNOWN = {"store": "markets/sample", "version": "v1", "ids": ["b", "a"], "forecasters": ["market", "constant:p=0.3"],
-         "subsets": [["constant:p=0.3", 2]], "fractions": [0.5, 0.25], "offsets": ["7d"],
-         "at": ["2025-11-01T00:00:00Z"], "hindcast_rule": True, "repeats": 2, "seed": 7, "concurrency": 3}
+KNOWN = {
+    "store": "markets/sample",
+    "version": "v1",
+    "ids": ["b", "a"],
+    "forecasters": ["market", "constant:p=0.3"],
+    "subsets": [["constant:p=0.3", 2]],
+    "fractions": [0.5, 0.25],
+    "offsets": ["7d"],
+    "at": ["2025-11-01T00:00:00Z"],
+    "hindcast_rule": True,
+    "repeats": 2,
+    "seed": 7,
+    "concurrency": 3,
+}
 
 
 def test_a_known_spec_keeps_its_run_id():
@@ -14,8 +25,19 @@ def test_a_known_spec_keeps_its_run_id():
     market_ids, instants): run ids must not move, or every stored run would be re-run."""
     spec = spec_from_mapping(KNOWN)
     identity = run_identity(spec, "v1", ["b", "a"], "s-1")
-    assert list(identity) == ["store_version", "snapshot", "markets", "forecasters", "subsets", "fractions",
-                              "offsets", "instants", "hindcast_rule", "repeats", "seed"]
+    assert list(identity) == [
+        "store_version",
+        "snapshot",
+        "markets",
+        "forecasters",
+        "subsets",
+        "fractions",
+        "offsets",
+        "instants",
+        "hindcast_rule",
+        "repeats",
+        "seed",
+    ]
     assert run_id(identity) == "r-75e3c567bff6"
 
 
@@ -41,13 +63,25 @@ def test_fields_given_directly_are_checked_and_converted_like_a_mapping():
     from hindcast.replay.spec import ReplaySpec
     from tests.helpers import SAMPLE_MARKETS, at
 
-    spec = ReplaySpec(store=str(SAMPLE_MARKETS), at=["2025-11-01T00:00:00Z"], ids=["a"], fractions=[1])
-    assert spec.store == SAMPLE_MARKETS and spec.at == (at("2025-11-01T00:00:00"),) and spec.ids == ("a",)
-    assert spec.fractions == (1.0,) and spec == spec_from_mapping({"store": SAMPLE_MARKETS, "ids": ["a"],
-                                                                    "fractions": [1], "at": ["2025-11-01T00:00:00Z"]})
-    with pytest.raises(ConfigError, match=r"invalid sweep spec: concurrency must be an integer ≥ 1, got '8'"):
+    spec = ReplaySpec(
+        store=str(SAMPLE_MARKETS), at=["2025-11-01T00:00:00Z"], ids=["a"], fractions=[1]
+    )
+    assert (
+        spec.store == SAMPLE_MARKETS
+        and spec.at == (at("2025-11-01T00:00:00"),)
+        and spec.ids == ("a",)
+    )
+    assert spec.fractions == (1.0,) and spec == spec_from_mapping(
+        {"store": SAMPLE_MARKETS, "ids": ["a"], "fractions": [1], "at": ["2025-11-01T00:00:00Z"]}
+    )
+    with pytest.raises(
+        ConfigError, match=r"invalid sweep spec: concurrency must be an integer ≥ 1, got '8'"
+    ):
         ReplaySpec(store=SAMPLE_MARKETS, concurrency="8")
-    with pytest.raises(ConfigError, match=r"invalid sweep spec: unknown spec key max_cots \(did you mean max_cost\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"invalid sweep spec: unknown spec key max_cots \(did you mean max_cost\?\)",
+    ):
         ReplaySpec(store=SAMPLE_MARKETS, max_cots=1.0)
     with pytest.raises(ConfigError, match=r"invalid sweep spec: at: .* without a zone"):
         ReplaySpec(store=SAMPLE_MARKETS, at=["2025-11-01T00:00:00"])
@@ -91,10 +125,18 @@ def test_a_service_sweep_uses_the_same_names(tmp_path):
     from hindcast.schedule.config import load
     from tests.helpers import SAMPLE_MARKETS
 
-    tables = (f'[markets]\nstore = "{SAMPLE_MARKETS}"\ntopics = ["politics"]\n[cutoffs]\nfractions = [0.5]\n'
-              'at = [2025-11-01T00:00:00Z]\n[[forecasters]]\nspec = "market"\n[run]\nseed = 3\n')
+    tables = (
+        f'[markets]\nstore = "{SAMPLE_MARKETS}"\ntopics = ["politics"]\n[cutoffs]\nfractions = [0.5]\n'
+        'at = [2025-11-01T00:00:00Z]\n[[forecasters]]\nspec = "market"\n[run]\nseed = 3\n'
+    )
     (tmp_path / "spec.toml").write_text(tables, encoding="utf-8")
-    service = tables.replace("[markets]", "[sweeps.markets]").replace("[cutoffs]", "[sweeps.cutoffs]")
-    service = service.replace("[[forecasters]]", "[[sweeps.forecasters]]").replace("[run]", "[sweeps.run]")
+    service = tables.replace("[markets]", "[sweeps.markets]").replace(
+        "[cutoffs]", "[sweeps.cutoffs]"
+    )
+    service = service.replace("[[forecasters]]", "[[sweeps.forecasters]]").replace(
+        "[run]", "[sweeps.run]"
+    )
     (tmp_path / "hindcast.toml").write_text('[[sweeps]]\nname = "s"\n' + service, encoding="utf-8")
-    assert load(tmp_path / "hindcast.toml").sweep("s").spec == spec_from_mapping(load_toml(tmp_path / "spec.toml"))
+    assert load(tmp_path / "hindcast.toml").sweep("s").spec == spec_from_mapping(
+        load_toml(tmp_path / "spec.toml")
+    )

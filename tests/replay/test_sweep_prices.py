@@ -18,12 +18,24 @@ def test_the_given_price_table_prices_the_leaderboard_and_the_exports(tmp_path):
     (tmp_path / "prices.toml").write_text('"house-model-7b" = { input = 1.0, output = 2.0 }\n')
     fake = FakeChatModel(default=answer('{"probability": 0.3}'))
     with fake.serve() as url, Models() as models:
-        spec = ReplaySpec(store=SAMPLE_MARKETS, limit=2, fractions=(0.5,),
-                          forecasters=(f"zero-shot:model=openai-compatible:{url}#house-model-7b",))
-        result = api.sweep(spec, store=RunStore(f"sqlite:///{tmp_path / 'h.db'}"), out_dir=tmp_path,
-                           now=at("2026-11-30T00:00:00"), models=models, prices=load_prices(tmp_path / "prices.toml"))
+        spec = ReplaySpec(
+            store=SAMPLE_MARKETS,
+            limit=2,
+            fractions=(0.5,),
+            forecasters=(f"zero-shot:model=openai-compatible:{url}#house-model-7b",),
+        )
+        result = api.sweep(
+            spec,
+            store=RunStore(f"sqlite:///{tmp_path / 'h.db'}"),
+            out_dir=tmp_path,
+            now=at("2026-11-30T00:00:00"),
+            models=models,
+            prices=load_prices(tmp_path / "prices.toml"),
+        )
     (row,) = result.board
-    assert row.cost_usd is not None and row.cost_usd > 0  # before: None ("unknown", the shipped table only)
+    assert (
+        row.cost_usd is not None and row.cost_usd > 0
+    )  # before: None ("unknown", the shipped table only)
     (exported,) = csv.DictReader(result.paths["csv"].open())
     assert exported["cost_usd"] not in ("", "unknown") and float(exported["cost_usd"]) > 0
     assert result.to_polars()["cost_usd"].to_list() == [row.cost_usd]

@@ -20,8 +20,23 @@ PASSWORD = "planted-pg-pass-8642"
 def commands(db: str, run_id: str, out: Path, fake_url: str) -> dict[str, list[str]]:
     """Every command that takes --db, pointed at `db`."""
     return {
-        "sweep": ["sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                  "-f", "market", "--out", str(out / "sweep"), "--db", db],
+        "sweep": [
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+            "-f",
+            "market",
+            "--out",
+            str(out / "sweep"),
+            "--db",
+            db,
+        ],
         "runs list": ["runs", "list", "--db", db],
         "runs show": ["runs", "show", run_id, "--db", db, "--json"],
         "rescore": ["rescore", run_id, "--db", db],
@@ -29,8 +44,20 @@ def commands(db: str, run_id: str, out: Path, fake_url: str) -> dict[str, list[s
         "analyze": ["analyze", run_id, "--db", db],
         "audit": ["audit", run_id, "--db", db],
         "trade": ["trade", run_id, "--db", db, "--trades", str(out / "trades.csv")],
-        "probe recall": ["probe", "recall", "-f", f"openai-compatible:{fake_url}#m", "--store", str(SAMPLE_MARKETS),
-                         "--limit", "1", "--db", db, "--out", str(out / "recall.json")],
+        "probe recall": [
+            "probe",
+            "recall",
+            "-f",
+            f"openai-compatible:{fake_url}#m",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "1",
+            "--db",
+            db,
+            "--out",
+            str(out / "recall.json"),
+        ],
     }
 
 
@@ -41,8 +68,24 @@ def test_a_planted_postgresql_password_is_never_printed_or_stored(tmp_path, pg_s
     printed: list[str] = []
     fake = FakeChatModel(default=answer('{"probability": 0.35}'))
     with fake.serve() as url:
-        first = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                        "-f", "market", "--out", str(tmp_path / "first"), "--db", good, "--json")
+        first = run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+            "-f",
+            "market",
+            "--out",
+            str(tmp_path / "first"),
+            "--db",
+            good,
+            "--json",
+        )
         assert first.returncode == 0, first.stderr
         printed += [first.stdout, first.stderr]
         run_id = json.loads(first.stdout)["run_id"]
@@ -51,13 +94,25 @@ def test_a_planted_postgresql_password_is_never_printed_or_stored(tmp_path, pg_s
             assert done.returncode == 0, (name, done.stdout, done.stderr)
             printed += [done.stdout, done.stderr]
         for name, args in commands(bad, run_id, tmp_path / "bad", url).items():
-            if name == "probe recall":  # --db only locates its cache: it fails on a model that is not one
-                args = [a if not a.startswith("openai-compatible:") else "no-such-model" for a in args]
+            if (
+                name == "probe recall"
+            ):  # --db only locates its cache: it fails on a model that is not one
+                args = [
+                    a if not a.startswith("openai-compatible:") else "no-such-model" for a in args
+                ]
             failed = run_cli(*args)
-            assert failed.returncode != 0 and "Traceback" not in failed.stderr, (name, failed.stderr)
-            assert failed.stderr.startswith("hindcast: error:") or "Usage:" in failed.stderr, (name, failed.stderr)
+            assert failed.returncode != 0 and "Traceback" not in failed.stderr, (
+                name,
+                failed.stderr,
+            )
+            assert failed.stderr.startswith("hindcast: error:") or "Usage:" in failed.stderr, (
+                name,
+                failed.stderr,
+            )
             printed += [failed.stdout, failed.stderr]
-    assert any("no_such_database" in text and "***@127.0.0.1" in text for text in printed)  # the URL was named
+    assert any(
+        "no_such_database" in text and "***@127.0.0.1" in text for text in printed
+    )  # the URL was named
     for text in printed:
         assert PASSWORD not in text
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -66,7 +121,22 @@ def test_a_planted_postgresql_password_is_never_printed_or_stored(tmp_path, pg_s
         assert PASSWORD.encode() not in path.read_bytes(), path
     from tests import pg
 
-    dumped = subprocess.run([str(pg.pg_bin() / "pg_dump"), "-h", "127.0.0.1", "-p", str(pg_server.port), "-U",
-                             "postgres", good.rsplit("/", 1)[1]], check=True, capture_output=True, text=True,
-                            env={**os.environ, "PGPASSWORD": pg.PASSWORD}).stdout
-    assert run_id in dumped and "hindcast_cache_schema" in dumped and PASSWORD not in dumped  # runs, cache: all
+    dumped = subprocess.run(
+        [
+            str(pg.pg_bin() / "pg_dump"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(pg_server.port),
+            "-U",
+            "postgres",
+            good.rsplit("/", 1)[1],
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PGPASSWORD": pg.PASSWORD},
+    ).stdout
+    assert (
+        run_id in dumped and "hindcast_cache_schema" in dumped and PASSWORD not in dumped
+    )  # runs, cache: all

@@ -37,7 +37,9 @@ def test_a_newer_cache_schema_is_refused_and_a_bad_url_names_it_without_its_pass
     with pytest.raises(RunStoreError, match="no_such_db") as missing:
         open_cache(url.rsplit("/", 1)[0] + "/no_such_db")
     for caught in (newer, missing):
-        assert "planted-cache-pass-1357" not in str(caught.value) and "***@127.0.0.1" in str(caught.value)
+        assert "planted-cache-pass-1357" not in str(caught.value) and "***@127.0.0.1" in str(
+            caught.value
+        )
 
 
 def test_a_second_machine_replays_the_answers_a_first_one_paid_for(tmp_path, pg_server):
@@ -45,10 +47,23 @@ def test_a_second_machine_replays_the_answers_a_first_one_paid_for(tmp_path, pg_
     fake = FakeChatModel(default=answer('{"probability": 0.42}'))
     with fake.serve() as url:
         spec = f"zero-shot:model=openai-compatible:{url}#fake-model"
-        args = ["sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3", "--fractions", "0.5", "--db", db, "--json"]
+        args = [
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "3",
+            "--fractions",
+            "0.5",
+            "--db",
+            db,
+            "--json",
+        ]
         first = run_cli(*args, "-f", spec, "--out", str(tmp_path / "machine1"))
         asked = len(fake.requests)
-        second = run_cli(*args, "-f", spec, "-f", "constant", "--out", str(tmp_path / "machine2"))  # another run
+        second = run_cli(
+            *args, "-f", spec, "-f", "constant", "--out", str(tmp_path / "machine2")
+        )  # another run
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert asked == 3 and len(fake.requests) == asked  # every answer replayed from the database
     assert json.loads(first.stdout)["run_id"] != json.loads(second.stdout)["run_id"]

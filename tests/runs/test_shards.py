@@ -41,9 +41,28 @@ def varied(body: dict) -> Reply:
 
 
 def sweep_cmd(fake_url: str, out: Path, db: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "hindcast", "sweep", "--store", str(SAMPLE_MARKETS), "--limit", str(MARKETS),
-            "-f", f"zero-shot:model=openai-compatible:{fake_url}#fake-model", "--concurrency", "2", "--repeats", str(REPEATS),
-            "--out", str(out), "--db", db, "--json", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "hindcast",
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        str(MARKETS),
+        "-f",
+        f"zero-shot:model=openai-compatible:{fake_url}#fake-model",
+        "--concurrency",
+        "2",
+        "--repeats",
+        str(REPEATS),
+        "--out",
+        str(out),
+        "--db",
+        db,
+        "--json",
+        *extra,
+    ]
 
 
 def run(cmd: list[str]) -> dict:
@@ -83,14 +102,18 @@ def export_of(out: Path, run_id: str, db: str) -> dict[str, bytes]:
     for p in sorted(folder.rglob("*")):
         if p.is_file():
             data = p.read_bytes()
-            assert data.count(created) == (2 if p.name == "report.html" else 0), p  # its cell: value + text
+            assert data.count(created) == (2 if p.name == "report.html" else 0), (
+                p
+            )  # its cell: value + text
             out_files[str(p.relative_to(folder))] = data.replace(created, b"<created>")
     return out_files
 
 
 def keys(url: str) -> list[tuple]:
     with psycopg.connect(url.replace("+psycopg", "")) as db:
-        return db.execute("SELECT forecaster, market_id, t0, repeat, attempt FROM forecasts").fetchall()
+        return db.execute(
+            "SELECT forecaster, market_id, t0, repeat, attempt FROM forecasts"
+        ).fetchall()
 
 
 def count(url: str) -> int:
@@ -102,20 +125,26 @@ def claims_of(url: str, pid: int) -> list[tuple]:
     """The keys process `pid` holds claims on now (its owner id is host/pid/token)."""
     try:
         with psycopg.connect(url.replace("+psycopg", "")) as db:
-            rows = db.execute("SELECT forecaster, market_id, t0, repeat, attempt, owner FROM claims").fetchall()
+            rows = db.execute(
+                "SELECT forecaster, market_id, t0, repeat, attempt, owner FROM claims"
+            ).fetchall()
     except psycopg.Error:  # the tables are being created this instant
         return []
     return [r[:5] for r in rows if r[5].split("/")[1] == str(pid)]
 
 
-def kill_while_asking(proc: subprocess.Popen, url: str, timeout: float = 300) -> tuple[list[tuple], int]:
+def kill_while_asking(
+    proc: subprocess.Popen, url: str, timeout: float = 300
+) -> tuple[list[tuple], int]:
     """kill -9 `proc` while it holds a claim on a forecast not stored yet (it is frozen with
     SIGSTOP to look, and let go again when it is not); what it held then, and how many
     forecasts were stored."""
     end = time.monotonic() + timeout
     while time.monotonic() < end and proc.poll() is None:
         if claims_of(url, proc.pid):
-            proc.send_signal(signal.SIGSTOP)  # frozen: what it holds now is what it holds if it dies now
+            proc.send_signal(
+                signal.SIGSTOP
+            )  # frozen: what it holds now is what it holds if it dies now
             held, stored = claims_of(url, proc.pid), set(keys(url))
             if set(held) - stored:
                 proc.send_signal(signal.SIGKILL)
@@ -123,10 +152,14 @@ def kill_while_asking(proc: subprocess.Popen, url: str, timeout: float = 300) ->
                 return held, len(stored)
             proc.send_signal(signal.SIGCONT)
         time.sleep(0.01)
-    raise AssertionError("worker 1 never held a forecast that was not stored yet (it started after the others ended)")
+    raise AssertionError(
+        "worker 1 never held a forecast that was not stored yet (it started after the others ended)"
+    )
 
 
-def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_exports(tmp_path, pg_server):
+def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_exports(
+    tmp_path, pg_server
+):
     fake = FakeChatModel(default=varied)
     with fake.serve() as url:
         warm = run(sweep_cmd(url, tmp_path / "warm", str(tmp_path / "warm" / "hindcast.db")))
@@ -135,17 +168,30 @@ def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_
 
         single_pg = seeded(pg_server.create_database(), cache)
         single = run(sweep_cmd(url, tmp_path / "single", single_pg))
-        lite = run(sweep_cmd(url, with_cache(tmp_path / "lite", cache), str(tmp_path / "lite" / "hindcast.db")))
+        lite = run(
+            sweep_cmd(
+                url, with_cache(tmp_path / "lite", cache), str(tmp_path / "lite" / "hindcast.db")
+            )
+        )
 
         sharded = seeded(pg_server.create_database(), cache)
         outs = [tmp_path / f"shard{i}" for i in range(1, WORKERS + 1)]
-        procs = [subprocess.Popen(sweep_cmd(url, out, sharded, "--shard", f"{i}/{WORKERS}"), cwd=ROOT,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for i, out in enumerate(outs, start=1)]
+        procs = [
+            subprocess.Popen(
+                sweep_cmd(url, out, sharded, "--shard", f"{i}/{WORKERS}"),
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i, out in enumerate(outs, start=1)
+        ]
         held, at_kill = kill_while_asking(procs[0], sharded)
         results = [p.communicate(timeout=600) for p in procs[1:]]
         assert len(fake.requests) == asked  # every sweep above replayed the cached answers
-    print("stored when worker 1 was killed:", at_kill, "of", PLANNED, "; its claims left:", len(held))
+    print(
+        "stored when worker 1 was killed:", at_kill, "of", PLANNED, "; its claims left:", len(held)
+    )
     assert at_kill < PLANNED
     for proc, (out, err) in zip(procs[1:], results):
         assert proc.returncode == 0, err
@@ -161,6 +207,9 @@ def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_
     assert run_id == lite["run_id"] == json.loads(results[0][0])["run_id"]
     expected = export_of(tmp_path / "single", run_id, single_pg)
     assert len(expected) >= 3  # leaderboard tables and the report
-    assert export_of(tmp_path / "lite", run_id, f"sqlite:///{tmp_path / 'lite' / 'hindcast.db'}") == expected  # either backend
+    assert (
+        export_of(tmp_path / "lite", run_id, f"sqlite:///{tmp_path / 'lite' / 'hindcast.db'}")
+        == expected
+    )  # either backend
     for out in outs[1:]:
         assert export_of(out, run_id, sharded) == expected

@@ -69,16 +69,20 @@ def test_rows_come_back_in_code_point_order_whatever_the_collation(db_url):
     for market in markets:
         store.add("r", "f", market, T0, "f", Forecast(0.1 + len(market) / 10))
     assert [s.market_id for s in store.forecasts("r")] == sorted(markets)
-    if store.engine.dialect.name == "postgresql":  # the server's own order differs (this test could fail)
+    if (
+        store.engine.dialect.name == "postgresql"
+    ):  # the server's own order differs (this test could fail)
         with store.engine.connect() as conn:
-            assert list(conn.execute(text("SELECT market_id FROM forecasts ORDER BY market_id")).scalars()) != sorted(markets)
+            assert list(
+                conn.execute(text("SELECT market_id FROM forecasts ORDER BY market_id")).scalars()
+            ) != sorted(markets)
     store.close()
 
 
 def test_floats_round_trip_exactly(db_url):
     store = RunStore(db_url)
     store.ensure_run("r", {}, {}, T0)
-    values = [0.1, 1 / 3, 0.30000000000000004, 5e-324, 1 - 2 ** -53]
+    values = [0.1, 1 / 3, 0.30000000000000004, 5e-324, 1 - 2**-53]
     for i, p in enumerate(values):
         store.add("r", "f", f"m{i}", T0, "f", Forecast(p))
     assert [repr(s.forecast.probability) for s in store.forecasts("r")] == [repr(v) for v in values]
@@ -99,7 +103,11 @@ def test_a_database_newer_than_this_code_is_refused(db_url):
 
 
 def test_the_postgresql_steps_are_one_per_version_in_order():
-    assert sorted(migrations.PG_STEPS) == sorted(migrations.STEPS) == list(range(1, migrations.CURRENT + 1))
+    assert (
+        sorted(migrations.PG_STEPS)
+        == sorted(migrations.STEPS)
+        == list(range(1, migrations.CURRENT + 1))
+    )
 
 
 # ---- a PostgreSQL database written by the release before versioning (1d68a1e) ----------------
@@ -111,9 +119,27 @@ def restored_release(pg_server) -> str:
     from tests import pg
 
     url = pg_server.create_database()
-    subprocess.run([str(pg.pg_bin() / "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
-                    str(pg_server.port), "-U", "postgres", "-d", url.rsplit("/", 1)[1], "-f", str(PG_RELEASE)],
-                   check=True, capture_output=True, env={**os.environ, "PGPASSWORD": pg.PASSWORD})
+    subprocess.run(
+        [
+            str(pg.pg_bin() / "psql"),
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(pg_server.port),
+            "-U",
+            "postgres",
+            "-d",
+            url.rsplit("/", 1)[1],
+            "-f",
+            str(PG_RELEASE),
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PGPASSWORD": pg.PASSWORD},
+    )
     return url
 
 
@@ -121,24 +147,55 @@ def pg_contents(url: str) -> dict:
     """Every table's columns and rows, and every constraint, straight from the server."""
     engine = create_engine(url)
     with engine.connect() as conn:
-        tables = sorted(conn.execute(text("SELECT table_name FROM information_schema.tables "
-                                          "WHERE table_schema = 'public'")).scalars())
-        out = {t: (conn.execute(text("SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                                     "WHERE table_name = :t ORDER BY ordinal_position"), {"t": t}).all(),
-                   sorted(conn.execute(text(f'SELECT * FROM "{t}"')).all(), key=repr)) for t in tables}
-        out["constraints"] = sorted(conn.execute(text("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
-                                                      "WHERE connamespace = 'public'::regnamespace")).all())
-        out["indexes"] = sorted(conn.execute(text("SELECT indexname, indexdef FROM pg_indexes "
-                                                  "WHERE schemaname = 'public'")).all())
+        tables = sorted(
+            conn.execute(
+                text(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+                )
+            ).scalars()
+        )
+        out = {
+            t: (
+                conn.execute(
+                    text(
+                        "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                        "WHERE table_name = :t ORDER BY ordinal_position"
+                    ),
+                    {"t": t},
+                ).all(),
+                sorted(conn.execute(text(f'SELECT * FROM "{t}"')).all(), key=repr),
+            )
+            for t in tables
+        }
+        out["constraints"] = sorted(
+            conn.execute(
+                text(
+                    "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+                    "WHERE connamespace = 'public'::regnamespace"
+                )
+            ).all()
+        )
+        out["indexes"] = sorted(
+            conn.execute(
+                text("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'")
+            ).all()
+        )
     engine.dispose()
     return out
 
 
-def test_a_postgresql_database_of_the_release_before_versioning_upgrades_keeping_every_row(pg_server):
+def test_a_postgresql_database_of_the_release_before_versioning_upgrades_keeping_every_row(
+    pg_server,
+):
     url = restored_release(pg_server)
     before = pg_contents(url)
-    reader = RunStore(url, read_only=True)  # readable as it is, and a read-only open changes nothing
-    assert reader.schema_version == migrations.READABLE and len(reader.forecasts("r-one", all_attempts=True)) == 4
+    reader = RunStore(
+        url, read_only=True
+    )  # readable as it is, and a read-only open changes nothing
+    assert (
+        reader.schema_version == migrations.READABLE
+        and len(reader.forecasts("r-one", all_attempts=True)) == 4
+    )
     reader.close()
     assert pg_contents(url) == before
     store = RunStore(url)
@@ -146,17 +203,29 @@ def test_a_postgresql_database_of_the_release_before_versioning_upgrades_keeping
     after = pg_contents(url)
     added = {"claims", "hindcast_schema"}
     assert {k: v for k, v in after.items() if k not in added | {"constraints", "indexes"}} == {
-        k: v for k, v in before.items() if k not in {"constraints", "indexes"}}
+        k: v for k, v in before.items() if k not in {"constraints", "indexes"}
+    }
     assert after["claims"][1] == [] and after["hindcast_schema"][1] == [(SCHEMA_VERSION,)]
-    assert set(before["constraints"]) <= set(after["constraints"]) and set(before["indexes"]) <= set(after["indexes"])
+    assert set(before["constraints"]) <= set(after["constraints"]) and set(
+        before["indexes"]
+    ) <= set(after["indexes"])
     assert forecast_rows(store, "r-one") == [row[:5] + row[6:] for row in EXPECTED]
     assert [(s.forecaster, s.forecast.probability) for s in store.forecasts("r-one")] == [
-        ("constant", 0.5), ("llm", 0.7), ("llm", 0.1)]
-    assert [(a.market_id, a.reason) for a in store.attempts("r-one")] == [("m2", "connection refused")]
+        ("constant", 0.5),
+        ("llm", 0.7),
+        ("llm", 0.1),
+    ]
+    assert [(a.market_id, a.reason) for a in store.attempts("r-one")] == [
+        ("m2", "connection refused")
+    ]
     assert store.coverage("r-one") == {("m1", T0): "covered", ("m2", T0): "uncovered"}
     state = State(store.engine)  # the service's tables in the same database
-    assert [(j.job, j.status, j.detail) for j in state.job_runs()] == [("pull", "ok", {"markets": 3})]
-    assert store.add("r-one", "llm", "m2", T0, "0.25", Forecast(0.3), repeat=2) is True  # ids continue
+    assert [(j.job, j.status, j.detail) for j in state.job_runs()] == [
+        ("pull", "ok", {"markets": 3})
+    ]
+    assert (
+        store.add("r-one", "llm", "m2", T0, "0.25", Forecast(0.3), repeat=2) is True
+    )  # ids continue
     store.close()
     assert RunStore(url).migrated == ()
 
@@ -166,13 +235,19 @@ def test_an_older_postgresql_database_is_migrated_in_place(pg_server):
     url = pg_server.create_database()
     engine = create_engine(url)
     with engine.begin() as conn:
-        for statement in PREVIOUS.read_text().replace("id INTEGER NOT NULL,", "id SERIAL NOT NULL,").split(";"):
+        for statement in (
+            PREVIOUS.read_text().replace("id INTEGER NOT NULL,", "id SERIAL NOT NULL,").split(";")
+        ):
             if statement.strip():
                 conn.execute(text(statement))
         conn.execute(text("INSERT INTO runs VALUES ('r-old', '2026-01-01T00:00:00Z', '{}', '{}')"))
-        conn.execute(text("INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                          "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES ('r-old', 'f', 'm2', "
-                          "'2025-01-01T00:00:00Z', '0.5', 0, NULL, 'invalid answer', '', '[]', '{}', '[]', '')"))
+        conn.execute(
+            text(
+                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
+                "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES ('r-old', 'f', 'm2', "
+                "'2025-01-01T00:00:00Z', '0.5', 0, NULL, 'invalid answer', '', '[]', '{}', '[]', '')"
+            )
+        )
     engine.dispose()
     with pytest.raises(RunStoreError, match="older hindcast"):
         RunStore(url, read_only=True)
@@ -188,8 +263,13 @@ def test_a_new_postgresql_database_built_by_the_steps_has_the_tables_the_models_
     stepped, declared = pg_server.create_database(), pg_server.create_database()
     RunStore(stepped).close()
     engine = create_engine(declared)
-    SQLModel.metadata.create_all(engine, tables=[SQLModel.metadata.tables[name] for name in
-                                                 ("runs", "forecasts", "attempts", "coverage", "claims")])
+    SQLModel.metadata.create_all(
+        engine,
+        tables=[
+            SQLModel.metadata.tables[name]
+            for name in ("runs", "forecasts", "attempts", "coverage", "claims")
+        ],
+    )
     engine.dispose()
     a, b = pg_contents(stepped), pg_contents(declared)
     assert a.pop("hindcast_schema")[1] == [(SCHEMA_VERSION,)]

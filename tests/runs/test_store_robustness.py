@@ -26,10 +26,12 @@ def previous_database(path: Path) -> None:
         db.executescript(PREVIOUS.read_text())
         db.execute("INSERT INTO runs VALUES ('r-old', '2026-01-01T00:00:00Z', '{}', '{}')")
         for market, p, error in (("m1", 0.25, None), ("m2", None, "invalid answer")):
-            db.execute("INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                       "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES "
-                       "('r-old', 'f', ?, '2025-01-01T00:00:00Z', '0.5', 0, ?, ?, '', '[]', '{}', '[]', '')",
-                       (market, p, error))
+            db.execute(
+                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
+                "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES "
+                "('r-old', 'f', ?, '2025-01-01T00:00:00Z', '0.5', 0, ?, ?, '', '[]', '{}', '[]', '')",
+                (market, p, error),
+            )
 
 
 def test_a_database_of_the_previous_schema_opens_and_keeps_its_rows(tmp_path):
@@ -38,7 +40,9 @@ def test_a_database_of_the_previous_schema_opens_and_keeps_its_rows(tmp_path):
     store = RunStore(f"sqlite:///{path}")
     stored = store.forecasts("r-old")
     assert [(s.market_id, s.forecast.probability, s.forecast.error) for s in stored] == [
-        ("m1", 0.25, None), ("m2", None, "invalid answer")]
+        ("m1", 0.25, None),
+        ("m2", None, "invalid answer"),
+    ]
     assert store.retry_attempts("r-old") == {("f", "m2", "2025-01-01T00:00:00Z", 0): 1}
     assert store.add("r-old", "f", "m2", at("2025-01-01T00:00:00"), "0.5", Forecast(0.4), attempt=1)
     assert [s.forecast.probability for s in store.forecasts("r-old")] == [0.25, 0.4]
@@ -47,15 +51,38 @@ def test_a_database_of_the_previous_schema_opens_and_keeps_its_rows(tmp_path):
 
 
 def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
-    args = [sys.executable, "-m", "hindcast", "sweep", "--store", str(SAMPLE_MARKETS), "--limit", "3",
-            "--fractions", "0.5", "-f", "constant", "-f", "market", "--out", str(tmp_path),
-            "--db", str(tmp_path / "hindcast.db")]
+    args = [
+        sys.executable,
+        "-m",
+        "hindcast",
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        "3",
+        "--fractions",
+        "0.5",
+        "-f",
+        "constant",
+        "-f",
+        "market",
+        "--out",
+        str(tmp_path),
+        "--db",
+        str(tmp_path / "hindcast.db"),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
     assert all(code == 0 for code, _ in results), results
-    assert not any("Traceback" in err or "already exists" in err or "UNIQUE" in err for _, err in results)
+    assert not any(
+        "Traceback" in err or "already exists" in err or "UNIQUE" in err for _, err in results
+    )
     with sqlite3.connect(tmp_path / "hindcast.db") as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
         assert db.execute("SELECT COUNT(*) FROM forecasts").fetchone() == (6,)
@@ -65,7 +92,9 @@ def _open_and_create(url: str, barrier, results) -> None:
     barrier.wait()  # every process opens the new database at the same moment
     try:
         store = RunStore(url)
-        results.put(("ok", store.migrated, store.ensure_run("r-same", {}, {}, at("2026-11-30T00:00:00"))))
+        results.put(
+            ("ok", store.migrated, store.ensure_run("r-same", {}, {}, at("2026-11-30T00:00:00")))
+        )
     except Exception as exc:  # noqa: BLE001 — reported to the test
         results.put(("error", repr(exc), None))
 
@@ -78,14 +107,18 @@ def test_opening_a_new_database_and_creating_one_run_from_many_processes_at_once
     for _ in range(4):
         url, n = new_db_url(), 6
         barrier, results = context.Barrier(n), context.Queue()
-        procs = [context.Process(target=_open_and_create, args=(url, barrier, results)) for _ in range(n)]
+        procs = [
+            context.Process(target=_open_and_create, args=(url, barrier, results)) for _ in range(n)
+        ]
         for proc in procs:
             proc.start()
         outcomes = [results.get(timeout=120) for _ in procs]
         for proc in procs:
             proc.join(timeout=60)
         assert all(kind == "ok" for kind, _, _ in outcomes), outcomes
-        assert sorted(m for _, m, _ in outcomes) == [()] * (n - 1) + [tuple(range(1, SCHEMA_VERSION + 1))]
+        assert sorted(m for _, m, _ in outcomes) == [()] * (n - 1) + [
+            tuple(range(1, SCHEMA_VERSION + 1))
+        ]
         assert sorted(created for _, _, created in outcomes) == [False] * (n - 1) + [True]
 
 
@@ -96,16 +129,46 @@ def snapshot(folder: Path) -> dict:
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_a_damaged_database_is_one_line_naming_it_and_nothing_changes(tmp_path, damage):
     out = tmp_path / "out"
-    assert run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                   "--out", str(out), "--db", str(out / "hindcast.db")).returncode == 0
+    assert (
+        run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+            "--out",
+            str(out),
+            "--db",
+            str(out / "hindcast.db"),
+        ).returncode
+        == 0
+    )
     db = out / "hindcast.db"
     for extra in (out / "hindcast.db-wal", out / "hindcast.db-shm"):
         extra.unlink(missing_ok=True)
     data = db.read_bytes()
-    db.write_bytes(b"this is not a database at all\n" * 100 if damage == "garbage" else data[: len(data) // 2])
+    db.write_bytes(
+        b"this is not a database at all\n" * 100 if damage == "garbage" else data[: len(data) // 2]
+    )
     before = snapshot(out)
-    for command in (["sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant"],
-                    ["runs", "list"]):
+    for command in (
+        [
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+        ],
+        ["runs", "list"],
+    ):
         proc = run_cli(*command, "--db", str(out / "hindcast.db"))
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         errors = [line for line in proc.stderr.splitlines() if line.startswith("hindcast: error:")]
@@ -120,8 +183,21 @@ def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path):
     out.mkdir()
     out.chmod(0o555)
     try:
-        proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5",
-                       "-f", "constant", "--out", str(out), "--db", str(out / "hindcast.db"))
+        proc = run_cli(
+            "sweep",
+            "--store",
+            str(SAMPLE_MARKETS),
+            "--limit",
+            "2",
+            "--fractions",
+            "0.5",
+            "-f",
+            "constant",
+            "--out",
+            str(out),
+            "--db",
+            str(out / "hindcast.db"),
+        )
     finally:
         out.chmod(0o755)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -131,9 +207,26 @@ def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path):
 def test_an_output_folder_that_cannot_be_made_is_one_line_naming_it(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    proc = run_cli("sweep", "--store", str(SAMPLE_MARKETS), "--limit", "2", "--fractions", "0.5", "-f", "constant",
-                   "--out", str(blocker / "out"), "--db", str(blocker / "out" / "hindcast.db"))
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr and str(blocker / "out") in proc.stderr
+    proc = run_cli(
+        "sweep",
+        "--store",
+        str(SAMPLE_MARKETS),
+        "--limit",
+        "2",
+        "--fractions",
+        "0.5",
+        "-f",
+        "constant",
+        "--out",
+        str(blocker / "out"),
+        "--db",
+        str(blocker / "out" / "hindcast.db"),
+    )
+    assert (
+        proc.returncode == 1
+        and "Traceback" not in proc.stderr
+        and str(blocker / "out") in proc.stderr
+    )
     assert blocker.read_text() == "x"
 
 

@@ -32,15 +32,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def sim_markets() -> list[SimMarket]:
     """3 resolved before the first tick, 2 + 2 between the next ticks, none before the last,
     one still open after it."""
-    resolves = [T0 - timedelta(days=5), T0 - timedelta(days=3), T0 - timedelta(hours=10),
-                T0 + timedelta(hours=6), T0 + timedelta(hours=20),
-                T0 + timedelta(days=1, hours=3), T0 + timedelta(days=1, hours=9),
-                T0 + timedelta(days=9)]
-    return [SimMarket(n, T0 - timedelta(days=30 - n), r, yes=n % 3 != 0) for n, r in enumerate(resolves, start=1)]
+    resolves = [
+        T0 - timedelta(days=5),
+        T0 - timedelta(days=3),
+        T0 - timedelta(hours=10),
+        T0 + timedelta(hours=6),
+        T0 + timedelta(hours=20),
+        T0 + timedelta(days=1, hours=3),
+        T0 + timedelta(days=1, hours=9),
+        T0 + timedelta(days=9),
+    ]
+    return [
+        SimMarket(n, T0 - timedelta(days=30 - n), r, yes=n % 3 != 0)
+        for n, r in enumerate(resolves, start=1)
+    ]
 
 
 def resolved_between(markets, after: datetime | None, until: datetime) -> set[str]:
-    return {m.condition_id for m in markets if (after is None or m.resolves > after) and m.resolves <= until}
+    return {
+        m.condition_id
+        for m in markets
+        if (after is None or m.resolves > after) and m.resolves <= until
+    }
 
 
 CONFIG = """
@@ -82,14 +95,20 @@ formats = ["csv", "md", "html"]
 """
 
 
-SERVICE_HEAD = '[service]\ndb = "runs/hindcast.db"\nlog = "runs/schedule.log"\nruns_out = "runs/exports"\n'
+SERVICE_HEAD = (
+    '[service]\ndb = "runs/hindcast.db"\nlog = "runs/schedule.log"\nruns_out = "runs/exports"\n'
+)
 
 
 def sweep_table(name: str, spec: str, store: Path, ids: list[str], run: dict | None = None) -> str:
     """One `[[sweeps]]` table: one forecaster on `ids` of `store` at lifetime fraction 0.5 (+ `[sweeps.run]`)."""
-    text = (f'\n[[sweeps]]\nname = "{name}"\n[sweeps.markets]\nstore = "{store}"\nids = {json.dumps(ids)}\n'
-            f'[sweeps.cutoffs]\nfractions = [0.5]\n[[sweeps.forecasters]]\nspec = "{spec}"\n')
-    return text + ("[sweeps.run]\n" + "".join(f"{k} = {v}\n" for k, v in run.items()) if run else "")
+    text = (
+        f'\n[[sweeps]]\nname = "{name}"\n[sweeps.markets]\nstore = "{store}"\nids = {json.dumps(ids)}\n'
+        f'[sweeps.cutoffs]\nfractions = [0.5]\n[[sweeps.forecasters]]\nspec = "{spec}"\n'
+    )
+    return text + (
+        "[sweeps.run]\n" + "".join(f"{k} = {v}\n" for k, v in run.items()) if run else ""
+    )
 
 
 def write_config(folder: Path, url: str, extra: str = "") -> Path:
@@ -126,9 +145,18 @@ def run_process(config_path: Path, *args: str, die: str | None = None, wait: boo
     env = {**os.environ, "PYTHONPATH": str(ROOT), **({"HINDCAST_TEST_DIE": die} if die else {})}
     command = [sys.executable, str(DRIVER), *args, "--config", str(config_path)]
     if not wait:
-        return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, **popen)
-    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        return subprocess.Popen(
+            command,
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **popen,
+        )
+    return subprocess.run(
+        command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def service_state(folder: Path):
@@ -150,25 +178,48 @@ def contents(folder: Path, url: str) -> dict:
     """Everything the service made under `folder`, with the folder's path and the fake's URL taken out:
     market store versions (manifests), runs, forecasts, the service's batches and values,
     and the exported leaderboard files."""
+
     def clean(text: str) -> str:
-        return text.replace(str(folder.resolve()), "<root>").replace(str(folder), "<root>").replace(url, "<fake>")
+        return (
+            text.replace(str(folder.resolve()), "<root>")
+            .replace(str(folder), "<root>")
+            .replace(url, "<fake>")
+        )
 
     store = folder / "markets" / "store"
-    versions = {p.name: clean((p / "manifest.json").read_text()) for p in sorted((store / "versions").iterdir())
-                if not p.name.startswith(".")}
+    versions = {
+        p.name: clean((p / "manifest.json").read_text())
+        for p in sorted((store / "versions").iterdir())
+        if not p.name.startswith(".")
+    }
     with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
+
         def rows(sql: str) -> list:
-            return sorted(tuple(clean(v) if isinstance(v, str) else v for v in r) for r in db.execute(sql))
+            return sorted(
+                tuple(clean(v) if isinstance(v, str) else v for v in r) for r in db.execute(sql)
+            )
 
         tables = {
             "runs": rows("SELECT id, created_at, spec_json, manifest_json FROM runs"),
-            "forecasts": rows("SELECT run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                              "rationale FROM forecasts"),
-            "batches": rows("SELECT sweep, spec, status, run_id, created, finished, markets FROM schedule_batches"),
+            "forecasts": rows(
+                "SELECT run_id, forecaster, market_id, t0, label, repeat, probability, error, "
+                "rationale FROM forecasts"
+            ),
+            "batches": rows(
+                "SELECT sweep, spec, status, run_id, created, finished, markets FROM schedule_batches"
+            ),
             "values": rows("SELECT key, value FROM schedule_values"),
         }
-    boards = {p.name: clean(p.read_text()) for p in sorted((folder / "leaderboards" / "baselines").glob("*"))}
-    return {"versions": versions, "latest": (store / "LATEST").read_text(), **tables, "boards": boards}
+    boards = {
+        p.name: clean(p.read_text())
+        for p in sorted((folder / "leaderboards" / "baselines").glob("*"))
+    }
+    return {
+        "versions": versions,
+        "latest": (store / "LATEST").read_text(),
+        **tables,
+        "boards": boards,
+    }
 
 
 def reference(tmp: Path, url: str, clock: SimClock) -> dict:

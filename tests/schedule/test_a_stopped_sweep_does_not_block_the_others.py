@@ -9,15 +9,25 @@ import sqlite3
 from tests.helpers import SAMPLE_MARKETS, run_cli
 from tests.schedule.conftest import SERVICE_HEAD, sweep_table
 
-MARKETS = ["0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
-           "0x0a7e45f69a8d2c45fc008fa9d8242efa13264ba540a782d82f613d673f1d1205"]
+MARKETS = [
+    "0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
+    "0x0a7e45f69a8d2c45fc008fa9d8242efa13264ba540a782d82f613d673f1d1205",
+]
 
 
 def config(port: int) -> str:
     dead = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#m"
-    return (SERVICE_HEAD + sweep_table("dead-endpoint", dead, SAMPLE_MARKETS, MARKETS,
-                                       {"breaker_threshold": 1, "concurrency": 1})
-            + sweep_table("baselines", "constant", SAMPLE_MARKETS, MARKETS))
+    return (
+        SERVICE_HEAD
+        + sweep_table(
+            "dead-endpoint",
+            dead,
+            SAMPLE_MARKETS,
+            MARKETS,
+            {"breaker_threshold": 1, "concurrency": 1},
+        )
+        + sweep_table("baselines", "constant", SAMPLE_MARKETS, MARKETS)
+    )
 
 
 def free_port() -> int:
@@ -29,7 +39,9 @@ def free_port() -> int:
 def test_the_sweep_after_a_stopped_one_still_runs(tmp_path):
     path = tmp_path / "hindcast.toml"
     path.write_text(config(free_port()), encoding="utf-8")
-    proc = run_cli("schedule", "once", "--config", str(path), "--now", "2026-11-30T00:00:00Z", timeout=300)
+    proc = run_cli(
+        "schedule", "once", "--config", str(path), "--now", "2026-11-30T00:00:00Z", timeout=300
+    )
     assert proc.returncode == 4 and "sweeps: stopped" in proc.stdout, proc.stdout + proc.stderr
     with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
         stored = db.execute("SELECT forecaster, probability FROM forecasts").fetchall()

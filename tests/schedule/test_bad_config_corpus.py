@@ -18,7 +18,10 @@ CONFIGS = sorted(p for p in CORPUS.iterdir() if p.name != "VALID.toml")
 
 
 def tree(root):
-    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir") for p in sorted(root.rglob("*"))}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else "dir")
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
@@ -28,8 +31,14 @@ def test_every_bad_config_is_one_line_for_every_command(tmp_path, path):
     before = tree(tmp_path)
     for command in (["once", "--now", "2026-03-01T00:00:00Z"], ["status"], ["run"]):
         result = CliRunner().invoke(app, [*command, "--config", str(config)])
-        assert result.exit_code == 1 and result.stdout == "", (command, result.stdout, result.stderr)
-        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
+        assert result.exit_code == 1 and result.stdout == "", (
+            command,
+            result.stdout,
+            result.stderr,
+        )
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, (
+            result.stderr
+        )
         assert result.stderr.startswith(f"hindcast: error: config {config}"), result.stderr
         assert tree(tmp_path) == before
 

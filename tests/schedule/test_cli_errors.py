@@ -16,7 +16,10 @@ def test_a_log_path_that_cannot_be_opened_is_one_line_naming_it(tmp_path):
     (tmp_path / "runs").mkdir()
     proc = run_process(path, "once", "--now", "2026-03-01T00:00:00Z")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.strip().splitlines()[-1] == f"hindcast: error: Is a directory: {tmp_path / 'runs'}"
+    assert (
+        proc.stderr.strip().splitlines()[-1]
+        == f"hindcast: error: Is a directory: {tmp_path / 'runs'}"
+    )
 
 
 def test_a_corrupt_run_database_is_one_line_naming_it(tmp_path):
@@ -26,7 +29,10 @@ def test_a_corrupt_run_database_is_one_line_naming_it(tmp_path):
     before = (tmp_path / "runs" / "hindcast.db").read_bytes()
     result = CliRunner().invoke(app, ["status", "--config", str(path)])
     assert result.exit_code == EXIT_ERROR and "Traceback" not in result.stderr
-    assert len(result.stderr.splitlines()) == 1 and str(tmp_path / "runs" / "hindcast.db") in result.stderr, result.stderr
+    assert (
+        len(result.stderr.splitlines()) == 1
+        and str(tmp_path / "runs" / "hindcast.db") in result.stderr
+    ), result.stderr
     assert (tmp_path / "runs" / "hindcast.db").read_bytes() == before
 
 

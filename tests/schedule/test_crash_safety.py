@@ -47,7 +47,9 @@ DIE_AT = {
 
 
 @pytest.mark.parametrize("where", list(DIE_AT))
-def test_a_process_dying_mid_job_is_completed_by_the_next_run(tmp_path, server, clock, uninterrupted, where):
+def test_a_process_dying_mid_job_is_completed_by_the_next_run(
+    tmp_path, server, clock, uninterrupted, where
+):
     def kill(config, now):
         proc = run_process(config, "once", "--now", now.isoformat(), die=DIE_AT[where])
         assert proc.returncode == 137, proc.stderr
@@ -62,7 +64,9 @@ def test_sigkill_while_a_request_is_in_flight(tmp_path, server, clock, uninterru
     new_token = next(m for m in sim_markets() if m.resolves > TICKS[0]).yes_token
 
     def kill(config, now):
-        server.block(lambda endpoint, params: new_token in (params.get("market"), params.get("token_id")))
+        server.block(
+            lambda endpoint, params: new_token in (params.get("market"), params.get("token_id"))
+        )
         proc = run_process(config, "once", "--now", now.isoformat(), wait=False)
         try:
             assert server.blocked.wait(60), "the service never asked for the new market's history"

@@ -31,7 +31,9 @@ format = "news"
 pattern = "*.jsonl"
 """
 
-CONFIG = SERVICE + """
+CONFIG = (
+    SERVICE
+    + """
 [[sweeps]]
 name = "with-archive"
 [sweeps.archive]
@@ -41,12 +43,21 @@ fractions = [0.5]
 [[sweeps.forecasters]]
 spec = "constant"
 """
+)
 
 
 def _drop(folder, name: str, months: list[str]) -> None:
-    rows = [{"id": f"{name}-{i}", "created_at": f"{m}-10T12:00:00Z", "title": f"Thing {i} may happen",
-             "text": f"News about thing {i}.", "url": f"https://example.org/{name}/{i}", "source": "example"}
-            for i, m in enumerate(months)]
+    rows = [
+        {
+            "id": f"{name}-{i}",
+            "created_at": f"{m}-10T12:00:00Z",
+            "title": f"Thing {i} may happen",
+            "text": f"News about thing {i}.",
+            "url": f"https://example.org/{name}/{i}",
+            "source": "example",
+        }
+        for i, m in enumerate(months)
+    ]
     (folder / "inbox").mkdir(parents=True, exist_ok=True)
     (folder / "inbox" / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -71,7 +82,10 @@ def test_new_files_become_an_indexed_snapshot_once(tmp_path, server, clock):
     clock.now = TICKS[1]
     tick(config, TICKS[1])
     assert latest(tmp_path / "archive") == first  # nothing new in the inbox: no new snapshot
-    assert service_state(tmp_path).job_runs("inbox", limit=1)[0].detail == {"files": 0, "changed": False}
+    assert service_state(tmp_path).job_runs("inbox", limit=1)[0].detail == {
+        "files": 0,
+        "changed": False,
+    }
 
     _drop(tmp_path, "b.jsonl", ["2026-03"])
     clock.now = TICKS[2]
@@ -79,17 +93,29 @@ def test_new_files_become_an_indexed_snapshot_once(tmp_path, server, clock):
     second = latest(tmp_path / "archive")
     assert second != first and service_state(tmp_path).get("archive:indexed") == second
     assert open_snapshot(tmp_path / "archive", second).months == ("2026-01", "2026-02", "2026-03")
-    assert {b.spec["snapshot"] for b in service_state(tmp_path).batches("with-archive")} == {first, second}
+    assert {b.spec["snapshot"] for b in service_state(tmp_path).batches("with-archive")} == {
+        first,
+        second,
+    }
 
 
 def test_killed_while_embedding_the_next_run_finishes_the_same_snapshot(tmp_path, server, clock):
     config = _config(tmp_path, server.url)
     _drop(tmp_path, "a.jsonl", ["2026-01", "2026-02"])
-    died = run_process(config, "once", "--now", T0.isoformat(), die="hindcast.archive.index:_index_month:2")
+    died = run_process(
+        config, "once", "--now", T0.isoformat(), die="hindcast.archive.index:_index_month:2"
+    )
     assert died.returncode == 137
     frozen_unindexed = latest(tmp_path / "archive")
-    assert service_state(tmp_path).get("archive:indexed") is None and service_state(tmp_path).ingested() == set()
+    assert (
+        service_state(tmp_path).get("archive:indexed") is None
+        and service_state(tmp_path).ingested() == set()
+    )
     statuses, _ = tick(config, T0)
     assert statuses["inbox"] == "ok" and statuses["sweeps"] == "ok"
-    assert latest(tmp_path / "archive") == frozen_unindexed == service_state(tmp_path).get("archive:indexed")
+    assert (
+        latest(tmp_path / "archive")
+        == frozen_unindexed
+        == service_state(tmp_path).get("archive:indexed")
+    )
     assert [name for name, _ in service_state(tmp_path).ingested()] == ["a.jsonl"]

@@ -15,14 +15,27 @@ CONFIG = SERVICE
 
 
 def _drop(folder, ids: list[str]) -> None:
-    rows = [{"id": i, "created_at": "2026-02-10T12:00:00Z", "title": f"Thing {i} may happen", "source": "x"} for i in ids]
+    rows = [
+        {
+            "id": i,
+            "created_at": "2026-02-10T12:00:00Z",
+            "title": f"Thing {i} may happen",
+            "source": "x",
+        }
+        for i in ids
+    ]
     (folder / "inbox").mkdir(parents=True, exist_ok=True)
     (folder / "inbox" / "news.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def _documents(archive) -> list[str]:
     snap = open_snapshot(archive, latest(archive))
-    return sorted(i for m in snap.months for f in snap.partition_files(m) for i in pq.read_table(f).column("id").to_pylist())
+    return sorted(
+        i
+        for m in snap.months
+        for f in snap.partition_files(m)
+        for i in pq.read_table(f).column("id").to_pylist()
+    )
 
 
 def test_a_file_replaced_under_its_name_keeps_the_earlier_documents(tmp_path, server, clock):

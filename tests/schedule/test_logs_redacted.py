@@ -19,10 +19,18 @@ def test_log_lines_are_redacted_in_the_stream_and_the_file(tmp_path):
     try:
         raise RuntimeError(f"cannot reach postgresql://u:{SECRET}@127.0.0.1:1/runs")
     except RuntimeError as exc:
-        logs.event("job.failed", logging.ERROR, exc_info=exc, db=f"postgresql://u:{SECRET}@h/runs",
-                   endpoint=f"http://h/v1?api_key={SECRET}")
+        logs.event(
+            "job.failed",
+            logging.ERROR,
+            exc_info=exc,
+            db=f"postgresql://u:{SECRET}@h/runs",
+            endpoint=f"http://h/v1?api_key={SECRET}",
+        )
     logs.setup(None, io.StringIO())  # closes the file handler
     for text in (stream.getvalue(), path.read_text(encoding="utf-8")):
         line = json.loads(text.strip().splitlines()[-1])
         assert SECRET not in text and line["db"] == "postgresql://***@h/runs"
-        assert line["endpoint"] == "http://h/v1?api_key=***" and "postgresql://***@127.0.0.1:1" in line["traceback"]
+        assert (
+            line["endpoint"] == "http://h/v1?api_key=***"
+            and "postgresql://***@127.0.0.1:1" in line["traceback"]
+        )

@@ -12,11 +12,22 @@ import pytest
 
 from hindcast.markets.store import open_version
 from tests.schedule.conftest import T0, sim_markets, tick, write_config
-from tests.schedule.fake_polymarket import NO_END_DATE, FakePolymarket, LocalServer, SimClock, SimMarket
+from tests.schedule.fake_polymarket import (
+    NO_END_DATE,
+    FakePolymarket,
+    LocalServer,
+    SimClock,
+    SimMarket,
+)
 
 NO_END = SimMarket(20, T0 - timedelta(days=20), T0 + timedelta(days=1, hours=2), end=NO_END_DATE)
-LATE = SimMarket(21, T0 - timedelta(days=40), T0 + timedelta(days=1, hours=5), yes=False,
-                 end=T0 - timedelta(days=10))  # closes 11 days after its endDate; the lookback is 2 days
+LATE = SimMarket(
+    21,
+    T0 - timedelta(days=40),
+    T0 + timedelta(days=1, hours=5),
+    yes=False,
+    end=T0 - timedelta(days=10),
+)  # closes 11 days after its endDate; the lookback is 2 days
 SECOND = T0 + timedelta(days=2)
 
 
@@ -29,7 +40,10 @@ def world(tmp_path):
 
 def swept(folder) -> set[str]:
     with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
-        return {row[0] for row in db.execute("SELECT DISTINCT market_id FROM forecasts WHERE error IS NULL")}
+        return {
+            row[0]
+            for row in db.execute("SELECT DISTINCT market_id FROM forecasts WHERE error IS NULL")
+        }
 
 
 def test_markets_without_end_date_or_closing_long_after_it_are_stored_and_swept(world):
@@ -42,7 +56,9 @@ def test_markets_without_end_date_or_closing_long_after_it_are_stored_and_swept(
     stored = {m.id for m in open_version(folder / "markets" / "store").bundle.markets}
     assert {NO_END.condition_id, LATE.condition_id} <= stored
     assert {NO_END.condition_id, LATE.condition_id} <= swept(folder)
-    resolutions = {r.market_id: r.status for r in open_version(folder / "markets" / "store").bundle.resolutions}
+    resolutions = {
+        r.market_id: r.status for r in open_version(folder / "markets" / "store").bundle.resolutions
+    }
     assert (resolutions[NO_END.condition_id], resolutions[LATE.condition_id]) == ("yes", "no")
 
 
@@ -58,8 +74,14 @@ def test_the_closed_listing_pages_only_down_to_the_window(world):
     assert set(statuses.values()) == {"ok"}, statuses
     closed = [p for p in server.fake.listings()[already:] if p.get("order") == "closedTime"]
     # since = T0 - 2d: 7 markets closed since (5 of sim_markets + the 2 late ones), then one older: stop there
-    assert len(closed) == 4 and "after_cursor" not in closed[0] and all("offset" not in p for p in closed)
-    assert len({p.get("after_cursor") for p in closed}) == 4  # each page asked with the previous answer's cursor
+    assert (
+        len(closed) == 4
+        and "after_cursor" not in closed[0]
+        and all("offset" not in p for p in closed)
+    )
+    assert (
+        len({p.get("after_cursor") for p in closed}) == 4
+    )  # each page asked with the previous answer's cursor
     assert all(p["ascending"] == "false" and "end_date_min" not in p for p in closed)
 
 
@@ -68,12 +90,27 @@ def test_markets_pull_closed_since_finds_them_too(world):
 
     folder, server, clock = world
     clock.now = SECOND
-    args = ("markets", "pull", "--store", str(folder / "s"), "--gamma-url", f"{server.url}/gamma",
-            "--clob-url", f"{server.url}/clob", "--data-url", f"{server.url}/data", "--attempts", "1",
-            "--since", "2026-02-27")
+    args = (
+        "markets",
+        "pull",
+        "--store",
+        str(folder / "s"),
+        "--gamma-url",
+        f"{server.url}/gamma",
+        "--clob-url",
+        f"{server.url}/clob",
+        "--data-url",
+        f"{server.url}/data",
+        "--attempts",
+        "1",
+        "--since",
+        "2026-02-27",
+    )
     run_cli(*args, check=True)
     stored = {m.id for m in open_version(folder / "s").bundle.markets}
-    assert not {NO_END.condition_id, LATE.condition_id} & stored  # an end-date window cannot see them
+    assert (
+        not {NO_END.condition_id, LATE.condition_id} & stored
+    )  # an end-date window cannot see them
     run_cli(*args, "--closed-since", "2026-02-27", check=True)
     stored = {m.id for m in open_version(folder / "s").bundle.markets}
     assert {NO_END.condition_id, LATE.condition_id} <= stored

@@ -30,8 +30,14 @@ def _events(folder) -> list[dict]:
 
 
 def _seen(folder, event: str, **fields) -> dict | None:
-    return next((e for e in _events(folder) if e["event"] == event
-                 and all(e.get(k) == v for k, v in fields.items())), None)
+    return next(
+        (
+            e
+            for e in _events(folder)
+            if e["event"] == event and all(e.get(k) == v for k, v in fields.items())
+        ),
+        None,
+    )
 
 
 def _stop(proc) -> None:
@@ -70,7 +76,9 @@ def test_jobs_keep_their_next_run_across_a_restart(tmp_path, server):
     assert all(j["next_run"] and j["last"]["status"] == "ok" for j in status["jobs"])
     second = run_process(config, "run", wait=False)
     try:
-        again = _wait_for(lambda: [e for e in _events(tmp_path) if e["event"] == "scheduler.running"][1:])[0]
+        again = _wait_for(
+            lambda: [e for e in _events(tmp_path) if e["event"] == "scheduler.running"][1:]
+        )[0]
     finally:
         _stop(second)
     assert again["jobs"] == {j["job"]: j["next_run"] for j in status["jobs"]}  # not reset to "now"

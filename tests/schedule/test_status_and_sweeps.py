@@ -19,30 +19,55 @@ def test_status_shows_last_runs_watermarks_sweeps_and_failures(tmp_path, server,
     tick(config, TICKS[0])
     broken = write_config(tmp_path, "http://127.0.0.1:9")  # nothing listens there: the pull fails
     failed = run_process(broken, "once", "--now", TICKS[1].isoformat())
-    assert failed.returncode == 1 and "pull: failed" in failed.stdout and "export: ok" in failed.stdout
+    assert (
+        failed.returncode == 1 and "pull: failed" in failed.stdout and "export: ok" in failed.stdout
+    )
     info = json.loads(run_process(broken, "status", "--json").stdout)
     assert info["running"] is None and info["watermarks"]["markets"] == "2026-03-01T00:00:00Z"
-    assert info["pull_pending"] == {"since": "2026-02-27T00:00:00Z", "listed_at": "2026-03-02T00:00:00Z"}
-    assert [(j["job"], j["last"]["status"]) for j in info["jobs"]] == [("pull", "failed"), ("sweeps", "ok"),
-                                                                        ("export", "ok")]
-    assert info["failures"][0]["job"] == "pull" and "connection failed after 1 attempts" in info["failures"][0]["error"]
-    assert info["sweeps"] == [{"sweep": "baselines", "batches_done": 1, "batches_pending": 0, "markets": 3,
-                               "last_run": info["sweeps"][0]["last_run"], "last_batch_at": "2026-03-01T00:00:00Z"}]
+    assert info["pull_pending"] == {
+        "since": "2026-02-27T00:00:00Z",
+        "listed_at": "2026-03-02T00:00:00Z",
+    }
+    assert [(j["job"], j["last"]["status"]) for j in info["jobs"]] == [
+        ("pull", "failed"),
+        ("sweeps", "ok"),
+        ("export", "ok"),
+    ]
+    assert (
+        info["failures"][0]["job"] == "pull"
+        and "connection failed after 1 attempts" in info["failures"][0]["error"]
+    )
+    assert info["sweeps"] == [
+        {
+            "sweep": "baselines",
+            "batches_done": 1,
+            "batches_pending": 0,
+            "markets": 3,
+            "last_run": info["sweeps"][0]["last_run"],
+            "last_batch_at": "2026-03-01T00:00:00Z",
+        }
+    ]
     text = run_process(broken, "status").stdout
-    assert "service: not running" in text and "pull    every 1:00:00" in text and "failures: 1" in text
+    assert (
+        "service: not running" in text and "pull    every 1:00:00" in text and "failures: 1" in text
+    )
 
 
 def test_a_forecaster_added_later_is_run_on_every_market_already_covered(tmp_path, server, clock):
     config = write_config(tmp_path, server.url)
     tick(config, TICKS[0])
-    text = config.read_text().replace('[sweeps.run]', '[[sweeps.forecasters]]\nspec = "constant:p=0.3"\n[sweeps.run]')
+    text = config.read_text().replace(
+        "[sweeps.run]", '[[sweeps.forecasters]]\nspec = "constant:p=0.3"\n[sweeps.run]'
+    )
     config.write_text(text)
     clock.now = TICKS[1]
     assert set(tick(config, TICKS[1])[0].values()) == {"ok"}
     batches = service_state(tmp_path).batches("baselines")
     assert [(b.forecasters, b.markets) for b in batches] == [
-        (("market", "constant", "base-rate"), 3), (("market", "constant", "base-rate"), 2),
-        (("constant:p=0.3",), 5)]
+        (("market", "constant", "base-rate"), 3),
+        (("market", "constant", "base-rate"), 2),
+        (("constant:p=0.3",), 5),
+    ]
 
 
 def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock):
@@ -56,7 +81,9 @@ def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock):
     assert "give the changed sweep a new name" in error
 
 
-def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(tmp_path, server, clock):
+def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
+    tmp_path, server, clock
+):
     from hindcast.schedule.config import load
     from hindcast.schedule.service import Service
 

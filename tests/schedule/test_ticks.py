@@ -26,7 +26,12 @@ def _db(tmp_path):
 
 def _run_markets(tmp_path, run_id: str) -> set[str]:
     with _db(tmp_path) as db:
-        return {m for (m,) in db.execute("SELECT DISTINCT market_id FROM forecasts WHERE run_id = ?", (run_id,))}
+        return {
+            m
+            for (m,) in db.execute(
+                "SELECT DISTINCT market_id FROM forecasts WHERE run_id = ?", (run_id,)
+            )
+        }
 
 
 def _exported(tmp_path) -> tuple[set[str], list[dict]]:
@@ -51,7 +56,10 @@ def test_each_tick_sweeps_only_the_newly_resolved_markets(tmp_path, server, cloc
         new = resolved_between(markets, previous, now)
         batches = _batches(tmp_path)[seen_batches:]
         assert {m for b in batches for m in _run_markets(tmp_path, b.run_id)} == new
-        assert all(b.status == "done" and set(b.forecasters) == {"market", "constant", "base-rate"} for b in batches)
+        assert all(
+            b.status == "done" and set(b.forecasters) == {"market", "constant", "base-rate"}
+            for b in batches
+        )
         assert len(batches) == (1 if new else 0)
         seen_batches += len(batches)
         exported, board = _exported(tmp_path)
@@ -59,8 +67,12 @@ def test_each_tick_sweeps_only_the_newly_resolved_markets(tmp_path, server, cloc
         assert {int(r["n_markets"]) for r in board} == {len(exported)}
         assert service_state(tmp_path).get("markets:watermark") == iso(now)
         previous = now
-        assert {e["event"] for e in log_events(log)} >= {"service.started", "job.started", "job.finished",
-                                                         "service.stopped"}
+        assert {e["event"] for e in log_events(log)} >= {
+            "service.started",
+            "job.started",
+            "job.finished",
+            "service.stopped",
+        }
 
 
 def test_each_pull_lists_from_the_watermark_minus_the_lookback(tmp_path, server, clock):
@@ -68,11 +80,22 @@ def test_each_pull_lists_from_the_watermark_minus_the_lookback(tmp_path, server,
     for now in TICKS[:3]:
         clock.now = now
         tick(config, now)
-    firsts = [p for p in server.fake.listings() if "after_cursor" not in p and p.get("order") == "id"]
+    firsts = [
+        p for p in server.fake.listings() if "after_cursor" not in p and p.get("order") == "id"
+    ]
     lookback = load(config).markets.lookback
     assert [p.get("end_date_min") for p in firsts] == [
-        "2026-01-01T00:00:00Z", iso(TICKS[0] - lookback), iso(TICKS[1] - lookback)]
+        "2026-01-01T00:00:00Z",
+        iso(TICKS[0] - lookback),
+        iso(TICKS[1] - lookback),
+    ]
     assert all(p["closed"] == "true" and "end_date_max" not in p for p in firsts)
-    closed = [p for p in server.fake.listings() if "after_cursor" not in p and p.get("order") == "closedTime"]
-    assert len(closed) == 3 and all(p["ascending"] == "false" and "end_date_min" not in p for p in closed)
+    closed = [
+        p
+        for p in server.fake.listings()
+        if "after_cursor" not in p and p.get("order") == "closedTime"
+    ]
+    assert len(closed) == 3 and all(
+        p["ascending"] == "false" and "end_date_min" not in p for p in closed
+    )
     assert lookback == timedelta(days=2)

@@ -13,8 +13,13 @@ from hindcast.markets.store import open_version
 from tests.schedule.conftest import T0, sim_markets, tick, write_config
 from tests.schedule.fake_polymarket import FakePolymarket, LocalServer, SimClock, SimMarket
 
-WATCHED = SimMarket(30, T0 - timedelta(days=40), T0 - timedelta(days=3), end=T0 - timedelta(days=5),
-                    settles=T0 + timedelta(days=1))
+WATCHED = SimMarket(
+    30,
+    T0 - timedelta(days=40),
+    T0 - timedelta(days=3),
+    end=T0 - timedelta(days=5),
+    settles=T0 + timedelta(days=1),
+)
 SECOND = T0 + timedelta(days=2)
 
 
@@ -32,9 +37,14 @@ def test_a_watched_market_that_resolves_is_stored_by_the_next_pull(tmp_path):
         mark = len(server.fake.requests)
         statuses, _ = tick(config, SECOND)
         assert set(statuses.values()) == {"ok"}, statuses
-        asked = [dict(q) | {"ids": [v for k, v in q if k == "condition_ids"]} for s, e, q in server.fake.requests[mark:]
-                 if e == "markets/keyset" and any(k == "condition_ids" for k, _ in q)]
-        assert {a.get("closed") for a in asked} == {"true", None} and all(len(a["ids"]) <= 40 for a in asked)
+        asked = [
+            dict(q) | {"ids": [v for k, v in q if k == "condition_ids"]}
+            for s, e, q in server.fake.requests[mark:]
+            if e == "markets/keyset" and any(k == "condition_ids" for k, _ in q)
+        ]
+        assert {a.get("closed") for a in asked} == {"true", None} and all(
+            len(a["ids"]) <= 40 for a in asked
+        )
         bundle = open_version(store).bundle
         assert WATCHED.condition_id in {m.id for m in bundle.markets}
         assert {r.market_id: r.status for r in bundle.resolutions}[WATCHED.condition_id] == "yes"

@@ -33,8 +33,19 @@ START = at("2025-01-01T00:00:00")
 def row(market, p, outcome, resolved, forecaster="llm", k=0, error=None, known=None):
     """A row of a market resolved at `resolved`, its outcome public at `known` (default: then)."""
     t0 = resolved - timedelta(days=10 + k)
-    return ScoredRow(forecaster, market, t0, f"f={k}", "politics", p, error if p is None else None, outcome, 0.5,
-                     resolved_at=resolved, known_at=resolved if known is None else known)
+    return ScoredRow(
+        forecaster,
+        market,
+        t0,
+        f"f={k}",
+        "politics",
+        p,
+        error if p is None else None,
+        outcome,
+        0.5,
+        resolved_at=resolved,
+        known_at=resolved if known is None else known,
+    )
 
 
 def sample(rng, n, slope, first_market=0, resolved=START, forecaster="llm"):
@@ -44,7 +55,9 @@ def sample(rng, n, slope, first_market=0, resolved=START, forecaster="llm"):
         p = rng.uniform(0.03, 0.97, 2)
         y = float(rng.random() < 1 / (1 + np.exp(-slope * clipped_logit(p.mean()))))
         at_ = resolved + timedelta(hours=i)
-        rows += [row(f"m{first_market + i:03d}", float(p[k]), y, at_, forecaster, k) for k in range(2)]
+        rows += [
+            row(f"m{first_market + i:03d}", float(p[k]), y, at_, forecaster, k) for k in range(2)
+        ]
     return rows
 
 
@@ -67,7 +80,9 @@ def test_platt_equals_unpenalised_sklearn_logistic_regression():
         assert reason is None
         a, b = sklearn_platt(p, y)
         assert fitted.a == pytest.approx(a, abs=1e-6) and fitted.b == pytest.approx(b, abs=1e-6)
-        assert fitted.apply([0.2, 0.7]) == pytest.approx(1 / (1 + np.exp(-(a * clipped_logit([0.2, 0.7]) + b))), abs=1e-7)
+        assert fitted.apply([0.2, 0.7]) == pytest.approx(
+            1 / (1 + np.exp(-(a * clipped_logit([0.2, 0.7]) + b))), abs=1e-7
+        )
 
 
 def test_isotonic_equals_sklearn_with_ties_and_out_of_range():
@@ -89,8 +104,12 @@ def test_pava_by_hand():
 
 
 def test_the_split_puts_a_market_resolved_at_the_split_on_the_test_side():
-    rows = [row("a", 0.3, 1.0, SPLIT - timedelta(seconds=1)), row("b", 0.3, 1.0, SPLIT), row("c", None, 0.0, START),
-            ScoredRow("llm", "d", START, "f=0", "t", 0.5, None, 1.0, 0.5)]  # no resolved_at
+    rows = [
+        row("a", 0.3, 1.0, SPLIT - timedelta(seconds=1)),
+        row("b", 0.3, 1.0, SPLIT),
+        row("c", None, 0.0, START),
+        ScoredRow("llm", "d", START, "f=0", "t", 0.5, None, 1.0, 0.5),
+    ]  # no resolved_at
     parts = split_rows(rows, SPLIT)
     assert [r.market_id for r in parts.train] == ["a"]  # c failed: never fitted on
     assert [r.market_id for r in parts.test] == ["b"]
@@ -106,7 +125,10 @@ def test_walk_forward_never_fits_on_a_test_row():
     result = calibrate(train + test, SPLIT, replicates=300)
     p_train, y_train = [r.probability for r in train], [r.outcome for r in train]
     alone = {"platt": fit_platt(p_train, y_train)[0], "isotonic": fit_isotonic(p_train, y_train)[0]}
-    leaked = {"platt": fit_platt(*_xy(train + test))[0], "isotonic": fit_isotonic(*_xy(train + test))[0]}
+    leaked = {
+        "platt": fit_platt(*_xy(train + test))[0],
+        "isotonic": fit_isotonic(*_xy(train + test))[0],
+    }
     for method in ("platt", "isotonic"):
         fitted = result.calibrators[("llm", method)]
         assert fitted == alone[method]
@@ -117,7 +139,9 @@ def test_walk_forward_never_fits_on_a_test_row():
     assert {r.market_id for r in platt_rows} == {r.market_id for r in test}
     by_key = {(r.market_id, r.t0): r.probability for r in test}
     for r in platt_rows:
-        assert r.probability == pytest.approx(float(alone["platt"].apply([by_key[(r.market_id, r.t0)]])[0]), abs=0)
+        assert r.probability == pytest.approx(
+            float(alone["platt"].apply([by_key[(r.market_id, r.t0)]])[0]), abs=0
+        )
     # changing every test outcome changes nothing in the calibrators
     flipped = [ScoredRow(**{**_fields(r), "outcome": 1.0 - r.outcome}) for r in test]
     assert calibrate(train + flipped, SPLIT, replicates=50).calibrators == result.calibrators
@@ -125,15 +149,24 @@ def test_walk_forward_never_fits_on_a_test_row():
 
 def test_finding_compares_raw_and_calibrated_on_the_same_test_rows():
     rng = np.random.default_rng(4)
-    train = sample(rng, 30, slope=0.4)  # overconfident forecaster: calibration should pull toward 0.5
+    train = sample(
+        rng, 30, slope=0.4
+    )  # overconfident forecaster: calibration should pull toward 0.5
     test = sample(rng, 30, slope=0.4, first_market=100, resolved=SPLIT)
     test[0] = row(test[0].market_id, None, test[0].outcome, test[0].resolved_at, error="invalid")
     result = calibrate(train + test, SPLIT, replicates=500)
     table = {r[1]: dict(zip(result.finding.columns, r)) for r in result.finding.rows}
     platt = table["platt"]
     valid = [r for r in test if r.probability is not None]
-    calibrated = [r for r in result.rows if r.forecaster == "llm·platt" and r.probability is not None]
-    assert (platt["n_train"], platt["n_test"], platt["n_test_failed"], platt["n_test_markets"]) == (60, 60, 1, 30)
+    calibrated = [
+        r for r in result.rows if r.forecaster == "llm·platt" and r.probability is not None
+    ]
+    assert (platt["n_train"], platt["n_test"], platt["n_test_failed"], platt["n_test_markets"]) == (
+        60,
+        60,
+        1,
+        30,
+    )
     assert platt["brier_raw"] == pytest.approx(np.mean([r.brier for r in valid]))
     assert platt["brier_calibrated"] == pytest.approx(np.mean([r.brier for r in calibrated]))
     assert platt["diff"] == pytest.approx(platt["brier_calibrated"] - platt["brier_raw"])
@@ -148,23 +181,44 @@ def test_too_few_rows_one_class_or_separated_gives_no_calibrator_and_a_reason():
     rng = np.random.default_rng(5)
     test = sample(rng, 6, slope=1.0, first_market=100, resolved=SPLIT)
     few = sample(rng, MIN_TRAIN_ROWS // 2 - 1, slope=1.0)
-    one_class = [row(f"m{i:03d}", 0.2 + i / 100, 1.0, START, k=k) for i in range(15) for k in range(2)]
-    separated = [row(f"m{i:03d}", 0.1 + 0.8 * (i % 2) + k / 100, float(i % 2), START, k=k) for i in range(15) for k in range(2)]
-    for train, method, words in ((few, "platt", "too few training rows"), (one_class, "isotonic", "of one outcome"),
-                                 (separated, "platt", "separated")):
+    one_class = [
+        row(f"m{i:03d}", 0.2 + i / 100, 1.0, START, k=k) for i in range(15) for k in range(2)
+    ]
+    separated = [
+        row(f"m{i:03d}", 0.1 + 0.8 * (i % 2) + k / 100, float(i % 2), START, k=k)
+        for i in range(15)
+        for k in range(2)
+    ]
+    for train, method, words in (
+        (few, "platt", "too few training rows"),
+        (one_class, "isotonic", "of one outcome"),
+        (separated, "platt", "separated"),
+    ):
         result = calibrate(train + test, SPLIT, methods=(method,), replicates=50)
         assert result.rows == [] and result.calibrators == {}
         (only,) = [dict(zip(result.finding.columns, r)) for r in result.finding.rows]
-        assert only["derived"] is None and words in only["note"] and only["brier_calibrated"] is None
-        assert only["brier_raw"] == pytest.approx(np.mean([r.brier for r in test]))  # the raw score is still shown
-    assert fit_platt([0.3] * 30, [0.0, 1.0] * 15) == (None, "probabilities all equal on the training rows (no slope to fit)")
+        assert (
+            only["derived"] is None and words in only["note"] and only["brier_calibrated"] is None
+        )
+        assert only["brier_raw"] == pytest.approx(
+            np.mean([r.brier for r in test])
+        )  # the raw score is still shown
+    assert fit_platt([0.3] * 30, [0.0, 1.0] * 15) == (
+        None,
+        "probabilities all equal on the training rows (no slope to fit)",
+    )
 
 
 def test_strict_drops_test_rows_forecast_before_the_split():
     rng = np.random.default_rng(6)
     train = sample(rng, 20, slope=1.0)
-    test = sample(rng, 10, slope=1.0, first_market=100, resolved=SPLIT + timedelta(days=10, hours=-5))  # t0 = resolved − 10 d − k d
-    loose, strict = calibrate(train + test, SPLIT, replicates=50), calibrate(train + test, SPLIT, strict=True, replicates=50)
+    test = sample(
+        rng, 10, slope=1.0, first_market=100, resolved=SPLIT + timedelta(days=10, hours=-5)
+    )  # t0 = resolved − 10 d − k d
+    loose, strict = (
+        calibrate(train + test, SPLIT, replicates=50),
+        calibrate(train + test, SPLIT, strict=True, replicates=50),
+    )
     assert {r.t0 < SPLIT for r in loose.rows} == {True, False}
     assert all(r.t0 >= SPLIT for r in strict.rows) and strict.rows
     assert any("t0 before the split" in n for n in loose.finding.notes)
@@ -176,13 +230,24 @@ def test_a_market_resolved_before_the_split_but_public_after_it_is_never_fitted_
     would be training rows and change the calibrator; split by `known_at` they are test rows."""
     rng = np.random.default_rng(9)
     train = sample(rng, 30, slope=2.0)
-    late = [row(r.market_id, r.probability, r.outcome, SPLIT - timedelta(days=3), k=int(r.label[2:]),
-                known=SPLIT + timedelta(days=2)) for r in sample(rng, 30, slope=-3.0, first_market=200)]
+    late = [
+        row(
+            r.market_id,
+            r.probability,
+            r.outcome,
+            SPLIT - timedelta(days=3),
+            k=int(r.label[2:]),
+            known=SPLIT + timedelta(days=2),
+        )
+        for r in sample(rng, 30, slope=-3.0, first_market=200)
+    ]
     result = calibrate(train + late, SPLIT, replicates=50)
     alone = fit_platt(*_xy(train))[0]
     assert result.calibrators[("llm", "platt")] == alone
     assert fit_platt(*_xy(train + late))[0] != alone  # fitting on them would have changed it
-    assert {r.market_id for r in result.rows if r.forecaster == "llm·platt"} == {r.market_id for r in late}
+    assert {r.market_id for r in result.rows if r.forecaster == "llm·platt"} == {
+        r.market_id for r in late
+    }
     parts = split_rows(train + late, SPLIT)
     assert {r.market_id for r in parts.train} == {r.market_id for r in train}
 
@@ -193,27 +258,50 @@ def test_strict_means_every_calibrated_row_used_only_outcomes_public_before_its_
     every outcome its calibrator was fitted on was public before the row's t0."""
     rng = np.random.default_rng(10)
     train = sample(rng, 25, slope=1.0)
-    hidden = [row(f"h{i:02d}", float(rng.uniform(0.05, 0.95)), float(i % 2), SPLIT - timedelta(hours=1), k=-12,
-                  known=SPLIT + timedelta(days=5)) for i in range(10)]  # t0 = split + 2 days − 1 hour
+    hidden = [
+        row(
+            f"h{i:02d}",
+            float(rng.uniform(0.05, 0.95)),
+            float(i % 2),
+            SPLIT - timedelta(hours=1),
+            k=-12,
+            known=SPLIT + timedelta(days=5),
+        )
+        for i in range(10)
+    ]  # t0 = split + 2 days − 1 hour
     later = sample(rng, 10, slope=1.0, first_market=100, resolved=SPLIT + timedelta(days=20))
     rows = train + hidden + later
     for strict in (False, True):
         parts = split_rows(rows, SPLIT, strict)
         assert not {r.market_id for r in parts.train} & {r.market_id for r in hidden}
         if strict:
-            assert parts.test and all(max(t.known_at for t in parts.train) < r.t0 for r in parts.test)
+            assert parts.test and all(
+                max(t.known_at for t in parts.train) < r.t0 for r in parts.test
+            )
     assert all(r.t0 < r.known_at for r in hidden) and all(r.t0 >= SPLIT for r in hidden)
 
 
 def test_each_forecaster_is_calibrated_on_its_own_rows_and_output_is_deterministic():
     rng = np.random.default_rng(8)
-    rows = sample(rng, 30, 1.0) + sample(rng, 30, 1.0, 100, SPLIT) + sample(rng, 30, -1.0, 0, START, "other") \
+    rows = (
+        sample(rng, 30, 1.0)
+        + sample(rng, 30, 1.0, 100, SPLIT)
+        + sample(rng, 30, -1.0, 0, START, "other")
         + sample(rng, 30, -1.0, 100, SPLIT, "other")
-    first, again = calibrate(rows, SPLIT, replicates=300), calibrate(list(reversed(rows)), SPLIT, replicates=300)
+    )
+    first, again = (
+        calibrate(rows, SPLIT, replicates=300),
+        calibrate(list(reversed(rows)), SPLIT, replicates=300),
+    )
     assert first.rows == again.rows
     assert json.dumps(first.finding.to_json()) == json.dumps(again.finding.to_json())
     assert first.calibrators[("llm", "platt")].a > 0 > first.calibrators[("other", "platt")].a
-    assert {r.forecaster for r in first.rows} == {"llm·platt", "llm·isotonic", "other·platt", "other·isotonic"}
+    assert {r.forecaster for r in first.rows} == {
+        "llm·platt",
+        "llm·isotonic",
+        "other·platt",
+        "other·isotonic",
+    }
     assert isinstance(first.calibrators[("llm", "isotonic")], Isotonic)
     assert isinstance(first.calibrators[("llm", "platt")], Platt)
 
@@ -232,9 +320,21 @@ def test_aggregates_can_be_calibrated_in_turn():
 
     rng = np.random.default_rng(9)
     base = sample(rng, 25, 1.0) + sample(rng, 10, 1.0, 100, SPLIT)
-    noisy = [ScoredRow(**{**_fields(r), "repeat": k, "probability": float(np.clip(r.probability + d, 0.01, 0.99))})
-             for r in base for k, d in enumerate((-0.05, 0.0, 0.05))]
+    noisy = [
+        ScoredRow(
+            **{
+                **_fields(r),
+                "repeat": k,
+                "probability": float(np.clip(r.probability + d, 0.01, 0.99)),
+            }
+        )
+        for r in base
+        for k, d in enumerate((-0.05, 0.0, 0.05))
+    ]
     derived = [r for r in aggregate(noisy, replicates=50).rows if r.forecaster == "llm·logit-mean"]
     result = calibrate(derived, SPLIT, replicates=50)
-    assert {r.forecaster for r in result.rows} == {"llm·logit-mean·platt", "llm·logit-mean·isotonic"}
+    assert {r.forecaster for r in result.rows} == {
+        "llm·logit-mean·platt",
+        "llm·logit-mean·isotonic",
+    }
     assert len([r for r in result.rows if r.forecaster == "llm·logit-mean·platt"]) == 20

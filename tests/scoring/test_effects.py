@@ -29,8 +29,18 @@ T = at("2025-10-01T00:00:00")
 def row(forecaster, market, k, brier, repeat=0, price=None, outcome=0.0):
     """A row whose Brier is `brier` (outcome 0, p = √brier); brier None is a stored failure."""
     p = None if brier is None else math.sqrt(brier)
-    return ScoredRow(forecaster, market, T + timedelta(days=k), f"f={k}", "politics", p,
-                     "invalid" if p is None else None, outcome, price, repeat=repeat)
+    return ScoredRow(
+        forecaster,
+        market,
+        T + timedelta(days=k),
+        f"f={k}",
+        "politics",
+        p,
+        "invalid" if p is None else None,
+        outcome,
+        price,
+        repeat=repeat,
+    )
 
 
 def planted(n_markets=12, cutoffs=3, betas=(0.0, 0.05, -0.04, 0.02), noise=0.0, seed=7, mu=0.25):
@@ -58,7 +68,9 @@ def test_planted_effects_recovered_exactly_without_noise():
     betas = (0.0, 0.05, -0.04, 0.02)
     out = by_name(effects(planted(betas=betas), include_market=False, replicates=200))
     for f, b in enumerate(betas):
-        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(b, abs=1e-12)
+        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(
+            b, abs=1e-12
+        )
         assert out[f"f{f}"]["effect"] == pytest.approx(b - np.mean(betas), abs=1e-12)
 
 
@@ -71,7 +83,9 @@ def test_planted_effects_recovered_without_noise_on_an_unbalanced_panel():
     raw_gap = out["f1"]["raw_brier"] - out["f0"]["raw_brier"]
     assert abs(raw_gap - 0.05) > 1e-3  # difficulty does distort the raw comparison here
     for f, b in enumerate(betas):
-        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(b, abs=1e-12)
+        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(
+            b, abs=1e-12
+        )
 
 
 def test_planted_effects_recovered_within_the_noise():
@@ -81,7 +95,9 @@ def test_planted_effects_recovered_within_the_noise():
     out = by_name(effects(rows, include_market=False, replicates=200))
     tolerance = 4 * sigma * math.sqrt(2 / 90)
     for f, b in enumerate(betas):
-        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(b, abs=tolerance)
+        assert out[f"f{f}"]["adjusted_brier"] - out["f0"]["adjusted_brier"] == pytest.approx(
+            b, abs=tolerance
+        )
 
 
 def test_the_closed_form_equals_the_least_squares_path_on_a_balanced_panel_with_weights():
@@ -98,7 +114,9 @@ def test_balanced_adjusted_brier_is_the_raw_brier_on_matched_rows_and_the_index_
     out = effects(planted(), include_market=False, replicates=200)
     for r in out.to_json()["rows"]:
         assert r["adjusted_brier"] == pytest.approx(r["raw_brier"], abs=1e-12)
-        assert r["brier_index"] == pytest.approx(100 * (1 - math.sqrt(r["adjusted_brier"])), abs=1e-12)
+        assert r["brier_index"] == pytest.approx(
+            100 * (1 - math.sqrt(r["adjusted_brier"])), abs=1e-12
+        )
         assert r["adjusted_ci_low"] < r["adjusted_brier"] < r["adjusted_ci_high"]
         assert r["brier_index_ci_low"] < r["brier_index"] < r["brier_index_ci_high"]
     assert brier_index(0.25) == 50.0 and brier_index(0.0) == 100.0 and brier_index(None) is None
@@ -130,19 +148,32 @@ def statsmodels_fit(rows, weights=None):
     """OLS brier ~ C(question) + C(forecaster) on per-cell mean Briers (WLS with question weights)."""
     pd = pytest.importorskip("pandas")
     smf = pytest.importorskip("statsmodels.formula.api")
-    frame = pd.DataFrame({"question": [f"{r.market_id}|{r.label}" for r in rows], "forecaster": [r.forecaster for r in rows],
-                          "brier": [r.brier for r in rows]})
+    frame = pd.DataFrame(
+        {
+            "question": [f"{r.market_id}|{r.label}" for r in rows],
+            "forecaster": [r.forecaster for r in rows],
+            "brier": [r.brier for r in rows],
+        }
+    )
     cells = frame.groupby(["question", "forecaster"], as_index=False)["brier"].mean()
     cells["w"] = 1.0 if weights is None else cells["question"].map(weights)
     cells = cells[cells["w"] > 0]
     model = smf.wls("brier ~ C(question) + C(forecaster)", data=cells, weights=cells["w"]).fit()
-    grid = pd.DataFrame([(q, f) for q in sorted(cells["question"].unique()) for f in sorted(cells["forecaster"].unique())],
-                        columns=["question", "forecaster"])
+    grid = pd.DataFrame(
+        [
+            (q, f)
+            for q in sorted(cells["question"].unique())
+            for f in sorted(cells["forecaster"].unique())
+        ],
+        columns=["question", "forecaster"],
+    )
     grid["fitted"] = model.predict(grid)
     grid["w"] = 1.0 if weights is None else grid["question"].map(weights)
     grid["wf"] = grid["w"] * grid["fitted"]
     sums = grid.groupby("forecaster")[["wf", "w"]].sum()
-    return model, (sums["wf"] / sums["w"]).to_dict()  # adjusted: fitted Brier averaged over the questions
+    return model, (
+        sums["wf"] / sums["w"]
+    ).to_dict()  # adjusted: fitted Brier averaged over the questions
 
 
 def test_matches_statsmodels_ols_on_an_unbalanced_panel():
@@ -155,7 +186,9 @@ def test_matches_statsmodels_ols_on_an_unbalanced_panel():
         assert gap == pytest.approx(model.params[f"C(forecaster)[T.{f}]"], abs=1e-9)
     for f, value in adjusted.items():
         assert out[f]["adjusted_brier"] == pytest.approx(value, abs=1e-9)
-    assert any(abs(out[f]["adjusted_brier"] - out[f]["raw_brier"]) > 1e-3 for f in out)  # unbalanced: they differ
+    assert any(
+        abs(out[f]["adjusted_brier"] - out[f]["raw_brier"]) > 1e-3 for f in out
+    )  # unbalanced: they differ
 
 
 def test_a_weighted_refit_matches_statsmodels_wls():
@@ -179,11 +212,15 @@ def test_a_weighted_refit_matches_statsmodels_wls():
 
 def test_available_panel_keeps_a_forecaster_on_a_few_markets_that_matched_drops():
     rows = planted(n_markets=10, cutoffs=1, betas=(0.0, 0.05))
-    rows += [row("few", f"m{m:02d}", 0, r.brier + 0.03) for m, r in enumerate(rows[:6:2])]  # f0 + 0.03 on 3 markets
+    rows += [
+        row("few", f"m{m:02d}", 0, r.brier + 0.03) for m, r in enumerate(rows[:6:2])
+    ]  # f0 + 0.03 on 3 markets
     matched = by_name(effects(rows, include_market=False, replicates=50))
     available = by_name(effects(rows, include_market=False, panel="available", replicates=300))
     assert "few" not in matched and available["few"]["n_questions"] == 3
-    assert available["few"]["adjusted_brier"] - available["f0"]["adjusted_brier"] == pytest.approx(0.03, abs=1e-12)
+    assert available["few"]["adjusted_brier"] - available["f0"]["adjusted_brier"] == pytest.approx(
+        0.03, abs=1e-12
+    )
     assert available["few"]["adjusted_ci_low"] is not None
 
 
@@ -215,7 +252,9 @@ def test_question_share_against_a_hand_computation():
 
 def test_question_share_on_an_unbalanced_panel_is_between_question_ss():
     y = np.array([[0.1, np.nan], [0.5, 0.7], [0.0, 0.2]])  # grand .3; question means .1,.6,.1
-    assert question_share(y) == pytest.approx((0.04 + 2 * 0.09 + 2 * 0.04) / (0.04 + 0.04 + 0.16 + 0.09 + 0.01))
+    assert question_share(y) == pytest.approx(
+        (0.04 + 2 * 0.09 + 2 * 0.04) / (0.04 + 0.04 + 0.16 + 0.09 + 0.01)
+    )
 
 
 # ---- (4) failures and the market -------------------------------------------------------------------
@@ -232,16 +271,25 @@ def test_failures_leave_the_matched_rows_and_are_counted():
     assert set(out) == {"f0", "f1"}
     assert out["f0"]["n_questions"] == out["f1"]["n_questions"] == 5
     assert out["f1"]["n_failed"] == 2 and out["f0"]["n_failed"] == 1
-    valid_f0 = [r.brier for r in rows if r.forecaster == "f0" and r.market_id != "m03" and r.probability is not None]
-    assert out["f0"]["raw_brier"] == pytest.approx(np.mean(valid_f0), abs=1e-12)  # the failed repeat is not filled
+    valid_f0 = [
+        r.brier
+        for r in rows
+        if r.forecaster == "f0" and r.market_id != "m03" and r.probability is not None
+    ]
+    assert out["f0"]["raw_brier"] == pytest.approx(
+        np.mean(valid_f0), abs=1e-12
+    )  # the failed repeat is not filled
     notes = " | ".join(finding.notes)
     assert "failures excluded, never imputed: 9 (dead: 6, f0: 1, f1: 2)" in notes
     assert "1 questions left out" in notes and "dead (no valid forecast)" in notes
 
 
 def test_the_market_price_is_a_forecaster_on_questions_with_a_price():
-    rows = [row(f, f"m{m}", 0, 0.04 * (m + 1) + 0.1 * j, price=None if m == 5 else 0.3)
-            for m in range(7) for j, f in enumerate(("a", "b"))]
+    rows = [
+        row(f, f"m{m}", 0, 0.04 * (m + 1) + 0.1 * j, price=None if m == 5 else 0.3)
+        for m in range(7)
+        for j, f in enumerate(("a", "b"))
+    ]
     out = by_name(effects(rows, replicates=50))
     assert out[MARKET]["n_questions"] == 6 and out["a"]["n_questions"] == 6  # m5 had no price
     assert out[MARKET]["raw_brier"] == pytest.approx(0.09)  # (0.3 − 0)²
@@ -265,7 +313,9 @@ def test_no_interval_under_five_markets_and_no_fit_without_questions():
 
 
 def test_unlinked_forecasters_give_no_fit():
-    rows = [row("a", f"m{m}", 0, 0.1 + 0.01 * m) for m in range(5)] + [row("b", f"m{m}", 0, 0.2) for m in range(5, 10)]
+    rows = [row("a", f"m{m}", 0, 0.1 + 0.01 * m) for m in range(5)] + [
+        row("b", f"m{m}", 0, 0.2) for m in range(5, 10)
+    ]
     out = effects(rows, include_market=False, panel="available", replicates=50)
     assert out.rows == () and any("do not link" in n for n in out.notes)
 
@@ -278,7 +328,10 @@ def test_same_rows_same_finding_and_the_seed_moves_only_the_interval():
     for panel in ("matched", "available"):
         first = effects(rows, panel=panel, replicates=300).to_json()
         assert effects(list(reversed(rows)), panel=panel, replicates=300).to_json() == first
-    a, b = by_name(effects(rows, panel="available", replicates=300)), by_name(effects(rows, panel="available", replicates=300, seed=1))
+    a, b = (
+        by_name(effects(rows, panel="available", replicates=300)),
+        by_name(effects(rows, panel="available", replicates=300, seed=1)),
+    )
     assert all(a[f]["adjusted_brier"] == b[f]["adjusted_brier"] for f in a)
     assert any(a[f]["adjusted_ci_low"] != b[f]["adjusted_ci_low"] for f in a)
 

@@ -29,9 +29,23 @@ RESOLVED = at("2025-12-01T00:00:00")
 
 
 def row(market, p, repeat, outcome=1.0, forecaster="llm", error=None, k=0, usage=()):
-    return ScoredRow(forecaster, market, T + timedelta(days=k), f"f={k}", "politics", p,
-                     error if p is None else None, outcome, 0.4, "reg", "cov", repeat, usage, RESOLVED,
-                     T - timedelta(hours=1))
+    return ScoredRow(
+        forecaster,
+        market,
+        T + timedelta(days=k),
+        f"f={k}",
+        "politics",
+        p,
+        error if p is None else None,
+        outcome,
+        0.4,
+        "reg",
+        "cov",
+        repeat,
+        usage,
+        RESOLVED,
+        T - timedelta(hours=1),
+    )
 
 
 def repeats(market, ps, **kw):
@@ -61,12 +75,16 @@ def test_exact_aggregates_on_crafted_repeats():
     # one question only: σ² = var of the three logits (ddof 1), τ² = max(0, m² − σ²/3)
     sigma2 = np.var([logit(p) for p in ps], ddof=1)
     tau2 = max(0.0, m * m - sigma2 / 3)
-    assert got["llm·logit-shrunk"] == pytest.approx(expit(m * tau2 / (tau2 + sigma2 / 3)), abs=1e-14)
+    assert got["llm·logit-shrunk"] == pytest.approx(
+        expit(m * tau2 / (tau2 + sigma2 / 3)), abs=1e-14
+    )
     assert set(got) == {f"llm·{k}" for k in KINDS}
 
 
 def test_even_count_median_is_the_mean_of_the_middle_two():
-    got = {r.forecaster: r.probability for r in aggregate(repeats("m1", [0.1, 0.3, 0.6, 0.95])).rows}
+    got = {
+        r.forecaster: r.probability for r in aggregate(repeats("m1", [0.1, 0.3, 0.6, 0.95])).rows
+    }
     assert got["llm·median"] == pytest.approx(0.45)
 
 
@@ -89,7 +107,9 @@ def test_shrinkage_is_fitted_across_the_forecasters_questions():
     assert fitted.sigma2 == pytest.approx(sigma2) and fitted.tau2 == pytest.approx(tau2)
     got = by_name(aggregate([r for q in questions for r in q]))
     for q, x in zip(questions, logits):
-        assert got[("llm·logit-shrunk", q[0].market_id, T)].probability == pytest.approx(expit(x.mean() * tau2 / (tau2 + sigma2 / 2)))
+        assert got[("llm·logit-shrunk", q[0].market_id, T)].probability == pytest.approx(
+            expit(x.mean() * tau2 / (tau2 + sigma2 / 2))
+        )
 
 
 def test_shrinkage_factor_bounds():
@@ -107,25 +127,67 @@ def test_all_failed_stays_failed_and_partial_failures_aggregate_valid_ones_only(
     for kind in KINDS:
         failed = got[(f"llm·{kind}", "m1", T)]
         assert failed.probability is None and failed.error == "all 3 repeats failed: invalid answer"
-    assert got[("llm·mean", "m2", T)].probability == pytest.approx(0.4)  # (0.2 + 0.6) / 2, no 0 or 0.5 filled in
+    assert got[("llm·mean", "m2", T)].probability == pytest.approx(
+        0.4
+    )  # (0.2 + 0.6) / 2, no 0 or 0.5 filled in
     assert got[("llm·median", "m2", T)].probability == pytest.approx(0.4)
     assert got[("llm·mean", "m2", T)].error is None
     assert result.repeats == {("llm", "m1", T): (0, 3), ("llm", "m2", T): (2, 3)}
     table = [dict(zip(result.finding.columns, r)) for r in result.finding.rows]
     mean_row = next(r for r in table if r["derived"] == "llm·mean")
-    assert (mean_row["n_questions"], mean_row["n_failed"], mean_row["n_partial"], mean_row["repeats"]) == (1, 1, 1, 3)
+    assert (
+        mean_row["n_questions"],
+        mean_row["n_failed"],
+        mean_row["n_partial"],
+        mean_row["repeats"],
+    ) == (1, 1, 1, 3)
 
 
 def test_derived_rows_keep_the_question_and_sum_usage():
-    usage = (("model_name", "gpt-x"), ("prompt_tokens", 100), ("completion_tokens", 10), ("latency_s", 1.5))
-    rows = [row("m1", 0.3, 0, outcome=0.0, usage=usage), row("m1", 0.5, 1, outcome=0.0, usage=usage)]
+    usage = (
+        ("model_name", "gpt-x"),
+        ("prompt_tokens", 100),
+        ("completion_tokens", 10),
+        ("latency_s", 1.5),
+    )
+    rows = [
+        row("m1", 0.3, 0, outcome=0.0, usage=usage),
+        row("m1", 0.5, 1, outcome=0.0, usage=usage),
+    ]
     derived = aggregate(rows).rows
     assert len(derived) == 4
     for r in derived:
-        assert (r.market_id, r.t0, r.label, r.topic, r.outcome, r.market_price, r.regime, r.coverage,
-                r.resolved_at, r.price_t, r.repeat) == ("m1", T, "f=0", "politics", 0.0, 0.4, "reg", "cov",
-                                                         RESOLVED, T - timedelta(hours=1), 0)
-        assert dict(r.usage) == {"model_name": "gpt-x", "prompt_tokens": 200, "completion_tokens": 20, "latency_s": 3.0}
+        assert (
+            r.market_id,
+            r.t0,
+            r.label,
+            r.topic,
+            r.outcome,
+            r.market_price,
+            r.regime,
+            r.coverage,
+            r.resolved_at,
+            r.price_t,
+            r.repeat,
+        ) == (
+            "m1",
+            T,
+            "f=0",
+            "politics",
+            0.0,
+            0.4,
+            "reg",
+            "cov",
+            RESOLVED,
+            T - timedelta(hours=1),
+            0,
+        )
+        assert dict(r.usage) == {
+            "model_name": "gpt-x",
+            "prompt_tokens": 200,
+            "completion_tokens": 20,
+            "latency_s": 3.0,
+        }
 
 
 def test_finding_brier_vs_single_draw():
@@ -154,8 +216,12 @@ def test_a_name_colliding_with_a_derived_name_is_refused():
 
 def test_leaderboard_scores_derived_rows_and_output_is_deterministic():
     rng = np.random.default_rng(7)
-    rows = [r for m in range(8) for k in range(2)
-            for r in repeats(f"m{m}", list(rng.uniform(0.05, 0.95, 3)), outcome=float(m % 2), k=k)]
+    rows = [
+        r
+        for m in range(8)
+        for k in range(2)
+        for r in repeats(f"m{m}", list(rng.uniform(0.05, 0.95, 3)), outcome=float(m % 2), k=k)
+    ]
     first, again = aggregate(rows, replicates=300), aggregate(list(reversed(rows)), replicates=300)
     assert first.rows == again.rows
     assert json.dumps(first.finding.to_json()) == json.dumps(again.finding.to_json())
@@ -163,6 +229,10 @@ def test_leaderboard_scores_derived_rows_and_output_is_deterministic():
     assert set(board) == {f"llm·{k}" for k in KINDS}
     assert board["llm·mean"].n_forecasts == 16 and board["llm·mean"].n_markets == 8
     table = [dict(zip(first.finding.columns, r)) for r in first.finding.rows]
-    assert all(r["diff_ci_low"] is not None and r["diff_ci_low"] <= r["diff_vs_single"] <= r["diff_ci_high"] for r in table)
+    assert all(
+        r["diff_ci_low"] is not None
+        and r["diff_ci_low"] <= r["diff_vs_single"] <= r["diff_ci_high"]
+        for r in table
+    )
     # mean of draws is never worse than a single draw in Brier (Jensen), question by question
     assert next(r for r in table if r["aggregate"] == "mean")["diff_vs_single"] <= 0

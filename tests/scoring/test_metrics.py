@@ -38,7 +38,9 @@ def test_ece_by_hand():
 def test_murphy_identity_on_binned_forecasts():
     binned = np.round(P, 1)
     m = metrics.murphy(binned, O)
-    assert m.reliability - m.resolution + m.uncertainty == pytest.approx(metrics.brier(binned, O).mean(), abs=1e-12)
+    assert m.reliability - m.resolution + m.uncertainty == pytest.approx(
+        metrics.brier(binned, O).mean(), abs=1e-12
+    )
     assert m.uncertainty == pytest.approx(O.mean() * (1 - O.mean()))
 
 

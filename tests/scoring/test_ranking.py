@@ -23,8 +23,19 @@ def _rows() -> list[ScoredRow]:
         bold = 1e-6 if i == 0 else (0.999999 if outcome else 1e-6)
         bold = 1 - bold if i == 0 else bold  # market m0: confidently wrong
         for name, p in (("bold", bold), ("hedger", 0.5), ("broken", None)):
-            rows.append(ScoredRow(name, f"m{i}", T + timedelta(days=i), "f=1", "politics", p,
-                                  None if p is not None else "timeout", outcome, 0.5))
+            rows.append(
+                ScoredRow(
+                    name,
+                    f"m{i}",
+                    T + timedelta(days=i),
+                    "f=1",
+                    "politics",
+                    p,
+                    None if p is not None else "timeout",
+                    outcome,
+                    0.5,
+                )
+            )
     return rows
 
 
@@ -35,14 +46,20 @@ def _names(board) -> list[str]:
 def test_default_ranking_is_brier_lowest_first_as_before():
     board = leaderboard(_rows(), replicates=20)
     assert _names(board) == ["bold", "hedger", "broken"]
-    assert board == sorted(board, key=lambda r: (r.slice, r.brier is None, r.brier or 0.0, r.forecaster))
+    assert board == sorted(
+        board, key=lambda r: (r.slice, r.brier is None, r.brier or 0.0, r.forecaster)
+    )
 
 
 def test_a_higher_is_better_metric_ranks_highest_first():
     board = leaderboard(_rows(), replicates=20, rank_by="log_score")
     assert [round(r.log_score, 2) for r in board[:2]] == [-0.69, -1.38]
     assert _names(board) == ["hedger", "bold", "broken"]
-    assert _names(leaderboard(_rows(), replicates=20, rank_by="accuracy")) == ["bold", "hedger", "broken"]
+    assert _names(leaderboard(_rows(), replicates=20, rank_by="accuracy")) == [
+        "bold",
+        "hedger",
+        "broken",
+    ]
 
 
 def test_every_declared_metric_is_a_board_column_and_ranks_by_its_direction():

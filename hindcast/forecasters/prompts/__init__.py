@@ -29,8 +29,10 @@ class Prompt:
     def messages(self, **values: object) -> list[dict]:
         """The chat messages with every placeholder filled (a missing one is a KeyError)."""
         system, user = _sections(self.name, self.text)
-        return [{"role": "system", "content": Template(system).substitute(values).strip()},
-                {"role": "user", "content": Template(user).substitute(values).strip()}]
+        return [
+            {"role": "system", "content": Template(system).substitute(values).strip()},
+            {"role": "user", "content": Template(user).substitute(values).strip()},
+        ]
 
     @property
     def record(self) -> dict:
@@ -47,7 +49,9 @@ def load(name: str) -> Prompt:
 
 
 def names() -> list[str]:
-    return sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))
+    return sorted(
+        p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt")
+    )
 
 
 def _sections(name: str, text: str) -> tuple[str, str]:
@@ -63,5 +67,9 @@ def question_fields(question: Question) -> dict:
     if len(description) > DESCRIPTION_CHARS:
         description = description[:DESCRIPTION_CHARS] + " …"
     close = iso(question.scheduled_close)[:10] if question.scheduled_close else "not stated"
-    return {"today": iso(question.t0)[:10], "question": question.question.strip(),
-            "description": description or "(none)", "close": close}
+    return {
+        "today": iso(question.t0)[:10],
+        "question": question.question.strip(),
+        "description": description or "(none)",
+        "close": close,
+    }
