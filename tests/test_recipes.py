@@ -183,17 +183,23 @@ def test_each_recipe_file_names_itself_on_its_first_line():
         assert first == f"# recipe: docs/recipes/{path.name}", path
 
 
-def test_readme_recipe_blocks_are_the_recipe_files():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    for rel, block in marked_blocks(readme):
-        assert (REPO / rel).is_file(), f"README names {rel}, which does not exist"
-        assert block == (REPO / rel).read_text(encoding="utf-8"), (
-            f"README's block of {rel} differs from the file"
-        )
-    named = [rel for rel, _ in marked_blocks(readme)]
+def documentation() -> list[Path]:
+    """README.md and every page of docs/: the documentation whose code blocks the tests hold to."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def test_recipe_blocks_in_readme_and_docs_are_the_recipe_files():
+    named = []
+    for page in documentation():
+        for rel, block in marked_blocks(page.read_text(encoding="utf-8")):
+            assert (REPO / rel).is_file(), f"{page.name} names {rel}, which does not exist"
+            assert block == (REPO / rel).read_text(encoding="utf-8"), (
+                f"{page.name}'s block of {rel} differs from the file"
+            )
+            named.append(rel)
     for path in sorted(RECIPES.glob("*.py")):
         assert named.count(f"docs/recipes/{path.name}") == 1, (
-            f"README should show {path.name} exactly once"
+            f"README.md and docs/*.md together should show {path.name} exactly once"
         )
 
 
@@ -221,3 +227,215 @@ def test_command_bot(tmp_path):
         ).fetchall()
     assert len(stored) == 10 and all(p is not None and e is None for p, e, _ in stored)
     assert all([c["op"] for c in json.loads(r)] == ["price_history"] for *_, r in stored)
+
+
+# ---- README.md and docs/: short, linked, every command real -----------------------------------
+README_MAX_LINES = 300
+SHELL_FENCES = ("```", "```bash", "```sh", "```console")
+RUNS_MARK = "<!-- test: runs -->"
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def fenced_blocks(markdown: str) -> list[tuple[str, str, str]]:
+    """(opening fence line, block text, the line before the fence) of every fenced block."""
+    blocks, current, fence, before, previous = [], None, "", "", ""
+    for line in markdown.splitlines(keepends=True):
+        bare = line.rstrip("\n")
+        if current is None and bare.startswith("```"):
+            current, fence, before = [], bare, previous
+        elif current is not None and bare == "```":
+            blocks.append((fence, "".join(current), before))
+            current = None
+        elif current is not None:
+            current.append(line)
+        previous = bare
+    return blocks
+
+
+def prose(markdown: str) -> str:
+    """The markdown with its fenced blocks left out (links and headings live here)."""
+    kept, inside = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def test_fenced_blocks_and_anchors_parse():
+    text = "a\n<!-- test: runs -->\n```bash\nhindcast runs list\n```\n```\nx\n```\n"
+    assert fenced_blocks(text) == [
+        ("```bash", "hindcast runs list\n", RUNS_MARK),
+        ("```", "x\n", "```"),  # the line before it closed the first block
+    ]
+    assert (
+        anchor("`hindcast sweep`: replaying forecasters") == "hindcast-sweep-replaying-forecasters"
+    )
+    assert (
+        anchor("2. Your own bot: `command:`, `http:` or MCP")
+        == "2-your-own-bot-command-http-or-mcp"
+    )
+
+
+def test_readme_is_short_and_starts_with_the_two_commands():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count("\n") <= README_MAX_LINES
+    fence, block, _ = fenced_blocks(readme)[0]  # .ci/run reads lines 1 and 2 of this block
+    assert fence == "```bash"
+    first, second = block.splitlines()
+    assert first.endswith("&& hindcast sweep") and second.endswith("&& pytest")
+
+
+def test_readme_links_every_docs_page():
+    linked = set(LINK.findall(prose((REPO / "README.md").read_text(encoding="utf-8"))))
+    for page in sorted((REPO / "docs").glob("*.md")):
+        assert f"docs/{page.name}" in linked, f"README.md does not link docs/{page.name}"
+
+
+def test_every_relative_link_resolves():
+    """Every relative link of README.md and docs/*.md names an existing file or folder, and an
+    anchor names a heading of that page."""
+    checked = 0
+    for page in documentation():
+        for target in LINK.findall(prose(page.read_text(encoding="utf-8"))):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, fragment = target.partition("#")
+            resolved = (page.parent / path).resolve() if path else page
+            assert resolved.exists(), f"{page.name}: link {target} names no file"
+            if fragment and resolved.suffix == ".md":
+                text = prose(resolved.read_text(encoding="utf-8"))
+                headings = {anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+                assert fragment in headings, f"{page.name}: no heading #{fragment} in {path}"
+            checked += 1
+    assert checked >= 20
+
+
+def hindcast_lines(block: str) -> list[str]:
+    """The `hindcast …` command lines of a shell block, continuation lines joined, comments cut."""
+    lines: list[str] = []
+    for raw in block.splitlines():
+        line = raw.removeprefix("$ ")
+        if lines and (lines[-1].endswith("\\") or (raw[:1].isspace() and raw.strip())):
+            lines[-1] = lines[-1].removesuffix("\\") + " " + line.strip()
+        else:
+            lines.append(line)
+    return [re.sub(r"\s+#.*$", "", ln) for ln in lines if ln.split(" ", 1)[0] == "hindcast"]
+
+
+def command_problems(line: str, root) -> list[str]:
+    """What in one `hindcast …` line the real command line does not accept: an unknown command,
+    an unknown option, or a hidden (deprecated) spelling."""
+    tokens = [t.strip("[]'\"") for t in line.split()[1:]]
+    command, path, problems = root, ["hindcast"], []
+    while tokens and hasattr(command, "commands"):  # a group (typer may bring its own click)
+        token = tokens.pop(0)
+        if token in command.commands:
+            command = command.commands[token]
+            path.append(token)
+        elif not token.startswith("-"):
+            return [f"{' '.join(path)} has no command {token!r}"]
+    params = [p for c in (root, command) for p in c.params if p.param_type_name == "option"]
+    visible = {o for p in params if not p.hidden for o in (*p.opts, *p.secondary_opts)}
+    hidden = {o for p in params if p.hidden for o in (*p.opts, *p.secondary_opts)}
+    for token in tokens:
+        option = re.match(r"^(--?[A-Za-z][\w-]*)(=.*)?$", token)
+        if option and option.group(1) in hidden:
+            problems.append(f"{' '.join(path)} {option.group(1)} is a deprecated spelling")
+        elif option and option.group(1) not in visible:
+            problems.append(f"{' '.join(path)} has no option {option.group(1)}")
+    return problems
+
+
+def test_command_problems_finds_what_is_wrong():
+    import typer
+
+    from hindcast.cli.main import app
+
+    root = typer.main.get_command(app)
+    assert command_problems("hindcast sweep -f market --fractions 0.5 [--json]", root) == []
+    assert command_problems("hindcast sweeps --limit 5", root) == [
+        "hindcast has no command 'sweeps'"
+    ]
+    assert command_problems("hindcast runs show RUN --jsn", root) == [
+        "hindcast runs show has no option --jsn"
+    ]
+    assert hindcast_lines("$ hindcast sweep \\\n    --limit 5   # five\nls -l\n") == [
+        "hindcast sweep  --limit 5"
+    ]
+
+
+def test_every_hindcast_command_in_the_documentation_is_real():
+    """Each `hindcast …` line of a shell or plain block in README.md and docs/*.md names real
+    commands and options of the command line as it is (hidden deprecated spellings refused)."""
+    import typer
+
+    from hindcast.cli.main import app
+
+    root = typer.main.get_command(app)
+    seen, problems = 0, []
+    for page in documentation():
+        for fence, block, _ in fenced_blocks(page.read_text(encoding="utf-8")):
+            if fence not in SHELL_FENCES:
+                continue
+            for line in hindcast_lines(block):
+                seen += 1
+                problems += [
+                    f"{page.name}: {p}  ({line.strip()[:80]})" for p in command_problems(line, root)
+                ]
+    assert not problems, "\n".join(problems)
+    assert seen >= 60
+
+
+def test_the_readme_blocks_marked_to_run_run_as_printed(tmp_path):
+    """Every shell block after `<!-- test: runs -->` in README.md and docs/*.md, in page order,
+    in one folder that holds the shipped `markets/` and `archive/` as a checkout does; then what
+    the README says they make."""
+    blocks = [
+        (page.name, block)
+        for page in documentation()
+        for fence, block, before in fenced_blocks(page.read_text(encoding="utf-8"))
+        if before == RUNS_MARK
+    ]
+    assert len(blocks) >= 3
+    for name in ("markets", "archive"):
+        (tmp_path / name).symlink_to(REPO / name, target_is_directory=True)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HINDCAST_")}
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    bindir = str(Path(sys.executable).parent)  # where the `hindcast` console script is
+    env = {**base, "PYTHONPATH": path, "PATH": os.pathsep.join([bindir, base.get("PATH", "")])}
+    output = ""
+    for page, block in blocks:
+        done = subprocess.run(
+            ["bash", "-e", "-u", "-o", "pipefail", "-c", block],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert done.returncode == 0, (
+            f"{page} block exited {done.returncode}:\n{block}\n{done.stderr}"
+        )
+        output += done.stdout + done.stderr
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    claim = re.search(
+        r"`(run r-[0-9a-f]{12} \(new\): 57 markets, \d+ forecasts planned) …`", readme
+    )
+    assert claim and claim.group(1) in output, output[:2000]
+    import csv
+
+    with open(tmp_path / "board" / "leaderboard.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    failed = sum(int(r["n_failed"]) for r in rows if r["forecaster"] == "market")
+    assert f"`market` shows {failed}\nfailures" in readme  # the count the README states
+    assert {r["slice"].split("=")[0] for r in rows} == {"fraction"}
+    assert (tmp_path / "board" / "report.html").is_file()
+    assert (tmp_path / "boards" / "baselines" / "leaderboard.csv").is_file()
