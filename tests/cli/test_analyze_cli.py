@@ -112,7 +112,7 @@ def test_a_missing_database_is_refused_not_created(tmp_path):
 
 
 def _band(price: float) -> str:
-    """The certainty bands as the README states them, written again here."""
+    """The certainty bands as docs/analysis.md states them, written again here."""
     if price <= 0.1 or price >= 0.9:
         return "consensus"
     return "toss-up" if 0.3 <= price <= 0.7 else "leaning"

@@ -1,7 +1,7 @@
-"""The README's team setup, as written there: the service (`hindcast schedule once`) and two
-`hindcast sweep --shard I/2` processes on one PostgreSQL database (a real server, tests/pg.py).
-The service's tables and the runs share the database; every process succeeds; the run the
-shards made is whole; `runs list` and `schedule status` read it."""
+"""The team setup of docs/team-postgresql.md, as written there: the service (`hindcast schedule
+once`) and two `hindcast sweep --shard I/2` processes on one PostgreSQL database (a real server,
+tests/pg.py). The service's tables and the runs share the database; every process succeeds; the
+run the shards made is whole; `runs list` and `schedule status` read it."""
 
 from __future__ import annotations
 
