@@ -440,3 +440,24 @@ def test_the_readme_blocks_marked_to_run_run_as_printed(tmp_path):
     assert {r["slice"].split("=")[0] for r in rows} == {"fraction"}
     assert (tmp_path / "board" / "report.html").is_file()
     assert (tmp_path / "boards" / "baselines" / "leaderboard.csv").is_file()
+    # docs/markets.md, docs/analysis.md and docs/runs-and-leaderboard.md: what they say it shows
+    assert "at t0 2025-11-01T00:00:00Z: price 0.27 (the point at 2025-10-31T" in output
+    assert (tmp_path / "trades.csv").is_file() and "complete set (control)" in output
+    assert (tmp_path / "board-json" / "leaderboard.json").is_file()
+
+
+def test_every_toml_block_parses():
+    import tomllib
+
+    blocks = [
+        (page.name, block)
+        for page in documentation()
+        for fence, block, _ in fenced_blocks(page.read_text(encoding="utf-8"))
+        if fence == "```toml"
+    ]
+    assert len(blocks) >= 3
+    for name, block in blocks:
+        try:
+            tomllib.loads(block)
+        except tomllib.TOMLDecodeError as exc:
+            raise AssertionError(f"{name}: a toml block does not parse: {exc}\n{block}") from exc
