@@ -133,7 +133,9 @@ def write_config(folder: Path, url: str, extra: str = "") -> Path:
     text = CONFIG.format(url=url) + extra
     if SERVICE_DB != "runs/hindcast.db":
         text = text.replace(  # a lock file, needed beside a database that is not a file
-            'db = "runs/hindcast.db"', f'db = "{SERVICE_DB}"\nlock = "runs/service.lock"', 1
+            'db = "runs/hindcast.db"',
+            f'db = "{SERVICE_DB}"\nlock = "runs/hindcast.schedule.lock"',
+            1,
         )
     path.write_text(text, encoding="utf-8")
     return path
