@@ -210,18 +210,7 @@ def postgres(pg_server):
     """The session's throwaway PostgreSQL (tests/pg.py) with a login role `hindcast` whose
     password is PASSWORD (checked by the server, scram) and that may create databases: its URL
     without a database."""
-    import psycopg
-
-    from tests.pg import PASSWORD as SUPERUSER_PASSWORD
-
-    with psycopg.connect(
-        host="127.0.0.1",
-        port=pg_server.port,
-        user="postgres",
-        password=SUPERUSER_PASSWORD,
-        dbname="postgres",
-        autocommit=True,
-    ) as conn:
+    with pg_server.admin() as conn:
         conn.execute(f"CREATE ROLE hindcast LOGIN CREATEDB PASSWORD '{PASSWORD}'")
     return f"postgresql+psycopg://hindcast:{PASSWORD}@127.0.0.1:{pg_server.port}"
 

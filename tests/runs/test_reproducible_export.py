@@ -21,21 +21,13 @@ PINNED = "2026-03-04T05:06:07Z"
 BASELINES = ("-f", "market", "-f", "constant", "-f", "base-rate")
 
 
+def sweep_args(out: Path, db: str, limit: int, *forecasters: str) -> list[str]:
+    store = ["--store", str(SAMPLE_MARKETS), "--limit", str(limit)]
+    return ["sweep", *store, *forecasters, "--out", str(out), "--db", db]
+
+
 def sweep(out: Path, db: str, env: dict) -> dict:
-    proc = run_cli(
-        "sweep",
-        "--store",
-        str(SAMPLE_MARKETS),
-        "--limit",
-        "12",
-        *BASELINES,
-        "--out",
-        str(out),
-        "--db",
-        db,
-        "--json",
-        env=env,
-    )
+    proc = run_cli(*sweep_args(out, db, 12, *BASELINES), "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -79,18 +71,7 @@ def test_without_the_variable_the_wall_clock_is_recorded(tmp_path, new_db_url):
 def test_a_value_that_is_not_an_instant_with_a_zone_is_refused_before_writing(tmp_path, value):
     out, db = tmp_path / "out", tmp_path / "db" / "hindcast.db"
     proc = run_cli(
-        "sweep",
-        "--store",
-        str(SAMPLE_MARKETS),
-        "--limit",
-        "2",
-        "-f",
-        "constant",
-        "--out",
-        str(out),
-        "--db",
-        str(db),
-        env={"HINDCAST_CREATED_AT": value},
+        *sweep_args(out, str(db), 2, "-f", "constant"), env={"HINDCAST_CREATED_AT": value}
     )
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
