@@ -16,16 +16,17 @@ def sweep(spec, *, store, out_dir: Path, now: datetime, **options):
 
 
 async def sweep_async(spec, *, store, out_dir: Path, now: datetime, on_plan: Callable[[int], None] = lambda n: None,
-                      advance: Callable[[], None] = lambda: None, models=None, prices=None,
+                      advance: Callable[[], None] = lambda: None, models=None, prices=None, created_at=None,
                       retry_limit: int | None = None, prepared=None, shard: tuple[int, int] | None = None):
     """Forecast what `spec` misses in `store`, score, export to OUT_DIR/<run id>/: a SweepResult (models None:
-    from os.environ; `shard` (i, n): i-th of n processes). StoppedError once stored and exported (resumable)."""
+    from os.environ; `shard` (i, n): i-th of n processes; `created_at`: a new run's, else `now`). StoppedError once
+    stored and exported (resumable)."""
     from hindcast.leaderboard.run_export import write_run
     from hindcast.replay.engine import run_sweep
 
     return await run_sweep(spec, store=store, out_dir=Path(out_dir), now=now, on_plan=on_plan, advance=advance,
                            models=models, prices=prices, retry_limit=retry_limit, prepared=prepared,
-                           export=lambda *parts: write_run(*parts, store=store), shard=shard)
+                           export=lambda *parts: write_run(*parts, store=store), shard=shard, created_at=created_at)
 
 
 def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):

@@ -50,23 +50,27 @@ class Server:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://postgres:{PASSWORD}@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self, password: str | None = None) -> str:
-        """A new empty database and its URL: the superuser's, or with `password` a new role's
-        that owns the database and logs in with that password (checked by the server).
-        Its collation is ICU's en-US, as on a typical server ("a" < "B" < "b", "_" ignored):
-        nothing hindcast exports may depend on the server's ordering."""
+    def admin(self):
+        """A psycopg connection (autocommit) of the superuser to the `postgres` database."""
         import psycopg
 
-        name = f"t_{uuid.uuid4().hex[:12]}"
-        owner = "postgres" if password is None else f"u_{name}"
-        with psycopg.connect(
+        return psycopg.connect(
             host="127.0.0.1",
             port=self.port,
             user="postgres",
             password=PASSWORD,
             dbname="postgres",
             autocommit=True,
-        ) as c:
+        )
+
+    def create_database(self, password: str | None = None) -> str:
+        """A new empty database and its URL: the superuser's, or with `password` a new role's
+        that owns the database and logs in with that password (checked by the server).
+        Its collation is ICU's en-US, as on a typical server ("a" < "B" < "b", "_" ignored):
+        nothing hindcast exports may depend on the server's ordering."""
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        owner = "postgres" if password is None else f"u_{name}"
+        with self.admin() as c:
             if password is not None:
                 c.execute(f"CREATE ROLE \"{owner}\" LOGIN PASSWORD '{password}'")
             c.execute(

@@ -1,5 +1,7 @@
-"""Where audits are kept: `audits.db` (SQLite) beside the run database (`runs/audits.db` for a
-database that is not a SQLite file). Two tables:
+"""Where audits are kept: `audits.db` (SQLite) beside the run database; when the run database
+is PostgreSQL, two tables of that database (`audit_verdicts`, `audit_documents`), so every
+machine auditing its runs shares every verdict (`runs/audits.db` for any other database).
+Two tables:
 
 - `verdicts`: one detector verdict per (detector, SHA-256 of the text, SHA-256 of the
   question as it stood at t0): a second audit of the same run, or of another run that read
@@ -7,7 +9,8 @@ database that is not a SQLite file). Two tables:
 - `audits`: the newest finished audit of each (run, detectors) as its JSON document, which
   the HTML report renders (`findings`) without calling any detector.
 
-The run database itself is never written. An outage is never stored as a verdict.
+The run store's own tables are never written (on PostgreSQL only the two audit tables are,
+created under an advisory lock by the first opener). An outage is never stored as a verdict.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,8 +39,11 @@ CREATE TABLE IF NOT EXISTS audits (run_id TEXT NOT NULL, detectors TEXT NOT NULL
 """
 
 
-def audit_path(db_url: str, fallback: Path = Path("runs")) -> Path:
-    """audits.db beside the run database when it is a SQLite file, else in `fallback`."""
+def audit_path(db_url: str, fallback: Path = Path("runs")) -> Path | str:
+    """audits.db beside the run database when it is a SQLite file; the run database itself
+    (its URL) when it is PostgreSQL; else audits.db in `fallback`."""
+    if is_postgresql(db_url):
+        return db_url
     if db_url.startswith("sqlite:///"):
         path = db_url.removeprefix("sqlite:///").partition("?")[0]
         if path not in ("", ":memory:"):
@@ -63,33 +69,65 @@ def question_sha(question: Question) -> str:
     return text_sha(json.dumps(fields, ensure_ascii=False))
 
 
-class AuditStore:
-    """The verdict cache and the finished audits (one SQLite file, created on first open)."""
+PG_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS audit_verdicts (detector TEXT NOT NULL, text_sha TEXT NOT NULL, "
+    "question_sha TEXT NOT NULL, label TEXT NOT NULL, score DOUBLE PRECISION NOT NULL, "
+    "judged_by TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (detector, text_sha, question_sha))",
+    "CREATE TABLE IF NOT EXISTS audit_documents (run_id TEXT NOT NULL, detectors TEXT NOT NULL, "
+    "document TEXT NOT NULL, PRIMARY KEY (run_id, detectors))",
+)
+_PG_LOCK = 0x6869616E61756474  # pg_advisory_xact_lock key of the audit tables
+_SQL = {  # the same statements on each backend (SQLite file; PostgreSQL tables of the run database)
+    "sqlite": {
+        "verdict": "SELECT label, score, judged_by, reason FROM verdicts WHERE detector=? "
+        "AND text_sha=? AND question_sha=?",
+        "keep": "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "count": "SELECT COUNT(*) FROM verdicts",
+        "save": "INSERT OR REPLACE INTO audits VALUES (?, ?, ?)",
+        "audits": "SELECT document FROM audits WHERE run_id=? ORDER BY detectors",
+    },
+    "postgresql": {
+        "verdict": "SELECT label, score, judged_by, reason FROM audit_verdicts WHERE detector=%s "
+        "AND text_sha=%s AND question_sha=%s",
+        "keep": "INSERT INTO audit_verdicts VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT "
+        "(detector, text_sha, question_sha) DO UPDATE SET label=EXCLUDED.label, "
+        "score=EXCLUDED.score, judged_by=EXCLUDED.judged_by, reason=EXCLUDED.reason",
+        "count": "SELECT COUNT(*) FROM audit_verdicts",
+        "save": "INSERT INTO audit_documents VALUES (%s, %s, %s) ON CONFLICT (run_id, detectors) "
+        "DO UPDATE SET document=EXCLUDED.document",
+        "audits": "SELECT document FROM audit_documents WHERE run_id=%s "
+        'ORDER BY detectors COLLATE "C"',
+    },
+}
 
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=30)
-            self.db.executescript("PRAGMA journal_mode=WAL;" + SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise RunStoreError(f"audit store {self.path}: {exc}") from None
+
+def is_postgresql(location: str) -> bool:
+    from hindcast.forecasters.cache import is_postgresql as pg
+
+    return pg(str(location))
+
+
+class AuditStore:
+    """The verdict cache and the finished audits: one SQLite file (created on first open), or,
+    `path` a PostgreSQL URL, two tables of that database (created by the first opener)."""
+
+    def __init__(self, path: Path | str):
+        self.pg = is_postgresql(str(path))
+        self.path = str(path) if self.pg else Path(path)
+        self._sql = _SQL["postgresql" if self.pg else "sqlite"]
+        self.db = _open_pg(self.path) if self.pg else _open_sqlite(self.path)
 
     def close(self) -> None:
         self.db.close()
 
     def verdict(self, detector: str, text_hash: str, question_hash: str) -> Verdict | None:
-        row = self.db.execute(
-            "SELECT label, score, judged_by, reason FROM verdicts WHERE detector=? AND text_sha=? "
-            "AND question_sha=?",
-            (detector, text_hash, question_hash),
-        ).fetchone()
+        row = self.db.execute(self._sql["verdict"], (detector, text_hash, question_hash)).fetchone()
         return None if row is None else Verdict(row[0], row[1], row[2], row[3])
 
     def keep(self, detector: str, text_hash: str, question_hash: str, verdict: Verdict) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self._sql["keep"],
                 (
                     detector,
                     text_hash,
@@ -102,20 +140,57 @@ class AuditStore:
             )
 
     def n_verdicts(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        return self.db.execute(self._sql["count"]).fetchone()[0]
 
     def save(self, run_id: str, detectors: Sequence[str], document: dict) -> None:
-        with self.db:
+        with self._writing():
             self.db.execute(
-                "INSERT OR REPLACE INTO audits VALUES (?, ?, ?)",
+                self._sql["save"],
                 (run_id, json.dumps(list(detectors)), json.dumps(document, sort_keys=True)),
             )
 
     def audits(self, run_id: str) -> list[dict]:
-        rows = self.db.execute(
-            "SELECT document FROM audits WHERE run_id=? ORDER BY detectors", (run_id,)
-        )
+        rows = self.db.execute(self._sql["audits"], (run_id,))
         return [json.loads(text) for (text,) in rows]
+
+    def _writing(self):
+        """One write: a transaction of the SQLite file (committed on success); on PostgreSQL the
+        connection is in autocommit, each statement its own transaction."""
+        return nullcontext() if self.pg else self.db
+
+
+def _open_sqlite(path: Path) -> sqlite3.Connection:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=30)
+        db.executescript("PRAGMA journal_mode=WAL;" + SCHEMA)
+    except (OSError, sqlite3.Error) as exc:
+        raise RunStoreError(f"audit store {path}: {exc}") from None
+    return db
+
+
+def _connect_pg(url: str, **options):
+    """A psycopg connection to the database of `url` (SQLAlchemy or libpq spelling); a failure
+    is one RunStoreError naming the database without its password."""
+    import psycopg
+
+    from hindcast.http import redact
+
+    try:
+        return psycopg.connect("postgresql://" + url.split("://", 1)[1], **options)
+    except psycopg.Error as exc:
+        raise RunStoreError(f"audit store {redact(url)}: {redact(str(exc))}") from None
+
+
+def _open_pg(url: str):
+    """An autocommit connection; the two tables made once, under an advisory lock (many
+    processes may open them at once)."""
+    db = _connect_pg(url, autocommit=True)
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
+        for statement in PG_SCHEMA:
+            db.execute(statement)
+    return db
 
 
 def rows_fingerprint(rows) -> str:
@@ -128,22 +203,46 @@ def rows_fingerprint(rows) -> str:
 def stored_findings(
     db_url: str, run_ids: Sequence[str], rows: Mapping[str, Sequence] | None = None
 ) -> list[Finding]:
-    """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db: none).
-    `rows`: run id → its scored rows now; an audit made on other rows is titled STALE."""
-    path = audit_path(db_url)
-    if not path.is_file() or not run_ids:
+    """The stored audits of `run_ids` as Findings, for the report (read only; no audits.db, or
+    no audit table in a PostgreSQL run database: none). `rows`: run id → its scored rows now;
+    an audit made on other rows is titled STALE."""
+    if not run_ids:
         return []
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
-        found = db.execute(
-            "SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
-            % ",".join("?" * len(run_ids)),
-            tuple(run_ids),
-        ).fetchall()
+    found = (
+        _pg_documents(db_url, run_ids)
+        if is_postgresql(db_url)
+        else _file_documents(db_url, run_ids)
+    )
     documents = [json.loads(text) for (text,) in found]
     findings = [_marked(finding_of(d), d, rows) for d in documents]
     return [
         f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(findings)
     ]  # one section id each
+
+
+def _file_documents(db_url: str, run_ids: Sequence[str]) -> list[tuple[str]]:
+    path = audit_path(db_url)
+    if not Path(path).is_file():
+        return []
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
+        return db.execute(
+            "SELECT document FROM audits WHERE run_id IN (%s) ORDER BY run_id, detectors"
+            % ",".join("?" * len(run_ids)),
+            tuple(run_ids),
+        ).fetchall()
+
+
+def _pg_documents(db_url: str, run_ids: Sequence[str]) -> list[tuple[str]]:
+    """In a read-only transaction: nothing is created or changed (no table yet: no audit)."""
+    with closing(_connect_pg(db_url)) as db:
+        db.execute("SET TRANSACTION READ ONLY")
+        if db.execute("SELECT to_regclass('audit_documents')").fetchone()[0] is None:
+            return []
+        return db.execute(
+            "SELECT document FROM audit_documents WHERE run_id = ANY(%s) "
+            'ORDER BY run_id COLLATE "C", detectors COLLATE "C"',
+            (list(run_ids),),
+        ).fetchall()
 
 
 def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | None) -> Finding:

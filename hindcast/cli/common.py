@@ -28,6 +28,27 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+CREATED_ENV = "HINDCAST_CREATED_AT"
+
+
+def run_created(env=None) -> datetime | None:
+    """The creation instant `hindcast sweep` records for a new run: $HINDCAST_CREATED_AT (an ISO
+    8601 instant with its zone), else None (the wall clock). Pinned, a sweep's export is the same
+    to the byte whenever and by whichever process the run was swept; instants the command
+    logs (outages, leases) keep the wall clock."""
+    import os
+
+    from hindcast.api import parse_utc
+
+    text = (os.environ if env is None else env).get(CREATED_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        return parse_utc(text)
+    except ValueError as exc:
+        raise fail(f"{CREATED_ENV}={text!r} is not an ISO 8601 instant with a zone ({exc})")
+
+
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print `hindcast: error: …` on stderr (credentials redacted) and return the Exit to raise."""
     from hindcast.api import redact
@@ -57,6 +78,8 @@ DB_HELP = f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${D
 # Environment variables hindcast reads, as `hindcast --help` lists them.
 ENVIRONMENT = {
     DB_ENV: f"run database (path or URL) when --db is not given [default: {DEFAULT_DB}]",
+    CREATED_ENV: "creation instant (ISO 8601, e.g. 2026-01-01T00:00:00Z) `sweep` records for a new "
+    "run, for an export reproducible to the byte [default: the wall clock]",
     "HINDCAST_DEBUG": "1 prints the traceback of an unexpected error (as -v does)",
     "OPENAI_API_KEY": "key of openai:MODEL forecasters (others: key_env=VARIABLE in the spec)",
 }

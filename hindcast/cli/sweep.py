@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, default_sample, now, verbosity
+from hindcast.cli.common import DB_HELP, default_sample, now, run_created, verbosity
 
 
 def _split(text: str) -> list[str]:
@@ -198,6 +198,7 @@ def sweep(
 
     given = {**locals(), "store": store or markets}  # each spec field's parameter is named after it
     part = _shard(shard)
+    created = run_created()
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
         prepared = api.prepare(
@@ -222,6 +223,7 @@ def sweep(
                 prices=table,
                 prepared=prepared,
                 shard=part,
+                created_at=created,
             )
         )
     _report(result, as_json)

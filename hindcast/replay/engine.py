@@ -160,6 +160,7 @@ class Hooks:
     shard: tuple[int, int] | None = (
         None  # (i, n): this process is the i-th of n sweeping the run (1-based)
     )
+    created_at: datetime | None = None  # recorded for a new run instead of `now`
 
 
 async def run_sweep(
@@ -176,13 +177,16 @@ async def run_sweep(
     prepared: Plan | None = None,
     export: Export = _no_export,
     shard: tuple[int, int] | None = None,
+    created_at: datetime | None = None,
 ) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
     run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
     the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
     table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
     are asked again (`retry_limit`: only those retried fewer times than that). `shard` (i, n):
-    this process's share of the plan first, then the rest (see the module notes)."""
+    this process's share of the plan first, then the rest (see the module notes). `created_at`:
+    the creation instant recorded if the run is new (None: `now`); a run already stored keeps its
+    own, whichever process of a sharded sweep created it."""
     from hindcast.scoring.costs import load_prices
 
     owned = models is None
@@ -193,7 +197,7 @@ async def run_sweep(
     )
     prices = prices if prices is not None else load_prices(None)
     try:
-        hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard))
+        hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard), created_at)
         return await _sweep(spec, store, now, hooks, models, prices, retry_limit, prepared)
     finally:
         await models.aclose()
@@ -255,7 +259,7 @@ async def _run_plan(
         p.run_id,
         p.identity,
         manifest.build(p.identity, p.store_root, forecasters, spec.archive),
-        now,
+        hooks.created_at or now,
     )
     base, limits = limits, _spent(limits, store, p.run_id)
     allowed = subset_rule(spec, p.markets)

@@ -8,18 +8,14 @@ success paths: a sweep stored there, `runs list`'s title, `schedule status` text
 URL's query (`?api_key=…`). Every command runs as a user types it; its stdout, its stderr and
 every file under the test's folder are searched for each planted value.
 
-The real server needs PostgreSQL's `initdb`/`pg_ctl` (Debian: apt-get install postgresql);
+The real server is the session's (tests/pg.py: Debian's initdb/pg_ctl, apt-get install postgresql);
 without them the real-server tests are skipped and say so.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -209,72 +205,14 @@ def test_a_judge_key_pasted_as_key_env_is_refused_without_echo(tmp_path):
 
 
 # ---- a real PostgreSQL server -------------------------------------------------------------------
-def _pg_bin(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
-    return str(candidates[-1]) if candidates else None
-
-
 @pytest.fixture(scope="module")
-def postgres():
-    """A throwaway PostgreSQL on a free loopback port; user `hindcast` with PASSWORD (scram)."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.skip(
-            "PostgreSQL (initdb, pg_ctl) is not installed: the real-server paths were not driven"
-        )
-    as_user: list[str] = []
-    base = Path(tempfile.mkdtemp(prefix="hindcast-pg-"))
-    if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres user
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser: cannot start PostgreSQL")
-        as_user = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(base, "postgres", "postgres")
-    os.chmod(base, 0o700)
-    (base / "pw").write_text(PASSWORD)
-    if as_user:
-        shutil.chown(base / "pw", "postgres", "postgres")
-    port = free_port()
-    run = dict(check=True, capture_output=True, text=True, timeout=120)
-    subprocess.run(
-        [
-            *as_user,
-            initdb,
-            "-D",
-            str(base / "data"),
-            "-U",
-            "hindcast",
-            "--auth=scram-sha-256",
-            f"--pwfile={base / 'pw'}",
-        ],
-        **run,
-    )
-    subprocess.run(
-        [
-            *as_user,
-            pg_ctl,
-            "-D",
-            str(base / "data"),
-            "-l",
-            str(base / "log"),
-            "-w",
-            "-o",
-            f"-p {port} -k {base} -c listen_addresses=127.0.0.1",
-            "start",
-        ],
-        **run,
-    )
-    try:
-        yield f"postgresql+psycopg://hindcast:{PASSWORD}@127.0.0.1:{port}"
-    finally:
-        subprocess.run(
-            [*as_user, pg_ctl, "-D", str(base / "data"), "-m", "immediate", "stop"],
-            capture_output=True,
-            timeout=120,
-        )
-        shutil.rmtree(base, ignore_errors=True)
+def postgres(pg_server):
+    """The session's throwaway PostgreSQL (tests/pg.py) with a login role `hindcast` whose
+    password is PASSWORD (checked by the server, scram) and that may create databases: its URL
+    without a database."""
+    with pg_server.admin() as conn:
+        conn.execute(f"CREATE ROLE hindcast LOGIN CREATEDB PASSWORD '{PASSWORD}'")
+    return f"postgresql+psycopg://hindcast:{PASSWORD}@127.0.0.1:{pg_server.port}"
 
 
 def test_a_wrong_password_and_a_database_that_is_not_ours_are_one_line_without_it(

@@ -1,5 +1,7 @@
 """The response cache: keyed by the full request, a re-run makes zero requests, repeats and
---no-cache behave, and it survives a new process (a new ResponseCache on the same file)."""
+--no-cache behave, and it survives a new process (a new ResponseCache on the same file or
+database). Each test runs on both backends: a SQLite file, and a table of a PostgreSQL database
+(a real server, tests/pg.py)."""
 
 import asyncio
 
@@ -27,6 +29,15 @@ def run(spec, cache, repeat=0):
     return asyncio.run(forecaster.forecast(QUESTION, Context(T0, "m1", HISTORY, (), repeat=repeat)))
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def cache_at(request, tmp_path):
+    """Where the test's response cache lives: a SQLite file, or a new database of the session's
+    PostgreSQL server."""
+    if request.param == "sqlite":
+        return tmp_path / "c.sqlite"
+    return request.getfixturevalue("pg_server").create_database()
+
+
 @pytest.fixture
 def served():
     fake = FakeChatModel(default=counter)
@@ -34,22 +45,20 @@ def served():
         yield fake, url
 
 
-def test_a_second_identical_run_makes_zero_requests(served, tmp_path):
+def test_a_second_identical_run_makes_zero_requests(served, cache_at):
     fake, url = served
     spec = f"zero-shot:model=openai-compatible:{url}#fake"
-    first = run(spec, ResponseCache(tmp_path / "c.sqlite"))
-    second = run(
-        spec, ResponseCache(tmp_path / "c.sqlite")
-    )  # a new process would open the file anew
+    first = run(spec, ResponseCache(cache_at))
+    second = run(spec, ResponseCache(cache_at))  # a new process would open the file anew
     assert len(fake.requests) == 1
     assert first.probability == second.probability and first.ok
     assert (first.usage["requests"], first.usage["cache_hits"]) == (1, 0)
     assert (second.usage["requests"], second.usage["cache_hits"]) == (0, 1)
 
 
-def test_repeats_above_temperature_zero_are_separate_samples_and_each_is_replayed(served, tmp_path):
+def test_repeats_above_temperature_zero_are_separate_samples_and_each_is_replayed(served, cache_at):
     fake, url = served
-    cache = tmp_path / "c.sqlite"
+    cache = cache_at
     spec = f"zero-shot:model=openai-compatible:{url}#fake,temperature=0.8"
     samples = [run(spec, ResponseCache(cache), repeat=i).usage["sample"] for i in range(3)]
     assert (
@@ -64,17 +73,17 @@ def test_repeats_above_temperature_zero_are_separate_samples_and_each_is_replaye
     assert len(fake.requests) == 4
 
 
-def test_repeats_at_temperature_zero_replay_one_answer(served, tmp_path):
+def test_repeats_at_temperature_zero_replay_one_answer(served, cache_at):
     fake, url = served
     spec = f"zero-shot:model=openai-compatible:{url}#fake"
-    results = [run(spec, ResponseCache(tmp_path / "c.sqlite"), repeat=i) for i in range(3)]
+    results = [run(spec, ResponseCache(cache_at), repeat=i) for i in range(3)]
     assert len(fake.requests) == 1 and len({r.probability for r in results}) == 1
 
 
-def test_no_cache_modes(served, tmp_path):
+def test_no_cache_modes(served, cache_at):
     fake, url = served
     spec = f"zero-shot:model=openai-compatible:{url}#fake"
-    path = tmp_path / "c.sqlite"
+    path = cache_at
     run(spec, ResponseCache(path, mode="off"))
     assert len(ResponseCache(path)) == 0
     run(spec, ResponseCache(path, mode="refresh"))
@@ -105,9 +114,9 @@ def test_any_change_to_the_request_changes_the_key():
     assert request_key("http://h/v1/", dict(reversed(list(body.items())))) == base
 
 
-def test_a_different_prompt_variant_is_a_different_request(served, tmp_path):
+def test_a_different_prompt_variant_is_a_different_request(served, cache_at):
     fake, url = served
-    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache = ResponseCache(cache_at)
     run(f"zero-shot:model=openai-compatible:{url}#fake", cache)
     run(f"zero-shot:model=openai-compatible:{url}#fake,price=1", cache)
     assert len(fake.requests) == 2 and len(cache) == 2

@@ -1,7 +1,8 @@
 """Two identical sweeps of one run started together pay for each forecast once.
 
 Real `hindcast sweep` processes against the shipped fake OpenAI-compatible server on
-127.0.0.1 (requests counted at the transport), one run database: the claims in it
+127.0.0.1 (requests counted at the transport), one run database (a SQLite file, and a database
+on a real PostgreSQL server, tests/conftest.py): the claims in it
 (`RunStore.claim`) let exactly one process ask each (forecaster, market, t0, repeat); each
 process reports what it made itself, and both end with the whole run stored.
 """
@@ -9,10 +10,11 @@ process reports what it made itself, and both end with the whole run stored.
 from __future__ import annotations
 
 import re
-import sqlite3
 import subprocess
 import threading
 from datetime import datetime, timezone
+
+from sqlalchemy import create_engine, text
 
 from hindcast.forecasters.cache import canonical
 from hindcast.forecasters.fake import FakeChatModel, answer
@@ -24,12 +26,12 @@ MARKETS = 20
 PLANNED = MARKETS * 4
 
 
-def test_two_sweeps_of_one_run_started_together_send_each_request_once(tmp_path):
+def test_two_sweeps_of_one_run_started_together_send_each_request_once(tmp_path, db_url):
     fake = FakeChatModel(default=answer('{"probability": 0.42}', delay=0.1))
     with fake.serve() as url:
         procs = [
             subprocess.Popen(
-                sweep_cmd(url, tmp_path),
+                [*sweep_cmd(url, tmp_path)[:-1], db_url],  # --db: this backend's database
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -48,10 +50,11 @@ def test_two_sweeps_of_one_run_started_together_send_each_request_once(tmp_path)
     assert len(fake.requests) == len({canonical(body) for body in fake.requests}) == PLANNED
     for (out, _), mine, theirs in zip(outputs, made, made[::-1]):
         assert f"{theirs} by a concurrent sweep, 0 already stored" in out
-    with sqlite3.connect(tmp_path / "hindcast.db") as db:
-        rows = db.execute("SELECT forecaster, market_id, t0, repeat FROM forecasts").fetchall()
-        claims = db.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
-    db.close()
+    engine = create_engine(db_url)
+    with engine.connect() as db:
+        rows = db.execute(text("SELECT forecaster, market_id, t0, repeat FROM forecasts")).all()
+        claims = db.execute(text("SELECT COUNT(*) FROM claims")).scalar_one()
+    engine.dispose()
     assert len(rows) == len(set(rows)) == PLANNED and claims == 0
 
 

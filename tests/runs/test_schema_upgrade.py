@@ -270,3 +270,41 @@ def test_many_processes_opening_an_older_database_at_once_migrate_it_once(tmp_pa
             proc.join(timeout=60)
         assert all(kind == "ok" and count == 2 for kind, _, count in outcomes), outcomes
         assert sorted(migrated for _, migrated, _ in outcomes) == [()] * (n - 1) + [(1, 2, 3)]
+
+
+PREVIOUS_RELEASE = ROOT / "tests" / "fixtures" / "runs" / "release_d77f3c9.db"
+
+
+def test_a_database_written_by_the_previous_release_at_schema_2_gains_claims_keeping_every_row(
+    tmp_path,
+):
+    """release_d77f3c9.db: written by the release that stamped schema 2 (no claims table), with
+    the rows of EXPECTED; readable as it is, and one write open adds the claims table only."""
+    path = tmp_path / "hindcast.db"
+    shutil.copyfile(PREVIOUS_RELEASE, path)
+    assert user_version(path) == 2 == migrations.READABLE
+    before = contents(path)
+    assert "claims" not in before["rows"]
+    reader = RunStore(f"sqlite:///{path}", read_only=True)
+    assert reader.schema_version == 2 and forecast_rows(reader, "r-one") == [
+        row[:5] + row[6:] for row in EXPECTED
+    ]
+    reader.close()
+    assert contents(path) == before and user_version(path) == 2  # a reader wrote nothing
+    store = RunStore(f"sqlite:///{path}")
+    assert store.migrated == (3,) and user_version(path) == SCHEMA_VERSION == 3
+    after = contents(path)
+    assert [
+        e for e in after["schema"] if e[1] not in ("claims", "sqlite_autoindex_claims_1")
+    ] == before["schema"]
+    assert {k: v for k, v in after["rows"].items() if k != "claims"} == before["rows"]
+    assert after["rows"]["claims"] == []
+    assert forecast_rows(store, "r-one") == [row[:5] + row[6:] for row in EXPECTED]
+    assert [(b.sweep, b.status, b.run_id) for b in State(store.engine).batches()] == [
+        ("daily", "done", "r-one")
+    ]
+    store.close()
+    again = RunStore(f"sqlite:///{path}")
+    assert again.migrated == ()
+    again.close()
+    assert contents(path) == after

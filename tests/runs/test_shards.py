@@ -2,7 +2,9 @@
 real server, tests/pg.py), one of them kill -9'd mid-run: every planned (forecaster, market,
 t0, repeat) is stored exactly once, the dead worker's share is finished by the others, and the
 export equals, byte for byte, that of a single-process sweep of the same spec replaying the
-same cached answers — into PostgreSQL and into SQLite.
+same cached answers — into PostgreSQL and into SQLite. Every sweep pins the run's creation
+instant (HINDCAST_CREATED_AT, the one wall-clock instant an export shows), so the exports are
+compared whole, to the byte.
 
 The answers come from the shipped fake OpenAI-compatible server on 127.0.0.1 (a probability
 derived from each request's bytes, so every forecast differs); a first sweep records them in
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -32,6 +35,8 @@ from tests.helpers import ROOT, SAMPLE_MARKETS
 MARKETS, REPEATS = 40, 3
 PLANNED = MARKETS * 4 * REPEATS  # four lifetime fractions
 WORKERS = 4
+CREATED = "2026-01-02T03:04:05Z"
+ENV = {**os.environ, "HINDCAST_CREATED_AT": CREATED}  # every sweep's: the run's creation instant
 
 
 def varied(body: dict) -> Reply:
@@ -66,7 +71,9 @@ def sweep_cmd(fake_url: str, out: Path, db: str, *extra: str) -> list[str]:
 
 
 def run(cmd: list[str]) -> dict:
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False, env=ENV
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -92,12 +99,12 @@ def seeded(url: str, cache: Path) -> str:
 
 
 def export_of(out: Path, run_id: str, db: str) -> dict[str, bytes]:
-    """Every exported file's bytes, with the run's creation instant (the wall clock of the sweep
-    that created it, shown once in the report) replaced by a placeholder: the only bytes that
-    may differ between two runs of one spec created at different instants."""
+    """Every exported file's bytes, whole; the run's creation instant (pinned, whichever
+    process created the run) is shown once, in the report."""
     store = RunStore(db, read_only=True)
     created = store.run(run_id).created_at.encode()
     store.close()
+    assert created == CREATED.encode()
     folder, out_files = out / run_id, {}
     for p in sorted(folder.rglob("*")):
         if p.is_file():
@@ -105,7 +112,7 @@ def export_of(out: Path, run_id: str, db: str) -> dict[str, bytes]:
             assert data.count(created) == (2 if p.name == "report.html" else 0), (
                 p
             )  # its cell: value + text
-            out_files[str(p.relative_to(folder))] = data.replace(created, b"<created>")
+            out_files[str(p.relative_to(folder))] = data
     return out_files
 
 
@@ -183,6 +190,7 @@ def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                env=ENV,
             )
             for i, out in enumerate(outs, start=1)
         ]

@@ -230,6 +230,38 @@ def test_a_postgresql_database_of_the_release_before_versioning_upgrades_keeping
     assert RunStore(url).migrated == ()
 
 
+def test_a_postgresql_database_at_schema_2_gains_claims_keeping_every_row(pg_server):
+    """The release's database brought to schema 2 by the version-2 steps and stamped 2 (the
+    schema before claims; no release wrote PostgreSQL at 2, d77f3c9 read `PRAGMA user_version`
+    on every backend): a write open runs step 3 only, every row kept."""
+    import psycopg
+
+    url = restored_release(pg_server)
+    with psycopg.connect(url.replace("+psycopg", "")) as db:
+        db.execute("CREATE TABLE hindcast_schema (version INTEGER NOT NULL)")
+        migrations.PG_STEPS[1](db, "test")
+        migrations.PG_STEPS[2](db, "test")
+        db.execute("INSERT INTO hindcast_schema (version) VALUES (2)")
+    before = pg_contents(url)
+    assert "claims" not in before
+    reader = RunStore(url, read_only=True)
+    assert reader.schema_version == 2 and len(reader.forecasts("r-one", all_attempts=True)) == 4
+    reader.close()
+    assert pg_contents(url) == before
+    store = RunStore(url)
+    assert store.migrated == (3,)
+    after = pg_contents(url)
+    assert {
+        k: v
+        for k, v in after.items()
+        if k not in {"claims", "hindcast_schema", "constraints", "indexes"}
+    } == {k: v for k, v in before.items() if k not in {"hindcast_schema", "constraints", "indexes"}}
+    assert after["claims"][1] == [] and after["hindcast_schema"][1] == [(SCHEMA_VERSION,)]
+    assert forecast_rows(store, "r-one") == [row[:5] + row[6:] for row in EXPECTED]
+    store.close()
+    assert RunStore(url).migrated == ()
+
+
 def test_an_older_postgresql_database_is_migrated_in_place(pg_server):
     """The shape before 1d68a1e (no attempt column, one_forecast unique) gains attempts in place."""
     url = pg_server.create_database()

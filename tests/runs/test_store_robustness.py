@@ -50,7 +50,8 @@ def test_a_database_of_the_previous_schema_opens_and_keeps_its_rows(tmp_path):
     RunStore(f"sqlite:///{path}")  # opening again is a no-op
 
 
-def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
+def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path, db_url):
+    """Three processes, one new database (a SQLite file; a database on a real PostgreSQL server)."""
     args = [
         sys.executable,
         "-m",
@@ -69,7 +70,7 @@ def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
         "--out",
         str(tmp_path),
         "--db",
-        str(tmp_path / "hindcast.db"),
+        db_url,
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
@@ -83,9 +84,11 @@ def test_two_sweeps_of_the_same_run_started_together_both_succeed(tmp_path):
     assert not any(
         "Traceback" in err or "already exists" in err or "UNIQUE" in err for _, err in results
     )
-    with sqlite3.connect(tmp_path / "hindcast.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
-        assert db.execute("SELECT COUNT(*) FROM forecasts").fetchone() == (6,)
+    store = RunStore(db_url, read_only=True)
+    assert (
+        len(store.runs()) == 1 and len(store.forecasts(store.runs()[0].id, all_attempts=True)) == 6
+    )
+    store.close()
 
 
 def _open_and_create(url: str, barrier, results) -> None:

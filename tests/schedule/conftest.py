@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -111,11 +110,50 @@ def sweep_table(name: str, spec: str, store: Path, ids: list[str], run: dict | N
     )
 
 
+SERVICE_DB = (
+    "runs/hindcast.db"  # the service's database in CONFIG (the `service_db` fixture sets it)
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def service_db(request, monkeypatch) -> str:
+    """The service's (and its runs') database on each backend, as write_config writes it into
+    the config: the default SQLite file, or a new database on the session's real PostgreSQL
+    server (tests/pg.py)."""
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_server").create_database()
+        monkeypatch.setattr("tests.schedule.conftest.SERVICE_DB", url)
+        return url
+    return SERVICE_DB
+
+
 def write_config(folder: Path, url: str, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "hindcast.toml"
-    path.write_text(CONFIG.format(url=url) + extra, encoding="utf-8")
+    text = CONFIG.format(url=url) + extra
+    if SERVICE_DB != "runs/hindcast.db":
+        text = text.replace(  # a lock file, needed beside a database that is not a file
+            'db = "runs/hindcast.db"',
+            f'db = "{SERVICE_DB}"\nlock = "runs/hindcast.schedule.lock"',
+            1,
+        )
+    path.write_text(text, encoding="utf-8")
     return path
+
+
+def query(folder: Path, sql: str, **params) -> list[tuple]:
+    """The rows of `sql` (`:name` parameters) in the run database of the config in `folder`,
+    whichever backend it is on."""
+    from sqlalchemy import create_engine, text
+
+    from hindcast.schedule.config import load
+
+    engine = create_engine(load(folder / "hindcast.toml").db_url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(sql), params)]
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture
@@ -192,24 +230,23 @@ def contents(folder: Path, url: str) -> dict:
         for p in sorted((store / "versions").iterdir())
         if not p.name.startswith(".")
     }
-    with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
 
-        def rows(sql: str) -> list:
-            return sorted(
-                tuple(clean(v) if isinstance(v, str) else v for v in r) for r in db.execute(sql)
-            )
+    def rows(sql: str) -> list:
+        return sorted(
+            tuple(clean(v) if isinstance(v, str) else v for v in r) for r in query(folder, sql)
+        )
 
-        tables = {
-            "runs": rows("SELECT id, created_at, spec_json, manifest_json FROM runs"),
-            "forecasts": rows(
-                "SELECT run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                "rationale FROM forecasts"
-            ),
-            "batches": rows(
-                "SELECT sweep, spec, status, run_id, created, finished, markets FROM schedule_batches"
-            ),
-            "values": rows("SELECT key, value FROM schedule_values"),
-        }
+    tables = {
+        "runs": rows("SELECT id, created_at, spec_json, manifest_json FROM runs"),
+        "forecasts": rows(
+            "SELECT run_id, forecaster, market_id, t0, label, repeat, probability, error, "
+            "rationale FROM forecasts"
+        ),
+        "batches": rows(
+            "SELECT sweep, spec, status, run_id, created, finished, markets FROM schedule_batches"
+        ),
+        "values": rows("SELECT key, value FROM schedule_values"),
+    }
     boards = {
         p.name: clean(p.read_text())
         for p in sorted((folder / "leaderboards" / "baselines").glob("*"))

@@ -1,5 +1,7 @@
 """`schedule run` as a real process: one instance per run database, jobs persisted in the
-APScheduler job store across restarts, graceful SIGTERM."""
+APScheduler job store across restarts, graceful SIGTERM — with the service's database a SQLite
+file and a database on a real PostgreSQL server (`service_db`; its lock file named as the
+SQLite file's would be)."""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ def _stop(proc) -> None:
     proc.wait(60)
 
 
-def test_two_instances_at_once_the_second_exits_with_a_clear_message(tmp_path, server):
+def test_two_instances_at_once_the_second_exits_with_a_clear_message(tmp_path, server, service_db):
     config = write_config(tmp_path, server.url)
     procs = [run_process(config, "run", wait=False) for _ in range(2)]
     loser = _wait_for(lambda: next((p for p in procs if p.poll() is not None), None), 60)
@@ -63,7 +65,7 @@ def test_two_instances_at_once_the_second_exits_with_a_clear_message(tmp_path, s
     assert [e["event"] for e in _events(tmp_path)][-2:] == ["service.stopping", "service.stopped"]
 
 
-def test_jobs_keep_their_next_run_across_a_restart(tmp_path, server):
+def test_jobs_keep_their_next_run_across_a_restart(tmp_path, server, service_db):
     config = write_config(tmp_path, server.url)
     first = run_process(config, "run", wait=False)
     _wait_for(lambda: _seen(tmp_path, "job.finished", job="export"))
@@ -85,7 +87,7 @@ def test_jobs_keep_their_next_run_across_a_restart(tmp_path, server):
     assert sum(e["event"] == "job.started" for e in _events(tmp_path)) == 3  # nothing ran again
 
 
-def test_sigterm_lets_the_running_job_finish_and_starts_no_other(tmp_path, server):
+def test_sigterm_lets_the_running_job_finish_and_starts_no_other(tmp_path, server, service_db):
     config = write_config(tmp_path, server.url)
     server.block(lambda endpoint, params: endpoint.endswith("prices-history"))
     proc = run_process(config, "run", wait=False)

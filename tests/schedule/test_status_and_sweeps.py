@@ -1,4 +1,5 @@
-"""`schedule status`, a failing job, and how a configured sweep may (and may not) change."""
+"""`schedule status`, a failing job, and how a configured sweep may (and may not) change — with
+the service's database a SQLite file and a database on a real PostgreSQL server (`service_db`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tests.schedule.conftest import (
 )
 
 
-def test_status_shows_last_runs_watermarks_sweeps_and_failures(tmp_path, server, clock):
+def test_status_shows_last_runs_watermarks_sweeps_and_failures(tmp_path, server, clock, service_db):
     config = write_config(tmp_path, server.url)
     assert "no job has run against this database yet" in run_process(config, "status").stdout
     tick(config, TICKS[0])
@@ -53,7 +54,9 @@ def test_status_shows_last_runs_watermarks_sweeps_and_failures(tmp_path, server,
     )
 
 
-def test_a_forecaster_added_later_is_run_on_every_market_already_covered(tmp_path, server, clock):
+def test_a_forecaster_added_later_is_run_on_every_market_already_covered(
+    tmp_path, server, clock, service_db
+):
     config = write_config(tmp_path, server.url)
     tick(config, TICKS[0])
     text = config.read_text().replace(
@@ -70,7 +73,7 @@ def test_a_forecaster_added_later_is_run_on_every_market_already_covered(tmp_pat
     ]
 
 
-def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock):
+def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock, service_db):
     config = write_config(tmp_path, server.url)
     tick(config, TICKS[0])
     config.write_text(config.read_text().replace("fractions = [0.5, 0.9]", "fractions = [0.5]"))
@@ -82,7 +85,7 @@ def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock):
 
 
 def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
-    tmp_path, server, clock
+    tmp_path, server, clock, service_db
 ):
     from hindcast.schedule.config import load
     from hindcast.schedule.service import Service
@@ -112,7 +115,7 @@ def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
     assert batch.status == "done" and len(again.store.forecasts(batch.run_id)) == 3 * 3 * 2
 
 
-def test_before_any_market_is_stored_the_sweeps_have_nothing_to_do(tmp_path):
+def test_before_any_market_is_stored_the_sweeps_have_nothing_to_do(tmp_path, service_db):
     statuses, _ = tick(write_config(tmp_path, "http://127.0.0.1:9"), TICKS[0])
     assert statuses == {"pull": "failed", "sweeps": "ok", "export": "ok"}
     assert service_state(tmp_path).batches() == []

@@ -1,10 +1,10 @@
 """The service over simulated time: after each tick only the newly resolved markets are swept,
-the leaderboard export grows, the watermark advances."""
+the leaderboard export grows, the watermark advances — with its database a SQLite file and a
+database on a real PostgreSQL server (`service_db`)."""
 
 from __future__ import annotations
 
 import csv
-import sqlite3
 from datetime import timedelta
 
 from hindcast.schedule.config import load
@@ -12,6 +12,7 @@ from hindcast.timeutil import iso
 from tests.schedule.conftest import (
     TICKS,
     log_events,
+    query,
     resolved_between,
     service_state,
     sim_markets,
@@ -20,18 +21,13 @@ from tests.schedule.conftest import (
 )
 
 
-def _db(tmp_path):
-    return sqlite3.connect(tmp_path / "runs" / "hindcast.db")
-
-
 def _run_markets(tmp_path, run_id: str) -> set[str]:
-    with _db(tmp_path) as db:
-        return {
-            m
-            for (m,) in db.execute(
-                "SELECT DISTINCT market_id FROM forecasts WHERE run_id = ?", (run_id,)
-            )
-        }
+    return {
+        m
+        for (m,) in query(
+            tmp_path, "SELECT DISTINCT market_id FROM forecasts WHERE run_id = :run", run=run_id
+        )
+    }
 
 
 def _exported(tmp_path) -> tuple[set[str], list[dict]]:
@@ -46,7 +42,7 @@ def _batches(tmp_path):
     return service_state(tmp_path).batches("baselines")
 
 
-def test_each_tick_sweeps_only_the_newly_resolved_markets(tmp_path, server, clock):
+def test_each_tick_sweeps_only_the_newly_resolved_markets(tmp_path, server, clock, service_db):
     config = write_config(tmp_path, server.url)
     markets, previous, seen_batches = sim_markets(), None, 0
     for now in TICKS:
@@ -75,7 +71,7 @@ def test_each_tick_sweeps_only_the_newly_resolved_markets(tmp_path, server, cloc
         }
 
 
-def test_each_pull_lists_from_the_watermark_minus_the_lookback(tmp_path, server, clock):
+def test_each_pull_lists_from_the_watermark_minus_the_lookback(tmp_path, server, clock, service_db):
     config = write_config(tmp_path, server.url)
     for now in TICKS[:3]:
         clock.now = now
