@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hindcast import api  # noqa: E402
-from hindcast.archive import distributed, snapshot as snapshots  # noqa: E402
+from hindcast.archive import distributed  # noqa: E402
+from hindcast.archive import snapshot as snapshots
 from tests.archive.ray_cluster import LocalCluster  # noqa: E402
 from tests.helpers import sample_headlines  # noqa: E402
 

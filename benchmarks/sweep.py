@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hindcast import api
-from hindcast.forecasters.models import Models
 from hindcast.forecasters.cache import ResponseCache
+from hindcast.forecasters.models import Models
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
 from hindcast.timeutil import parse_utc

@@ -39,7 +39,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from hindcast.archive import index, ingest as ingesting, layout
+from hindcast.archive import index, layout
+from hindcast.archive import ingest as ingesting
 from hindcast.archive.embed import Embedder, resolve
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveInputError, ConfigError, HindcastError, StoppedError

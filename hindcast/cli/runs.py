@@ -71,8 +71,8 @@ def list_runs(
         return
     from rich.table import Table
 
-    from hindcast.cli.console import out_console
     from hindcast.api import redact
+    from hindcast.cli.console import out_console
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):

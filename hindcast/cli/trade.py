@@ -69,13 +69,14 @@ def trade(
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
     the zero-edge control (its P&L is minus its fees)."""
     from hindcast import api
-    from hindcast.api import RunStore, db_url
-    from hindcast.cli.common import fail
     from hindcast.api import (
+        RunStore,
         TradingStrategy,
+        db_url,
         load_fees,
         simulate_trading,
     )
+    from hindcast.cli.common import fail
 
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:

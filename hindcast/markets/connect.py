@@ -43,8 +43,8 @@ def kalshi_client(
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
     import httpx
 
-    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
     from hindcast.http import RetryPolicy
+    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
 
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
         yield KalshiClient(

@@ -21,9 +21,8 @@ from decimal import Decimal, InvalidOperation
 from hindcast.errors import MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketMeta
 from hindcast.markets.kalshi import PERIOD_MINUTES
-from hindcast.markets.parse import ParsedMarket
+from hindcast.markets.parse import ParsedMarket, _text
 from hindcast.markets.parse import _optional_text as _optional
-from hindcast.markets.parse import _text
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import topic_of
 from hindcast.records import Market, PricePoint, Resolution

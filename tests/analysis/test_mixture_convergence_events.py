@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hindcast.analysis import MarketFacts, Settings, convergence, events, facts_of, mixture
+from hindcast.analysis.units import cluster_interval
 from hindcast.markets.bundle import MarketBundle, MarketMeta
 from hindcast.records import Market, Resolution
-from hindcast.analysis.units import cluster_interval
 from tests.analysis.rows import day, path, row
 
 S = Settings(replicates=400)

@@ -17,10 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import ray  # noqa: F401  (the `ray` extra: pip install -e '.[ray]'; this test is meant to run, not skip)
+
 from hindcast import api
-from hindcast.archive import distributed, index, snapshot as snapshots
+from hindcast.archive import distributed, index
+from hindcast.archive import snapshot as snapshots
 from hindcast.archive.embed import HashEmbedder
 from hindcast.errors import StoppedError
 from tests.archive.ray_cluster import LocalCluster, ray_env

@@ -5,6 +5,7 @@ approximate index, and its recall measured at build time is recorded in the run'
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from hindcast import api
