@@ -71,7 +71,8 @@ class RetryPolicy:
         return response.status_code in self.statuses
 
     def wait(self, last: Last, attempt: int) -> float:
-        """Seconds before the next attempt: what Retry-After asks (capped under "cap"), else backoff."""
+        """Seconds before the next attempt: what Retry-After asks (capped under
+        "cap"), else backoff."""
         asked = -1.0 if isinstance(last, Exception) else retry_after(last.headers)
         if asked < 0:
             return self.backoff(attempt)

@@ -224,7 +224,8 @@ def _cell(value) -> str:
 
 
 def _ci(row: dict, key: str) -> str:
-    """`value [low, high]` (dollars for pnl, a ratio for roc), or the value alone without an interval."""
+    """`value [low, high]` (dollars for pnl, a ratio for roc), or the value
+    alone without an interval."""
     shown = _money if key == "pnl" else (lambda v: "—" if v is None else f"{v:+.4f}")
     value, low, high = row[key], row[f"{key}_low"], row[f"{key}_high"]
     if value is None or low is None:

@@ -110,7 +110,8 @@ def _require_settled_binary(raw: dict, mid: str) -> None:
 
 
 def _resolved_at(raw: dict, closed: datetime, settled: datetime) -> datetime:
-    """The earliest evidence of the outcome: the close, the occurrence (when given), the settlement."""
+    """The earliest evidence of the outcome: the close, the occurrence (when
+    given), the settlement."""
     occurred = _optional_time(raw, "occurrence_datetime")
     return min(t for t in (closed, settled, occurred) if t is not None)
 
