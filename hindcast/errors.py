@@ -52,6 +52,8 @@ did would still be one clean line.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hindcast.http import redact
 
 
@@ -61,7 +63,7 @@ class HindcastError(Exception):
 
     exit_code = 1
 
-    def __init__(self, *args):
+    def __init__(self, *args: object) -> None:
         super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
@@ -249,7 +251,7 @@ class AlreadyRunning(ScheduleError):
 class Busy(LockHeldError):
     """Someone else holds the lock; `holder` is what they wrote (or None)."""
 
-    def __init__(self, path, holder: dict | None):
+    def __init__(self, path: object, holder: dict[str, Any] | None) -> None:
         self.path, self.holder = path, holder
         super().__init__(f"{path} is held by {holder or 'an unknown process'}")
 
