@@ -4,7 +4,8 @@ data/leakset/measured.json (as the entry's "small", saying which engine measured
 
     python benchmarks/leak_judge_small.py
 
-The full sets: `python benchmarks/leak_detectors.py --judge-local --write-measured` (hours on 2 cores).
+The full sets: `python benchmarks/leak_detectors.py --judge-local
+--write-measured` (hours on 2 cores).
 """
 
 import json

@@ -60,8 +60,9 @@ def test_the_split_is_by_when_resolutions_were_known_not_by_id():
 
 
 def convergence_world(effect: float, seed=1):
-    """60 markets priced 0.5 until t0 = day 10. The forecaster disagrees (0.8 or 0.2) on the first 30,
-    agrees (0.52) on the rest; after t0 disagreeing markets move `effect` toward it, all move by noise."""
+    """60 markets priced 0.5 until t0 = day 10. The forecaster disagrees (0.8 or 0.2) on the first
+    30, agrees (0.52) on the rest; after t0 disagreeing markets move `effect` toward
+    it, all move by noise."""
     rng = np.random.default_rng(seed)
     rows, prices = [], {}
     for i in range(60):

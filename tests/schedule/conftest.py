@@ -101,10 +101,12 @@ SERVICE_HEAD = (
 
 
 def sweep_table(name: str, spec: str, store: Path, ids: list[str], run: dict | None = None) -> str:
-    """One `[[sweeps]]` table: one forecaster on `ids` of `store` at lifetime fraction 0.5 (+ `[sweeps.run]`)."""
+    """One `[[sweeps]]` table: one forecaster on `ids` of `store` at lifetime fraction
+    0.5 (+ `[sweeps.run]`)."""
     text = (
-        f'\n[[sweeps]]\nname = "{name}"\n[sweeps.markets]\nstore = "{store}"\nids = {json.dumps(ids)}\n'
-        f'[sweeps.cutoffs]\nfractions = [0.5]\n[[sweeps.forecasters]]\nspec = "{spec}"\n'
+        f'\n[[sweeps]]\nname = "{name}"\n[sweeps.markets]\nstore = "{store}"\nids = '
+        f"{json.dumps(ids)}\n[sweeps.cutoffs]\nfractions = [0.5]\n[[sweeps.forecasters]]\nspec = "
+        f'"{spec}"\n'
     )
     return text + (
         "[sweeps.run]\n" + "".join(f"{k} = {v}\n" for k, v in run.items()) if run else ""
@@ -175,8 +177,8 @@ def log_events(text: str) -> list[dict]:
 
 # -- what a service stored ----------------------------------------------------------------------
 def contents(folder: Path, url: str) -> dict:
-    """Everything the service made under `folder`, with the folder's path and the fake's URL taken out:
-    market store versions (manifests), runs, forecasts, the service's batches and values,
+    """Everything the service made under `folder`, with the folder's path and the fake's URL taken
+    out: market store versions (manifests), runs, forecasts, the service's batches and values,
     and the exported leaderboard files."""
 
     def clean(text: str) -> str:
@@ -206,7 +208,8 @@ def contents(folder: Path, url: str) -> dict:
                 "rationale FROM forecasts"
             ),
             "batches": rows(
-                "SELECT sweep, spec, status, run_id, created, finished, markets FROM schedule_batches"
+                "SELECT sweep, spec, status, run_id, created, finished, markets FROM "
+                "schedule_batches"
             ),
             "values": rows("SELECT key, value FROM schedule_values"),
         }
