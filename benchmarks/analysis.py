@@ -71,8 +71,8 @@ def main() -> None:
     analysis.analyze(rows, facts)
     took = time.perf_counter() - start
     print(
-        f"{args.markets} markets, {len(rows)} rows: leaderboard {board:.2f} s, analyses {took:.2f} s, "
-        f"ratio {took / board:.1f}"
+        f"{args.markets} markets, {len(rows)} rows: leaderboard {board:.2f} s, analyses "
+        f"{took:.2f} s, ratio {took / board:.1f}"
     )
 
 

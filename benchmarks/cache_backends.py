@@ -49,7 +49,8 @@ def timed_gets(cache: ResponseCache, keys: list[str], gets: int) -> list[float]:
 def summary(name: str, micros: list[float]) -> float:
     median = statistics.median(micros)
     print(
-        f"{name}: median {median:.0f} µs, p95 {sorted(micros)[int(len(micros) * 0.95)]:.0f} µs per hit"
+        f"{name}: median {median:.0f} µs, p95 {sorted(micros)[int(len(micros) * 0.95)]:.0f} "
+        "µs per hit"
     )
     return median
 

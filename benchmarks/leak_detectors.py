@@ -8,10 +8,10 @@
 
 Two sets: `data/leakset` (markets of the shipped sample) and `data/leakset/heldout`
 (resolved markets outside the sample, built after the model-free detector was tuned on the
-first: its figures say how the detector generalises). Every row is judged against its market's question as it
-stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is predicted
-positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives are
-the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
+first: its figures say how the detector generalises). Every row is judged against its market's
+question as it stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is
+predicted positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives
+are the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
 
 - precision = TP / flagged, recall = TP / positives, pooled over rows;
 - 95% intervals: market-cluster percentile bootstrap (2,000 replicates, seed 0; markets are
@@ -243,8 +243,8 @@ def table(results: list[dict]) -> str:
         for subset in ("all", "hand_checked"):
             m = res[subset]
             lines.append(
-                f"{res['detector']:<28} {subset:<13} {m['rows']:>4} {m['tp']:>4} {m['fp']:>4} {m['fn']:>4} "
-                f"{m['failures']:>4}  {_fmt(m['precision'], m['precision_ci']):<24} "
+                f"{res['detector']:<28} {subset:<13} {m['rows']:>4} {m['tp']:>4} {m['fp']:>4} "
+                f"{m['fn']:>4} {m['failures']:>4}  {_fmt(m['precision'], m['precision_ci']):<24} "
                 f"{_fmt(m['recall'], m['recall_ci']):<24}"
             )
     return "\n".join(lines)
@@ -333,8 +333,9 @@ async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
     rows, questions = load_rows(folder)[: args.limit or None], load_questions(folder)
     results = [await run_detector(s, rows, questions, models, args.concurrency) for s in specs]
     print(
-        f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, {sum(r.positive for r in rows)} positives, "
-        f"{sum(r.hand_checked for r in rows)} hand-checked, {len({r.market_id for r in rows})} markets"
+        f"\n{name} set ({folder.relative_to(ROOT)}): {len(rows)} rows, "
+        f"{sum(r.positive for r in rows)} positives, {sum(r.hand_checked for r in rows)} "
+        f"hand-checked, {len({r.market_id for r in rows})} markets"
     )
     print(table(results))
     for res in results:
@@ -342,7 +343,8 @@ async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
         print(
             f"{res['detector']}: best recall at precision ≥ 0.9 over score thresholds: "
             + (
-                f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision {best['precision']:.3f})"
+                f"{best['recall']:.3f} (threshold {best['threshold']:.3f}, precision "
+                f"{best['precision']:.3f})"
                 if best
                 else "none (no threshold reaches precision 0.9)"
             )

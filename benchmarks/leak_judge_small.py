@@ -4,10 +4,12 @@ data/leakset/measured.json (as the entry's "small", saying which engine measured
 
     python benchmarks/leak_judge_small.py
 
-The full sets: `python benchmarks/leak_detectors.py --judge-local --write-measured` (hours on 2 cores).
+The full sets: `python benchmarks/leak_detectors.py --judge-local
+--write-measured` (hours on 2 cores).
 """
 
-import json, sys
+import json
+import sys
 
 sys.path.insert(0, ".")
 from benchmarks.leak_detectors import MEASURED, SETS, _unreadable, judge_small_locally, measure

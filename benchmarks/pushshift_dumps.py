@@ -667,7 +667,8 @@ def generate(cfg: Config, out: Path, titles: list[str] | None = None, log=print)
         for sink in sinks.values():
             files[sink.path.name] = sink.close()
         log(
-            f"{label}: {files[f'RS_{label}.zst']['rows']:,} submissions, {files[f'RC_{label}.zst']['rows']:,} comments"
+            f"{label}: {files[f'RS_{label}.zst']['rows']:,} submissions, "
+            f"{files[f'RC_{label}.zst']['rows']:,} comments"
         )
     manifest = {
         "format": FORMAT,
@@ -715,8 +716,8 @@ def main(argv: list[str] | None = None) -> None:
     manifest = generate(cfg, args.out)
     total = sum(f["bytes"] for f in manifest["files"].values())
     print(
-        f"{sum(f['rows'] for f in manifest['files'].values()):,} rows in {len(manifest['files'])} files, "
-        f"{total / 1e6:,.1f} MB compressed → {args.out}"
+        f"{sum(f['rows'] for f in manifest['files'].values()):,} rows in "
+        f"{len(manifest['files'])} files, {total / 1e6:,.1f} MB compressed → {args.out}"
     )
 
 

@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hindcast import api  # noqa: E402
-from hindcast.archive import distributed, snapshot as snapshots  # noqa: E402
+from hindcast.archive import distributed  # noqa: E402
+from hindcast.archive import snapshot as snapshots
 from tests.archive.ray_cluster import LocalCluster  # noqa: E402
 from tests.helpers import sample_headlines  # noqa: E402
 
@@ -123,7 +124,8 @@ MODES = (("single", 0), ("ray-1", 1), ("ray-2", 2))
 
 
 def one_round(work: Path, inputs: list[Path], chunk_rows: int, reverse: bool) -> dict:
-    """The three modes on fresh archives (the order reversed every other round: the box is shared)."""
+    """The three modes on fresh archives (the order reversed every other
+    round: the box is shared)."""
     results = {}
     for name, nodes in reversed(MODES) if reverse else MODES:
         results[name] = (
@@ -144,8 +146,8 @@ def one_round(work: Path, inputs: list[Path], chunk_rows: int, reverse: bool) ->
 
 def report(rounds: list[dict], args) -> None:
     print(
-        f"{'round':5} {'mode':7} {'docs':>5} {'ingest s':>8} {'embed s':>8} {'total s':>8} {'docs/s':>7} "
-        f"{'× single':>8}  same id/bytes"
+        f"{'round':5} {'mode':7} {'docs':>5} {'ingest s':>8} {'embed s':>8} {'total s':>8} "
+        f"{'docs/s':>7} {'× single':>8}  same id/bytes"
     )
     for number, results in enumerate(rounds, 1):
         for name, r in results.items():
@@ -155,8 +157,9 @@ def report(rounds: list[dict], args) -> None:
                 else ""
             )
             print(
-                f"{number:5d} {name:7} {r['documents']:5d} {r['ingest_s']:8.2f} {r['embed_s']:8.2f} "
-                f"{r['total_s']:8.2f} {r['docs_per_s']:7.1f} {r['ratio_vs_single']:8.2f}  "
+                f"{number:5d} {name:7} {r['documents']:5d} {r['ingest_s']:8.2f} "
+                f"{r['embed_s']:8.2f} {r['total_s']:8.2f} {r['docs_per_s']:7.1f} "
+                f"{r['ratio_vs_single']:8.2f}  "
                 f"{r['same_snapshot_id']}/{r['same_index_bytes']}{start}"
             )
     best = {name: max(r[name]["docs_per_s"] for r in rounds) for name, _ in MODES}

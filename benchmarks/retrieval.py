@@ -122,8 +122,8 @@ def real(index_root: Path, count: int, seed: int = 2) -> tuple[dict, list]:
     markets = SHARED_DATA / "polymarket" / "markets.jsonl"
     if not markets.exists():
         print(
-            f"skipped: --real-index reads market questions from {markets}, the development data beside "
-            "the checkout (not shipped; set HINDCAST_SHARED_DATA to its data folder)",
+            f"skipped: --real-index reads market questions from {markets}, the development data "
+            "beside the checkout (not shipped; set HINDCAST_SHARED_DATA to its data folder)",
             file=sys.stderr,
         )
         raise SystemExit(0)
@@ -141,7 +141,8 @@ def real(index_root: Path, count: int, seed: int = 2) -> tuple[dict, list]:
 
 # ---- the baseline and ground truth ------------------------------------------------------
 def numpy_exact(data: dict, einsum: bool = False):
-    """`@` (BLAS gemv, as in STACK.md), or einsum (single-threaded: steadier on a loaded machine)."""
+    """`@` (BLAS gemv, as in STACK.md), or einsum (single-threaded: steadier
+    on a loaded machine)."""
     vectors, created, edit = data["vectors"], data["created"], data["edit"]
 
     def search(q, t0):
@@ -182,7 +183,8 @@ def numpy_pca_rerank(data: dict, dims: int = 96, candidates: int = 200):
 
 # ---- hindcast's retriever on a real index ----------------------------------------------
 class Precomputed:
-    """An embedder that returns stored vectors: documents by their `doc N` text, queries by `q N`."""
+    """An embedder that returns stored vectors: documents by their `doc N`
+    text, queries by `q N`."""
 
     name, dims = "precomputed-384", DIMS
 
@@ -354,7 +356,8 @@ def main() -> None:
         "--real-index",
         type=Path,
         default=None,
-        help="a built MiniLM index dir (index/<snapshot>/all-MiniLM-L6-v2) instead of synthetic data",
+        help="a built MiniLM index dir (index/<snapshot>/all-MiniLM-L6-v2) instead of synthetic "
+        "data",
     )
     parser.add_argument(
         "--clean", action="store_true", help="scale benchmark: delete its cached data afterwards"
@@ -434,9 +437,9 @@ def _report(n: int, results: list[dict]) -> None:
     )
     for r in results:
         print(
-            f"  {r['variant']:22s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ms'] / base:5.2f}"
-            f"  recall@10 {r['recall@10']:.4f}  leaks {r['leaks']}  short {r['short']}"
-            + f"  build {r['build_s']} s"
+            f"  {r['variant']:22s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio "
+            f"{r['p50_ms'] / base:5.2f}  recall@10 {r['recall@10']:.4f}  leaks {r['leaks']}  "
+            f"short {r['short']}" + f"  build {r['build_s']} s"
         )
 
 

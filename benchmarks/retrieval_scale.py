@@ -93,7 +93,8 @@ def documents(dumps: Path, label: str, headlines: int, seed: int) -> dict:
 
 
 def _edit_us(row: dict) -> int:
-    """The index's edit instant of a dump row: its reader's `edit_of`, encoded as `docs.edit_us` does."""
+    """The index's edit instant of a dump row: its reader's `edit_of`, encoded
+    as `docs.edit_us` does."""
     from hindcast.archive import docs, pushshift
 
     state, edited_at = pushshift.edit_of(row)
@@ -158,7 +159,8 @@ def write_vectors(
 
 def mix(table, main, other, kind, rng, comment_other: float = 0.5) -> np.ndarray:
     """Unit vectors: submissions 1 × main + 0.5 × other headline, comments 1 × main +
-    `comment_other` × other (both scaled by 0.75 when comment_other is 1: an even mix), plus noise."""
+    `comment_other` × other (both scaled by 0.75 when comment_other is 1: an
+    even mix), plus noise."""
     sub = (kind == 1)[:, None]
     even = comment_other == 1.0
     w_main = np.where(sub, 1.0, 0.75 if even else 1.0).astype(np.float32)
@@ -544,12 +546,14 @@ def run(args) -> dict:
     manifest = gen.generate(cfg, dumps, log=log)
     times["generate_dumps_s"] = time.perf_counter() - start
     log(
-        f"dumps ready ({sum(f['bytes'] for f in manifest['files'].values()) / 1e9:.2f} GB compressed)"
+        f"dumps ready ({sum(f['bytes'] for f in manifest['files'].values()) / 1e9:.2f} GB "
+        "compressed)"
     )
     table = anchors()
     if table.shape[0] != manifest["headlines"]:
         raise SystemExit(
-            f"anchors: {table.shape[0]} headline vectors but the dumps used {manifest['headlines']} titles"
+            f"anchors: {table.shape[0]} headline vectors but the dumps used "
+            f"{manifest['headlines']} titles"
         )
     labels = gen.month_starts(cfg)
     months, ann_meta = [], {}
@@ -607,21 +611,25 @@ def run(args) -> dict:
 def report(out: dict) -> None:
     print(
         f"{out['docs']:,} documents over {out['months']} months, {out['queries']} queries "
-        f"({out['questions']} market questions), IVF lists per month {sorted(set(out['lists'].values()))}"
+        f"({out['questions']} market questions), IVF lists per month "
+        f"{sorted(set(out['lists'].values()))}"
     )
     for r in out["results"]:
         print(
-            f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
-            f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
-            f"identical to truth {r['identical_to_truth']}/{r['queries']}"
+            f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio "
+            f"{r['p50_ratio_to_exact']:5.3f}  recall@10 {r['recall@10']:.4f} (min "
+            f"{r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  identical to truth "
+            f"{r['identical_to_truth']}/{r['queries']}"
         )
     print(f"  build: {out['times_s']}")
     print(f"  disk: {out['disk']}, dumps {out['dumps_gb']} GB")
     print(
-        f"  memory after build: {out['memory_after_build']}; search phase: {out['memory_search_phase']}"
+        f"  memory after build: {out['memory_after_build']}; search phase: "
+        f"{out['memory_search_phase']}"
     )
     print(
-        f"  ground truth uncertain: {out['truth_uncertain']}; data in {out['data']} (delete with rm -rf)"
+        f"  ground truth uncertain: {out['truth_uncertain']}; data in {out['data']} (delete "
+        "with rm -rf)"
     )
 
 

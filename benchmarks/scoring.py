@@ -3,8 +3,9 @@
 Compares hindcast's vectorised scoring (hindcast.scoring.aggregate.leaderboard) with a
 straightforward pure-Python loop computing the same Brier CI, measured in the same run.
 Both run the same number of replicates; ours also computes the skill-vs-market CI, log
-score, accuracy and ECE in the time reported, the loop only the Brier CI. The data are synthetic but shaped like real sweeps:
-5,000 markets × 20 cutoffs, outcomes ~13% Yes as in the shared Polymarket data.
+score, accuracy and ECE in the time reported, the loop only the Brier CI. The data are synthetic but
+shaped like real sweeps: 5,000 markets × 20 cutoffs, outcomes ~13% Yes as in
+the shared Polymarket data.
 
 Usage: python benchmarks/scoring.py [--forecasts 100000] [--replicates 2000]
 """
@@ -83,7 +84,8 @@ def main() -> None:
     python_s = time.perf_counter() - start
 
     print(
-        f"forecasts: {len(rows):,}  markets: {len({r.market_id for r in rows}):,}  replicates: {args.replicates}"
+        f"forecasts: {len(rows):,}  markets: {len({r.market_id for r in rows}):,}  "
+        f"replicates: {args.replicates}"
     )
     print(f"hindcast (all metrics, Brier + skill CIs): {ours_s:.2f} s")
     print(f"pure-Python loop (Brier CI only):          {python_s:.2f} s")

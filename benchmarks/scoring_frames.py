@@ -164,8 +164,9 @@ def main() -> None:
     print(f"import polars (fresh process):                 {polars_import_s() * 1000:7.1f} ms")
     shipped = with_lists(rows)
     print(
-        f"polars inputs differing in bits from shipped: {differing(shipped, with_polars(rows)) or 'none'}; "
-        f"with Brier per row: {differing(shipped, with_polars(rows, same_bits=True)) or 'none'}"
+        "polars inputs differing in bits from shipped: "
+        f"{differing(shipped, with_polars(rows)) or 'none'}; with Brier per row: "
+        f"{differing(shipped, with_polars(rows, same_bits=True)) or 'none'}"
     )
 
 

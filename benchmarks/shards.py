@@ -78,7 +78,8 @@ def arm(
         _, err = proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(
-                f"a sweep failed: {err.strip().splitlines()[-1] if err.strip() else proc.returncode}"
+                "a sweep failed: "
+                f"{err.strip().splitlines()[-1] if err.strip() else proc.returncode}"
             )
     return time.perf_counter() - start, max(seen) + args.latency - min(seen), len(seen)
 
@@ -111,12 +112,13 @@ def main() -> None:
     finally:
         pg.stop(server)
     print(
-        f"{planned} forecasts, latency {args.latency} s, concurrency {args.concurrency} per process "
-        f"(requests: {one_requests} by 1 process, {many_requests} by {args.workers}): 1 process {one:.1f} s ({planned / one:.1f}/s), "
-        f"{args.workers} processes {many:.1f} s ({planned / many:.1f}/s); throughput ratio {one / many:.2f}× "
-        f"wall clock; model window {one_window:.1f} s vs {many_window:.1f} s ({planned / many_window:.1f}/s), "
-        f"ratio {one_window / many_window:.2f}× (ideal {args.workers}×, C/L = {args.concurrency / args.latency:.1f}/s "
-        "per process)"
+        f"{planned} forecasts, latency {args.latency} s, concurrency {args.concurrency} per "
+        f"process (requests: {one_requests} by 1 process, {many_requests} by {args.workers}): 1 "
+        f"process {one:.1f} s ({planned / one:.1f}/s), {args.workers} processes {many:.1f} s "
+        f"({planned / many:.1f}/s); throughput ratio {one / many:.2f}× wall clock; model window "
+        f"{one_window:.1f} s vs {many_window:.1f} s ({planned / many_window:.1f}/s), ratio "
+        f"{one_window / many_window:.2f}× (ideal {args.workers}×, C/L = "
+        f"{args.concurrency / args.latency:.1f}/s per process)"
     )
 
 

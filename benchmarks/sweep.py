@@ -2,9 +2,10 @@
 
 A real `api.sweep` runs the zero-shot forecaster on the shipped sample against
 a fake OpenAI-compatible server (benchmarks/fast_fake_server.py: real HTTP over
-127.0.0.1, asyncio, in its own process) answering every request after L seconds. With C forecasts in flight the ideal is C / L forecasts per second; the target
-is at least 0.9 of it. The measured window runs from the plan to the last stored
-forecast (so it includes building prompts, HTTP, parsing and committing every row).
+127.0.0.1, asyncio, in its own process) answering every request after L seconds. With C forecasts in
+flight the ideal is C / L forecasts per second; the target is at least 0.9 of it. The measured
+window runs from the plan to the last stored forecast (so it includes building prompts, HTTP,
+parsing and committing every row).
 
 Usage: python benchmarks/sweep.py [--latency 0.2] [--concurrency 8 16 32]
 """
@@ -20,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hindcast import api
-from hindcast.forecasters.models import Models
 from hindcast.forecasters.cache import ResponseCache
+from hindcast.forecasters.models import Models
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
 from hindcast.timeutil import parse_utc
@@ -83,8 +84,8 @@ def main() -> None:
         n, seconds = measure(args.latency, c)
         ideal = c / args.latency
         print(
-            f"C = {c:3d}: {n} forecasts in {seconds:.2f} s = {n / seconds:6.1f}/s; ideal C/L = {ideal:6.1f}/s; "
-            f"ratio {n / seconds / ideal:.2f} (target >= 0.90)"
+            f"C = {c:3d}: {n} forecasts in {seconds:.2f} s = {n / seconds:6.1f}/s; ideal C/L = "
+            f"{ideal:6.1f}/s; ratio {n / seconds / ideal:.2f} (target >= 0.90)"
         )
 
 

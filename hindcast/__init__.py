@@ -6,7 +6,8 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
 
     import hindcast
 
-    recorded_at = datetime(2026, 11, 30, tzinfo=timezone.utc)  # the caller's instant (the package reads no clock)
+    # the caller's instant (the package reads no clock)
+    recorded_at = datetime(2026, 11, 30, tzinfo=timezone.utc)
     result = hindcast.sweep(store=hindcast.sample("markets"), forecasters=["market", "base-rate"],
                             fractions=[0.5, 1.0], out="runs", now=recorded_at)
     print(result.to_polars())
@@ -124,8 +125,8 @@ async def sweep_async(
     replay = _spec(spec, settings)
     if runs is not None and db is not None:
         raise ConfigError(
-            "hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open RunStore), "
-            "not both"
+            "hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open "
+            "RunStore), not both"
         )
     hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
     return await api.sweep_async(

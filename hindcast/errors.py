@@ -2,16 +2,19 @@
 
     Exception
     └── HindcastError                      exit 1 unless a subclass says otherwise
-        ├── LeakageError                   something from at/after t0 was about to reach a forecaster
+        ├── LeakageError                   something from at/after t0 was about to reach a
+        │                                  forecaster
         ├── CutoffError                    a t0 that cannot be replayed
         ├── ConfigError                    a spec, service config or flag value that cannot be used
         │   ├── UnknownEmbedderError       (also a ValueError) no registered embedder of that name
-        │   └── BadModelSpec               (also a ValueError) a model spec, endpoint or key_env that cannot be used
+        │   └── BadModelSpec               (also a ValueError) a model spec, endpoint or key_env
+        │                                  that cannot be used
         ├── MarketDataError                market, resolution or price input that cannot be read
         │   ├── InputFormatError           malformed rows, each 'file:line: reason'
         │   ├── MalformedMarket            one market whose fields cannot be read
         │   ├── PolymarketError            a Polymarket request that failed for good (names the URL)
-        │   ├── KalshiError                a Kalshi request that failed for good or answered an unknown shape (names the URL)
+        │   ├── KalshiError                a Kalshi request that failed for good or answered an
+        │   │                              unknown shape (names the URL)
         │   └── PullBusy                   (also a LockHeldError) another pull into the same store
         ├── MarketSkipped                  internal signal: a well-formed market we do not use
         ├── ArchiveIntegrityError          a snapshot/store whose files do not match its manifest
@@ -19,13 +22,17 @@
         ├── BadRow                         (also a ValueError) internal signal: one row rejected
         ├── RetrievalError                 a search that cannot be run as asked
         ├── FrozenError                    a write into a frozen snapshot or store version
-        ├── ForecastError                  a FORECAST failure: the model answered, no valid probability
+        ├── ForecastError                  a FORECAST failure: the model answered, no valid
+        │   │                              probability
         │   └── ChatError                  a chat call without a usable reply
-        ├── RejectedAnswer                 internal signal: one reply refused, the repair turn follows
-        ├── InfrastructureError            an OUTAGE: the model could not be reached (never a forecast)
+        ├── RejectedAnswer                 internal signal: one reply refused, the repair turn
+        │                                  follows
+        ├── InfrastructureError            an OUTAGE: the model could not be reached (never a
+        │   │                              forecast)
         │   ├── CircuitOpen                no call made: the endpoint's breaker is open
         │   └── LocalModelError            the embedded local model server is not available
-        ├── RunStoreError                  the run database (or its response cache) cannot be opened / lacks what was asked
+        ├── RunStoreError                  the run database (or its response cache) cannot be opened
+        │   │                              / lacks what was asked
         │   └── NoRunDatabase              a read of a run database file that does not exist
         ├── LeaderboardError               a leaderboard or report that cannot be made as asked
         ├── ScheduleError                  the re-run service cannot do what it was asked
@@ -33,7 +40,8 @@
         │   └── AlreadyRunning             exit 3: another service holds this run database
         ├── LockHeldError                  exit 3: another instance holds the lock
         │   └── Busy                       a file lock held by someone else (`holder`)
-        └── StoppedError                   exit 4: stopped by a circuit breaker or a budget; resumable
+        └── StoppedError                   exit 4: stopped by a circuit breaker or a budget;
+                                           resumable
 
 The CLI (`hindcast.cli.main.guarded`) prints any HindcastError as one line and exits with
 its `exit_code`. Exit codes of every command: 0 ok · 1 error in the input, the config or
@@ -44,6 +52,8 @@ did would still be one clean line.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hindcast.http import redact
 
 
@@ -53,7 +63,7 @@ class HindcastError(Exception):
 
     exit_code = 1
 
-    def __init__(self, *args):
+    def __init__(self, *args: object) -> None:
         super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
@@ -220,7 +230,8 @@ class NoRunDatabase(RunStoreError):
 
 
 class LeaderboardError(HindcastError):
-    """A leaderboard or report that cannot be made as asked (unknown format, slice, baseline, no rows)."""
+    """A leaderboard or report that cannot be made as asked (unknown format,
+    slice, baseline, no rows)."""
 
 
 class ScheduleError(HindcastError):
@@ -240,7 +251,7 @@ class AlreadyRunning(ScheduleError):
 class Busy(LockHeldError):
     """Someone else holds the lock; `holder` is what they wrote (or None)."""
 
-    def __init__(self, path, holder: dict | None):
+    def __init__(self, path: object, holder: dict[str, Any] | None) -> None:
         self.path, self.holder = path, holder
         super().__init__(f"{path} is held by {holder or 'an unknown process'}")
 

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from itertools import count
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     import httpx
@@ -65,13 +65,14 @@ class RetryPolicy:
             raise ValueError(f"long_wait={self.long_wait!r}: use {' or '.join(LONG_WAITS)}")
 
     def backoff(self, attempt: int) -> float:
-        return min(self.base_delay * 2**attempt, self.max_delay)
+        return min(self.base_delay * float(2**attempt), self.max_delay)
 
     def transient(self, response: httpx.Response) -> bool:
         return response.status_code in self.statuses
 
     def wait(self, last: Last, attempt: int) -> float:
-        """Seconds before the next attempt: what Retry-After asks (capped under "cap"), else backoff."""
+        """Seconds before the next attempt: what Retry-After asks (capped under
+        "cap"), else backoff."""
         asked = -1.0 if isinstance(last, Exception) else retry_after(last.headers)
         if asked < 0:
             return self.backoff(attempt)
@@ -126,7 +127,7 @@ class Retrying:
         *,
         transient: Retryable | None = None,
         before: Callable[[], None] | None = None,
-        **kwargs,
+        **kwargs: Any,
     ) -> Outcome:
         """Send until the Outcome is decided; `before()` runs before every attempt (it may
         raise to stop), `transient(response)` overrides the policy's status set."""
@@ -137,8 +138,9 @@ class Retrying:
             if isinstance(step, Outcome):
                 return step
             self.sleep(step)
+        raise AssertionError("unreachable: count() never ends")
 
-    def _once(self, method: str, url: str, kwargs: dict) -> Last:
+    def _once(self, method: str, url: str, kwargs: dict[str, Any]) -> Last:
         import httpx
 
         try:
@@ -165,7 +167,7 @@ class AsyncRetrying:
         *,
         transient: Retryable | None = None,
         before: Callable[[], None] | None = None,
-        **kwargs,
+        **kwargs: Any,
     ) -> Outcome:
         for attempt in count():
             if before is not None:
@@ -174,8 +176,9 @@ class AsyncRetrying:
             if isinstance(step, Outcome):
                 return step
             await self.sleep(step)
+        raise AssertionError("unreachable: count() never ends")
 
-    async def _once(self, method: str, url: str, kwargs: dict) -> Last:
+    async def _once(self, method: str, url: str, kwargs: dict[str, Any]) -> Last:
         import httpx
 
         try:
@@ -184,7 +187,7 @@ class AsyncRetrying:
             return exc
 
 
-def retry_after(headers: Mapping) -> float:
+def retry_after(headers: Mapping[str, str]) -> float:
     """Seconds a `Retry-After` header asks for: delta-seconds, or an HTTP date minus the
     response's `Date`; never negative. -1.0 when absent or unreadable (then: backoff)."""
     value = headers.get("retry-after")
@@ -273,7 +276,7 @@ def credential_keys(url: str) -> list[str]:
     return [k for k, _ in parse_qsl(query, keep_blank_values=True) if credential_key(k)]
 
 
-def redact(text) -> str:
+def redact(text: object) -> str:
     """`text` (a URL, a message holding URLs, a libpq key=value string, a forecaster spec) with
     every password, userinfo and credential-looking key's value replaced by `***` (and a
     `key_env=` value that is not an environment variable's name: a key pasted there)."""
@@ -281,7 +284,7 @@ def redact(text) -> str:
     return _PAIR.sub(_masked, text)
 
 
-def _masked(m: re.Match) -> str:
+def _masked(m: re.Match[str]) -> str:
     key, value = m.group("key"), m.group("value")
     secret = credential_key(key) or (key == "key_env" and not variable_name(value))
     placeholder = (

@@ -19,7 +19,8 @@ def split_spec(spec: str) -> tuple[str, dict] | None:
 
 
 def run_qualified(spec: str) -> tuple[str, str]:
-    """`spec@run` (how combined runs qualify a name found in several) → (spec, run); else (spec, "")."""
+    """`spec@run` (how combined runs qualify a name found in several) → (spec,
+    run); else (spec, "")."""
     head, sep, run = spec.strip().rpartition("@")
     plain = sep and run and not any(c in run for c in ",=:/#")
     return (head, run) if plain else (spec.strip(), "")

@@ -18,13 +18,15 @@ def sample_headline_files(tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def pg_server():
-    """A real PostgreSQL server started for this session (tests/pg.py), stopped by pid at the end."""
+    """A real PostgreSQL server started for this session (tests/pg.py),
+    stopped by pid at the end."""
     from tests import pg
 
     bin_dir = pg.pg_bin()
     if bin_dir is None:
         pytest.skip(
-            "PostgreSQL server binaries not installed (apt-get install postgresql; .ci/run installs it)"
+            "PostgreSQL server binaries not installed (apt-get install postgresql; .ci/run "
+            "installs it)"
         )
     server = pg.start(bin_dir)
     try:

@@ -1,8 +1,9 @@
 """A throwaway PostgreSQL server for the tests: Debian's initdb/pg_ctl run as the `postgres`
 user on a free 127.0.0.1 port, its unix socket in the cluster's own temporary folder, stopped
 by its pid when the session ends (also after a failure). TCP logins are checked with
-scram-sha-256 passwords (the superuser `postgres` has PASSWORD), as on a real server. Tests that need it skip with the
-reason only when the server binaries are not installed (CI installs Debian's `postgresql`).
+scram-sha-256 passwords (the superuser `postgres` has PASSWORD), as on a real server. Tests that
+need it skip with the reason only when the server binaries are not installed (CI
+installs Debian's `postgresql`).
 """
 
 from __future__ import annotations

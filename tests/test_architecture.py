@@ -142,7 +142,8 @@ def upward_imports(root: Path) -> list[str]:
 
 
 def import_cycles(root: Path) -> list[list[str]]:
-    """(b) Each set of modules that import one another in a circle (strongly connected, > 1 module)."""
+    """(b) Each set of modules that import one another in a circle (strongly
+    connected, > 1 module)."""
     graph: dict[str, set[str]] = {m: set() for m in modules(root)}
     for i in imports(root):
         graph[i.source].add(i.target)
@@ -318,7 +319,8 @@ def test_the_clock_is_read_only_in_the_cli_and_the_service():
 PLANTED = {
     "__init__.py": "from hindcast import api\n",
     "errors.py": "class HindcastError(Exception):\n    pass\n",
-    "records.py": "import time\n\nfrom hindcast.replay import runner\n\n\ndef stamp():\n    return time.time()\n",
+    "records.py": "import time\n\nfrom hindcast.replay import runner\n\n\ndef stamp():\n    return "
+    "time.time()\n",
     "timeutil.py": "from datetime import datetime, timezone\n\nNOW = datetime.now\n",
     "archive/__init__.py": "",
     "archive/a.py": "from hindcast.archive import b\n",
@@ -338,8 +340,8 @@ PLANTED = {
     "api.py": "\n" * 151,
     "cli/__init__.py": "",
     "cli/main.py": (
-        "from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom hindcast.cli import sub\n"
-        "from hindcast.replay import runner\n\nNOW = datetime.now()\n"
+        "from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom "
+        "hindcast.cli import sub\nfrom hindcast.replay import runner\n\nNOW = datetime.now()\n"
     ),
     "cli/sub.py": "from . import main\n",
     "oddity.py": "",

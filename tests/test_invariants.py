@@ -46,9 +46,9 @@ def test_the_clock_check_itself_finds_a_clock_read(tmp_path):
 
 def test_help_and_version_do_not_import_heavy_libraries():
     code = (
-        "import sys; from hindcast.cli.main import app; "
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'lancedb', 'pyarrow', 'polars', 'sqlmodel', 'httpx') if m in sys.modules]; "
-        "print(','.join(heavy))"
+        "import sys; from hindcast.cli.main import app; heavy = [m for m in ('torch', "
+        "'sentence_transformers', 'lancedb', 'pyarrow', 'polars', 'sqlmodel', 'httpx') if m in "
+        "sys.modules]; print(','.join(heavy))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -44,7 +44,10 @@ def _in_empty_folder(tmp_path, monkeypatch):
 
 def _loaded_after(code: str, cwd: Path) -> list[str]:
     """Heavy modules present in a fresh interpreter after running `code`."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in "
+        "sys.modules]))"
+    )
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),

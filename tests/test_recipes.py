@@ -51,7 +51,8 @@ def test_own_forecaster(tmp_path):
         r"^market +Brier (0\.\d{4}) +vs market \+0\.0000 \((\d+) forecasts, 0 failed\)$", out, re.M
     )
     mine = re.search(
-        r"^shrunk:weight=0\.3 +Brier (0\.\d{4}) +vs market [+-]0\.\d{4} \((\d+) forecasts, 0 failed\)$",
+        r"^shrunk:weight=0\.3 +Brier (0\.\d{4}) +vs market [+-]0\.\d{4} \((\d+) forecasts, 0 "
+        r"failed\)$",
         out,
         re.M,
     )
@@ -119,7 +120,8 @@ def test_judge_from_inspect(tmp_path):
     )
     out = run_recipe("judge_from_inspect.py", tmp_path, PYTHONPATH=path).stdout
     assert re.search(
-        r"^\$ inspect eval hindcast/replay --model hindcast/openai-compatible:http://127\.0\.0\.1:\d+/v1#",
+        r"^\$ inspect eval hindcast/replay --model "
+        r"hindcast/openai-compatible:http://127\.0\.0\.1:\d+/v1#",
         out,
         re.M,
     ), out

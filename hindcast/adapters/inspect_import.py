@@ -70,7 +70,8 @@ def read_inspect(path: Path) -> InspectRun:
         raise ConfigError(f"{path}: not a log of the hindcast/replay task (task {log.eval.task!r})")
     if log.status != "success":
         raise ConfigError(
-            f"{path}: the eval did not finish (status {log.status}); finish it with inspect eval-retry"
+            f"{path}: the eval did not finish (status {log.status}); finish it with inspect "
+            "eval-retry"
         )
     name = forecaster_name(log)
     plan = _plan(log, recorded, path)
@@ -82,7 +83,8 @@ def read_inspect(path: Path) -> InspectRun:
 
 
 def store_inspect(run: InspectRun, store: RunStore, now: datetime) -> Imported:
-    """Create the run (once) and store its forecasts and outages (a forecast stored before is kept)."""
+    """Create the run (once) and store its forecasts and outages (a forecast
+    stored before is kept)."""
     store.ensure_run(run.run_id, run.identity, run.manifest, now)
     stored = sum(
         store.add(run.run_id, run.forecaster, m, t0, label, f, retrievals, repeat=repeat)
@@ -126,7 +128,8 @@ def _read(path: Path):
 
 
 def _plan(log, recorded: dict, path: Path):
-    """The task's plan again, from the recorded store version and snapshot; refused if it differs."""
+    """The task's plan again, from the recorded store version and snapshot;
+    refused if it differs."""
     from hindcast.adapters.inspect_task import spec_of
 
     wanted = recorded["run_identity"]

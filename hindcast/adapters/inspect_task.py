@@ -31,7 +31,7 @@ from pathlib import Path
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
-from inspect_ai.scorer import Score, SampleScore, Target, metric, scorer
+from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 from inspect_ai.util import store as sample_store
 
@@ -58,7 +58,8 @@ def _task_name(short: str) -> str:
 
 
 def spec_of(args: dict) -> ReplaySpec:
-    """The ReplaySpec of a task's arguments (what `inspect eval -T …` passed; also read back from a log)."""
+    """The ReplaySpec of a task's arguments (what `inspect eval -T …` passed; also
+    read back from a log)."""
     from hindcast import sample
 
     store = args.get("store") or sample("markets")
@@ -99,7 +100,8 @@ def replay(
     vector_search: str = "exact",
     messages: int = 30,
 ) -> Task:
-    """Forecast each planned (market, t0) of a hindcast market store with t0-bound tools; scored by Brier."""
+    """Forecast each planned (market, t0) of a hindcast market store with t0-bound
+    tools; scored by Brier."""
     args = {
         "store": store,
         "version": version,
@@ -230,7 +232,8 @@ def brier_vs_market():
 
 
 def _over(compute):
-    """A metric function of the sample scores (Inspect reads the annotation to pass SampleScores)."""
+    """A metric function of the sample scores (Inspect reads the annotation
+    to pass SampleScores)."""
 
     def value(scores: list[SampleScore]) -> float:
         return compute(scores)
@@ -260,7 +263,8 @@ def _mean(values: list[float]) -> float:
 
 @scorer(metrics=[forecasts(), failures(), mean_brier(), market_brier(), brier_vs_market()])
 def brier_scorer(plan: Plan):
-    """Brier of the final answer against the outcome in the market store; the market's at the same t0."""
+    """Brier of the final answer against the outcome in the market store; the
+    market's at the same t0."""
     outcomes = {r.market_id: r.outcome for r in plan.bundle.resolutions}
     cutoffs = {sample_id(c.market_id, c.t0): c for c in plan.cutoffs}
 

@@ -24,7 +24,8 @@ from hindcast.replay.spec import ReplaySpec
 
 @dataclass(frozen=True)
 class Bound:
-    """One (market, t0): the question as it stood, its Context, its tools, and the plan they came from."""
+    """One (market, t0): the question as it stood, its Context, its tools, and
+    the plan they came from."""
 
     question: Question
     ctx: Context

@@ -52,7 +52,8 @@ class Analyses:
 
 
 def analyze(rows: Sequence, facts: MarketFacts, settings: Settings | None = None) -> Analyses:
-    """Every analysis of scored rows (scoring.aggregate.ScoredRow) with the markets' stored facts."""
+    """Every analysis of scored rows (scoring.aggregate.ScoredRow) with the
+    markets' stored facts."""
     settings = settings or Settings()
     return Analyses(
         settings,
@@ -68,6 +69,6 @@ def analyze(rows: Sequence, facts: MarketFacts, settings: Settings | None = None
 
 
 def findings(rows: Sequence, bundles: Sequence, **settings) -> list[Finding]:
-    """`analyze`'s tables over scored rows and the market bundles they were scored against (`settings`:
-    Settings fields, e.g. baseline="market price", seed=0, threshold=0.1)."""
+    """`analyze`'s tables over scored rows and the market bundles they were scored against
+    (`settings`: Settings fields, e.g. baseline="market price", seed=0, threshold=0.1)."""
     return analyze(rows, facts_of(bundles), Settings(**settings)).findings()

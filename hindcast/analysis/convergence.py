@@ -6,12 +6,12 @@ analysis of stored runs; no forecaster is ever shown it. For each forecaster's v
 the last stored price at an instant in (t0, t0 + h]; the row is left out at h when the path has no
 point there, or when t0 + h is not before the market's effective resolution (the price then reflects
 the outcome, not the market's judgement). A row disagrees when |p − p₀| ≥ the threshold; its signed
-move toward the forecaster is sign(p − p₀)·(p_h − p₀). Matched control: for each disagreeing row, the
-mean move of the (at most 5) non-disagreeing rows of the same forecaster and horizon nearest to it in
-p₀ and within 0.05 of it (ties: the earliest market, t0), signed by the disagreeing row's direction; a
-disagreeing row with no such row is unmatched and left out of the effect (n_matched counts the rest;
-none matched: no effect). move_toward is the mean over every disagreeing row; control_move and effect
-over the matched ones. Effect = mean move − mean control
+move toward the forecaster is sign(p − p₀)·(p_h − p₀). Matched control: for each disagreeing row,
+the mean move of the (at most 5) non-disagreeing rows of the same forecaster and horizon nearest to
+it in p₀ and within 0.05 of it (ties: the earliest market, t0), signed by the disagreeing row's
+direction; a disagreeing row with no such row is unmatched and left out of the effect (n_matched
+counts the rest; none matched: no effect). move_toward is the mean over every disagreeing row;
+control_move and effect over the matched ones. Effect = mean move − mean control
 move; its 95% interval resamples the disagreeing rows' whole markets (whole events where markets
 share one), each row with its matched control."""
 
@@ -133,8 +133,8 @@ def _one(
 
 
 def _matched_move(prices: np.ndarray, shifts: np.ndarray, price: float) -> float | None:
-    """The mean move of the (at most MATCHES) control rows (sorted by price, market, t0: `prices`, their
-    `shifts`) nearest `price` and within CALIPER of it (ties: in that order)."""
+    """The mean move of the (at most MATCHES) control rows (sorted by price, market, t0: `prices`,
+    their `shifts`) nearest `price` and within CALIPER of it (ties: in that order)."""
     lo, hi = (
         np.searchsorted(prices, price - CALIPER, "left"),
         np.searchsorted(prices, price + CALIPER, "right"),

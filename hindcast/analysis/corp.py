@@ -1,16 +1,18 @@
 """CORP reliability (Dimitriadis, Gneiting & Jordan 2021; R package `reliabilitydiag`).
 
-Each forecaster's valid forecasts p (every stored row) are recalibrated by isotonic regression of the
-outcomes on p (pool-adjacent-violators, equal forecasts pooled): cp, the conditional event probability
-— the reliability diagram is cp against p. The mean Brier score S(p) then splits exactly as
+Each forecaster's valid forecasts p (every stored row) are recalibrated by isotonic regression of
+the outcomes on p (pool-adjacent-violators, equal forecasts pooled): cp, the conditional event
+probability — the reliability diagram is cp against p. The mean Brier score
+S(p) then splits exactly as
     S = MCB − DSC + UNC,  MCB = S(p) − S(cp),  DSC = S(ȳ) − S(cp),  UNC = S(ȳ) = ȳ(1 − ȳ):
 miscalibration (0: calibrated), discrimination (higher is better) and uncertainty (of the outcomes
-alone). Intervals of MCB and DSC: bootstrap over whole markets (whole events where markets share one),
-the recalibration refitted in each replicate (the isotonic fit is closer to a resample's own
+alone). Intervals of MCB and DSC: bootstrap over whole markets (whole events where markets share
+one), the recalibration refitted in each replicate (the isotonic fit is closer to a resample's own
 outcomes, so the bootstrap MCB leans high: its interval may sit above the estimate). The
-consistency band (90%, as reliabilitydiag draws it) and the miscalibration test resample outcomes from p itself, as if the forecaster were calibrated
-(rows taken as independent under that hypothesis): the test's p-value is the share of those draws
-whose MCB is at least the observed one. Fixed-bin ECE (10 equal-width bins) is kept beside it."""
+consistency band (90%, as reliabilitydiag draws it) and the miscalibration test resample outcomes
+from p itself, as if the forecaster were calibrated (rows taken as independent under that
+hypothesis): the test's p-value is the share of those draws whose MCB is at least the observed one.
+Fixed-bin ECE (10 equal-width bins) is kept beside it."""
 
 from __future__ import annotations
 
@@ -126,7 +128,8 @@ def _pct(samples: np.ndarray) -> tuple[float | None, float | None]:
 def _consistency(
     p: np.ndarray, mcb: float, name: str, settings: Settings
 ) -> tuple[np.ndarray, float]:
-    """Outcomes drawn from p (calibrated by construction): the recalibrated curves and the p-value."""
+    """Outcomes drawn from p (calibrated by construction): the recalibrated
+    curves and the p-value."""
     rng = bootstrap.rng_for(settings.seed, f"corp-consistency|{name}")
     drawn = (rng.random((settings.band_draws, p.size)) < p).astype(float)
     groups = _groups(p)

@@ -1,12 +1,12 @@
 """Event-level inference and the coherence check.
 
 Markets of one event (a neg-risk group or a shared event id, `MarketMeta.event`) are one resampling
-unit in every interval of this package: a bootstrap replicate draws whole events, a permutation swaps
-whole events. The coherence check: in a neg-risk event the markets are mutually exclusive (at most one
-resolves YES), so at one t0 a coherent forecaster's probabilities over all of them sum to at most 1 —
-exactly 1 when they are exhaustive, as neg-risk groups are. For each forecaster (and the market price)
-and each t0 at which it answered at least two markets of such an event: the sum, how many of the
-event's markets it answered, and the excess over 1."""
+unit in every interval of this package: a bootstrap replicate draws whole events, a permutation
+swaps whole events. The coherence check: in a neg-risk event the markets are mutually exclusive (at
+most one resolves YES), so at one t0 a coherent forecaster's probabilities over all of them sum to
+at most 1 — exactly 1 when they are exhaustive, as neg-risk groups are. For each forecaster (and the
+market price) and each t0 at which it answered at least two markets of such an event: the sum, how
+many of the event's markets it answered, and the excess over 1."""
 
 from __future__ import annotations
 
@@ -57,12 +57,13 @@ def units_note(rows: Sequence, facts: MarketFacts) -> str:
     shared = len(markets) - len(units)
     if not shared:
         return (
-            f"{len(markets)} markets, none sharing an event (no neg-risk group or event id in the market "
-            "store's metadata): each market is resampled alone, and there is no coherence check to make."
+            f"{len(markets)} markets, none sharing an event (no neg-risk group or event id in "
+            "the market store's metadata): each market is resampled alone, and there is no "
+            "coherence check to make."
         )
     return (
-        f"{len(markets)} markets in {len(units)} resampling units: {shared} markets share an event with another "
-        "and are resampled with it."
+        f"{len(markets)} markets in {len(units)} resampling units: {shared} markets share an "
+        "event with another and are resampled with it."
     )
 
 

@@ -1,14 +1,15 @@
 """The additive-information test: does the forecaster add to the market's price?
 
 The mixture σ((1 − w)·logit p_market + w·logit p_model) pools the market's price at t0 and the
-forecaster's probability (both clipped to [1e-6, 1 − 1e-6] before the logit, policy `log-clip-1e-6`).
-The markets (whole events where markets share one) are ordered by when their resolution was known
-(`known_at`) and split in two: w ∈ [0, 1] is fitted on the earlier half (the w of a 0.001 grid with the
-lowest mean Brier; ties to the smaller w) and the mixture is judged on the later half, which the fit
-never saw. Reported: the Brier gain of the mixture over the market there (market Brier − mixture
-Brier; positive: the forecaster carries information the price lacks) and, beside it, the gain of the
-forecaster alone, each with a 95% interval resampling whole markets/events of the later half.
-w = 0: the price already holds everything the forecaster knows; w = 1: the forecaster replaces it."""
+forecaster's probability (both clipped to [1e-6, 1 − 1e-6] before the logit, policy
+`log-clip-1e-6`). The markets (whole events where markets share one) are ordered by when their
+resolution was known (`known_at`) and split in two: w ∈ [0, 1] is fitted on the earlier half (the w
+of a 0.001 grid with the lowest mean Brier; ties to the smaller w) and the mixture is judged on the
+later half, which the fit never saw. Reported: the Brier gain of the mixture over the market there
+(market Brier − mixture Brier; positive: the forecaster carries information the price lacks) and,
+beside it, the gain of the forecaster alone, each with a 95% interval resampling whole
+markets/events of the later half. w = 0: the price already holds everything the forecaster knows; w
+= 1: the forecaster replaces it."""
 
 from __future__ import annotations
 

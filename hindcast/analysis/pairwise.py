@@ -6,9 +6,10 @@ only the (market, t0) both answered count; the ratio r(A, B) = mean Brier of A /
 them (below 1: A better). A's relative skill is the geometric mean of r(A, B) over every B it shares
 rows with, divided by the baseline's own (so the baseline is 1; below 1: better than it). Failed or
 missing forecasts only shrink an overlap — they never bias a ranking. p-value of a pair: a seeded
-permutation test of ln r(A, B) = 0 that swaps A's and B's scores on whole markets (whole events where
-markets share one), two-sided, (1 + #{|perm| ≥ |observed|}) / (1 + permutations). Intervals of the
-relative skill: bootstrap over whole markets/events, every ratio recomputed in each replicate."""
+permutation test of ln r(A, B) = 0 that swaps A's and B's scores on whole markets (whole events
+where markets share one), two-sided, (1 + #{|perm| ≥ |observed|}) / (1 + permutations). Intervals of
+the relative skill: bootstrap over whole markets/events, every ratio
+recomputed in each replicate."""
 
 from __future__ import annotations
 
@@ -190,8 +191,9 @@ def findings(result: Pairwise) -> list[Finding]:
         tuple((p.a, p.b, p.n_rows, p.brier_a, p.brier_b, p.ratio, p.p_value) for p in result.pairs),
         (
             (
-                "ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: permutation test "
-                "swapping whole markets/events, seeded; – : no shared rows or a zero mean Brier."
+                "ratio = brier_a / brier_b on the shared rows (below 1: a better); p_value: "
+                "permutation test swapping whole markets/events, seeded; – : no shared rows or a "
+                "zero mean Brier."
             ),
         ),
     )

@@ -7,7 +7,8 @@ hundredths of a nat. Probabilities of exactly 0 or 1 — the forecaster's or the
 an infinite score, so both are clipped to [1e-6, 1 − 1e-6] first (policy `log-clip-1e-6`, the run's
 log-score policy); how many rows were clipped is reported beside each figure, never hidden. The
 extremes are therefore ±100·ln(1e6) ≈ ±1381.6 plus the other side's term. Rows are those with both a
-probability and a price; the interval resamples whole markets (whole events where markets share one)."""
+probability and a price; the interval resamples whole markets (whole events
+where markets share one)."""
 
 from __future__ import annotations
 

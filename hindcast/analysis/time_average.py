@@ -87,7 +87,8 @@ def market_average(points: Sequence) -> MarketAverage | None:
 
 
 def averages(rows: Sequence) -> list[MarketAverage]:
-    """Each (forecaster, market)'s time-averaged scores (the market price included as a forecaster)."""
+    """Each (forecaster, market)'s time-averaged scores (the market price
+    included as a forecaster)."""
     found = []
     for markets in series.by_forecaster_market(series.points(rows)).values():
         found += [a for pts in markets.values() if (a := market_average(pts)) is not None]
@@ -187,9 +188,10 @@ def finding(found: Sequence[ScoreLine]) -> Finding:
         (
             " ".join(__doc__.split("\n\n")[1].split()),
             (
-                "market_brier: the market's price at the same t0s scored the same way (– where a t0 had no "
-                "price); log_score: ln of the probability given to the outcome, clipped to [1e-6, 1 − 1e-6] "
-                "(policy log-clip-1e-6). Brier interval: 95%, bootstrap over whole markets/events."
+                "market_brier: the market's price at the same t0s scored the same way (– where a "
+                "t0 had no price); log_score: ln of the probability given to the outcome, "
+                "clipped to [1e-6, 1 − 1e-6] (policy log-clip-1e-6). Brier interval: 95%, "
+                "bootstrap over whole markets/events."
             ),
         ),
     )

@@ -61,7 +61,8 @@ class MarketFacts:
 
 
 def facts_of(bundles: Sequence) -> MarketFacts:
-    """The MarketFacts of market bundles (markets.bundle.MarketBundle; later bundles win a clash)."""
+    """The MarketFacts of market bundles (markets.bundle.MarketBundle; later
+    bundles win a clash)."""
     prices: dict = {}
     events: dict[str, str] = {}
     exclusive: set[str] = set()
@@ -77,7 +78,8 @@ def facts_of(bundles: Sequence) -> MarketFacts:
 
 
 def cluster_interval(units: Sequence[str], values: Sequence[float], key: str, settings: Settings):
-    """The 95% percentile interval of the mean of `values`, resampling whole units (None: too few)."""
+    """The 95% percentile interval of the mean of `values`, resampling whole
+    units (None: too few)."""
     codes, n = bootstrap.market_codes(list(units))
     if vs_market.too_few(n):
         return None

@@ -27,7 +27,8 @@ exact float64 rescore of `scan.refine`, widened by the same error bound: the res
 exact top-n among the probed rows (ties to the earlier position). A month whose probe yields
 fewer than n eligible rows is scanned exactly instead, so top-k is never short. All months'
 probed ranges (and the exact months' rows) go through one first-stage pass on the scanner's
-threads. The nprobe default is a constant (not tuned on the archive's own data), so it carries no document.
+threads. The nprobe default is a constant (not tuned on the archive's own data),
+so it carries no document.
 
 Defaults: 6·√(training rows) lists, at most 4096, and nprobe 256. Chosen at 10M documents
 (`benchmarks/retrieval.py --docs 10000000`: 12 months of 833k Pushshift-shaped documents with
@@ -237,7 +238,8 @@ def _usable(ann: Ann | None, end: int, mask_from: int | None) -> bool:
 
 
 def probe(ann: Ann, q: np.ndarray, nprobe: int) -> np.ndarray:
-    """The `nprobe` lists whose centroids score highest against q (ties to the lower list), ascending."""
+    """The `nprobe` lists whose centroids score highest against q (ties to the
+    lower list), ascending."""
     scores = np.empty(ann.lists, dtype=np.float32)
     scan._kernels().dots(ann.centroids, np.ascontiguousarray(q, dtype=np.float32), scores)
     if nprobe >= scores.size:
@@ -446,7 +448,8 @@ def _recall(vectors, edit_us, index: Ann, nprobe: int, seed: int) -> dict:
 def probe_queries(
     vectors, seed: int, count: int = PROBE_QUERIES, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """`count` seeded queries: unit month rows (of `rows`; None: all) plus Gaussian noise of the same norm."""
+    """`count` seeded queries: unit month rows (of `rows`; None: all) plus Gaussian
+    noise of the same norm."""
     rng = np.random.default_rng(seed + 1)
     rows = np.arange(vectors.shape[0]) if rows is None else np.asarray(rows)
     rows = np.sort(rng.choice(rows, size=min(count, rows.size), replace=False))
@@ -567,9 +570,10 @@ def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
     ):
         return None
     return (
-        f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is not the one "
-        f"index.json records ({recorded.get('lists', {}).get(month)} lists, parameters {want}) — a stopped "
-        "`hindcast archive embed --approx` rebuild; run it again to finish"
+        f"month {month}: its approximate index ({meta.get('lists')} lists, parameters {got}) is "
+        f"not the one index.json records ({recorded.get('lists', {}).get(month)} lists, "
+        f"parameters {want}) — a stopped `hindcast archive embed --approx` rebuild; run it again "
+        "to finish"
     )
 
 

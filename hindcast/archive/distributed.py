@@ -1,4 +1,5 @@
-"""Ingest and embedding scaled out on Ray (the optional extra: `pip install 'hindcast-replay[ray]'`).
+"""Ingest and embedding scaled out on Ray (the optional extra: `pip install
+'hindcast-replay[ray]'`).
 
 Same code, same bytes, more processes:
 
@@ -39,7 +40,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from hindcast.archive import index, ingest as ingesting, layout
+from hindcast.archive import index, layout
+from hindcast.archive import ingest as ingesting
 from hindcast.archive.embed import Embedder, resolve
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveInputError, ConfigError, HindcastError, StoppedError
@@ -52,7 +54,8 @@ _SOCKET_MAX, _SOCKET_TAIL = (
     107,
     len("/session_2026-01-01_00-00-00_000000_1234567/sockets/plasma_store"),
 )
-_BATCH_DOCS = 200_000  # texts of at most this many documents are held by the driver at once (one Ray Data run)
+# texts of at most this many documents are held by the driver at once (one Ray Data run)
+_BATCH_DOCS = 200_000
 
 
 def check_address(address: str | None) -> str:
@@ -74,7 +77,8 @@ def import_ray():
 
 @contextlib.contextmanager
 def connected(address: str | None) -> Iterator[object]:
-    """Ray, initialised for the duration (see the module doc); an unreachable cluster → StoppedError."""
+    """Ray, initialised for the duration (see the module doc); an unreachable
+    cluster → StoppedError."""
     ray = import_ray()
     if ray.is_initialized():
         yield ray
@@ -92,7 +96,8 @@ def connected(address: str | None) -> Iterator[object]:
 
 def _private_temp() -> str:
     """A private session folder (nothing of the session stays behind) under $RAY_TMPDIR — Ray's own
-    variable — or the system temp dir; refused when Ray's socket paths below it would be too long."""
+    variable — or the system temp dir; refused when Ray's socket paths below
+    it would be too long."""
     parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
     if len(os.path.abspath(parent)) + len("/hindcast-ray-12345678") + _SOCKET_TAIL > _SOCKET_MAX:
         raise ConfigError(
@@ -121,7 +126,8 @@ def _init(ray, address: str, temp: str | None) -> None:
 
 
 def _quiet(ray) -> None:
-    """No progress bars or execution logs of Ray Data on the CLI's stderr (they stay in Ray's log files)."""
+    """No progress bars or execution logs of Ray Data on the CLI's stderr (they
+    stay in Ray's log files)."""
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
@@ -209,7 +215,8 @@ def _gather(ray, refs: list) -> list:
 
 
 def _unwrapped(exc: BaseException) -> BaseException:
-    """The HindcastError or OSError a Ray error carries, else a StoppedError naming it in one line."""
+    """The HindcastError or OSError a Ray error carries, else a StoppedError
+    naming it in one line."""
     seen = exc
     while seen is not None:
         cause = getattr(seen, "cause", None) or seen.__cause__
@@ -232,7 +239,7 @@ def _visible(item: ingesting.Staged) -> None:
         )
 
 
-# ---- embed: an actor pool of embedders on Ray Data ------------------------------------------------
+# ---- embed: an actor pool of embedders on Ray Data -----------------------------------------------
 
 
 class _EmbedActor:
@@ -266,7 +273,8 @@ class _EmbedActor:
 
 
 def _actor(embedder: Embedder | str, device: str, threads: int | None) -> type:
-    """The actor class with its arguments bound (shipped with the class, not as constructor arguments)."""
+    """The actor class with its arguments bound (shipped with the class, not as
+    constructor arguments)."""
 
     class EmbedActor(_EmbedActor):
         def __init__(self):
@@ -285,7 +293,8 @@ def _torch_threads() -> int | None:
 
 
 def _gpu_model(emb: Embedder):
-    """The torch module of an embedder that has one (`model()`, as the MiniLM embedders), to move to a GPU."""
+    """The torch module of an embedder that has one (`model()`, as the MiniLM
+    embedders), to move to a GPU."""
     if not callable(getattr(emb, "model", None)):
         raise ConfigError(
             f"--device cuda: embedder {emb.name!r} has no model to move to a GPU; use --device cpu"
@@ -338,7 +347,8 @@ def embed_chunks(
 def _pending(
     snapshot: Snapshot, root: Path, dims: int, chunk_rows: int
 ) -> list[tuple[str, int, int]]:
-    """(month, start, rows) of every chunk still to embed, in order (months already indexed skipped)."""
+    """(month, start, rows) of every chunk still to embed, in order (months
+    already indexed skipped)."""
     built = _indexed_months(root)
     pending = []
     for month in snapshot.months:
@@ -367,7 +377,8 @@ def _rows_of(snapshot: Snapshot, month: str) -> dict:
 
 
 def _groups(pending: list[tuple[str, int, int]]) -> Iterator[list[tuple[str, int, int]]]:
-    """Consecutive chunks of whole months, about `_BATCH_DOCS` documents a group (bounded driver memory)."""
+    """Consecutive chunks of whole months, about `_BATCH_DOCS` documents a group
+    (bounded driver memory)."""
     group, docs = [], 0
     for chunk in pending:
         if docs >= _BATCH_DOCS and chunk[0] != group[-1][0]:
@@ -380,9 +391,10 @@ def _groups(pending: list[tuple[str, int, int]]) -> Iterator[list[tuple[str, int
 
 
 def _workers(ray, device: str, threads: int | None) -> tuple[int, dict]:
-    """(how many embedder actors, what each reserves). With cuda: one GPU an actor. On the CPU an actor
-    computes with `threads` torch threads (the driver's: the same bits as the single-process path) and
-    reserves that many CPUs, at most a node's: so one actor per `threads` CPUs, not oversubscribed."""
+    """(how many embedder actors, what each reserves). With cuda: one GPU an actor. On the CPU an
+    actor computes with `threads` torch threads (the driver's: the same bits as the single-process
+    path) and reserves that many CPUs, at most a node's: so one actor per `threads`
+    CPUs, not oversubscribed."""
     if device not in ("cpu", "cuda"):
         raise ConfigError(f"--device {device!r}: use cpu or cuda")
     resources = ray.cluster_resources()
@@ -424,7 +436,8 @@ def _run(
 
 
 def _save(ds, root: Path, tick: Callable[[int], None]) -> int:
-    """Each chunk's vectors into its checkpoint file as it arrives; a failure → what was kept, in one line."""
+    """Each chunk's vectors into its checkpoint file as it arrives; a failure → what
+    was kept, in one line."""
     import numpy as np
 
     saved = 0
@@ -475,7 +488,8 @@ def embed(
     chunk_rows: int = index.CHUNK_ROWS,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """`index.build_index`, its chunks embedded on Ray first (byte-identical vectors); the index info."""
+    """`index.build_index`, its chunks embedded on Ray first (byte-identical
+    vectors); the index info."""
     embed_chunks(
         snapshot,
         embedder,
@@ -487,13 +501,14 @@ def embed(
     return index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
 
 
-# ---- the two entry points the facade calls: with Ray or without -----------------------------------
+# ---- the two entry points the facade calls: with Ray or without ----------------------------------
 
 
 def ingest_inputs(
     paths: Sequence[Path], source: str, fmt: str, archive: Path, *, ray: str | None = None
 ) -> list[ingesting.IngestSummary]:
-    """`ingest.ingest` (`ray` None) or the same on Ray at address `ray` ("local": a private local Ray)."""
+    """`ingest.ingest` (`ray` None) or the same on Ray at address `ray` ("local":
+    a private local Ray)."""
     if ray is None:
         return ingesting.ingest(paths, source, fmt, archive)
     return ingest(paths, source, fmt, archive, address=ray)
@@ -510,8 +525,9 @@ def build(
     approx: bool = False,
     lists: int | None = None,
 ) -> dict:
-    """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on Ray
-    first; then, with `approx`, the approximate index of each month (`hindcast.archive.ann.build`)."""
+    """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on
+    Ray first; then, with `approx`, the approximate index of each month
+    (`hindcast.archive.ann.build`)."""
     if ray is None and device != "cpu":
         raise ConfigError(
             f"--device {device}: only with --ray (the single-process path embeds on the CPU)"

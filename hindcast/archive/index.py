@@ -5,10 +5,14 @@ a ratio of an exact numpy scan of one time-sorted matrix measured in the same ru
 variants prefilter, none leaked or returned a short top-k; (*) from an earlier run that
 interleaved single queries rather than blocks of 20):
 
-| 384 dims | this module (two-stage exact scan) | LanceDB flat + prefilter + BTREE | IVF_HNSW_SQ + refine 10 + prefilter | PCA-128 scan + exact rerank of 400 |
-|---|---|---|---|---|
-| 100k synthetic | 1.12× (fixed per-query costs dominate), recall 1.0 | 33×, recall 1.0 | 3.5×, recall 0.996 | 0.65×, recall 0.997 |
-| 1M synthetic | 0.36× (0.36–0.44× over four runs), recall 1.0 | 16×, recall 1.0 (*) | 1.30×, recall 0.939, 29 min build (*) | 0.57×, recall 0.963 |
+| 384 dims | 100k synthetic | 1M synthetic |
+|---|---|---|
+| this module (two-stage exact scan) | 1.12× (†), recall 1.0 | 0.36× (‡), recall 1.0 |
+| LanceDB flat + prefilter + BTREE | 33×, recall 1.0 | 16×, recall 1.0 (*) |
+| IVF_HNSW_SQ + refine 10 + prefilter | 3.5×, recall 0.996 | 1.30×, recall 0.939, 29 min build (*) |
+| PCA-128 scan + exact rerank of 400 | 0.65×, recall 0.997 | 0.57×, recall 0.963 |
+
+(†) fixed per-query costs dominate; (‡) 0.36–0.44× over four runs.
 
 Chosen: an **exact scan over time-sorted vectors in two stages** (`hindcast.archive.scan`):
 int8 codes (a quarter of the bytes) scanned by a compiled kernel, then an exact float64
@@ -31,8 +35,8 @@ or are slower than the scan at these sizes.
   (`hindcast.archive.text`), so its word statistics count exactly the documents a query
   may see (before t0, edit policy applied); LanceDB's FTS index counts the whole month.
 * Row reads use LanceDB: per month a table with the document columns, the vector, and
-  BTREE indexes on `created_us`, `id` and `thread_id`. Filters use integer microseconds (`created_us`, `edit_us`) so no
-  time-zone conversion can happen inside a SQL predicate.
+  BTREE indexes on `created_us`, `id` and `thread_id`. Filters use integer microseconds
+  (`created_us`, `edit_us`) so no time-zone conversion can happen inside a SQL predicate.
 * One table and one matrix per month means a search at t0 never opens a month after
   month(t0): `IndexReader.open_month` is the only door, and the retriever asks only for
   months ≤ month(t0).
@@ -136,7 +140,9 @@ def _start_info(root: Path, snapshot: Snapshot, emb: Embedder) -> dict:
         "dims": emb.dims,
         "dtype": "float32",
         "embedder_dtype": getattr(emb, "dtype", "float32"),
-        "vector_search": "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)",
+        "vector_search": (
+            "exact two-stage scan over time-sorted vectors (int8 first stage, float64 rescore)"
+        ),
         "months": {},
     }
     _save_info(root, info)
@@ -216,7 +222,8 @@ def save_chunk(path: Path, vectors) -> None:
 
 
 def _chunk(root: Path, month: str, start: int, texts: list[str], emb: Embedder, tick) -> "object":
-    """Vectors of one chunk: from its file when a previous run (or a worker) wrote it, else embedded now."""
+    """Vectors of one chunk: from its file when a previous run (or a worker) wrote
+    it, else embedded now."""
     import numpy as np
 
     path = chunk_path(root, month, start)
@@ -420,7 +427,8 @@ def _postings(root: Path, month: str, rows) -> text.Postings:
 
 
 def run_async(coroutine):
-    """Run a LanceDB coroutine on LanceDB's own background loop (thread-safe; never call from inside it)."""
+    """Run a LanceDB coroutine on LanceDB's own background loop (thread-safe; never
+    call from inside it)."""
     from lancedb.background_loop import LOOP
 
     return LOOP.run(coroutine)

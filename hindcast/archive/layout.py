@@ -2,19 +2,23 @@
 
 ```
 ARCHIVE/
-  draft/source=S/month=YYYY-MM/<fmt>-<name>-<sha16>-00000.parquet   mutable ingest area (inputs by content)
+  draft/source=S/month=YYYY-MM/<fmt>-<name>-<sha16>-00000.parquet
+                                                            mutable ingest area (inputs by content)
   rejects/<source>/<name>-<sha16>.rejects.txt               file:line: reason, one a line
   snapshots/<snapshot-id>/manifest.json                     frozen, content-addressed
   snapshots/<snapshot-id>/source=S/month=YYYY-MM/part-0.parquet
   LATEST                                                    newest frozen snapshot id
   index/<snapshot-id>/<embedder>/index.json                 derived from a snapshot (embeddings)
-  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/     chunk-NNNNN.npy while embedding (resumable),
-                                                            then vectors/created_us/edit_us.npy (time order)
-                                                            and codes/scales.npy (int8 first stage, scan.py)
-                                                            and text/*.npy (time-sorted BM25 postings, text.py)
-  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/ann/ optional IVF of the month (`archive embed --approx`):
-                                                            centroids, offsets, positions, codes, scales, edit_us
-                                                            in list order, meta.json (ann.py)
+  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/     chunk-NNNNN.npy while embedding
+                                                            (resumable), then
+                                                            vectors/created_us/edit_us.npy (time
+                                                            order) and codes/scales.npy (int8 first
+                                                            stage, scan.py) and text/*.npy
+                                                            (time-sorted BM25 postings, text.py)
+  index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/ann/ optional IVF of the month (`archive
+                                                            embed --approx`): centroids, offsets,
+                                                            positions, codes, scales, edit_us in
+                                                            list order, meta.json (ann.py)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
 ```
 

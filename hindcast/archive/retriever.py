@@ -79,7 +79,8 @@ class TimeBoundRetriever:
         self.embedder = embedder if isinstance(embedder, Embedder) else None
         if reader.info["snapshot"] != snapshot.id:
             raise RetrievalError(
-                f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not {snapshot.id}"
+                f"index {reader.root} belongs to snapshot {reader.info['snapshot']}, not "
+                f"{snapshot.id}"
             )
         self.index = BoundIndex(reader, self.month)
         self.months = list(self.index.months)
@@ -87,7 +88,8 @@ class TimeBoundRetriever:
         self.vector_search, self.nprobe = vector_search, _nprobe(reader, vector_search, nprobe)
 
     def close(self) -> None:
-        """Stop the scan threads of the index this retriever opened (one passed in is its owner's)."""
+        """Stop the scan threads of the index this retriever opened (one
+        passed in is its owner's)."""
         if self._opened is not None:
             self._opened.close()
 
@@ -111,7 +113,8 @@ class TimeBoundRetriever:
         return self._hits(self._hybrid(query, k), "hybrid")
 
     def read(self, doc_id: str) -> Document | None:
-        """The document `doc_id` if it was visible before t0, else None (absent or not yet visible)."""
+        """The document `doc_id` if it was visible before t0, else None
+        (absent or not yet visible)."""
         found = self._each_month(
             self.months, lambda data: self._rows(data, f"id = {_quote(doc_id)}", 1)
         )
@@ -203,7 +206,8 @@ class TimeBoundRetriever:
         return run_async(gather())
 
     def _hybrid(self, query: str, k: int) -> list[tuple[Document, float]]:
-        """Reciprocal-rank fusion of the vector and full-text rankings (each already time-bounded)."""
+        """Reciprocal-rank fusion of the vector and full-text rankings (each
+        already time-bounded)."""
         depth = max(2 * k, 20)
         fused: dict[str, list] = {}
         for ranking in (self._vector(query, depth), self._text(query, depth)):
@@ -273,7 +277,8 @@ def _check_vector_search(vector_search, nprobe) -> None:
 
 
 def _nprobe(reader: IndexReader, vector_search: str, nprobe: int | None) -> int | None:
-    """The lists probed per closed month in approx mode (the index's recorded default when not given)."""
+    """The lists probed per closed month in approx mode (the index's recorded
+    default when not given)."""
     if vector_search != "approx":
         return None
     if "ann" not in reader.info:

@@ -51,7 +51,8 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class Vectors:
-    """One month: float32 vectors, their int8 codes and scales, and edit instants (µs), in time order."""
+    """One month: float32 vectors, their int8 codes and scales, and edit
+    instants (µs), in time order."""
 
     vectors: np.ndarray
     codes: np.ndarray

@@ -54,8 +54,8 @@ RECALL_SCHEMA = {
     "additionalProperties": False,
 }
 REPAIR = (
-    'Your answer could not be used ({reason}). Reply with only a JSON object with the keys "outcome" '
-    '("yes", "no" or "unknown") and "confidence" (a number between 0 and 1).'
+    "Your answer could not be used ({reason}). Reply with only a JSON object with the keys "
+    '"outcome" ("yes", "no" or "unknown") and "confidence" (a number between 0 and 1).'
 )
 
 

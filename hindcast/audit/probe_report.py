@@ -42,14 +42,16 @@ def recall_finding(answers: Iterable[ProbeAnswer]) -> Finding:
         rows.append(_row(model, "all", mine))
     notes = (
         (
-            f"recalled: asked plainly after resolution, the model names the real outcome with confidence ≥ "
-            f"{RECALL_CONFIDENCE:g} (these (model, market) pairs are what --exclude-recalled drops)"
+            "recalled: asked plainly after resolution, the model names the real outcome with "
+            f"confidence ≥ {RECALL_CONFIDENCE:g} (these (model, market) pairs are what "
+            "--exclude-recalled drops)"
         ),
         (
-            f"t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ {T0_EXTREME:g} on a YES market "
-            f"or p ≤ {1 - T0_EXTREME:g} on a NO market"
+            "t0 confident+correct: asked at t0 to use only earlier knowledge, p ≥ "
+            f"{T0_EXTREME:g} on a YES market or p ≤ {1 - T0_EXTREME:g} on a NO market"
         ),
-        "shares are hits / valid answers; unreadable answers are failures, counted apart, never imputed",
+        "shares are hits / valid answers; unreadable answers are failures, counted apart, "
+        "never imputed",
         "regimes at the probe's t0 (model-cutoff registry): "
         + "; ".join(f"{label}: {meaning}" for label, meaning in REGIMES.items()),
     )

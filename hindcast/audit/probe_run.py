@@ -112,9 +112,9 @@ def probe_recall(
     )
     if result.outages:
         raise StoppedError(
-            f"stopped: {len(result.outages)} probe question(s) not asked because a model could not "
-            f"be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) received "
-            f"are stored in {path} — re-run the same command to ask the rest"
+            f"stopped: {len(result.outages)} probe question(s) not asked because a model could "
+            f"not be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) "
+            f"received are stored in {path} — re-run the same command to ask the rest"
         )
     return run
 

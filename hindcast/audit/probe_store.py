@@ -51,7 +51,8 @@ class RecallTable:
         return {a.model for a in self.answers}
 
     def recalled(self) -> set[tuple[str, str]]:
-        """(model, market) pairs whose outcome the model named correctly and confidently when asked plainly."""
+        """(model, market) pairs whose outcome the model named correctly and
+        confidently when asked plainly."""
         return {(a.model, a.market_id) for a in self.answers if a.kind == "after" and a.hit}
 
     def to_json(self) -> dict:
@@ -61,8 +62,12 @@ class RecallTable:
             "definitions": {
                 "recall_confidence": RECALL_CONFIDENCE,
                 "t0_extreme": T0_EXTREME,
-                "recalled": "kind 'after': the real outcome named with confidence >= recall_confidence",
-                "t0_hit": "kind 't0': p >= t0_extreme on a YES market, p <= 1 - t0_extreme on a NO one",
+                "recalled": (
+                    "kind 'after': the real outcome named with confidence >= recall_confidence"
+                ),
+                "t0_hit": (
+                    "kind 't0': p >= t0_extreme on a YES market, p <= 1 - t0_extreme on a NO one"
+                ),
             },
             "prompts": {TEMPLATES[k]: prompts.load(TEMPLATES[k]).sha256 for k in KINDS},
             "answers": [a.to_json() for a in self.answers],
@@ -70,7 +75,8 @@ class RecallTable:
 
 
 def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path:
-    """recall.json beside the run database when it is a SQLite file, else in `out_dir` (or runs/)."""
+    """recall.json beside the run database when it is a SQLite file, else in
+    `out_dir` (or runs/)."""
     from hindcast.runs.store import db_file
 
     path = db_file(db_url)
@@ -128,8 +134,8 @@ class Exclusion:
         total = sum(self.dropped.values())
         parts = [
             (
-                f"excluded {total} row(s) of (model, market) pairs the model recalls (memorisation probe, "
-                f"outcome named with confidence >= {RECALL_CONFIDENCE:g})"
+                f"excluded {total} row(s) of (model, market) pairs the model recalls "
+                f"(memorisation probe, outcome named with confidence >= {RECALL_CONFIDENCE:g})"
             )
         ]
         parts += [

@@ -410,7 +410,8 @@ def _flagged_rows(judged: list, kind: str) -> set:
 
 
 def _doc_counts(keys: set, judged: list, gathered: Gathered) -> tuple[int, ...]:
-    """Distinct documents: read, withheld by a leak filter, not in the archive, flagged, by label."""
+    """Distinct documents: read, withheld by a leak filter, not in the
+    archive, flagged, by label."""
     read = {i for k in keys for i in gathered.reads.get(k, ())}
     kept_back = {i for k in keys for i in gathered.withheld.get(k, ())}
     labels = _doc_labels(judged).values()
@@ -451,20 +452,23 @@ def _notes(specs: tuple, replicates: int) -> tuple[str, ...]:
     return (
         f"Detectors: {', '.join(specs)}{any_note}",
         (
-            "Each document read and each rationale is judged against the question as it stood at the forecast's t0, "
-            "never the outcome; flagged = labelled reveals-outcome or after-t0. docs_*: distinct document ids; "
-            "docs_withheld: removed by the forecaster's leak filter (policy pit+filter) before its model saw them, "
-            "so neither read nor judged."
+            "Each document read and each rationale is judged against the question as it stood at "
+            "the forecast's t0, never the outcome; flagged = labelled reveals-outcome or "
+            "after-t0. docs_*: distinct document ids; docs_withheld: removed by the forecaster's "
+            "leak filter (policy pit+filter) before its model saw them, so neither read nor "
+            "judged."
         ),
         (
-            "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale were not flagged; "
-            "all_minus_clean < 0: the flagged forecasts lowered (improved) the Brier. flagged_minus_market: Brier − "
-            "market Brier on the flagged forecasts with a market price (< 0: they beat the market)."
+            "brier_all: all scored forecasts; brier_clean: those whose evidence and rationale "
+            "were not flagged; all_minus_clean < 0: the flagged forecasts lowered (improved) the "
+            "Brier. flagged_minus_market: Brier − market Brier on the flagged forecasts with a "
+            "market price (< 0: they beat the market)."
         ),
         (
-            f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). Failures are counted, "
-            "never imputed. unjudged: texts not flagged for which a detector gave no verdict (its answer was "
-            "unusable); they flag nothing, so their forecasts count as unflagged unless another text flagged them."
+            f"95% intervals: paired bootstrap over markets ({replicates:,} replicates, seed 0). "
+            "Failures are counted, never imputed. unjudged: texts not flagged for which a "
+            "detector gave no verdict (its answer was unusable); they flag nothing, so their "
+            "forecasts count as unflagged unless another text flagged them."
         ),
     )
 

@@ -30,11 +30,14 @@ from hindcast.scoring.findings import Finding
 from hindcast.timeutil import iso
 
 FILE = "audits.db"
+# (a trailing backslash continues a line: the SQL is byte for byte what earlier releases wrote)
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS verdicts (detector TEXT NOT NULL, text_sha TEXT NOT NULL, question_sha TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS verdicts (detector TEXT NOT NULL, text_sha TEXT NOT NULL, \
+question_sha TEXT NOT NULL,
     label TEXT NOT NULL, score REAL NOT NULL, judged_by TEXT NOT NULL, reason TEXT NOT NULL,
     PRIMARY KEY (detector, text_sha, question_sha));
-CREATE TABLE IF NOT EXISTS audits (run_id TEXT NOT NULL, detectors TEXT NOT NULL, document TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS audits (run_id TEXT NOT NULL, detectors TEXT NOT NULL, \
+document TEXT NOT NULL,
     PRIMARY KEY (run_id, detectors));
 """
 
@@ -254,7 +257,8 @@ def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | Non
         return finding
     return replace(
         finding,
-        title=f"{finding.title} — STALE: the run changed since this audit; run hindcast audit again",
+        title=f"{finding.title} — STALE: the run changed since this audit; "
+        "run hindcast audit again",
     )
 
 

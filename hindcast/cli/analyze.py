@@ -1,8 +1,9 @@
 """`hindcast analyze RUN…`: the analyses of stored runs (no model is called, nothing is
 written): strata, difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
-rule and walk-forward calibration (split at an instant); then the research figures (hindcast.analysis):
-time-averaged scores, market-relative log score, pairwise relative skill, CORP reliability, the mixture
-test, price convergence, event units and coherence — as tables or one JSON document."""
+rule and walk-forward calibration (split at an instant); then the research figures
+(hindcast.analysis): time-averaged scores, market-relative log score, pairwise relative skill, CORP
+reliability, the mixture test, price convergence, event units and coherence — as tables
+or one JSON document."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def analyze(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of every resample and permutation."),
 ) -> None:
-    """Analyse stored runs from their stored forecasts alone (no model is called; nothing is written)."""
+    """Analyse stored runs from their stored forecasts alone (no model is
+    called; nothing is written)."""
     from hindcast import api
     from hindcast.cli.leaderboard import open_existing
 

@@ -1,4 +1,5 @@
-"""`hindcast archive …`: ingest, freeze, verify, embed, search. Parses, calls the library, prints."""
+"""`hindcast archive …`: ingest, freeze, verify, embed, search. Parses,
+calls the library, prints."""
 
 from __future__ import annotations
 
@@ -25,14 +26,16 @@ RAY = typer.Option(
     "--ray",
     metavar="[ADDRESS]",
     help=(
-        "Run on Ray (the optional extra: pip install 'hindcast-replay[ray]'): --ray alone starts a private local Ray; "
-        "--ray auto | HOST:PORT | ray://HOST:PORT joins a cluster. Same files, same bytes as without it."
+        "Run on Ray (the optional extra: pip install 'hindcast-replay[ray]'): --ray alone starts "
+        "a private local Ray; --ray auto | HOST:PORT | ray://HOST:PORT joins a cluster. Same "
+        "files, same bytes as without it."
     ),
 )
 
 
 class RayCommand(TyperCommand):
-    """`--ray` takes an optional ADDRESS: without one (the next word is no address) it means `--ray=local`."""
+    """`--ray` takes an optional ADDRESS: without one (the next word is no address)
+    it means `--ray=local`."""
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:
         words = list(args)
@@ -70,12 +73,13 @@ def ingest(
     ),
     ray: Optional[str] = RAY,
 ) -> None:
-    """Ingest inputs into the archive draft (Parquet by creation month); malformed rows go to a rejects file.
+    """Ingest inputs into the archive draft (Parquet by creation month); malformed
+    rows go to a rejects file.
 
     All or nothing: every input is read in full before anything is written, so an input that
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
-    their content, so two files with the same name are two inputs. With --ray, one Ray task reads each
-    input (inputs and archive on a filesystem every Ray node sees at the same path)."""
+    their content, so two files with the same name are two inputs. With --ray, one Ray task reads
+    each input (inputs and archive on a filesystem every Ray node sees at the same path)."""
     from hindcast.api import FORMATS, check_source, ingest
     from hindcast.cli.common import EXIT_USAGE, fail
 
@@ -88,7 +92,8 @@ def ingest(
     for summary in ingest(paths, source, fmt, archive, snapshot=snapshot, ray=_ray(ray)):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
         print(
-            f"{summary.input}: {summary.read} rows, {summary.written} written, {summary.rejected} rejected{rejects}"
+            f"{summary.input}: {summary.read} rows, {summary.written} written, "
+            f"{summary.rejected} rejected{rejects}"
         )
 
 
@@ -138,7 +143,9 @@ def embed(
     device: str = typer.Option(
         "cpu",
         "--device",
-        help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder, needs --ray; GPU arithmetic is not the CPU's, so its vectors are not byte-identical to a CPU build).",
+        help="cpu | cuda: where the Ray embedders run (cuda: one GPU an embedder, needs --ray; "
+        "GPU arithmetic is not the CPU's, so its vectors are not byte-identical to a CPU "
+        "build).",
     ),
     approx: bool = typer.Option(
         False,
@@ -187,7 +194,8 @@ def embed(
             on_progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     print(
-        f"indexed snapshot {snap.id}: {info['documents']} documents, {info['embedder']}{_recall(info)}"
+        f"indexed snapshot {snap.id}: {info['documents']} documents, "
+        f"{info['embedder']}{_recall(info)}"
     )
 
 
@@ -220,7 +228,8 @@ def search(
     vector_search: str = typer.Option(
         "exact",
         "--vector-search",
-        help="exact (provably exact scan) | approx (closed months through their approximate index; `archive embed --approx`).",
+        help="exact (provably exact scan) | approx (closed months through their approximate "
+        "index; `archive embed --approx`).",
     ),
     nprobe: Optional[int] = typer.Option(
         None,

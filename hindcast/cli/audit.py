@@ -74,7 +74,8 @@ def audit(
 
 
 def _print(result) -> None:
-    """The audit as one compact table (every figure is in --json), its notes and the flagged texts."""
+    """The audit as one compact table (every figure is in --json), its notes
+    and the flagged texts."""
     from rich.table import Table
 
     from hindcast.cli.console import out_console

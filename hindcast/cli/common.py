@@ -15,8 +15,8 @@ EXIT_STOPPED = (
     4  # stopped by a circuit breaker or a budget; re-run the same command to resume (StoppedError)
 )
 RECALL_HELP = (
-    "Leave out the rows of every (model, market) pair the memorisation probe (`hindcast probe recall`) "
-    "found the model recalls; a note says how many [default: off]."
+    "Leave out the rows of every (model, market) pair the memorisation probe (`hindcast probe "
+    "recall`) found the model recalls; a note says how many [default: off]."
 )
 RECALL_FILE_HELP = (
     "Probe results read by --exclude-recalled [default: recall.json beside the run database]."
@@ -58,7 +58,8 @@ def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
 
 
 def default_sample(kind: str):
-    """`markets/sample` or `archive/sample`: in the working directory, else in the source checkout."""
+    """`markets/sample` or `archive/sample`: in the working directory, else
+    in the source checkout."""
     from pathlib import Path
 
     checkout = Path(__file__).resolve().parents[2]
@@ -66,14 +67,18 @@ def default_sample(kind: str):
         if (base / kind / "sample").is_dir():
             return base / kind / "sample"
     raise fail(
-        f"the shipped sample {kind}/sample is not here (it comes with the source checkout); pass a directory"
+        f"the shipped sample {kind}/sample is not here (it comes with the source checkout); "
+        "pass a directory"
     )
 
 
 # -- the run database: a path or a URL, everywhere ----------------------------------------------
 DB_ENV = "HINDCAST_DB"
 DEFAULT_DB = "runs/hindcast.db"
-DB_HELP = f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${DB_ENV}, else {DEFAULT_DB}]."
+DB_HELP = (
+    f"Run database: a file path (SQLite) or a SQLAlchemy URL [default: ${DB_ENV}, else "
+    f"{DEFAULT_DB}]."
+)
 
 # Environment variables hindcast reads, as `hindcast --help` lists them.
 ENVIRONMENT = {

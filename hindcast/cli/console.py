@@ -49,7 +49,8 @@ def with_interval(value, low, high, n_markets: int | None = None, fmt=number) ->
 
 
 def cells(row) -> tuple[str, ...]:
-    """The terminal row; missing intervals and costs read as in the exports, notes go below the table."""
+    """The terminal row; missing intervals and costs read as in the exports,
+    notes go below the table."""
     from hindcast.api import display
 
     return (
@@ -164,7 +165,8 @@ class Ticker:
         if self.total and self.done and elapsed > 0 and self.done < self.total:
             left = f", about {_duration((self.total - self.done) * elapsed / self.done)} left"
         print(
-            f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} so far)",
+            f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} "
+            "so far)",
             file=sys.stderr,
             flush=True,
         )

@@ -1,4 +1,5 @@
-"""`hindcast import-inspect LOG`: an Inspect AI log of `hindcast/replay` stored as a hindcast run."""
+"""`hindcast import-inspect LOG`: an Inspect AI log of `hindcast/replay`
+stored as a hindcast run."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ def import_inspect(
         print(json.dumps(done.__dict__, indent=2))
         return
     print(
-        f"run {done.run_id}: {done.forecaster}: {done.samples} samples, {done.stored} forecasts stored now "
-        f"({done.failures} forecast failures), {done.outages} outages (errored samples, not forecasts)"
+        f"run {done.run_id}: {done.forecaster}: {done.samples} samples, {done.stored} forecasts "
+        f"stored now ({done.failures} forecast failures), {done.outages} outages (errored "
+        "samples, not forecasts)"
     )
     print(
         f"leaderboard: hindcast leaderboard {done.run_id} --out DIR" + (f" --db {db}" if db else "")

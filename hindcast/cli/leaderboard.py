@@ -71,7 +71,8 @@ def leaderboard(
         "the files written) instead of the table.",
     ),
 ) -> None:
-    """Score stored runs (no model is called) and write the leaderboard, the per-forecast table and the report."""
+    """Score stored runs (no model is called) and write the leaderboard, the per-forecast
+    table and the report."""
     from hindcast.api import export, load_prices
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written

@@ -17,7 +17,8 @@ def _epilog() -> str:
         "1 error in input, config or run",
         "2 usage",
         "3 lock held by another instance",
-        "4 stopped by a budget, a circuit breaker or an unreachable or stopped Ray cluster (re-run to resume)",
+        "4 stopped by a budget, a circuit breaker or an unreachable or stopped Ray cluster "
+        "(re-run to resume)",
     ]
     env = [f"{name}: {text}" for name, text in ENVIRONMENT.items()]
     return (
@@ -155,7 +156,8 @@ def guarded(command) -> int:
             traceback.print_exc()
             return _say(f"unexpected {type(exc).__name__}: {exc}", EXIT_ERROR)
         return _say(
-            f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 or -v for the traceback)",
+            f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 or -v for the "
+            "traceback)",
             EXIT_ERROR,
         )
 

@@ -49,7 +49,8 @@ def pull_command(
     since: Optional[str] = typer.Option(
         None,
         "--since",
-        help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no lower bound].",
+        help="Only markets scheduled to end (Kalshi: settled) on or after this date [default: no "
+        "lower bound].",
     ),
     until: Optional[str] = typer.Option(
         None,
@@ -102,8 +103,8 @@ def pull_command(
         None, "--series", help="Kalshi only: markets of this series ticker [default: every series]."
     ),
 ) -> None:
-    """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary markets
-    and their hourly candles (--venue kalshi); resumable if killed."""
+    """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
+    markets and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import PullQuery, pull
 
     _check_venue(
@@ -181,7 +182,8 @@ def _check_venue(venue: str, **given) -> None:
 def _pull_kalshi(
     store: Path, kalshi_url, series, since, until, limit, timeout, attempts, as_json: bool
 ) -> None:
-    """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than listed said on stderr."""
+    """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than
+    listed said on stderr."""
     from hindcast.api import KalshiQuery, pull
 
     query = KalshiQuery(
@@ -205,8 +207,8 @@ def _pull_kalshi(
     _warn_short(counts)
     if counts.incomplete:
         typer.echo(
-            f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with a price "
-            "(no trade in their life)",
+            f"hindcast: warning: {counts.incomplete} stored Kalshi market(s) have no candle with "
+            "a price (no trade in their life)",
             err=True,
         )
 
@@ -219,7 +221,8 @@ def _print_kalshi(store: Path, s) -> None:
     )
     typer.echo(
         f"  candles: {s.histories_fetched} fetched, {s.histories_cached} from the pull cache, "
-        f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any price point"
+        f"{s.histories_reused} reused from the store; {len(s.incomplete)} market(s) without any "
+        "price point"
     )
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {sum(s.skipped.values())}{reasons}")
@@ -290,12 +293,12 @@ def _summary_json(store: Path, s) -> dict:
 def _print_summary(store: Path, s) -> None:
     typer.echo(f"pulled {s.stored} market(s) into {store} (version {s.version})")
     typer.echo(
-        f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed {len(s.failed)}; "
-        f"incomplete histories {len(s.incomplete)}"
+        f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed "
+        f"{len(s.failed)}; incomplete histories {len(s.incomplete)}"
     )
     typer.echo(
-        f"  price histories: {s.histories_fetched} fetched, "
-        f"{s.histories_cached} from the pull cache, {s.histories_reused} reused from the store; routes "
+        f"  price histories: {s.histories_fetched} fetched, {s.histories_cached} from the pull "
+        f"cache, {s.histories_reused} reused from the store; routes "
         + (", ".join(f"{route} × {n}" for route, n in sorted(s.routes.items())) or "-")
     )
     if s.histories_changed:
@@ -342,7 +345,8 @@ def import_forecastbench_command(
     version, bundle = import_markets(store, markets, prices, now=now())
     points = sum(len(h) for h in bundle.prices.values())
     typer.echo(
-        f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} (version {version})"
+        f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} "
+        f"(version {version})"
     )
 
 
@@ -416,7 +420,8 @@ def _render(view: dict) -> str:
         f"{m['id']}  [{m['source']}, topic {m['topic']}]",
         m["question"],
         m["url"],
-        f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by {r.get('known_at')})",
+        f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by "
+        f"{r.get('known_at')})",
         _render_lifetime(view["lifetime"]),
         f"price points: {view['price_points']}",
     ] + _render_meta(view["meta"])
@@ -431,8 +436,9 @@ def _render_meta(meta: dict | None) -> list[str]:
     labels = " / ".join(meta["outcomes"])
     yes = meta["outcomes"][meta["yes_index"]] if meta["outcomes"] else "-"
     return [
-        f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); "
-        f"negRisk {meta['neg_risk']}; category {meta['category'] or '-'}; tags {', '.join(meta['tags']) or '-'}",
+        f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); negRisk "
+        f"{meta['neg_risk']}; category {meta['category'] or '-'}; tags "
+        f"{', '.join(meta['tags']) or '-'}",
         _render_provenance(meta),
         _render_resolution_meta(meta),
     ]
@@ -441,9 +447,10 @@ def _render_meta(meta: dict | None) -> list[str]:
 def _render_provenance(meta: dict) -> str:
     bucket = meta.get("price_bucket_seconds")
     return (
-        f"prices: venue {meta.get('venue', 'polymarket')}; route {meta.get('price_route') or 'not recorded'}; "
-        f"bucket {f'{bucket} s' if bucket else 'not recorded'}; "
-        f"definition {meta.get('price_definition') or 'not recorded'}"
+        f"prices: venue {meta.get('venue', 'polymarket')}; route "
+        f"{meta.get('price_route') or 'not recorded'}; bucket "
+        f"{f'{bucket} s' if bucket else 'not recorded'}; definition "
+        f"{meta.get('price_definition') or 'not recorded'}"
     )
 
 
@@ -459,7 +466,10 @@ def _render_resolution_meta(meta: dict) -> str:
 def _render_lifetime(life: dict | None) -> str:
     if life is None:
         return "lifetime: unknown (no opening date and no price history)"
-    return f"lifetime: {life['start']} → {life['end']} ({life['days']} days; from the opening or the first price)"
+    return (
+        f"lifetime: {life['start']} → {life['end']} ({life['days']} days; from the opening or "
+        "the first price)"
+    )
 
 
 def _render_t0(at: dict) -> list[str]:

@@ -85,7 +85,8 @@ def recall(
         False, "--json", help="One JSON document on stdout instead of the table."
     ),
 ) -> None:
-    """Probe models for outcomes they already know; store the answers; print the rates per model and regime."""
+    """Probe models for outcomes they already know; store the answers; print the rates
+    per model and regime."""
     from hindcast import api
 
     url = api.db_url(db)
@@ -115,8 +116,8 @@ def _report(run) -> None:
     console = out_console()
     failures = sum(not a.ok for a in run.result.answers)
     console.print(
-        f"{run.markets} market(s), {len(run.models)} model(s): {len(run.result.answers)} answer(s), "
-        f"{failures} unreadable (counted, never imputed); results: {run.path}",
+        f"{run.markets} market(s), {len(run.models)} model(s): {len(run.result.answers)} "
+        f"answer(s), {failures} unreadable (counted, never imputed); results: {run.path}",
         highlight=False,
     )
     for line in run.result.skipped:

@@ -71,8 +71,8 @@ def list_runs(
         return
     from rich.table import Table
 
-    from hindcast.cli.console import out_console
     from hindcast.api import redact
+    from hindcast.cli.console import out_console
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
@@ -173,7 +173,8 @@ def rescore(
     exclude_recalled: bool = typer.Option(False, "--exclude-recalled", help=RECALL_HELP),
     recall: Optional[Path] = typer.Option(None, "--recall", metavar="FILE", help=RECALL_FILE_HELP),
 ) -> None:
-    """Score a stored run again from its stored forecasts alone (no model is called; nothing is written)."""
+    """Score a stored run again from its stored forecasts alone (no model is
+    called; nothing is written)."""
     from hindcast import api
     from hindcast.api import SLICES, load_prices
     from hindcast.cli.common import fail
@@ -265,10 +266,12 @@ def _text(detail: dict) -> str:
     ]
     attempts = detail["attempts"]
     lines += [
-        f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run asks again)"
+        f"infrastructure attempts: {len(attempts)} (outages: not forecasts; the next run "
+        "asks again)"
     ]
     lines += [
-        f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: {a['reason'][:200]}"
+        f"  {a['at']} {a['forecaster']} {a['market']} t0 {a['t0']} #{a['repeat']}: "
+        f"{a['reason'][:200]}"
         for a in attempts[-50:]
     ]
     return "\n".join(lines)

@@ -24,7 +24,8 @@ CONFIG = typer.Option(
 
 @app.command("run")
 def run_command(config: Path = CONFIG) -> None:
-    """Run the service until SIGTERM/SIGINT: jobs on their \\[jobs] intervals, persisted in the run database."""
+    """Run the service until SIGTERM/SIGINT: jobs on their \\[jobs] intervals,
+    persisted in the run database."""
     import threading
 
     from hindcast.schedule.service import running, serve
@@ -131,8 +132,8 @@ class _guarded:
             raise fail(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR) from None
         if type(exc).__module__.startswith("sqlalchemy"):
             reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise fail(
-                f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "  # fail() redacts
+            raise fail(  # fail() redacts
+                f"run database {_config(self.config).db_url.removeprefix('sqlite:///')}: "
                 f"{type(exc).__name__}: {reason}",
                 EXIT_ERROR,
             ) from None
@@ -141,9 +142,8 @@ class _guarded:
         if os.environ.get("HINDCAST_DEBUG") or verbosity() > 0:  # `hindcast` prints the traceback
             return False
         raise fail(
-            f"unexpected {type(exc).__name__}: {exc} (set HINDCAST_DEBUG=1 for the traceback)".splitlines()[
-                0
-            ],
+            f"unexpected {type(exc).__name__}: {exc} "
+            "(set HINDCAST_DEBUG=1 for the traceback)".splitlines()[0],
             EXIT_ERROR,
         ) from None
 

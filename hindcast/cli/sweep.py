@@ -1,4 +1,5 @@
-"""`hindcast sweep`: replay forecasters on markets at cutoffs, store the run, print the leaderboard."""
+"""`hindcast sweep`: replay forecasters on markets at cutoffs, store the run,
+print the leaderboard."""
 
 from __future__ import annotations
 
@@ -82,17 +83,21 @@ def sweep(
         None,
         "--forecaster",
         "-f",
-        help="A forecaster spec such as market, constant:p=0.3 or zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the embedded local model on a few markets].",
+        help="A forecaster spec such as market, constant:p=0.3 or "
+        "zero-shot:model=openai:gpt-4.1-mini (repeatable) [default: the baselines plus the "
+        "embedded local model on a few markets].",
     ),
     subsets: Optional[list[str]] = typer.Option(
         None,
         "--subset",
-        help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every forecaster on every market].",
+        help="SPEC=N: run that forecaster on N markets only (repeatable) [default: every "
+        "forecaster on every market].",
     ),
     archive: Optional[Path] = typer.Option(
         None,
         "--archive",
-        help="Archive directory for forecasters that read documents [default: none; the shipped sample for the default forecasters].",
+        help="Archive directory for forecasters that read documents [default: none; the shipped "
+        "sample for the default forecasters].",
     ),
     snapshot: Optional[str] = typer.Option(
         None, "--snapshot", help="Archive snapshot id [default: LATEST]."
@@ -100,7 +105,9 @@ def sweep(
     vector_search: Optional[str] = typer.Option(
         None,
         "--vector-search",
-        help="exact | approx: approx searches months wholly before t0's month through their approximate index (`hindcast archive embed --approx`; its measured recall is recorded in the run) [default: exact].",
+        help="exact | approx: approx searches months wholly before t0's month through their "
+        "approximate index (`hindcast archive embed --approx`; its measured recall is "
+        "recorded in the run) [default: exact].",
     ),
     nprobe: Optional[int] = typer.Option(
         None,
@@ -146,50 +153,60 @@ def sweep(
         None,
         "--db",
         help=DB_HELP
-        + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database holds it itself; else in OUT).",
+        + " The response cache responses.db sits beside a SQLite file (a PostgreSQL database "
+        "holds it itself; else in OUT).",
     ),
     no_cache: bool = typer.Option(
         False,
         "--no-cache",
-        help="Ask models again instead of replaying cached answers (answers are still recorded) [default: off].",
+        help="Ask models again instead of replaying cached answers (answers are still recorded) "
+        "[default: off].",
     ),
     retry_failed: Optional[bool] = typer.Option(
         None,
         "--retry-failed",
-        help="Ask again for stored forecast failures (the old attempt is kept; scores use the newest) [default: off].",
+        help="Ask again for stored forecast failures (the old attempt is kept; scores use the "
+        "newest) [default: off].",
     ),
     max_cost: Optional[float] = typer.Option(
         None,
         "--max-cost",
         min=0,
-        help="Stop scheduling new forecasts once new model calls cost this many dollars (price table; exit 4, resumable) [default: no budget].",
+        help="Stop scheduling new forecasts once new model calls cost this many dollars (price "
+        "table; exit 4, resumable) [default: no budget].",
     ),
     max_tokens: Optional[int] = typer.Option(
         None,
         "--max-tokens",
         min=1,
-        help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, resumable) [default: no budget].",
+        help="Stop scheduling new forecasts once new model calls used this many tokens (exit 4, "
+        "resumable) [default: no budget].",
     ),
     breaker_threshold: Optional[int] = typer.Option(
         None,
         "--breaker-threshold",
         min=1,
-        help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) [default: 5].",
+        help="Consecutive outages of one endpoint that stop calls to it (exit 4, resumable) "
+        "[default: 5].",
     ),
     prices: Optional[Path] = typer.Option(
         None,
         "--prices",
-        help="TOML of model = { input = $, output = $ } per million tokens, over the shipped price table [default: the shipped table].",
+        help="TOML of model = { input = $, output = $ } per million tokens, over the shipped "
+        "price table [default: the shipped table].",
     ),
     shard: Optional[str] = typer.Option(
         None,
         "--shard",
-        help="I/N: this is the I-th of N processes (any machines) sweeping the same spec into one run database: its share first, then it helps with the rest; claims in the database keep every forecast made once [default: one process].",
+        help="I/N: this is the I-th of N processes (any machines) sweeping the same spec into one "
+        "run database: its share first, then it helps with the rest; claims in the database "
+        "keep every forecast made once [default: one process].",
     ),
     as_json: bool = typer.Option(
         False,
         "--json",
-        help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead of the table [default: off].",
+        help="Print one JSON document on stdout (run id, counts, leaderboard rows, paths) instead "
+        "of the table [default: off].",
     ),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
@@ -347,10 +364,11 @@ def _embed_once(archive: Path) -> None:
     ticker = Ticker(f"embedding {snapshot.id}", "headlines", quiet=quiet)
     if not quiet:
         say(
-            f"the default forecasters include a retrieval agent: embedding the shipped archive sample once "
-            f"({left:,} of {documents:,} headlines, {embedder.name}, {embedder.dtype} on this CPU) — about "
-            f"{max(1, round(left / rate / 60))} min on 2 idle cores, longer under load; later runs reuse it "
-            f"(the baselines alone need none: hindcast sweep -f market -f constant -f base-rate)"
+            "the default forecasters include a retrieval agent: embedding the shipped archive "
+            f"sample once ({left:,} of {documents:,} headlines, {embedder.name}, "
+            f"{embedder.dtype} on this CPU) — about {max(1, round(left / rate / 60))} min on 2 "
+            "idle cores, longer under load; later runs reuse it (the baselines alone need none: "
+            "hindcast sweep -f market -f constant -f base-rate)"
         )
     try:
         api.build_index(
@@ -389,8 +407,8 @@ def _report(result, as_json: bool = False) -> None:
     console = out_console()
     state = "resumed" if result.resumed else "new"
     console.print(
-        f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts planned, "
-        f"{result.executed} made now, "
+        f"run {result.run_id} ({state}): {result.markets} markets, {result.planned} forecasts "
+        f"planned, {result.executed} made now, "
         + (f"{result.by_others} by a concurrent sweep, " if result.by_others else "")
         + f"{result.planned - result.executed - result.by_others} already stored"
     )

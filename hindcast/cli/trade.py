@@ -69,13 +69,14 @@ def trade(
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
     the zero-edge control (its P&L is minus its fees)."""
     from hindcast import api
-    from hindcast.api import RunStore, db_url
-    from hindcast.cli.common import fail
     from hindcast.api import (
+        RunStore,
         TradingStrategy,
+        db_url,
         load_fees,
         simulate_trading,
     )
+    from hindcast.cli.common import fail
 
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:
@@ -223,7 +224,8 @@ def _cell(value) -> str:
 
 
 def _ci(row: dict, key: str) -> str:
-    """`value [low, high]` (dollars for pnl, a ratio for roc), or the value alone without an interval."""
+    """`value [low, high]` (dollars for pnl, a ratio for roc), or the value
+    alone without an interval."""
     shown = _money if key == "pnl" else (lambda v: "—" if v is None else f"{v:+.4f}")
     value, low, high = row[key], row[f"{key}_low"], row[f"{key}_high"]
     if value is None or low is None:

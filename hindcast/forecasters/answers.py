@@ -32,7 +32,8 @@ _LABELLED = re.compile(
     re.IGNORECASE,
 )
 _FREE = re.compile(rf"(?<![\w.])({_NUMBER})(?!\w)\s*(%?)")
-# right after a labelled number: a second number joined to it (`0.7 or 0.8`, `0.2 and 0.4`, `20-30%`)
+# right after a labelled number: a second number joined to it (`0.7 or 0.8`, `0.2 and 0.4`,
+# `20-30%`)
 _ALTERNATIVE = re.compile(rf"\s*(?:or|to|and|-|–|—|~)\s*(?:{_NUMBER})(?!\w)\s*%?", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\n|[!?;]|\.(?!\d)")
 _REFUSAL = re.compile(

@@ -185,7 +185,8 @@ class Context:
         for doc in docs:
             if doc.created_at >= self._t0:
                 raise LeakageError(
-                    f"document {doc.id} created {iso(doc.created_at)} is not before t0 {iso(self._t0)}"
+                    f"document {doc.id} created {iso(doc.created_at)} is not before t0 "
+                    f"{iso(self._t0)}"
                 )
         self._log.append({**entry, "ids": [d.id for d in docs]})
 

@@ -40,7 +40,10 @@ from hindcast.errors import RunStoreError
 CacheMode = Literal["use", "refresh", "off"]
 MODES = ("use", "refresh", "off")
 SCHEMA_VERSION = 1
-_SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL)"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, response "
+    "TEXT NOT NULL)"
+)
 
 
 def canonical(value: object) -> str:
@@ -101,8 +104,8 @@ _GET, _PUT = (
 )
 _PG_GET = "SELECT response FROM responses WHERE key = %s"
 _PG_PUT = (
-    "INSERT INTO responses (key, request, response) VALUES (%s, %s, %s) ON CONFLICT (key) DO UPDATE "
-    "SET request = EXCLUDED.request, response = EXCLUDED.response"
+    "INSERT INTO responses (key, request, response) VALUES (%s, %s, %s) ON CONFLICT (key) DO "
+    "UPDATE SET request = EXCLUDED.request, response = EXCLUDED.response"
 )
 _PG_LOCK = 0x68696E6463616368  # pg_advisory_xact_lock key of the cache's table ("hindcach")
 
@@ -161,7 +164,8 @@ def _refuse_newer(db: sqlite3.Connection, where: str) -> None:
 
 
 def _create(db: sqlite3.Connection) -> None:
-    """The table, and the file stamped with its version (both idempotent: many processes may open it)."""
+    """The table, and the file stamped with its version (both idempotent: many
+    processes may open it)."""
     db.execute(_SCHEMA)
     if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

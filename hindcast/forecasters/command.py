@@ -1,4 +1,5 @@
-"""`command:` — a forecaster that is any program: started once per (market, t0), judged like a built-in.
+"""`command:` — a forecaster that is any program: started once per (market,
+t0), judged like a built-in.
 
 Spec: `command:cmd=./my_bot.sh,timeout=120` (`cmd` is split like a shell would, no shell is run;
 `model=openai:gpt-4.1-mini` names the model it reports tokens for, so `--max-cost` can price it).
@@ -59,7 +60,8 @@ def stdin_payload(question: Question) -> bytes:
 
 @dataclass(frozen=True)
 class CommandForecaster:
-    """Any program: question JSON on stdin, the t0-bound tools over MCP, one JSON answer on stdout."""
+    """Any program: question JSON on stdin, the t0-bound tools over MCP, one
+    JSON answer on stdout."""
 
     name: str = "command"
     cmd: str = ""
@@ -83,7 +85,8 @@ class CommandForecaster:
         return self.model or None
 
     def provenance(self) -> dict:
-        """The command, its timeout, and the content hash of the program file it names (when it is one)."""
+        """The command, its timeout, and the content hash of the program file it
+        names (when it is one)."""
         argv = shlex.split(self.cmd)
         files = [Path(a) for a in argv if Path(a).is_file()]
         return {

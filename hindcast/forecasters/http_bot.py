@@ -33,7 +33,8 @@ TOOLS_HEADER = "Hindcast-MCP-URL"
 
 @dataclass(frozen=True)
 class HttpForecaster:
-    """A web service: the question JSON POSTed to `url`, the t0-bound tools at a loopback MCP URL."""
+    """A web service: the question JSON POSTed to `url`, the t0-bound tools
+    at a loopback MCP URL."""
 
     name: str = "http"
     url: str = ""
@@ -52,7 +53,8 @@ class HttpForecaster:
             raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
 
     def bind(self, models) -> HttpForecaster:
-        """In a sweep: keys from the environment the sweep's Models was given; its HTTP client factory."""
+        """In a sweep: keys from the environment the sweep's Models was given;
+        its HTTP client factory."""
         return dataclasses.replace(self, environment=dict(models.env), http=models.http)
 
     def model_name(self) -> str | None:

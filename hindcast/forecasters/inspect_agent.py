@@ -66,7 +66,8 @@ def require_inspect() -> None:
 
 
 def inspect_tools(tools: Tools, after: Callable[[], None] = lambda: None) -> list:
-    """The t0-bound tools as Inspect tools (results as JSON text); `after()` runs after each call."""
+    """The t0-bound tools as Inspect tools (results as JSON text); `after()`
+    runs after each call."""
     from inspect_ai.tool import ToolDef
 
     calls = _calls(tools)
@@ -123,7 +124,8 @@ def _logged(call: Callable, after: Callable[[], None]) -> Callable:
 
 
 def react_forecaster(tools: list):
-    """The default agent: Inspect's `react` with the t0-bound tools, answering in its final message."""
+    """The default agent: Inspect's `react` with the t0-bound tools, answering
+    in its final message."""
     from inspect_ai.agent import react
 
     return react(name="hindcast_forecaster", tools=tools, submit=False)
@@ -155,7 +157,8 @@ def load_factory(ref: str) -> Callable:
 
 @dataclass(frozen=True)
 class InspectAgent:
-    """An Inspect AI agent (`agent=pkg.mod:factory`, factory(tools) → Agent) run per (market, t0)."""
+    """An Inspect AI agent (`agent=pkg.mod:factory`, factory(tools) → Agent)
+    run per (market, t0)."""
 
     name: str = "inspect-agent"
     agent: str = "hindcast.forecasters.inspect_agent:react_forecaster"
@@ -180,7 +183,8 @@ class InspectAgent:
         return dataclasses.replace(self, models=models)
 
     def for_attempt(self, attempt: int) -> InspectAgent:
-        """This forecaster asking anew (not from the cache) for attempt `attempt` of a stored failure."""
+        """This forecaster asking anew (not from the cache) for attempt
+        `attempt` of a stored failure."""
         return dataclasses.replace(self, attempt=int(attempt))
 
     def model_name(self) -> str:

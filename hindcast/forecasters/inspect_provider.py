@@ -42,7 +42,8 @@ API = "hindcast"
 DEFAULT_CACHE = Path("runs") / "responses.db"
 # The usage record of the forecast being made (set by the inspect-agent forecaster around a run).
 USAGE: ContextVar[llm.Usage | None] = ContextVar("hindcast_inspect_usage", default=None)
-# Cache-key fields of the forecast being made (`repeat`, `attempt`; set by the inspect-agent forecaster).
+# Cache-key fields of the forecast being made (`repeat`, `attempt`; set by the inspect-agent
+# forecaster).
 SAMPLE: ContextVar[dict | None] = ContextVar("hindcast_inspect_sample", default=None)
 _SETTINGS = (
     "temperature",
@@ -74,8 +75,8 @@ class HindcastModelAPI(ModelAPI):
         self.models = models if models is not None else _own_models(model_args.pop("cache", None))
         if model_args:
             raise ValueError(
-                f"model {API}/{model_name}: unknown model argument(s) {', '.join(sorted(model_args))} "
-                "(known: cache, key_env)"
+                f"model {API}/{model_name}: unknown model argument(s) "
+                f"{', '.join(sorted(model_args))} (known: cache, key_env)"
             )
 
     def client(self) -> llm.ChatClient:
@@ -168,7 +169,8 @@ def tool_param(tool: ToolInfo) -> dict:
 
 
 def output_of(reply: llm.ChatReply, model: str) -> ModelOutput:
-    """hindcast's ChatReply as Inspect's ModelOutput (tool calls parsed; bad JSON kept as a parse error)."""
+    """hindcast's ChatReply as Inspect's ModelOutput (tool calls parsed; bad JSON
+    kept as a parse error)."""
     calls = [tool_call(c) for c in reply.tool_calls] or None
     message = ChatMessageAssistant(
         content=reply.content or "", tool_calls=calls, model=model, source="generate"

@@ -73,7 +73,8 @@ _FACTORIES: dict[str, Callable[..., LeakDetector]] = {}
 
 
 def register(name: str, factory: Callable[..., LeakDetector]) -> None:
-    """`factory(spec: str, params: dict[str, str], models) -> LeakDetector` for specs `name[:k=v,…]`."""
+    """`factory(spec: str, params: dict[str, str], models) -> LeakDetector` for
+    specs `name[:k=v,…]`."""
     _FACTORIES[name] = factory
 
 
@@ -83,7 +84,8 @@ def get_detector(spec: str, models=None) -> LeakDetector:
     name, _, rest = spec.partition(":")
     if name not in _FACTORIES:
         raise ConfigError(
-            f"unknown leak detector {spec!r}: use one of {', '.join(sorted(_FACTORIES)) or '(none)'}"
+            f"unknown leak detector {spec!r}: use one of "
+            f"{', '.join(sorted(_FACTORIES)) or '(none)'}"
         )
     items = [item for item in rest.split(",") if item] if rest else []
     if any("=" not in item for item in items):
@@ -317,7 +319,8 @@ _OUTCOME = re.compile(
     bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-# a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win", 'to win')
+# a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win",
+# 'to win')
 _NOUN_BEFORE = re.compile(
     r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
     third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|september|
@@ -331,8 +334,8 @@ _NOUN_AFTER = re.compile(
     outlook|speculation|cycle|plans?|threats?|risks?)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-# a price or count moving past a number ('dips below $90,000', 'tops 4 million'): a cue only when the
-# number is one the question names
+# a price or count moving past a number ('dips below $90,000', 'tops 4 million'): a cue only when
+# the number is one the question names
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:k|m|bn|b)?(?!\w)", re.IGNORECASE)
 _PRICE_MOVE = re.compile(
     r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
@@ -345,7 +348,8 @@ _PRICE_MOVE = re.compile(
 _OUTCOME_NOUN = re.compile(
     r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE
 )
-# an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's December rate cut')
+# an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's
+# December rate cut')
 _AFTER_EVENT = re.compile(
     r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
     r"elections?|vote|decision)\b",
@@ -435,7 +439,8 @@ _ALIASES = {
 
 @dataclass(frozen=True)
 class Statements:
-    """What the lexical detector knows of a question (derived from its text only, never the outcome)."""
+    """What the lexical detector knows of a question (derived from its text
+    only, never the outcome)."""
 
     groups: tuple[tuple[str, ...], ...]  # entity groups: names, numbers, places (lower-case tokens)
     yes: tuple[str, ...]  # statements that the question resolved YES
@@ -477,7 +482,8 @@ def _numbers(question: str) -> frozenset[str]:
 
 
 def _clause(text: str) -> str:
-    """The question as a clause: no trailing '?', no leading 'Will', no deadline ('by August 31')."""
+    """The question as a clause: no trailing '?', no leading 'Will', no
+    deadline ('by August 31')."""
     clause = " ".join(text.strip().rstrip("?").split())
     clause = re.sub(r"^(?:will|did|does|is|are|has|have|can)\s+", "", clause, flags=re.IGNORECASE)
     return _DEADLINE.sub("", clause) or clause
@@ -553,7 +559,8 @@ def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
 def topic_share(text: str, groups: tuple[tuple[str, ...], ...]) -> float:
     """The share of entity groups the text names. A group is named by its last token (a surname, a
     team's nickname) or by two of its tokens; a token matches a text word starting with it
-    (Russia ~ Russian's) or a slightly shorter one (Bolivia ~ Bolivian is not: Bolivia ~ Bolivia's)."""
+    (Russia ~ Russian's) or a slightly shorter one (Bolivia ~ Bolivian is not:
+    Bolivia ~ Bolivia's)."""
     if not groups:
         return 0.0
     words = [w.strip(".'’").lower() for w in _WORD.findall(text)]
@@ -586,8 +593,8 @@ def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
     """1 for an outcome verb in plain reporting — used as a verb, not a noun ('a rate cut', 'the
     strike'), or a price move past one of the question's own numbers ('drops below $90,000') — or
     an event reported as past ('after the Fed's rate cut', even in a question); HEDGE_FACTOR when
-    the text is a question or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW characters before it: 'could
-    win', 'poised to win', 'expected to'); 0 otherwise."""
+    the text is a question or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW
+    characters before it: 'could win', 'poised to win', 'expected to'); 0 otherwise."""
     verbs = [m for m in _OUTCOME.finditer(text) if _as_verb(text, m)] + _price_moves(text, numbers)
     if _AFTER_EVENT.search(text):  # presupposed past, even inside a question
         return 1.0
@@ -755,7 +762,8 @@ JUDGE_LABELS = {
     "after-date": "after-t0",
     "neither": "neither",
 }
-JUDGE_SCHEMA = {  # the template's label "after-date" is Verdict label "after-t0" (no digit in a template)
+# the template's label "after-date" is Verdict label "after-t0" (no digit in a template)
+JUDGE_SCHEMA = {
     "type": "object",
     "properties": {
         "label": {"type": "string", "enum": list(JUDGE_LABELS)},
@@ -880,7 +888,8 @@ class JudgeDetector:
             "neither",
             math.nan,
             self.name,
-            f"{UNREADABLE} after {len(raws)} attempt(s): {answer.reason}; raw: {_excerpt(raws[-1])}",
+            f"{UNREADABLE} after {len(raws)} attempt(s): {answer.reason}; raw: "
+            f"{_excerpt(raws[-1])}",
         )
 
     def messages(self, text: str, question: Question) -> list[dict]:

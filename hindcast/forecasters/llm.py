@@ -133,14 +133,15 @@ def check_key_env(key_env: str | None) -> None:
     if key_env is None or variable_name(key_env):
         return
     raise BadModelSpec(
-        "key_env: the value given is not an environment variable's name (upper-case letters, digits, "
-        "_); it looks like a key itself and was neither stored nor shown — put the key in an environment "
-        "variable and give its name, e.g. key_env=MY_API_KEY"
+        "key_env: the value given is not an environment variable's name (upper-case letters, "
+        "digits, _); it looks like a key itself and was neither stored nor shown — put the key "
+        "in an environment variable and give its name, e.g. key_env=MY_API_KEY"
     )
 
 
 def _check_endpoint(url: str) -> None:
-    """An endpoint URL carrying credentials (user:password@ or ?api_key=…) is refused, never echoed."""
+    """An endpoint URL carrying credentials (user:password@ or ?api_key=…) is
+    refused, never echoed."""
     keys = credential_keys(url)
     if has_userinfo(url) or keys:
         where = (
@@ -149,8 +150,9 @@ def _check_endpoint(url: str) -> None:
             else "credentials before its host"
         )
         raise BadModelSpec(
-            f"model endpoint URL: {where} is refused (it would be stored with the forecaster's name "
-            "and printed); put the key in an environment variable and name it with key_env=VARIABLE"
+            f"model endpoint URL: {where} is refused (it would be stored with the forecaster's "
+            "name and printed); put the key in an environment variable and name it with "
+            "key_env=VARIABLE"
         )
 
 

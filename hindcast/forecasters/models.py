@@ -66,7 +66,8 @@ class Models:
         no_cache: bool = False,
         **settings,
     ) -> "Models":
-        """Keys from `env`, responses cached in `cache_path` (`--no-cache`: recorded, never replayed)."""
+        """Keys from `env`, responses cached in `cache_path` (`--no-cache`:
+        recorded, never replayed)."""
         cache = open_cache(cache_path, "refresh" if no_cache else "use")
         return cls(env, cache, owns_cache=True, **settings)
 

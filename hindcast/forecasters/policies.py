@@ -66,7 +66,8 @@ class Screen:
         self._verdicts: dict[str, leaks.Verdict] = {}
 
     async def keep(self, docs: list[Document], via: dict) -> list[Document]:
-        """The documents the model may see; each withheld one logged with `via` (the call that returned it)."""
+        """The documents the model may see; each withheld one logged with `via` (the
+        call that returned it)."""
         kept, withheld = await self.split(docs)
         self.log(withheld, via)
         return kept

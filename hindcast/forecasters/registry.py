@@ -58,7 +58,7 @@ def _doc_line(made: Factory) -> str:
 
     doc = inspect.getdoc(made) or ""
     auto = doc.startswith(f"{getattr(made, '__name__', '')}(")  # a dataclass without a docstring
-    return "" if auto else doc.strip().split("\n")[0]
+    return "" if auto else " ".join(doc.strip().split("\n\n")[0].split())  # the first paragraph
 
 
 def _parameters(made: Factory) -> list[dict]:
@@ -134,7 +134,8 @@ def create(spec: str) -> Forecaster:
     _load_plugins()
     if name not in _FACTORIES:
         raise ConfigError(
-            f"unknown forecaster {name!r} in {redact(spec)!r}; known: {', '.join(sorted(_FACTORIES))}"
+            f"unknown forecaster {name!r} in {redact(spec)!r}; known: "
+            f"{', '.join(sorted(_FACTORIES))}"
         )
     try:
         return _FACTORIES[name](name=spec, **params)

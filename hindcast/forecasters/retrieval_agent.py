@@ -161,7 +161,8 @@ class RetrievalAgent(ChatForecaster):
         usage: llm.Usage,
         round_: int,
     ) -> None:
-        """`ids`: what the archive returned; a document the screen withholds never enters `found`."""
+        """`ids`: what the archive returned; a document the screen withholds
+        never enters `found`."""
         hits = ctx.search(query, int(self.k), self.mode)
         usage.add(
             "search",

@@ -84,7 +84,8 @@ ALLOWED = {
 
 
 class Reach(NamedTuple):
-    """What the tools of one forecast reach: the t0-bound Context, seen through the policy's Screen."""
+    """What the tools of one forecast reach: the t0-bound Context, seen
+    through the policy's Screen."""
 
     ctx: Context
     screen: policies.Screen
@@ -143,7 +144,8 @@ class ToolAgent(ChatForecaster):
         usage: llm.Usage,
         turn: int,
     ) -> Forecast | None:
-        """One model turn; its tool calls run and are answered in `messages`; a valid submission ends it."""
+        """One model turn; its tool calls run and are answered in `messages`; a
+        valid submission ends it."""
         reply = await client.complete(messages, tools=self.tools(), **self.request(usage))
         usage.add(
             "turn", reply, turn=turn, content=reply.content, tool_calls=list(reply.tool_calls)

@@ -30,8 +30,8 @@ MCP_EXTRA = "the MCP server needs the optional extra `mcp`: pip install 'hindcas
 PATH = "/mcp"
 INSTRUCTIONS = (
     "A replay of one prediction market at a past instant t0. Every tool sees only what existed "
-    "strictly before t0; the resource hindcast://question (and the tool `question`) holds the question "
-    "and t0. No tool takes a date: t0 belongs to the server."
+    "strictly before t0; the resource hindcast://question (and the tool `question`) holds the "
+    "question and t0. No tool takes a date: t0 belongs to the server."
 )
 
 
@@ -54,7 +54,8 @@ def mcp_server(
     `on_leak(exc)` when the harness refused something from at or after t0 (a defect: stop)."""
     server = require_mcp()(name, instructions=INSTRUCTIONS, log_level="ERROR")
     for fn in _functions(tools, on_call, on_leak):
-        server.tool(name=fn.__name__, description=fn.__doc__)(fn)
+        # the docstring as one line: its wrapping is the source's, not the description's
+        server.tool(name=fn.__name__, description=" ".join(fn.__doc__.split()))(fn)
 
     def question_resource() -> str:
         return json.dumps(tools.question_at_t0(), sort_keys=True)
@@ -94,7 +95,8 @@ def _functions(
         return call
 
     def search(query: str, k: int = 5, mode: str = "hybrid") -> dict[str, Any]:
-        """Search the news archive as it stood before t0, best first: {"hits": [...]}. mode: vector, text or hybrid; k: 1 to 50."""
+        """Search the news archive as it stood before t0, best first: {"hits": [...]}. mode: vector,
+        text or hybrid; k: 1 to 50."""
         return done({"hits": tools.search(query, k, mode)})
 
     def read(doc_id: str) -> dict[str, Any]:
@@ -106,11 +108,13 @@ def _functions(
         return done({"documents": tools.thread(submission_id)})
 
     def price_history() -> dict[str, Any]:
-        """This market's YES prices known strictly before t0, oldest first: {"prices": [{"t", "p"}]}."""
+        """This market's YES prices known strictly before t0, oldest first:
+        {"prices": [{"t", "p"}]}."""
         return done({"prices": tools.price_history()})
 
     def resolved_before() -> dict[str, Any]:
-        """Other markets whose outcome was public before t0: {"resolutions": [{"market_id", "outcome"}]}."""
+        """Other markets whose outcome was public before t0: {"resolutions":
+        [{"market_id", "outcome"}]}."""
         return done({"resolutions": tools.resolved_before()})
 
     def question() -> dict[str, Any]:
@@ -159,7 +163,8 @@ def _quiet_server():
     import uvicorn
 
     class Quiet(uvicorn.Server):
-        """A uvicorn server that leaves the process's signal handlers alone (it runs inside a sweep)."""
+        """A uvicorn server that leaves the process's signal handlers alone (it
+        runs inside a sweep)."""
 
         @contextlib.contextmanager
         def capture_signals(self):

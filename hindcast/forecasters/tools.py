@@ -78,7 +78,8 @@ class QuestionView(TypedDict):
 
 @dataclass(frozen=True)
 class Tools:
-    """The six t0-bound tools of one (market, t0); `log()` is every call so far (retrieval format)."""
+    """The six t0-bound tools of one (market, t0); `log()` is every call so
+    far (retrieval format)."""
 
     search: Callable[..., list[SearchHit]]
     read: Callable[..., DocumentView | None]

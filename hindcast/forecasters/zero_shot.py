@@ -63,11 +63,13 @@ class ChatForecaster:
             raise ValueError(f"structured={self.structured!r}: use {', '.join(llm.STRUCTURED)}")
 
     def bind(self, models) -> "ChatForecaster":
-        """This forecaster calling its model through `models` (what the engine does before a sweep)."""
+        """This forecaster calling its model through `models` (what the engine
+        does before a sweep)."""
         return dataclasses.replace(self, models=models)
 
     def for_attempt(self, attempt: int) -> "ChatForecaster":
-        """This forecaster asking anew (not from the cache) for attempt `attempt` of a stored failure."""
+        """This forecaster asking anew (not from the cache) for attempt
+        `attempt` of a stored failure."""
         return dataclasses.replace(self, attempt=int(attempt))
 
     def model_name(self) -> str:
@@ -93,7 +95,8 @@ class ChatForecaster:
         raise NotImplementedError
 
     def request(self, usage: llm.Usage) -> dict:
-        """Keyword arguments of every call: body parameters and the sample index (all in the cache key)."""
+        """Keyword arguments of every call: body parameters and the sample index
+        (all in the cache key)."""
         request = {
             "repeat": usage.totals["sample"],
             "temperature": float(self.temperature),
@@ -109,7 +112,8 @@ class ChatForecaster:
         rationale: str = "",
         evidence: tuple[str, ...] = (),
     ) -> Forecast:
-        """Ask for the probability (with repairs); a valid one or a failure with every raw answer."""
+        """Ask for the probability (with repairs); a valid one or a failure
+        with every raw answer."""
         parsed, raws = await ask_probability(
             client, messages, usage, repairs=int(self.repairs), **self.request(usage)
         )
@@ -148,7 +152,8 @@ class ChatForecaster:
         return self.PROMPTS
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of this forecaster's client (the engine calls it after a sweep)."""
+        """Close the HTTP connections of this forecaster's client (the engine
+        calls it after a sweep)."""
         await self._client().aclose()
 
     def _client(self) -> llm.ChatClient:

@@ -60,7 +60,8 @@ def forecasters(rows: Sequence) -> list[str]:
 
 
 def fraction_curves(rows: Sequence) -> dict[str, list[CurvePoint]]:
-    """Mean Brier per lifetime fraction, per forecaster (rows cut at an explicit instant are left out)."""
+    """Mean Brier per lifetime fraction, per forecaster (rows cut at an explicit
+    instant are left out)."""
     groups: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         fraction = fraction_of(r.label)
@@ -99,7 +100,8 @@ def reliability(rows: Sequence) -> dict[str, list[metrics.ReliabilityBin]]:
 
 
 def _scores(rows: Sequence, name: str) -> dict[tuple, list[tuple[float, str]]]:
-    """(market, t0) → [(Brier, topic)] of one forecaster (one per repeat), or of the market's price."""
+    """(market, t0) → [(Brier, topic)] of one forecaster (one per repeat), or
+    of the market's price."""
     scores: dict[tuple, list[tuple[float, str]]] = defaultdict(list)
     for r in rows:
         if name == MARKET_PRICE and r.market_price is not None:
@@ -112,7 +114,8 @@ def _scores(rows: Sequence, name: str) -> dict[tuple, list[tuple[float, str]]]:
 def check_baseline(rows: Sequence, baseline: str) -> str:
     if baseline != MARKET_PRICE and baseline not in forecasters(rows):
         raise LeaderboardError(
-            f"unknown baseline {baseline!r}; choose {MARKET_PRICE!r} or one of: {', '.join(forecasters(rows))}"
+            f"unknown baseline {baseline!r}; choose {MARKET_PRICE!r} or one of: "
+            f"{', '.join(forecasters(rows))}"
         )
     return baseline
 
@@ -120,7 +123,8 @@ def check_baseline(rows: Sequence, baseline: str) -> str:
 def market_verdicts(
     rows: Sequence, forecaster: str, baseline: str, tolerance: float = TOLERANCE
 ) -> list[MarketVerdict]:
-    """Each market's verdict for `forecaster` against `baseline`, on their shared (market, t0) rows."""
+    """Each market's verdict for `forecaster` against `baseline`, on their
+    shared (market, t0) rows."""
     own, base = _scores(rows, forecaster), _scores(rows, baseline)
     per_market: dict[str, tuple[list, list, set]] = defaultdict(lambda: ([], [], set()))
     for key in sorted(own.keys() & base.keys()):

@@ -10,16 +10,19 @@ import base64
 import hashlib
 
 CSS = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f; margin: 2rem auto; max-width: 1320px; padding: 0 1rem; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f;
+    margin: 2rem auto; max-width: 1320px; padding: 0 1rem; }
 h1 { font-size: 1.6rem; margin-bottom: .2rem; }
 h2 { font-size: 1.2rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
 h3 { font-size: 1rem; margin-top: 1.4rem; }
 p.note, li.note { color: #555; }
 table { border-collapse: collapse; margin: .6rem 0; font-variant-numeric: tabular-nums; }
-th, td { padding: .25rem .55rem; border-bottom: 1px solid #e4e4e4; text-align: right; vertical-align: top; white-space: nowrap; }
+th, td { padding: .25rem .55rem; border-bottom: 1px solid #e4e4e4; text-align: right;
+    vertical-align: top; white-space: nowrap; }
 td.text { white-space: normal; }
 td.name { min-width: 12rem; max-width: 22rem; }
-td.name .clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; }
+td.name .clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2;
+    overflow: hidden; overflow-wrap: anywhere; }
 #board th, #regime-board th { white-space: normal; }
 ul.board-notes { color: #555; margin: .2rem 0 .6rem; padding-left: 1.2rem; }
 details.more summary { cursor: pointer; color: #555; }
@@ -30,7 +33,8 @@ table.sortable th::after { content: " \\2195"; color: #aaa; }
 table.sortable th[aria-sort="ascending"]::after { content: " \\2191"; color: #1b6ca8; }
 table.sortable th[aria-sort="descending"]::after { content: " \\2193"; color: #1b6ca8; }
 .plot { width: 100%; height: auto; max-width: 760px; display: block; }
-.grid-plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 1rem; }
+.grid-plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr));
+    gap: 1rem; }
 .grid-plots .plot { max-width: 320px; }
 .axis { stroke: #333; stroke-width: 1; }
 .grid { stroke: #e6e6e6; stroke-width: 1; }
@@ -47,16 +51,20 @@ dl.provenance dd { margin: 0; font-family: ui-monospace, monospace; word-break: 
 section.finding td.text { white-space: nowrap; }
 section.finding td.text.long { white-space: normal; min-width: 25rem; }
 .whisker { fill: none; stroke-width: 1.4; stroke-opacity: 0.75; }
-.viewer-controls { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; margin: .6rem 0; }
+.viewer-controls { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center;
+    margin: .6rem 0; }
 .viewer-controls input { flex: 1 1 24rem; font: inherit; padding: .3rem .5rem; }
 .viewer-controls button { font: inherit; padding: .25rem .7rem; }
-article.forecast { border: 1px solid #e0e0e0; border-radius: 4px; padding: .5rem .8rem; margin: .6rem 0; }
+article.forecast { border: 1px solid #e0e0e0; border-radius: 4px; padding: .5rem .8rem;
+    margin: .6rem 0; }
 article.forecast h3 { margin: 0 0 .3rem; font-size: .95rem; overflow-wrap: anywhere; }
-article.forecast dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .9rem; margin: .3rem 0; }
+article.forecast dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .9rem;
+    margin: .3rem 0; }
 article.forecast dt { font-weight: 600; color: #444; }
 article.forecast h4 { margin: .5rem 0 .1rem; font-size: .85rem; }
 article.forecast dd { margin: 0; overflow-wrap: anywhere; }
-.forecast-text { white-space: pre-wrap; overflow-wrap: anywhere; background: #fafafa; padding: .4rem .6rem; margin: .2rem 0; }
+.forecast-text { white-space: pre-wrap; overflow-wrap: anywhere; background: #fafafa;
+    padding: .4rem .6rem; margin: .2rem 0; }
 .forecast ul { margin: .2rem 0; padding-left: 1.2rem; } .forecast li { overflow-wrap: anywhere; }
 .forecast .failed { color: #b3261e; }
 """
@@ -84,7 +92,9 @@ JS = """
       return ascending ? order(a, b) : order(b, a);
     });
     rows.forEach(function (r) { body.appendChild(r); });
-    Array.prototype.forEach.call(th.parentNode.cells, function (h) { h.removeAttribute("aria-sort"); });
+    Array.prototype.forEach.call(th.parentNode.cells, function (h) {
+      h.removeAttribute("aria-sort");
+    });
     th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
   }
   function el(tag, text, cls) {
@@ -94,7 +104,9 @@ JS = """
     return e;
   }
   function facts(list, pairs) {
-    pairs.forEach(function (p) { list.appendChild(el("dt", p[0])); list.appendChild(el("dd", p[1])); });
+    pairs.forEach(function (p) {
+      list.appendChild(el("dt", p[0])); list.appendChild(el("dd", p[1]));
+    });
     return list;
   }
   function block(title, text) {
@@ -107,10 +119,12 @@ JS = """
     var wrap = el("div"), calls = el("ul");
     wrap.appendChild(el("h4", "Documents read (" + r.reads.length + " archive calls)"));
     r.reads.forEach(function (c) {
-      var li = el("li", c.op + ": " + c.asked + " \\u2192 " + c.docs.length + " documents"), docs = el("ul");
+      var li = el("li", c.op + ": " + c.asked + " \\u2192 " + c.docs.length + " documents"),
+          docs = el("ul");
       c.docs.forEach(function (d) {
         var when = d.created_at || "instant unknown", where = d.source || "source unknown";
-        docs.appendChild(el("li", when + " \\u00b7 " + where + " \\u00b7 " + d.id + (d.title ? " \\u00b7 " + d.title : "")
+        docs.appendChild(el("li",
+            when + " \\u00b7 " + where + " \\u00b7 " + d.id + (d.title ? " \\u00b7 " + d.title : "")
           + (d.url ? " \\u00b7 " + d.url : "")));
       });
       li.appendChild(docs);
@@ -121,11 +135,14 @@ JS = """
   }
   function entry(r) {
     var a = el("article", null, "forecast"), raw = el("details");
-    a.appendChild(el("h3", r.forecaster + " \\u00b7 " + r.market + " \\u00b7 t0 " + r.t0 + " \\u00b7 " + r.cutoff));
-    a.appendChild(facts(el("dl"), [["question", r.question || "\\u2014"], ["run", r.run + " (repeat " + r.repeat + ")"],
-      ["p (YES)", r.error ? "failed: " + r.error : r.p], ["market price", r.price + " at " + r.price_t],
-      ["outcome", r.outcome], ["Brier", r.brier + " (market " + r.market_brier + ")"], ["topic", r.topic],
-      ["model", r.model], ["tokens", r.tokens], ["cost", r.cost]]));
+    a.appendChild(el("h3",
+        r.forecaster + " \\u00b7 " + r.market + " \\u00b7 t0 " + r.t0 + " \\u00b7 " + r.cutoff));
+    a.appendChild(facts(el("dl"), [["question", r.question || "\\u2014"],
+      ["run", r.run + " (repeat " + r.repeat + ")"],
+      ["p (YES)", r.error ? "failed: " + r.error : r.p],
+      ["market price", r.price + " at " + r.price_t],
+      ["outcome", r.outcome], ["Brier", r.brier + " (market " + r.market_brier + ")"],
+      ["topic", r.topic], ["model", r.model], ["tokens", r.tokens], ["cost", r.cost]]));
     if (r.error) { a.querySelector("dd:nth-of-type(3)").className = "failed"; }
     a.appendChild(block("Rationale", r.rationale));
     a.appendChild(reads(r));
@@ -135,7 +152,8 @@ JS = """
     return a;
   }
   function haystack(r) {
-    var parts = [r.run, r.forecaster, r.market, r.question, r.t0, r.cutoff, r.topic, r.error, r.rationale, r.raw, r.model];
+    var parts = [r.run, r.forecaster, r.market, r.question, r.t0, r.cutoff, r.topic, r.error,
+        r.rationale, r.raw, r.model];
     r.reads.forEach(function (c) {
       parts.push(c.asked);
       c.docs.forEach(function (d) { parts.push(d.id, d.source, d.title, d.url); });
@@ -143,27 +161,36 @@ JS = """
     return parts.join("\\n").toLowerCase();
   }
   function viewer(root) {
-    var data = JSON.parse(root.getAttribute("data-forecasts")), size = Number(root.getAttribute("data-page-size")) || 50;
+    var data = JSON.parse(root.getAttribute("data-forecasts")),
+        size = Number(root.getAttribute("data-page-size")) || 50;
     var texts = data.map(haystack), shown = data.map(function (_, i) { return i; }), page = 0;
-    var controls = el("div", null, "viewer-controls"), box = el("input"), list = el("div"), status = el("span");
+    var controls = el("div", null, "viewer-controls"), box = el("input"), list = el("div"),
+        status = el("span");
     var prev = el("button", "\\u2039 previous"), next = el("button", "next \\u203a");
-    box.type = "search"; box.id = "viewer-search"; box.placeholder = "filter: forecaster, market, question, rationale, document\\u2026";
+    box.type = "search"; box.id = "viewer-search";
+    box.placeholder = "filter: forecaster, market, question, rationale, document\\u2026";
     box.setAttribute("aria-label", "filter the forecasts");
     prev.type = next.type = "button"; prev.id = "viewer-prev"; next.id = "viewer-next";
-    list.id = "viewer-list"; status.id = "viewer-status"; status.setAttribute("aria-live", "polite");
+    list.id = "viewer-list"; status.id = "viewer-status";
+    status.setAttribute("aria-live", "polite");
     [box, prev, status, next].forEach(function (e) { controls.appendChild(e); });
     function draw() {
       var pages = Math.max(1, Math.ceil(shown.length / size));
       page = Math.min(Math.max(page, 0), pages - 1);
       list.textContent = "";
-      shown.slice(page * size, (page + 1) * size).forEach(function (i) { list.appendChild(entry(data[i])); });
-      status.textContent = shown.length + " of " + data.length + " forecasts \\u00b7 page " + (page + 1) + " of " + pages;
+      shown.slice(page * size, (page + 1) * size).forEach(function (i) {
+        list.appendChild(entry(data[i]));
+      });
+      status.textContent = shown.length + " of " + data.length + " forecasts \\u00b7 page " +
+        (page + 1) + " of " + pages;
       prev.disabled = page === 0; next.disabled = page >= pages - 1;
     }
     box.addEventListener("input", function () {
       var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
       shown = [];
-      texts.forEach(function (t, i) { if (words.every(function (w) { return t.indexOf(w) >= 0; })) { shown.push(i); } });
+      texts.forEach(function (t, i) {
+        if (words.every(function (w) { return t.indexOf(w) >= 0; })) { shown.push(i); }
+      });
       page = 0; draw();
     });
     prev.addEventListener("click", function () { page -= 1; draw(); });
@@ -177,7 +204,9 @@ JS = """
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
       th.tabIndex = 0;
       th.addEventListener("click", function () { sortBy(table, i, th); });
-      th.addEventListener("keydown", function (e) { if (e.key === "Enter") { sortBy(table, i, th); } });
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") { sortBy(table, i, th); }
+      });
     });
   });
 })();
@@ -191,4 +220,7 @@ def _sha256(source: str) -> str:
 
 
 # (the report's tests check that no `//` occurs in the page; a base64 hash can hold one by chance)
-CSP = f"default-src 'none'; style-src '{_sha256(CSS)}'; script-src '{_sha256(JS)}'; img-src data:; base-uri 'none'; form-action 'none'"
+CSP = (
+    f"default-src 'none'; style-src '{_sha256(CSS)}'; script-src '{_sha256(JS)}'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)

@@ -17,17 +17,23 @@ from hindcast.scoring.vs_market import too_few
 
 NOT_RECORDED = "not recorded"
 LEGEND = (
-    "Brier: mean squared error of the YES probability (0 best, 1 worst) over the forecaster's valid forecasts; "
-    "95% CI by a bootstrap that resamples markets.",
-    "Brier − market: the forecaster's Brier minus the market's (its last price strictly before the same t0) on "
-    "the same rows, the forecaster's rows where the market had a price; always within [−1, 1], negative = better "
-    "than the market. Skill vs market = 1 − Brier/market Brier on those rows, shown only where the market's Brier "
-    "is at least 0.01 (near 0 the ratio explodes).",
-    'No interval is drawn from fewer than 5 markets ("n too small"). A row marked "subset: n of N markets" '
-    "covers fewer markets than the best-covered forecaster: its scores are over its own markets only.",
-    "Tokens, requests, retries, latency and cost: summed over the scored forecasts, failed ones included; replies "
-    "from the response cache count their tokens (they are what the forecast consumed) and are shown as cached "
-    'beside the requests sent. Cost = tokens × the price table (US dollars per million tokens): "unknown" for '
+    "Brier: mean squared error of the YES probability (0 best, 1 worst) over the forecaster's "
+    "valid forecasts; 95% CI by a bootstrap that resamples markets.",
+    "Brier − market: the forecaster's Brier minus the market's (its last price strictly before "
+    "the same t0) on the same rows, the forecaster's rows where the market had a price; always "
+    "within [−1, 1], negative = better than the market. Skill vs market = 1 − Brier/market Brier "
+    "on those rows, shown only where the market's Brier is at least 0.01 (near 0 the ratio "
+    "explodes).",
+    'No interval is drawn from fewer than 5 markets ("n too small"). A row marked "subset: n '
+    'of N markets" '
+    "covers fewer markets than the best-covered forecaster: its scores are over its own "
+    "markets only.",
+    "Tokens, requests, retries, latency and cost: summed over the scored forecasts, failed "
+    "ones included; replies "
+    "from the response cache count their tokens (they are what the forecast consumed) and "
+    "are shown as cached "
+    "beside the requests sent. Cost = tokens × the price table (US dollars per million "
+    'tokens): "unknown" for '
     'a model without a price, never 0; "—" for forecasters that use no model.',
 )
 TOO_SMALL = "n too small"
@@ -77,7 +83,10 @@ def tokens(row) -> str:
     """Prompt / completion tokens."""
     if row.cost_status == NO_MODEL:
         return "—"
-    return f"{_usage(row, row.prompt_tokens, '{:,}'.format)} / {_usage(row, row.completion_tokens, '{:,}'.format)}"
+    return (
+        f"{_usage(row, row.prompt_tokens, '{:,}'.format)} / "
+        f"{_usage(row, row.completion_tokens, '{:,}'.format)}"
+    )
 
 
 def requests(row) -> str:

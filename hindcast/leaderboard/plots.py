@@ -68,7 +68,10 @@ def svg(frame: Frame, body: Sequence[str], label: str) -> str:
 def text(
     x: float, y: float, content: str, anchor: str = "middle", cls: str = "tick", extra: str = ""
 ) -> str:
-    return f'<text x="{x}" y="{y}" text-anchor="{anchor}" class="{cls}"{extra}>{escape(content)}</text>'
+    return (
+        f'<text x="{x}" y="{y}" text-anchor="{anchor}" '
+        f'class="{cls}"{extra}>{escape(content)}</text>'
+    )
 
 
 def step_for(lo: float, hi: float, n: int = 5) -> float:
@@ -79,7 +82,8 @@ def step_for(lo: float, hi: float, n: int = 5) -> float:
 
 
 def ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """Round tick values covering [lo, hi]: from the last step at or below lo to the first at or above hi."""
+    """Round tick values covering [lo, hi]: from the last step at or below lo to the
+    first at or above hi."""
     step = step_for(lo, hi, n)
     first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
     return [round(k * step, 12) + 0.0 for k in range(first, max(last, first + 1) + 1)]
@@ -91,14 +95,17 @@ def axes(
     """Axis lines, tick labels with light grid lines, and axis titles."""
     left, bottom = frame.x(frame.x_range[0]), frame.y(frame.y_range[0])
     parts = [
-        f'<line class="axis" x1="{left}" y1="{bottom}" x2="{frame.x(frame.x_range[1])}" y2="{bottom}"/>',
-        f'<line class="axis" x1="{left}" y1="{bottom}" x2="{left}" y2="{frame.y(frame.y_range[1])}"/>',
+        f'<line class="axis" x1="{left}" y1="{bottom}" x2="{frame.x(frame.x_range[1])}" '
+        f'y2="{bottom}"/>',
+        f'<line class="axis" x1="{left}" y1="{bottom}" x2="{left}" '
+        f'y2="{frame.y(frame.y_range[1])}"/>',
     ]
     for v in x_ticks:
         parts.append(text(frame.x(v), bottom + 16, f"{v:g}"))
     for v in y_ticks:
         parts.append(
-            f'<line class="grid" x1="{left}" y1="{frame.y(v)}" x2="{frame.x(frame.x_range[1])}" y2="{frame.y(v)}"/>'
+            f'<line class="grid" x1="{left}" y1="{frame.y(v)}" '
+            f'x2="{frame.x(frame.x_range[1])}" y2="{frame.y(v)}"/>'
         )
         parts.append(text(left - 6, frame.y(v) + 4, f"{v:g}", anchor="end"))
     parts.append(
@@ -140,7 +147,8 @@ def legend(frame: Frame, names: Sequence[tuple[str, str, bool]], top: float) -> 
         y = top + 8 + LEGEND_LINE * i
         dash = ' stroke-dasharray="6 4"' if dashed else ""
         parts.append(
-            f'<line x1="{x}" y1="{y}" x2="{x + 22}" y2="{y}" stroke="{stroke}" stroke-width="2.5"{dash}/>'
+            f'<line x1="{x}" y1="{y}" x2="{x + 22}" y2="{y}" stroke="{stroke}" '
+            f'stroke-width="2.5"{dash}/>'
         )
         shown = fit(name, frame.width - 8 - (x + 28))
         parts.append(
@@ -161,8 +169,10 @@ def whiskers(
         left, right = round(px - 3, 1), round(px + 3, 1)
         parts += [
             f'<line class="whisker" x1="{px}" y1="{y0}" x2="{px}" y2="{y1}" stroke="{stroke}"/>',
-            f'<line class="whisker" x1="{left}" y1="{y0}" x2="{right}" y2="{y0}" stroke="{stroke}"/>',
-            f'<line class="whisker" x1="{left}" y1="{y1}" x2="{right}" y2="{y1}" stroke="{stroke}"/>',
+            f'<line class="whisker" x1="{left}" y1="{y0}" x2="{right}" y2="{y0}" '
+            f'stroke="{stroke}"/>',
+            f'<line class="whisker" x1="{left}" y1="{y1}" x2="{right}" y2="{y1}" '
+            f'stroke="{stroke}"/>',
         ]
     return parts
 
@@ -211,7 +221,8 @@ def reliability_diagram(name: str, bins: Sequence, index: int) -> str:
     frame = Frame(300, 300, (0.0, 1.0), (0.0, 1.0), margin=(28, 12, 44, 48))
     body = axes(frame, ticks(0, 1), ticks(0, 1), "mean forecast", "observed frequency")
     body.append(
-        f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" y2="{frame.y(1)}"/>'
+        f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" '
+        f'y2="{frame.y(1)}"/>'
     )
     filled = [b for b in bins if b.n]
     total = sum(b.n for b in filled) or 1
@@ -240,7 +251,8 @@ def wilson(frequency: float, n: int, z: float = 1.959964) -> tuple[float, float]
 
 
 def net_bars(nets: Sequence, name: str, baseline: str) -> str:
-    """Per topic, net recovered − regressed markets as a bar left (net loss) or right (net gain) of zero."""
+    """Per topic, net recovered − regressed markets as a bar left (net loss) or
+    right (net gain) of zero."""
     height = 60 + 24 * max(len(nets), 1)
     extent = max([abs(n.net) for n in nets] + [1])
     frame = Frame(
@@ -252,7 +264,8 @@ def net_bars(nets: Sequence, name: str, baseline: str) -> str:
     )
     zero = frame.x(0)
     body = [
-        f'<line class="axis" x1="{zero}" y1="{frame.margin[0]}" x2="{zero}" y2="{height - frame.margin[2]}"/>',
+        f'<line class="axis" x1="{zero}" y1="{frame.margin[0]}" x2="{zero}" '
+        f'y2="{height - frame.margin[2]}"/>',
         text(
             frame.width / 2,
             18,
@@ -264,9 +277,11 @@ def net_bars(nets: Sequence, name: str, baseline: str) -> str:
         top = frame.y(len(nets) - i) + 4
         x0, x1 = sorted((zero, frame.x(n.net)))
         fill = PALETTE[2] if n.net >= 0 else PALETTE[1]
+        counts = f"{n.topic}: {n.recovered} recovered, {n.regressed} regressed, {n.tied} tied"
         body.append(
-            f'<rect x="{x0}" y="{top}" width="{round(max(x1 - x0, 1.0), 1)}" height="16" fill="{fill}">'
-            f"<title>{escape(f'{n.topic}: {n.recovered} recovered, {n.regressed} regressed, {n.tied} tied')}</title></rect>"
+            f'<rect x="{x0}" y="{top}" width="{round(max(x1 - x0, 1.0), 1)}" height="16" '
+            f'fill="{fill}">'
+            f"<title>{escape(counts)}</title></rect>"
         )
         body.append(
             text(frame.margin[3] - 8, top + 12, fit(n.topic, frame.margin[3] - 12), anchor="end")

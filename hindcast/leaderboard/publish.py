@@ -98,6 +98,6 @@ def publish(
 def notes(combined: Combined) -> list[str]:
     return [
         combined.note(),
-        "Failures are counted, never imputed. The per-forecast table (forecasts.*) beside this file holds every "
-        "scored row.",
+        "Failures are counted, never imputed. The per-forecast table (forecasts.*) beside this "
+        "file holds every scored row.",
     ]

@@ -189,9 +189,13 @@ def page(title: str, sections: Sequence[str]) -> str:
 
 
 def td(value, shown: str | None = None, text: bool = False) -> str:
-    """A cell whose data-value sorts exactly (repr of floats) and whose text is rounded for reading."""
+    """A cell whose data-value sorts exactly (repr of floats) and whose text
+    is rounded for reading."""
     raw = "" if value is None else (repr(value) if isinstance(value, float) else str(value))
-    return f'<td{TEXT if text else ""} data-value="{escape(raw)}">{escape(cell(value) if shown is None else shown)}</td>'
+    return (
+        f"<td{TEXT if text else ''} "
+        f'data-value="{escape(raw)}">{escape(cell(value) if shown is None else shown)}</td>'
+    )
 
 
 def sortable(
@@ -200,7 +204,10 @@ def sortable(
     head = "".join(f'<th{TEXT if text else ""} scope="col">{escape(h)}</th>' for h, text in headers)
     body = "".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
     ident = f' id="{table_id}"' if table_id else ""
-    return f'<div class="scroll"><table class="sortable"{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    return (
+        '<div class="scroll"><table '
+        f'class="sortable"{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
 
 
 def board_cell(row, key: str) -> str:
@@ -210,7 +217,8 @@ def board_cell(row, key: str) -> str:
 
 
 def board_table(board: Sequence, table_id: str) -> str:
-    """The headline columns of a board, its rows' notes below it, the other columns in a second table."""
+    """The headline columns of a board, its rows' notes below it, the other
+    columns in a second table."""
     return (
         headline_table(board, table_id)
         + board_notes(board, f"{table_id}-notes")
@@ -239,9 +247,13 @@ def headline_table(board: Sequence, table_id: str) -> str:
 
 
 def _name_cell(row) -> str:
-    """The forecaster, at most two lines tall (the full name in its title and in the notes below)."""
+    """The forecaster, at most two lines tall (the full name in its title
+    and in the notes below)."""
     name = escape(row.forecaster)
-    return f'<td class="text name" data-value="{name}" title="{name}"><span class="clamp">{name}</span></td>'
+    return (
+        f'<td class="text name" data-value="{name}" title="{name}"><span '
+        f'class="clamp">{name}</span></td>'
+    )
 
 
 def _columns_table(board: Sequence, table_id: str, keys: Sequence[str]) -> str:
@@ -275,9 +287,9 @@ def _row_name(row) -> str:
 def summary(combined: Combined, board: Sequence) -> str:
     legend = "".join(f'<p class="note">{escape(line)}</p>' for line in display.LEGEND)
     return (
-        '<section id="leaderboard"><h2>Leaderboard</h2>'
-        f'<p class="note" id="matching">{escape(combined.note())}.</p>'
-        '<p class="note">Failed forecasts are counted, never imputed. Click a column heading to sort.</p>'
+        '<section id="leaderboard"><h2>Leaderboard</h2><p class="note" '
+        f'id="matching">{escape(combined.note())}.</p><p class="note">Failed forecasts are '
+        "counted, never imputed. Click a column heading to sort.</p>"
         + board_table(board, "board")
         + f'<div id="legend">{legend}</div></section>'
     )
@@ -288,7 +300,8 @@ def fraction_section(rows: Sequence, replicates: int = bootstrap.REPLICATES) -> 
     market = analysis.market_curve(rows)
     if not curves:
         return (
-            '<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">No cutoffs at lifetime '
+            '<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">No '
+            "cutoffs at lifetime "
             "fractions in these runs (only explicit instants).</p></section>"
         )
     chart = plots.fraction_chart(
@@ -297,9 +310,12 @@ def fraction_section(rows: Sequence, replicates: int = bootstrap.REPLICATES) -> 
         fraction_intervals(rows, replicates),
     )
     return (
-        '<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">Mean Brier of each '
-        "forecaster at each lifetime fraction of the market (0 = opened, 1 = the day before resolution), and "
-        "the market's own price at the same t0 (dashed; over the (market, t0) rows that had a price). "
+        '<section id="fractions"><h2>Brier by lifetime fraction</h2><p class="note">Mean '
+        "Brier of each "
+        "forecaster at each lifetime fraction of the market (0 = opened, 1 = the day before "
+        "resolution), and "
+        "the market's own price at the same t0 (dashed; over the (market, t0) rows that had "
+        "a price). "
         "Whiskers: 95% interval of the mean, bootstrap over markets (none from fewer than "
         f"{vs_market.MIN_MARKETS} markets).</p>"
         + chart
@@ -357,18 +373,21 @@ def reliability_section(rows: Sequence) -> str:
         plots.reliability_diagram(name, bins, i) for i, (name, bins) in enumerate(tables.items())
     )
     return (
-        '<section id="reliability"><h2>Reliability in fixed bins (ECE)</h2><p class="note">Observed frequency of YES against the '
-        "mean forecast in 10 equal-width bins of p (circle area grows with the bin's count; whiskers: 95% Wilson "
-        "interval of the frequency, rows taken as independent); a calibrated forecaster lies on the dashed "
+        '<section id="reliability"><h2>Reliability in fixed bins (ECE)</h2><p '
+        'class="note">Observed frequency of YES against the '
+        "mean forecast in 10 equal-width bins of p (circle area grows with the bin's count; "
+        "whiskers: 95% Wilson "
+        "interval of the frequency, rows taken as independent); a calibrated forecaster lies "
+        "on the dashed "
         "diagonal.</p>"
         f'<div class="grid-plots">{diagrams}</div></section>'
     )
 
 
-# ---- the research figures of hindcast.analysis (issue 29): CORP calibration first, the rest as tables ----
+# ---- the research figures of hindcast.analysis (issue 29): CORP calibration first, the rest as tab
 def research_of(runs: Sequence, combined: Combined, replicates: int):
-    """hindcast.analysis over the combined rows and the market store versions the runs recorded (with their
-    price paths and events), or the reason it could not be computed (a str)."""
+    """hindcast.analysis over the combined rows and the market store versions the runs recorded
+    (with their price paths and events), or the reason it could not be computed (a str)."""
     from hindcast import analysis
     from hindcast.markets.store import open_version
 
@@ -378,14 +397,18 @@ def research_of(runs: Sequence, combined: Combined, replicates: int):
         try:
             bundles.append(open_version(Path(recorded["root"]), recorded["version"]).bundle)
         except (KeyError, TypeError, OSError, HindcastError) as exc:
-            return f"run {run.run_id}: its market store version could not be opened ({type(exc).__name__}: {exc})"
+            return (
+                f"run {run.run_id}: its market store version could not be opened "
+                f"({type(exc).__name__}: {exc})"
+            )
     return analysis.analyze(
         combined.rows, analysis.facts_of(bundles), analysis.Settings(replicates=replicates)
     )
 
 
 def corp_section(research) -> str:
-    """The headline calibration figure: a CORP reliability diagram per forecaster and the decomposition."""
+    """The headline calibration figure: a CORP reliability diagram per forecaster
+    and the decomposition."""
     head = '<section id="corp"><h2>Calibration: CORP reliability diagrams</h2>'
     if isinstance(research, str):
         return head + f'<p class="note">Not computed: {escape(research)}</p></section>'
@@ -395,9 +418,12 @@ def corp_section(research) -> str:
     table = finding_body(corp.finding(research.corp))
     return (
         head
-        + '<p class="note">Each forecaster\'s recalibrated probability (isotonic regression of the outcome '
-        "on its forecast, the CORP method) against its forecast; shaded: the 90% consistency band, where a "
-        "calibrated forecaster's curve would fall; dashed: the diagonal. Below: Brier = MCB − DSC + UNC (exact), "
+        + '<p class="note">Each forecaster\'s recalibrated probability (isotonic regression of '
+        "the outcome "
+        "on its forecast, the CORP method) against its forecast; shaded: the 90% consistency "
+        "band, where a "
+        "calibrated forecaster's curve would fall; dashed: the diagonal. Below: Brier = MCB "
+        "− DSC + UNC (exact), "
         "with the miscalibration test and the fixed-bin ECE beside it.</p>"
         f'<div class="grid-plots">{diagrams}</div>{table}</section>'
     )
@@ -410,11 +436,13 @@ def corp_diagram(found, index: int) -> str:
         (c.p, c.band_low) for c in reversed(found.curve)
     ]
     body.append(
-        f'<polyline class="band" points="{" ".join(f"{frame.x(x)},{frame.y(y)}" for x, y in band)}" '
+        '<polyline class="band" '
+        f'points="{" ".join(f"{frame.x(x)},{frame.y(y)}" for x, y in band)}" '
         f'fill="{plots.colour(index)}" fill-opacity="0.15" stroke="none"/>'
     )
     body.append(
-        f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" y2="{frame.y(1)}"/>'
+        f'<line class="diagonal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" '
+        f'y2="{frame.y(1)}"/>'
     )
     curve = plots.polyline(frame, [(c.p, c.cep) for c in found.curve], plots.colour(index))
     body += (
@@ -434,7 +462,8 @@ def corp_diagram(found, index: int) -> str:
 
 
 def research_sections(research) -> str:
-    """The other figures of hindcast.analysis, one table each (the CORP table sits in its own section)."""
+    """The other figures of hindcast.analysis, one table each (the CORP table
+    sits in its own section)."""
     if isinstance(research, str):
         return (
             '<section id="finding-research" class="finding"><h2>Research figures</h2>'
@@ -447,11 +476,16 @@ def topic_section(
     rows: Sequence, baseline: str, tolerance: float, questions: Mapping[str, str]
 ) -> str:
     parts = [
-        f'<section id="topics"><h2>Recovered and regressed markets by topic, against {escape(baseline)}</h2>',
-        f'<p class="note" id="definition">For each forecaster F and the baseline B ({escape(baseline)}), a '
-        "market is compared on its (market, t0) rows where both have a probability, by the mean Brier over "
-        f"those rows. It is <b>recovered</b> when F's mean Brier is lower than B's by more than {tolerance:g}, "
-        f"<b>regressed</b> when it is higher by more than {tolerance:g}, and tied otherwise. A topic's net is "
+        '<section id="topics"><h2>Recovered and regressed markets by topic, against '
+        f"{escape(baseline)}</h2>",
+        '<p class="note" id="definition">For each forecaster F and the baseline B '
+        f"({escape(baseline)}), a "
+        "market is compared on its (market, t0) rows where both have a probability, by the "
+        "mean Brier over "
+        "those rows. It is <b>recovered</b> when F's mean Brier is lower than B's by more "
+        f"than {tolerance:g}, "
+        f"<b>regressed</b> when it is higher by more than {tolerance:g}, and tied otherwise. "
+        "A topic's net is "
         "recovered − regressed markets.</p>",
     ]
     for name in analysis.forecasters(rows):
@@ -566,7 +600,8 @@ def _compact(value) -> str:
 
 
 def provenance_header(runs: Sequence, created: Mapping[str, str]) -> str:
-    """At the top: each run's archive snapshot id and market store version (and creation instant)."""
+    """At the top: each run's archive snapshot id and market store version
+    (and creation instant)."""
     rows = [
         [
             td(r.run_id, text=True),
@@ -583,7 +618,8 @@ def provenance_header(runs: Sequence, created: Mapping[str, str]) -> str:
         ("market store version", True),
     ]
     return (
-        '<section id="inputs"><h2>Inputs</h2><p class="note">What every figure below was computed from '
+        '<section id="inputs"><h2>Inputs</h2><p class="note">What every figure below was '
+        "computed from "
         "(the full manifests are under Run provenance at the end).</p>"
         + sortable(headers, rows, "inputs-table")
         + "</section>"
@@ -598,7 +634,8 @@ def _snapshot(manifest: Mapping) -> str:
 def finding_section(finding) -> str:
     """One analysis (a hindcast.scoring.findings.Finding) as a titled table with its notes."""
     return (
-        f'<section id="finding-{_slug(finding.key)}" class="finding"><h2>{escape(finding.title)}</h2>'
+        f'<section id="finding-{_slug(finding.key)}" '
+        f'class="finding"><h2>{escape(finding.title)}</h2>'
         f"{finding_body(finding)}</section>"
     )
 
@@ -617,7 +654,8 @@ def finding_body(finding) -> str:
 
 
 def finding_cell(value) -> str:
-    """A finding's cell: short text kept on one line, long text (a reason, a note) wrapped in a wide cell."""
+    """A finding's cell: short text kept on one line, long text (a reason, a note)
+    wrapped in a wide cell."""
     cell_html = td(
         value if not isinstance(value, float) or math.isfinite(value) else None,
         number(value),
@@ -663,8 +701,10 @@ def over_time_section(combined: Combined, runs: Sequence, created: Mapping[str, 
         for name in names
     ]
     return (
-        '<section id="over-time"><h2>Scores across runs</h2><p class="note">Mean Brier of each forecaster '
-        "in each run, on the matched (market, t0) rows, runs ordered by when they were created (oldest first); "
+        '<section id="over-time"><h2>Scores across runs</h2><p class="note">Mean Brier of '
+        "each forecaster "
+        "in each run, on the matched (market, t0) rows, runs ordered by when they were "
+        "created (oldest first); "
         "in brackets, failed forecasts (counted, never imputed). – : not in that run.</p>"
         + sortable(headers, rows, "over-time-table")
         + "</section>"
@@ -698,7 +738,8 @@ def _score_cell(score) -> str:
 def viewer_section(
     runs: Sequence, stored: viewer.Stored, questions: Mapping[str, str], prices: PriceTable
 ) -> str:
-    """Every stored forecast, searchable and paged by the page's script (data as JSON in an attribute)."""
+    """Every stored forecast, searchable and paged by the page's script (data as
+    JSON in an attribute)."""
     data = viewer.records(runs, stored, questions, prices)
     missing = (
         ""
@@ -709,10 +750,13 @@ def viewer_section(
         )
     )
     return (
-        '<section id="forecasts"><h2>Forecasts</h2><p class="note">Every stored forecast (newest attempt) of '
+        '<section id="forecasts"><h2>Forecasts</h2><p class="note">Every stored forecast '
+        "(newest attempt) of "
         f"every run: {len(data)}. Type to filter (every word must appear in the forecast's text); "
-        f"{viewer.PAGE_SIZE} a page. Documents: each archive call of the forecast and the documents it "
+        f"{viewer.PAGE_SIZE} a page. Documents: each archive call of the forecast and the "
+        "documents it "
         f"returned, with their source and creation instant.{escape(missing)}</p>"
-        f'<div id="viewer" data-page-size="{viewer.PAGE_SIZE}" data-forecasts="{escape(viewer.attribute(data))}">'
+        f'<div id="viewer" data-page-size="{viewer.PAGE_SIZE}" '
+        f'data-forecasts="{escape(viewer.attribute(data))}">'
         '<p class="note">The forecast viewer needs the page\'s own script.</p></div></section>'
     )

@@ -38,10 +38,13 @@ def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[st
 
 def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
     return [
-        f"market store version {version_id}; {len(markets)} markets; {len(cutoffs)} (market, t0) cutoffs",
-        "Brier: mean squared error of the YES probability (lower is better); market Brier: the market's last "
-        "price strictly before the same t0, on the rows where it had one; skill = 1 − Brier/market Brier.",
-        "95% intervals: bootstrap over markets (2,000 replicates, seed 0). Failures are counted, never imputed.",
+        f"market store version {version_id}; {len(markets)} markets; {len(cutoffs)} (market, "
+        "t0) cutoffs",
+        "Brier: mean squared error of the YES probability (lower is better); market Brier: the "
+        "market's last price strictly before the same t0, on the rows where it had one; skill = "
+        "1 − Brier/market Brier.",
+        "95% intervals: bootstrap over markets (2,000 replicates, seed 0). Failures are "
+        "counted, never imputed.",
     ]
 
 
@@ -111,7 +114,8 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
 
 
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
-    """The leak audits `hindcast audit` kept for these runs (marked stale if a run changed since)."""
+    """The leak audits `hindcast audit` kept for these runs (marked stale if
+    a run changed since)."""
     from hindcast.audit.stored import stored_findings
 
     return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})

@@ -42,8 +42,8 @@ class Combined:
             )
         kept = "; ".join(f"{r.run_id}: {r.matched} of {r.keys}" for r in self.runs)
         return (
-            f"{len(self.runs)} runs compared on their {self.matched_keys} matched (market, t0) rows "
-            f"(rows every forecaster of every run has) — kept per run: {kept}"
+            f"{len(self.runs)} runs compared on their {self.matched_keys} matched (market, t0) "
+            f"rows (rows every forecaster of every run has) — kept per run: {kept}"
         )
 
 

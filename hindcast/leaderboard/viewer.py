@@ -79,7 +79,8 @@ def stored_details(store, run_id: str) -> dict[tuple, Detail]:
 
 
 def documents(snapshot, ids) -> dict[str, dict]:
-    """id → the document's source, creation instant, title and URL, from the snapshot's partitions."""
+    """id → the document's source, creation instant, title and URL, from the
+    snapshot's partitions."""
     wanted = sorted(set(ids))
     if snapshot is None or not wanted:
         return {}
@@ -171,11 +172,15 @@ def _tokens(figures: dict) -> str:
     prompt, completion = figures["prompt_tokens"], figures["completion_tokens"]
     if prompt is None and completion is None:
         return "—"
-    return f"{cell(prompt)} prompt + {cell(completion)} completion ({cell(figures['requests'])} requests)"
+    return (
+        f"{cell(prompt)} prompt + {cell(completion)} completion ({cell(figures['requests'])} "
+        "requests)"
+    )
 
 
 def _read(call: Mapping, docs: Mapping[str, dict]) -> dict:
-    """One archive call: what was asked and each document it returned (source and instant when known)."""
+    """One archive call: what was asked and each document it returned (source
+    and instant when known)."""
     asked = call.get("query", call.get("doc_id", ""))
     return {
         "op": str(call.get("op", "")),

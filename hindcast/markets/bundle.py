@@ -34,7 +34,8 @@ class MarketMeta:
     # venue, price provenance and resolution metadata (issue 23): emitted in the content hash
     # only when not at their defaults, so bundles written before them hash as they did
     venue: str = "polymarket"
-    price_route: str = ""  # e.g. "data-api /v2/prices-history", "clob /prices-history windows", "kalshi candlesticks"
+    # e.g. "data-api /v2/prices-history", "clob /prices-history windows", "kalshi candlesticks"
+    price_route: str = ""
     price_bucket_seconds: int | None = None  # the width of one point's bucket, as asked of the API
     price_definition: str = ""  # as the API names it, e.g. "midpoint (unconfirmed)", "candle close"
     disputed: bool = False  # Gamma wasDisputed (a challenged proposal)
@@ -139,7 +140,8 @@ class MarketBundle:
             raise ValueError(f"resolution or prices for unknown market {stray[0]}")
 
     def content_hash(self) -> str:
-        """sha256 of a canonical text of every record: equal content, equal hash, any library version."""
+        """sha256 of a canonical text of every record: equal content, equal
+        hash, any library version."""
         digest = hashlib.sha256()
         for line in _canonical_lines(self):
             digest.update(line.encode("utf-8") + b"\n")

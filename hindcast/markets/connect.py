@@ -1,4 +1,5 @@
-"""The one place a venue client is built (Polymarket, Kalshi: the CLI's pull and the service's pull job)."""
+"""The one place a venue client is built (Polymarket, Kalshi: the CLI's pull and
+the service's pull job)."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def kalshi_client(
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
     import httpx
 
-    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
     from hindcast.http import RetryPolicy
+    from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
 
     with httpx.Client(headers={"User-Agent": user_agent}) as http:
         yield KalshiClient(
@@ -53,8 +54,9 @@ def kalshi_client(
 
 
 def pull_from(store, query, now, progress=None, **options):
-    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), else Polymarket
-    (a PullQuery or None; options gamma_url, clob_url, data_url); attempts, timeout, user_agent for both."""
+    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), else
+    Polymarket (a PullQuery or None; options gamma_url, clob_url, data_url); attempts,
+    timeout, user_agent for both."""
     from hindcast.markets import kalshi_pull, pull
 
     if isinstance(query, kalshi_pull.KalshiQuery):

@@ -1,4 +1,5 @@
-"""What the shipped venue fakes (fake_polymarket, fake_kalshi) answer with: one scripted HTTP reply."""
+"""What the shipped venue fakes (fake_polymarket, fake_kalshi) answer with:
+one scripted HTTP reply."""
 
 from __future__ import annotations
 

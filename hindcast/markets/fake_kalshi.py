@@ -385,7 +385,9 @@ def _raw(
         "cap_strike": None,
         "functional_strike": None,
         "custom_strike": None,
-        "rules_primary": f"If the fake indicator {event} is above 4.25 at close, the market resolves to Yes.",
+        "rules_primary": (
+            f"If the fake indicator {event} is above 4.25 at close, the market resolves to Yes."
+        ),
         "rules_secondary": "The source is the fake agency's release.",
         "occurrence_datetime": None,
         "fee_waiver_expiration_time": None,

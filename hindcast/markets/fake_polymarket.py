@@ -14,7 +14,8 @@ Served, with the traps of the 2026 contract:
 - CLOB `GET /prices-history`: `startTs..endTs` at most 15 days (400 beyond), `interval=max|all`
   = the last 31 days before `now` only, minimum fidelity for `1w`/`1m`, the resolved-market
   fidelity trap (`SimMarket.fidelity_trap`: a fidelity under 720 answers an empty history).
-- CLOB `POST /batch-prices-history`: at most 20 tokens, the same rules, `{"history": {token: [...]}}`.
+- CLOB `POST /batch-prices-history`: at most 20 tokens, the same rules,
+  `{"history": {token: [...]}}`.
 - Data API `GET /v2/prices-history`: `interval=max` the whole life at `bucket_seconds`
   (default 43200), `start`/`end` at most 15 days, cursor paging (`pagination.next_cursor`),
   the terminal tick appended off-grid, `{"error": "Too Many Requests"}` answered with HTTP 200

@@ -83,7 +83,8 @@ class KalshiClient:
 
     # -- one request -------------------------------------------------------------------------
     def get_json(self, path: str, params: dict | None = None) -> Any:
-        """GET `base_url + path` and decode JSON, retrying transient failures; KalshiError after the last."""
+        """GET `base_url + path` and decode JSON, retrying transient failures;
+        KalshiError after the last."""
         url = self.base_url + path
         outcome = Retrying(self.http, self.retry, self.sleep).request(
             "GET", url, params=params or {}
@@ -108,11 +109,13 @@ class KalshiClient:
 
     # -- listings ----------------------------------------------------------------------------
     def settled_markets(self, filters: dict | None = None) -> Iterator[list]:
-        """Pages of live `GET /markets?status=settled` (answers say `finalized`, `determined`, …)."""
+        """Pages of live `GET /markets?status=settled` (answers say
+        `finalized`, `determined`, …)."""
         return self._cursor_pages("/markets", {**(filters or {}), "status": SETTLED_FILTER})
 
     def historical_markets(self, filters: dict | None = None) -> Iterator[list]:
-        """Pages of `GET /historical/markets` (it takes no status filter: every status comes back)."""
+        """Pages of `GET /historical/markets` (it takes no status filter:
+        every status comes back)."""
         return self._cursor_pages("/historical/markets", dict(filters or {}))
 
     def _cursor_pages(self, path: str, params: dict) -> Iterator[list]:
@@ -208,7 +211,8 @@ def _candle_list(url: str, body: object, ticker: str) -> list:
         shape = sorted(body) if isinstance(body, dict) else type(body).__name__
         raise KalshiError(
             url,
-            f'{ticker}: unknown envelope: expected {{"ticker", "candlesticks": [...]}}, got {shape}',
+            f'{ticker}: unknown envelope: expected {{"ticker", "candlesticks": [...]}}, got '
+            f"{shape}",
         )
     return body["candlesticks"]
 

@@ -21,9 +21,8 @@ from decimal import Decimal, InvalidOperation
 from hindcast.errors import MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketMeta
 from hindcast.markets.kalshi import PERIOD_MINUTES
-from hindcast.markets.parse import ParsedMarket
+from hindcast.markets.parse import ParsedMarket, _text
 from hindcast.markets.parse import _optional_text as _optional
-from hindcast.markets.parse import _text
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import topic_of
 from hindcast.records import Market, PricePoint, Resolution
@@ -111,7 +110,8 @@ def _require_settled_binary(raw: dict, mid: str) -> None:
 
 
 def _resolved_at(raw: dict, closed: datetime, settled: datetime) -> datetime:
-    """The earliest evidence of the outcome: the close, the occurrence (when given), the settlement."""
+    """The earliest evidence of the outcome: the close, the occurrence (when
+    given), the settlement."""
     occurred = _optional_time(raw, "occurrence_datetime")
     return min(t for t in (closed, settled, occurred) if t is not None)
 

@@ -44,7 +44,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class KalshiQuery:
-    """Which settled markets: of one series (or all), settled within [since, until], at most `limit`."""
+    """Which settled markets: of one series (or all), settled within [since,
+    until], at most `limit`."""
 
     series: str | None = None
     since: datetime | None = None
@@ -55,7 +56,8 @@ class KalshiQuery:
         return {"series_ticker": self.series} if self.series else {}
 
     def live_filters(self) -> dict:
-        """The live listing filters by settlement itself (`min/max_settled_ts`, with status=settled)."""
+        """The live listing filters by settlement itself (`min/max_settled_ts`,
+        with status=settled)."""
         window = {
             "min_settled_ts": self.since and to_unix(self.since),
             "max_settled_ts": self.until and to_unix(self.until),
@@ -173,7 +175,8 @@ def _store(
 def list_markets(
     client: KalshiClient, query: KalshiQuery, cutoff: Cutoff, summary: KalshiSummary
 ) -> list[Listed]:
-    """Live settled markets, then historical ones (unless `since` is past the cutoff), up to `limit`."""
+    """Live settled markets, then historical ones (unless `since` is past the
+    cutoff), up to `limit`."""
     live = _take(client.settled_markets(query.live_filters()), query.limit)
     historical = []
     if not (query.since and query.since >= cutoff.market_settled) and (
@@ -221,7 +224,8 @@ def _parse_all(
 
 
 def _parse_one(item: Listed, cutoff: Cutoff) -> KalshiMarket:
-    """Parsed on the side its candles live on: historical if listed there or settled before the cutoff."""
+    """Parsed on the side its candles live on: historical if listed there or
+    settled before the cutoff."""
     market = parse_market(item.raw, item.historical)
     return (
         market

@@ -261,7 +261,8 @@ def parse_history(market_id: str, history: object) -> tuple[PricePoint, ...]:
 
 def parse_data_history(market_id: str, data: object) -> tuple[PricePoint, ...]:
     """The Data API's `/v2/prices-history` points (`{"timestamp", "price", "resolution_seconds"}`,
-    `price` a number or — unconfirmed — a string holding one) → sorted points; exact repeats dropped."""
+    `price` a number or — unconfirmed — a string holding one) → sorted points;
+    exact repeats dropped."""
     try:
         if not isinstance(data, list):
             raise TypeError(f"data must be a list, got {type(data).__name__}")

@@ -1,4 +1,5 @@
-"""Polymarket's public Gamma, CLOB and Data APIs (late-2026 contract) over an injected `httpx.Client`.
+"""Polymarket's public Gamma, CLOB and Data APIs (late-2026 contract) over an
+injected `httpx.Client`.
 
 Listings go through Gamma's `/markets/keyset`: `after_cursor` ← `next_cursor` until an answer
 has no `next_cursor` (never inferred from a short page: pages hold at most 100 items whatever
@@ -14,8 +15,8 @@ exponential backoff, honouring `Retry-After` (seconds, or an HTTP date against t
 response's `Date`); a Retry-After longer than the policy allows, or the last failure,
 raises `PolymarketError` naming the URL. The sleep function is injected so tests never
 wait. Paging (Gamma's keyset cursors, the CLOB's and the Data API's cursors) lives here and
-nowhere else; a pull passes a `KeysetCache` to keep each listing page as it arrives. This module returns raw JSON:
-`parse` turns it into records, once.
+nowhere else; a pull passes a `KeysetCache` to keep each listing page as it arrives. This module
+returns raw JSON: `parse` turns it into records, once.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class PolymarketClient:
         method: str = "GET",
         body: Any = None,
     ) -> Any:
-        """GET (or POST `body`) and decode JSON, retrying transient failures; PolymarketError after the last."""
+        """GET (or POST `body`) and decode JSON, retrying transient failures;
+        PolymarketError after the last."""
         response = self._get_with_retries(url, params or {}, transient, method, body)
         try:
             return response.json()
@@ -153,7 +155,8 @@ class PolymarketClient:
     def keyset_events(
         self, params: dict, limit: int = GAMMA_PAGE_LIMIT, cache: KeysetCache | None = None
     ) -> Iterator[KeysetPage]:
-        """Pages of `GET /events/keyset` (`{"events": [...], "next_cursor"}`; each event nests its markets)."""
+        """Pages of `GET /events/keyset` (`{"events": [...], "next_cursor"}`; each
+        event nests its markets)."""
         return self._keyset("events", params, limit, cache)
 
     def _keyset(

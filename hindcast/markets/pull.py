@@ -162,8 +162,9 @@ class Pulled:
 
 class WorkDir:
     """The pull's cache: `pages/<number>.json` (raw keyset pages with the cursor each was asked
-    with: a page cached by a 2025 pull, a bare offset page, is never read back), `histories/<id>.json`;
-    folders are made on the first write, so a pull that fetched nothing leaves none."""
+    with: a page cached by a 2025 pull, a bare offset page, is never read back),
+    `histories/<id>.json`; folders are made on the first write, so a pull that
+    fetched nothing leaves none."""
 
     def __init__(self, path: Path):
         self.path = path

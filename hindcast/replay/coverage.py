@@ -11,7 +11,8 @@ from __future__ import annotations
 COVERAGE_K = 50
 COVERAGE_MIN_SIMILARITY = 0.45
 POLICY = {
-    "coverage": f"vector top-{COVERAGE_K}, cosine >= {COVERAGE_MIN_SIMILARITY}; none=0, some=1-4, rich>=5"
+    "coverage": f"vector top-{COVERAGE_K}, cosine >= {COVERAGE_MIN_SIMILARITY}; "
+    "none=0, some=1-4, rich>=5"
 }
 
 

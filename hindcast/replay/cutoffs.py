@@ -46,7 +46,8 @@ def lifetime(market: Market, resolution: Resolution, history: Sequence[PricePoin
         )
     if start >= resolution.resolved_at:
         raise CutoffError(
-            f"market {market.id}: opens at {iso(start)}, not before its resolution {iso(resolution.resolved_at)}"
+            f"market {market.id}: opens at {iso(start)}, not before its resolution "
+            f"{iso(resolution.resolved_at)}"
         )
     return Lifetime(market.id, start, resolution.resolved_at)
 
@@ -62,7 +63,8 @@ def fraction_cutoff(life: Lifetime, fraction: float) -> Cutoff:
     last = life.end - ONE_DAY
     if last <= life.start:
         raise CutoffError(
-            f"market {life.market_id}: lifetime {iso(life.start)} → {iso(life.end)} is one day or shorter"
+            f"market {life.market_id}: lifetime {iso(life.start)} → {iso(life.end)} is one "
+            "day or shorter"
         )
     span = int((last - life.start).total_seconds())
     t0 = life.start + timedelta(seconds=math.floor(span * check_fraction(fraction)))
@@ -86,8 +88,8 @@ def instant_cutoff(life: Lifetime, t0: datetime, label: str | None = None) -> Cu
     t0 = require_aware(t0)
     if t0 >= life.end:
         raise CutoffError(
-            f"cutoff {iso(t0)} is at or after market {life.market_id}'s effective resolution {iso(life.end)}; "
-            "a hindcast must stand strictly before the outcome is known"
+            f"cutoff {iso(t0)} is at or after market {life.market_id}'s effective resolution "
+            f"{iso(life.end)}; a hindcast must stand strictly before the outcome is known"
         )
     if t0 <= life.start:
         raise CutoffError(

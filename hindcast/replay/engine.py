@@ -225,7 +225,8 @@ def default_models(
 
 def cache_path(db_url: str, out_dir: Path) -> Path | str:
     """responses.db beside the run database when it is a SQLite file; the run database itself
-    when it is PostgreSQL (every machine of a run shares the cache); else responses.db in `out_dir`."""
+    when it is PostgreSQL (every machine of a run shares the cache); else
+    responses.db in `out_dir`."""
     from hindcast.forecasters.cache import is_postgresql
     from hindcast.runs.store import db_file
 

@@ -1,4 +1,5 @@
-"""The runner: forecasters × cutoffs × repeats, bounded concurrency, each answer stored as it arrives.
+"""The runner: forecasters × cutoffs × repeats, bounded concurrency, each
+answer stored as it arrives.
 
 A forecaster that raises, or returns something that is not a Forecast, is recorded as a
 failure with the reason; it never stops the sweep and is never replaced by a number —
@@ -115,9 +116,15 @@ class Spend:
     def reached(self) -> str | None:
         cap = self.limits
         if cap.max_cost is not None and self.cost >= cap.max_cost:
-            return f"cost budget reached: ${self.cost:.6f} of --max-cost ${cap.max_cost:g} spent on the run's model calls"
+            return (
+                f"cost budget reached: ${self.cost:.6f} of --max-cost ${cap.max_cost:g} spent on "
+                "the run's model calls"
+            )
         if cap.max_tokens is not None and self.tokens >= cap.max_tokens:
-            return f"token budget reached: {self.tokens} of --max-tokens {cap.max_tokens} used by the run's model calls"
+            return (
+                f"token budget reached: {self.tokens} of --max-tokens {cap.max_tokens} used by "
+                "the run's model calls"
+            )
         return None
 
 
@@ -211,7 +218,8 @@ async def run_tasks(
 
 
 def _for_attempt(forecaster: Forecaster, attempt: int) -> Forecaster:
-    """A retried failure is asked anew: forecasters that cache (`for_attempt`) get the attempt number."""
+    """A retried failure is asked anew: forecasters that cache (`for_attempt`)
+    get the attempt number."""
     renew = getattr(forecaster, "for_attempt", None)
     return renew(attempt) if attempt and callable(renew) else forecaster
 
@@ -231,7 +239,8 @@ def _stop_reason(
     resume = "what was stored is kept — re-run the same sweep to resume"
     if budget.exhausted:
         raise HindcastError(
-            f"stopped after {budget.failures} failed forecasts (max failures {max_failures}); {resume}"
+            f"stopped after {budget.failures} failed forecasts (max failures "
+            f"{max_failures}); {resume}"
         )
     if missed["budget"] and (reason := spend.reached()) is not None:
         raise StoppedError(
@@ -250,8 +259,8 @@ def _stop_reason(
         )
     if missed["outage"]:
         raise StoppedError(
-            f"stopped: {missed['outage']} forecast(s) not made because a model could not be reached "
-            f"(see the run's attempts: hindcast runs show); {resume}"
+            f"stopped: {missed['outage']} forecast(s) not made because a model could not be "
+            f"reached (see the run's attempts: hindcast runs show); {resume}"
         )
 
 

@@ -21,11 +21,11 @@ declare). A file written before versioning reads as 0 and the first two steps ac
 shape those releases wrote (each completes what is missing and keeps every row).
 
 `upgrade` (a write open): the version is read; when it is older, `BEGIN IMMEDIATE` (SQLite)
-or the advisory lock (PostgreSQL) takes the one write lock, the version is read again (a second process opening at the same moment
-waits there, then finds the work done and does nothing), the steps run in order, the new
-version is stamped and everything commits at once, or nothing does. `check` (a read-only
-open) changes nothing: an older database is refused with what to run. A version newer than
-CURRENT is refused by both, never used and never changed.
+or the advisory lock (PostgreSQL) takes the one write lock, the version is read again (a second
+process opening at the same moment waits there, then finds the work done and does nothing), the
+steps run in order, the new version is stamped and everything commits at once, or nothing does.
+`check` (a read-only open) changes nothing: an older database is refused with what to run. A version
+newer than CURRENT is refused by both, never used and never changed.
 
 Steps are literal SQL frozen at their version: never build them from the models, which move on.
 The PostgreSQL steps are the same SQL with SERIAL ids, and version 2 alters the forecasts table
@@ -41,35 +41,48 @@ from collections.abc import Callable
 from hindcast.errors import RunStoreError
 
 CURRENT = 3
-READABLE = 2  # the oldest version a read-only open reads as is (3 only added claims, which no reader reads)
+# the oldest version a read-only open reads as is (3 only added claims, which no reader reads)
+READABLE = 2
 
+# A trailing backslash continues a line: the SQL is byte for byte what its version wrote.
 _RUNS = """CREATE TABLE IF NOT EXISTS runs (
-    id VARCHAR NOT NULL, created_at VARCHAR NOT NULL, spec_json VARCHAR NOT NULL, manifest_json VARCHAR NOT NULL,
+    id VARCHAR NOT NULL, created_at VARCHAR NOT NULL, spec_json VARCHAR NOT NULL, \
+manifest_json VARCHAR NOT NULL,
     PRIMARY KEY (id))"""
 _FORECASTS_1 = """CREATE TABLE IF NOT EXISTS forecasts (
-    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
-    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, error VARCHAR,
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, \
+market_id VARCHAR NOT NULL,
+    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, \
+error VARCHAR,
     rationale VARCHAR NOT NULL, evidence_json VARCHAR NOT NULL, usage_json VARCHAR NOT NULL,
     retrievals_json VARCHAR NOT NULL, raw VARCHAR NOT NULL,
     PRIMARY KEY (id), CONSTRAINT one_forecast UNIQUE (run_id, forecaster, market_id, t0, repeat),
     FOREIGN KEY(run_id) REFERENCES runs (id))"""
 _COVERAGE = """CREATE TABLE IF NOT EXISTS coverage (
-    run_id VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL, n_relevant INTEGER NOT NULL,
-    stratum VARCHAR NOT NULL, PRIMARY KEY (run_id, market_id, t0), FOREIGN KEY(run_id) REFERENCES runs (id))"""
+    run_id VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL, \
+n_relevant INTEGER NOT NULL,
+    stratum VARCHAR NOT NULL, PRIMARY KEY (run_id, market_id, t0), \
+FOREIGN KEY(run_id) REFERENCES runs (id))"""
 _FORECASTS_2 = """CREATE TABLE forecasts_v2 (
-    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
-    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, error VARCHAR,
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, \
+market_id VARCHAR NOT NULL,
+    t0 VARCHAR NOT NULL, label VARCHAR NOT NULL, repeat INTEGER NOT NULL, probability FLOAT, \
+error VARCHAR,
     rationale VARCHAR NOT NULL, evidence_json VARCHAR NOT NULL, usage_json VARCHAR NOT NULL,
     retrievals_json VARCHAR NOT NULL, raw VARCHAR NOT NULL, attempt INTEGER NOT NULL,
-    PRIMARY KEY (id), CONSTRAINT one_forecast_attempt UNIQUE (run_id, forecaster, market_id, t0, repeat, attempt),
+    PRIMARY KEY (id), CONSTRAINT one_forecast_attempt UNIQUE (run_id, forecaster, market_id, t0, \
+repeat, attempt),
     FOREIGN KEY(run_id) REFERENCES runs (id))"""
 _ATTEMPTS = """CREATE TABLE IF NOT EXISTS attempts (
-    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL,
+    id INTEGER NOT NULL, run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, \
+market_id VARCHAR NOT NULL,
     t0 VARCHAR NOT NULL, repeat INTEGER NOT NULL, kind VARCHAR NOT NULL, reason VARCHAR NOT NULL,
     at VARCHAR NOT NULL, PRIMARY KEY (id))"""
 _CLAIMS = """CREATE TABLE IF NOT EXISTS claims (
-    run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL, t0 VARCHAR NOT NULL,
-    repeat INTEGER NOT NULL, attempt INTEGER NOT NULL, owner VARCHAR NOT NULL, expires_at FLOAT NOT NULL,
+    run_id VARCHAR NOT NULL, forecaster VARCHAR NOT NULL, market_id VARCHAR NOT NULL, \
+t0 VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL, attempt INTEGER NOT NULL, owner VARCHAR NOT NULL, \
+expires_at FLOAT NOT NULL,
     PRIMARY KEY (run_id, forecaster, market_id, t0, repeat, attempt))"""
 _COLUMNS_1 = (
     "id",
@@ -101,7 +114,8 @@ def _to_1(db: sqlite3.Connection, where: str) -> None:
 
 
 def _to_2(db: sqlite3.Connection, where: str) -> None:
-    """Attempts: SQLite cannot change a UNIQUE constraint, so forecasts is copied into a new table."""
+    """Attempts: SQLite cannot change a UNIQUE constraint, so forecasts is
+    copied into a new table."""
     columns = _columns(db, "forecasts")
     if "attempt" not in columns:
         _refuse_unknown(columns, where)
@@ -229,7 +243,8 @@ def _stamp(db, value: int) -> None:
 
 def check(db, where: str) -> int:
     """A read-only open: the database must be a hindcast run database at READABLE or later (an
-    unversioned one already of version 2's shape counts); nothing is changed. Returns its version."""
+    unversioned one already of version 2's shape counts); nothing is
+    changed. Returns its version."""
     found = _checked(db, where)
     tables = _tables(db)
     if not {"runs", "forecasts"} <= tables:
@@ -241,9 +256,9 @@ def check(db, where: str) -> int:
         return READABLE  # written by 1d68a1e, before versioning: already a readable shape
     if found < READABLE:
         raise RunStoreError(
-            f"run database {where} was written by an older hindcast (schema version {found}, this "
-            f"hindcast reads {READABLE} or later); run a write command on it first (e.g. hindcast sweep --db "
-            f"{where} …, which migrates it in place)"
+            f"run database {where} was written by an older hindcast (schema version {found}, "
+            f"this hindcast reads {READABLE} or later); run a write command on it first (e.g. "
+            f"hindcast sweep --db {where} …, which migrates it in place)"
         )
     return found
 

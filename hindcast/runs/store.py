@@ -1,4 +1,5 @@
-"""The run store: runs, every forecast (probability or failure) and every outage, in SQL via sqlmodel.
+"""The run store: runs, every forecast (probability or failure) and every
+outage, in SQL via sqlmodel.
 
 SQLite in WAL mode by default (`sqlite:///runs/hindcast.db`); any SQLAlchemy URL works.
 Each forecast is committed as it arrives, keyed by (run, forecaster, market, t0, repeat,
@@ -10,12 +11,13 @@ An outage (the model could not be reached) is never a forecast: it is an `attemp
 (kind, reason, instant) kept for audit, and the next run asks again.
 
 The schema is versioned on SQLite and PostgreSQL (`runs.migrations`: `PRAGMA user_version`
-or a `hindcast_schema` table under an advisory lock, an ordered list of steps per dialect). Opening for writing migrates an older database in place, in one transaction, and a
-second process opening at the same moment waits, then finds it done; a read-only open
-migrates nothing and refuses an older database with what to run; a database newer than
-this code is refused, never used. A run is created once however many processes open the
-database together. A file that is not a readable SQLite database, or a folder that cannot
-be written, is a `RunStoreError` naming the path; nothing is written to it.
+or a `hindcast_schema` table under an advisory lock, an ordered list of steps per dialect). Opening
+for writing migrates an older database in place, in one transaction, and a second process opening at
+the same moment waits, then finds it done; a read-only open migrates nothing and refuses an older
+database with what to run; a database newer than this code is refused, never used. A run is created
+once however many processes open the database together. A file that is not a readable SQLite
+database, or a folder that cannot be written, is a `RunStoreError` naming the path;
+nothing is written to it.
 
 Inserts are idempotent by constraint (INSERT … ON CONFLICT DO NOTHING); a read-only open of
 PostgreSQL runs every transaction READ ONLY (the server refuses writes); rows are returned in
@@ -222,7 +224,8 @@ class RunStore:
         )  # code-point order on every backend (no collation)
 
     def latest(self, run_id: str) -> dict[tuple[str, str, str, int], tuple[int, bool]]:
-        """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it is a valid forecast)."""
+        """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it
+        is a valid forecast)."""
         with Session(self.engine) as session:
             rows = session.exec(
                 select(
@@ -268,7 +271,8 @@ class RunStore:
         repeat: int = 0,
         attempt: int = 0,
     ) -> bool:
-        """Store one forecast; False if that key and attempt was already stored (never a duplicate)."""
+        """Store one forecast; False if that key and attempt was already
+        stored (never a duplicate)."""
         row = ForecastRow(
             run_id=run_id,
             forecaster=forecaster,
@@ -479,7 +483,8 @@ class RunStore:
         return found is not None
 
     def forecasts(self, run_id: str, all_attempts: bool = False) -> list[StoredForecast]:
-        """The run's forecasts: the newest attempt of each key (every attempt with `all_attempts`)."""
+        """The run's forecasts: the newest attempt of each key (every attempt
+        with `all_attempts`)."""
         self.run(run_id)
         with Session(self.engine) as session:
             rows = sorted(

@@ -79,7 +79,8 @@ class Service:
         )
 
     def close(self) -> None:
-        """Stop the embedded local model server (if one was started) and close the response cache."""
+        """Stop the embedded local model server (if one was started) and
+        close the response cache."""
         self.models.close()
 
     def run_job(self, name: str, now: datetime | None = None) -> Outcome:

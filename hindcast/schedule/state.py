@@ -169,7 +169,8 @@ class State:
     def record_ingest(
         self, files: list[tuple[str, str, str]], snapshot: str, now: datetime
     ) -> None:
-        """Mark (name, sha256, source) files ingested into `snapshot`, and make it the indexed one."""
+        """Mark (name, sha256, source) files ingested into `snapshot`, and
+        make it the indexed one."""
         with Session(self.engine) as session:
             for name, sha, source in files:
                 session.add(

@@ -105,7 +105,8 @@ def _next_runs(engine, tables: set) -> dict:
 def render(info: dict) -> str:
     running = info["running"]
     lines = [
-        f"service: {'running (' + describe(running) + ')' if running else 'not running'} · db {info['db']}"
+        f"service: {'running (' + describe(running) + ')' if running else 'not running'} · "
+        f"db {info['db']}"
     ]
     if info["never_run"]:
         return "\n".join(lines + ["no job has run against this database yet"])
@@ -118,11 +119,13 @@ def render(info: dict) -> str:
             else "never"
         )
         lines.append(
-            f"  {j['job']:<7} every {j['every']:<16} last {said}; next {j['next_run'] or '— (no `run` yet)'}"
+            f"  {j['job']:<7} every {j['every']:<16} last {said}; next "
+            f"{j['next_run'] or '— (no `run` yet)'}"
         )
     marks = info["watermarks"]
     lines.append(
-        f"watermarks: markets {marks['markets'] or '—'} · archive indexed snapshot {marks['archive_indexed'] or '—'}"
+        f"watermarks: markets {marks['markets'] or '—'} · archive indexed snapshot "
+        f"{marks['archive_indexed'] or '—'}"
     )
     if info["pull_pending"]:
         lines.append(

@@ -4,11 +4,11 @@
 schedule), so a sweep over a newer store version is a new run. A configured sweep is
 therefore a *series* of batch runs under its stable name: each tick plans the pairs of the
 sweep's selected markets (in the newest store version) that no closed batch of the series
-covered (so whose rows are not in the run store), groups them into batches (forecasters with the same missing markets together),
-and runs each batch as an ordinary `api.sweep` restricted to those markets and pinned to
-that store version and snapshot. A batch is recorded (pending, with its full spec) before
-it runs and closed after, so a killed batch is resumed under the same run id — `api.sweep`
-then makes only its missing forecasts — and its markets are never planned twice.
+covered (so whose rows are not in the run store), groups them into batches (forecasters with the
+same missing markets together), and runs each batch as an ordinary `api.sweep` restricted to those
+markets and pinned to that store version and snapshot. A batch is recorded (pending, with its full
+spec) before it runs and closed after, so a killed batch is resumed under the same run id —
+`api.sweep` then makes only its missing forecasts — and its markets are never planned twice.
 
 The cutoff schedule (fractions, offsets, instants, Hindcast rule, repeats, seed) is fixed
 for a sweep name: rows made under another schedule would not be comparable, so a changed

@@ -53,7 +53,8 @@ MAX_NEWTON_STEPS = 100
 MAX_LOGIT_SLOPE = 1e3  # |a| beyond this: the outcomes are (quasi-)separated, no finite fit
 POLICY = {
     "calibration_split": "walk-forward-public-before-split",
-    "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-{MIN_PER_CLASS}-per-class",
+    "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-"
+    f"{MIN_PER_CLASS}-per-class",
     "calibration_clip": "logit-clip-1e-6",
 }
 COLUMNS = (
@@ -119,7 +120,8 @@ class Calibrated:
 
 def split_rows(rows: Iterable[ScoredRow], split: datetime, strict: bool = False) -> Split:
     """Train: valid rows whose outcome was public (`known_at`) before `split`; test: rows public
-    at/after it (and, if strict, t0 ≥ split: every training outcome was public before the row's t0)."""
+    at/after it (and, if strict, t0 ≥ split: every training outcome was public
+    before the row's t0)."""
     rows = list(rows)
     dated = [r for r in rows if r.known_at is not None]
     train = [r for r in dated if r.known_at < split and r.probability is not None]
@@ -130,8 +132,9 @@ def split_rows(rows: Iterable[ScoredRow], split: datetime, strict: bool = False)
 
 
 def fit_platt(p, y) -> tuple[Platt | None, str | None]:
-    """Unpenalised logistic regression of y on logit(p) with an intercept, or the reason there is none.
-    A function of the rows as a set: they are put in (p, y) order first, so sums run the same way."""
+    """Unpenalised logistic regression of y on logit(p) with an intercept, or the reason there is
+    none. A function of the rows as a set: they are put in (p, y) order first, so
+    sums run the same way."""
     x, y = clipped_logit(p), np.asarray(y, float)
     order = np.lexsort((y, x))
     x, y = x[order], y[order]
@@ -203,8 +206,8 @@ def too_little(train: Sequence[ScoredRow]) -> str | None:
     per_class = min(sum(1 for o in markets.values() if o == c) for c in (0.0, 1.0))
     if len(train) < MIN_TRAIN_ROWS or len(markets) < MIN_TRAIN_MARKETS:
         return (
-            f"too few training rows: {len(train)} rows, {len(markets)} markets public before the split "
-            f"(needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)"
+            f"too few training rows: {len(train)} rows, {len(markets)} markets public before the "
+            f"split (needs {MIN_TRAIN_ROWS} rows, {MIN_TRAIN_MARKETS} markets)"
         )
     if per_class < MIN_PER_CLASS:
         return (
@@ -329,30 +332,32 @@ def _mean(values: np.ndarray) -> float | None:
 def _finding(table: list[tuple], parts: Split, split: datetime, strict: bool) -> Finding:
     notes = [
         (
-            f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets whose outcome was "
-            "public (known_at) before it, applied only to rows of markets public at/after it; diff = calibrated − raw Brier on the same "
-            "valid test rows (negative: calibration helped), market-clustered 95% interval"
+            f"walk-forward split at {split.isoformat()}: fitted on valid rows of markets whose "
+            "outcome was public (known_at) before it, applied only to rows of markets public "
+            "at/after it; diff = calibrated − raw Brier on the same valid test rows (negative: "
+            "calibration helped), market-clustered 95% interval"
         ),
         (
-            f"Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by pool-adjacent-violators; a calibrator "
-            f"needs {MIN_TRAIN_ROWS} training rows from {MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"
+            "Platt on logit p clipped to [1e-06, 1 − 1e-06]; isotonic by "
+            f"pool-adjacent-violators; a calibrator needs {MIN_TRAIN_ROWS} training rows from "
+            f"{MIN_TRAIN_MARKETS} markets, {MIN_PER_CLASS} of each outcome"
         ),
         "failed test rows stay failed in the calibrated forecaster (n_test_failed), never imputed",
     ]
     if parts.undated:
         notes.append(
-            f"{parts.undated} row(s) without the instant their outcome became public: neither fitted on "
-            "nor calibrated"
+            f"{parts.undated} row(s) without the instant their outcome became public: neither "
+            "fitted on nor calibrated"
         )
     if strict:
         notes.append(
-            f"strict: {parts.early} row(s) of test markets forecast before the split left out (every "
-            "calibrated row's calibrator used only outcomes public before its t0)"
+            f"strict: {parts.early} row(s) of test markets forecast before the split left out "
+            "(every calibrated row's calibrator used only outcomes public before its t0)"
         )
     elif parts.early:
         notes.append(
-            f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their calibrator "
-            "uses outcomes public only by the split (use strict to leave them out)"
+            f"{parts.early} test row(s) have t0 before the split (n_test_before_split): their "
+            "calibrator uses outcomes public only by the split (use strict to leave them out)"
         )
     return Finding(
         "calibration",

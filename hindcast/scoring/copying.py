@@ -82,7 +82,8 @@ class CopyFigures:
 
 @dataclass(frozen=True)
 class Paired:
-    """Shown vs twin on matched rows: Briers, difference shown − twin and its interval, correlations."""
+    """Shown vs twin on matched rows: Briers, difference shown − twin and its
+    interval, correlations."""
 
     n_rows: int
     n_markets: int
@@ -112,13 +113,15 @@ def spec_key(spec: str) -> tuple[tuple, object] | None:
 
 
 def shown_price(spec: str) -> bool:
-    """Whether the spec shows the forecaster the price (a set, truthy `price`, as the forecaster reads it)."""
+    """Whether the spec shows the forecaster the price (a set, truthy `price`, as the
+    forecaster reads it)."""
     parsed = spec_key(spec)
     return parsed is not None and bool(parsed[1])
 
 
 def twins(names: Iterable[str]) -> dict[str, list[str]]:
-    """Each shown-the-price forecaster → its price-less twins among `names` (sorted; may be empty)."""
+    """Each shown-the-price forecaster → its price-less twins among `names`
+    (sorted; may be empty)."""
     parsed = {n: spec_key(n) for n in sorted(set(names))}
     plain = defaultdict(list)
     for n, p in parsed.items():
@@ -165,7 +168,8 @@ def _pairs(rows: Sequence[ScoredRow]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def paired(shown: Sequence[ScoredRow], twin: Sequence[ScoredRow], replicates: int, rng) -> Paired:
-    """Shown vs twin on (market, t0, repeat) rows where both are valid (rows with a market price)."""
+    """Shown vs twin on (market, t0, repeat) rows where both are valid (rows
+    with a market price)."""
     mine, theirs = _valid_by_key(shown), _valid_by_key(twin)
     keys = sorted(mine.keys() & theirs.keys())
     if not keys:
@@ -240,7 +244,10 @@ def _forecaster(
 
 
 def _no_twin(name: str) -> str:
-    return f"{name}: no price-less twin (the same spec without price) in these rows, no paired comparison"
+    return (
+        f"{name}: no price-less twin (the same spec without price) in these rows, no paired "
+        "comparison"
+    )
 
 
 def _priced(rows: Sequence[ScoredRow]) -> list[ScoredRow]:
@@ -252,17 +259,19 @@ _NONE_SHOWN = "no forecaster shown the market price (a spec with price=1) in the
 
 _NOTES = (
     (
-        "shown the price: a spec with price set and nonzero (price=1); its twin: the same spec without price (or "
-        "price=0); figures on rows with a market price at t0 (last point strictly before t0, shown in the prompt to "
-        "2 decimals)"
+        "shown the price: a spec with price set and nonzero (price=1); its twin: the same spec "
+        "without price (or price=0); figures on rows with a market price at t0 (last point "
+        "strictly before t0, shown in the prompt to 2 decimals)"
     ),
     (
-        "correlation: Pearson's r of p with the price; mean_abs_diff: mean |p − price|; share_within_0_01: share of "
-        f"rows with |p − price| < {CLOSE:g}; a correlation is empty under 2 rows or where p or the price is constant"
+        "correlation: Pearson's r of p with the price; mean_abs_diff: mean |p − price|; "
+        f"share_within_0_01: share of rows with |p − price| < {CLOSE:g}; a correlation is empty "
+        "under 2 rows or where p or the price is constant"
     ),
     (
-        "paired on (market, t0, repeat) rows where both have a valid probability: brier_diff = shown − twin (negative: "
-        "the price helped), market-clustered 95% bootstrap interval; failures counted (n_failed), never imputed"
+        "paired on (market, t0, repeat) rows where both have a valid probability: brier_diff = "
+        "shown − twin (negative: the price helped), market-clustered 95% bootstrap interval; "
+        "failures counted (n_failed), never imputed"
     ),
 )
 
@@ -299,7 +308,8 @@ def _row(name: str, twin: str | None, f: CopyFigures, v: Paired | None) -> tuple
 def _figure_notes(name: str, no_price: int) -> list[str]:
     return (
         [
-            f"{name}: {no_price} row{'' if no_price == 1 else 's'} without a market price at t0 left out"
+            f"{name}: {no_price} row{'' if no_price == 1 else 's'} without a market price at "
+            "t0 left out"
         ]
         if no_price
         else []
@@ -312,6 +322,7 @@ def _paired_notes(name: str, twin: str, v: Paired) -> list[str]:
     if vs_market.too_few(v.n_markets):
         s = "" if v.n_markets == 1 else "s"
         return [
-            f"{name} vs {twin}: n too small: {v.n_markets} market{s} (< {vs_market.MIN_MARKETS}), no interval"
+            f"{name} vs {twin}: n too small: {v.n_markets} market{s} (< "
+            f"{vs_market.MIN_MARKETS}), no interval"
         ]
     return []

@@ -98,7 +98,8 @@ class Fit:
 def fit(y: np.ndarray, weights: np.ndarray | None = None) -> Fit:
     """Two-way fixed effects on cells y (questions × forecasters, NaN = missing), each question
     weighted (bootstrap draw counts; default 1). Closed form when balanced, else least squares.
-    A layout that does not identify the forecaster effects (questions not linking them) gives NaN."""
+    A layout that does not identify the forecaster effects (questions not
+    linking them) gives NaN."""
     w = np.ones(y.shape[0]) if weights is None else np.asarray(weights, float)
     return _closed_form(y, w) if np.isfinite(y).all() else least_squares(y, w)
 
@@ -225,7 +226,8 @@ def kept(cells: _Cells, min_coverage: float = MIN_COVERAGE) -> tuple[list[str], 
             dropped.append(f"{f} (no valid forecast)")
         elif coverage[f] < min_coverage * best:
             dropped.append(
-                f"{f} ({coverage[f]} of {best} questions, < {min_coverage:.0%} of the best coverage)"
+                f"{f} ({coverage[f]} of {best} questions, < {min_coverage:.0%} of the best "
+                "coverage)"
             )
         else:
             keep.append(f)
@@ -233,7 +235,8 @@ def kept(cells: _Cells, min_coverage: float = MIN_COVERAGE) -> tuple[list[str], 
 
 
 def panel_of(cells: _Cells, forecasters: list[str], panel: str = "matched") -> Panel:
-    """Questions × forecasters of mean valid Briers: matched (every forecaster) or available (any)."""
+    """Questions × forecasters of mean valid Briers: matched (every
+    forecaster) or available (any)."""
     sets = [set(cells.briers[f]) for f in forecasters]
     questions = (
         sorted(set.intersection(*sets) if panel == "matched" else set.union(*sets)) if sets else []
@@ -263,7 +266,8 @@ def effects(
     those compared (default: every one in the rows); the market price joins them unless
     `include_market` is false. panel "matched": questions every kept forecaster answered, after
     dropping forecasters below `min_coverage` of the best coverage; "available": every cell of
-    every forecaster with a valid forecast (unbalanced; the fixed effects adjust for who answered what)."""
+    every forecaster with a valid forecast (unbalanced; the fixed effects adjust
+    for who answered what)."""
     if panel not in PANELS:
         raise ConfigError(f"unknown effects panel {panel!r} (known: {', '.join(PANELS)})")
     if not 0.0 <= min_coverage <= 1.0:
@@ -298,12 +302,14 @@ TITLE = "Difficulty-adjusted Brier (two-way fixed effects: question × forecaste
 
 
 def _bootstrap(table: Panel, replicates: int, seed: int) -> tuple[np.ndarray | None, str | None]:
-    """replicates × F adjusted Briers, the fit redone on each market resample (None under 5 markets)."""
+    """replicates × F adjusted Briers, the fit redone on each market resample
+    (None under 5 markets)."""
     codes, n_markets = bootstrap.market_codes([m for m, _ in table.questions])
     if vs_market.too_few(n_markets):
         return (
             None,
-            f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {vs_market.MIN_MARKETS}), no interval",
+            f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< "
+            f"{vs_market.MIN_MARKETS}), no interval",
         )
     draws = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(seed, "effects"))[
         :, codes
@@ -314,8 +320,8 @@ def _bootstrap(table: Panel, replicates: int, seed: int) -> tuple[np.ndarray | N
     samples = np.array([reduced.fit(w).adjusted for w in draws])
     bad = int((~np.isfinite(samples)).any(axis=1).sum())
     return samples, (
-        f"{bad} of {replicates} replicates drew none of a forecaster's markets or left the forecasters "
-        "unlinked: that forecaster's estimate is missing from them"
+        f"{bad} of {replicates} replicates drew none of a forecaster's markets or left the "
+        "forecasters unlinked: that forecaster's estimate is missing from them"
         if bad
         else None
     )
@@ -353,14 +359,15 @@ def _notes(cells: _Cells, table: Panel, dropped: list[str], panel: str) -> tuple
     failed = sum(cells.failed.values())
     markets = {m for m, _ in table.questions}
     lines = [
-        f"{len(table.questions)} questions (market × t0) on {len(markets)} markets, {len(table.forecasters)} forecasters, "
-        f"panel {panel}"
+        f"{len(table.questions)} questions (market × t0) on {len(markets)} markets, "
+        f"{len(table.forecasters)} forecasters, panel {panel}"
         + (
             " (questions every forecaster answered with a valid probability)"
             if panel == "matched"
             else ""
         ),
-        "a forecaster's valid repeats of a question are averaged first (one Brier per question × forecaster)",
+        "a forecaster's valid repeats of a question are averaged first (one Brier per "
+        "question × forecaster)",
         f"failures excluded, never imputed: {failed}"
         + (
             " (" + ", ".join(f"{f}: {n}" for f, n in sorted(cells.failed.items())) + ")"
@@ -370,8 +377,9 @@ def _notes(cells: _Cells, table: Panel, dropped: list[str], panel: str) -> tuple
     ]
     if len(asked) > len(table.questions):
         lines.append(
-            f"{len(asked) - len(table.questions)} questions left out (not answered validly by every forecaster"
-            f"{', or without a market price' if MARKET in table.forecasters else ''})"
+            f"{len(asked) - len(table.questions)} questions left out (not answered validly by "
+            "every "
+            f"forecaster{', or without a market price' if MARKET in table.forecasters else ''})"
         )
     if dropped:
         lines.append("forecasters dropped: " + "; ".join(dropped))
@@ -381,14 +389,17 @@ def _notes(cells: _Cells, table: Panel, dropped: list[str], panel: str) -> tuple
 def _fit_notes(table: Panel, estimate: Fit) -> tuple[str, ...]:
     share = question_share(table.y)
     how = (
-        "balanced: closed form, beta_f = mean_f - grand mean, so adjusted = raw Brier on the matched rows"
+        "balanced: closed form, beta_f = mean_f - grand mean, so adjusted = raw Brier on the "
+        "matched rows"
         if table.balanced
         else "unbalanced: least squares (question effects absorbed, numpy lstsq)"
     )
     return (
-        f"model Brier = mu + alpha_question + beta_forecaster, sum-to-zero coding; mu = {estimate.mu:.6g}; {how}",
+        "model Brier = mu + alpha_question + beta_forecaster, sum-to-zero coding; mu = "
+        f"{estimate.mu:.6g}; {how}",
         "question share of score variance: "
         + ("n/a (no variance)" if share is None else f"{share:.3f}")
         + " (between-question sum of squares / total sum of squares)",
-        "Brier Index = 100·(1 − √adjusted Brier); interval: market-clustered bootstrap, fit redone per replicate",
+        "Brier Index = 100·(1 − √adjusted Brier); interval: market-clustered bootstrap, fit "
+        "redone per replicate",
     )

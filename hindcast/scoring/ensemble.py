@@ -80,7 +80,8 @@ Key = tuple[str, object]  # (market_id, t0)
 
 @dataclass(frozen=True)
 class Shrinkage:
-    """A forecaster's empirical-Bayes shrinkage: within-question variance σ² and prior variance τ²."""
+    """A forecaster's empirical-Bayes shrinkage: within-question variance σ²
+    and prior variance τ²."""
 
     sigma2: float
     tau2: float
@@ -207,8 +208,9 @@ def _derive(
 
 
 def summed_usage(rows: Sequence[ScoredRow]) -> tuple:
-    """The repeats' usage records summed: numeric fields present in every repeat are added, the model
-    fields kept when every repeat names the same one; anything else is left out (not recorded)."""
+    """The repeats' usage records summed: numeric fields present in every repeat are added, the
+    model fields kept when every repeat names the same one; anything else is
+    left out (not recorded)."""
     records = [dict(r.usage) for r in rows]
     keys = [k for k, _ in rows[0].usage if all(k in u for u in records)]
     return tuple(item for k in keys if (item := _summed(k, [u[k] for u in records])) is not None)
@@ -255,18 +257,19 @@ def _finding(
     ]
     notes = [
         (
-            f"{derived_name('<forecaster>', '<kind>')}: repeats of one (market, t0) combined; failures "
-            "never imputed (a question whose repeats all failed stays failed; n_partial questions aggregate "
-            "their valid repeats only)"
+            f"{derived_name('<forecaster>', '<kind>')}: repeats of one (market, t0) combined; "
+            "failures never imputed (a question whose repeats all failed stays failed; "
+            "n_partial questions aggregate their valid repeats only)"
         ),
         (
-            f"logit aggregates clip p to [{CLIP:g}, 1 − {CLIP:g}] first; single_draw_brier is the mean over "
-            "questions of the mean Brier of their valid repeats; diff_vs_single = brier − single_draw_brier, "
-            "paired by question, market-clustered 95% interval"
+            f"logit aggregates clip p to [{CLIP:g}, 1 − {CLIP:g}] first; single_draw_brier is "
+            "the mean over questions of the mean Brier of their valid repeats; diff_vs_single = "
+            "brier − single_draw_brier, paired by question, market-clustered 95% interval"
         ),
     ]
     notes += [
-        f"{derived_name(f, 'logit-shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit mean × τ²/(τ² + σ²/K))"
+        f"{derived_name(f, 'logit-shrunk')}: σ² = {s.sigma2:.4g}, τ² = {s.tau2:.4g} (logit "
+        "mean × τ²/(τ² + σ²/K))"
         for f, s in sorted(shrinkage.items())
     ]
     if skipped:

@@ -123,7 +123,8 @@ class Murphy:
 
 
 def murphy(p, o) -> Murphy:
-    """Murphy's decomposition over the distinct forecast values (so REL − RES + UNC = Brier exactly)."""
+    """Murphy's decomposition over the distinct forecast values (so REL − RES +
+    UNC = Brier exactly)."""
     p, o = np.asarray(p, float), np.asarray(o, float)
     values, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
     observed = np.bincount(inverse, weights=o) / counts

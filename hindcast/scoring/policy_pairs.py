@@ -47,9 +47,10 @@ DROPPED = ("policy", "detector")
 POLICY = {"policy_pairs": "variant-vs-same-spec-under-pit-matched-on-market-t0-repeat"}
 NOTES = (
     (
-        "twin: the same spec under pit (policy and detector removed); paired on (market, t0, repeat) rows where both "
-        "have a valid probability: brier_diff = variant − pit (negative: the variant scored better), market-clustered "
-        "95% bootstrap interval; failures counted (n_failed), never imputed"
+        "twin: the same spec under pit (policy and detector removed); paired on (market, t0, "
+        "repeat) rows where both have a valid probability: brier_diff = variant − pit (negative: "
+        "the variant scored better), market-clustered 95% bootstrap interval; failures counted "
+        "(n_failed), never imputed"
     ),
 )
 
@@ -73,7 +74,8 @@ def pairs(names: Iterable[str]) -> list[tuple[str, str | None]]:
 
 
 def compare(variant: Sequence[ScoredRow], twin: Sequence[ScoredRow], replicates: int, rng) -> tuple:
-    """(n_paired, n_markets, brier, twin_brier, difference, ci_low, ci_high) on matched valid rows."""
+    """(n_paired, n_markets, brier, twin_brier, difference, ci_low, ci_high)
+    on matched valid rows."""
     mine, theirs = _valid(variant), _valid(twin)
     keys = sorted(mine.keys() & theirs.keys())
     if not keys:
@@ -131,12 +133,14 @@ def policy_pairs(
 def _notes(name: str, twin: str | None, versus: tuple) -> list[str]:
     if twin is None:
         return [
-            f"{name}: no twin under pit (the same spec without policy) in these rows, no paired comparison"
+            f"{name}: no twin under pit (the same spec without policy) in these rows, no "
+            "paired comparison"
         ]
     if not versus[0]:
         return [f"{name} vs {twin}: no matched row with a valid probability on both sides"]
     if vs_market.too_few(versus[1]):
         return [
-            f"{name} vs {twin}: n too small: {versus[1]} market(s) (< {vs_market.MIN_MARKETS}), no interval"
+            f"{name} vs {twin}: n too small: {versus[1]} market(s) (< "
+            f"{vs_market.MIN_MARKETS}), no interval"
         ]
     return []

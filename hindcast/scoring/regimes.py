@@ -4,7 +4,8 @@ With c the model's knowledge cutoff (model-cutoff registry), t0 the cutoff insta
 forecast and r the market's effective resolution (always t0 < r: a later t0 is refused):
 
     label     rule                          meaning
-    T1        r < c                         resolved before the cutoff: the model may have memorised it
+    T1        r < c                         resolved before the cutoff: the model may have
+                                            memorised it
     T2        t0 < c <= r                   asked before the cutoff, resolved at or after it
     T3        c <= t0  (hence c < r)        asked and resolved after the cutoff: a genuine forecast
     unknown   model not in the registry     never guessed

@@ -135,7 +135,8 @@ def strata(
     margins: bool = True,
 ) -> Finding:
     """Per forecaster × cutoff × band: counts, Brier, and the paired comparison with the market,
-    with market-clustered intervals. `margins` adds the "all" rows (per cutoff, per band, overall)."""
+    with market-clustered intervals. `margins` adds the "all" rows (per
+    cutoff, per band, overall)."""
     cells: dict[tuple[str, str, str], list[ScoredRow]] = defaultdict(list)
     for r in rows:
         for cutoff, band in _cell_keys(r.label, band_of(r.market_price), margins):
@@ -192,8 +193,9 @@ def resolution_strata(
         RESOLUTION_COLUMNS,
         table,
         (
-            "disputed: Gamma wasDisputed; rules updated: questionRulesUpdated (when: its timestamp, else an "
-            "upper bound, see the README); a row can be in two classes; 'all' is every row once",
+            "disputed: Gamma wasDisputed; rules updated: questionRulesUpdated (when: its "
+            "timestamp, else an upper bound, see the README); a row can be in two classes; 'all' "
+            "is every row once",
         ),
     )
 
@@ -274,17 +276,21 @@ def _stratum_note(band: str, valid: list[ScoredRow], vs: vs_market.VsMarket) -> 
 def _strata_notes() -> tuple[str, ...]:
     return (
         (
-            "bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < 0.3 or 0.7 < p < 0.9; "
-            "toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared with the market)"
+            "bands of the market price p at t0: consensus p ≤ 0.1 or p ≥ 0.9; leaning 0.1 < p < "
+            "0.3 or 0.7 < p < 0.9; toss-up 0.3 ≤ p ≤ 0.7; no price: none before t0 (not compared "
+            "with the market)"
         ),
-        "failures (no probability) are counted in n_failed and left out of every mean, never imputed",
+        "failures (no probability) are counted in n_failed and left out of every mean, never "
+        "imputed",
         (
-            "brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − Brier/market Brier over "
-            "the paired rows (valid, with a market price); negative brier_diff: the forecaster beat the market"
+            "brier: over the valid rows; brier_diff = forecaster − market and skill = 1 − "
+            "Brier/market Brier over the paired rows (valid, with a market price); negative "
+            "brier_diff: the forecaster beat the market"
         ),
         (
-            f"95% market-clustered percentile bootstrap intervals; none from fewer than {MIN_MARKETS} markets; "
-            f"no skill where the market's Brier < {vs_market.MIN_MARKET_BRIER:g}"
+            "95% market-clustered percentile bootstrap intervals; none from fewer than "
+            f"{MIN_MARKETS} markets; no skill where the market's Brier < "
+            f"{vs_market.MIN_MARKET_BRIER:g}"
         ),
         "repeats of one forecast are rows of their own, resampled with their market",
     )
@@ -344,8 +350,8 @@ def market_instants(rows: Iterable[ScoredRow]) -> dict[str, datetime | None]:
 
 
 def median_split(rows: Iterable[ScoredRow]) -> datetime | None:
-    """A default split: the median dated market's instant (the (M // 2)-th of M in order, from 0), so
-    about half the markets train and the rest test. None: no market has a resolution instant."""
+    """A default split: the median dated market's instant (the (M // 2)-th of M in order, from 0),
+    so about half the markets train and the rest test. None: no market has a resolution instant."""
     instants = sorted(t for t in market_instants(rows).values() if t is not None)
     return instants[len(instants) // 2] if instants else None
 
@@ -399,8 +405,8 @@ def defer(
     min_markets: int = MIN_MARKETS,
 ) -> Finding:
     """Per forecaster: the deferral rule chosen on markets whose outcome was public before `split`,
-    scored on the markets public at or after it (forecaster, deferred and market Brier on paired test rows, and
-    market-clustered intervals on the paired differences)."""
+    scored on the markets public at or after it (forecaster, deferred and market Brier on paired
+    test rows, and market-clustered intervals on the paired differences)."""
     _check_family(family)
     rows = list(rows)
     train_ids, test_ids, undated = split_markets(rows, split)
@@ -448,7 +454,10 @@ def _defer_row(
         sum(r.probability is None for r in test),
     )
     if n_train < min_markets:
-        note = f"too few training markets: {n_train} with a paired row (< {min_markets}); no rule chosen"
+        note = (
+            f"too few training markets: {n_train} with a paired row (< {min_markets}); no rule "
+            "chosen"
+        )
         return (*head, None, *counts, *([None] * 10), note)
     rule = choose_rule(train_paired, family)
     if not test_paired:
@@ -515,27 +524,29 @@ def _defer_notes(
 ) -> tuple[str, ...]:
     notes = [
         (
-            f"training markets: outcome public (known_at) before {iso(split)}; test markets: at or after it "
-            "(a market is in one period only; t0 plays no part)"
+            f"training markets: outcome public (known_at) before {iso(split)}; test markets: at "
+            "or after it (a market is in one period only; t0 plays no part)"
         ),
         (
-            f"rule family {family!r}: the rule minimising the Brier of the paired training rows, applied unchanged "
-            "to the test rows; ties: fewer deferred training rows, then fewer and earlier bands and cutoffs"
+            f"rule family {family!r}: the rule minimising the Brier of the paired training rows, "
+            "applied unchanged to the test rows; ties: fewer deferred training rows, then fewer "
+            "and earlier bands and cutoffs"
         ),
         (
-            "figures on paired test rows (valid probability and a market price); failures counted in test_failed, "
-            "never imputed nor deferred"
+            "figures on paired test rows (valid probability and a market price); failures "
+            "counted in test_failed, never imputed nor deferred"
         ),
-        "gain = deferred − forecaster Brier (negative: deferring helped); deferred_vs_market = deferred − market",
+        "gain = deferred − forecaster Brier (negative: deferring helped); deferred_vs_market "
+        "= deferred − market",
         (
-            f"no rule from fewer than {min_markets} training markets; no interval from fewer than {min_markets} "
-            "test markets (95% market-clustered percentile bootstrap)"
+            f"no rule from fewer than {min_markets} training markets; no interval from fewer "
+            f"than {min_markets} test markets (95% market-clustered percentile bootstrap)"
         ),
     ]
     if undated:
         notes.append(
-            f"{len(undated)} market{'' if len(undated) == 1 else 's'} without the instant its outcome became public: "
-            "in neither period"
+            f"{len(undated)} market{'' if len(undated) == 1 else 's'} without the instant its "
+            "outcome became public: in neither period"
         )
     return tuple(notes)
 

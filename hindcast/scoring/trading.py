@@ -301,7 +301,8 @@ class Trade:
 
 
 def positions(rows: Iterable) -> list[Position]:
-    """Scored rows → one Position per (forecaster, market, t0), in (forecaster, t0, market) order."""
+    """Scored rows → one Position per (forecaster, market, t0), in
+    (forecaster, t0, market) order."""
     groups: dict[tuple, list] = defaultdict(list)
     for row in rows:
         groups[(row.forecaster, row.market_id, row.t0)].append(row)
@@ -343,7 +344,8 @@ def complete_set(position: Position, shares: float, fees: FeeSchedule) -> tuple[
 
 def _side(p: float, price: float, edge: float) -> str | None:
     """The side whose edge is MORE than `edge`: by more than float noise (EDGE_NOISE), so that
-    p = 0.55 at a price of 0.5 does not trade at an edge of 0.05 (0.55 − 0.5 = 0.05000000000000004)."""
+    p = 0.55 at a price of 0.5 does not trade at an edge of 0.05 (0.55 − 0.5 =
+    0.05000000000000004)."""
     if p - price > edge + EDGE_NOISE:
         return "yes"
     return "no" if price - p > edge + EDGE_NOISE else None
@@ -545,8 +547,9 @@ def _pair(interval) -> tuple:
 
 def _notes(strategy: TradingStrategy, fees: FeeSchedule, by_forecaster: dict) -> tuple[str, ...]:
     control = (
-        "control: the 'market' forecaster buys a complete set (max_position shares of YES at the price and "
-        "of NO at 1 − price) wherever it has a price: gross 0 in every outcome, so its P&L is minus its fees"
+        "control: the 'market' forecaster buys a complete set (max_position shares of YES at the "
+        "price and of NO at 1 − price) wherever it has a price: gross 0 in every outcome, so its "
+        "P&L is minus its fees"
         if CONTROL in by_forecaster
         else "control: no 'market' forecaster in these rows, so no zero-edge control"
     )
@@ -555,15 +558,16 @@ def _notes(strategy: TradingStrategy, fees: FeeSchedule, by_forecaster: dict) ->
         f"fees: {fees.origin}" + (f" — {fees.source}" if fees.source else ""),
         control,
         (
-            "one position per (forecaster, market, t0): p is the mean of its valid repeats; all repeats failed: "
-            "'failed', not traded; no price before t0: 'no_price'; a price of 0 or 1: 'untradable'"
+            "one position per (forecaster, market, t0): p is the mean of its valid repeats; all "
+            "repeats failed: 'failed', not traded; no price before t0: 'no_price'; a price of 0 "
+            "or 1: 'untradable'"
         ),
         (
-            "capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side won; max_drawdown "
-            "over positions ordered by t0 (ties by market id)"
+            "capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side "
+            "won; max_drawdown over positions ordered by t0 (ties by market id)"
         ),
         (
-            f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), none under "
-            f"{MIN_MARKETS} markets"
+            f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), "
+            f"none under {MIN_MARKETS} markets"
         ),
     )

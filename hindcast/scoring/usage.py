@@ -79,8 +79,8 @@ def dollars(value: float) -> str:
 
 
 def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
-    """Usage and cost per forecaster of stored forecasts (`runs.store.StoredForecast`: `.forecaster`,
-    `.forecast.usage`), forecasters in name order."""
+    """Usage and cost per forecaster of stored forecasts (`runs.store.StoredForecast`:
+    `.forecaster`, `.forecast.usage`), forecasters in name order."""
     return summarize_usages(((s.forecaster, s.forecast.usage) for s in stored), prices)
 
 
@@ -100,7 +100,8 @@ def relevant(usage: Mapping | None) -> tuple[tuple[str, object], ...]:
 
 
 def figures(usage: Mapping | None) -> dict:
-    """One forecast's usage figures (the per-forecast table's columns), None where not recorded or invalid."""
+    """One forecast's usage figures (the per-forecast table's columns), None where
+    not recorded or invalid."""
     usage = dict(usage or {})
     return {
         "model_name": _name(usage),
@@ -133,7 +134,8 @@ def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> Usage
 
 
 def uses_model(usage: Mapping) -> bool:
-    """A forecast used a model when its usage names one or counts tokens (baselines record nothing)."""
+    """A forecast used a model when its usage names one or counts tokens
+    (baselines record nothing)."""
     return any(k in usage for k in ("model", "model_name", "prompt_tokens", "completion_tokens"))
 
 
@@ -143,7 +145,8 @@ def _cost(
     prompt_key: str = "prompt_tokens",
     completion_key: str = "completion_tokens",
 ) -> tuple[float | None, tuple[str, ...]]:
-    """Dollars of the model-using forecasts, priced per model name (sorted, so the sum is stable)."""
+    """Dollars of the model-using forecasts, priced per model name (sorted,
+    so the sum is stable)."""
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unpriced = set()
     for u in used:

@@ -47,9 +47,16 @@ def too_few(n_markets: int) -> bool:
 def ci_note(n_markets: int, n_markets_paired: int) -> str | None:
     """Why an interval is missing, or None when none is for want of markets."""
     if too_few(n_markets):
-        return f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {MIN_MARKETS}), no interval"
+        return (
+            f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< {MIN_MARKETS}), "
+            "no interval"
+        )
     if too_few(n_markets_paired):
-        return f"n too small vs market: {n_markets_paired} market{'' if n_markets_paired == 1 else 's'} with a price (< {MIN_MARKETS}), no interval"
+        return (
+            f"n too small vs market: {n_markets_paired} "
+            f"market{'' if n_markets_paired == 1 else 's'} with a price (< {MIN_MARKETS}), no "
+            "interval"
+        )
     return None
 
 
@@ -57,7 +64,10 @@ def skill_note(market_brier: float | None) -> str | None:
     if market_brier is None:
         return "no row with a market price"
     if market_brier < MIN_MARKET_BRIER:
-        return f"skill not shown: market Brier {market_brier:.4f} < {MIN_MARKET_BRIER:g} on these rows (ratio unstable)"
+        return (
+            f"skill not shown: market Brier {market_brier:.4f} < {MIN_MARKET_BRIER:g} on these "
+            "rows (ratio unstable)"
+        )
     return None
 
 

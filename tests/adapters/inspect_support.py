@@ -26,8 +26,8 @@ def declared_entry_points() -> dict[str, str]:
 
 
 def entry_point_path(folder: Path) -> Path | None:
-    """A folder for PYTHONPATH whose dist-info declares pyproject's `inspect_ai` entry points, when the
-    installed hindcast-replay does not declare them yet (an editable install made before they
+    """A folder for PYTHONPATH whose dist-info declares pyproject's `inspect_ai` entry points, when
+    the installed hindcast-replay does not declare them yet (an editable install made before they
     existed); None when it does."""
     try:
         installed = {
@@ -52,7 +52,8 @@ def entry_point_path(folder: Path) -> Path | None:
 
 
 def environment(tmp: Path, *extra: Path) -> dict:
-    """Our environment with the checkout (and `extra` folders) importable, from any working folder."""
+    """Our environment with the checkout (and `extra` folders) importable,
+    from any working folder."""
     paths = [str(ROOT), *map(str, extra)]
     entry = entry_point_path(tmp / "entry-points")
     if entry is not None:
@@ -113,8 +114,8 @@ def _first_id(tool_messages: list[dict]) -> str:
 
 
 def scripted(garbage: set[str] = frozenset(), outage: set[str] = frozenset()):
-    """A step function: with tools offered, call every t0-bound tool once (search, read and thread of
-    its first hit, price history, past resolutions, the question),
+    """A step function: with tools offered, call every t0-bound tool once (search, read and thread
+    of its first hit, price history, past resolutions, the question),
     then answer `{"probability": p}`; for a question containing a `garbage` text answer without a
     number; for one containing an `outage` text, HTTP 401 (an outage)."""
 

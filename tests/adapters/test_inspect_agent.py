@@ -1,7 +1,7 @@
-"""`inspect-agent:` forecasters in a real sweep: Inspect agents (the default `react` one and a user's own
-factory) run through `inspect_ai.agent.run` with the t0-bound tools, their model calls through the
-sweep's Models (hindcast's fake chat model served on 127.0.0.1). Expected numbers come from the
-fake's answers and the market store, not from the code under test."""
+"""`inspect-agent:` forecasters in a real sweep: Inspect agents (the default `react` one and a
+user's own factory) run through `inspect_ai.agent.run` with the t0-bound tools, their model calls
+through the sweep's Models (hindcast's fake chat model served on 127.0.0.1). Expected numbers come
+from the fake's answers and the market store, not from the code under test."""
 
 from __future__ import annotations
 
@@ -144,7 +144,8 @@ def test_inspect_agents_in_a_sweep_score_like_their_answers(
 
 
 def test_without_the_extra_the_commands_name_it(tmp_path):
-    """inspect_ai made unimportable: `import-inspect` and an `inspect-agent:` sweep stop with one line."""
+    """inspect_ai made unimportable: `import-inspect` and an `inspect-agent:`
+    sweep stop with one line."""
     block = (
         "import sys; sys.modules['inspect_ai'] = None; from hindcast.cli.main import run; "
         "sys.argv = ['hindcast'] + sys.argv[1:]; run()"

@@ -1,7 +1,7 @@
 """Nothing after t0 reaches an Inspect sample: adding post-t0 documents (worded like the questions,
-some created exactly at the last sample's t0), post-t0 prices and flipping every resolution that was not
-public before any sample's t0 leaves every sample's input, metadata and target, and every request
-the model received (the tool outputs included), byte for byte the same."""
+some created exactly at the last sample's t0), post-t0 prices and flipping every resolution that was
+not public before any sample's t0 leaves every sample's input, metadata and target, and every
+request the model received (the tool outputs included), byte for byte the same."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def later_world(bundle, cutoffs):
 
 def later_documents(folder, cutoffs, questions):
     """Documents worded like each question, created exactly at the last sample's t0 and after it
-    (after every sample's t0: a document created between two samples' t0s is history for the later one)."""
+    (after every sample's t0: a document created between two samples' t0s is
+    history for the later one)."""
     last = max(c.t0 for c in cutoffs)
     docs = [
         (

@@ -1,5 +1,5 @@
-"""`inspect eval hindcast/replay` offline: a real Inspect AI run (subprocess, from a folder that is not
-the checkout, the task found through the entry point pyproject.toml declares) with the
+"""`inspect eval hindcast/replay` offline: a real Inspect AI run (subprocess, from a folder that is
+not the checkout, the task found through the entry point pyproject.toml declares) with the
 `hindcast/<model>` provider in front of the shipped fake chat model served on 127.0.0.1.
 
 The expected numbers are computed here from what the fake model answered (a hash of the question

@@ -1,7 +1,7 @@
 """A bot in another language (issue 27, acceptance): tests/fixtures/node_bot/bot.mjs, a Node script
 using the official TypeScript MCP SDK (`@modelcontextprotocol/sdk`, pinned in its package.json and
-package-lock.json, installed here with `npm ci`), swept through `command:` by a real `hindcast sweep`
-on 5 shipped sample markets × 2 cutoffs with the shipped archive (indexed here with the hash
+package-lock.json, installed here with `npm ci`), swept through `command:` by a real `hindcast
+sweep` on 5 shipped sample markets × 2 cutoffs with the shipped archive (indexed here with the hash
 embedder; the bot searches in text mode): it searches, reads and answers; every forecast is
 stored with its tool calls as its retrievals; it appears on the leaderboard; `hindcast audit`
 reads its retrievals. Needs Node.js and npm (`apt-get install -y nodejs npm`; without them,
@@ -83,8 +83,8 @@ def test_a_node_bot_swept_through_command_is_judged_like_a_builtin(
     with sqlite3.connect(db) as conn:
         (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
         stored = conn.execute(
-            "SELECT market_id, t0, probability, error, retrievals_json, evidence_json FROM forecasts "
-            "WHERE forecaster = ?",
+            "SELECT market_id, t0, probability, error, retrievals_json, evidence_json FROM "
+            "forecasts WHERE forecaster = ?",
             (spec,),
         ).fetchall()
     assert len(stored) == 10 and len({(m, t) for m, t, *_ in stored}) == 10

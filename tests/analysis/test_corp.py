@@ -9,7 +9,8 @@ from tests.analysis.rows import row
 
 
 def pav(p, y):
-    """Textbook PAV (blocks merged while a later mean is below an earlier one), ties pooled first."""
+    """Textbook PAV (blocks merged while a later mean is below an earlier
+    one), ties pooled first."""
     order = sorted(set(p))
     blocks = [
         [sum(yi for pi, yi in zip(p, y) if pi == v), sum(1 for pi in p if pi == v), [v]]

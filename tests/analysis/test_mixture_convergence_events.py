@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from hindcast.analysis import MarketFacts, Settings, convergence, events, facts_of, mixture
+from hindcast.analysis.units import cluster_interval
 from hindcast.markets.bundle import MarketBundle, MarketMeta
 from hindcast.records import Market, Resolution
-from hindcast.analysis.units import cluster_interval
 from tests.analysis.rows import day, path, row
 
 S = Settings(replicates=400)
@@ -60,8 +60,9 @@ def test_the_split_is_by_when_resolutions_were_known_not_by_id():
 
 
 def convergence_world(effect: float, seed=1):
-    """60 markets priced 0.5 until t0 = day 10. The forecaster disagrees (0.8 or 0.2) on the first 30,
-    agrees (0.52) on the rest; after t0 disagreeing markets move `effect` toward it, all move by noise."""
+    """60 markets priced 0.5 until t0 = day 10. The forecaster disagrees (0.8 or 0.2) on the first
+    30, agrees (0.52) on the rest; after t0 disagreeing markets move `effect` toward
+    it, all move by noise."""
     rng = np.random.default_rng(seed)
     rows, prices = [], {}
     for i in range(60):

@@ -31,7 +31,8 @@ def rows():
 
 
 def reference(answers, baseline):
-    """The definition, written again: ratios of mean Brier on shared markets, geometric mean, scaled."""
+    """The definition, written again: ratios of mean Brier on shared markets,
+    geometric mean, scaled."""
     names = sorted(answers)
     logs = {a: [] for a in names}
     for a, b in itertools.permutations(names, 2):

@@ -2,7 +2,8 @@
 (`ray start --address …`), each `--num-cpus 1`, session files below a test temp folder.
 
 Each `ray start --block` runs in its own session; stopping kills every process of those two
-sessions (and only those: never `ray stop`, which would stop every Ray of this user on the machine)."""
+sessions (and only those: never `ray stop`, which would stop every Ray of this
+user on the machine)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Reddit dump reader on real-format .zst fixtures: fields, edits, deletions, rejects, memory."""
+"""The Reddit dump reader on real-format .zst fixtures: fields, edits,
+deletions, rejects, memory."""
 
 from __future__ import annotations
 

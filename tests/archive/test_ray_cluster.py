@@ -5,8 +5,8 @@ kept; the cluster is stopped afterwards, also when a test fails (fixture teardow
 
 Load: the byte comparison embeds shipped headlines plus every row of tests/fixtures/pushshift/*.zst
 twice (single process, then Ray) with the default embedder (MiniLM bf16). In the default run (CI) it
-takes a seeded sample of SAMPLE headlines from every month; all 46,809 of them (`-m slow`) take about
-13 min on 2 cores (5 min single process, 8 min on the two one-CPU nodes), too long for CI."""
+takes a seeded sample of SAMPLE headlines from every month; all 46,809 of them (`-m slow`) take
+about 13 min on 2 cores (5 min single process, 8 min on the two one-CPU nodes), too long for CI."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import ray  # noqa: F401  (the `ray` extra: pip install -e '.[ray]'; this test is meant to run, not skip)
+
 from hindcast import api
-from hindcast.archive import distributed, index, snapshot as snapshots
+from hindcast.archive import distributed, index
+from hindcast.archive import snapshot as snapshots
 from hindcast.archive.embed import HashEmbedder
 from hindcast.errors import StoppedError
 from tests.archive.ray_cluster import LocalCluster, ray_env
@@ -54,7 +55,8 @@ def all_headlines(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def headlines(tmp_path_factory) -> Path:
-    """A seeded sample of the shipped headlines, exported from archive/sample into the `headlines` input format."""
+    """A seeded sample of the shipped headlines, exported from archive/sample into the
+    `headlines` input format."""
     rows = [row for month in sample_headlines().values() for row in month]
     picked = random.Random(18).sample(rows, SAMPLE)
     path = tmp_path_factory.mktemp("in") / "headlines.jsonl"

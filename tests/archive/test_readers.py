@@ -93,7 +93,7 @@ def test_naive_parquet_timestamps_are_rejected(tmp_path):
         pa.table(
             {
                 "id": ["x"],
-                "created_at": pa.array([datetime(2025, 1, 1)], pa.timestamp("us")),
+                "created_at": pa.array([datetime(2025, 1, 1)], pa.timestamp("us")),  # noqa: DTZ001  (naive, as files hold it)
                 "title": ["t"],
             }
         ),

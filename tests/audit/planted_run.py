@@ -1,7 +1,8 @@
 """A stored run built by hand for audit tests: three real markets of the shipped sample, each
 asked at t0 = resolution − 10 days; a tiny archive snapshot (ingested and frozen here) with
 neutral headlines and one MISDATED headline that states market A's outcome (its question, then
-"It has officially resolved: NO") although it is stamped 3 days before t0; forecasts whose logged retrievals read those documents.
+"It has officially resolved: NO") although it is stamped 3 days before t0; forecasts whose logged
+retrievals read those documents.
 
   agent  market A: read the misdated headline + a neutral one   p = |outcome − 0.05| (it followed the leak)
          market B: read a neutral one; its rationale states the outcome   p = 0.3

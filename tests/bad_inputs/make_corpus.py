@@ -192,7 +192,8 @@ def located(folder: Path, relative: str) -> Path:
 def corrupt_file(
     relative: str, keep: float = 0.0, garbage: bytes = b"this is not what it should be\n" * 64
 ):
-    """Replace a file of the world: its first `keep` fraction, then garbage (keep=1.0: one byte flipped)."""
+    """Replace a file of the world: its first `keep` fraction, then garbage
+    (keep=1.0: one byte flipped)."""
 
     def go(folder: Path) -> None:
         path = located(folder, relative)

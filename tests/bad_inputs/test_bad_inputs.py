@@ -92,7 +92,10 @@ def changes(before: dict, after: dict) -> str:
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
-    return f"the working folder changed: added {added[:10]}, removed {removed[:10]}, modified {changed[:10]}"
+    return (
+        f"the working folder changed: added {added[:10]}, removed {removed[:10]}, modified "
+        f"{changed[:10]}"
+    )
 
 
 @contextlib.contextmanager

@@ -135,8 +135,9 @@ class Chromium:
     def click(self, selector: str) -> None:
         """A real mouse click (pressed and released) at the centre of the element."""
         box = self.evaluate(
-            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
+            "e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + r.width / "
+            f"2, r.y + r.height / 2]; }})()"
         )
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send(

@@ -29,7 +29,8 @@ def sample_documents(n: int = 2) -> list[str]:
 
 
 def plant(store, run_id: str, forecaster: str = "constant") -> tuple[str, object, list[str]]:
-    """Store a newer attempt of `forecaster`'s first forecast with hostile text; (market, t0, doc ids)."""
+    """Store a newer attempt of `forecaster`'s first forecast with hostile text;
+    (market, t0, doc ids)."""
     first = next(s for s in store.forecasts(run_id) if s.forecaster == forecaster)
     ids = sample_documents()
     calls = (

@@ -1,4 +1,5 @@
-"""The report of a default-shaped sweep, as a newcomer first opens it, measured in headless Chromium.
+"""The report of a default-shaped sweep, as a newcomer first opens it,
+measured in headless Chromium.
 
 The sweep has the default run's shape: the three baselines on every shipped sample market and
 the embedded local model's two forecasters on a subset of them (3 markets and 1 market: their

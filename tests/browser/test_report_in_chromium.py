@@ -104,7 +104,8 @@ def test_no_label_or_legend_text_is_clipped(page):
 
 
 def heading(page, table: str, header: str) -> str:
-    """A CSS selector for the heading of `table` whose text is `header` (columns move as they are added)."""
+    """A CSS selector for the heading of `table` whose text is `header` (columns
+    move as they are added)."""
     i = page.evaluate(f"""Array.from(document.getElementById("{table}").tHead.rows[0].cells)
         .findIndex(h => h.textContent === "{header}")""")
     assert i >= 0, header

@@ -1,4 +1,5 @@
-"""`hindcast analyze`: the stored runs' analyses, from stored forecasts alone, as a user types it."""
+"""`hindcast analyze`: the stored runs' analyses, from stored forecasts
+alone, as a user types it."""
 
 import hashlib
 import json

@@ -171,8 +171,9 @@ def test_markets_is_a_deprecated_alias_of_store(tmp_path):
 
 # ---- --json ---------------------------------------------------------------------------------
 def test_sweep_json_is_one_document_with_every_leaderboard_column(swept):
-    from hindcast.scoring.aggregate import LeaderboardRow
     import dataclasses
+
+    from hindcast.scoring.aggregate import LeaderboardRow
 
     folder, result = swept
     assert (result["markets"], result["planned"], result["executed"], result["already_stored"]) == (

@@ -154,7 +154,8 @@ def test_the_local_model_is_reported_as_installed_here():
 
 # -- -v / -q ---------------------------------------------------------------------------------------
 def _probe_app():
-    """The real root callback over one command that reports the verbosity, then fails unexpectedly."""
+    """The real root callback over one command that reports the verbosity,
+    then fails unexpectedly."""
     from hindcast.cli import common
     from hindcast.cli.main import main
 

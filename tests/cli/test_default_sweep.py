@@ -1,4 +1,5 @@
-"""README command 1: `hindcast sweep` with no arguments (slow: embeds the archive once, runs the local model)."""
+"""README command 1: `hindcast sweep` with no arguments (slow: embeds the archive once,
+runs the local model)."""
 
 import csv
 

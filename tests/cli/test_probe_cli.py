@@ -36,7 +36,8 @@ def hindcast(capsys, *args):
 
 
 def knows_first(body: dict) -> str:
-    """Knows the first sample market's outcome (confidently, also at t0); 'unknown' / 0.5 on the rest."""
+    """Knows the first sample market's outcome (confidently, also at t0);
+    'unknown' / 0.5 on the rest."""
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
     known = QUESTION in user
     if "from your own memory" in system:

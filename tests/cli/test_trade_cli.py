@@ -20,7 +20,10 @@ from tests.helpers import ROOT, run_cli
 
 FORECASTERS = ("market", "constant", "constant:p=0.3")
 # Until `trade` is registered in cli/main.py, the same entry point (`guarded`) runs the trade app alone.
-STANDALONE = "import sys; from hindcast.cli.main import guarded; from hindcast.cli.trade import app; sys.exit(guarded(app))"
+STANDALONE = (
+    "import sys; from hindcast.cli.main import guarded; from hindcast.cli.trade import app; "
+    "sys.exit(guarded(app))"
+)
 
 
 def trade(*args: str, check: bool = False) -> subprocess.CompletedProcess:
@@ -45,7 +48,8 @@ def trade(*args: str, check: bool = False) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """(database, run id, the per-forecast table's rows) of a sweep of the sample with three baselines."""
+    """(database, run id, the per-forecast table's rows) of a sweep of the sample
+    with three baselines."""
     folder = tmp_path_factory.mktemp("trade")
     db = str(folder / "hindcast.db")
     args = [a for name in FORECASTERS for a in ("-f", name)]
@@ -72,7 +76,8 @@ def shipped_rates() -> dict:
 
 
 def recompute(table: list[dict], stake: float, edge: float) -> dict[str, dict]:
-    """The edge strategy from the per-forecast table, in plain floats, sharing no code with hindcast."""
+    """The edge strategy from the per-forecast table, in plain floats, sharing
+    no code with hindcast."""
     fees = shipped_rates()
     out: dict[str, dict] = defaultdict(
         lambda: {

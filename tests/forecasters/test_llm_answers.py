@@ -2,8 +2,10 @@
 
 import asyncio
 import json
+
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hindcast.forecasters.answers import ask_probability, parse_probability, raw_text
 from hindcast.forecasters.fake import FakeChatModel, answer

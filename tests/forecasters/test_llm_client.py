@@ -16,8 +16,8 @@ from hindcast.errors import ForecastError, InfrastructureError
 from hindcast.forecasters import llm
 from hindcast.forecasters.cache import ResponseCache
 from hindcast.forecasters.fake import FakeChatModel, Reply, answer, error
-from hindcast.forecasters.models import Models
 from hindcast.forecasters.llm import ChatClient, ChatError, parse_model, retry_after
+from hindcast.forecasters.models import Models
 
 MESSAGES = [{"role": "user", "content": "Will it rain?"}]
 

@@ -388,7 +388,8 @@ def test_the_cli_accepts_by_policy():
 
 
 def test_a_detector_is_built_once_per_models_not_once_per_forecast(planted):
-    """A detector may load an embedder (the lexical one loads MiniLM): every forecast of a sweep shares it."""
+    """A detector may load an embedder (the lexical one loads MiniLM): every forecast
+    of a sweep shares it."""
     import httpx
 
     from hindcast.forecasters.models import Models

@@ -54,7 +54,8 @@ def follows_leaks(body):
 
 
 def planted_archive(folder, markets):
-    """Per market: the misdated outcome statement (t0 − 3 days) and a neutral headline (t0 − 5 days)."""
+    """Per market: the misdated outcome statement (t0 − 3 days) and a neutral
+    headline (t0 − 5 days)."""
     rows = []
     for n, (_, t0, outcome, asked) in enumerate(markets):
         rows += [
@@ -63,7 +64,8 @@ def planted_archive(folder, markets):
                 "created_utc": stamp(t0, 3),
                 "source": "Planted Wire",
                 "kind": "news_headline",
-                "title": f"{asked.rstrip('?')}? It has {LEAK_MARK}: {'YES' if outcome == 1.0 else 'NO'}",
+                "title": f"{asked.rstrip('?')}? It has {LEAK_MARK}: "
+                f"{'YES' if outcome == 1.0 else 'NO'}",
             },
             {
                 "id": f"neutral-{n}",

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from hindcast.errors import ForecastError, HindcastError, InfrastructureError
-from hindcast.forecasters import llm, prompts, registry
+from hindcast.forecasters import prompts, registry
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.fake import FakeChatModel, answer, error
 from hindcast.forecasters.models import Models

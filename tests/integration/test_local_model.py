@@ -1,9 +1,9 @@
 """The embedded local model end to end (marked `llm_server`; run with `pytest -m llm_server`).
 
 The real sweep drives zero-shot and the retrieval agent on SmolLM2-135M through the real
-local model server (hindcast.forecasters.local_server) on 127.0.0.1: 3 sample markets, each forecast valid or a recorded
-failure, and every document the retrieval agent logged precedes its t0 — checked against
-the snapshot's own Parquet files, not through hindcast's retriever.
+local model server (hindcast.forecasters.local_server) on 127.0.0.1: 3 sample markets, each forecast
+valid or a recorded failure, and every document the retrieval agent logged precedes its t0 — checked
+against the snapshot's own Parquet files, not through hindcast's retriever.
 """
 
 import asyncio

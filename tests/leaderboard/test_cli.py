@@ -200,7 +200,8 @@ def test_leaderboard_database_defaults_to_HINDCAST_DB(tmp_path, small):
 
 
 def test_leaderboard_never_creates_a_run_database(tmp_path):
-    """No database where --db (or the default runs/hindcast.db) points: one line, exit 1, no file."""
+    """No database where --db (or the default runs/hindcast.db) points: one
+    line, exit 1, no file."""
     empty = tmp_path / "empty"
     empty.mkdir()
     for args in (

@@ -1,4 +1,5 @@
-"""Exports: every format reads back to the leaderboard exactly, and the per-forecast table recomputes it."""
+"""Exports: every format reads back to the leaderboard exactly, and the
+per-forecast table recomputes it."""
 
 from __future__ import annotations
 

@@ -47,7 +47,8 @@ def legend_entries(svg: str) -> list[tuple[float, str, str]]:
     return [
         (float(x), shown, full)
         for x, shown, full in re.findall(
-            r'<text x="([\d.]+)" y="[\d.]+" text-anchor="start" class="legend">([^<]*)<title>([^<]*)</title>',
+            r'<text x="([\d.]+)" y="[\d.]+" text-anchor="start" '
+            r'class="legend">([^<]*)<title>([^<]*)</title>',
             svg,
         )
     ]

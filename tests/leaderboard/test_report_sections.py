@@ -232,7 +232,8 @@ def test_the_attribute_json_has_no_double_slash_and_reads_back():
 
 def test_the_policy_hashes_hold_no_double_slash():
     """The page must hold no `//` (test_report checks it); a base64 hash can by chance, after an
-    edit of the CSS or the script: change a byte of the edited one (a rem, a space) until it does not."""
+    edit of the CSS or the script: change a byte of the edited one (a rem, a
+    space) until it does not."""
     from hindcast.leaderboard import assets
 
     assert "//" not in assets.CSP

@@ -1,4 +1,5 @@
-"""Which rows a leaderboard ranks: one run whole, several runs on their matched (market, t0) rows."""
+"""Which rows a leaderboard ranks: one run whole, several runs on their
+matched (market, t0) rows."""
 
 from __future__ import annotations
 

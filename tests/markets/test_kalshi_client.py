@@ -13,12 +13,12 @@ import httpx
 import pytest
 
 from hindcast.errors import KalshiError, MalformedMarket
+from hindcast.http import RetryPolicy
 from hindcast.markets.fake_kalshi import FakeKalshi, Reply, json_reply, mock_transport
 from hindcast.markets.kalshi import KalshiClient, windows
 from hindcast.markets.kalshi_parse import parse_candles, parse_market
 from hindcast.markets.prices import price_at
 from hindcast.timeutil import from_unix
-from hindcast.http import RetryPolicy
 
 BASE = "https://external-api.kalshi.com/trade-api/v2"
 UTC = timezone.utc

@@ -10,11 +10,11 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
+from hindcast.http import RetryPolicy
 from hindcast.markets.fake_kalshi import FakeKalshi, Reply, mock_transport
 from hindcast.markets.kalshi import KalshiClient
 from hindcast.markets.kalshi_pull import KalshiQuery, pull_kalshi
 from hindcast.markets.store import open_version
-from hindcast.http import RetryPolicy
 from tests.markets.kalshi_support import expected_points, polymarket_store
 
 BASE = "https://external-api.kalshi.com/trade-api/v2"

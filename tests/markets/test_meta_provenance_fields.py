@@ -30,7 +30,8 @@ def test_default_fields_keep_the_old_content_hash_and_files(tmp_path):
 
     bundle = _bundle(MarketMeta("0xabc", yes_token="123", history_fidelity=60))
     lines = [
-        '["market", "0xabc", "Will it?", "rules", "", "", "other", "2026-03-01T00:00:00Z", null, null, ""]',
+        '["market", "0xabc", "Will it?", "rules", "", "", "other", "2026-03-01T00:00:00Z", '
+        'null, null, ""]',
         '["resolution", "0xabc", "yes", "2026-04-01T00:00:00Z", "2026-04-02T00:00:00Z"]',
         '["price", "0xabc", "2026-03-01T00:00:00Z", "0.4"]',
         '["meta", "0xabc", "", false, "", [], "", [], 0, "123", 60]',

@@ -106,7 +106,8 @@ def test_the_wrong_cursor_name_answers_page_one_again_and_the_walk_refuses_it():
 
     with pytest.raises(
         PolymarketError,
-        match=r"^https://gamma-api\.polymarket\.com/markets/keyset: the listing does not advance: page 2",
+        match=r"^https://gamma-api\.polymarket\.com/markets/keyset: the listing does not advance: "
+        r"page 2",
     ):
         list(client(httpx.MockTransport(wrong_name)).keyset_markets({"closed": "true"}))
 

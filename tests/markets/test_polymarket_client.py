@@ -5,7 +5,6 @@ import pytest
 
 from hindcast.markets.parse import clob_winner, markets_of_events, parse_gamma_market
 from hindcast.markets.polymarket import PolymarketClient, PolymarketError, RetryPolicy
-
 from tests.markets.conftest import (
     CLOB,
     GAMMA,

@@ -89,12 +89,12 @@ def test_failures_say_what_went_wrong_for_each_market(tmp_path, fake):
         in failed
     )
     assert (
-        f"market {by_question('Solana')['conditionId']}: price history: t '2026-01-05' is not unix seconds"
-        in failed
+        f"market {by_question('Solana')['conditionId']}: price history: t '2026-01-05' is "
+        "not unix seconds" in failed
     )
     assert (
-        f"market {by_question('Ethereum')['conditionId']}: https://clob.polymarket.com/prices-history"
-        in failed
+        f"market {by_question('Ethereum')['conditionId']}: "
+        "https://clob.polymarket.com/prices-history" in failed
     )
     assert "response is not valid JSON" in failed
 

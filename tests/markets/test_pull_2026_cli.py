@@ -126,8 +126,8 @@ def test_show_prints_provenance_and_resolution_metadata(pulled):
         in proc.stdout
     )
     assert (
-        f"disputed yes; rules updated at {disputed.rules_updated_at.isoformat().replace('+00:00', 'Z')}"
-        in proc.stdout
+        "disputed yes; rules updated at "
+        f"{disputed.rules_updated_at.isoformat().replace('+00:00', 'Z')}" in proc.stdout
     )
     assert "status chain proposed → disputed → proposed → resolved" in proc.stdout
     manifest = json.loads((open_version(store).path / "manifest.json").read_text())

@@ -11,8 +11,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from hindcast.forecasters.cache import canonical
 from hindcast.forecasters.fake import FakeChatModel, answer
 from tests.helpers import ROOT, SAMPLE_MARKETS

@@ -46,7 +46,8 @@ def test_toml_spec_round_trip_with_paths_relative_to_the_file(tmp_path):
         ("[markets\n", "spec file"),
         ('[markets]\nstore = "m"\n[cutoffs]\nfractions = [1.5]\n', "lifetime fraction"),
         (
-            '[markets]\nstore = "m"\n[[forecasters]]\nspec = "market"\n[[forecasters]]\nspec = "market"\n',
+            '[markets]\nstore = "m"\n[[forecasters]]\nspec = "market"\n[[forecasters]]\nspec '
+            '= "market"\n',
             "named twice",
         ),
         ('[markets]\nstore = "m"\n[cutoffs]\nat = [2025-11-01T00:00:00]\n', "naive"),
@@ -93,7 +94,8 @@ def test_run_id_follows_inputs_and_schedule_not_concurrency():
             r"unknown key seed in \[cutoffs\]",
         ),
         (
-            '[markets]\nstore = "m"\n[[forecasters]]\nspec = "market"\n[[forecasters]]\nmarkets = 3\n',
+            '[markets]\nstore = "m"\n[[forecasters]]\nspec = '
+            '"market"\n[[forecasters]]\nmarkets = 3\n',
             r"\[\[forecasters\]\] entry 2 has no spec",
         ),
         (

@@ -126,8 +126,8 @@ def test_a_service_sweep_uses_the_same_names(tmp_path):
     from tests.helpers import SAMPLE_MARKETS
 
     tables = (
-        f'[markets]\nstore = "{SAMPLE_MARKETS}"\ntopics = ["politics"]\n[cutoffs]\nfractions = [0.5]\n'
-        'at = [2025-11-01T00:00:00Z]\n[[forecasters]]\nspec = "market"\n[run]\nseed = 3\n'
+        f'[markets]\nstore = "{SAMPLE_MARKETS}"\ntopics = ["politics"]\n[cutoffs]\nfractions = '
+        '[0.5]\nat = [2025-11-01T00:00:00Z]\n[[forecasters]]\nspec = "market"\n[run]\nseed = 3\n'
     )
     (tmp_path / "spec.toml").write_text(tables, encoding="utf-8")
     service = tables.replace("[markets]", "[sweeps.markets]").replace(

@@ -5,6 +5,7 @@ approximate index, and its recall measured at build time is recorded in the run'
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from hindcast import api
@@ -54,7 +55,8 @@ def test_toml_archive_table_takes_the_mode(tmp_path):
 
 @pytest.fixture(scope="module")
 def hash_archive(tmp_path_factory):
-    """A real archive (shipped headlines of every month, a few hundred each, hash embedder) without an approximate index."""
+    """A real archive (shipped headlines of every month, a few hundred each, hash embedder) without
+    an approximate index."""
     from tests.integration.archive_support import real_headlines
 
     folder = tmp_path_factory.mktemp("vector-search")

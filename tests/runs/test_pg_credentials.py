@@ -1,8 +1,8 @@
 """No password of a PostgreSQL URL given to --db is ever printed or stored: every command that
 takes --db is run against a real server (tests/pg.py) once succeeding and once failing (a
 database that does not exist), with a planted password in the URL; everything they printed,
-every file they wrote, and every row of the run database (pg_dump) are grepped for it. The password is real: the test
-server checks it (scram-sha-256) for the role owning the database."""
+every file they wrote, and every row of the run database (pg_dump) are grepped for it. The password
+is real: the test server checks it (scram-sha-256) for the role owning the database."""
 
 from __future__ import annotations
 

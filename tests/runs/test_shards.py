@@ -86,7 +86,8 @@ def with_cache(folder: Path, cache: Path) -> Path:
 
 
 def seeded(url: str, cache: Path) -> str:
-    """A PostgreSQL run database whose response cache (a table of it) holds every answer of `cache`."""
+    """A PostgreSQL run database whose response cache (a table of it) holds
+    every answer of `cache`."""
     with sqlite3.connect(cache) as source:
         rows = source.execute("SELECT key, request, response FROM responses").fetchall()
     source.close()

@@ -158,8 +158,9 @@ def pg_contents(url: str) -> dict:
             t: (
                 conn.execute(
                     text(
-                        "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                        "WHERE table_name = :t ORDER BY ordinal_position"
+                        "SELECT column_name, data_type, is_nullable FROM "
+                        "information_schema.columns WHERE table_name = :t ORDER BY "
+                        "ordinal_position"
                     ),
                     {"t": t},
                 ).all(),
@@ -275,9 +276,10 @@ def test_an_older_postgresql_database_is_migrated_in_place(pg_server):
         conn.execute(text("INSERT INTO runs VALUES ('r-old', '2026-01-01T00:00:00Z', '{}', '{}')"))
         conn.execute(
             text(
-                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES ('r-old', 'f', 'm2', "
-                "'2025-01-01T00:00:00Z', '0.5', 0, NULL, 'invalid answer', '', '[]', '{}', '[]', '')"
+                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, "
+                "probability, error, rationale, evidence_json, usage_json, retrievals_json, raw) "
+                "VALUES ('r-old', 'f', 'm2', '2025-01-01T00:00:00Z', '0.5', 0, NULL, 'invalid "
+                "answer', '', '[]', '{}', '[]', '')"
             )
         )
     engine.dispose()

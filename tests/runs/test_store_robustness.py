@@ -27,9 +27,10 @@ def previous_database(path: Path) -> None:
         db.execute("INSERT INTO runs VALUES ('r-old', '2026-01-01T00:00:00Z', '{}', '{}')")
         for market, p, error in (("m1", 0.25, None), ("m2", None, "invalid answer")):
             db.execute(
-                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, probability, error, "
-                "rationale, evidence_json, usage_json, retrievals_json, raw) VALUES "
-                "('r-old', 'f', ?, '2025-01-01T00:00:00Z', '0.5', 0, ?, ?, '', '[]', '{}', '[]', '')",
+                "INSERT INTO forecasts (run_id, forecaster, market_id, t0, label, repeat, "
+                "probability, error, rationale, evidence_json, usage_json, retrievals_json, raw) "
+                "VALUES ('r-old', 'f', ?, '2025-01-01T00:00:00Z', '0.5', 0, ?, ?, '', '[]', "
+                "'{}', '[]', '')",
                 (market, p, error),
             )
 

@@ -58,7 +58,8 @@ BAD = [  # (replace this, with this, message)
     (
         'spec = "constant"',
         'spec = "constnat"',
-        r"sweep 'baselines': forecasters: unknown forecaster 'constnat' in 'constnat' \(did you mean constant\?\)",
+        r"sweep 'baselines': forecasters: unknown forecaster 'constnat' in 'constnat' \(did "
+        r"you mean constant\?\)",
     ),
     (
         'spec = "constant"',
@@ -99,12 +100,14 @@ BAD = [  # (replace this, with this, message)
     (
         "[sweeps.cutoffs]",
         '[sweeps.markets]\nstore = "nowhere"\n[sweeps.cutoffs]',
-        r"sweep 'baselines': market store .*nowhere does not exist \(no LATEST\) and no configured pull fills it",
+        r"sweep 'baselines': market store .*nowhere does not exist \(no LATEST\) and no "
+        r"configured pull fills it",
     ),
     (
         "[sweeps.cutoffs]",
         '[sweeps.archive]\nroot = "no-archive"\n[sweeps.cutoffs]',
-        r"sweep 'baselines': archive .*no-archive does not exist and no configured \[archive\] inbox fills it",
+        r"sweep 'baselines': archive .*no-archive does not exist and no configured "
+        r"\[archive\] inbox fills it",
     ),
 ]
 
@@ -118,7 +121,10 @@ def test_a_bad_setting_is_refused_at_load_naming_file_and_setting(tmp_path, old,
 
 
 def test_an_unknown_inbox_format_is_refused_at_load(tmp_path):
-    extra = '\n[archive]\nroot = "archive"\n[[archive.inbox]]\npath = "inbox"\nsource = "news"\nformat = "newz"\n'
+    extra = (
+        '\n[archive]\nroot = "archive"\n[[archive.inbox]]\npath = "inbox"\nsource = '
+        '"news"\nformat = "newz"\n'
+    )
     with pytest.raises(
         ScheduleError,
         match=r"\[\[archive.inbox\]\] inbox: format 'newz' is unknown "
@@ -163,15 +169,16 @@ def test_the_run_integrity_keys_in_the_inline_sweep_layout(tmp_path):
 
 
 def test_a_bad_config_stops_before_any_job_runs(tmp_path, server):
-    """Before: the pull ran (and wrote a store version) before the sweep found its unknown forecaster."""
+    """Before: the pull ran (and wrote a store version) before the sweep found
+    its unknown forecaster."""
     path = write_config(tmp_path, server.url)
     path.write_text(path.read_text().replace('spec = "base-rate"', 'spec = "base-rat"'))
     before = tree(tmp_path)
     proc = run_process(path, "once", "--now", "2026-03-02T00:00:00Z")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr == (
-        f"hindcast: error: config {path}: sweep 'baselines': forecasters: unknown forecaster 'base-rat' "
-        "in 'base-rat' (did you mean base-rate?)\n"
+        f"hindcast: error: config {path}: sweep 'baselines': forecasters: unknown forecaster "
+        "'base-rat' in 'base-rat' (did you mean base-rate?)\n"
     )
     assert server.fake.requests == [] and tree(tmp_path) == before
 
@@ -184,7 +191,8 @@ def test_every_schedule_command_says_one_line_and_exits_1(tmp_path, command):
     assert result.exit_code == 1 and result.stdout == ""
     assert (
         result.stderr
-        == f"hindcast: error: config {path}: [markets] page_size: expected an integer 1…100, got 'x'\n"
+        == f"hindcast: error: config {path}: [markets] page_size: expected an integer 1…100, "
+        "got 'x'\n"
     )
     assert tree(tmp_path) == before
 

@@ -49,7 +49,8 @@ def row(market, p, outcome, resolved, forecaster="llm", k=0, error=None, known=N
 
 
 def sample(rng, n, slope, first_market=0, resolved=START, forecaster="llm"):
-    """n markets with two cutoffs each, outcome ~ Bernoulli(expit(slope · logit p)), resolved at `resolved` + i h."""
+    """n markets with two cutoffs each, outcome ~ Bernoulli(expit(slope · logit p)),
+    resolved at `resolved` + i h."""
     rows = []
     for i in range(n):
         p = rng.uniform(0.03, 0.97, 2)
@@ -315,7 +316,8 @@ def _fields(r: ScoredRow) -> dict:
 
 
 def test_aggregates_can_be_calibrated_in_turn():
-    """Derived rows keep resolved_at, so `<forecaster>·logit-mean` calibrates like any forecaster."""
+    """Derived rows keep resolved_at, so `<forecaster>·logit-mean`
+    calibrates like any forecaster."""
     from hindcast.scoring.ensemble import aggregate
 
     rng = np.random.default_rng(9)

@@ -226,7 +226,8 @@ PROMPT_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
 
 def scripted(exact_prices):
     """The fake's answer to a request: the price shown (as the prompt wrote it, 2 decimals) for
-    the rounding copier; the exact stored price at the shown instant for the exact copier; else FIXED."""
+    the rounding copier; the exact stored price at the shown instant for the
+    exact copier; else FIXED."""
 
     def reply(body):
         text = body["messages"][-1]["content"]

@@ -145,7 +145,8 @@ def unbalanced_rows(seed=11):
 
 
 def statsmodels_fit(rows, weights=None):
-    """OLS brier ~ C(question) + C(forecaster) on per-cell mean Briers (WLS with question weights)."""
+    """OLS brier ~ C(question) + C(forecaster) on per-cell mean Briers (WLS
+    with question weights)."""
     pd = pytest.importorskip("pandas")
     smf = pytest.importorskip("statsmodels.formula.api")
     frame = pd.DataFrame(

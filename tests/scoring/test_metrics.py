@@ -8,7 +8,7 @@ from hindcast.scoring import metrics
 
 RNG = np.random.default_rng(7)
 P = RNG.uniform(0.02, 0.98, 500)
-O = (RNG.uniform(0, 1, 500) < P).astype(float)
+O = (RNG.uniform(0, 1, 500) < P).astype(float)  # noqa: E741  (outcomes, beside P)
 
 
 def test_brier_by_hand_and_against_sklearn():

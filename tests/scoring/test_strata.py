@@ -38,7 +38,8 @@ PROBS = (0.5, 0.25, 0.75, 0.125, None, 0.875, 1.0, 0.0, 0.625)
 
 
 def row(forecaster, market, label, p, outcome, price, resolved_at=LATE, k=0, known_at=None):
-    """A row of a market resolved at `resolved_at`, its outcome public at `known_at` (default: then)."""
+    """A row of a market resolved at `resolved_at`, its outcome public at
+    `known_at` (default: then)."""
     return ScoredRow(
         forecaster,
         market,

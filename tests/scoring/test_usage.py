@@ -125,7 +125,8 @@ def test_a_free_local_model_costs_zero_dollars_because_the_table_says_so():
 def test_a_user_price_table_overrides_and_adds(tmp_path: Path):
     path = tmp_path / "prices.toml"
     path.write_text(
-        '"mystery-7b" = { input = 1.0, output = 2.0 }\n"gpt-4.1-mini" = { input = 0.0, output = 0.0 }\n'
+        '"mystery-7b" = { input = 1.0, output = 2.0 }\n"gpt-4.1-mini" = { input = 0.0, '
+        "output = 0.0 }\n"
     )
     prices = load_prices(path)
     found = summarize_usages([("a", llm(name="mystery-7b")), ("b", llm())], prices)
