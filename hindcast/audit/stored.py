@@ -75,7 +75,8 @@ def question_sha(question: Question) -> str:
 PG_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS audit_verdicts (detector TEXT NOT NULL, text_sha TEXT NOT NULL, "
     "question_sha TEXT NOT NULL, label TEXT NOT NULL, score DOUBLE PRECISION NOT NULL, "
-    "judged_by TEXT NOT NULL, reason TEXT NOT NULL, PRIMARY KEY (detector, text_sha, question_sha))",
+    "judged_by TEXT NOT NULL, reason TEXT NOT NULL, "
+    "PRIMARY KEY (detector, text_sha, question_sha))",
     "CREATE TABLE IF NOT EXISTS audit_documents (run_id TEXT NOT NULL, detectors TEXT NOT NULL, "
     "document TEXT NOT NULL, PRIMARY KEY (run_id, detectors))",
 )
