@@ -62,8 +62,8 @@ assert sorted(FIELDS) == sorted(
 
 
 def load_toml(path: Path) -> dict:
-    """A spec file as the flat mapping `spec_from_mapping` takes, its values parsed and
-    checked here, naming the file (a misspelled table is an error, never ignored)."""
+    """A spec file as the flat mapping `spec_from_mapping` takes; every table, key and value
+    is checked here, naming the file (a misspelled table is an error, never ignored)."""
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -78,9 +78,10 @@ def flatten_layout(
     tables: tuple[str, ...] = (*LAYOUT, "forecasters"),
     prefix: str = "",
 ) -> dict:
-    """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → fields,
-    parsed; paths relative to `base`. `where` names the input in every error; `prefix` the
-    tables' place in an enclosing file (the service config's `sweeps.`)."""
+    """The sweep spec layout ([markets] [archive] [cutoffs] [[forecasters]] [run]) → fields
+    (values as given, each checked); paths relative to `base`. `where` names the input in
+    every error; `prefix` the tables' place in an enclosing file (the service config's
+    `sweeps.`)."""
     refuse_unknown(data, tables, where, "table", f"[{prefix}{{}}]")
     flat = {}
     for name, keys in LAYOUT.items():
@@ -93,7 +94,8 @@ def flatten_layout(
             flat[key] = base / flat[key]
     if "forecasters" in data:
         flat.update(_forecasters(data["forecasters"], where, prefix))
-    return check_values(flat, where)
+    check_values(flat, where)
+    return flat
 
 
 def _forecasters(entries, where: str, prefix: str) -> dict:

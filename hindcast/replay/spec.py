@@ -260,21 +260,20 @@ def spec_from_mapping(values: dict, where: str = MAPPING) -> ReplaySpec:
     return _ADAPTER.validate_python(values, context={"where": where, "flags": True})
 
 
-def check_values(values: dict, where: str, flags: bool = False) -> dict:
-    """A part of a spec (a file before the flags over it), each value parsed and checked
-    alone in its field's type; the same errors as a whole spec's, naming `where`."""
-    errors, parsed = [], {}
+def check_values(values: dict, where: str, flags: bool = False) -> None:
+    """A part of a spec (a file before the flags over it), each value checked alone in its
+    field's type; the same errors as a whole spec's, naming `where`."""
+    errors = []
     for key, value in values.items():
         if key not in _FIELD_ADAPTERS:
             errors.append({"type": "extra_forbidden", "loc": (key,)})
         elif value is not None:
             try:
-                parsed[key] = _FIELD_ADAPTERS[key].validate_python(value)
+                _FIELD_ADAPTERS[key].validate_python(value)
             except ValidationError as exc:
                 errors += [{**e, "loc": (key, *e["loc"])} for e in exc.errors()]
     if errors:
         raise config_error(errors, values, where, flags)
-    return parsed
 
 
 # -- the one translator: pydantic's errors → one line naming the input and the key -------------
