@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -247,10 +248,8 @@ FLAGS = {  # the flags not named after their field
     "subsets": "--subset",
 }
 _ADAPTER = TypeAdapter(ReplaySpec)
-_FIELD_ADAPTERS = {
-    name: TypeAdapter(info.rebuild_annotation())
-    for name, info in ReplaySpec.__pydantic_fields__.items()
-}
+_INFO = ReplaySpec.__pydantic_fields__  # type: ignore[attr-defined]  # name → FieldInfo
+_FIELD_ADAPTERS = {name: TypeAdapter(info.rebuild_annotation()) for name, info in _INFO.items()}
 
 
 def spec_from_mapping(values: dict, where: str = MAPPING) -> ReplaySpec:
@@ -263,7 +262,7 @@ def spec_from_mapping(values: dict, where: str = MAPPING) -> ReplaySpec:
 def check_values(values: dict, where: str, flags: bool = False) -> None:
     """A part of a spec (a file before the flags over it), each value checked alone in its
     field's type; the same errors as a whole spec's, naming `where`."""
-    errors = []
+    errors: list[Mapping[str, Any]] = []
     for key, value in values.items():
         if key not in _FIELD_ADAPTERS:
             errors.append({"type": "extra_forbidden", "loc": (key,)})
@@ -281,14 +280,14 @@ _UNKNOWN = ("extra_forbidden", "unexpected_keyword_argument")
 
 
 def config_error(
-    errors: list[dict],
+    errors: Sequence[Mapping[str, Any]],
     given: dict,
     where: str,
     flags: bool = False,
     *,
     wrong: str = "{where}: {name} must be {wanted}, got {value!r}",
     known=FIELDS,
-    wanted=lambda key: ReplaySpec.__pydantic_fields__[key].description,
+    wanted=lambda key: _INFO[key].description,
     kind: str = "spec key",
     error: type[HindcastError] = ConfigError,
 ) -> HindcastError:
@@ -299,7 +298,7 @@ def config_error(
     arguments let another schema (the service config) use the same translator."""
     order = list(given)
 
-    def rank(e: dict) -> tuple[int, int]:
+    def rank(e: Mapping[str, Any]) -> tuple[int, int]:
         missing = e["type"] == "missing" and len(e["loc"]) == 1  # a key, not an item in it
         kind_rank = 0 if e["type"] in _UNKNOWN else 3 if missing else 1
         kind_rank += e["type"] == VALUE
