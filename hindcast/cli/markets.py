@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import default_sample, now
+from hindcast.cli.common import default_sample, now, renamed
 
 app = typer.Typer(
     help="Market stores: pull from Polymarket, import files, list, show.",
@@ -318,30 +318,38 @@ def _print_summary(store: Path, s) -> None:
 # -- import -----------------------------------------------------------------------------------
 @import_app.command("forecastbench")
 def import_forecastbench_command(
-    markets: Path = typer.Option(
-        ...,
-        "--markets",
-        exists=True,
-        dir_okay=False,
-        metavar="FILE",
-        help="ForecastBench's markets.jsonl (a file; the store written is --store).",
-    ),
-    prices: Optional[Path] = typer.Option(
+    markets_file: Optional[Path] = typer.Option(
         None,
-        "--prices",
+        "--markets-file",
         exists=True,
         dir_okay=False,
         metavar="FILE",
-        help="ForecastBench's prices_daily.csv: YES price histories (not a token "
-        "price table) [default: none, markets without histories].",
+        help="ForecastBench's markets.jsonl (required; the store written is --store).",
+    ),
+    price_history: Optional[Path] = typer.Option(
+        None,
+        "--price-history",
+        exists=True,
+        dir_okay=False,
+        metavar="FILE",
+        help="ForecastBench's prices_daily.csv: YES price histories "
+        "[default: none, markets without histories].",
     ),
     store: Path = typer.Option(
         PULL_STORE, "--store", help="Market store to write a new version into."
+    ),
+    markets: Optional[Path] = typer.Option(
+        None, "--markets", exists=True, dir_okay=False, hidden=True, help="Former --markets-file."
+    ),
+    prices: Optional[Path] = typer.Option(
+        None, "--prices", exists=True, dir_okay=False, hidden=True, help="Former --price-history."
     ),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
     from hindcast.api import import_markets
 
+    markets = renamed(markets_file, markets, "--markets-file", "--markets", required=True)
+    prices = renamed(price_history, prices, "--price-history", "--prices")
     version, bundle = import_markets(store, markets, prices, now=now())
     points = sum(len(h) for h in bundle.prices.values())
     typer.echo(

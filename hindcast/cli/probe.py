@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, default_sample
+from hindcast.cli.common import DB_HELP, default_sample, renamed
 
 app = typer.Typer(
     help="Memorisation probes: what a model knows without documents.",
@@ -61,13 +61,14 @@ def recall(
         help=DB_HELP + " Only locates the response "
         "cache (responses.db) and the default results file beside it; never created.",
     ),
-    out: Optional[Path] = typer.Option(
+    recall_file: Optional[Path] = typer.Option(
         None,
-        "--out",
+        "--recall",
         metavar="FILE",
-        help="The probe results file, merged with what "
-        "it holds [default: recall.json beside the run database].",
+        help="The probe results file (what --recall of leaderboard and runs reads), merged "
+        "with what it holds [default: recall.json beside the run database].",
     ),
+    out: Optional[Path] = typer.Option(None, "--out", hidden=True, help="Former --recall."),
     registry: Optional[Path] = typer.Option(
         None,
         "--models",
@@ -90,7 +91,7 @@ def recall(
     from hindcast import api
 
     url = api.db_url(db)
-    results = out or api.default_recall_path(url)
+    results = renamed(recall_file, out, "--recall", "--out") or api.default_recall_path(url)
     run = api.probe_recall(
         forecasters,
         store or default_sample("markets"),

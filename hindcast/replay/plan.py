@@ -20,7 +20,8 @@ from hindcast.markets.bundle import MarketBundle, market_at
 from hindcast.markets.store import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import cutoffs as cutoff_rules
-from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
+from hindcast.replay.identity import run_id, run_identity
+from hindcast.replay.spec import ReplaySpec, parse_offset
 from hindcast.timeutil import iso
 
 

@@ -18,6 +18,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from hindcast import api
 from hindcast.errors import ConfigError, HindcastError, ScheduleError
@@ -29,6 +32,16 @@ REFUSED_SPEC_KEYS = {
     "limit": "a limit would apply to each batch of newly resolved markets, not to the sweep",
     "subsets": "forecaster subsets would be drawn per batch of newly resolved markets, not per sweep",
 }
+
+# constrained values (type, what it must be); a wrong one is `_WRONG`
+_TEXT = (TypeAdapter(api.Text), "non-empty text")
+_PAGE_SIZE = (TypeAdapter(Annotated[int, Field(strict=True, ge=1, le=100)]), "an integer 1…100")
+_ATTEMPTS = (TypeAdapter(Annotated[int, Field(strict=True, ge=1)]), "an integer 1…")
+_SECONDS = (
+    TypeAdapter(Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]),
+    "a number of seconds > 0",
+)
+_WRONG = "{where} {name}: expected {wanted}, got {value!r}"
 
 
 @dataclass(frozen=True)
@@ -238,9 +251,9 @@ def _markets(t: dict, base: Path) -> MarketsJob:
         data_url=_url(t, "data_url"),
         since=_instant(t["since"], "[markets] since") if "since" in t else None,
         lookback=_interval(t.get("lookback", "7d"), "[markets] lookback"),
-        page_size=_int(t, "page_size", 100, "[markets]", 1, 100),
-        timeout=_number(t, "timeout", 30.0, "[markets]"),
-        attempts=_int(t, "attempts", 5, "[markets]", 1),
+        page_size=_checked(t, "page_size", _PAGE_SIZE, "[markets]", 100),
+        timeout=float(_checked(t, "timeout", _SECONDS, "[markets]", 30.0)),
+        attempts=_checked(t, "attempts", _ATTEMPTS, "[markets]", 5),
     )
 
 
@@ -376,12 +389,7 @@ def _instant(value, where: str) -> datetime:
 
 
 def _text(t: dict, key: str, where: str) -> str:
-    value = t[key]
-    _require(
-        isinstance(value, str) and value.strip() != "",
-        f"{where} {key}: expected non-empty text, got {value!r}",
-    )
-    return value
+    return _checked(t, key, _TEXT, where)
 
 
 def _url(t: dict, key: str) -> str | None:
@@ -395,28 +403,17 @@ def _url(t: dict, key: str) -> str | None:
     return value
 
 
-def _int(t: dict, key: str, default: int, where: str, low: int, high: int | None = None) -> int:
+def _checked(t: dict, key: str, kind: tuple, where: str, default=None):
+    """`t[key]` (else `default`) validated by `kind` (a constrained type's adapter and what
+    it must be), its error put in one line by the sweep spec's translator."""
     value = t.get(key, default)
-    ok = (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and value >= low
-        and (high is None or value <= high)
-    )
-    _require(
-        ok,
-        f"{where} {key}: expected an integer {low}…{high if high is not None else ''}, got {value!r}",
-    )
-    return value
-
-
-def _number(t: dict, key: str, default: float, where: str) -> float:
-    value = t.get(key, default)
-    ok = (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
-    )
-    _require(ok, f"{where} {key}: expected a number of seconds > 0, got {value!r}")
-    return float(value)
+    try:
+        return kind[0].validate_python(value)
+    except ValidationError as exc:
+        errors = [{**e, "loc": (key,)} for e in exc.errors()]
+        raise api.config_error(
+            errors, {key: value}, where, wrong=_WRONG, wanted=lambda _: kind[1], error=ScheduleError
+        ) from None
 
 
 def _table(data: dict, name: str) -> dict:
@@ -433,12 +430,7 @@ def _array(data: dict, name: str, label: str | None = None) -> list[dict]:
 
 
 def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
-    """Refuse the first unknown key, naming the nearest allowed one."""
-    for key in t:
-        if key not in allowed:
-            raise ScheduleError(
-                f"{where}: unknown key {shape.format(key)}{api.did_you_mean(key, allowed, shape)}"
-            )
+    api.refuse_unknown(t, allowed, where, "key", shape, error=ScheduleError)
 
 
 def _require(condition: bool, message: str) -> None:

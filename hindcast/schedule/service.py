@@ -168,17 +168,32 @@ def running(
 
 
 # -- APScheduler --------------------------------------------------------------------------------
-_CURRENT: list[
-    Service
-] = []  # the service of this process (at most one), for the jobs the job store names
+class ServiceSlot:
+    """The service of this process (at most one) while it serves: the owner of the reference
+    the persistent job store's jobs reach it by (a stored job names a function, not a service)."""
+
+    def __init__(self):
+        self._service: Service | None = None
+
+    def hold(self, service: Service) -> None:
+        self._service = service
+
+    def release(self) -> None:
+        self._service = None
+
+    def run_job(self, name: str) -> bool:
+        if self._service is None:
+            raise ScheduleError(f"job {name!r} fired with no service running in this process")
+        return self._service.run_job(name).changed
+
+
+SERVING = ServiceSlot()
 _WAKING = threading.Lock()
 
 
 def scheduled_job(name: str) -> bool:
     """What the persistent job store calls (by reference): one job of this process's service."""
-    if not _CURRENT:
-        raise ScheduleError(f"job {name!r} fired with no service running in this process")
-    return _CURRENT[0].run_job(name).changed
+    return SERVING.run_job(name)
 
 
 def serve(service: Service, stop: threading.Event) -> None:
@@ -186,7 +201,7 @@ def serve(service: Service, stop: threading.Event) -> None:
     from apscheduler.events import EVENT_JOB_EXECUTED
 
     scheduler = _scheduler(service)
-    _CURRENT[:] = [service]
+    SERVING.hold(service)
     try:
         scheduler.start(paused=True)
         reconcile(scheduler, service.config, wall_clock())
@@ -202,7 +217,7 @@ def serve(service: Service, stop: threading.Event) -> None:
         logs.event("service.stopping", reason="shutdown requested; waiting for the running job")
         scheduler.shutdown(wait=True)
     finally:
-        _CURRENT.clear()
+        SERVING.release()
 
 
 def _scheduler(service: Service):

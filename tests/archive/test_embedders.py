@@ -186,7 +186,7 @@ def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch):
     """The model is loaded afresh inside build_index: no "Loading weights" bar, no warning."""
     import sys
 
-    monkeypatch.setattr(embed, "_MODEL", [])
+    monkeypatch.setattr(embed, "MINILM", embed.SharedModel(embed._load_minilm))
     capfd.readouterr()
     info = build_index(
         tiny,

@@ -357,14 +357,14 @@ def import_case(
         "markets",
         "import",
         "forecastbench",
-        "--markets",
+        "--markets-file",
         "in/markets.jsonl",
         "--store",
         "store",
     )
     writers = [write("in/markets.jsonl", markets)]
     if prices is not None:
-        argv += ("--prices", "in/prices_daily.csv")
+        argv += ("--price-history", "in/prices_daily.csv")
         writers.append(write("in/prices_daily.csv", prices))
     return Case(case_id, argv, together(*writers), names, where, outcome, changes_ok=changes_ok)
 
@@ -493,7 +493,7 @@ def _import_cases() -> list[Case]:
                 "markets",
                 "import",
                 "forecastbench",
-                "--markets",
+                "--markets-file",
                 "in/nope.jsonl",
                 "--store",
                 "store",

@@ -136,7 +136,8 @@ def test_the_unbroken_inputs_are_accepted(world, tmp_path):
     import, ingest and load as they are (so a case fails for its one break)."""
     from hindcast.archive.ingest import ingest
     from hindcast.markets.importers import import_forecastbench
-    from hindcast.replay.spec import load_toml, spec_from_mapping
+    from hindcast.replay.layout import load_toml
+    from hindcast.replay.spec import spec_from_mapping
     from hindcast.schedule.config import load
     from tests.bad_inputs import make_corpus as corpus
 

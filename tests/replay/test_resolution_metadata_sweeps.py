@@ -15,7 +15,8 @@ from hindcast.markets.fake_polymarket import FakePolymarket, SimMarket, transpor
 from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
 from hindcast.markets.pull import PullQuery, pull
 from hindcast.replay.plan import prepare
-from hindcast.replay.spec import load_toml, spec_from_mapping
+from hindcast.replay.layout import load_toml
+from hindcast.replay.spec import spec_from_mapping
 from hindcast.timeutil import iso
 from tests.helpers import SAMPLE_MARKETS, run_cli
 

@@ -3,14 +3,9 @@ from datetime import timedelta
 import pytest
 
 from hindcast.errors import HindcastError
-from hindcast.replay.spec import (
-    ReplaySpec,
-    load_toml,
-    parse_offset,
-    run_id,
-    run_identity,
-    spec_from_mapping,
-)
+from hindcast.replay.identity import run_id, run_identity
+from hindcast.replay.layout import load_toml
+from hindcast.replay.spec import ReplaySpec, parse_offset, spec_from_mapping
 from tests.helpers import SAMPLE_MARKETS, at
 
 

@@ -1,7 +1,8 @@
 """One spec schema: field names are the names users type (TOML keys, `hindcast.sweep`
 settings); the run identity and the service's recorded batch specs keep their bytes."""
 
-from hindcast.replay.spec import run_id, run_identity, spec_from_mapping
+from hindcast.replay.identity import run_id, run_identity
+from hindcast.replay.spec import spec_from_mapping
 from hindcast.schedule.sweeps import spec_json, spec_of
 
 KNOWN = {
@@ -109,7 +110,8 @@ def test_every_field_is_a_toml_key_a_setting_and_a_sweep_flag_of_its_own_name():
     import inspect
 
     from hindcast.cli.sweep import sweep
-    from hindcast.replay.spec import FIELDS, FORECASTER_KEYS, LAYOUT, ReplaySpec
+    from hindcast.replay.layout import FORECASTER_KEYS, LAYOUT
+    from hindcast.replay.spec import FIELDS, ReplaySpec
 
     params = inspect.signature(sweep).parameters
     for name in FIELDS:
@@ -121,7 +123,7 @@ def test_every_field_is_a_toml_key_a_setting_and_a_sweep_flag_of_its_own_name():
 
 def test_a_service_sweep_uses_the_same_names(tmp_path):
     """An inline [[sweeps]] is the spec layout under `sweeps.`: the same keys, the same spec."""
-    from hindcast.replay.spec import load_toml
+    from hindcast.replay.layout import load_toml
     from hindcast.schedule.config import load
     from tests.helpers import SAMPLE_MARKETS
 

@@ -11,7 +11,8 @@ import pytest
 from hindcast import api
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.fake import answer
-from hindcast.replay.spec import run_id, run_identity, spec_from_mapping
+from hindcast.replay.identity import run_id, run_identity
+from hindcast.replay.spec import spec_from_mapping
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 BASE = {"store": str(SAMPLE_MARKETS), "forecasters": ["constant:p=0.3"], "fractions": [0.5]}
@@ -43,7 +44,7 @@ def test_bad_values_are_one_line_naming_the_setting(values, named):
 
 
 def test_toml_archive_table_takes_the_mode(tmp_path):
-    from hindcast.replay.spec import load_toml
+    from hindcast.replay.layout import load_toml
 
     path = tmp_path / "sweep.toml"
     path.write_text(
