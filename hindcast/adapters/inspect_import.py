@@ -24,8 +24,8 @@ from hindcast.errors import ConfigError
 from hindcast.forecasters.inspect_agent import require_inspect
 from hindcast.http import redact
 from hindcast.records import Forecast
-from hindcast.replay.plan import prepare
 from hindcast.replay.identity import run_id
+from hindcast.replay.plan import prepare
 from hindcast.runs import manifest
 from hindcast.runs.store import RunStore
 from hindcast.timeutil import iso, parse_utc

@@ -158,7 +158,8 @@ class SharedModel:
     all-MiniLM-L6-v2 (fp32 and bf16 embedders compute with the same weights)."""
 
     def __init__(self, load: Callable[[], object]):
-        self._load, self._model, self._lock = load, None, threading.Lock()
+        self._load, self._lock = load, threading.Lock()
+        self._model: object | None = None
 
     def get(self):
         with self._lock:

@@ -1,10 +1,12 @@
 """The TOML layout of a sweep spec: each table, its keys and the field each key fills.
 
-    [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit, exclude
+    [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit,
+                exclude
     [archive]   root (the field `archive`), snapshot, vector_search ("exact" | "approx"), nprobe
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
     [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (fields `forecasters`, `subsets`)
-    [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens, breaker_threshold
+    [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens,
+                breaker_threshold
 
 Every table and key is optional; CLI flags override the file; the service's `[[sweeps]]` use
 the same tables as `[sweeps.markets]` …. A misspelled table or key is an error naming the

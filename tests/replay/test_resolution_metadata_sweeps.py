@@ -14,8 +14,8 @@ from hindcast.errors import HindcastError
 from hindcast.markets.fake_polymarket import FakePolymarket, SimMarket, transport
 from hindcast.markets.polymarket import PolymarketClient, RetryPolicy
 from hindcast.markets.pull import PullQuery, pull
-from hindcast.replay.plan import prepare
 from hindcast.replay.layout import load_toml
+from hindcast.replay.plan import prepare
 from hindcast.replay.spec import spec_from_mapping
 from hindcast.timeutil import iso
 from tests.helpers import SAMPLE_MARKETS, run_cli
