@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Literal
 
@@ -96,6 +97,98 @@ class Question:
         _aware(self, "t0", "scheduled_close")
 
 
+USAGE_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "requests",
+    "cache_hits",
+    "retries",
+    "fresh_prompt_tokens",
+    "fresh_completion_tokens",
+)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_seconds(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
+_USAGE_CHECKS = {
+    **dict.fromkeys(("model", "model_name", "endpoint"), lambda v: isinstance(v, str)),
+    **dict.fromkeys(USAGE_COUNTS, _is_count),
+    "latency_s": _is_seconds,
+    "steps": lambda v: isinstance(v, list),
+}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Usage(Mapping[str, object]):
+    """What one forecast consumed: the model asked, token counts (`fresh_*`: of replies not served
+    from the response cache, what budgets count), requests, cache hits, retries, latency and the
+    log of its steps. A field is None when not recorded, or recorded with a value of the wrong kind
+    (kept as given in `extra`, with every other key: temperature, sample, a program's own fields).
+
+    It reads as the mapping it is stored as (`Usage.of(d)` and `dict(usage)` round-trip
+    exactly), so stored runs and exports are byte-identical to the dicts it replaced."""
+
+    model: str | None = None  # the model spec as given
+    model_name: str | None = None  # the model's name: what the price table prices
+    endpoint: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    requests: int | None = None  # calls that reached the endpoint
+    cache_hits: int | None = None  # replies served from the response cache
+    retries: int | None = None
+    fresh_prompt_tokens: int | None = None
+    fresh_completion_tokens: int | None = None
+    latency_s: float | None = None  # total seconds
+    steps: tuple[Mapping[str, object], ...] | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, value: Usage | Mapping | Iterable[tuple[str, object]] | None) -> Usage:
+        """The record of a stored usage mapping (or of its (key, value) pairs)."""
+        if isinstance(value, Usage):
+            return value
+        given = dict(value or {})
+        typed = {k: given.pop(k) for k, ok in _USAGE_CHECKS.items() if k in given and ok(given[k])}
+        if "steps" in typed:
+            typed["steps"] = tuple(typed["steps"])
+        return cls(**typed, extra=given)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored form: the recorded fields and `extra`, as they were given."""
+        out: dict[str, object] = {}
+        for f in fields(self)[:-1]:
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = list(value) if f.name == "steps" else value
+        return {**out, **self.extra}
+
+    def uses_model(self) -> bool:
+        """A forecast used a model when its usage names one or counts tokens (baselines record
+        nothing)."""
+        keys = ("model", "model_name", "prompt_tokens", "completion_tokens")
+        return any(getattr(self, k) is not None or k in self.extra for k in keys)
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
 @dataclass(frozen=True, slots=True)
 class Forecast:
     """What a forecaster answered: a probability, or a failure with its reason (never both)."""
@@ -103,11 +196,13 @@ class Forecast:
     probability: float | None
     rationale: str = ""
     evidence: tuple[str, ...] = ()
-    usage: dict = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)  # a mapping given here is read by `Usage.of`
     error: str | None = None
     raw: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.usage, Usage):
+            object.__setattr__(self, "usage", Usage.of(self.usage))
         if (self.probability is None) == (self.error is None):
             raise ValueError("a forecast has either a probability or an error")
         if self.probability is not None and not (
@@ -116,8 +211,10 @@ class Forecast:
             raise ValueError(f"probability {self.probability!r} outside [0, 1]")
 
     @classmethod
-    def failure(cls, reason: str, raw: str = "", usage: dict | None = None) -> "Forecast":
-        return cls(probability=None, error=reason, raw=raw, usage=usage or {})
+    def failure(
+        cls, reason: str, raw: str = "", usage: Usage | Mapping | None = None
+    ) -> Forecast:
+        return cls(probability=None, error=reason, raw=raw, usage=Usage.of(usage))
 
     @property
     def ok(self) -> bool:

@@ -445,8 +445,7 @@ def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
     if limits.max_cost is None and limits.max_tokens is None:
         return limits
     totals = [
-        spent(s.forecast.usage or {}, limits.prices)
-        for s in store.forecasts(rid, all_attempts=True)
+        spent(s.forecast.usage, limits.prices) for s in store.forecasts(rid, all_attempts=True)
     ]
     return dataclasses.replace(
         limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals)

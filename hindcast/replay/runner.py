@@ -31,7 +31,7 @@ from hindcast.errors import (
 )
 from hindcast.forecasters.base import Context, Forecaster
 from hindcast.forecasters.llm import Breakers
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast, Question, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
 
@@ -108,7 +108,7 @@ class Spend:
             float(limits.spent_cost),
         )
 
-    def record(self, usage: Mapping) -> None:
+    def record(self, usage: Usage) -> None:
         tokens, cost = spent(usage, self.limits.prices)
         self.tokens, self.cost = self.tokens + tokens, self.cost + cost
 
@@ -121,16 +121,13 @@ class Spend:
         return None
 
 
-def spent(usage: Mapping, prices) -> tuple[int, float]:
+def spent(usage: Usage, prices) -> tuple[int, float]:
     """(tokens, dollars) of a forecast's calls not replayed from the cache (unpriced: $0 here;
     a budgeted run refuses unpriced models before it starts)."""
-    prompt, completion = (
-        int(usage.get("fresh_prompt_tokens") or 0),
-        int(usage.get("fresh_completion_tokens") or 0),
-    )
+    prompt, completion = usage.fresh_prompt_tokens or 0, usage.fresh_completion_tokens or 0
     cost = (
-        prices.cost(usage["model_name"], prompt, completion)
-        if prices is not None and usage.get("model_name")
+        prices.cost(usage.model_name, prompt, completion)
+        if prices is not None and usage.model_name
         else 0
     )
     return prompt + completion, float(cost or 0.0)
@@ -218,10 +215,10 @@ def _for_attempt(forecaster: Forecaster, attempt: int) -> Forecaster:
 
 def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: Breakers) -> None:
     budget.record(forecast)
-    usage = forecast.usage or {}
+    usage = forecast.usage
     spend.record(usage)
-    if usage.get("endpoint") is not None and (usage.get("requests") or usage.get("cache_hits")):
-        breakers.success(usage["endpoint"])  # the endpoint answered
+    if usage.endpoint is not None and (usage.requests or usage.cache_hits):
+        breakers.success(usage.endpoint)  # the endpoint answered
 
 
 def _stop_reason(

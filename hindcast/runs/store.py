@@ -43,7 +43,7 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
 from hindcast.http import redact
-from hindcast.records import Forecast
+from hindcast.records import Forecast, Usage
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
@@ -280,7 +280,7 @@ class RunStore:
             error=forecast.error,
             rationale=forecast.rationale,
             evidence_json=_dumps(list(forecast.evidence)),
-            usage_json=_dumps(forecast.usage),
+            usage_json=_dumps(forecast.usage.to_dict()),
             retrievals_json=_dumps(list(retrievals)),
             raw=forecast.raw,
             attempt=attempt,
@@ -689,7 +689,7 @@ def _stored(row: ForecastRow) -> StoredForecast:
         error=row.error,
         rationale=row.rationale,
         evidence=tuple(json.loads(row.evidence_json)),
-        usage=json.loads(row.usage_json),
+        usage=Usage.of(json.loads(row.usage_json)),
         raw=row.raw,
     )
     return StoredForecast(
