@@ -42,7 +42,7 @@ from pathlib import Path
 
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import registry
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster, hooked
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
 from hindcast.markets.venues import venues
@@ -234,7 +234,7 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
 async def _sweep(
     spec, store, now, hooks: Hooks, models, prices, retry_limit, prepared
 ) -> SweepResult:
-    forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
+    forecasters = {name: hooked(registry.create(name)).bind(models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepared if prepared is not None else prepare(spec)
     try:
@@ -416,20 +416,14 @@ def _empty(rows) -> tuple[str, ...]:
     return tuple(sorted(name for name, ok in valid.items() if not ok))
 
 
-def _bound(forecaster, models):
-    """The forecaster calling models through `models` (forecasters without models are unchanged)."""
-    bind = getattr(forecaster, "bind", None)
-    return bind(models) if callable(bind) else forecaster
-
-
-def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
+def _limits(spec: ReplaySpec, forecasters: dict[str, ModelForecaster], prices) -> Limits:
     """The run's limits; with `max_cost`, every model must have a price (before any call)."""
     if spec.max_cost is not None:
         unpriced = sorted(
             {
                 n
                 for f in forecasters.values()
-                if (n := _model_name(f)) and prices.cost(n, 0, 0) is None
+                if (n := f.model_name()) and prices.cost(n, 0, 0) is None
             }
         )
         if unpriced:
@@ -450,11 +444,6 @@ def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
     return dataclasses.replace(
         limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals)
     )
-
-
-def _model_name(forecaster) -> str | None:
-    name = getattr(forecaster, "model_name", None)
-    return name() if callable(name) else None
 
 
 def _label_coverage(p: Plan, store: RunStore) -> None:
@@ -549,11 +538,9 @@ async def _execute(
         await _close(forecasters)
 
 
-async def _close(forecasters: dict) -> None:
+async def _close(forecasters: dict[str, ModelForecaster]) -> None:
     for forecaster in forecasters.values():
-        close = getattr(forecaster, "aclose", None)
-        if close is not None:
-            await close()
+        await forecaster.aclose()
 
 
 # ---- scoring a stored run (no model is called) -----------------------------------------------

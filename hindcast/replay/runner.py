@@ -29,7 +29,7 @@ from hindcast.errors import (
     LeakageError,
     StoppedError,
 )
-from hindcast.forecasters.base import Context, Forecaster
+from hindcast.forecasters.base import Context, Forecaster, ModelForecaster
 from hindcast.forecasters.llm import Breakers
 from hindcast.records import Forecast, Question, Usage
 from hindcast.replay.cutoffs import Cutoff
@@ -135,7 +135,7 @@ def spent(usage: Usage, prices) -> tuple[int, float]:
 
 async def run_tasks(
     tasks: Sequence[Task],
-    forecasters: Mapping[str, Forecaster],
+    forecasters: Mapping[str, ModelForecaster],
     question_for: Callable[[Cutoff], Question],
     context_for: Callable[[Task], Context],
     sink: Callable[[Task, Forecast, tuple], None],
@@ -207,10 +207,9 @@ async def run_tasks(
     _stop_reason(budget, spend, breakers, missed, limits.max_failures)
 
 
-def _for_attempt(forecaster: Forecaster, attempt: int) -> Forecaster:
+def _for_attempt(forecaster: ModelForecaster, attempt: int) -> ModelForecaster:
     """A retried failure is asked anew: forecasters that cache (`for_attempt`) get the attempt number."""
-    renew = getattr(forecaster, "for_attempt", None)
-    return renew(attempt) if attempt and callable(renew) else forecaster
+    return forecaster.for_attempt(attempt) if attempt else forecaster
 
 
 def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: Breakers) -> None:

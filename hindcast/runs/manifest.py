@@ -7,6 +7,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from hindcast.forecasters.base import hooked
 from hindcast.replay.coverage import POLICY as COVERAGE_POLICY
 from hindcast.scoring.aggregate import POLICIES
 
@@ -49,8 +50,7 @@ def build(
 
 def describe(forecaster) -> dict:
     """A forecaster's own provenance (model, endpoint without secrets, prompt hashes), if it offers one."""
-    provenance = getattr(forecaster, "provenance", None)
-    return dict(provenance()) if callable(provenance) else {"class": type(forecaster).__name__}
+    return dict(hooked(forecaster).provenance())
 
 
 def package_versions() -> dict[str, str | None]:

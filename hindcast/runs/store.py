@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 from urllib.parse import quote
@@ -144,7 +145,7 @@ class StoredForecast:
     run_id: str
     forecaster: str
     market_id: str
-    t0: object  # datetime
+    t0: datetime
     label: str
     forecast: Forecast
     repeat: int = 0
