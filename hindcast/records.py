@@ -211,9 +211,7 @@ class Forecast:
             raise ValueError(f"probability {self.probability!r} outside [0, 1]")
 
     @classmethod
-    def failure(
-        cls, reason: str, raw: str = "", usage: Usage | Mapping | None = None
-    ) -> Forecast:
+    def failure(cls, reason: str, raw: str = "", usage: Usage | Mapping | None = None) -> Forecast:
         return cls(probability=None, error=reason, raw=raw, usage=Usage.of(usage))
 
     @property
@@ -245,3 +243,32 @@ class Document:
         _aware(self, "created_at", "edited_at", "retrieved_at")
         if (self.edit_state == "at") != (self.edited_at is not None):
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
+
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunManifest:
+    """What produced a run, recorded once when the run is created: its identity, each
+    forecaster's provenance, where its market store and archive lived (so a later export can open
+    them again), the scoring policies in force, the git revision, Python and package versions.
+
+    `version` is the layout's: version 1 is the layout runs have always stored, written without a
+    version key (so stored manifests, and the runs' ids, are unchanged); a later layout writes
+    `manifest_version`."""
+
+    identity: Mapping[str, object]
+    forecasters: Mapping[str, Mapping[str, object]]
+    market_store: Mapping[str, object]  # version, root
+    archive: Mapping[str, object] | None  # snapshot, root; None: a run without an archive
+    scoring_policies: Mapping[str, object]
+    git_revision: str | None
+    python: str
+    packages: Mapping[str, str | None]
+    version: int = MANIFEST_VERSION
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored form (JSON-ready)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "version"}
+        return out if self.version == 1 else {**out, "manifest_version": self.version}

@@ -213,9 +213,8 @@ class Gathered:
 
 def gather(store, run_id: str, archive: Path | None) -> Gathered:
     """Every document read (looked up in the run's snapshot) and every rationale of a run."""
-    from hindcast.leaderboard.run_export import recorded_snapshots
-    from hindcast.leaderboard.viewer import stored_details
-    from hindcast.replay.engine import load_scored, recorded_bundle
+    from hindcast.replay.engine import load_scored, recorded_bundle, recorded_snapshots
+    from hindcast.runs.store import stored_details
 
     bundle = recorded_bundle(store, run_id)
     scores = load_scored(store, run_id, bundle)

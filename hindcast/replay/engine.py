@@ -35,7 +35,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -60,7 +60,13 @@ from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
 from hindcast.runs.store import HELD, TAKEN, RunStore
 from hindcast.scoring import regimes
-from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
+from hindcast.scoring.aggregate import (
+    POLICIES,
+    LeaderboardRow,
+    ScoredRow,
+    leaderboard,
+    score_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -119,13 +125,22 @@ def board_frame(board):
     )
 
 
+def scoring_policies() -> dict:
+    """The scoring policies in force: what a run scored now is scored under (and a new run's
+    manifest records)."""
+    return {**POLICIES, **coverage.POLICY}
+
+
 @dataclass(frozen=True)
 class RunScores:
-    """A stored run, scored: its manifest and one ScoredRow per stored forecast."""
+    """A stored run, scored: its manifest (as recorded when the run was created), one ScoredRow
+    per stored forecast, and the scoring policies that scored them (a run re-scored by a later
+    release may have been created under other ones)."""
 
     run_id: str
     manifest: dict
     rows: list[ScoredRow]
+    policies: dict = dataclasses.field(default_factory=scoring_policies)
 
     def to_polars(self):
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
@@ -254,7 +269,13 @@ async def _run_plan(
     created = store.ensure_run(
         p.run_id,
         p.identity,
-        manifest.build(p.identity, p.store_root, forecasters, spec.archive),
+        manifest.build(
+            p.identity,
+            p.store_root,
+            {name: f.provenance() for name, f in forecasters.items()},
+            spec.archive,
+            scoring_policies(),
+        ),
         now,
     )
     base, limits = limits, _spent(limits, store, p.run_id)
@@ -554,6 +575,26 @@ def _bundle_of(run_manifest: dict) -> MarketBundle:
     return open_version(Path(recorded["root"]), recorded["version"]).bundle
 
 
+def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
+    """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
+    the folder each run recorded; a recorded folder that no longer holds the snapshot is
+    skipped (its documents are then listed by id), a folder given explicitly must hold it."""
+    from hindcast.archive.layout import snapshot_dir
+    from hindcast.archive.snapshot import open_snapshot
+
+    if archive is not None:
+        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+        return [open_snapshot(Path(archive), sid) for sid in ids]
+    recorded = sorted(
+        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
+    )
+    return [
+        open_snapshot(Path(root), sid)
+        for root, sid in recorded
+        if snapshot_dir(Path(root), sid).is_dir()
+    ]
+
+
 def load_scored(
     store: RunStore, rid: str, bundle: MarketBundle | None = None, models: Path | None = None
 ) -> RunScores:
@@ -576,7 +617,7 @@ def load_scored(
         store.coverage(rid),
         venues(bundle),
     )
-    return RunScores(rid, run_manifest, rows)
+    return RunScores(rid, run_manifest, rows, scoring_policies())
 
 
 def score_run(
