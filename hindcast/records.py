@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from hindcast.timeutil import require_aware
 
@@ -158,7 +158,7 @@ class Usage(Mapping[str, object]):
         """The record of a stored usage mapping (or of its (key, value) pairs)."""
         if isinstance(value, Usage):
             return value
-        given = dict(value or {})
+        given: dict[str, Any] = dict(value or {})
         typed = {k: given.pop(k) for k, ok in _USAGE_CHECKS.items() if k in given and ok(given[k])}
         if "steps" in typed:
             typed["steps"] = tuple(typed["steps"])

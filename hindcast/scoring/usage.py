@@ -95,11 +95,11 @@ def relevant(usage: Usage | Mapping | None) -> tuple[tuple[str, object], ...]:
 
 def figures(usage: Usage | Mapping | None) -> dict:
     """One forecast's usage figures (the per-forecast table's columns), None where not recorded or invalid."""
-    usage = Usage.of(usage)
+    record = Usage.of(usage)
     return {
-        "model_name": _name(usage),
-        **{k: getattr(usage, k) for k in COUNTS},
-        "latency_s": _seconds(usage.latency_s),
+        "model_name": _name(record),
+        **{k: getattr(record, k) for k in COUNTS},
+        "latency_s": _seconds(record.latency_s),
     }
 
 
@@ -107,8 +107,8 @@ def summary(
     forecaster: str, usages: Iterable[Usage | Mapping | None], prices: PriceTable
 ) -> UsageSummary:
     """One forecaster's usage summed over its forecasts' usage records (or their stored form)."""
-    usages = [Usage.of(u) for u in usages]
-    used = [u for u in usages if u.uses_model()]
+    records = [Usage.of(u) for u in usages]
+    used = [u for u in records if u.uses_model()]
     counts = {k: _total([getattr(u, k) for u in used]) for k in COUNTS}
     latency = _fsum([_seconds(u.latency_s) for u in used])
     cost, unpriced = _cost(used, prices)
@@ -116,7 +116,7 @@ def summary(
     status = NO_MODEL if not used else PRICED if cost is not None else UNKNOWN
     return UsageSummary(
         forecaster,
-        len(usages),
+        len(records),
         len(used),
         tuple(sorted({_name(u) for u in used} - {None})),
         **counts,
