@@ -158,8 +158,14 @@ class Usage(Mapping[str, object]):
         """The record of a stored usage mapping (or of its (key, value) pairs)."""
         if isinstance(value, Usage):
             return value
-        given: dict[str, Any] = dict(value or {})
-        typed = {k: given.pop(k) for k, ok in _USAGE_CHECKS.items() if k in given and ok(given[k])}
+        if not value:
+            return _NO_USAGE
+        given: dict[str, Any] = dict(value)
+        typed = {
+            k: given.pop(k)
+            for k in list(given)
+            if k in _USAGE_CHECKS and _USAGE_CHECKS[k](given[k])
+        }
         if "steps" in typed:
             typed["steps"] = tuple(typed["steps"])
         return cls(**typed, extra=given)
@@ -187,6 +193,9 @@ class Usage(Mapping[str, object]):
 
     def __len__(self) -> int:
         return len(self.to_dict())
+
+
+_NO_USAGE = Usage()  # nothing recorded (a baseline's forecast): shared, it is immutable
 
 
 @dataclass(frozen=True, slots=True)
