@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from hindcast.timeutil import require_aware
 
@@ -96,6 +97,107 @@ class Question:
         _aware(self, "t0", "scheduled_close")
 
 
+USAGE_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "requests",
+    "cache_hits",
+    "retries",
+    "fresh_prompt_tokens",
+    "fresh_completion_tokens",
+)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_seconds(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
+_USAGE_CHECKS: dict[str, Callable[[object], bool]] = {
+    **dict.fromkeys(("model", "model_name", "endpoint"), lambda v: isinstance(v, str)),
+    **dict.fromkeys(USAGE_COUNTS, _is_count),
+    "latency_s": _is_seconds,
+    "steps": lambda v: isinstance(v, list),
+}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Usage(Mapping[str, object]):
+    """What one forecast consumed: the model asked, token counts (`fresh_*`: of replies not served
+    from the response cache, what budgets count), requests, cache hits, retries, latency and the
+    log of its steps. A field is None when not recorded, or recorded with a value of the wrong kind
+    (kept as given in `extra`, with every other key: temperature, sample, a program's own fields).
+
+    It reads as the mapping it is stored as (`Usage.of(d)` and `dict(usage)` round-trip
+    exactly), so stored runs and exports are byte-identical to the dicts it replaced."""
+
+    model: str | None = None  # the model spec as given
+    model_name: str | None = None  # the model's name: what the price table prices
+    endpoint: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    requests: int | None = None  # calls that reached the endpoint
+    cache_hits: int | None = None  # replies served from the response cache
+    retries: int | None = None
+    fresh_prompt_tokens: int | None = None
+    fresh_completion_tokens: int | None = None
+    latency_s: float | None = None  # total seconds
+    steps: tuple[Mapping[str, object], ...] | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, value: Usage | Mapping | Iterable[tuple[str, object]] | None) -> Usage:
+        """The record of a stored usage mapping (or of its (key, value) pairs)."""
+        if isinstance(value, Usage):
+            return value
+        if not value:
+            return _NO_USAGE
+        given: dict[str, Any] = dict(value)
+        typed = {
+            k: given.pop(k)
+            for k in list(given)
+            if k in _USAGE_CHECKS and _USAGE_CHECKS[k](given[k])
+        }
+        if "steps" in typed:
+            typed["steps"] = tuple(typed["steps"])
+        return cls(**typed, extra=given)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored form: the recorded fields and `extra`, as they were given."""
+        out: dict[str, object] = {}
+        for f in fields(self)[:-1]:
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = list(value) if f.name == "steps" else value
+        return {**out, **self.extra}
+
+    def uses_model(self) -> bool:
+        """A forecast used a model when its usage names one or counts tokens (baselines record
+        nothing)."""
+        keys = ("model", "model_name", "prompt_tokens", "completion_tokens")
+        return any(getattr(self, k) is not None or k in self.extra for k in keys)
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
+_NO_USAGE = Usage()  # nothing recorded (a baseline's forecast): shared, it is immutable
+
+
 @dataclass(frozen=True, slots=True)
 class Forecast:
     """What a forecaster answered: a probability, or a failure with its reason (never both)."""
@@ -103,11 +205,13 @@ class Forecast:
     probability: float | None
     rationale: str = ""
     evidence: tuple[str, ...] = ()
-    usage: dict = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)  # a mapping given here is read by `Usage.of`
     error: str | None = None
     raw: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.usage, Usage):
+            object.__setattr__(self, "usage", Usage.of(self.usage))
         if (self.probability is None) == (self.error is None):
             raise ValueError("a forecast has either a probability or an error")
         if self.probability is not None and not (
@@ -116,8 +220,8 @@ class Forecast:
             raise ValueError(f"probability {self.probability!r} outside [0, 1]")
 
     @classmethod
-    def failure(cls, reason: str, raw: str = "", usage: dict | None = None) -> "Forecast":
-        return cls(probability=None, error=reason, raw=raw, usage=usage or {})
+    def failure(cls, reason: str, raw: str = "", usage: Usage | Mapping | None = None) -> Forecast:
+        return cls(probability=None, error=reason, raw=raw, usage=Usage.of(usage))
 
     @property
     def ok(self) -> bool:
@@ -148,3 +252,32 @@ class Document:
         _aware(self, "created_at", "edited_at", "retrieved_at")
         if (self.edit_state == "at") != (self.edited_at is not None):
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
+
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RunManifest:
+    """What produced a run, recorded once when the run is created: its identity, each
+    forecaster's provenance, where its market store and archive lived (so a later export can open
+    them again), the scoring policies in force, the git revision, Python and package versions.
+
+    `version` is the layout's: version 1 is the layout runs have always stored, written without a
+    version key (so stored manifests, and the runs' ids, are unchanged); a later layout writes
+    `manifest_version`."""
+
+    identity: Mapping[str, object]
+    forecasters: Mapping[str, Mapping[str, object]]
+    market_store: Mapping[str, object]  # version, root
+    archive: Mapping[str, object] | None  # snapshot, root; None: a run without an archive
+    scoring_policies: Mapping[str, object]
+    git_revision: str | None
+    python: str
+    packages: Mapping[str, str | None]
+    version: int = MANIFEST_VERSION
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored form (JSON-ready)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "version"}
+        return out if self.version == 1 else {**out, "manifest_version": self.version}

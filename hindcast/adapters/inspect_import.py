@@ -23,7 +23,8 @@ from pathlib import Path
 from hindcast.errors import ConfigError
 from hindcast.forecasters.inspect_agent import require_inspect
 from hindcast.http import redact
-from hindcast.records import Forecast
+from hindcast.records import Forecast, RunManifest
+from hindcast.replay.engine import scoring_policies
 from hindcast.replay.identity import run_id
 from hindcast.replay.plan import prepare
 from hindcast.runs import manifest
@@ -51,7 +52,7 @@ class InspectRun:
     run_id: str
     forecaster: str
     identity: dict
-    manifest: dict
+    manifest: RunManifest
     forecasts: list  # (market_id, t0, label, repeat, Forecast, retrievals)
     outages: list  # (market_id, t0, repeat, reason)
 
@@ -77,7 +78,10 @@ def read_inspect(path: Path) -> InspectRun:
     plan = _plan(log, recorded, path)
     identity = {**plan.identity, "forecasters": [name], "inspect_eval": log.eval.eval_id}
     archive = Path(recorded["archive"]) if recorded.get("archive") else None
-    run_manifest = manifest.build(identity, plan.store_root, {name: _Provenance(log)}, archive)
+    provenance = {name: _Provenance(log).provenance()}
+    run_manifest = manifest.build(
+        identity, plan.store_root, provenance, archive, scoring_policies()
+    )
     forecasts, outages = _rows(log, {(c.market_id, c.t0) for c in plan.cutoffs})
     return InspectRun(run_id(identity), name, identity, run_manifest, forecasts, outages)
 

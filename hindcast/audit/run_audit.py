@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.audit import figures
 from hindcast.audit.stored import AuditStore, audit_path, question_sha, rows_fingerprint, text_sha
@@ -31,6 +32,10 @@ from hindcast.forecasters import leaks
 from hindcast.scoring import bootstrap
 from hindcast.scoring.findings import Finding
 from hindcast.timeutil import iso
+
+if TYPE_CHECKING:
+    from hindcast.records import Question
+    from hindcast.replay.engine import RunScores
 
 KEY = "audit"
 SEVERITY = ("reveals-outcome", "after-t0")  # most severe first
@@ -62,7 +67,7 @@ class Text:
     row: tuple  # (forecaster, market_id, t0 ISO, repeat)
     doc_id: str
     text: str
-    question: object  # records.Question at the row's t0
+    question: Question  # the market as it stood at the row's t0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -199,7 +204,7 @@ class Gathered:
     """What a run's forecasts read and wrote, ready to judge; rows keyed (forecaster, market,
     t0 ISO, repeat)."""
 
-    scores: object  # replay.engine.RunScores
+    scores: RunScores
     texts: tuple[Text, ...]
     reads: Mapping[tuple, list]  # row → doc ids its model saw
     withheld: Mapping[tuple, set]  # row → doc ids its leak filter kept from the model
@@ -208,9 +213,8 @@ class Gathered:
 
 def gather(store, run_id: str, archive: Path | None) -> Gathered:
     """Every document read (looked up in the run's snapshot) and every rationale of a run."""
-    from hindcast.leaderboard.run_export import recorded_snapshots
-    from hindcast.leaderboard.viewer import stored_details
-    from hindcast.replay.engine import load_scored, recorded_bundle
+    from hindcast.replay.engine import load_scored, recorded_bundle, recorded_snapshots
+    from hindcast.runs.store import stored_details
 
     bundle = recorded_bundle(store, run_id)
     scores = load_scored(store, run_id, bundle)

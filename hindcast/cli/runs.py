@@ -210,7 +210,8 @@ def rescore(
 
 
 def rescore_document(scores, board) -> dict:
-    """`rescore --json`: the run id, counts and every leaderboard column."""
+    """`rescore --json`: the run id, counts, every leaderboard column and the scoring policies that
+    scored them."""
     from hindcast.api import board_json
 
     rows = scores.rows
@@ -220,6 +221,7 @@ def rescore_document(scores, board) -> dict:
         "failed": sum(1 for r in rows if r.probability is None),
         "markets": len({r.market_id for r in rows}),
         "leaderboard": board_json(board),
+        "scoring_policies": scores.policies,
     }
 
 

@@ -17,12 +17,15 @@ import itertools
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from hindcast.errors import ForecastError, LeakageError
 from hindcast.markets.prices import history_before
 from hindcast.records import Document, Forecast, PricePoint, Question, Resolution
 from hindcast.timeutil import iso
+
+if TYPE_CHECKING:
+    from hindcast.forecasters.models import Models
 
 
 @runtime_checkable
@@ -32,6 +35,78 @@ class Forecaster(Protocol):
     name: str
 
     async def forecast(self, question: Question, ctx: "Context") -> Forecast: ...
+
+
+@runtime_checkable
+class ModelForecaster(Forecaster, Protocol):
+    """A Forecaster with the hooks the engine calls around a sweep, each with a no-op default.
+
+    Subclass it to inherit the defaults (the baselines do) and override what applies (the model
+    forecasters do). A plugin that implements only `Forecaster` is given the defaults by
+    `hooked`."""
+
+    def bind(self, models: Models) -> Self:
+        """This forecaster calling its models through `models` (keys, HTTP clients, the cache)."""
+        return self
+
+    def for_attempt(self, attempt: int) -> Self:
+        """This forecaster asking anew (not from a cache) for attempt `attempt` of a
+        stored failure."""
+        return self
+
+    def model_name(self) -> str | None:
+        """The bare model name the price table prices (None: no model)."""
+        return None
+
+    def provenance(self) -> dict:
+        """What the run's manifest records of this forecaster (model, endpoint, prompt hashes)."""
+        return {"class": type(self).__name__}
+
+    async def aclose(self) -> None:
+        """Release connections after a sweep."""
+
+
+def hooked(forecaster: Forecaster) -> ModelForecaster:
+    """The forecaster with the engine's hooks: itself when it has them all (it subclasses
+    ModelForecaster, or implements them), else a view calling those it has and the defaults."""
+    return forecaster if isinstance(forecaster, ModelForecaster) else _Hooked(forecaster)
+
+
+class _Hooked(ModelForecaster):
+    """A plugin implementing part of ModelForecaster: its own hooks, the defaults for the rest."""
+
+    def __init__(self, inner: Forecaster):
+        self.inner, self.name = inner, inner.name
+
+    async def forecast(self, question: Question, ctx: Context) -> Forecast:
+        return await self.inner.forecast(question, ctx)
+
+    def bind(self, models: Models) -> Self:
+        return self._rewrap("bind", models)
+
+    def for_attempt(self, attempt: int) -> Self:
+        return self._rewrap("for_attempt", attempt)
+
+    def model_name(self) -> str | None:
+        own = self._own("model_name")
+        return own() if own else None
+
+    def provenance(self) -> dict:
+        own = self._own("provenance")
+        return dict(own()) if own else {"class": type(self.inner).__name__}
+
+    async def aclose(self) -> None:
+        own = self._own("aclose")
+        if own:
+            await own()
+
+    def _own(self, hook: str):
+        method = getattr(self.inner, hook, None)  # the one place a plugin's hooks are looked up
+        return method if callable(method) else None
+
+    def _rewrap(self, hook: str, arg) -> Self:
+        own = self._own(hook)
+        return type(self)(own(arg)) if own else self
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
 
 
 @dataclass(frozen=True)
-class MarketForecaster:
+class MarketForecaster(ModelForecaster):
     """The market's YES price at t0 (last point strictly before t0): the human yardstick."""
 
     name: str = "market"
@@ -24,7 +24,7 @@ class MarketForecaster:
 
 
 @dataclass(frozen=True)
-class ConstantForecaster:
+class ConstantForecaster(ModelForecaster):
     """The same probability for every question (0.5 by default)."""
 
     p: float = 0.5
@@ -39,7 +39,7 @@ class ConstantForecaster:
 
 
 @dataclass(frozen=True)
-class BaseRateForecaster:
+class BaseRateForecaster(ModelForecaster):
     """Walk-forward Yes rate among markets whose outcome was public before t0.
 
     Uses the rule of succession, (yes + 1) / (n + 2): a plain rate of 0 or 1 from a

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from hindcast.errors import InfrastructureError, LeakageError
 from hindcast.forecasters.answers import check
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import question_view, t0_tools
 from hindcast.records import Forecast, Question
@@ -59,7 +59,7 @@ def stdin_payload(question: Question) -> bytes:
 
 
 @dataclass(frozen=True)
-class CommandForecaster:
+class CommandForecaster(ModelForecaster):
     """Any program: question JSON on stdin, the t0-bound tools over MCP, one
     JSON answer on stdout."""
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from hindcast.errors import InfrastructureError, LeakageError
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.command import SHOWN, answered, clean, stdin_payload, without_secrets
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import t0_tools
@@ -32,7 +32,7 @@ TOOLS_HEADER = "Hindcast-MCP-URL"
 
 
 @dataclass(frozen=True)
-class HttpForecaster:
+class HttpForecaster(ModelForecaster):
     """A web service: the question JSON POSTed to `url`, the t0-bound tools
     at a loopback MCP URL."""
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from hindcast.errors import ConfigError, ForecastError
 from hindcast.forecasters import llm, prompts
 from hindcast.forecasters.answers import parse_probability
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tools import Tools, t0_tools
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
@@ -156,7 +156,7 @@ def load_factory(ref: str) -> Callable:
 
 
 @dataclass(frozen=True)
-class InspectAgent:
+class InspectAgent(ModelForecaster):
     """An Inspect AI agent (`agent=pkg.mod:factory`, factory(tools) → Agent)
     run per (market, t0)."""
 

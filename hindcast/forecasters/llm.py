@@ -50,6 +50,7 @@ from hindcast.http import (
     retry_after,
     variable_name,
 )
+from hindcast.records import Usage as UsageRecord
 
 __all__ = [
     "AUTH_STATUSES",
@@ -533,6 +534,8 @@ class Usage:
             self.totals["latency_s"] = round(self.totals["latency_s"] + reply.latency_s, 6)
         self.steps.append({"step": step, **detail})
 
-    def record(self) -> dict:
+    def record(self) -> UsageRecord:
         """Totals, the structured-output mode the endpoint accepted, and every step."""
-        return {**self.totals, "structured": self._client.structured, "steps": list(self.steps)}
+        return UsageRecord.of(
+            {**self.totals, "structured": self._client.structured, "steps": list(self.steps)}
+        )

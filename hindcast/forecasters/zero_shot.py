@@ -20,13 +20,13 @@ from typing import ClassVar
 from hindcast.errors import ForecastError
 from hindcast.forecasters import llm, prompts
 from hindcast.forecasters.answers import ask_probability, raw_text
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
 
 
 @dataclass(frozen=True)
-class ChatForecaster:
+class ChatForecaster(ModelForecaster):
     """Shared settings and the failure rule of forecasters that call a chat model.
 
     Samples: at temperature 0 every repeat of a (market, t0) is the same request, replayed

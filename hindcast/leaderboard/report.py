@@ -574,15 +574,23 @@ def provenance_section(runs: Sequence) -> str:
 
 
 def run_block(run) -> str:
+    """A run's provenance: the scoring policies that scored it (those recorded when the run was
+    created too, when they differ: a run re-scored by a later release), then its manifest."""
     manifest = run.manifest
     store = manifest.get("market_store", {})
+    recorded = manifest.get("scoring_policies")
     facts = [
         ("run", run.run_id),
         ("market store version", store.get("version")),
         ("market store", store.get("root")),
         ("git revision", manifest.get("git_revision")),
         ("python", manifest.get("python")),
-        ("scoring policies", _compact(manifest.get("scoring_policies"))),
+        ("scoring policies", _compact(run.policies)),
+        *(
+            [("scoring policies recorded at creation", _compact(recorded))]
+            if recorded != run.policies
+            else []
+        ),
         ("packages", _compact(manifest.get("packages"))),
     ]
     items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
-from hindcast.replay.engine import load_scored, recorded_bundle
+from hindcast.replay.engine import load_scored, recorded_bundle, recorded_snapshots
 
 
 def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[str, Path]:
@@ -91,26 +91,6 @@ def export_runs(
         excluded=excluded,
         audits=_stored_audits(store, runs, scored),
     )
-
-
-def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
-    """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
-    the folder each run recorded; a recorded folder that no longer holds the snapshot is
-    skipped (its documents are then listed by id), a folder given explicitly must hold it."""
-    from hindcast.archive.layout import snapshot_dir
-    from hindcast.archive.snapshot import open_snapshot
-
-    if archive is not None:
-        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
-        return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted(
-        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
-    )
-    return [
-        open_snapshot(Path(root), sid)
-        for root, sid in recorded
-        if snapshot_dir(Path(root), sid).is_dir()
-    ]
 
 
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:

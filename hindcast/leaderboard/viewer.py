@@ -17,21 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hindcast.leaderboard.export import cell
+from hindcast.runs.store import Detail, stored_details
 from hindcast.scoring import usage
 from hindcast.scoring.costs import PriceTable
 from hindcast.timeutil import iso
 
 PAGE_SIZE = 50
 DOC_COLUMNS = ("id", "source", "collection", "created_at", "title", "url")
-
-
-@dataclass(frozen=True)
-class Detail:
-    """What the run store kept of one forecast beyond its score."""
-
-    rationale: str = ""
-    raw: str = ""
-    retrievals: tuple = ()  # each {"op", "query" | "doc_id", …, "ids": [...]}
 
 
 @dataclass(frozen=True)
@@ -56,26 +48,6 @@ def from_store(store, run_ids: Sequence[str], snapshots: Sequence = ()) -> Store
     for snapshot in snapshots:
         found = {**documents(snapshot, ids - set(found)), **found}
     return Stored(details, found, {rid: store.run(rid).created_at for rid in run_ids})
-
-
-def stored_details(store, run_id: str) -> dict[tuple, Detail]:
-    """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
-    from sqlmodel import Session, select
-
-    from hindcast.runs.store import ForecastRow
-
-    f = ForecastRow
-    query = (
-        select(f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json)
-        .where(f.run_id == run_id)
-        .order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt)
-    )
-    with Session(store.engine) as session:
-        rows = list(session.exec(query))
-    return {
-        (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
-        for name, market, t0, repeat, rationale, raw, calls in rows
-    }  # the newest attempt comes last
 
 
 def documents(snapshot, ids) -> dict[str, dict]:

@@ -35,14 +35,14 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import registry
-from hindcast.forecasters.base import Context
+from hindcast.forecasters.base import Context, ModelForecaster, hooked
 from hindcast.markets.bundle import MarketBundle
 from hindcast.markets.store import open_version
 from hindcast.markets.venues import venues
@@ -60,7 +60,13 @@ from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
 from hindcast.runs.store import HELD, TAKEN, RunStore
 from hindcast.scoring import regimes
-from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
+from hindcast.scoring.aggregate import (
+    POLICIES,
+    LeaderboardRow,
+    ScoredRow,
+    leaderboard,
+    score_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -119,13 +125,22 @@ def board_frame(board):
     )
 
 
+def scoring_policies() -> dict:
+    """The scoring policies in force: what a run scored now is scored under (and a new run's
+    manifest records)."""
+    return {**POLICIES, **coverage.POLICY}
+
+
 @dataclass(frozen=True)
 class RunScores:
-    """A stored run, scored: its manifest and one ScoredRow per stored forecast."""
+    """A stored run, scored: its manifest (as recorded when the run was created), one ScoredRow
+    per stored forecast, and the scoring policies that scored them (a run re-scored by a later
+    release may have been created under other ones)."""
 
     run_id: str
     manifest: dict
     rows: list[ScoredRow]
+    policies: dict = dataclasses.field(default_factory=scoring_policies)
 
     def to_polars(self):
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
@@ -239,7 +254,7 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
 async def _sweep(
     spec, store, now, hooks: Hooks, models, prices, retry_limit, prepared
 ) -> SweepResult:
-    forecasters = {name: _bound(registry.create(name), models) for name in spec.forecasters}
+    forecasters = {name: hooked(registry.create(name)).bind(models) for name in spec.forecasters}
     limits = _limits(spec, forecasters, prices)
     p = prepared if prepared is not None else prepare(spec)
     try:
@@ -259,7 +274,13 @@ async def _run_plan(
     created = store.ensure_run(
         p.run_id,
         p.identity,
-        manifest.build(p.identity, p.store_root, forecasters, spec.archive),
+        manifest.build(
+            p.identity,
+            p.store_root,
+            {name: f.provenance() for name, f in forecasters.items()},
+            spec.archive,
+            scoring_policies(),
+        ),
         hooks.created_at or now,
     )
     base, limits = limits, _spent(limits, store, p.run_id)
@@ -421,20 +442,14 @@ def _empty(rows) -> tuple[str, ...]:
     return tuple(sorted(name for name, ok in valid.items() if not ok))
 
 
-def _bound(forecaster, models):
-    """The forecaster calling models through `models` (forecasters without models are unchanged)."""
-    bind = getattr(forecaster, "bind", None)
-    return bind(models) if callable(bind) else forecaster
-
-
-def _limits(spec: ReplaySpec, forecasters: dict, prices) -> Limits:
+def _limits(spec: ReplaySpec, forecasters: dict[str, ModelForecaster], prices) -> Limits:
     """The run's limits; with `max_cost`, every model must have a price (before any call)."""
     if spec.max_cost is not None:
         unpriced = sorted(
             {
                 n
                 for f in forecasters.values()
-                if (n := _model_name(f)) and prices.cost(n, 0, 0) is None
+                if (n := f.model_name()) and prices.cost(n, 0, 0) is None
             }
         )
         if unpriced:
@@ -450,17 +465,11 @@ def _spent(limits: Limits, store: RunStore, rid: str) -> Limits:
     if limits.max_cost is None and limits.max_tokens is None:
         return limits
     totals = [
-        spent(s.forecast.usage or {}, limits.prices)
-        for s in store.forecasts(rid, all_attempts=True)
+        spent(s.forecast.usage, limits.prices) for s in store.forecasts(rid, all_attempts=True)
     ]
     return dataclasses.replace(
         limits, spent_tokens=sum(t for t, _ in totals), spent_cost=sum(c for _, c in totals)
     )
-
-
-def _model_name(forecaster) -> str | None:
-    name = getattr(forecaster, "model_name", None)
-    return name() if callable(name) else None
 
 
 def _label_coverage(p: Plan, store: RunStore) -> None:
@@ -555,11 +564,9 @@ async def _execute(
         await _close(forecasters)
 
 
-async def _close(forecasters: dict) -> None:
+async def _close(forecasters: dict[str, ModelForecaster]) -> None:
     for forecaster in forecasters.values():
-        close = getattr(forecaster, "aclose", None)
-        if close is not None:
-            await close()
+        await forecaster.aclose()
 
 
 # ---- scoring a stored run (no model is called) -----------------------------------------------
@@ -571,6 +578,26 @@ def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
 def _bundle_of(run_manifest: dict) -> MarketBundle:
     recorded = run_manifest["market_store"]
     return open_version(Path(recorded["root"]), recorded["version"]).bundle
+
+
+def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
+    """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
+    the folder each run recorded; a recorded folder that no longer holds the snapshot is
+    skipped (its documents are then listed by id), a folder given explicitly must hold it."""
+    from hindcast.archive.layout import snapshot_dir
+    from hindcast.archive.snapshot import open_snapshot
+
+    if archive is not None:
+        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+        return [open_snapshot(Path(archive), sid) for sid in ids]
+    recorded = sorted(
+        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
+    )
+    return [
+        open_snapshot(Path(root), sid)
+        for root, sid in recorded
+        if snapshot_dir(Path(root), sid).is_dir()
+    ]
 
 
 def load_scored(
@@ -595,7 +622,7 @@ def load_scored(
         store.coverage(rid),
         venues(bundle),
     )
-    return RunScores(rid, run_manifest, rows)
+    return RunScores(rid, run_manifest, rows, scoring_policies())
 
 
 def score_run(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.errors import HindcastError
 from hindcast.forecasters.base import Context
@@ -24,6 +25,10 @@ from hindcast.replay.identity import run_id, run_identity
 from hindcast.replay.spec import ReplaySpec, parse_offset
 from hindcast.timeutil import iso
 
+if TYPE_CHECKING:
+    from hindcast.archive.index import IndexReader
+    from hindcast.archive.snapshot import Snapshot
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -34,8 +39,8 @@ class Plan:
     bundle: MarketBundle
     markets: list[str]
     cutoffs: list[cutoff_rules.Cutoff]
-    snapshot: object | None  # hindcast.archive.snapshot.Snapshot
-    index: object | None  # its opened embedding/full-text index
+    snapshot: Snapshot | None
+    index: IndexReader | None  # its opened embedding/full-text index
     store_root: Path
     search: dict = dataclasses.field(
         default_factory=dict
@@ -221,7 +226,7 @@ def open_snapshot(spec: ReplaySpec):
     return open_frozen(Path(spec.archive), spec.snapshot)
 
 
-def open_index(snapshot):
+def open_index(snapshot: Snapshot | None) -> IndexReader | None:
     """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
     if snapshot is None:
         return None

@@ -30,9 +30,9 @@ from hindcast.errors import (
     LeakageError,
     StoppedError,
 )
-from hindcast.forecasters.base import Context, Forecaster
+from hindcast.forecasters.base import Context, Forecaster, ModelForecaster
 from hindcast.forecasters.llm import Breakers
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast, Question, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
 
@@ -109,7 +109,7 @@ class Spend:
             float(limits.spent_cost),
         )
 
-    def record(self, usage: Mapping) -> None:
+    def record(self, usage: Usage) -> None:
         tokens, cost = spent(usage, self.limits.prices)
         self.tokens, self.cost = self.tokens + tokens, self.cost + cost
 
@@ -128,16 +128,13 @@ class Spend:
         return None
 
 
-def spent(usage: Mapping, prices) -> tuple[int, float]:
+def spent(usage: Usage, prices) -> tuple[int, float]:
     """(tokens, dollars) of a forecast's calls not replayed from the cache (unpriced: $0 here;
     a budgeted run refuses unpriced models before it starts)."""
-    prompt, completion = (
-        int(usage.get("fresh_prompt_tokens") or 0),
-        int(usage.get("fresh_completion_tokens") or 0),
-    )
+    prompt, completion = usage.fresh_prompt_tokens or 0, usage.fresh_completion_tokens or 0
     cost = (
-        prices.cost(usage["model_name"], prompt, completion)
-        if prices is not None and usage.get("model_name")
+        prices.cost(usage.model_name, prompt, completion)
+        if prices is not None and usage.model_name
         else 0
     )
     return prompt + completion, float(cost or 0.0)
@@ -145,7 +142,7 @@ def spent(usage: Mapping, prices) -> tuple[int, float]:
 
 async def run_tasks(
     tasks: Sequence[Task],
-    forecasters: Mapping[str, Forecaster],
+    forecasters: Mapping[str, ModelForecaster],
     question_for: Callable[[Cutoff], Question],
     context_for: Callable[[Task], Context],
     sink: Callable[[Task, Forecast, tuple], None],
@@ -217,19 +214,18 @@ async def run_tasks(
     _stop_reason(budget, spend, breakers, missed, limits.max_failures)
 
 
-def _for_attempt(forecaster: Forecaster, attempt: int) -> Forecaster:
+def _for_attempt(forecaster: ModelForecaster, attempt: int) -> ModelForecaster:
     """A retried failure is asked anew: forecasters that cache (`for_attempt`)
     get the attempt number."""
-    renew = getattr(forecaster, "for_attempt", None)
-    return renew(attempt) if attempt and callable(renew) else forecaster
+    return forecaster.for_attempt(attempt) if attempt else forecaster
 
 
 def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: Breakers) -> None:
     budget.record(forecast)
-    usage = forecast.usage or {}
+    usage = forecast.usage
     spend.record(usage)
-    if usage.get("endpoint") is not None and (usage.get("requests") or usage.get("cache_hits")):
-        breakers.success(usage["endpoint"])  # the endpoint answered
+    if usage.endpoint is not None and (usage.requests or usage.cache_hits):
+        breakers.success(usage.endpoint)  # the endpoint answered
 
 
 def _stop_reason(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import platform
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from hindcast.replay.coverage import POLICY as COVERAGE_POLICY
-from hindcast.scoring.aggregate import POLICIES
+from hindcast.records import RunManifest
 
 PACKAGES = (
     "hindcast-replay",
@@ -26,31 +26,31 @@ PACKAGES = (
 
 
 def build(
-    identity: dict, store_root: Path, forecasters: dict | None = None, archive: Path | None = None
-) -> dict:
+    identity: dict,
+    store_root: Path,
+    forecasters: Mapping[str, Mapping] | None = None,
+    archive: Path | None = None,
+    scoring_policies: Mapping | None = None,
+) -> RunManifest:
     """The run's provenance; where its inputs lived (store, archive folders) so a later export
-    can open them again (a moved folder is given back with --archive)."""
-    return {
-        "identity": identity,
-        "forecasters": {name: describe(f) for name, f in (forecasters or {}).items()},
-        "market_store": {
+    can open them again (a moved folder is given back with --archive). The caller (the engine)
+    gives each forecaster's provenance and the scoring policies in force: this package imports
+    nothing above it."""
+    return RunManifest(
+        identity=identity,
+        forecasters={name: dict(f) for name, f in (forecasters or {}).items()},
+        market_store={
             "version": identity["store_version"],
             "root": str(Path(store_root).resolve()),
         },
-        "archive": None
+        archive=None
         if archive is None
         else {"snapshot": identity["snapshot"], "root": str(Path(archive).resolve())},
-        "scoring_policies": {**POLICIES, **COVERAGE_POLICY},
-        "git_revision": git_revision(),
-        "python": platform.python_version(),
-        "packages": package_versions(),
-    }
-
-
-def describe(forecaster) -> dict:
-    """A forecaster's own provenance (model, endpoint without secrets, prompt hashes), if it offers one."""
-    provenance = getattr(forecaster, "provenance", None)
-    return dict(provenance()) if callable(provenance) else {"class": type(forecaster).__name__}
+        scoring_policies=dict(scoring_policies or {}),
+        git_revision=git_revision(),
+        python=platform.python_version(),
+        packages=package_versions(),
+    )
 
 
 def package_versions() -> dict[str, str | None]:

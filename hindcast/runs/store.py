@@ -32,9 +32,10 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 from urllib.parse import quote
@@ -45,7 +46,7 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from hindcast.errors import NoRunDatabase, RunStoreError
 from hindcast.http import redact
-from hindcast.records import Forecast
+from hindcast.records import Forecast, RunManifest, Usage
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
@@ -146,7 +147,7 @@ class StoredForecast:
     run_id: str
     forecaster: str
     market_id: str
-    t0: object  # datetime
+    t0: datetime
     label: str
     forecast: Forecast
     repeat: int = 0
@@ -194,9 +195,12 @@ class RunStore:
     def close(self) -> None:
         self.engine.dispose()
 
-    def ensure_run(self, run_id: str, spec: dict, manifest: dict, created_at) -> bool:
+    def ensure_run(
+        self, run_id: str, spec: dict, manifest: RunManifest | Mapping, created_at
+    ) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
-        second sweep of the same run that created it a moment before)."""
+        second sweep of the same run that created it a moment before). `manifest`: a
+        RunManifest (stored in its JSON form), or a stored manifest as it was."""
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
@@ -205,7 +209,9 @@ class RunStore:
                 id=run_id,
                 created_at=iso(created_at),
                 spec_json=_dumps(spec),
-                manifest_json=_dumps(manifest),
+                manifest_json=_dumps(
+                    manifest.to_dict() if isinstance(manifest, RunManifest) else manifest
+                ),
             )
         )
 
@@ -284,7 +290,7 @@ class RunStore:
             error=forecast.error,
             rationale=forecast.rationale,
             evidence_json=_dumps(list(forecast.evidence)),
-            usage_json=_dumps(forecast.usage),
+            usage_json=_dumps(forecast.usage.to_dict()),
             retrievals_json=_dumps(list(retrievals)),
             raw=forecast.raw,
             attempt=attempt,
@@ -694,7 +700,7 @@ def _stored(row: ForecastRow) -> StoredForecast:
         error=row.error,
         rationale=row.rationale,
         evidence=tuple(json.loads(row.evidence_json)),
-        usage=json.loads(row.usage_json),
+        usage=Usage.of(json.loads(row.usage_json)),
         raw=row.raw,
     )
     return StoredForecast(
@@ -710,3 +716,28 @@ def _stored(row: ForecastRow) -> StoredForecast:
 
 def _dumps(value) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Detail:
+    """What the run store kept of one forecast beyond its score."""
+
+    rationale: str = ""
+    raw: str = ""
+    retrievals: tuple = ()  # each {"op", "query" | "doc_id", …, "ids": [...]}
+
+
+def stored_details(store, run_id: str) -> dict[tuple, Detail]:
+    """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
+    f = ForecastRow
+    query = (
+        select(f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json)
+        .where(f.run_id == run_id)
+        .order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt)
+    )
+    with Session(store.engine) as session:
+        rows = list(session.exec(query))
+    return {
+        (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
+        for name, market, t0, repeat, rationale, raw, calls in rows
+    }  # the newest attempt comes last

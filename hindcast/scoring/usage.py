@@ -25,17 +25,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from hindcast.records import USAGE_COUNTS as COUNTS
+from hindcast.records import Usage
 from hindcast.scoring.costs import PriceTable
 
-COUNTS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "requests",
-    "cache_hits",
-    "retries",
-    "fresh_prompt_tokens",
-    "fresh_completion_tokens",
-)
 KEYS = ("model", "model_name", *COUNTS, "latency_s")  # what a summary reads of a usage record
 PRICED, UNKNOWN, NO_MODEL = "priced", "unknown", "no model"
 NOT_RECORDED = "(model_name not recorded)"
@@ -85,42 +78,46 @@ def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
 
 
 def summarize_usages(
-    pairs: Iterable[tuple[str, Mapping]], prices: PriceTable
+    pairs: Iterable[tuple[str, Usage | Mapping | None]], prices: PriceTable
 ) -> dict[str, UsageSummary]:
     """The same from (forecaster, usage record) pairs."""
-    groups: dict[str, list[Mapping]] = defaultdict(list)
+    groups: dict[str, list[Usage]] = defaultdict(list)
     for forecaster, usage in pairs:
-        groups[forecaster].append(usage or {})
+        groups[forecaster].append(Usage.of(usage))
     return {name: summary(name, groups[name], prices) for name in sorted(groups)}
 
 
-def relevant(usage: Mapping | None) -> tuple[tuple[str, object], ...]:
+def relevant(usage: Usage | Mapping | None) -> tuple[tuple[str, object], ...]:
     """The part of a usage record a summary reads, as a hashable value (kept on scored rows)."""
-    return tuple((k, usage[k]) for k in KEYS if usage and k in usage)
+    given = dict(usage or {})
+    return tuple((k, given[k]) for k in KEYS if k in given)
 
 
-def figures(usage: Mapping | None) -> dict:
+def figures(usage: Usage | Mapping | None) -> dict:
     """One forecast's usage figures (the per-forecast table's columns), None where
     not recorded or invalid."""
-    usage = dict(usage or {})
+    record = Usage.of(usage)
     return {
-        "model_name": _name(usage),
-        **{k: _count(usage.get(k)) for k in COUNTS},
-        "latency_s": _seconds(usage.get("latency_s")),
+        "model_name": _name(record),
+        **{k: getattr(record, k) for k in COUNTS},
+        "latency_s": _seconds(record.latency_s),
     }
 
 
-def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> UsageSummary:
-    usages = [dict(u) if not isinstance(u, Mapping) else u for u in usages]
-    used = [u for u in usages if uses_model(u)]
-    counts = {k: _total([_count(u.get(k)) for u in used]) for k in COUNTS}
-    latency = _fsum([_seconds(u.get("latency_s")) for u in used])
+def summary(
+    forecaster: str, usages: Iterable[Usage | Mapping | None], prices: PriceTable
+) -> UsageSummary:
+    """One forecaster's usage summed over its forecasts' usage records (or their stored form)."""
+    records = [Usage.of(u) for u in usages]
+    used = [u for u in records if u.uses_model()]
+    counts = {k: _total([getattr(u, k) for u in used]) for k in COUNTS}
+    latency = _fsum([_seconds(u.latency_s) for u in used])
     cost, unpriced = _cost(used, prices)
     fresh, _ = _cost(used, prices, "fresh_prompt_tokens", "fresh_completion_tokens")
     status = NO_MODEL if not used else PRICED if cost is not None else UNKNOWN
     return UsageSummary(
         forecaster,
-        len(usages),
+        len(records),
         len(used),
         tuple(sorted({_name(u) for u in used} - {None})),
         **counts,
@@ -133,14 +130,14 @@ def summary(forecaster: str, usages: list[Mapping], prices: PriceTable) -> Usage
     )
 
 
-def uses_model(usage: Mapping) -> bool:
+def uses_model(usage: Usage | Mapping) -> bool:
     """A forecast used a model when its usage names one or counts tokens
     (baselines record nothing)."""
-    return any(k in usage for k in ("model", "model_name", "prompt_tokens", "completion_tokens"))
+    return Usage.of(usage).uses_model()
 
 
 def _cost(
-    used: list[Mapping],
+    used: list[Usage],
     prices: PriceTable,
     prompt_key: str = "prompt_tokens",
     completion_key: str = "completion_tokens",
@@ -150,11 +147,7 @@ def _cost(
     tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unpriced = set()
     for u in used:
-        name, prompt, completion = (
-            _name(u),
-            _count(u.get(prompt_key)),
-            _count(u.get(completion_key)),
-        )
+        name, prompt, completion = _name(u), getattr(u, prompt_key), getattr(u, completion_key)
         if name is None or prompt is None or completion is None or name not in prices.prices:
             unpriced.add(
                 NOT_RECORDED
@@ -171,23 +164,12 @@ def _cost(
     return math.fsum(prices.cost(name, *tokens[name]) for name in sorted(tokens)), ()
 
 
-def _name(usage: Mapping) -> str | None:
-    name = usage.get("model_name")
-    return name if isinstance(name, str) and name else None
+def _name(usage: Usage) -> str | None:
+    return usage.model_name or None
 
 
-def _count(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _seconds(value) -> float | None:
-    ok = (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
-    return float(value) if ok else None
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _total(values: list[int | None]) -> int | None:

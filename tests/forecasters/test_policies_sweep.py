@@ -19,9 +19,8 @@ from hindcast import api
 from hindcast.audit import run_audit
 from hindcast.forecasters.fake import FakeChatModel, answer
 from hindcast.forecasters.models import Models
-from hindcast.leaderboard.viewer import stored_details
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore
+from hindcast.runs.store import RunStore, stored_details
 from hindcast.scoring.policy_pairs import COLUMNS, policy_pairs
 from tests.audit import planted_run
 from tests.audit.planted_run import LEAK_MARK

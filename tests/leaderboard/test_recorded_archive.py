@@ -8,7 +8,7 @@ import pytest
 
 from hindcast.archive.snapshot import latest
 from hindcast.errors import ArchiveIntegrityError
-from hindcast.leaderboard.run_export import recorded_snapshots
+from hindcast.replay.engine import recorded_snapshots
 from hindcast.runs import manifest
 from tests.helpers import ROOT
 
@@ -17,7 +17,8 @@ SAMPLE = ROOT / "archive" / "sample"
 
 def _scored(root, snapshot):
     identity = {"store_version": "m-x", "snapshot": snapshot}
-    return SimpleNamespace(manifest=manifest.build(identity, ROOT / "markets" / "sample", {}, root))
+    built = manifest.build(identity, ROOT / "markets" / "sample", {}, root)
+    return SimpleNamespace(manifest=built.to_dict())  # as a scored run holds it (stored form)
 
 
 def test_the_manifest_records_the_archive_folder_and_snapshot():

@@ -155,8 +155,7 @@ def test_an_approx_run_searches_approximately_and_records_the_measured_recall(
     from hindcast.archive.snapshot import open_snapshot
     from hindcast.forecasters.fake import FakeChatModel
     from hindcast.forecasters.models import Models
-    from hindcast.leaderboard.viewer import stored_details
-    from hindcast.runs.store import RunStore
+    from hindcast.runs.store import RunStore, stored_details
     from tests.helpers import at
 
     info = ann.build(open_index(open_snapshot(hash_archive)).root)
