@@ -187,7 +187,8 @@ class Month:
         self.vectors = scan.Vectors(
             a["vectors"], a["codes"], a["scales"], self.edit, float(np.max(a["scales"]))
         )
-        self.ann = ann.load_month(folder)
+        self.ann = ann.load_month(folder)  # the fixed codebook's (the default build)
+        self.ann_data = ann.load_month(folder / "data")  # the data-trained baseline
 
 
 def build_month(
@@ -225,21 +226,44 @@ def build_month(
 
 
 def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) -> tuple[dict, float]:
-    """`ann.build_month` on the memory-mapped month, unless it has an index of the same seed
-    and number of lists (`lists`, or ann's default for its training rows): the nprobe an
-    index was built with only sets the build-time recall it records, searches choose theirs."""
+    """The data-trained baseline: `ann.build_month` without a codebook on the memory-mapped
+    month (under `data/`), unless it has an index of the same seed and number of lists
+    (`lists`, or ann's default for its training rows): the nprobe an index was built with only
+    sets the build-time recall it records, searches choose theirs."""
     from hindcast.archive import ann
 
+    built = month.ann_data
     if (
-        month.ann is not None
-        and month.ann.meta["params"].get("seed") == seed
-        and month.ann.lists
+        built is not None
+        and built.meta["params"].get("seed") == seed
+        and built.lists
         == (
-            min(lists, month.ann.meta["trained_on"])
+            min(lists, built.meta["trained_on"])
             if lists
-            else ann.default_lists(month.ann.meta["trained_on"])
+            else ann.default_lists(built.meta["trained_on"])
         )
     ):
+        return built.meta, 0.0
+    start = time.perf_counter()
+    meta = ann.build_month(
+        month.folder / "data",
+        month.vectors.vectors,
+        month.created,
+        month.edit,
+        month.end_us,
+        lists=lists,
+        seed=seed,
+        nprobe=nprobe,
+    )
+    month.ann_data = ann.load_month(month.folder / "data")
+    return meta, time.perf_counter() - start
+
+
+def build_codebook_ann(month: Month, book, recall: dict) -> tuple[dict, float]:
+    """The default build: every row in the list of its nearest fixed-codebook centroid."""
+    from hindcast.archive import ann
+
+    if month.ann is not None and month.ann.meta.get("codebook") == book.id:
         return month.ann.meta, 0.0
     start = time.perf_counter()
     meta = ann.build_month(
@@ -248,9 +272,8 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
         month.created,
         month.edit,
         month.end_us,
-        lists=lists,
-        seed=seed,
-        nprobe=nprobe,
+        codebook=book,
+        recall=recall,
     )
     month.ann = ann.load_month(month.folder)
     return meta, time.perf_counter() - start
@@ -380,7 +403,9 @@ def _truth_chunk(
 
 
 # ---- search ---------------------------------------------------------------------------------
-def parts_for(months: list[Month], t0: int, approx: bool):
+def parts_for(months: list[Month], t0: int, partition: str | None):
+    """Parts of a search at t0: closed months through their index of `partition` ("codebook"
+    or "data"; None: none, the exact scan)."""
     from hindcast.archive.ann import Part
 
     parts = []
@@ -389,22 +414,24 @@ def parts_for(months: list[Month], t0: int, approx: bool):
             break
         closed = m.end_us <= t0
         end = m.created.size if closed else int(np.searchsorted(m.created, t0, side="left"))
-        parts.append(Part(m.vectors, end, m.ann if (approx and closed) else None))
+        index = {"codebook": m.ann, "data": m.ann_data}.get(partition) if closed else None
+        parts.append(Part(m.vectors, end, index))
     return parts
 
 
 class Tally:
-    """One mode: `exact`, or `approx` at one nprobe."""
+    """One mode: `exact`, or one partition ("codebook", "data") at one nprobe."""
 
-    def __init__(self, name: str, nprobe: int):
+    def __init__(self, name: str, nprobe: int, partition: str | None = None):
         self.name, self.nprobe, self.latencies, self.recalls = name, nprobe, [], []
+        self.partition = partition
         self.leaks = self.short = self.identical = 0
 
     def run(self, months, query, truth, eligible, scanner) -> None:
         from hindcast.archive import ann
 
         q, t0, _ = query
-        parts = parts_for(months, t0, self.name != "exact")
+        parts = parts_for(months, t0, self.partition)
         start = time.perf_counter()
         got = ann.rank(parts, q, t0, K, nprobe=self.nprobe, scanner=scanner)
         self.latencies.append((time.perf_counter() - start) * 1000)
@@ -434,14 +461,16 @@ class Tally:
         }
 
 
-def measure(months, queries, truth, eligible, nprobes: list[int], block: int = 20) -> list[dict]:
+def measure(
+    months, queries, truth, eligible, nprobes: list[int], partitions: list[str], block: int = 20
+) -> list[dict]:
     """Every mode over the same queries, in blocks of `block` queries, the order of modes
     rotating from block to block (background load on a shared machine hits them alike)."""
     from hindcast.archive import scan
 
     def tallies():
         return [Tally("exact", 1)] + [
-            Tally("approx" if len(nprobes) == 1 else f"approx@{n}", n) for n in nprobes
+            Tally(f"{partition}@{n}", n, partition) for partition in partitions for n in nprobes
         ]
 
     modes = tallies()
@@ -552,17 +581,29 @@ def run(args) -> dict:
             f"anchors: {table.shape[0]} headline vectors but the dumps used {manifest['headlines']} titles"
         )
     labels = gen.month_starts(cfg)
-    months, ann_meta = [], {}
+    partitions = args.partitions.split(",")
+    nprobes = [int(n) for n in str(args.nprobe or ann.NPROBE).split(",")]
+    start = time.perf_counter()
+    book, book_recall = the_codebook(Path(args.data), args.codebook_lists, nprobes[0])
+    times["codebook_s"] = time.perf_counter() - start
+    log(f"codebook {book.id}: {book.lists} lists, reference recall@10 {book_recall['recall@10']}")
+    months, ann_meta, book_meta = [], {}, {}
+    times["ann_codebook_build_s"] = 0.0
     for index, (label, _, end) in enumerate(labels):
         folder = months_dir / f"month={label}"
         build_month(folder, dumps, label, index, table, args.seed, times, args.comment_other)
         month = Month(folder, label, end * 1_000_000)
-        ann_meta[label], took = build_ann(month, args.lists, None, 0)
-        times["ann_build_s"] += took
+        book_meta[label], took_book = build_codebook_ann(month, book, book_recall)
+        times["ann_codebook_build_s"] += took_book
+        took = 0.0
+        if "data" in partitions:
+            ann_meta[label], took = build_ann(month, args.lists, None, 0)
+            times["ann_build_s"] += took
         months.append(month)
         log(
-            f"{label}: {month.created.size:,} docs, lists {ann_meta[label]['lists']}, "
-            f"build recall@10 {ann_meta[label]['recall@10']}, ann {took:.0f} s"
+            f"{label}: {month.created.size:,} docs, codebook ann {took_book:.0f} s; data-trained "
+            f"lists {ann_meta.get(label, {}).get('lists')}, build recall@10 "
+            f"{ann_meta.get(label, {}).get('recall@10')}, ann {took:.0f} s"
         )
     build_memory = memory()
     questions, qvec = query_vectors(Path(args.data))
@@ -572,9 +613,8 @@ def run(args) -> dict:
     times["ground_truth_s"] = time.perf_counter() - start
     log(f"ground truth in {times['ground_truth_s']:.0f} s ({uncertain} uncertain)")
     reset_peak()
-    nprobes = [int(n) for n in str(args.nprobe or ann.NPROBE).split(",")]
     load_before = os.getloadavg()
-    results = measure(months, queries, truth, eligible, nprobes)
+    results = measure(months, queries, truth, eligible, nprobes, partitions)
     search_memory = memory()
     times["load_average_during_search"] = [
         round(x, 2) for x in (load_before[0], os.getloadavg()[0])
@@ -590,6 +630,7 @@ def run(args) -> dict:
         "nprobe": nprobes,
         "lists": {k: v["lists"] for k, v in ann_meta.items()},
         "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()},
+        "codebook": book.meta | {"lists": book.lists, "reference_recall@10": book_recall},
         "truth_uncertain": uncertain,
         "results": results,
         "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()},
@@ -604,14 +645,28 @@ def run(args) -> dict:
     }
 
 
+def the_codebook(data: Path, lists: int | None, nprobe: int):
+    """The codebook the index builds for minilm-fp32 (the benchmark's vectors' model): the
+    shipped reference corpus embedded by it, k-means, cached under `data/codebook-minilm-fp32`;
+    and its recall@10 on that corpus at `nprobe`."""
+    from hindcast.archive import codebook
+
+    folder = data / "codebook-minilm-fp32"
+    folder.mkdir(parents=True, exist_ok=True)
+    book = codebook.for_index(folder, "minilm-fp32", lists=lists)
+    return book, codebook.measured_recall(folder / codebook.FOLDER, book, nprobe)
+
+
 def report(out: dict) -> None:
     print(
         f"{out['docs']:,} documents over {out['months']} months, {out['queries']} queries "
-        f"({out['questions']} market questions), IVF lists per month {sorted(set(out['lists'].values()))}"
+        f"({out['questions']} market questions), data-trained IVF lists per month "
+        f"{sorted(set(out['lists'].values()))}, fixed codebook {out['codebook']['id']} of "
+        f"{out['codebook']['lists']} lists"
     )
     for r in out["results"]:
         print(
-            f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
+            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
             f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
             f"identical to truth {r['identical_to_truth']}/{r['queries']}"
         )
@@ -636,7 +691,22 @@ def add_arguments(parser) -> None:
         "default ann.NPROBE",
     )
     parser.add_argument(
-        "--lists", type=int, default=None, help="IVF lists per month (default: ann's rule)"
+        "--lists",
+        type=int,
+        default=None,
+        help="data-trained baseline: IVF lists per month (default: ann's rule)",
+    )
+    parser.add_argument(
+        "--codebook-lists",
+        type=int,
+        default=None,
+        help="lists of the fixed codebook (default: codebook.LISTS)",
+    )
+    parser.add_argument(
+        "--partitions",
+        default="codebook,data",
+        help="approximate partitions measured in the same run: codebook (the default build), "
+        "data (the data-trained baseline)",
     )
     parser.add_argument(
         "--data",
