@@ -21,6 +21,7 @@ count for a quick local run.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import random
 import re
@@ -192,10 +193,12 @@ def hybrid_case(world, query, t0, k, **search):
 
 
 def tiny_probe_case(world, query, t0, k):
-    """One list probed per closed month: bounded (checked in `_search`), never short, best first."""
+    """One list probed per closed month: bounded (checked in `_search`), never short, best first
+    — but for the one restart where the closed months' rows outside their probed list follow
+    (a short probe; issue 24: which group a row is in must not depend on other rows)."""
     hits, eligible = _search(world, query, t0, k, "vector", **TINY)
     assert len(hits) == min(k, int(eligible.sum()))
-    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert sum(1 for a, b in itertools.pairwise(h.score for h in hits) if b > a) <= 1
 
 
 def thread_case(world, query, t0, k):
