@@ -451,6 +451,7 @@ class Tally:
         lat = np.array(self.latencies)
         return {
             "mode": self.name,
+            "partition": self.partition,
             "nprobe": self.nprobe if self.name != "exact" else None,
             "queries": len(lat),
             "p50_ms": round(float(np.percentile(lat, 50)), 2),
@@ -465,15 +466,27 @@ class Tally:
 
 
 def measure(
-    months, queries, truth, eligible, nprobes: list[int], partitions: list[str], block: int = 20
+    months,
+    queries,
+    truth,
+    eligible,
+    nprobes: list[int],
+    partitions: tuple[str, ...] = ("data",),
+    block: int = 20,
 ) -> list[dict]:
     """Every mode over the same queries, in blocks of `block` queries, the order of modes
-    rotating from block to block (background load on a shared machine hits them alike)."""
+    rotating from block to block (background load on a shared machine hits them alike). A mode
+    is named approx@nprobe when one partition is measured, else partition@nprobe."""
     from hindcast.archive import scan
+
+    def name(partition: str, n: int) -> str:
+        if len(partitions) > 1:
+            return f"{partition}@{n}"
+        return "approx" if len(nprobes) == 1 else f"approx@{n}"
 
     def tallies():
         return [Tally("exact", 1)] + [
-            Tally(f"{partition}@{n}", n, partition) for partition in partitions for n in nprobes
+            Tally(name(partition, n), n, partition) for partition in partitions for n in nprobes
         ]
 
     modes = tallies()
@@ -617,7 +630,7 @@ def run(args) -> dict:
     log(f"ground truth in {times['ground_truth_s']:.0f} s ({uncertain} uncertain)")
     reset_peak()
     load_before = os.getloadavg()
-    results = measure(months, queries, truth, eligible, nprobes, partitions)
+    results = measure(months, queries, truth, eligible, nprobes, tuple(partitions))
     search_memory = memory()
     times["load_average_during_search"] = [
         round(x, 2) for x in (load_before[0], os.getloadavg()[0])
