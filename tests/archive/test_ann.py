@@ -753,3 +753,24 @@ def test_a_post_t0_edit_changes_no_other_document_of_an_approximate_search(
             got = _search(edited, indexes[0], t0, q, n, nprobe)
             wider = _search(never, indexes[1], t0, q, n + len(xs), nprobe)
             assert got == [hit for hit in wider if hit[1] not in xs][:n], nprobe
+
+
+def test_an_index_trained_on_the_archive_by_an_earlier_hindcast_is_refused():
+    """An index of format hindcast-ann/1 (centroids trained on the archive's documents, moved
+    by a post-t0 edit) is refused by approximate search with what to run."""
+    from hindcast.errors import ArchiveIntegrityError
+
+    rng = np.random.default_rng(4)
+    vectors, created = _vectors(300, 8, 4), np.sort(rng.integers(0, MONTH, size=300))
+    edit = _edits(rng, created, MONTH)
+    index = ann.fit(vectors, created, edit, MONTH, codebook=_book(8)[0])
+    old = ann.Ann(
+        **{k: getattr(index, k) for k in ann._ARRAYS},
+        meta=index.meta | {"format": "hindcast-ann/1"},
+    )
+    q = rng.standard_normal(8).astype(np.float32)
+    assert (
+        len(ann.rank([ann.Part(_month(vectors, edit), 300, index)], q, 2 * MONTH, 5, nprobe=2)) == 5
+    )
+    with pytest.raises(ArchiveIntegrityError, match=r"hindcast-ann/1.*embed --approx"):
+        ann.rank([ann.Part(_month(vectors, edit), 300, old)], q, 2 * MONTH, 5, nprobe=2)
