@@ -45,17 +45,20 @@ exact months' rows) go through one first-stage pass on the scanner's threads. Th
 default is a constant, so it carries no document.
 
 Defaults: a codebook of 1024 lists, nprobe 256 (unchanged from the data-trained index).
-Measured (`HINDCAST_BENCH_ANCHORS=<a build of the sample's MiniLM vectors> python
-benchmarks/retrieval.py --docs 300000 --queries 100 --nprobe 32,64,128,256`: 12 months of 25k
-Pushshift-shaped documents, both partitions in the same run, 2 shared cores at load ≈ 16):
-recall@10 at nprobe 256 1.000 with the codebook vs 0.995 data-trained (948 lists a month),
-p50 27.9 vs 27.1 ms (exact 24.4 ms: at this size the scan is as fast); at 128: 0.989 vs
-0.991; 64: 0.962 vs 0.970; 32: 0.929 vs 0.948. So no recall is lost at the default nprobe.
-Not measured: 1M documents and more, where the data-trained default grew to 4096 lists a
-month (nprobe 256 probed 6% of a month) while the codebook stays at 1024 (25%): expect the
-approximate search to be slower there than before, for the same recall. The benchmark trains
-its codebook on the same headlines its documents' vectors are anchored on, so its recall is
-an upper estimate of a codebook trained on news headlines searching, say, Reddit comments.
+Measured with `benchmarks/retrieval.py --docs 1000000 --queries 100 --nprobe 256,384
+--partitions codebook,data` (12 months of 83k Pushshift-shaped documents, vectors anchored on
+the sample headlines' MiniLM vectors, given by HINDCAST_BENCH_ANCHORS; both partitions in the
+same run; 2 shared cores, load ≈ 7): at nprobe 256 recall@10 0.992 with the codebook vs 0.986
+data-trained (1,730 lists a month), p50 17.0 vs 13.9 ms (exact 26.8 ms); at 384: 0.994 vs
+0.990, 20.1 vs 19.2 ms. At 300k documents (`--docs 300000`, 948 data-trained lists): 256:
+1.000 vs 0.995; 128: 0.989 vs 0.991; 64: 0.962 vs 0.970; 32: 0.929 vs 0.948. No recall is
+lost at the default nprobe, so it stays; the codebook probes a larger share of a month (256 of
+1024 lists against 256 of 1,730), hence ~20% slower at 1M. Not measured: 10M, where the
+data-trained index had 4,096 lists a month (6% probed) and the codebook keeps 25%: expect it
+slower there for the same recall (a 4,096-list codebook at 300k: nprobe 256 recall 0.977,
+512 0.998). The benchmark's codebook is trained on the same headlines its documents' vectors
+are anchored on, so its recall is an upper estimate for, say, Reddit comments searched
+through a codebook of news headlines.
 
 **The data-trained baseline.** `fit`/`build_month` without a codebook train the centroids on
 the month's rows final before its end (edit_us < month end) — the previous default, kept
