@@ -33,6 +33,14 @@ The load (everything cached under `--data`/<docs>-<months>m-s<seed>/, so a re-ru
    (score desc, month, position) — exact filtered search. A query whose 32nd float32 score is
    within 1e-4 of its 10th exact score is counted as `uncertain` (expected 0).
 
+Partitions (`--partitions codebook,data`, both in the same run): `codebook` is the default
+build — every row in the list of its nearest fixed-codebook centroid (`hindcast.archive.codebook`,
+trained here on the anchor table, i.e. the sample headlines under the same model, 1024 lists
+or `--codebook-lists`); `data` is the data-trained baseline (`ann.build_month` without a
+codebook, kept under `month=…/data/`). HINDCAST_BENCH_ANCHORS names another build of the
+sample headlines' vectors (a folder with vectors/month=*/vectors.npy) when the fp32 index is
+not built.
+
 Search: per query, parts = every month ≤ month(t0); the boundary month cut at
 searchsorted(created_us, t0). exact = every part with ann=None (the provably exact two-stage
 scan, the baseline); approx = closed months through their Ann, the boundary month exact.
