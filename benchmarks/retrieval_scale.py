@@ -33,6 +33,14 @@ The load (everything cached under `--data`/<docs>-<months>m-s<seed>/, so a re-ru
    (score desc, month, position) — exact filtered search. A query whose 32nd float32 score is
    within 1e-4 of its 10th exact score is counted as `uncertain` (expected 0).
 
+Partitions (`--partitions codebook,data`, both in the same run): `codebook` is the default
+build — every row in the list of its nearest fixed-codebook centroid (`hindcast.archive.codebook`,
+trained here on the anchor table, i.e. the sample headlines under the same model, 1024 lists
+or `--codebook-lists`); `data` is the data-trained baseline (`ann.build_month` without a
+codebook, kept under `month=…/data/`). HINDCAST_BENCH_ANCHORS names another build of the
+sample headlines' vectors (a folder with vectors/month=*/vectors.npy) when the fp32 index is
+not built.
+
 Search: per query, parts = every month ≤ month(t0); the boundary month cut at
 searchsorted(created_us, t0). exact = every part with ann=None (the provably exact two-stage
 scan, the baseline); approx = closed months through their Ann, the boundary month exact.
@@ -120,7 +128,10 @@ def _add(cols: dict, row: dict, kind: int, edit_us) -> None:
 def anchors() -> np.ndarray:
     """The real MiniLM (fp32) vectors of the archive/sample headlines, in index order, from the
     sample's fp32 index (not shipped: built once by the command the error names)."""
-    found = sorted(SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2"))
+    if os.environ.get("HINDCAST_BENCH_ANCHORS"):  # another build of the same headlines' vectors
+        found = [Path(os.environ["HINDCAST_BENCH_ANCHORS"])]
+    else:
+        found = sorted(SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2"))
     if not found:
         raise SystemExit(
             "anchors: the shipped sample's fp32 MiniLM index is not built; build it once with "
@@ -189,7 +200,8 @@ class Month:
         self.vectors = scan.Vectors(
             a["vectors"], a["codes"], a["scales"], self.edit, float(np.max(a["scales"]))
         )
-        self.ann = ann.load_month(folder)
+        self.ann = ann.load_month(folder)  # the fixed codebook's (the default build)
+        self.ann_data = ann.load_month(folder / "data")  # the data-trained baseline
 
 
 def build_month(
@@ -227,21 +239,44 @@ def build_month(
 
 
 def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) -> tuple[dict, float]:
-    """`ann.build_month` on the memory-mapped month, unless it has an index of the same seed
-    and number of lists (`lists`, or ann's default for its training rows): the nprobe an
-    index was built with only sets the build-time recall it records, searches choose theirs."""
+    """The data-trained baseline: `ann.build_month` without a codebook on the memory-mapped
+    month (under `data/`), unless it has an index of the same seed and number of lists
+    (`lists`, or ann's default for its training rows): the nprobe an index was built with only
+    sets the build-time recall it records, searches choose theirs."""
     from hindcast.archive import ann
 
+    built = month.ann_data
     if (
-        month.ann is not None
-        and month.ann.meta["params"].get("seed") == seed
-        and month.ann.lists
+        built is not None
+        and built.meta["params"].get("seed") == seed
+        and built.lists
         == (
-            min(lists, month.ann.meta["trained_on"])
+            min(lists, built.meta["trained_on"])
             if lists
-            else ann.default_lists(month.ann.meta["trained_on"])
+            else ann.default_lists(built.meta["trained_on"])
         )
     ):
+        return built.meta, 0.0
+    start = time.perf_counter()
+    meta = ann.build_month(
+        month.folder / "data",
+        month.vectors.vectors,
+        month.created,
+        month.edit,
+        month.end_us,
+        lists=lists,
+        seed=seed,
+        nprobe=nprobe,
+    )
+    month.ann_data = ann.load_month(month.folder / "data")
+    return meta, time.perf_counter() - start
+
+
+def build_codebook_ann(month: Month, book, recall: dict) -> tuple[dict, float]:
+    """The default build: every row in the list of its nearest fixed-codebook centroid."""
+    from hindcast.archive import ann
+
+    if month.ann is not None and month.ann.meta.get("codebook") == book.id:
         return month.ann.meta, 0.0
     start = time.perf_counter()
     meta = ann.build_month(
@@ -250,9 +285,8 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
         month.created,
         month.edit,
         month.end_us,
-        lists=lists,
-        seed=seed,
-        nprobe=nprobe,
+        codebook=book,
+        recall=recall,
     )
     month.ann = ann.load_month(month.folder)
     return meta, time.perf_counter() - start
@@ -382,7 +416,9 @@ def _truth_chunk(
 
 
 # ---- search ---------------------------------------------------------------------------------
-def parts_for(months: list[Month], t0: int, approx: bool):
+def parts_for(months: list[Month], t0: int, partition: str | None):
+    """Parts of a search at t0: closed months through their index of `partition` ("codebook"
+    or "data"; None: none, the exact scan)."""
     from hindcast.archive.ann import Part
 
     parts = []
@@ -391,22 +427,24 @@ def parts_for(months: list[Month], t0: int, approx: bool):
             break
         closed = m.end_us <= t0
         end = m.created.size if closed else int(np.searchsorted(m.created, t0, side="left"))
-        parts.append(Part(m.vectors, end, m.ann if (approx and closed) else None))
+        index = {"codebook": m.ann, "data": m.ann_data}.get(partition) if closed else None
+        parts.append(Part(m.vectors, end, index))
     return parts
 
 
 class Tally:
-    """One mode: `exact`, or `approx` at one nprobe."""
+    """One mode: `exact`, or one partition ("codebook", "data") at one nprobe."""
 
-    def __init__(self, name: str, nprobe: int):
+    def __init__(self, name: str, nprobe: int, partition: str | None = None):
         self.name, self.nprobe, self.latencies, self.recalls = name, nprobe, [], []
+        self.partition = partition
         self.leaks = self.short = self.identical = 0
 
     def run(self, months, query, truth, eligible, scanner) -> None:
         from hindcast.archive import ann
 
         q, t0, _ = query
-        parts = parts_for(months, t0, self.name != "exact")
+        parts = parts_for(months, t0, self.partition)
         start = time.perf_counter()
         got = ann.rank(parts, q, t0, K, nprobe=self.nprobe, scanner=scanner)
         self.latencies.append((time.perf_counter() - start) * 1000)
@@ -423,6 +461,7 @@ class Tally:
         lat = np.array(self.latencies)
         return {
             "mode": self.name,
+            "partition": self.partition,
             "nprobe": self.nprobe if self.name != "exact" else None,
             "queries": len(lat),
             "p50_ms": round(float(np.percentile(lat, 50)), 2),
@@ -436,14 +475,28 @@ class Tally:
         }
 
 
-def measure(months, queries, truth, eligible, nprobes: list[int], block: int = 20) -> list[dict]:
+def measure(
+    months,
+    queries,
+    truth,
+    eligible,
+    nprobes: list[int],
+    partitions: tuple[str, ...] = ("data",),
+    block: int = 20,
+) -> list[dict]:
     """Every mode over the same queries, in blocks of `block` queries, the order of modes
-    rotating from block to block (background load on a shared machine hits them alike)."""
+    rotating from block to block (background load on a shared machine hits them alike). A mode
+    is named approx@nprobe when one partition is measured, else partition@nprobe."""
     from hindcast.archive import scan
+
+    def name(partition: str, n: int) -> str:
+        if len(partitions) > 1:
+            return f"{partition}@{n}"
+        return "approx" if len(nprobes) == 1 else f"approx@{n}"
 
     def tallies():
         return [Tally("exact", 1)] + [
-            Tally("approx" if len(nprobes) == 1 else f"approx@{n}", n) for n in nprobes
+            Tally(name(partition, n), n, partition) for partition in partitions for n in nprobes
         ]
 
     modes = tallies()
@@ -556,17 +609,29 @@ def run(args) -> dict:
             f"{manifest['headlines']} titles"
         )
     labels = gen.month_starts(cfg)
-    months, ann_meta = [], {}
+    partitions = args.partitions.split(",")
+    nprobes = [int(n) for n in str(args.nprobe or ann.NPROBE).split(",")]
+    start = time.perf_counter()
+    book, book_recall = the_codebook(Path(args.data), table, args.codebook_lists, nprobes[0])
+    times["codebook_s"] = time.perf_counter() - start
+    log(f"codebook {book.id}: {book.lists} lists, reference recall@10 {book_recall['recall@10']}")
+    months, ann_meta, book_meta = [], {}, {}
+    times["ann_codebook_build_s"] = 0.0
     for index, (label, _, end) in enumerate(labels):
         folder = months_dir / f"month={label}"
         build_month(folder, dumps, label, index, table, args.seed, times, args.comment_other)
         month = Month(folder, label, end * 1_000_000)
-        ann_meta[label], took = build_ann(month, args.lists, None, 0)
-        times["ann_build_s"] += took
+        book_meta[label], took_book = build_codebook_ann(month, book, book_recall)
+        times["ann_codebook_build_s"] += took_book
+        took = 0.0
+        if "data" in partitions:
+            ann_meta[label], took = build_ann(month, args.lists, None, 0)
+            times["ann_build_s"] += took
         months.append(month)
         log(
-            f"{label}: {month.created.size:,} docs, lists {ann_meta[label]['lists']}, "
-            f"build recall@10 {ann_meta[label]['recall@10']}, ann {took:.0f} s"
+            f"{label}: {month.created.size:,} docs, codebook ann {took_book:.0f} s; data-trained "
+            f"lists {ann_meta.get(label, {}).get('lists')}, build recall@10 "
+            f"{ann_meta.get(label, {}).get('recall@10')}, ann {took:.0f} s"
         )
     build_memory = memory()
     questions, qvec = query_vectors(Path(args.data))
@@ -576,9 +641,8 @@ def run(args) -> dict:
     times["ground_truth_s"] = time.perf_counter() - start
     log(f"ground truth in {times['ground_truth_s']:.0f} s ({uncertain} uncertain)")
     reset_peak()
-    nprobes = [int(n) for n in str(args.nprobe or ann.NPROBE).split(",")]
     load_before = os.getloadavg()
-    results = measure(months, queries, truth, eligible, nprobes)
+    results = measure(months, queries, truth, eligible, nprobes, tuple(partitions))
     search_memory = memory()
     times["load_average_during_search"] = [
         round(x, 2) for x in (load_before[0], os.getloadavg()[0])
@@ -594,6 +658,7 @@ def run(args) -> dict:
         "nprobe": nprobes,
         "lists": {k: v["lists"] for k, v in ann_meta.items()},
         "build_recall@10": {k: v["recall@10"] for k, v in ann_meta.items()},
+        "codebook": book.meta | {"lists": book.lists, "reference_recall@10": book_recall},
         "truth_uncertain": uncertain,
         "results": results,
         "times_s": {k: round(v, 1) if isinstance(v, float) else v for k, v in times.items()},
@@ -608,18 +673,35 @@ def run(args) -> dict:
     }
 
 
+def the_codebook(data: Path, table: np.ndarray, lists: int | None, nprobe: int):
+    """The fixed codebook as the index trains it (`codebook.train`: seeded k-means) on the
+    shipped reference corpus embedded by the vectors' model — here the anchor table itself:
+    the same 46,809 sample headlines embedded by the same model (in the sample index's order
+    rather than by id), which saves embedding them again. Cached under `data/`; with its
+    recall@10 on that corpus at `nprobe`."""
+    from hindcast.archive import codebook
+
+    lists = lists or codebook.LISTS
+    folder = data / f"codebook-{hashlib.sha256(table.tobytes()).hexdigest()[:12]}-{lists}"
+    book = codebook.load(folder)
+    if book is None:
+        book = codebook.train(table, {"reference": "anchors", "embedder": "anchors"}, lists=lists)
+        codebook.save(folder, book, table)
+    return book, codebook.measured_recall(folder, book, nprobe)
+
+
 def report(out: dict) -> None:
     print(
         f"{out['docs']:,} documents over {out['months']} months, {out['queries']} queries "
-        f"({out['questions']} market questions), IVF lists per month "
-        f"{sorted(set(out['lists'].values()))}"
+        f"({out['questions']} market questions), data-trained IVF lists per month "
+        f"{sorted(set(out['lists'].values()))}, fixed codebook {out['codebook']['id']} of "
+        f"{out['codebook']['lists']} lists"
     )
     for r in out["results"]:
         print(
-            f"  {r['mode']:11s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio "
-            f"{r['p50_ratio_to_exact']:5.3f}  recall@10 {r['recall@10']:.4f} (min "
-            f"{r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  identical to truth "
-            f"{r['identical_to_truth']}/{r['queries']}"
+            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
+            f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
+            f"identical to truth {r['identical_to_truth']}/{r['queries']}"
         )
     print(f"  build: {out['times_s']}")
     print(f"  disk: {out['disk']}, dumps {out['dumps_gb']} GB")
@@ -644,7 +726,22 @@ def add_arguments(parser) -> None:
         "default ann.NPROBE",
     )
     parser.add_argument(
-        "--lists", type=int, default=None, help="IVF lists per month (default: ann's rule)"
+        "--lists",
+        type=int,
+        default=None,
+        help="data-trained baseline: IVF lists per month (default: ann's rule)",
+    )
+    parser.add_argument(
+        "--codebook-lists",
+        type=int,
+        default=None,
+        help="lists of the fixed codebook (default: codebook.LISTS)",
+    )
+    parser.add_argument(
+        "--partitions",
+        default="codebook,data",
+        help="approximate partitions measured in the same run: codebook (the default build), "
+        "data (the data-trained baseline)",
     )
     parser.add_argument(
         "--data",

@@ -5,68 +5,66 @@ it was created before t0, so only the edit policy filters it. Such a month may b
 through an inverted-file index (IVF) instead of the full scan; the boundary month (month(t0))
 and any month without an index keep the exact scan of `hindcast.archive.scan`.
 
+**The partition is a fixed codebook (issue 24).** The lists' centroids are trained once,
+seeded and deterministic, on a fixed reference corpus that ships with the package (the sample's
+46,809 headlines, embedded by the index's own model: `hindcast.archive.codebook`), never on the
+archive's documents. Why: our archive stores only a document's last text (Pushshift), so a
+document X edited after t0 has lost the text it had at t0. An index trained on the archive's
+documents must then differ between "X edited after t0" and "X never edited, visible with its
+t0 text" — X's presence and text move every centroid, so the lists probed for every *other*
+document — and no rule about which documents to train on can fix that (the edited archive no
+longer has X's t0 text, and any document may be edited later). With a codebook that reads
+nothing of the archive, every row's list is a function of its own vector alone.
+
 Build (`build_month`, `build`), per month:
 
-* Centroids: seeded, deterministic spherical k-means (float32 BLAS) **trained only on
-  documents whose text was final before the month's end** (edit_us < month end: never edited,
-  or edited at a known instant inside the month). Any t0 that uses the index is ≥ month end,
-  so no centroid carries anything of a document at or after t0. The number of lists is a
-  function of the number of training rows only.
-* Every row is assigned to its nearest centroid (its own vector and the centroids only).
-  Lists are stored contiguously, in list order and time order within a list: positions,
-  int8 codes, scales and edit instants (`ann/` under the month's vector folder), so probing a
-  list is one contiguous scan. Written to a temporary folder, then renamed (atomic); `build`
-  skips months already built with the same parameters, so a re-run resumes and is idempotent
-  (byte-identical files).
-* Recall@10 at the default nprobe is measured on seeded probe queries (month documents plus
-  noise) against the exact scan of the month, and recorded.
+* Every row is assigned to its nearest codebook centroid (its own vector and the codebook
+  only). Lists are stored contiguously, in list order and time order within a list:
+  positions, int8 codes, scales and edit instants (`ann/` under the month's vector folder), so
+  probing a list is one contiguous scan. Written to a temporary folder, then renamed (atomic);
+  `build` skips months already built with the same parameters and codebook, so a re-run
+  resumes and is idempotent (byte-identical files). The number of lists is the codebook's
+  (`codebook.LISTS`, or `--lists`): a constant, whatever the month holds.
+* The month's meta and index.json record the codebook's id (a hash of its centroids, the
+  model, the reference corpus, lists and seed) and the recall@10 at nprobe measured on the
+  reference corpus (`codebook.recall`): a function of nothing in the archive either.
 
 Search (`rank`): score the centroids, probe the best `nprobe` lists (ties to the lower list),
 run the int8 first stage over the probed rows **with the edit mask inside the scan**, then the
-exact float64 rescore of `scan.refine`, widened by the same error bound: the result is the
-exact top-n among the probed rows (ties to the earlier position). A month whose probe yields
-fewer than n eligible rows is scanned exactly instead, so top-k is never short. All months'
-probed ranges (and the exact months' rows) go through one first-stage pass on the scanner's
-threads. The nprobe default is a constant (not tuned on the archive's own data),
-so it carries no document.
+exact float64 rescore of `scan.refine`, widened by the same error bound. The result is the
+first n eligible rows in one fixed order: (1) the rows of the probed lists of every indexed
+month together with every row (up to t0) of the exactly scanned months, best first (ties:
+month, then position); (2) when those hold fewer than n eligible rows, the indexed months'
+*other* rows, best first — so top-k is never short, but in that case (only) the tail is not in
+score order. Which group a row is in depends on the query and the row's own vector only, so
+masking a row (X, edited after t0) removes it and changes nothing else: the results at t0 equal
+those of the never-edited archive with X taken out, at every nprobe. (The former rule — scan
+the whole month exactly when the probe holds fewer than n eligible rows — let X's eligibility
+decide between the two and so change the other results.) All months' probed ranges (and the
+exact months' rows) go through one first-stage pass on the scanner's threads. The nprobe
+default is a constant, so it carries no document.
 
-Defaults: 6·√(training rows) lists, at most 4096, and nprobe 256. Chosen at 10M documents
-(`benchmarks/retrieval.py --docs 10000000`: 12 months of 833k Pushshift-shaped documents with
-vectors anchored on the shipped MiniLM headline embeddings, 4096 lists per month, the 57
-`markets/sample` questions at t0 in the last two months, 2 cores, a quiet machine): nprobe 256
-gave p50 46 ms and recall@10 0.996 against exact filtered search (exact scan 334 ms in the
-same run); 192: 43 ms, 0.993; 384: 56 ms, 1.0. The price is paid at small scale, where the
-exact scan is fast anyway: at 1M documents (12 months, 1730 lists) nprobe 256 gave recall
-0.9865 and 384 0.992 (exact 31 ms). The probe queries' noise (1.75 × a unit Gaussian on a unit
-row: cosine ≈ 0.5 to it, like a market question to its nearest headline) makes the recorded
-recall track the market questions' (0.995 recorded vs 0.9965 measured on one 416k-row month
-at nprobe 384): an estimate from the month's own documents, not a guarantee.
-**What a post-t0 edit changes (issue 24).** A document X created in a closed month and edited
-at e ≥ t0 (or at an unknown time) has lost the text it had at t0: the archive stores only the
-edited text. Under the strict policy every search hides X (invariant 2). The approximate search
-at t0 is then exactly the one over the archive *as it stood at t0 without X* — as if X had never
-existed — and so is the exact search; nothing else about the edit (its instant, its text, that
-it happened) reaches a ranking:
-* training rows are the rows final before the month's end (edit_us < month end), chosen as a
-  seeded sample *by rank among them* (`kmeans`), so the training set, the sample, every
-  centroid and the number of lists are the same as in the archive without X (X is not a
-  training row in either), and no text written after the month's end (≤ t0) is trained on;
-* every other row's list is a function of its own vector and the centroids; X's own list (from
-  its edited vector) is never seen: it is masked before the first stage, and the fall-back to
-  the exact scan counts eligible rows only;
-* the recorded recall is measured with probe queries from training rows against the rows
-  final before the month's end (`_recall`), so the index's meta is the same too.
-tests/archive/test_ann.py and tests/archive/test_properties.py check this on random archives
-with post-t0 edits and post-t0 documents, at every nprobe.
+Defaults: a codebook of 1024 lists, nprobe 256 (unchanged from the data-trained index).
+Measured with `benchmarks/retrieval.py --docs 1000000 --queries 100 --nprobe 256,384
+--partitions codebook,data` (12 months of 83k Pushshift-shaped documents, vectors anchored on
+the sample headlines' MiniLM vectors, given by HINDCAST_BENCH_ANCHORS; both partitions in the
+same run; 2 shared cores, load ≈ 7): at nprobe 256 recall@10 0.992 with the codebook vs 0.986
+data-trained (1,730 lists a month), p50 17.0 vs 13.9 ms (exact 26.8 ms); at 384: 0.994 vs
+0.990, 20.1 vs 19.2 ms. At 300k documents (`--docs 300000`, 948 data-trained lists): 256:
+1.000 vs 0.995; 128: 0.989 vs 0.991; 64: 0.962 vs 0.970; 32: 0.929 vs 0.948. No recall is
+lost at the default nprobe, so it stays; the codebook probes a larger share of a month (256 of
+1024 lists against 256 of 1,730), hence ~20% slower at 1M. Not measured: 10M, where the
+data-trained index had 4,096 lists a month (6% probed) and the codebook keeps 25%: expect it
+slower there for the same recall (a 4,096-list codebook at 300k: nprobe 256 recall 0.977,
+512 0.998). The benchmark's codebook is trained on the same headlines its documents' vectors
+are anchored on, so its recall is an upper estimate for, say, Reddit comments searched
+through a codebook of news headlines.
 
-What cannot hold, for any index trained on the documents: equality with the archive where X was
-*never edited* (X visible, with its t0 text). That archive's index would have to be computed
-without X's t0 text (which the edited archive no longer has), and since any document may be
-edited later, without any document's text at all — a partition that ignores the data (random
-or fixed centroids), with the loss of recall that brings. Training on every row "regardless of
-edit state" is not that either: it would put X's post-t0 text into every centroid (a leak of
-text, not only of a fact) and would still differ from the never-edited archive whenever the
-edit changed the text. The exact search has the same limit (it hides X too); see the README.
+**The data-trained baseline.** `fit`/`build_month` without a codebook train the centroids on
+the month's rows final before its end (edit_us < month end) — the previous default, kept
+only as the measured baseline of `benchmarks/retrieval.py --partitions codebook,data`. `build`
+always uses the codebook; approximate search refuses an index of the old format
+(`hindcast-ann/1`).
 """
 
 from __future__ import annotations
@@ -83,10 +81,12 @@ from pathlib import Path
 import numpy as np
 
 from hindcast import frozen
+from hindcast.archive import codebook as codebooks
 from hindcast.archive import layout, scan
+from hindcast.archive.codebook import Codebook
 from hindcast.errors import ArchiveIntegrityError, RetrievalError
 
-FORMAT = "hindcast-ann/1"
+FORMAT = "hindcast-ann/2"
 NPROBE = 256
 MAX_LISTS = 4096
 LISTS_PER_SQRT = 6
@@ -155,10 +155,12 @@ def rank(
     nprobe: int,
     scanner: scan.Scanner | None = None,
 ) -> list[tuple[float, int, int]]:
-    """The best `n` (score, part index, position) over all parts, best first (ties: part,
-    then position). Rows whose edit instant is ≥ `mask_from` are masked (None: none).
-    A part with an index: the exact top-n of the rows of its `nprobe` best lists, or the
-    exact scan of the month when those hold fewer than n eligible rows."""
+    """The first `n` eligible rows (score, part index, position) in one fixed order: the rows
+    of the `nprobe` best lists of every part with an index and every row of the parts without
+    one, best first (ties: part, then position); then, when those hold fewer than n eligible
+    rows, the indexed parts' other rows, best first. Rows whose edit instant is ≥ `mask_from`
+    are masked (None: none). Which of the two groups a row is in depends on the query and its
+    own vector only, so hiding one row never changes the order of the others (issue 24)."""
     if isinstance(nprobe, bool) or not isinstance(nprobe, int | np.integer) or nprobe < 1:
         raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
     q = np.ascontiguousarray(q, dtype=np.float32)
@@ -171,16 +173,35 @@ def rank(
         range(len(parts)),
         scanner,
     )
-    short = [i for i, top in enumerate(tops) if len(top) < n and plans[i].where is not None]
-    if short:
-        exact = scan.top_each(
-            [(parts[i].vectors, parts[i].end) for i in short], q, mask_from, n, scanner
-        )
-        for i, top in zip(short, exact):
-            tops[i] = top
-    best = [(score, i, position) for i, top in enumerate(tops) for score, position in top]
-    best.sort(key=lambda c: (-c[0], c[1], c[2]))
-    return best[:n]
+    best = _merge((score, i, position) for i, top in enumerate(tops) for score, position in top)[:n]
+    indexed = [i for i, plan in enumerate(plans) if plan.where is not None]
+    if len(best) < n and indexed:
+        best += _rest(parts, plans, indexed, q, mask_from, n, scanner)[: n - len(best)]
+    return best
+
+
+def _merge(candidates) -> list[tuple[float, int, int]]:
+    return sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))
+
+
+def _rest(parts, plans, indexed, q, mask_from, n, scanner) -> list[tuple[float, int, int]]:
+    """The best `n` eligible rows of the indexed months outside their probed lists, best first:
+    each month's exact top n less its probed rows (at least n less the probed ones it holds)."""
+    exact = scan.top_each(
+        [(parts[i].vectors, parts[i].end) for i in indexed], q, mask_from, n, scanner
+    )
+    out = []
+    for i, top in zip(indexed, exact):
+        positions = np.array([p for _, p in top], dtype=np.int64)
+        probed = np.isin(positions, _probed_positions(parts[i].ann, plans[i]))
+        out += [(score, i, p) for (score, p), seen in zip(top, probed) if not seen]
+    return _merge(out)
+
+
+def _probed_positions(ann: Ann, plan: _Plan) -> np.ndarray:
+    return np.concatenate(
+        [np.asarray(ann.positions[a:b]) for a, b, _ in plan.ranges] + [np.empty(0, np.int64)]
+    )
 
 
 def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
@@ -201,6 +222,12 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
     month, end, ann = part.vectors, max(int(part.end), 0), part.ann
     if ann is not None and ann.meta.get("stale"):
         raise ArchiveIntegrityError(ann.meta["stale"])
+    if ann is not None and ann.meta.get("format") != FORMAT:
+        raise ArchiveIntegrityError(
+            f"an approximate index of format {ann.meta.get('format')} (trained on the archive's "
+            "own documents: a post-t0 edit moves its lists, issue 24); rebuild it with "
+            "`hindcast archive embed --approx`"
+        )
     if not _usable(ann, end, mask_from):
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
@@ -327,13 +354,24 @@ def build_month(
     lists: int | None = None,
     seed: int = 0,
     nprobe: int | None = None,
+    codebook: Codebook | None = None,
+    recall: dict | None = None,
 ) -> dict:
-    """Build (or rebuild) the IVF of one month under `folder/ann/` and return its meta (lists,
-    rows, training rows, recall@10 at `nprobe`). A month with no document final before its
-    end gets no index (lists 0): it is always scanned exactly."""
+    """Build (or rebuild) the IVF of one month under `folder/ann/` and return its meta.
+    With a `codebook` (the default build): its lists, and `recall` (the codebook's, measured
+    on the reference corpus) as the recorded recall. Without (the data-trained baseline):
+    lists, rows, training rows and recall@10 at `nprobe` measured on the month; a month with
+    no document final before its end gets no index (lists 0) and is scanned exactly."""
     folder, nprobe = Path(folder), nprobe or NPROBE
+    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    if codebook is not None:
+        index = fit(vectors, created_us, edit_us, month_end_us, codebook=codebook)
+        meta = index.meta | {"params": params | {"codebook": codebook.id}}
+        meta |= recall or {"recall@10": None, "probe_queries": 0}
+        _write(folder / "ann", index, meta)
+        return meta
     index = fit(vectors, created_us, edit_us, month_end_us, lists=lists, seed=seed)
-    meta = index.meta | {"params": {"lists": lists, "seed": seed, "nprobe": nprobe}}
+    meta = index.meta | {"params": params}
     if index.lists == 0:
         _remove(folder / "ann")
         return meta | {"recall@10": None, "probe_queries": 0}
@@ -343,11 +381,29 @@ def build_month(
 
 
 def fit(
-    vectors, created_us, edit_us, month_end_us: int, *, lists: int | None = None, seed: int = 0
+    vectors,
+    created_us,
+    edit_us,
+    month_end_us: int,
+    *,
+    lists: int | None = None,
+    seed: int = 0,
+    codebook: Codebook | None = None,
 ) -> Ann:
-    """The IVF of one month, in memory: centroids trained on the rows final before
-    `month_end_us` (none of them: an index of 0 lists, i.e. the exact scan)."""
+    """The IVF of one month, in memory: every row in the list of its nearest `codebook`
+    centroid (the default build); without one, the data-trained baseline: centroids trained on
+    the rows final before `month_end_us` (none of them: an index of 0 lists, the exact scan)."""
     edit_us, created_us = np.asarray(edit_us), np.asarray(created_us)
+    if codebook is not None:
+        meta = {
+            "format": FORMAT,
+            "rows": int(edit_us.size),
+            "lists": codebook.lists,
+            "month_end_us": int(month_end_us),
+            "partition": "codebook",
+            "codebook": codebook.id,
+        }
+        return Ann(**_lists(vectors, codebook.centroids, edit_us), meta=meta)
     train = _training_rows(created_us, edit_us, month_end_us)
     count = _lists_for(train.size, lists)
     meta = {
@@ -356,6 +412,7 @@ def fit(
         "trained_on": int(train.size),
         "lists": int(count),
         "month_end_us": int(month_end_us),
+        "partition": "data",
     }
     centroids = (
         kmeans(vectors, train, count, seed)
@@ -439,9 +496,7 @@ def _recall(vectors, edit_us, index: Ann, nprobe: int, seed: int) -> dict:
     end = int(index.meta["month_end_us"])
     month = scan.Vectors(vectors, codes, scales, np.asarray(edit_us), float(scales.max()))
     train = _training_rows(np.full(len(scales), end - 1), edit_us, end)
-    hits = [
-        _overlap(month, index, q, nprobe, end) for q in probe_queries(vectors, seed, rows=train)
-    ]
+    hits = [overlap(month, index, q, nprobe, end) for q in probe_queries(vectors, seed, rows=train)]
     return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
 
 
@@ -458,7 +513,10 @@ def probe_queries(
     return np.ascontiguousarray(base + np.float32(QUERY_NOISE) * noise, dtype=np.float32)
 
 
-def _overlap(month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int, mask_from: int) -> float:
+def overlap(
+    month: scan.Vectors, ann: Ann, q: np.ndarray, nprobe: int, mask_from: int | None = None
+) -> float:
+    """Recall@10 of one query: the approximate top 10 of the month against its exact top 10."""
     rows = month.vectors.shape[0]
     exact = {p for _, p in scan.top(month, q, rows, mask_from, 10)}
     approx = {p for _, _, p in rank([Part(month, rows, ann)], q, mask_from, 10, nprobe=nprobe)}
@@ -521,18 +579,31 @@ def build(
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
-    params = {"lists": lists, "seed": seed, "nprobe": nprobe}
+    book = _codebook(root, info, lists, seed)
+    recall = codebooks.measured_recall(root / codebooks.FOLDER, book, nprobe, seed)
+    params = {"lists": lists, "seed": seed, "nprobe": nprobe, "codebook": book.id}
     if "ann" in info and not all(_current(root, month, params) for month in months):
         del info["ann"]
         _save(root, info)
     metas = {}
     for done, month in enumerate(months, 1):
-        metas[month] = _month(root, month, params)
+        metas[month] = _month(root, month, params, book, recall)
         if on_progress:
             on_progress(done, len(months))
-    info["ann"] = summary(metas, nprobe, seed) | {"params": params}
+    info["ann"] = summary(metas, nprobe, seed, book) | recall | {"params": params}
     _save(root, info)
     return info["ann"]
+
+
+def _codebook(root: Path, info: dict, lists: int | None, seed: int) -> Codebook:
+    """The index's codebook: for the embedder index.json names, cached or trained now; an index
+    without an embedder (built by hand) must hold one in `codebook/` already."""
+    if "embedder" in info:
+        return codebooks.for_index(root, info["embedder"], lists=lists, seed=seed)
+    found = codebooks.load(root / codebooks.FOLDER)
+    if found is None:
+        raise ArchiveIntegrityError(f"{root}: no embedder recorded and no codebook/ to use")
+    return found
 
 
 def _save(root: Path, info: dict) -> None:
@@ -540,19 +611,13 @@ def _save(root: Path, info: dict) -> None:
 
 
 def _current(root: Path, month: str, params: dict) -> bool:
-    """Whether the month's index on disk is the build `params` asks for (a month without one
-    counts as current only when it needs none: no row final before its end)."""
-    folder = layout.vector_chunk_dir(root, month)
-    meta_path = folder / "ann" / "meta.json"
+    """Whether the month's index on disk is the build `params` asks for (same parameters,
+    same codebook)."""
+    meta_path = layout.vector_chunk_dir(root, month) / "ann" / "meta.json"
     if not meta_path.exists():
-        created, edit = (
-            np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("created_us", "edit_us")
-        )
-        return not _training_rows(created, edit, month_end_us(month)).size
+        return False
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    return meta.get("params") == params and meta["lists"] == _lists_for(
-        meta["trained_on"], params["lists"]
-    )
+    return meta.get("format") == FORMAT and meta.get("params") == params
 
 
 def disagreement(meta: dict, recorded: dict | None, month: str) -> str | None:
@@ -590,7 +655,7 @@ def check_recorded(root: Path, info: dict) -> None:
                 raise ArchiveIntegrityError(f"{root}: {why}")
 
 
-def _month(root: Path, month: str, params: dict) -> dict:
+def _month(root: Path, month: str, params: dict, book: Codebook, recall: dict) -> dict:
     folder = layout.vector_chunk_dir(root, month)
     lists, seed, nprobe = params["lists"], params["seed"], params["nprobe"]
     built = load_month(folder)
@@ -608,10 +673,27 @@ def _month(root: Path, month: str, params: dict) -> dict:
         lists=lists,
         seed=seed,
         nprobe=nprobe,
+        codebook=book,
+        recall=recall,
     )
 
 
-def summary(metas: dict[str, dict], nprobe: int, seed: int) -> dict:
+def summary(metas: dict[str, dict], nprobe: int, seed: int, book: Codebook | None = None) -> dict:
+    """index.json's record of a build: with the codebook, what it was trained on; without,
+    the data-trained baseline's per-month recall (min and mean)."""
+    if book is not None:
+        return {
+            "format": FORMAT,
+            "nprobe": nprobe,
+            "seed": seed,
+            "lists": {month: m["lists"] for month, m in sorted(metas.items())},
+            "codebook": book.id,
+            "recall@10_mean": None,
+            "trained_on": "a fixed codebook: seeded spherical k-means over a reference corpus "
+            f"of {book.meta['reference_rows']} texts (reference {book.meta.get('reference')}) "
+            f"embedded by {book.meta.get('embedder')}; no archive document; recall@10 measured "
+            "on that corpus",
+        }
     recalls = [m["recall@10"] for m in metas.values() if m["recall@10"] is not None]
     return {
         "format": FORMAT,

@@ -156,7 +156,7 @@ def embed(
         None,
         "--lists",
         min=1,
-        help="IVF lists per month with --approx [default: chosen from the month's size].",
+        help="IVF lists (the fixed codebook's) with --approx [default: 1024].",
     ),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue).
@@ -204,7 +204,8 @@ def _recall(info: dict) -> str:
     return (
         (
             f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
-            "(the lowest month's mean over its probe queries)"
+            f"(fixed codebook {ann.get('codebook')}, measured on its reference corpus, "
+            "not on this archive)"
         )
         if ann
         else ""

@@ -95,7 +95,15 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
     check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
     measured = {
         k: ann.get(k)
-        for k in ("format", "lists", "nprobe", "recall@10", "recall@10_mean", "probe_queries")
+        for k in (
+            "format",
+            "lists",
+            "nprobe",
+            "codebook",
+            "recall@10",
+            "recall@10_mean",
+            "probe_queries",
+        )
     }
     return {
         "vector_search": {
