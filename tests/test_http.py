@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from hindcast.errors import InfrastructureError, PolymarketError
-from hindcast.forecasters.llm import ChatClient, parse_model
+from hindcast.llm.client import ChatClient, parse_model
 from hindcast.http import AsyncRetrying, Outcome, Retrying, RetryPolicy, retry_after
 from hindcast.markets.polymarket import PolymarketClient
 

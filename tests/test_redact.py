@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hindcast.errors import BadModelSpec, ConfigError, RunStoreError
-from hindcast.forecasters.llm import parse_model
+from hindcast.llm.client import parse_model
 from hindcast.http import credential_keys, redact, variable_name
 
 SECRET = "s3cr3t-planted-0042"

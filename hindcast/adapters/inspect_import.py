@@ -21,13 +21,13 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import ConfigError
-from hindcast.forecasters.inspect_agent import require_inspect
+from hindcast.forecasters import require_inspect
 from hindcast.http import redact
 from hindcast.records import Forecast
-from hindcast.replay.plan import prepare
-from hindcast.replay.spec import run_id
+from hindcast.replay import prepare
+from hindcast.replay import run_id
 from hindcast.runs import manifest
-from hindcast.runs.store import RunStore
+from hindcast.runs import RunStore
 from hindcast.timeutil import iso, parse_utc
 
 TASKS = ("hindcast/replay", "replay")
@@ -217,7 +217,7 @@ def _forecast(meta: dict, sample, model: str) -> Forecast:
 def _usage(sample, model: str) -> dict:
     """Token counts of the sample's model calls (hindcast's usage keys; no cache figures: Inspect
     does not report which replies hindcast's response cache answered)."""
-    from hindcast.forecasters import llm
+    from hindcast.llm import client as llm
 
     spec = model.removeprefix("hindcast/")
     try:

@@ -2,7 +2,7 @@
 
 Every document each forecaster read (the ids its logged archive calls returned, looked up in
 the archive snapshot the run recorded) and each forecast's rationale is judged by leak
-detectors (`hindcast.forecasters.leaks`) against the QUESTION as it stood at that forecast's
+detectors (`hindcast.leaks`) against the QUESTION as it stood at that forecast's
 t0 (the run's recorded market store version), never against the outcome. A text is flagged
 when a detector labels it "reveals-outcome" or "after-t0"; with several detectors, when any
 does (the row "any"; the label shown is the most severe).
@@ -27,9 +27,9 @@ from pathlib import Path
 from hindcast.audit import figures
 from hindcast.audit.stored import AuditStore, audit_path, question_sha, rows_fingerprint, text_sha
 from hindcast.errors import ConfigError, ForecastError, InfrastructureError, StoppedError
-from hindcast.forecasters import leaks
+from hindcast import leaks
 from hindcast.scoring import bootstrap
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 from hindcast.timeutil import iso
 
 KEY = "audit"
@@ -107,7 +107,7 @@ def check_detectors(specs: Sequence[str]) -> tuple[str, ...]:
 
 
 def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
-    """spec → detector (`models`: a forecasters.models.Models for detectors that call a model)."""
+    """spec → detector (`models`: an llm.models.Models for detectors that call a model)."""
     return {spec: leaks.get_detector(spec, models) for spec in check_detectors(specs)}
 
 
@@ -208,9 +208,9 @@ class Gathered:
 
 def gather(store, run_id: str, archive: Path | None) -> Gathered:
     """Every document read (looked up in the run's snapshot) and every rationale of a run."""
-    from hindcast.leaderboard.run_export import recorded_snapshots
-    from hindcast.leaderboard.viewer import stored_details
-    from hindcast.replay.engine import load_scored, recorded_bundle
+    from hindcast.leaderboard import recorded_snapshots
+    from hindcast.leaderboard import stored_details
+    from hindcast.replay import load_scored, recorded_bundle
 
     bundle = recorded_bundle(store, run_id)
     scores = load_scored(store, run_id, bundle)
@@ -272,8 +272,8 @@ def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: dict) -
 
 
 def _questions(bundle, rows) -> dict[tuple, object]:
-    from hindcast.replay.cutoffs import Cutoff
-    from hindcast.replay.plan import question_at
+    from hindcast.replay import Cutoff
+    from hindcast.replay import question_at
 
     at = {
         (r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows

@@ -21,9 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from hindcast.errors import RunStoreError
-from hindcast.forecasters.leaks import Verdict
+from hindcast.leaks import Verdict
 from hindcast.records import Question
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 from hindcast.timeutil import iso
 
 FILE = "audits.db"

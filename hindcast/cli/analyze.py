@@ -69,7 +69,7 @@ def analyze(
 
 
 def _split(text: str | None):
-    from hindcast.api import parse_utc
+    from hindcast.timeutil import parse_utc
     from hindcast.cli.common import EXIT_USAGE, fail
 
     try:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindcast.errors import InfrastructureError, LeakageError
-from hindcast.forecasters.answers import check
+from hindcast.llm import check
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import question_view, t0_tools

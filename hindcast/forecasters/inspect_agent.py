@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindcast.errors import ConfigError, ForecastError
-from hindcast.forecasters import llm, prompts
-from hindcast.forecasters.answers import parse_probability
+from hindcast.llm import client as llm
+from hindcast.llm import prompts
+from hindcast.llm import parse_probability
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.tools import Tools, t0_tools
 from hindcast.records import Forecast, Question
@@ -164,7 +165,7 @@ class InspectAgent:
     temperature: float = 0.0
     max_tokens: int = 512
     messages: int = 30  # the agent's message limit per forecast
-    models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
+    models: object = field(default=None, compare=False, repr=False)  # an llm.models.Models
     attempt: int = field(
         default=0, compare=False, repr=False
     )  # set by the engine for a retried failure
@@ -252,7 +253,7 @@ class InspectAgent:
         from inspect_ai.model import GenerateConfig, get_model
 
         from hindcast.forecasters import inspect_provider
-        from hindcast.forecasters.models import FALLBACK
+        from hindcast.llm import FALLBACK
 
         config = GenerateConfig(
             temperature=float(self.temperature), max_tokens=int(self.max_tokens)

@@ -24,8 +24,10 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
-from hindcast.forecasters import llm, policies, prompts
-from hindcast.forecasters.answers import check
+from hindcast.forecasters import policies
+from hindcast.llm import client as llm
+from hindcast.llm import prompts
+from hindcast.llm import check
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.retrieval_agent import MODES, headline
 from hindcast.forecasters.zero_shot import ChatForecaster

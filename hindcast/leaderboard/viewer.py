@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from hindcast.leaderboard.export import cell
 from hindcast.scoring import usage
-from hindcast.scoring.costs import PriceTable
+from hindcast.scoring import PriceTable
 from hindcast.timeutil import iso
 
 PAGE_SIZE = 50
@@ -62,7 +62,7 @@ def stored_details(store, run_id: str) -> dict[tuple, Detail]:
     """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
     from sqlmodel import Session, select
 
-    from hindcast.runs.store import ForecastRow
+    from hindcast.runs import ForecastRow
 
     f = ForecastRow
     query = (

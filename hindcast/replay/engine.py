@@ -42,10 +42,10 @@ from pathlib import Path
 
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import registry
-from hindcast.forecasters.base import Context
-from hindcast.markets.bundle import MarketBundle
-from hindcast.markets.store import open_version
-from hindcast.markets.venues import venues
+from hindcast.forecasters import Context
+from hindcast.markets import MarketBundle
+from hindcast.markets import open_version
+from hindcast.markets import venues as venue_registry
 from hindcast.replay import coverage
 from hindcast.replay.plan import (
     Plan,
@@ -58,9 +58,9 @@ from hindcast.replay.plan import (
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs import manifest
-from hindcast.runs.store import HELD, TAKEN, RunStore
+from hindcast.runs import HELD, TAKEN, RunStore
 from hindcast.scoring import regimes
-from hindcast.scoring.aggregate import LeaderboardRow, ScoredRow, leaderboard, score_rows
+from hindcast.scoring import LeaderboardRow, ScoredRow, leaderboard, score_rows
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class RunScores:
         `usage`; polars imported only here."""
         import polars as pl
 
-        from hindcast.scoring.usage import figures
+        from hindcast.scoring import figures
 
         fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
         rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
@@ -183,7 +183,7 @@ async def run_sweep(
     table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
     are asked again (`retry_limit`: only those retried fewer times than that). `shard` (i, n):
     this process's share of the plan first, then the rest (see the module notes)."""
-    from hindcast.scoring.costs import load_prices
+    from hindcast.scoring import load_prices
 
     owned = models is None
     models = (
@@ -209,7 +209,7 @@ def default_models(
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
     import os
 
-    from hindcast.forecasters.models import Models
+    from hindcast.llm import Models
 
     return Models.from_environment(
         os.environ if env is None else env,
@@ -222,8 +222,8 @@ def default_models(
 def cache_path(db_url: str, out_dir: Path) -> Path | str:
     """responses.db beside the run database when it is a SQLite file; the run database itself
     when it is PostgreSQL (every machine of a run shares the cache); else responses.db in `out_dir`."""
-    from hindcast.forecasters.cache import is_postgresql
-    from hindcast.runs.store import db_file
+    from hindcast.llm import is_postgresql
+    from hindcast.runs import db_file
 
     if is_postgresql(db_url):
         return db_url
@@ -588,7 +588,7 @@ def load_scored(
         bundle.prices,
         label,
         store.coverage(rid),
-        venues(bundle),
+        venue_registry.venues(bundle),
     )
     return RunScores(rid, run_manifest, rows)
 

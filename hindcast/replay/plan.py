@@ -15,9 +15,9 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import HindcastError
-from hindcast.forecasters.base import Context
-from hindcast.markets.bundle import MarketBundle, market_at
-from hindcast.markets.store import open_version
+from hindcast.forecasters import Context
+from hindcast.markets import MarketBundle, market_at
+from hindcast.markets import open_version
 from hindcast.records import Market, Question
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.spec import ReplaySpec, parse_offset, run_id, run_identity
@@ -84,7 +84,7 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
             f"--vector-search approx: the index {index.root} has no approximate index; "
             "run `hindcast archive embed --approx` first"
         )
-    from hindcast.archive.ann import check_recorded
+    from hindcast.archive import check_recorded
 
     check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
     measured = {
@@ -215,7 +215,7 @@ def open_snapshot(spec: ReplaySpec):
     """The spec's archive snapshot (None: a sweep without an archive)."""
     if spec.archive is None:
         return None
-    from hindcast.archive.snapshot import open_snapshot as open_frozen
+    from hindcast.archive import open_snapshot as open_frozen
 
     return open_frozen(Path(spec.archive), spec.snapshot)
 
@@ -224,7 +224,7 @@ def open_index(snapshot):
     """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
     if snapshot is None:
         return None
-    from hindcast.archive.index import open_index as open_built
+    from hindcast.archive import open_index as open_built
 
     return open_built(snapshot)
 
@@ -234,7 +234,7 @@ def retriever_factory(snapshot, index, search: dict | None = None) -> Callable[[
     `search`: how vectors are searched (`vector_search`, `nprobe`)."""
     if snapshot is None:
         return lambda t0: None
-    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.archive import TimeBoundRetriever
 
     return lambda t0: TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
 

@@ -29,8 +29,8 @@ from hindcast.errors import (
     LeakageError,
     StoppedError,
 )
-from hindcast.forecasters.base import Context, Forecaster
-from hindcast.forecasters.llm import Breakers
+from hindcast.forecasters import Context, Forecaster
+from hindcast.llm import Breakers
 from hindcast.records import Forecast, Question
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso

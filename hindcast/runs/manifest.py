@@ -7,8 +7,8 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from hindcast.replay.coverage import POLICY as COVERAGE_POLICY
-from hindcast.scoring.aggregate import POLICIES
+from hindcast.replay import POLICY as COVERAGE_POLICY
+from hindcast.scoring import POLICIES
 
 PACKAGES = (
     "hindcast-replay",

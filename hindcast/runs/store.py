@@ -41,7 +41,7 @@ from sqlalchemy import UniqueConstraint, event
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
-from hindcast.errors import NoRunDatabase, RunStoreError
+from hindcast.errors import ConfigError, NoRunDatabase, RunStoreError
 from hindcast.http import redact
 from hindcast.records import Forecast
 from hindcast.runs import migrations
@@ -705,3 +705,14 @@ def _stored(row: ForecastRow) -> StoredForecast:
 
 def _dumps(value) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def open_store(db, runs: RunStore | None = None, where: str = "hindcast.sweep") -> RunStore:
+    """The run database given as `db` (a path or URL, read as `db_url` reads it) or `runs` (an open
+    RunStore), not both."""
+    if runs is not None and db is not None:
+        raise ConfigError(
+            f"{where}: give the run database as db= (a path or URL) or runs= (an open RunStore), "
+            "not both"
+        )
+    return runs if runs is not None else RunStore(db_url(db))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from hindcast import api
+from hindcast import archive, forecasters, leaderboard, replay, timeutil
 from hindcast.errors import ConfigError, HindcastError, ScheduleError
 
 JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
@@ -62,7 +62,7 @@ class ArchiveJob:
 @dataclass(frozen=True)
 class SweepConfig:
     name: str
-    spec: api.ReplaySpec
+    spec: replay.ReplaySpec
 
 
 @dataclass(frozen=True)
@@ -194,13 +194,13 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
 
 
 def _check_forecaster(spec: str, where: str) -> None:
-    registry = api.registry
+    registry = forecasters.registry
     try:
         name, _ = registry.parse_spec(spec)
         known = registry.names()
         _require(
             name in known,
-            f"{where}: unknown forecaster {name!r} in {spec!r}{api.did_you_mean(name, known)}",
+            f"{where}: unknown forecaster {name!r} in {spec!r}{replay.did_you_mean(name, known)}",
         )
         registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
     except ScheduleError:
@@ -262,8 +262,8 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
         where = f"[[archive.inbox]] {box['path']}"
         fmt = _text(box, "format", where)
         _require(
-            fmt in api.FORMATS,
-            f"{where}: format {fmt!r} is unknown{api.did_you_mean(fmt, api.FORMATS)}",
+            fmt in archive.FORMATS,
+            f"{where}: format {fmt!r} is unknown{replay.did_you_mean(fmt, archive.FORMATS)}",
         )
         inboxes.append(
             Inbox(
@@ -277,10 +277,10 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
 
 
 def _check_embedder(name: str) -> None:
-    embed = api.embedders
+    embed = archive.embed
     _require(
         embed.known(name),
-        f"[archive] embedder {name!r} is unknown{api.did_you_mean(name, embed.names())}",
+        f"[archive] embedder {name!r} is unknown{replay.did_you_mean(name, embed.names())}",
     )
 
 
@@ -304,12 +304,14 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
     )
     if "spec" in t:
         try:
-            mapping = api.load_toml(path.parent / _text(t, "spec", where))
+            mapping = replay.load_toml(path.parent / _text(t, "spec", where))
         except ConfigError as exc:
             raise ScheduleError(f"{where}: {exc}") from exc
     else:
         body = {k: v for k, v in t.items() if k != "name"}
-        mapping = api.flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
+        mapping = replay.flatten_layout(
+            body, path.parent, f"config {path}: {where}", prefix="sweeps."
+        )
     refused = sorted(k for k in REFUSED_SPEC_KEYS if mapping.get(k) not in (None, [], ()))
     _require(
         not refused,
@@ -322,7 +324,7 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
         )
         mapping["store"] = markets.store
     try:
-        return SweepConfig(name, api.spec_from_mapping(mapping))
+        return SweepConfig(name, replay.spec_from_mapping(mapping))
     except ConfigError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -331,9 +333,9 @@ def _board(t: dict, base: Path) -> BoardConfig:
     _only(t, {"sweep", "out", "formats", "by", "title"}, "[[leaderboards]]")
     _require("sweep" in t and "out" in t, 'every [[leaderboards]] needs sweep = "…" and out = "…"')
     where = f"[[leaderboards]] {t['out']}"
-    formats = api.check_formats(t.get("formats", BoardConfig.formats))
+    formats = leaderboard.check_formats(t.get("formats", BoardConfig.formats))
     title = _text(t, "title", where) if "title" in t else None
-    by = api.check_slice(_text(t, "by", where)) if "by" in t else None
+    by = leaderboard.check_slice(_text(t, "by", where)) if "by" in t else None
     return BoardConfig(_text(t, "sweep", where), base / _text(t, "out", where), formats, by, title)
 
 
@@ -360,7 +362,7 @@ def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
 def _interval(value, where: str) -> timedelta:
     _require(isinstance(value, str), f'{where}: expected text like "6h" or "1d", got {value!r}')
     try:
-        return api.parse_offset(value)
+        return replay.parse_offset(value)
     except HindcastError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -370,7 +372,7 @@ def _instant(value, where: str) -> datetime:
 
     _require(isinstance(value, (str, date)), f"{where}: {value!r} is not a date or ISO instant")
     try:
-        return api.parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
+        return timeutil.parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
     except (ValueError, OverflowError) as exc:
         raise ScheduleError(f"{where}: {value!r} is not a date or ISO instant ({exc})") from exc
 
@@ -437,7 +439,7 @@ def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
     for key in t:
         if key not in allowed:
             raise ScheduleError(
-                f"{where}: unknown key {shape.format(key)}{api.did_you_mean(key, allowed, shape)}"
+                f"{where}: unknown key {shape.format(key)}{replay.did_you_mean(key, allowed, shape)}"
             )
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from hindcast.api import FileLock, holder, iso
+from hindcast.filelock import FileLock, holder
+from hindcast.timeutil import iso
 from hindcast.errors import AlreadyRunning, Busy
 
 __all__ = ["AlreadyRunning", "InstanceLock", "describe", "holder"]

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindcast.api import iso
+from hindcast.timeutil import iso
 from hindcast.errors import Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
@@ -68,7 +68,8 @@ class Service:
     ):
         import os
 
-        from hindcast.api import RunStore, default_models
+        from hindcast.runs import RunStore
+        from hindcast.replay import default_models
 
         self.config, self.clock, self.wall = config, clock, wall
         self.store = RunStore(config.db_url)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect, text
 
-from hindcast.api import from_unix, iso, redact
+from hindcast.timeutil import from_unix, iso
+from hindcast.http import redact
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.jobs import PULL_PENDING, WATERMARK
 from hindcast.schedule.lock import describe, holder

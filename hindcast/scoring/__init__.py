@@ -1,0 +1,45 @@
+"""Scores of stored forecasts: metrics, aggregation, bootstrap intervals, the market comparison, costs and usage. The face other packages import (loaded on first use)."""
+
+from __future__ import annotations
+
+from hindcast.faces import lazy
+
+_WHERE = {
+    "bootstrap": "bootstrap",
+    "brier": "metrics",
+    "dollars": "usage",
+    "figures": "usage",
+    "Finding": "findings",
+    "leaderboard": "aggregate",
+    "LeaderboardRow": "aggregate",
+    "load_cutoffs": "regimes",
+    "load_prices": "costs",
+    "metrics": "metrics",
+    "MIN_MARKETS": "vs_market",
+    "model_of": "regimes",
+    "NO_MODEL": "usage",
+    "POLICIES": "aggregate",
+    "PriceTable": "costs",
+    "regimes": "regimes",
+    "REGIMES": "regimes",
+    "retrieval_policy": "aggregate",
+    "score_rows": "aggregate",
+    "ScoredRow": "aggregate",
+    "SLICES": "aggregate",
+    "summarize": "usage",
+    "too_few": "vs_market",
+    "usage": "usage",
+    "vs_market": "vs_market",
+}
+__all__ = sorted(_WHERE)
+__getattr__, __dir__ = lazy(
+    __name__,
+    _WHERE,
+    modules=(
+        "bootstrap",
+        "metrics",
+        "regimes",
+        "usage",
+        "vs_market",
+    ),
+)

@@ -10,7 +10,7 @@ import pytest
 
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.fake import FakeChatModel, answer, error
+from hindcast.llm.fake import FakeChatModel, answer, error
 from hindcast.forecasters.retrieval_agent import parse_queries, parse_reflection
 from hindcast.records import Question
 from tests.helpers import at

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from hindcast.forecasters.cache import canonical
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.cache import canonical
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import ROOT, SAMPLE_MARKETS
 
 KILLS = 4

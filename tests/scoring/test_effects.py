@@ -13,7 +13,7 @@ import pytest
 
 from hindcast.errors import ConfigError
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.effects import (
+from hindcast.analysis.effects import (
     MARKET,
     brier_index,
     effects,

@@ -13,7 +13,7 @@ import pytest
 
 from hindcast.errors import ConfigError
 from hindcast.scoring.aggregate import ScoredRow, leaderboard
-from hindcast.scoring.ensemble import (
+from hindcast.analysis.ensemble import (
     CLIP,
     KINDS,
     Shrinkage,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.strata import (
+from hindcast.analysis.strata import (
     BANDS,
     CONSENSUS,
     LEANING,

@@ -11,7 +11,7 @@ import pytest
 
 from hindcast.errors import ConfigError
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.trading import (
+from hindcast.analysis.trading import (
     COLUMNS,
     FeeSchedule,
     TradingStrategy,

@@ -41,9 +41,9 @@ from datetime import datetime
 import numpy as np
 
 from hindcast.scoring import bootstrap
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.ensemble import SEPARATOR, clipped_logit, expit, paired_difference
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import ScoredRow
+from hindcast.analysis.ensemble import SEPARATOR, clipped_logit, expit, paired_difference
+from hindcast.scoring import Finding
 
 METHODS = ("platt", "isotonic")
 MIN_TRAIN_ROWS = 20

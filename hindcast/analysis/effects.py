@@ -33,8 +33,8 @@ import numpy as np
 
 from hindcast.errors import ConfigError
 from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import ScoredRow
+from hindcast.scoring import Finding
 
 MARKET = "market price"  # the market's price at t0 as a forecaster
 MIN_COVERAGE = (

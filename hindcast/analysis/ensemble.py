@@ -47,8 +47,8 @@ import numpy as np
 
 from hindcast.errors import ConfigError
 from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import ScoredRow
+from hindcast.scoring import Finding
 
 SEPARATOR = "·"
 KINDS = ("mean", "median", "logit-mean", "logit-shrunk")
