@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hindcast.forecasters.cache import ResponseCache, request_key
+from hindcast.llm.cache import ResponseCache, request_key
 
 
 def fill(cache: ResponseCache, n: int) -> list[str]:

@@ -1,7 +1,7 @@
 """A lean asyncio OpenAI-compatible fake for throughput benchmarks (one process, no threads).
 
 Answers every POST after a fixed latency with a chat.completion built by hindcast's own
-fake (`hindcast.forecasters.fake.completion`), over HTTP/1.1 keep-alive on 127.0.0.1.
+fake (`hindcast.llm.fake.completion`), over HTTP/1.1 keep-alive on 127.0.0.1.
 The threaded fake in the package is simpler but tops out near 80 requests/s here, below
 what the benchmark needs to measure. Usage: python fast_fake_server.py LATENCY (prints URL).
 """
@@ -12,7 +12,7 @@ import asyncio
 import json
 import sys
 
-from hindcast.forecasters.fake import Reply, completion
+from hindcast.llm.fake import Reply, completion
 
 
 async def handle(

@@ -122,8 +122,8 @@ async def judge_rows(
 def judge_small_locally() -> tuple[str, list[Row], list]:
     """judge:model=local on SMALL_MARKETS' rows of the sample set (34 rows): its name, the rows
     and their verdicts — what tests/audit/test_leakset.py checks and leak_judge_small.py records."""
-    from hindcast.forecasters.leaks import get_detector
-    from hindcast.forecasters.models import Models
+    from hindcast.leaks import get_detector
+    from hindcast.llm.models import Models
 
     folder = SETS["sample"]
     rows = [r for r in load_rows(folder) if r.market_id[:10] in SMALL_MARKETS]
@@ -253,7 +253,7 @@ def table(results: list[dict]) -> str:
 async def run_detector(
     spec: str, rows: list[Row], questions: dict[str, Question], models, concurrency: int
 ) -> dict:
-    from hindcast.forecasters.leaks import get_detector
+    from hindcast.leaks import get_detector
 
     detector = get_detector(spec, models)
     started = time.perf_counter()
@@ -268,7 +268,7 @@ async def run_detector(
 def make_models(specs: list[str], cache: Path):
     if not any(s.startswith("judge") for s in specs):
         return None
-    from hindcast.forecasters.models import Models
+    from hindcast.llm.models import Models
 
     return Models.from_environment(os.environ, cache)
 

@@ -27,6 +27,6 @@ entry["engines"] = {
     "all": "llama.cpp (llama-cpp-python 0.3.36), before 2026-12-01",
     "hand_checked": "llama.cpp (llama-cpp-python 0.3.36), before 2026-12-01",
     "best_recall_at_precision_0.9": "llama.cpp (llama-cpp-python 0.3.36), before 2026-12-01",
-    "small": "transformers (hindcast.forecasters.local_server), 2026-12-01",
+    "small": "transformers (hindcast.llm.local_server), 2026-12-01",
 }
 path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hindcast import api  # noqa: E402
-from hindcast.archive import distributed  # noqa: E402
+from hindcast.archive import build as building  # noqa: E402
+from hindcast.archive import distributed
 from hindcast.archive import snapshot as snapshots
 from tests.archive.ray_cluster import LocalCluster  # noqa: E402
 from tests.helpers import sample_headlines  # noqa: E402
@@ -68,7 +69,7 @@ def pipeline(archive: Path, inputs: list[Path], chunk_rows: int, address: str | 
     snapshot_id = api.freeze(archive)
     frozen = time.perf_counter()
     snap = snapshots.open_snapshot(archive, snapshot_id)
-    info = distributed.build(snap, "minilm", ray=address, chunk_rows=chunk_rows)
+    info = building.build(snap, "minilm", ray=address, chunk_rows=chunk_rows)
     done = time.perf_counter()
     return {
         "snapshot": snapshot_id,

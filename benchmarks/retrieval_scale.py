@@ -679,7 +679,7 @@ def the_codebook(data: Path, table: np.ndarray, lists: int | None, nprobe: int):
     the same 46,809 sample headlines embedded by the same model (in the sample index's order
     rather than by id), which saves embedding them again. Cached under `data/`; with its
     recall@10 on that corpus at `nprobe`."""
-    from hindcast.archive import codebook
+    from hindcast.archive import ann, codebook
 
     lists = lists or codebook.LISTS
     folder = data / f"codebook-{hashlib.sha256(table.tobytes()).hexdigest()[:12]}-{lists}"
@@ -687,7 +687,7 @@ def the_codebook(data: Path, table: np.ndarray, lists: int | None, nprobe: int):
     if book is None:
         book = codebook.train(table, {"reference": "anchors", "embedder": "anchors"}, lists=lists)
         codebook.save(folder, book, table)
-    return book, codebook.measured_recall(folder, book, nprobe)
+    return book, ann.measured_codebook_recall(folder, book, nprobe)
 
 
 def report(out: dict) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 
 
 def sweep_cmd(args, fake_url: str, out: Path, db: str, shard: str | None) -> list[str]:

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hindcast import api
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.models import Models
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.models import Models
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
 from hindcast.timeutil import parse_utc
@@ -62,8 +62,8 @@ def measure(latency: float, concurrency: int) -> tuple[int, float]:
         ) as models:
             api.sweep(
                 spec,
-                store=store,
-                out_dir=Path(tmp),
+                runs=store,
+                out=Path(tmp),
                 now=parse_utc("2026-11-30T00:00:00Z"),
                 models=models,
                 on_plan=lambda n: marks.append(time.perf_counter()),

@@ -12,8 +12,8 @@ LanceDB, polars) load on first use of a name that needs them, so `import hindcas
                             fractions=[0.5, 1.0], out="runs", now=recorded_at)
     print(result.to_polars())
 
-`hindcast.sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings)`
-builds what `hindcast.api.sweep` takes: the spec (a ReplaySpec, a mapping of spec keys, a
+`hindcast.sweep(spec=None, *, now, out="runs", db=None, runs=None, **options)` is
+`hindcast.api.sweep`: the spec (a ReplaySpec, a mapping of spec keys, a
 TOML file, or nothing, with `settings` — the spec keys of the TOML layout such as
 `store=`, `forecasters=` (default: the baselines market, constant, base-rate),
 `fractions=`, `offsets=`, `limit=`, `archive=` — laid over it), the run
@@ -21,7 +21,7 @@ database (`db=` a path or a URL; default `$HINDCAST_DB`, else `runs/hindcast.db`
 `hindcast sweep`; or an open `runs=RunStore`). `now`, the instant the run is recorded at, is
 passed in by the caller (time is an input: the library never reads the clock).
 Exports and the report go to `OUT/<run id>/`. `hindcast.sweep_async` is the same as a
-coroutine, for a running event loop (Jupyter). `hindcast.api.sweep` is the explicit form.
+coroutine, for a running event loop (Jupyter).
 """
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ from hindcast.errors import *  # noqa: F403  (the whole tree, listed in errors._
 __version__ = "0.1.0"
 
 _LAZY = {  # public name → (module, attribute), imported on first access
+    "sweep": ("hindcast.api", "sweep"),
+    "sweep_async": ("hindcast.api", "sweep_async"),
     "ReplaySpec": ("hindcast.replay.spec", "ReplaySpec"),
     "spec_from_mapping": ("hindcast.replay.spec", "spec_from_mapping"),
     "SweepResult": ("hindcast.replay.engine", "SweepResult"),
     "RunScores": ("hindcast.replay.engine", "RunScores"),
     "load_scored": ("hindcast.replay.engine", "load_scored"),
     "RunStore": ("hindcast.runs.store", "RunStore"),
-    "Models": ("hindcast.forecasters.models", "Models"),
+    "Models": ("hindcast.llm.models", "Models"),
     "Forecast": ("hindcast.records", "Forecast"),
     "Question": ("hindcast.records", "Question"),
     "Document": ("hindcast.records", "Document"),
@@ -55,7 +57,7 @@ _LAZY = {  # public name → (module, attribute), imported on first access
 
 from hindcast.errors import __all__ as _ERRORS  # noqa: E402
 
-__all__ = ["__version__", "sweep", "sweep_async", "load_spec", "sample", *_LAZY, *_ERRORS]
+__all__ = ["__version__", "load_spec", "sample", *_LAZY, *_ERRORS]
 
 
 def __getattr__(name: str):
@@ -73,8 +75,7 @@ def __dir__() -> list[str]:
 
 def load_spec(path):
     """A TOML sweep spec file (the `hindcast sweep --spec` layout) → a ReplaySpec."""
-    from hindcast.replay.layout import load_toml
-    from hindcast.replay.spec import spec_from_mapping
+    from hindcast.replay import load_toml, spec_from_mapping
 
     return spec_from_mapping(load_toml(path))
 
@@ -92,82 +93,3 @@ def sample(kind: str = "markets"):
     raise ConfigError(
         f"the shipped sample {kind}/sample is not here (it comes with the source checkout)"
     )
-
-
-def sweep(spec=None, *, now, out="runs", db=None, models=None, runs=None, **settings):
-    """Run a sweep (see the module docstring); returns a SweepResult. Raises StoppedError when
-    a circuit breaker or a budget stopped it (re-running the same call resumes)."""
-    import asyncio
-
-    return asyncio.run(
-        sweep_async(spec, out=out, db=db, now=now, models=models, runs=runs, **settings)
-    )
-
-
-async def sweep_async(
-    spec=None,
-    *,
-    now,
-    out="runs",
-    db=None,
-    models=None,
-    runs=None,
-    on_plan=None,
-    advance=None,
-    prices=None,
-    retry_limit=None,
-    **settings,
-):
-    """`sweep` as a coroutine (usable inside a running event loop)."""
-    from pathlib import Path
-
-    from hindcast import api
-
-    replay = _spec(spec, settings)
-    if runs is not None and db is not None:
-        raise ConfigError(
-            "hindcast.sweep: give the run database as db= (a path or URL) or runs= (an open "
-            "RunStore), not both"
-        )
-    hooks = {k: v for k, v in (("on_plan", on_plan), ("advance", advance)) if v is not None}
-    return await api.sweep_async(
-        replay,
-        store=runs if runs is not None else _run_store(db),
-        out_dir=Path(out),
-        now=now,
-        models=models,
-        prices=prices,
-        retry_limit=retry_limit,
-        **hooks,
-    )
-
-
-def _spec(spec, settings: dict):
-    """A ReplaySpec from a ReplaySpec, a mapping or a TOML path, with `settings` over it."""
-    from os import PathLike
-
-    from hindcast.replay.layout import load_toml
-    from hindcast.replay.spec import ReplaySpec, spec_from_mapping
-
-    if isinstance(spec, ReplaySpec):
-        if settings:
-            raise ConfigError(
-                f"hindcast.sweep: settings {', '.join(sorted(settings))} given with a ReplaySpec; "
-                "pass a mapping or a TOML path to combine them"
-            )
-        return spec
-    base = dict(load_toml(spec) if isinstance(spec, (str, PathLike)) else spec or {})
-    values = {**base, **settings}
-    if values.get("store") is None:
-        raise ConfigError(
-            "hindcast.sweep needs a market store: store=PATH (hindcast.sample('markets') is the "
-            "shipped sample)"
-        )
-    return spec_from_mapping(values, where="hindcast.sweep")
-
-
-def _run_store(db):
-    """The run database, as `hindcast sweep --db` reads it (`hindcast.runs.store.db_url`)."""
-    from hindcast.runs.store import RunStore, db_url
-
-    return RunStore(db_url(db))

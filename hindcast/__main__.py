@@ -1,3 +1,3 @@
-from hindcast.cli.main import run
+from hindcast.cli import run
 
 run()

@@ -3,7 +3,7 @@
 Usage: python scripts/build_leakset.py [--shared ../shared/data] [--out data/leakset]
            [--set sample|heldout|both] [--candidates]
 
-The set measures outcome-leak detectors (hindcast.forecasters.leaks). Every row pairs a real
+The set measures outcome-leak detectors (hindcast.leaks.registry). Every row pairs a real
 headline with a market at one cutoff t0, the day before the market's effective resolution.
 Two sets: data/leakset (SPECS: markets of the shipped sample, markets/sample, where t0 is the
 f=1.0 cutoff of the default sweep) and data/leakset/heldout (HELDOUT: resolved markets of the

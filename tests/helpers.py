@@ -107,7 +107,7 @@ class BlockingServer:
     def __init__(self, handler_factory):
         import threading
 
-        from hindcast.forecasters.fake import QuietServer
+        from hindcast.llm.fake import QuietServer
 
         self.blocking = self.never
         self.blocked, self.released = threading.Event(), threading.Event()

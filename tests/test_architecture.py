@@ -4,15 +4,19 @@ Every module under hindcast/ is parsed with `ast`; every import counts, includin
 functions (a lazy import is still a dependency). The rules:
 
 (a) layers: an import points to the same or a lower layer, never up —
-    0 records, errors, timeutil, frozen, filelock, http · 1 archive, markets, scoring ·
-    2 forecasters · 3 replay, runs · 4 leaderboard, audit · 5 api and the package root · 6 cli,
-    schedule · 7 __main__; a new top-level module must be given a layer here;
-(b) no import circle between modules;
+    0 records, errors, timeutil, frozen, filelock, http, specs, faces · 1 archive, markets, llm ·
+    2 leaks · 3 forecasters · 4 replay, runs, scoring · 5 leaderboard, audit, analysis · 6 api,
+    adapters and the package root · 7 cli, schedule · 8 __main__; a new top-level module must be
+    given a layer here;
+(b) no import circle between modules, and the package graph (package → package, every import
+    of one by another) is acyclic; a string naming a package module exactly (an
+    `importlib.import_module` target, a `python -m` argument) counts as an import;
 (c) every exception class is defined in hindcast/errors.py;
 (d) no `global` statement;
 (e) hindcast/api.py (the facade) has at most 150 lines;
-(f) cli/ and schedule/ import from hindcast.* only the facade (hindcast.api or the package
-    root), hindcast.records, hindcast.errors and their own package;
+(f) from outside a package, only its face is imported: `from hindcast.<package> import name`
+    (the names its `__init__.py` declares in `__all__`), never `hindcast.<package>.<module>`;
+    a top-level module (records, errors, api …) is its own face;
 (g) the clock (`datetime.now`, `datetime.utcnow`, `date.today`, `time.time`) is read only in
     cli/ and schedule/; monotonic timers (`time.monotonic`, `time.perf_counter`) are fine.
 
@@ -29,26 +33,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
-    **dict.fromkeys(("records", "errors", "timeutil", "frozen", "filelock", "http", "specs"), 0),
-    **dict.fromkeys(("archive", "markets", "scoring"), 1),
-    "forecasters": 2,
-    **dict.fromkeys(("replay", "runs"), 3),
-    **dict.fromkeys(("leaderboard", "audit", "analysis"), 4),
-    "api": 5,
-    "": 5,
-    "adapters": 5,
-    **dict.fromkeys(("cli", "schedule"), 6),
-    "__main__": 7,
+    **dict.fromkeys(
+        ("records", "errors", "timeutil", "frozen", "filelock", "http", "specs", "faces"), 0
+    ),
+    **dict.fromkeys(("archive", "markets", "llm"), 1),
+    "leaks": 2,
+    "forecasters": 3,
+    **dict.fromkeys(("replay", "runs", "scoring"), 4),
+    **dict.fromkeys(("leaderboard", "audit", "analysis"), 5),
+    "api": 6,
+    "": 6,
+    "adapters": 6,
+    **dict.fromkeys(("cli", "schedule"), 7),
+    "__main__": 8,
 }
-FRONT_DOOR = (
-    "api",
-    "",
-    "records",
-    "errors",
-)  # what cli/ and schedule/ may import besides themselves
-# The one stated exception: `hindcast schedule …` (cli/schedule.py) is the command line of the service, its
-# sibling front end on the same layer; the facade cannot reach the service (it sits above the facade).
-SIBLINGS = {("cli", "schedule")}
 CLOCK_ALLOWED = ("cli", "schedule")
 FACADE_LINES = 150
 BUILTIN_EXCEPTIONS = frozenset(
@@ -123,7 +121,20 @@ def imports(root: Path) -> list[Import]:
                     for t in dict.fromkeys(_targets(module, node, known))
                     if t and t != module
                 ]
+            elif _names_a_module(node, known, module):
+                found.append(Import(module, node.value, node.lineno))
     return found
+
+
+def _names_a_module(node: ast.AST, known: dict, module: str) -> bool:
+    """A string constant that is exactly the dotted name of a package module (not the root)."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "." in node.value
+        and node.value in known
+        and node.value != module
+    )
 
 
 def unplaced(root: Path) -> list[str]:
@@ -147,6 +158,16 @@ def import_cycles(root: Path) -> list[list[str]]:
     graph: dict[str, set[str]] = {m: set() for m in modules(root)}
     for i in imports(root):
         graph[i.source].add(i.target)
+    return sorted(sorted(c) for c in _components(graph) if len(c) > 1)
+
+
+def package_cycles(root: Path) -> list[list[str]]:
+    """(b) Each set of packages that import one another in a circle, through any import (at the
+    top of a file or inside a function) or a string naming a module; '' is the package root."""
+    graph: dict[str, set[str]] = {area(m): set() for m in modules(root)}
+    for i in imports(root):
+        if area(i.source) != area(i.target):
+            graph[area(i.source)].add(area(i.target))
     return sorted(sorted(c) for c in _components(graph) if len(c) > 1)
 
 
@@ -243,16 +264,27 @@ def facade_too_long(root: Path, limit: int = FACADE_LINES) -> list[str]:
     return [f"{root.name}/api.py has {lines} lines (at most {limit})"] if lines > limit else []
 
 
-def past_the_front_door(root: Path) -> list[str]:
-    """(f) Imports by cli/ and schedule/ of package modules other than the facade, records,
-    errors and their own package."""
-    return [
-        str(i)
-        for i in imports(root)
-        if area(i.source) in ("cli", "schedule")
-        and area(i.target) not in (*FRONT_DOOR, area(i.source))
-        and (area(i.source), area(i.target)) not in SIBLINGS
-    ]
+def past_a_face(root: Path) -> list[str]:
+    """(f) Imports, from outside a package, of one of its modules rather than its face."""
+    packages = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    found = []
+    for module, tree in trees(root).items():
+        for node in ast.walk(tree):
+            for name in _imported_modules(node):
+                parts = name.split(".")
+                if len(parts) > 2 and parts[0] == root.name and parts[1] in packages:
+                    if parts[1] != area(module):
+                        found.append(f"{module}:{node.lineno} imports {name}")
+    return found
+
+
+def _imported_modules(node: ast.AST) -> list[str]:
+    """The dotted modules an absolute import statement names (`from X import …` names X)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        return [node.module]
+    return []
 
 
 def clock_reads(root: Path) -> list[str]:
@@ -294,6 +326,10 @@ def test_no_import_circle():
     assert import_cycles(ROOT) == []
 
 
+def test_the_package_graph_is_acyclic():
+    assert package_cycles(ROOT) == []
+
+
 def test_every_exception_class_is_defined_in_errors():
     assert stray_exceptions(ROOT) == []
 
@@ -306,8 +342,8 @@ def test_the_facade_is_thin():
     assert facade_too_long(ROOT) == []
 
 
-def test_the_cli_and_the_service_import_only_the_facade_records_and_errors():
-    assert past_the_front_door(ROOT) == []
+def test_from_outside_a_package_only_its_face_is_imported():
+    assert past_a_face(ROOT) == []
 
 
 def test_the_clock_is_read_only_in_the_cli_and_the_service():
@@ -335,13 +371,16 @@ PLANTED = {
     ),
     "replay/__init__.py": "",
     "replay/runner.py": "from hindcast import records\nimport time\n\nSTART = time.monotonic()\n",
+    "replay/plan.py": 'import importlib\n\nSTORE = importlib.import_module("hindcast.runs.store")\n',
+    "runs/__init__.py": "",
+    "runs/store.py": "def late():\n    from hindcast.replay import runner\n\n    return runner\n",
     "leaderboard/__init__.py": "",
     "leaderboard/tables.py": "x = 1\n",
     "api.py": "\n" * 151,
     "cli/__init__.py": "",
     "cli/main.py": (
-        "from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom "
-        "hindcast.cli import sub\nfrom hindcast.replay import runner\n\nNOW = datetime.now()\n"
+        "from datetime import datetime\n\nfrom hindcast import api, errors, records\nfrom hindcast.cli import sub\n"
+        "from hindcast.replay.runner import START\n\nNOW = datetime.now()\n"
     ),
     "cli/sub.py": "from . import main\n",
     "oddity.py": "",
@@ -360,8 +399,8 @@ def test_the_checkers_find_each_planted_violation(tmp_path):
     root = _plant(tmp_path, PLANTED)
     assert unplaced(root) == ["hindcast.oddity"]
     assert upward_imports(root) == [
-        "hindcast.markets.lazy:2 imports hindcast.leaderboard.tables (layer 1 -> 4)",
-        "hindcast.records:3 imports hindcast.replay.runner (layer 0 -> 3)",
+        "hindcast.markets.lazy:2 imports hindcast.leaderboard.tables (layer 1 -> 5)",
+        "hindcast.records:3 imports hindcast.replay.runner (layer 0 -> 4)",
     ]
     assert import_cycles(root) == [
         ["hindcast.archive.a", "hindcast.archive.b"],
@@ -374,7 +413,11 @@ def test_the_checkers_find_each_planted_violation(tmp_path):
     ]
     assert global_statements(root) == ["hindcast.scoring.state:14 global _STATE"]
     assert facade_too_long(root) == ["hindcast/api.py has 151 lines (at most 150)"]
-    assert past_the_front_door(root) == ["hindcast.cli.main:5 imports hindcast.replay.runner"]
+    assert package_cycles(root) == [["records", "replay", "runs"]]
+    assert past_a_face(root) == [
+        "hindcast.cli.main:5 imports hindcast.replay.runner",
+        "hindcast.markets.lazy:2 imports hindcast.leaderboard.tables",
+    ]
     assert clock_reads(root) == ["hindcast.records:7 time.time", "hindcast.timeutil:3 datetime.now"]
 
 
@@ -393,6 +436,8 @@ def test_the_checkers_pass_a_clean_package(tmp_path):
             "cli/main.py",
             "cli/sub.py",
             "oddity.py",
+            "replay/plan.py",
+            "runs/store.py",
         )
     }
     root = _plant(
@@ -411,6 +456,7 @@ def test_the_checkers_pass_a_clean_package(tmp_path):
         stray_exceptions(root),
         global_statements(root),
         facade_too_long(root),
-        past_the_front_door(root),
+        package_cycles(root),
+        past_a_face(root),
         clock_reads(root),
-    ) == ([], [], [], [], [], [], [], [])
+    ) == ([], [], [], [], [], [], [], [], [])

@@ -1,14 +1,15 @@
 """The facade's operations (hindcast.api) do what the layers below them do, each end to end on
 shipped or generated data: sweep → rescore → export, import, pull (a fake Polymarket on
-127.0.0.1), ingest → freeze → embed → search. And the facade stays thin."""
+127.0.0.1), ingest → freeze → embed → search. And the facade stays thin; the names front ends use resolve from the package faces."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hindcast import api
+from hindcast import api, markets, replay, runs
 from tests.helpers import ROOT, SAMPLE_MARKETS
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -18,37 +19,60 @@ def test_the_facade_is_at_most_150_lines():
     assert len((ROOT / "hindcast" / "api.py").read_text(encoding="utf-8").splitlines()) <= 150
 
 
-def test_the_names_the_front_ends_use_resolve_from_the_facade():
-    for name in (
-        "select_markets",
-        "default_models",
-        "board_json",
-        "cache_path",
-        "prepare",
-        "sweep",
-        "sweep_async",
-        "load_scored",
-        "score_run",
-        "leaderboard_of",
-        "SweepResult",
-        "RunScores",
-        "Plan",
-        "PullQuery",
-        "open_snapshot",
-        "ReplaySpec",
-        "RunStore",
+FACES = (
+    "adapters",
+    "archive",
+    "markets",
+    "llm",
+    "leaks",
+    "forecasters",
+    "replay",
+    "runs",
+    "scoring",
+    "analysis",
+    "audit",
+    "leaderboard",
+    "schedule",
+    "cli",
+)
+
+
+def test_the_names_the_front_ends_use_resolve_from_the_faces():
+    for face, name in (
+        ("replay", "select_markets"),
+        ("replay", "default_models"),
+        ("replay", "board_json"),
+        ("replay", "cache_path"),
+        ("replay", "prepare"),
+        ("api", "sweep"),
+        ("api", "sweep_async"),
+        ("replay", "load_scored"),
+        ("replay", "score_run"),
+        ("replay", "leaderboard_of"),
+        ("replay", "SweepResult"),
+        ("replay", "RunScores"),
+        ("replay", "Plan"),
+        ("markets", "PullQuery"),
+        ("archive", "open_snapshot"),
+        ("replay", "ReplaySpec"),
+        ("runs", "RunStore"),
     ):
-        assert getattr(api, name) is not None, name
+        assert getattr(importlib.import_module(f"hindcast.{face}"), name) is not None, name
 
 
-def test_every_re_exported_name_resolves():
-    """A name moved or renamed below the facade fails here, not in a front end at run time."""
-    names = list(api._WHERE) + list(api._MODULES)
-    assert [n for n in names if getattr(api, n, None) is None] == []
+def test_every_name_a_face_declares_resolves():
+    """A name moved or renamed below a face fails here, not in a front end at run time."""
+    missing = [
+        f"{face}.{name}"
+        for face in FACES
+        for name in importlib.import_module(f"hindcast.{face}").__all__
+        if getattr(importlib.import_module(f"hindcast.{face}"), name, None) is None
+    ]
+    assert missing == []
 
 
 def _swept(tmp_path):
-    spec = api.spec_from_mapping(
+    spec = replay.spec_from_mapping(
         {
             "store": SAMPLE_MARKETS,
             "forecasters": ["market", "constant"],
@@ -56,15 +80,15 @@ def _swept(tmp_path):
             "limit": 3,
         }
     )
-    store = api.RunStore(f"sqlite:///{tmp_path / 'h.db'}")
-    return api.sweep(spec, store=store, out_dir=tmp_path / "out", now=NOW), store
+    store = runs.RunStore(f"sqlite:///{tmp_path / 'h.db'}")
+    return api.sweep(spec, runs=store, out=tmp_path / "out", now=NOW), store
 
 
 def test_rescore_and_export_a_stored_run(tmp_path):
     result, store = _swept(tmp_path)
     scores = api.rescore(store, result.run_id)
     assert len(scores.rows) == result.planned == 6
-    assert [(r.forecaster, r.brier) for r in api.leaderboard_of(scores)] == [
+    assert [(r.forecaster, r.brier) for r in replay.leaderboard_of(scores)] == [
         (r.forecaster, r.brier) for r in result.board
     ]
     published = api.export(store, [result.run_id], tmp_path / "board", ["csv", "md"], by="fraction")
@@ -82,7 +106,7 @@ def test_import_markets_writes_a_version_recording_when(tmp_path):
     version, bundle = api.import_markets(
         tmp_path / "fb", source / "markets.jsonl", source / "prices_daily.csv", now=NOW
     )
-    opened = api.open_version(tmp_path / "fb")
+    opened = markets.open_version(tmp_path / "fb")
     assert opened.id == version and len(opened.bundle.markets) == len(bundle.markets) > 0
     manifest = json.loads(
         next((tmp_path / "fb" / "versions" / version).glob("manifest.json")).read_text()
@@ -96,7 +120,7 @@ def test_pull_builds_its_own_client(tmp_path):
     with LocalServer(FakePolymarket()) as server:
         summary = api.pull(
             tmp_path / "store",
-            api.PullQuery(page_size=5),
+            markets.PullQuery(page_size=5),
             now=NOW,
             gamma_url=f"{server.url}/gamma",
             clob_url=f"{server.url}/clob",
@@ -104,7 +128,7 @@ def test_pull_builds_its_own_client(tmp_path):
             attempts=2,
             timeout=20,
         )
-    assert summary.stored > 0 and summary.version == api.open_version(tmp_path / "store").id
+    assert summary.stored > 0 and summary.version == markets.open_version(tmp_path / "store").id
 
 
 def _headlines(path: Path, rows: list[tuple[str, str, str]]) -> Path:

@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from hindcast.errors import InfrastructureError, PolymarketError
-from hindcast.forecasters.llm import ChatClient, parse_model
 from hindcast.http import AsyncRetrying, Outcome, Retrying, RetryPolicy, retry_after
+from hindcast.llm.client import ChatClient, parse_model
 from hindcast.markets.polymarket import PolymarketClient
 
 URL = "http://api.invalid/thing"

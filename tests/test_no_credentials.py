@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 URL_USER, URL_PASSWORD = "planted-user-5150", "planted-pass-7777"

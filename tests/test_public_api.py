@@ -90,10 +90,10 @@ def test_every_public_name_resolves(name):
 
 
 def test_public_names_are_the_library_objects():
-    from hindcast.api import SweepResult
     from hindcast.forecasters.base import Context
     from hindcast.forecasters.registry import register
     from hindcast.records import Forecast
+    from hindcast.replay import SweepResult
     from hindcast.replay.spec import ReplaySpec
 
     assert (
@@ -133,7 +133,7 @@ def test_sweep_settings_make_the_same_run_as_the_explicit_api(tmp_path):
         {"store": SAMPLE, "forecasters": BASELINES, "fractions": [1.0], "limit": 3}
     )
     explicit = api.sweep(
-        spec, store=RunStore(f"sqlite:///{tmp_path / 'b.db'}"), out_dir=tmp_path / "b", now=NOW
+        spec, runs=RunStore(f"sqlite:///{tmp_path / 'b.db'}"), out=tmp_path / "b", now=NOW
     )
     assert (easy.run_id, easy.planned, easy.markets) == (explicit.run_id, 9, 3)
     assert (tmp_path / "runs" / "hindcast.db").is_file()  # default run database, as the CLI's

@@ -90,7 +90,7 @@ def test_openai_endpoint_offline_as_written(tmp_path):
 
 
 def test_openai_endpoint_against_a_served_endpoint_sends_the_key_and_stores_none(tmp_path):
-    from hindcast.forecasters.fake import FakeChatModel
+    from hindcast.llm.fake import FakeChatModel
 
     key = "sk-recipe-test-0f1e2d"
     fake = FakeChatModel(default='{"probability": 0.3}', model="served-model", require_key=key)

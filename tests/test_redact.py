@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hindcast.errors import BadModelSpec, ConfigError, RunStoreError
-from hindcast.forecasters.llm import parse_model
 from hindcast.http import credential_keys, redact, variable_name
+from hindcast.llm.client import parse_model
 
 SECRET = "s3cr3t-planted-0042"
 

@@ -10,9 +10,12 @@ __all__ = [
     "Tools",
     "bind",
     "document_view",
+    "import_inspect",
     "mcp_server",
     "question_view",
+    "read_inspect",
     "serve",
+    "store_inspect",
     "t0_tools",
     "write_log",
 ]
@@ -23,9 +26,12 @@ _WHERE = {
     "t0_tools": "hindcast.forecasters.tools",
     "question_view": "hindcast.forecasters.tools",
     "document_view": "hindcast.forecasters.tools",
-    "mcp_server": "hindcast.forecasters.tools",
+    "mcp_server": "hindcast.forecasters.tool_server",
     "serve": "hindcast.adapters.mcp",
     "write_log": "hindcast.adapters.mcp",
+    **dict.fromkeys(
+        ("import_inspect", "read_inspect", "store_inspect"), "hindcast.adapters.inspect_import"
+    ),
 }
 
 

@@ -21,14 +21,11 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import ConfigError
-from hindcast.forecasters.inspect_agent import require_inspect
+from hindcast.forecasters import require_inspect
 from hindcast.http import redact
 from hindcast.records import Forecast, RunManifest
-from hindcast.replay.engine import scoring_policies
-from hindcast.replay.identity import run_id
-from hindcast.replay.plan import prepare
-from hindcast.runs import manifest
-from hindcast.runs.store import RunStore
+from hindcast.replay import prepare, run_id, scoring_policies
+from hindcast.runs import RunStore, manifest
 from hindcast.timeutil import iso, parse_utc
 
 TASKS = ("hindcast/replay", "replay")
@@ -224,7 +221,7 @@ def _forecast(meta: dict, sample, model: str) -> Forecast:
 def _usage(sample, model: str) -> dict:
     """Token counts of the sample's model calls (hindcast's usage keys; no cache figures: Inspect
     does not report which replies hindcast's response cache answered)."""
-    from hindcast.forecasters import llm
+    from hindcast.llm import client as llm
 
     spec = model.removeprefix("hindcast/")
     try:

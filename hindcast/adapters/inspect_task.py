@@ -35,14 +35,18 @@ from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 from inspect_ai.util import store as sample_store
 
-from hindcast.forecasters import inspect_provider  # noqa: F401  (registers the hindcast/<model> provider)
-from hindcast.forecasters.answers import parse_probability
-from hindcast.forecasters.inspect_agent import PROMPT, evidence_of, inspect_tools, question_messages
-from hindcast.forecasters.tools import t0_tools
-from hindcast.markets.prices import price_at
-from hindcast.replay.plan import Plan, context_at, prepare, question_at, retriever_factory
-from hindcast.replay.spec import ReplaySpec
-from hindcast.scoring.metrics import brier
+from hindcast.forecasters import (
+    PROMPT,
+    evidence_of,
+    inspect_provider,  # noqa: F401  (registers the hindcast/<model> provider)
+    inspect_tools,
+    question_messages,
+    t0_tools,
+)
+from hindcast.llm import parse_probability
+from hindcast.markets import price_at
+from hindcast.replay import Plan, ReplaySpec, context_at, prepare, question_at, retriever_factory
+from hindcast.scoring import brier
 from hindcast.timeutil import iso, parse_utc
 
 RETRIEVALS = "hindcast:retrievals"  # the sample store key of the tool-call log
@@ -170,7 +174,7 @@ def sample_id(market_id: str, t0) -> str:
 
 
 def _question(question) -> dict:
-    from hindcast.forecasters.tools import question_view
+    from hindcast.forecasters import question_view
 
     view = dict(question_view(question))
     view.pop("market_id"), view.pop("t0")

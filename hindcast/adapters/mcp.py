@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hindcast.adapters.tools import Bound
 from hindcast.errors import ConfigError
-from hindcast.forecasters.tool_server import http_served, mcp_server
+from hindcast.forecasters import http_served, mcp_server
 from hindcast.timeutil import iso
 
 TRANSPORTS = ("stdio", "http")

@@ -14,12 +14,9 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import ConfigError
-from hindcast.forecasters.base import Context
-from hindcast.forecasters.tools import Tools, t0_tools
+from hindcast.forecasters import Context, Tools, t0_tools
 from hindcast.records import Question
-from hindcast.replay.cutoffs import Cutoff
-from hindcast.replay.plan import Plan, context_at, prepare, question_at
-from hindcast.replay.spec import ReplaySpec
+from hindcast.replay import Cutoff, Plan, ReplaySpec, context_at, prepare, question_at
 
 
 @dataclass(frozen=True)

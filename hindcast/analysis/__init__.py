@@ -5,12 +5,16 @@ the additive-information (mixture) test, price convergence and event-level infer
 interval resamples whole markets, or whole events where markets share one (`units`).
 
 `analyze(rows, facts, settings)` → Analyses (typed, frozen); `Analyses.findings()` → the tables
-that `hindcast analyze`, its JSON and the HTML report show."""
+that `hindcast analyze`, its JSON and the HTML report show. The analyses `hindcast analyze` and
+`hindcast trade` have shown since issue 17 live here too (layer above scoring/, beside audit/ and
+leaderboard/): strata, effects (fixed effects), ensemble, calibration, copying, policy_pairs,
+trading (with its fees.toml); the face offers those modules whole, and trading's names."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hindcast.analysis import (
     convergence,
@@ -22,9 +26,45 @@ from hindcast.analysis import (
     time_average,
 )
 from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, facts_of
-from hindcast.scoring.findings import Finding
+from hindcast.faces import lazy
 
-__all__ = ["MARKET_PRICE", "Analyses", "MarketFacts", "Settings", "analyze", "facts_of", "findings"]
+if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+    from hindcast.analysis import (
+        calibration,
+        copying,
+        effects,
+        ensemble,
+        policy_pairs,
+        strata,
+        trading,
+    )
+    from hindcast.analysis.trading import (
+        TRADE_COLUMNS,
+        TradingStrategy,
+        load_fees,
+        simulate_trading,
+    )
+from hindcast.scoring import Finding
+
+_WHOLE = ("calibration", "copying", "effects", "ensemble", "policy_pairs", "strata", "trading")
+_WHERE = {
+    **dict.fromkeys(
+        ("TRADE_COLUMNS", "TradingStrategy", "load_fees", "simulate_trading"), "trading"
+    ),
+    **{m: m for m in _WHOLE},
+}
+__all__ = [
+    "MARKET_PRICE",
+    "Analyses",
+    "MarketFacts",
+    "Settings",
+    "analyze",
+    "facts_of",
+    "findings",
+    "corp",
+    *_WHERE,
+]
+__getattr__, _ = lazy(__name__, _WHERE, modules=_WHOLE)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from hindcast.analysis import series
 from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, bounds, cluster_interval
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 MATCHES = 5
 CALIPER = 0.05

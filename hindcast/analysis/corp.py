@@ -23,8 +23,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from hindcast.analysis.units import MarketFacts, Settings, unit_weights
-from hindcast.scoring import bootstrap, metrics, vs_market
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, bootstrap, metrics, vs_market
 
 BAND_LEVEL = 0.90
 

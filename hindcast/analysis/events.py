@@ -17,7 +17,7 @@ from datetime import datetime
 
 from hindcast.analysis import series
 from hindcast.analysis.units import MarketFacts
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 from hindcast.timeutil import iso
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hindcast.analysis.units import CLIP, MarketFacts, Settings, bounds, cluster_interval
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 GRID = np.linspace(0.0, 1.0, 1001)
 

@@ -23,8 +23,7 @@ import numpy as np
 from hindcast.analysis import series
 from hindcast.analysis.units import MarketFacts, Settings, unit_weights
 from hindcast.errors import ConfigError
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, bootstrap, vs_market
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from hindcast.analysis.units import (
     cluster_interval,
     is_clipped,
 )
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 
 @dataclass(frozen=True)

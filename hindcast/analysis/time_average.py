@@ -19,7 +19,7 @@ import numpy as np
 
 from hindcast.analysis import series
 from hindcast.analysis.units import MarketFacts, Settings, bounds, clipped, cluster_interval
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 TIME_AVERAGED = "time-averaged"
 

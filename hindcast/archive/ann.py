@@ -84,18 +84,16 @@ from hindcast import frozen
 from hindcast.archive import codebook as codebooks
 from hindcast.archive import layout, scan
 from hindcast.archive.codebook import Codebook
+from hindcast.archive.kmeans import ITERATIONS, TRAIN_PER_LIST, _nearest, _unit, kmeans
 from hindcast.errors import ArchiveIntegrityError, RetrievalError
 
 FORMAT = "hindcast-ann/2"
 NPROBE = 256
 MAX_LISTS = 4096
 LISTS_PER_SQRT = 6
-TRAIN_PER_LIST = 32
-ITERATIONS = 8
 PROBE_QUERIES = 200
 QUERY_NOISE = 1.75
 SPLIT = 8192  # exact ranges are cut into pieces of this many rows to share them among threads
-ASSIGN_CHUNK = 32_768
 INFO = "index.json"
 _ARRAYS = ("centroids", "offsets", "positions", "codes", "scales", "edit_us")
 
@@ -429,43 +427,6 @@ def _training_rows(created_us, edit_us, month_end_us: int) -> np.ndarray:
     )
 
 
-def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
-    """Seeded spherical k-means over a sample of the rows `train` (at most TRAIN_PER_LIST per list),
-    drawn by rank among them: which documents it holds depends on the seed and on the training
-    rows alone, never on rows that are not training rows (say, documents edited later)."""
-    rng = np.random.default_rng(seed)
-    sample = np.sort(rng.choice(train, size=min(train.size, lists * TRAIN_PER_LIST), replace=False))
-    x = np.ascontiguousarray(vectors[sample], dtype=np.float32)
-    centroids = _unit(x[np.sort(rng.choice(x.shape[0], size=lists, replace=False))])
-    for _ in range(ITERATIONS):
-        centroids = _update(x, _nearest(x, centroids), centroids)
-    return centroids
-
-
-def _nearest(x, centroids: np.ndarray) -> np.ndarray:
-    """Index of the centroid of highest dot product for each row (ties to the lower), in chunks."""
-    out = np.empty(x.shape[0], dtype=np.int64)
-    for start in range(0, x.shape[0], ASSIGN_CHUNK):
-        block = np.asarray(x[start : start + ASSIGN_CHUNK], dtype=np.float32)
-        out[start : start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
-    return out
-
-
-def _update(x: np.ndarray, assign: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    sums = np.zeros(centroids.shape, dtype=np.float64)
-    np.add.at(sums, assign, x)
-    empty = np.bincount(assign, minlength=centroids.shape[0]) == 0
-    sums[empty] = centroids[empty]
-    return _unit(sums.astype(np.float32))
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.ascontiguousarray(
-        np.where(norms > 0, x / np.where(norms > 0, norms, 1), x), dtype=np.float32
-    )
-
-
 def _lists(vectors, centroids: np.ndarray, edit_us: np.ndarray) -> dict:
     """Every row assigned to its nearest centroid; arrays in list order (time order within a
     list). The codes are the scan's own per-row codes (`scan.quantize`), copied in list order."""
@@ -580,7 +541,7 @@ def build(
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
     book = _codebook(root, info, lists, seed)
-    recall = codebooks.measured_recall(root / codebooks.FOLDER, book, nprobe, seed)
+    recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)
     params = {"lists": lists, "seed": seed, "nprobe": nprobe, "codebook": book.id}
     if "ann" in info and not all(_current(root, month, params) for month in months):
         del info["ann"]
@@ -715,3 +676,37 @@ def month_end_us(month: str) -> int:
     year, number = (year + 1, 1) if number == 12 else (year, number + 1)
     end = datetime(year, number, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
     return end.days * 86_400_000_000
+
+
+def codebook_recall(book: Codebook, reference: np.ndarray, nprobe: int, seed: int = 0) -> dict:
+    """Recall@10 at `nprobe` of the codebook's partition of the reference corpus itself."""
+    reference = np.ascontiguousarray(reference, dtype=np.float32)
+    rows = reference.shape[0]
+    never = np.full(rows, np.iinfo(np.int64).min, dtype=np.int64)
+    index = fit(reference, never, never, 0, codebook=book)
+    codes, scales = scan.quantize(reference)
+    month = scan.Vectors(reference, codes, scales, never, float(scales.max()))
+    hits = [overlap(month, index, q, nprobe) for q in probe_queries(reference, seed)]
+    return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
+
+
+def measured_codebook_recall(folder: Path, book: Codebook, nprobe: int, seed: int = 0) -> dict:
+    """`codebook_recall` of the codebook cached in `folder` at `nprobe`, measured once and kept
+    beside it."""
+    path = folder / f"recall-nprobe{nprobe}-seed{seed}.json"
+    if (book.id, nprobe, seed) in codebooks.RECALLS:
+        return codebooks.RECALLS[book.id, nprobe, seed]
+    if path.exists():
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if found.get("codebook") == book.id:
+            return {k: found[k] for k in ("recall@10", "probe_queries")}
+    reference = codebooks.reference_vectors(folder)
+    if reference is None:
+        raise ArchiveIntegrityError(f"{folder}: the codebook's reference vectors are missing")
+    measured = codebooks.RECALLS[book.id, nprobe, seed] = codebook_recall(
+        book, reference, nprobe, seed
+    )
+    frozen.write_text_atomic(
+        path, json.dumps(measured | {"codebook": book.id}, sort_keys=True) + "\n"
+    )
+    return measured

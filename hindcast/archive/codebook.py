@@ -7,7 +7,8 @@ was never edited — and its centroids, hence the lists probed for every other d
 (see `hindcast.archive.ann`). A partition trained on nothing of the archive has no such
 dependence: every row's list is a function of its own vector alone.
 
-The codebook: seeded, deterministic spherical k-means (`ann.kmeans`, the same trainer) over a
+The codebook: seeded, deterministic spherical k-means (`hindcast.archive.kmeans`, the same trainer)
+over a
 fixed reference corpus that ships with the package — `reference_texts.txt.gz`, the 46,809
 news headlines of the shipped sample (`archive/sample`, see its NOTICE.md), one per line,
 sorted by document id — embedded by the index's own embedding model. It is keyed by that
@@ -35,14 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hindcast import frozen
-from hindcast.errors import ArchiveIntegrityError
+from hindcast.archive.kmeans import kmeans
 
 REFERENCE = Path(__file__).with_name("reference_texts.txt.gz")
 LISTS = 1024
 FOLDER = "codebook"
 EMBED_BATCH = 4096
-_RECALLS: dict[tuple[str, int, int], dict] = {}  # (codebook id, nprobe, seed) → recall, per process
+RECALLS: dict[tuple[str, int, int], dict] = {}  # (codebook id, nprobe, seed) → recall, per process
 
 
 @dataclass(frozen=True)
@@ -72,28 +72,12 @@ def reference_hash() -> str:
 
 def train(reference: np.ndarray, key: dict, *, lists: int = LISTS, seed: int = 0) -> Codebook:
     """The codebook of `lists` centroids over the reference vectors (seeded, deterministic)."""
-    from hindcast.archive import ann
-
     reference = np.ascontiguousarray(reference, dtype=np.float32)
     lists = min(lists, reference.shape[0])
-    centroids = ann.kmeans(reference, np.arange(reference.shape[0]), lists, seed)
+    centroids = kmeans(reference, np.arange(reference.shape[0]), lists, seed)
     key = key | {"lists": int(lists), "seed": int(seed), "reference_rows": reference.shape[0]}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode() + centroids.tobytes())
     return Codebook(centroids, key | {"id": digest.hexdigest()[:16]})
-
-
-def recall(book: Codebook, reference: np.ndarray, nprobe: int, seed: int = 0) -> dict:
-    """Recall@10 at `nprobe` of the codebook's partition of the reference corpus itself."""
-    from hindcast.archive import ann, scan
-
-    reference = np.ascontiguousarray(reference, dtype=np.float32)
-    rows = reference.shape[0]
-    never = np.full(rows, np.iinfo(np.int64).min, dtype=np.int64)
-    index = ann.fit(reference, never, never, 0, codebook=book)
-    codes, scales = scan.quantize(reference)
-    month = scan.Vectors(reference, codes, scales, never, float(scales.max()))
-    hits = [ann.overlap(month, index, q, nprobe) for q in ann.probe_queries(reference, seed)]
-    return {"recall@10": float(np.mean(hits)), "probe_queries": len(hits)}
 
 
 def for_index(root: Path, embedder: str, *, lists: int | None = None, seed: int = 0) -> Codebook:
@@ -130,25 +114,6 @@ def embedded(embedder: str) -> np.ndarray:
     )
     vectors.setflags(write=False)
     return vectors
-
-
-def measured_recall(folder: Path, book: Codebook, nprobe: int, seed: int = 0) -> dict:
-    """`recall` of the codebook cached in `folder` at `nprobe`, measured once and kept beside it."""
-    path = folder / f"recall-nprobe{nprobe}-seed{seed}.json"
-    if (book.id, nprobe, seed) in _RECALLS:
-        return _RECALLS[book.id, nprobe, seed]
-    if path.exists():
-        found = json.loads(path.read_text(encoding="utf-8"))
-        if found.get("codebook") == book.id:
-            return {k: found[k] for k in ("recall@10", "probe_queries")}
-    reference = reference_vectors(folder)
-    if reference is None:
-        raise ArchiveIntegrityError(f"{folder}: the codebook's reference vectors are missing")
-    measured = _RECALLS[book.id, nprobe, seed] = recall(book, reference, nprobe, seed)
-    frozen.write_text_atomic(
-        path, json.dumps(measured | {"codebook": book.id}, sort_keys=True) + "\n"
-    )
-    return measured
 
 
 def _matches(meta: dict, key: dict, seed: int) -> bool:

@@ -32,8 +32,8 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import CircuitOpen, ConfigError, CutoffError, InfrastructureError
-from hindcast.forecasters import llm, prompts
-from hindcast.forecasters.answers import ask_probability
+from hindcast.llm import ask_probability, prompts
+from hindcast.llm import client as llm
 from hindcast.records import Question
 from hindcast.scoring import regimes
 from hindcast.timeutil import iso
@@ -190,8 +190,8 @@ def items_from_store(
 ) -> tuple[list[ProbeItem], list[str]]:
     """The store's Yes/No markets (sorted by id; `ids` only, at most `limit`) as probe items at
     lifetime fraction `fraction`; and the markets skipped (no replayable t0), with the reason."""
-    from hindcast.markets.store import open_version
-    from hindcast.replay.cutoffs import check_fraction
+    from hindcast.markets import open_version
+    from hindcast.replay import check_fraction
 
     check_fraction(fraction)  # a bad fraction is refused once, not reported per market
     bundle = open_version(store, version).bundle

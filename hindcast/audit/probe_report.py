@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hindcast.audit.probe import RECALL_CONFIDENCE, T0_EXTREME, ProbeAnswer
-from hindcast.scoring.findings import Finding
-from hindcast.scoring.regimes import REGIMES
+from hindcast.scoring import REGIMES, Finding
 
 REGIME_ORDER = tuple(REGIMES)
 COLUMNS = (

@@ -28,7 +28,7 @@ from hindcast.audit.probe import (
 from hindcast.audit.probe_report import recall_finding
 from hindcast.audit.probe_store import load_recall, save_recall
 from hindcast.errors import StoppedError
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ def probe_models(
     """A Models value whose response cache is the sweeps' (responses.db beside the run database)."""
     import os
 
-    from hindcast.forecasters.models import Models
-    from hindcast.replay.engine import cache_path
+    from hindcast.llm import Models
+    from hindcast.replay import cache_path
 
     return Models.from_environment(
         os.environ if env is None else env,
@@ -98,7 +98,7 @@ def probe_recall(
     checked, so a refused probe creates no response cache."""
     from contextlib import nullcontext
 
-    from hindcast.scoring.regimes import load_cutoffs
+    from hindcast.scoring import load_cutoffs
 
     asked = models_of(specs)
     items, skipped = items_from_store(Path(store), version, ids, limit, fraction)

@@ -29,7 +29,7 @@ from hindcast.audit.probe import (
     ProbeAnswer,
 )
 from hindcast.errors import ConfigError
-from hindcast.forecasters import prompts
+from hindcast.llm import prompts
 
 FORMAT = "hindcast-recall"
 VERSION = 1
@@ -77,7 +77,7 @@ class RecallTable:
 def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path:
     """recall.json beside the run database when it is a SQLite file, else in
     `out_dir` (or runs/)."""
-    from hindcast.runs.store import db_file
+    from hindcast.runs import db_file
 
     path = db_file(db_url)
     return (path.parent if path is not None else Path(out_dir or "runs")) / FILE_NAME
@@ -173,7 +173,7 @@ def exclude_recalled(
 def exclude_recalled_scores(scores, table: RecallTable):
     """A scored run (`RunScores`) without the rows of recalled pairs: (RunScores, Exclusion).
     Each forecaster's model is read as the regime labels read it (its provenance, else its spec)."""
-    from hindcast.scoring.regimes import model_of
+    from hindcast.scoring import model_of
 
     provenance: Mapping = scores.manifest.get("forecasters", {}) or {}
     exclusion = exclude_recalled(scores.rows, table, lambda f: model_of(f, provenance.get(f)))

@@ -2,7 +2,7 @@
 
 Every document each forecaster read (the ids its logged archive calls returned, looked up in
 the archive snapshot the run recorded) and each forecast's rationale is judged by leak
-detectors (`hindcast.forecasters.leaks`) against the QUESTION as it stood at that forecast's
+detectors (`hindcast.leaks`) against the QUESTION as it stood at that forecast's
 t0 (the run's recorded market store version), never against the outcome. A text is flagged
 when a detector labels it "reveals-outcome" or "after-t0"; with several detectors, when any
 does (the row "any"; the label shown is the most severe).
@@ -25,17 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast import leaks
 from hindcast.audit import figures
 from hindcast.audit.stored import AuditStore, audit_path, question_sha, rows_fingerprint, text_sha
 from hindcast.errors import ConfigError, ForecastError, InfrastructureError, StoppedError
-from hindcast.forecasters import leaks
-from hindcast.scoring import bootstrap
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, bootstrap
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
     from hindcast.records import Question
-    from hindcast.replay.engine import RunScores
+    from hindcast.replay import RunScores
 
 KEY = "audit"
 SEVERITY = ("reveals-outcome", "after-t0")  # most severe first
@@ -112,7 +111,7 @@ def check_detectors(specs: Sequence[str]) -> tuple[str, ...]:
 
 
 def detectors_of(specs: Sequence[str], models=None) -> dict[str, object]:
-    """spec → detector (`models`: a forecasters.models.Models for detectors that call a model)."""
+    """spec → detector (`models`: an llm.models.Models for detectors that call a model)."""
     return {spec: leaks.get_detector(spec, models) for spec in check_detectors(specs)}
 
 
@@ -213,8 +212,8 @@ class Gathered:
 
 def gather(store, run_id: str, archive: Path | None) -> Gathered:
     """Every document read (looked up in the run's snapshot) and every rationale of a run."""
-    from hindcast.replay.engine import load_scored, recorded_bundle, recorded_snapshots
-    from hindcast.runs.store import stored_details
+    from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
+    from hindcast.runs import stored_details
 
     bundle = recorded_bundle(store, run_id)
     scores = load_scored(store, run_id, bundle)
@@ -276,8 +275,7 @@ def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: dict) -
 
 
 def _questions(bundle, rows) -> dict[tuple, object]:
-    from hindcast.replay.cutoffs import Cutoff
-    from hindcast.replay.plan import question_at
+    from hindcast.replay import Cutoff, question_at
 
     at = {
         (r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows

@@ -24,9 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from hindcast.errors import RunStoreError
-from hindcast.forecasters.leaks import Verdict
+from hindcast.leaks import Verdict
 from hindcast.records import Question
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 from hindcast.timeutil import iso
 
 FILE = "audits.db"
@@ -106,7 +106,7 @@ _SQL = {  # the same statements on each backend (SQLite file; PostgreSQL tables 
 
 
 def is_postgresql(location: str) -> bool:
-    from hindcast.forecasters.cache import is_postgresql as pg
+    from hindcast.llm import is_postgresql as pg
 
     return pg(str(location))
 

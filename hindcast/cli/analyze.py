@@ -71,8 +71,8 @@ def analyze(
 
 
 def _split(text: str | None):
-    from hindcast.api import parse_utc
     from hindcast.cli.common import EXIT_USAGE, fail
+    from hindcast.timeutil import parse_utc
 
     try:
         return parse_utc(text) if text else None

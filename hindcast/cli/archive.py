@@ -80,7 +80,8 @@ def ingest(
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
     their content, so two files with the same name are two inputs. With --ray, one Ray task reads
     each input (inputs and archive on a filesystem every Ray node sees at the same path)."""
-    from hindcast.api import FORMATS, check_source, ingest
+    from hindcast.api import ingest
+    from hindcast.archive import FORMATS, check_source
     from hindcast.cli.common import EXIT_USAGE, fail
 
     try:
@@ -113,7 +114,7 @@ def verify(
     ),
 ) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
-    from hindcast.api import latest, verify_snapshot
+    from hindcast.archive import latest, verify_snapshot
     from hindcast.errors import ArchiveIntegrityError
 
     snapshot_id = snapshot or latest(archive)
@@ -166,7 +167,7 @@ def embed(
     from rich.progress import Progress
 
     from hindcast.api import embed as embed_snapshot
-    from hindcast.api import get_embedder, open_snapshot
+    from hindcast.archive import get_embedder, open_snapshot
     from hindcast.cli.common import EXIT_USAGE, fail, verbosity
     from hindcast.cli.console import err_console
 
@@ -241,9 +242,9 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
     """Search a snapshot as it stood before t0."""
-    from hindcast.api import iso, parse_utc
     from hindcast.api import search as search_archive
     from hindcast.cli.common import EXIT_USAGE, fail
+    from hindcast.timeutil import iso, parse_utc
 
     if not query.strip():
         raise fail("--query: empty; give the words to search for", EXIT_USAGE)

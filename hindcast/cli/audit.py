@@ -52,18 +52,19 @@ def audit(
     archive: Optional[Path] = _ARCHIVE,
 ) -> None:
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
-    from hindcast import api
+    from hindcast import audit, replay, runs
 
-    specs = api.check_detectors(detector)  # an unknown detector: one line, nothing opened
-    store = api.RunStore(api.db_url(db), read_only=True)  # a missing file: one line, never created
+    specs = audit.check_detectors(detector)  # an unknown detector: one line, nothing opened
+    # a missing file: one line, never created
+    store = runs.RunStore(runs.db_url(db), read_only=True)
     try:
         store.run(run_id)  # an unknown run: one line, nothing written
-        result = api.audit(
+        result = audit.audit(
             store,
             run_id,
             specs,
             archive=archive,  # the response cache opens once all is checked
-            open_models=lambda: api.default_models(store, Path("runs")),
+            open_models=lambda: replay.default_models(store, Path("runs")),
         )
     finally:
         store.close()

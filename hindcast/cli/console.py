@@ -40,7 +40,7 @@ def number(value, digits: int = 4) -> str:
 def with_interval(value, low, high, n_markets: int | None = None, fmt=number) -> str:
     if value is None:
         return "—"
-    from hindcast.api import display
+    from hindcast.leaderboard import display
 
     if low is None:
         too_small = n_markets is not None and display.too_few(n_markets)
@@ -51,7 +51,7 @@ def with_interval(value, low, high, n_markets: int | None = None, fmt=number) ->
 def cells(row) -> tuple[str, ...]:
     """The terminal row; missing intervals and costs read as in the exports,
     notes go below the table."""
-    from hindcast.api import display
+    from hindcast.leaderboard import display
 
     return (
         _name(row),
@@ -79,7 +79,7 @@ def _name(row) -> str:
 
 def notes(board) -> list[str]:
     """One line per row that has a subset mark, a missing interval or skill, or an unknown cost."""
-    from hindcast.api import display
+    from hindcast.leaderboard import display
 
     lines = []
     for row in board:

@@ -24,11 +24,12 @@ def import_inspect(
 ) -> None:
     """Store an Inspect log's forecasts as a hindcast run (then `hindcast leaderboard RUN`,
     `analyze`, `audit` apply). Needs the `inspect` extra. Re-importing stores nothing twice."""
-    from hindcast import api
+    from hindcast import adapters, runs
 
-    run = api.read_inspect(log)  # the whole log is read and checked before the database is opened
-    store = api.RunStore(api.db_url(db))
-    done = api.store_inspect(run, store, now())
+    # the whole log is read and checked before the database is opened
+    run = adapters.read_inspect(log)
+    store = runs.RunStore(runs.db_url(db))
+    done = adapters.store_inspect(run, store, now())
     if as_json:
         print(json.dumps(done.__dict__, indent=2))
         return

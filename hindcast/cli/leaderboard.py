@@ -73,11 +73,13 @@ def leaderboard(
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast
     table and the report."""
-    from hindcast.api import export, load_prices
+    from hindcast.api import export
+    from hindcast.scoring import load_prices
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    from hindcast.api import db_url, default_recall_path
+    from hindcast.audit import default_recall_path
+    from hindcast.runs import db_url
 
     store = open_existing(db)
     results = (recall or default_recall_path(db_url(db))) if exclude_recalled else None
@@ -101,9 +103,9 @@ def open_existing(db: str | None):
     """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
     opened read-only: refused when it is a SQLite file that does not exist, is not a run
     database, or needs a migration (reading never creates, adds or migrates anything)."""
-    from hindcast.api import RunStore
     from hindcast.cli.common import db_url, sqlite_path
     from hindcast.errors import RunStoreError
+    from hindcast.runs import RunStore
 
     url = db_url(db)
     path = sqlite_path(url)

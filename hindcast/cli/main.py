@@ -171,7 +171,7 @@ def _usage(exc) -> int:
 
 
 def _say(message: str, code: int) -> int:
-    from hindcast.api import redact  # no credential is printed, whatever raised the message
+    from hindcast.http import redact  # no credential is printed, whatever raised the message
 
     first, *rest = redact(message).splitlines() or [""]
     print(f"hindcast: error: {first}", file=sys.stderr)

@@ -31,7 +31,7 @@ def _instant(value: str | None, option: str, end_of_day: bool = False) -> dateti
     """An ISO instant, or a bare date: its start (or, with end_of_day, its last second)."""
     from datetime import timedelta
 
-    from hindcast.api import parse_utc
+    from hindcast.timeutil import parse_utc
 
     try:
         instant = parse_utc(value) if value else None
@@ -105,7 +105,8 @@ def pull_command(
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
-    from hindcast.api import PullQuery, pull
+    from hindcast.api import pull
+    from hindcast.markets import PullQuery
 
     _check_venue(
         venue,
@@ -184,7 +185,8 @@ def _pull_kalshi(
 ) -> None:
     """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than
     listed said on stderr."""
-    from hindcast.api import KalshiQuery, pull
+    from hindcast.api import pull
+    from hindcast.markets import KalshiQuery
 
     query = KalshiQuery(
         series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit
@@ -365,7 +367,8 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON array instead of a table."),
 ) -> None:
     """Every market of the store: id, resolution, topic, price points, question."""
-    from hindcast.api import list_row, open_version
+    from hindcast.markets import open_version
+    from hindcast.replay import list_row
 
     store = store or default_sample("markets")
     version = open_version(store)
@@ -414,11 +417,13 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
     """One market: record, effective resolution, lifetime, and the price at t0 with its instant."""
-    from hindcast.api import find_market, market_view, open_version
+    from hindcast.markets import open_version
+    from hindcast.replay import find_market
+    from hindcast.replay import market_view as views
 
     store = store or default_sample("markets")
     bundle = open_version(store).bundle
-    view = market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
+    view = views.market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
     typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else _render(view))
 
 

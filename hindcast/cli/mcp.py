@@ -63,15 +63,15 @@ def serve(
 ) -> None:
     """Serve one (market, t0): tools search, read, thread, price_history, resolved_before, question;
     resource hindcast://question. HTTP prints `serving URL` on stderr once it listens."""
-    from hindcast import api
+    from hindcast import adapters, timeutil
 
     if (t0 is None) == (fraction is None):
         raise fail("give exactly one of --t0 and --fraction")
     if transport not in ("stdio", "http"):
         raise fail(f"--transport {transport!r}: use stdio or http")
-    when = api.parse_utc(t0) if t0 is not None else None
+    when = timeutil.parse_utc(t0) if t0 is not None else None
     signal.signal(signal.SIGTERM, _interrupted)  # a terminated server still writes its log
-    bound = api.adapters.bind(
+    bound = adapters.bind(
         store or default_sample("markets"),
         market,
         t0=when,
@@ -81,7 +81,7 @@ def serve(
         snapshot=snapshot,
     )
     try:
-        api.adapters.serve(
+        adapters.serve(
             bound,
             transport,
             host=host,

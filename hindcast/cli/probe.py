@@ -88,11 +88,11 @@ def recall(
 ) -> None:
     """Probe models for outcomes they already know; store the answers; print the rates
     per model and regime."""
-    from hindcast import api
+    from hindcast import audit, runs
 
-    url = api.db_url(db)
-    results = renamed(recall_file, out, "--recall", "--out") or api.default_recall_path(url)
-    run = api.probe_recall(
+    url = runs.db_url(db)
+    results = renamed(recall_file, out, "--recall", "--out") or audit.default_recall_path(url)
+    run = audit.probe_recall(
         forecasters,
         store or default_sample("markets"),
         results=results,
@@ -101,7 +101,7 @@ def recall(
         limit=limit,
         fraction=fraction,
         registry=registry,  # all checked, then:
-        open_models=lambda: api.probe_models(url, results.parent, no_cache=no_cache),
+        open_models=lambda: audit.probe_models(url, results.parent, no_cache=no_cache),
     )
     if as_json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False, allow_nan=False))

@@ -34,7 +34,7 @@ _PRICES = typer.Option(
 
 def _store(out: Optional[Path], db: Optional[str]):
     """The run database, opened read-only (`--out DIR`, deprecated, means DIR/hindcast.db)."""
-    from hindcast.api import RunStore, db_url
+    from hindcast.runs import RunStore, db_url
 
     if out is not None and db is None:
         db = str(Path(out) / "hindcast.db")
@@ -71,8 +71,8 @@ def list_runs(
         return
     from rich.table import Table
 
-    from hindcast.api import redact
     from hindcast.cli.console import out_console
+    from hindcast.http import redact
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
@@ -102,7 +102,7 @@ def show(
 ) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
-    from hindcast.api import load_prices, summarize
+    from hindcast.scoring import load_prices, summarize
 
     table = load_prices(prices)
     store = _store(out, db)
@@ -175,10 +175,10 @@ def rescore(
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is
     called; nothing is written)."""
-    from hindcast import api
-    from hindcast.api import SLICES, load_prices
+    from hindcast import api, audit, replay, runs
     from hindcast.cli.common import fail
     from hindcast.cli.console import leaderboard_table, out_console
+    from hindcast.scoring import SLICES, load_prices
 
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
@@ -186,10 +186,10 @@ def rescore(
     scores = api.rescore(_store(out, db), run_id, models=models)
     excluded: list[str] = []
     if exclude_recalled:
-        [scores], excluded = api.exclude_recalled_runs(
-            [scores], recall or api.default_recall_path(api.db_url(db))
+        [scores], excluded = audit.exclude_recalled_runs(
+            [scores], recall or audit.default_recall_path(runs.db_url(db))
         )
-    board = api.leaderboard_of(scores, by=by, prices=table)
+    board = replay.leaderboard_of(scores, by=by, prices=table)
     _deprecated_out(out)
     if as_json:
         document = rescore_document(scores, board)
@@ -212,7 +212,7 @@ def rescore(
 def rescore_document(scores, board) -> dict:
     """`rescore --json`: the run id, counts, every leaderboard column and the scoring policies that
     scored them."""
-    from hindcast.api import board_json
+    from hindcast.replay import board_json
 
     rows = scores.rows
     return {

@@ -28,7 +28,7 @@ def run_command(config: Path = CONFIG) -> None:
     persisted in the run database."""
     import threading
 
-    from hindcast.schedule.service import running, serve
+    from hindcast.schedule import running, serve
 
     stop = threading.Event()
     _on_stop_signals(stop.set)
@@ -49,7 +49,7 @@ def once_command(
     """Run every configured job once (pull, inbox, sweeps, export) and exit: 0 when every job
     was ok, 4 when the only ones that were not were stopped by a budget or circuit breaker
     (resumable), else 1."""
-    from hindcast.schedule.service import running
+    from hindcast.schedule import running
 
     instant = _instant(at) if at else now()
     with _guarded(config), running(_config(config), "once", clock=lambda: instant) as service:
@@ -87,13 +87,13 @@ def _on_stop_signals(stop) -> None:
 
 
 def _config(path: Path):
-    from hindcast.schedule.config import load
+    from hindcast.schedule import load
 
     return load(path)
 
 
 def _instant(text: str):
-    from hindcast.api import parse_utc
+    from hindcast.timeutil import parse_utc
 
     try:
         return parse_utc(text)

@@ -210,29 +210,32 @@ def sweep(
     ),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
-    from hindcast import api
+    from hindcast import api, replay, scoring
     from hindcast.errors import HindcastError
+    from hindcast.forecasters import registry
+    from hindcast.runs import RunStore, db_url
 
     given = {**locals(), "store": store or markets}  # each spec field's parameter is named after it
     part = _shard(shard)
     created = run_created()
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(given))
-        prepared = api.prepare(
-            spec
-        )  # store, archive, index, cutoffs: all checked before anything is written
-        api.registry.check(
+        # store, archive, index, cutoffs: all checked before anything is written
+        prepared = replay.prepare(spec)
+        registry.check(
             spec.forecasters
         )  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
-    table = api.load_prices(prices)
+    table = scoring.load_prices(prices)
     _check_writable(out, "--out")
-    runs = api.RunStore(api.db_url(db))
-    with api.default_models(runs, out, concurrency=spec.concurrency, no_cache=no_cache) as models:
+    runs = RunStore(db_url(db))
+    with replay.default_models(
+        runs, out, concurrency=spec.concurrency, no_cache=no_cache
+    ) as models:
         result = _with_progress(
             lambda on_plan, advance: api.sweep(
                 spec,
-                store=runs,
-                out_dir=out,
+                runs=runs,
+                out=out,
                 now=now(),
                 on_plan=on_plan,
                 advance=advance,
@@ -272,9 +275,9 @@ def _fields(given: dict) -> dict:
     """The spec fields given as flags (a flag `--x-y` is the parameter and field `x_y`)."""
     from dataclasses import fields
 
-    from hindcast import api
+    from hindcast import replay
 
-    names = [f.name for f in fields(api.ReplaySpec)]
+    names = [f.name for f in fields(replay.ReplaySpec)]
     return {k: _parsed(k, given[k]) for k in names if given[k] is not None and given[k] != []}
 
 
@@ -286,12 +289,12 @@ def _parsed(key: str, value):
 
 def _spec(spec_file: Optional[Path], flags: dict):
     """The spec file's values, overridden by the flags given, with the sample defaults."""
-    from hindcast import api
+    from hindcast import replay
 
-    values = api.load_toml(spec_file) if spec_file else {}
+    values = replay.load_toml(spec_file) if spec_file else {}
     values.update(flags)
     _sample_defaults(values)
-    return api.spec_from_mapping(values)
+    return replay.spec_from_mapping(values)
 
 
 @contextmanager
@@ -328,14 +331,14 @@ def _check_writable(folder: Path, flag: str) -> None:
 def _sample_defaults(values: dict) -> None:
     """With no store, the shipped sample; with no forecasters, the baselines and the embedded
     local model (zero-shot and retrieval agent, over the sample archive) on a few markets."""
-    from hindcast import api
+    from hindcast import replay
 
     if "store" not in values:
         values["store"] = default_sample("markets")
     if "forecasters" not in values:
         values["forecasters"], values["subsets"] = (
-            list(api.SAMPLE_FORECASTERS),
-            list(api.SAMPLE_SUBSETS),
+            list(replay.SAMPLE_FORECASTERS),
+            list(replay.SAMPLE_SUBSETS),
         )
         if "archive" not in values:
             values["archive"] = default_sample("archive")
@@ -349,14 +352,14 @@ EMBED_RATE = {"float32": 160.0, "bfloat16": 250.0}
 
 def _embed_once(archive: Path) -> None:
     """The shipped archive sample is embedded on first use (resumable; then a no-op), said first."""
-    from hindcast import api
+    from hindcast import archive as archives
     from hindcast.cli.console import Ticker, say
 
-    snapshot = api.open_snapshot(archive)
-    embedder = api.get_embedder(
+    snapshot = archives.open_snapshot(archive)
+    embedder = archives.get_embedder(
         "minilm"
     )  # the default of this CPU: fp32, or bf16 where the CPU has it natively
-    documents, left = api.pending(snapshot, embedder.name)
+    documents, left = archives.pending(snapshot, embedder.name)
     if left == 0:
         return
     rate = EMBED_RATE.get(embedder.dtype, EMBED_RATE["float32"])
@@ -371,7 +374,7 @@ def _embed_once(archive: Path) -> None:
             "hindcast sweep -f market -f constant -f base-rate)"
         )
     try:
-        api.build_index(
+        archives.build_index(
             snapshot, embedder, on_progress=ticker.update
         )  # (chunks as `archive embed`: the same bytes)
     finally:

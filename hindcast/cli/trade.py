@@ -68,21 +68,16 @@ def trade(
     """Trade every forecaster of a stored run against the market price at t0: P&L, return on
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
     the zero-edge control (its P&L is minus its fees)."""
-    from hindcast import api
-    from hindcast.api import (
-        RunStore,
-        TradingStrategy,
-        db_url,
-        load_fees,
-        simulate_trading,
-    )
+    from hindcast import api, runs
+    from hindcast.analysis import TradingStrategy, load_fees, simulate_trading
     from hindcast.cli.common import fail
+    from hindcast.runs import RunStore, db_url
 
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:
         raise fail(chosen.problem(), code=2)
     if trades is not None:
-        check_output(trades, {"--db": api.db_file(db_url(db)), "--fees": fees})
+        check_output(trades, {"--db": runs.db_file(db_url(db)), "--fees": fees})
     schedule = load_fees(fees)  # a bad fee file stops here: nothing is opened or written
     rows = api.rescore(RunStore(db_url(db), read_only=True), run_id).rows
     result = simulate_trading(rows, chosen, schedule)
@@ -132,7 +127,7 @@ def check_output(path: Path, inputs: dict) -> None:
 
 def _ours(path: Path) -> bool:
     """A file whose first line is the trades header this command writes."""
-    from hindcast.api import TRADE_COLUMNS
+    from hindcast.analysis import TRADE_COLUMNS
 
     try:
         with path.open("rb") as handle:
@@ -150,7 +145,7 @@ def _write_csv(path: Path, result) -> None:
     import os
     import tempfile
 
-    from hindcast.api import TRADE_COLUMNS
+    from hindcast.analysis import TRADE_COLUMNS
     from hindcast.errors import ConfigError
 
     buffer = io.StringIO()

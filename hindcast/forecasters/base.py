@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from hindcast.errors import ForecastError, LeakageError
-from hindcast.markets.prices import history_before
+from hindcast.markets import history_before
 from hindcast.records import Document, Forecast, PricePoint, Question, Resolution
 from hindcast.timeutil import iso
 

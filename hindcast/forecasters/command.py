@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hindcast.errors import InfrastructureError, LeakageError
-from hindcast.forecasters.answers import check
 from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import question_view, t0_tools
+from hindcast.llm import check
 from hindcast.records import Forecast, Question
 
 TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the program asks to be asked again

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindcast.errors import ConfigError, ForecastError
-from hindcast.forecasters import llm, prompts
-from hindcast.forecasters.answers import parse_probability
 from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tools import Tools, t0_tools
+from hindcast.llm import client as llm
+from hindcast.llm import parse_probability, prompts
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
 
@@ -167,7 +167,7 @@ class InspectAgent(ModelForecaster):
     temperature: float = 0.0
     max_tokens: int = 512
     messages: int = 30  # the agent's message limit per forecast
-    models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
+    models: object = field(default=None, compare=False, repr=False)  # an llm.models.Models
     attempt: int = field(
         default=0, compare=False, repr=False
     )  # set by the engine for a retried failure
@@ -256,7 +256,7 @@ class InspectAgent(ModelForecaster):
         from inspect_ai.model import GenerateConfig, get_model
 
         from hindcast.forecasters import inspect_provider
-        from hindcast.forecasters.models import FALLBACK
+        from hindcast.llm import FALLBACK
 
         config = GenerateConfig(
             temperature=float(self.temperature), max_tokens=int(self.max_tokens)

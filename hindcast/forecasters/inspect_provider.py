@@ -2,7 +2,7 @@
 
 `inspect eval … --model hindcast/<model spec>` (e.g. `hindcast/openai:gpt-4.1-mini`,
 `hindcast/openai-compatible:http://127.0.0.1:8000/v1#my-model`, `hindcast/local`): every
-`generate` of Inspect goes through a `hindcast.forecasters.llm.ChatClient` made by a
+`generate` of Inspect goes through a `hindcast.llm.client.ChatClient` made by a
 `Models` value — the response cache (a re-run asks nothing twice), the per-endpoint circuit
 breaker, retries and the usage record of hindcast. Model arguments (`-M key=value`):
 `cache=PATH` (default `runs/responses.db` under the working folder; `none`: no cache),
@@ -36,7 +36,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
-from hindcast.forecasters import llm
+from hindcast.llm import client as llm
 
 API = "hindcast"
 DEFAULT_CACHE = Path("runs") / "responses.db"
@@ -116,7 +116,7 @@ def _own_models(cache: str | None):
     """A Models for `inspect eval`: keys from the environment, the response cache at `cache`."""
     import os
 
-    from hindcast.forecasters.models import Models
+    from hindcast.llm import Models
 
     path = None if str(cache).lower() == "none" else Path(cache) if cache else DEFAULT_CACHE
     if path is not None:

@@ -4,7 +4,7 @@
 * `pit` — the harness's point-in-time filter only (the default: a spec without `policy`
   builds exactly the requests it built before policies existed);
 * `pit+filter` — as `pit`, then every document the archive returns is judged by a leak
-  detector (`detector=NAME`, `forecasters.leaks`) against the Question as it stood at t0,
+  detector (`detector=NAME`, `hindcast.leaks`) against the Question as it stood at t0,
   and a flagged one is withheld BEFORE the model sees it. Each removal is logged twice:
   a `withheld` step in the forecast's `usage["steps"]` (document id, the verdict, the call
   that returned it) and a `withhold` entry in the harness's retrieval log (`ctx.retrievals`,
@@ -20,7 +20,7 @@ import dataclasses
 import threading
 import weakref
 
-from hindcast.forecasters import leaks
+from hindcast import leaks
 from hindcast.records import Document, Question
 
 POLICIES = ("none", "pit", "pit+filter")
@@ -106,7 +106,7 @@ def screen(policy: str, detector: str, models, question: Question, ctx, usage) -
     if policy != "pit+filter":
         return Screen(None, question, ctx, usage)
     if models is None:
-        from hindcast.forecasters.models import FALLBACK
+        from hindcast.llm import FALLBACK
 
         models = FALLBACK.get()
     return Screen(detector_for(detector_spec(detector), models), question, ctx, usage)

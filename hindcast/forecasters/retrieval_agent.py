@@ -24,9 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hindcast.forecasters import llm, policies, prompts
+from hindcast.forecasters import policies
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.zero_shot import ChatForecaster
+from hindcast.llm import client as llm
+from hindcast.llm import prompts
 from hindcast.records import Document, Forecast, Question
 
 MODES = ("vector", "text", "hybrid")

@@ -24,11 +24,12 @@ import json
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
-from hindcast.forecasters import llm, policies, prompts
-from hindcast.forecasters.answers import check
+from hindcast.forecasters import policies
 from hindcast.forecasters.base import Context
 from hindcast.forecasters.retrieval_agent import MODES, headline
 from hindcast.forecasters.zero_shot import ChatForecaster
+from hindcast.llm import check, prompts
+from hindcast.llm import client as llm
 from hindcast.records import Document, Forecast, Question
 
 READ_CHARS = 1500

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hindcast.errors import ForecastError
-from hindcast.forecasters import llm, prompts
-from hindcast.forecasters.answers import ask_probability, raw_text
 from hindcast.forecasters.base import Context, ModelForecaster
+from hindcast.llm import ask_probability, prompts, raw_text
+from hindcast.llm import client as llm
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
 
@@ -43,7 +43,7 @@ class ChatForecaster(ModelForecaster):
     repairs: int = 1
     structured: str = "json_schema"
     client: llm.ChatClient | None = None
-    models: object = field(default=None, compare=False, repr=False)  # a forecasters.models.Models
+    models: object = field(default=None, compare=False, repr=False)  # an llm.models.Models
     attempt: int = field(
         default=0, compare=False, repr=False
     )  # set by the engine for a retried failure
@@ -159,7 +159,7 @@ class ChatForecaster(ModelForecaster):
     def _client(self) -> llm.ChatClient:
         if self.client is not None:
             return self.client
-        from hindcast.forecasters.models import FALLBACK
+        from hindcast.llm import FALLBACK
 
         return (self.models or FALLBACK.get()).client(self.model, self.key_env, self.structured)
 

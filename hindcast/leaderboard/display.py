@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hindcast.scoring.usage import NO_MODEL, dollars
-from hindcast.scoring.vs_market import too_few
+from hindcast.scoring import NO_MODEL, dollars, too_few
 
 NOT_RECORDED = "not recorded"
 LEGEND = (

@@ -19,7 +19,7 @@ from hindcast import frozen
 from hindcast.errors import LeaderboardError
 from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import display
-from hindcast.scoring.aggregate import LeaderboardRow
+from hindcast.scoring import LeaderboardRow
 
 COLUMNS = tuple(f.name for f in fields(LeaderboardRow))
 FORECAST_COLUMNS = {

@@ -10,9 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from hindcast.analysis import (
+    calibration,
+    copying,
+    effects,
+    ensemble,
+    policy_pairs,
+    strata,
+    trading,
+)
 from hindcast.leaderboard.tables import combine
-from hindcast.scoring import calibration, copying, effects, ensemble, policy_pairs, strata, trading
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding
 
 
 def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:

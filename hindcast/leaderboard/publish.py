@@ -15,10 +15,8 @@ from pathlib import Path
 from hindcast.errors import LeaderboardError
 from hindcast.leaderboard import analysis, export, findings, report, viewer
 from hindcast.leaderboard.tables import Combined, combine, forecast_records
-from hindcast.scoring import bootstrap
-from hindcast.scoring.aggregate import SLICES as SLICE_RULES
-from hindcast.scoring.aggregate import LeaderboardRow, leaderboard
-from hindcast.scoring.costs import PriceTable, load_prices
+from hindcast.scoring import SLICES as SLICE_RULES
+from hindcast.scoring import LeaderboardRow, PriceTable, bootstrap, leaderboard, load_prices
 
 SLICES = tuple(SLICE_RULES)
 FORECAST_FORMATS = ("csv", "json", "parquet")

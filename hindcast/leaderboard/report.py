@@ -20,9 +20,7 @@ from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import analysis, assets, display, plots, viewer
 from hindcast.leaderboard.export import cell
 from hindcast.leaderboard.tables import Combined, combine, fraction_of
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import leaderboard
-from hindcast.scoring.costs import PriceTable, load_prices
+from hindcast.scoring import PriceTable, bootstrap, leaderboard, load_prices, vs_market
 
 TEXT = ' class="text"'
 REGIMES = (
@@ -389,7 +387,7 @@ def research_of(runs: Sequence, combined: Combined, replicates: int):
     """hindcast.analysis over the combined rows and the market store versions the runs recorded
     (with their price paths and events), or the reason it could not be computed (a str)."""
     from hindcast import analysis
-    from hindcast.markets.store import open_version
+    from hindcast.markets import open_version
 
     bundles = []
     for run in runs:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
-from hindcast.replay.engine import load_scored, recorded_bundle, recorded_snapshots
+from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 
 
 def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[str, Path]:
@@ -72,7 +72,7 @@ def export_runs(
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     excluded: list[str] = []
     if recall is not None:
-        from hindcast.audit.probe_store import exclude_recalled_runs
+        from hindcast.audit import exclude_recalled_runs
 
         scored, excluded = exclude_recalled_runs(scored, recall)
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
@@ -96,7 +96,7 @@ def export_runs(
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     """The leak audits `hindcast audit` kept for these runs (marked stale if
     a run changed since)."""
-    from hindcast.audit.stored import stored_findings
+    from hindcast.audit import stored_findings
 
     return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
 

@@ -17,9 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hindcast.leaderboard.export import cell
-from hindcast.runs.store import Detail, stored_details
-from hindcast.scoring import usage
-from hindcast.scoring.costs import PriceTable
+from hindcast.runs import Detail, stored_details
+from hindcast.scoring import PriceTable, usage
 from hindcast.timeutil import iso
 
 PAGE_SIZE = 50

@@ -1,0 +1,101 @@
+"""Replaying markets at t0: the spec, cutoffs, the plan, the engine that runs and scores a sweep.
+The face other packages import (loaded on first use)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hindcast.faces import lazy
+
+if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+    from hindcast.replay import cutoffs, market_view, plan
+    from hindcast.replay.coverage import POLICY
+    from hindcast.replay.cutoffs import Cutoff, check_fraction
+    from hindcast.replay.engine import (
+        RunScores,
+        SweepResult,
+        board_json,
+        cache_path,
+        default_models,
+        leaderboard_of,
+        load_scored,
+        recorded_bundle,
+        recorded_snapshots,
+        run_sweep,
+        score_run,
+        scoring_policies,
+    )
+    from hindcast.replay.identity import run_id
+    from hindcast.replay.layout import flatten_layout, load_toml, refuse_unknown
+    from hindcast.replay.market_view import find_market, list_row
+    from hindcast.replay.plan import (
+        Plan,
+        context_at,
+        prepare,
+        question_at,
+        retriever_factory,
+        select_markets,
+    )
+    from hindcast.replay.settings import replay_spec
+    from hindcast.replay.spec import (
+        SAMPLE_FORECASTERS,
+        SAMPLE_SUBSETS,
+        ReplaySpec,
+        Text,
+        config_error,
+        did_you_mean,
+        parse_offset,
+        spec_from_mapping,
+    )
+
+_WHERE = {
+    "board_json": "engine",
+    "cache_path": "engine",
+    "check_fraction": "cutoffs",
+    "context_at": "plan",
+    "Cutoff": "cutoffs",
+    "cutoffs": "cutoffs",
+    "default_models": "engine",
+    "did_you_mean": "spec",
+    "find_market": "market_view",
+    "flatten_layout": "layout",
+    "leaderboard_of": "engine",
+    "list_row": "market_view",
+    "load_scored": "engine",
+    "load_toml": "layout",
+    "market_view": "market_view",
+    "parse_offset": "spec",
+    "Plan": "plan",
+    "plan": "plan",
+    "POLICY": "coverage",
+    "prepare": "plan",
+    "question_at": "plan",
+    "recorded_bundle": "engine",
+    "recorded_snapshots": "engine",
+    "refuse_unknown": "layout",
+    "config_error": "spec",
+    "Text": "spec",
+    "scoring_policies": "engine",
+    "ReplaySpec": "spec",
+    "replay_spec": "settings",
+    "retriever_factory": "plan",
+    "run_id": "identity",
+    "run_sweep": "engine",
+    "RunScores": "engine",
+    "SAMPLE_FORECASTERS": "spec",
+    "SAMPLE_SUBSETS": "spec",
+    "score_run": "engine",
+    "select_markets": "plan",
+    "spec_from_mapping": "spec",
+    "SweepResult": "engine",
+}
+__all__ = sorted(_WHERE)
+__getattr__, __dir__ = lazy(
+    __name__,
+    _WHERE,
+    modules=(
+        "cutoffs",
+        "market_view",
+        "plan",
+    ),
+)

@@ -41,11 +41,9 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
-from hindcast.forecasters import registry
-from hindcast.forecasters.base import Context, ModelForecaster, hooked
-from hindcast.markets.bundle import MarketBundle
-from hindcast.markets.store import open_version
-from hindcast.markets.venues import venues
+from hindcast.forecasters import Context, ModelForecaster, hooked, registry
+from hindcast.markets import MarketBundle, open_version
+from hindcast.markets import venues as venue_registry
 from hindcast.replay import coverage
 from hindcast.replay.plan import (
     Plan,
@@ -57,14 +55,13 @@ from hindcast.replay.plan import (
 )
 from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs import manifest
-from hindcast.runs.store import HELD, TAKEN, RunStore
-from hindcast.scoring import regimes
-from hindcast.scoring.aggregate import (
+from hindcast.runs import HELD, TAKEN, RunStore, manifest
+from hindcast.scoring import (
     POLICIES,
     LeaderboardRow,
     ScoredRow,
     leaderboard,
+    regimes,
     score_rows,
 )
 
@@ -148,7 +145,7 @@ class RunScores:
         `usage`; polars imported only here."""
         import polars as pl
 
-        from hindcast.scoring.usage import figures
+        from hindcast.scoring import figures
 
         fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
         rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
@@ -202,7 +199,7 @@ async def run_sweep(
     this process's share of the plan first, then the rest (see the module notes). `created_at`:
     the creation instant recorded if the run is new (None: `now`); a run already stored keeps its
     own, whichever process of a sharded sweep created it."""
-    from hindcast.scoring.costs import load_prices
+    from hindcast.scoring import load_prices
 
     owned = models is None
     models = (
@@ -228,7 +225,7 @@ def default_models(
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
     import os
 
-    from hindcast.forecasters.models import Models
+    from hindcast.llm import Models
 
     return Models.from_environment(
         os.environ if env is None else env,
@@ -242,8 +239,8 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
     """responses.db beside the run database when it is a SQLite file; the run database itself
     when it is PostgreSQL (every machine of a run shares the cache); else
     responses.db in `out_dir`."""
-    from hindcast.forecasters.cache import is_postgresql
-    from hindcast.runs.store import db_file
+    from hindcast.llm import is_postgresql
+    from hindcast.runs import db_file
 
     if is_postgresql(db_url):
         return db_url
@@ -584,8 +581,7 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
     the folder each run recorded; a recorded folder that no longer holds the snapshot is
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
-    from hindcast.archive.layout import snapshot_dir
-    from hindcast.archive.snapshot import open_snapshot
+    from hindcast.archive import open_snapshot, snapshot_dir
 
     if archive is not None:
         ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
@@ -620,7 +616,7 @@ def load_scored(
         bundle.prices,
         label,
         store.coverage(rid),
-        venues(bundle),
+        venue_registry.venues(bundle),
     )
     return RunScores(rid, run_manifest, rows, scoring_policies())
 

@@ -9,8 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import CutoffError, MarketDataError
-from hindcast.markets.bundle import MarketBundle, description_at
-from hindcast.markets.prices import price_at
+from hindcast.markets import MarketBundle, description_at, price_at
 from hindcast.replay.cutoffs import instant_cutoff, lifetime
 from hindcast.timeutil import iso
 

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hindcast.errors import HindcastError
-from hindcast.forecasters.base import Context
-from hindcast.markets.bundle import MarketBundle, market_at
-from hindcast.markets.store import open_version
+from hindcast.forecasters import Context
+from hindcast.markets import MarketBundle, market_at, open_version
 from hindcast.records import Market, Question
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.identity import run_id, run_identity
@@ -26,8 +25,7 @@ from hindcast.replay.spec import ReplaySpec, parse_offset
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
-    from hindcast.archive.index import IndexReader
-    from hindcast.archive.snapshot import Snapshot
+    from hindcast.archive import IndexReader, Snapshot
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
             f"--vector-search approx: the index {index.root} has no approximate index; "
             "run `hindcast archive embed --approx` first"
         )
-    from hindcast.archive.ann import check_recorded
+    from hindcast.archive import check_recorded
 
     check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
     measured = {
@@ -229,7 +227,7 @@ def open_snapshot(spec: ReplaySpec):
     """The spec's archive snapshot (None: a sweep without an archive)."""
     if spec.archive is None:
         return None
-    from hindcast.archive.snapshot import open_snapshot as open_frozen
+    from hindcast.archive import open_snapshot as open_frozen
 
     return open_frozen(Path(spec.archive), spec.snapshot)
 
@@ -238,7 +236,7 @@ def open_index(snapshot: Snapshot | None) -> IndexReader | None:
     """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
     if snapshot is None:
         return None
-    from hindcast.archive.index import open_index as open_built
+    from hindcast.archive import open_index as open_built
 
     return open_built(snapshot)
 
@@ -248,7 +246,7 @@ def retriever_factory(snapshot, index, search: dict | None = None) -> Callable[[
     `search`: how vectors are searched (`vector_search`, `nprobe`)."""
     if snapshot is None:
         return lambda t0: None
-    from hindcast.archive.retriever import TimeBoundRetriever
+    from hindcast.archive import TimeBoundRetriever
 
     return lambda t0: TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
 

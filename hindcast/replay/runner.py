@@ -30,8 +30,8 @@ from hindcast.errors import (
     LeakageError,
     StoppedError,
 )
-from hindcast.forecasters.base import Context, Forecaster, ModelForecaster
-from hindcast.forecasters.llm import Breakers
+from hindcast.forecasters import Context, Forecaster, ModelForecaster
+from hindcast.llm import Breakers
 from hindcast.records import Forecast, Question, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso

@@ -44,7 +44,7 @@ from sqlalchemy import UniqueConstraint, event
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
-from hindcast.errors import NoRunDatabase, RunStoreError
+from hindcast.errors import ConfigError, NoRunDatabase, RunStoreError
 from hindcast.http import redact
 from hindcast.records import Forecast, RunManifest, Usage
 from hindcast.runs import migrations
@@ -741,3 +741,14 @@ def stored_details(store, run_id: str) -> dict[tuple, Detail]:
         (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
         for name, market, t0, repeat, rationale, raw, calls in rows
     }  # the newest attempt comes last
+
+
+def open_store(db, runs: RunStore | None = None, where: str = "hindcast.sweep") -> RunStore:
+    """The run database given as `db` (a path or URL, read as `db_url` reads it) or `runs` (an open
+    RunStore), not both."""
+    if runs is not None and db is not None:
+        raise ConfigError(
+            f"{where}: give the run database as db= (a path or URL) or runs= (an open RunStore), "
+            "not both"
+        )
+    return runs if runs is not None else RunStore(db_url(db))

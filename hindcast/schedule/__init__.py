@@ -4,3 +4,23 @@ config (hindcast.toml) · state (the service's tables in the run database) · lo
 instance) · logs (JSON lines) · jobs (pull, inbox, sweeps, export) · sweeps (incremental
 batch series) · service (`once`, and `run` on APScheduler) · status.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hindcast.faces import lazy
+
+if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+    from hindcast.schedule import status
+    from hindcast.schedule.config import load
+    from hindcast.schedule.service import running, serve
+
+_WHERE = {
+    "load": "config",
+    "running": "service",
+    "serve": "service",
+    "status": "status",
+}
+__all__ = sorted(_WHERE)
+__getattr__, __dir__ = lazy(__name__, _WHERE, modules=("status",))

@@ -5,7 +5,8 @@ job without one is not scheduled):
 
     [service]      db, lock, log, runs_out
     [jobs]         pull, inbox, sweeps, export — intervals for `schedule run` ("1h", "1d")
-    [markets]      store, gamma_url, clob_url, data_url, since, lookback, page_size, timeout, attempts
+    [markets]      store, gamma_url, clob_url, data_url, since, lookback, page_size, timeout,
+    attempts
     [archive]      root, embedder; [[archive.inbox]] path, source, format, pattern
     [[sweeps]]     name and either spec = "file.toml" or inline [sweeps.markets] /
                    [sweeps.cutoffs] / [[sweeps.forecasters]] / [sweeps.run] (the sweep spec layout)
@@ -22,7 +23,7 @@ from typing import Annotated
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from hindcast import api
+from hindcast import archive, forecasters, leaderboard, replay, timeutil
 from hindcast.errors import ConfigError, HindcastError, ScheduleError
 
 JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
@@ -30,11 +31,13 @@ REFUSED_SPEC_KEYS = {
     "version": "a scheduled sweep always reads the newest market store version",
     "snapshot": "a scheduled sweep always reads the newest indexed archive snapshot",
     "limit": "a limit would apply to each batch of newly resolved markets, not to the sweep",
-    "subsets": "forecaster subsets would be drawn per batch of newly resolved markets, not per sweep",
+    "subsets": (
+        "forecaster subsets would be drawn per batch of newly resolved markets, not per sweep"
+    ),
 }
 
 # constrained values (type, what it must be); a wrong one is `_WRONG`
-_TEXT = (TypeAdapter(api.Text), "non-empty text")
+_TEXT = (TypeAdapter(replay.Text), "non-empty text")
 _PAGE_SIZE = (TypeAdapter(Annotated[int, Field(strict=True, ge=1, le=100)]), "an integer 1…100")
 _ATTEMPTS = (TypeAdapter(Annotated[int, Field(strict=True, ge=1)]), "an integer 1…")
 _SECONDS = (
@@ -75,7 +78,7 @@ class ArchiveJob:
 @dataclass(frozen=True)
 class SweepConfig:
     name: str
-    spec: api.ReplaySpec
+    spec: replay.ReplaySpec
 
 
 @dataclass(frozen=True)
@@ -191,8 +194,10 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
     pulled = c.markets is not None and _same(spec.store, c.markets.store)
     _require(
         pulled or (Path(spec.store) / "LATEST").is_file(),
-        f"{where}: market store {spec.store} does not exist (no LATEST) and no configured pull fills it "
-        f"({'[markets] store is ' + str(c.markets.store) if c.markets else 'no [markets] section'}); "
+        f"{where}: market store {spec.store} does not exist (no LATEST) and no configured pull "
+        "fills it ("
+        + (f"[markets] store is {c.markets.store}" if c.markets else "no [markets] section")
+        + "); "
         "pull or import into it first, or point the sweep's store at the pulled one",
     )
     ingested = (
@@ -200,20 +205,21 @@ def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
     )
     _require(
         spec.archive is None or ingested or Path(spec.archive).is_dir(),
-        f"{where}: archive {spec.archive} does not exist and no configured [archive] inbox fills it",
+        f"{where}: archive {spec.archive} does not exist and no configured [archive] inbox "
+        "fills it",
     )
     for forecaster in spec.forecasters:
         _check_forecaster(forecaster, where)
 
 
 def _check_forecaster(spec: str, where: str) -> None:
-    registry = api.registry
+    registry = forecasters.registry
     try:
         name, _ = registry.parse_spec(spec)
         known = registry.names()
         _require(
             name in known,
-            f"{where}: unknown forecaster {name!r} in {spec!r}{api.did_you_mean(name, known)}",
+            f"{where}: unknown forecaster {name!r} in {spec!r}{replay.did_you_mean(name, known)}",
         )
         registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
     except ScheduleError:
@@ -275,8 +281,8 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
         where = f"[[archive.inbox]] {box['path']}"
         fmt = _text(box, "format", where)
         _require(
-            fmt in api.FORMATS,
-            f"{where}: format {fmt!r} is unknown{api.did_you_mean(fmt, api.FORMATS)}",
+            fmt in archive.FORMATS,
+            f"{where}: format {fmt!r} is unknown{replay.did_you_mean(fmt, archive.FORMATS)}",
         )
         inboxes.append(
             Inbox(
@@ -290,10 +296,10 @@ def _archive(t: dict, base: Path) -> ArchiveJob:
 
 
 def _check_embedder(name: str) -> None:
-    embed = api.embedders
+    embed = archive.embed
     _require(
         embed.known(name),
-        f"[archive] embedder {name!r} is unknown{api.did_you_mean(name, embed.names())}",
+        f"[archive] embedder {name!r} is unknown{replay.did_you_mean(name, embed.names())}",
     )
 
 
@@ -317,12 +323,14 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
     )
     if "spec" in t:
         try:
-            mapping = api.load_toml(path.parent / _text(t, "spec", where))
+            mapping = replay.load_toml(path.parent / _text(t, "spec", where))
         except ConfigError as exc:
             raise ScheduleError(f"{where}: {exc}") from exc
     else:
         body = {k: v for k, v in t.items() if k != "name"}
-        mapping = api.flatten_layout(body, path.parent, f"config {path}: {where}", prefix="sweeps.")
+        mapping = replay.flatten_layout(
+            body, path.parent, f"config {path}: {where}", prefix="sweeps."
+        )
     refused = sorted(k for k in REFUSED_SPEC_KEYS if mapping.get(k) not in (None, [], ()))
     _require(
         not refused,
@@ -335,7 +343,7 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
         )
         mapping["store"] = markets.store
     try:
-        return SweepConfig(name, api.spec_from_mapping(mapping))
+        return SweepConfig(name, replay.spec_from_mapping(mapping))
     except ConfigError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -344,9 +352,9 @@ def _board(t: dict, base: Path) -> BoardConfig:
     _only(t, {"sweep", "out", "formats", "by", "title"}, "[[leaderboards]]")
     _require("sweep" in t and "out" in t, 'every [[leaderboards]] needs sweep = "…" and out = "…"')
     where = f"[[leaderboards]] {t['out']}"
-    formats = api.check_formats(t.get("formats", BoardConfig.formats))
+    formats = leaderboard.check_formats(t.get("formats", BoardConfig.formats))
     title = _text(t, "title", where) if "title" in t else None
-    by = api.check_slice(_text(t, "by", where)) if "by" in t else None
+    by = leaderboard.check_slice(_text(t, "by", where)) if "by" in t else None
     return BoardConfig(_text(t, "sweep", where), base / _text(t, "out", where), formats, by, title)
 
 
@@ -373,7 +381,7 @@ def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
 def _interval(value, where: str) -> timedelta:
     _require(isinstance(value, str), f'{where}: expected text like "6h" or "1d", got {value!r}')
     try:
-        return api.parse_offset(value)
+        return replay.parse_offset(value)
     except HindcastError as exc:
         raise ScheduleError(f"{where}: {exc}") from exc
 
@@ -383,7 +391,7 @@ def _instant(value, where: str) -> datetime:
 
     _require(isinstance(value, (str, date)), f"{where}: {value!r} is not a date or ISO instant")
     try:
-        return api.parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
+        return timeutil.parse_utc(value.isoformat() if isinstance(value, datetime) else str(value))
     except (ValueError, OverflowError) as exc:
         raise ScheduleError(f"{where}: {value!r} is not a date or ISO instant ({exc})") from exc
 
@@ -411,7 +419,7 @@ def _checked(t: dict, key: str, kind: tuple, where: str, default=None):
         return kind[0].validate_python(value)
     except ValidationError as exc:
         errors = [{**e, "loc": (key,)} for e in exc.errors()]
-        raise api.config_error(
+        raise replay.config_error(
             errors, {key: value}, where, wrong=_WRONG, wanted=lambda _: kind[1], error=ScheduleError
         ) from None
 
@@ -430,7 +438,7 @@ def _array(data: dict, name: str, label: str | None = None) -> list[dict]:
 
 
 def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
-    api.refuse_unknown(t, allowed, where, "key", shape, error=ScheduleError)
+    replay.refuse_unknown(t, allowed, where, "key", shape, error=ScheduleError)
 
 
 def _require(condition: bool, message: str) -> None:

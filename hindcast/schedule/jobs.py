@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.api import iso, parse_utc
 from hindcast.errors import StoppedError
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
 from hindcast.schedule.state import State
+from hindcast.timeutil import iso, parse_utc
 
 PULL_PENDING, WATERMARK = "markets:pull-pending", "markets:watermark"
 
@@ -43,7 +43,8 @@ class JobContext:
 
 # -- pull -------------------------------------------------------------------------------------
 def pull_markets(ctx: JobContext) -> dict:
-    from hindcast.api import PullQuery, pull
+    from hindcast.api import pull
+    from hindcast.markets import PullQuery
 
     job = ctx.config.markets
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
@@ -87,7 +88,7 @@ def _pull_window(state: State, job: MarketsJob, now: datetime) -> tuple[datetime
 
 
 def _latest_ids(store: Path) -> set[str]:
-    from hindcast.api import open_version
+    from hindcast.markets import open_version
 
     return (
         {m.id for m in open_version(store).bundle.markets}
@@ -121,7 +122,7 @@ def ingest_inbox(ctx: JobContext) -> dict:
 
 def new_inbox_files(job, seen: set[tuple[str, str]]) -> list[tuple]:
     """(inbox, path, sha256) of every file in an inbox not ingested with this content."""
-    from hindcast.api import sha256_file
+    from hindcast.frozen import sha256_file
 
     found = [
         (box, p)
@@ -138,7 +139,7 @@ def indexed_snapshot(config: ScheduleConfig, state: State) -> Callable[[Path], s
     it has finished indexing (LATEST may be frozen but not yet embedded); else LATEST."""
 
     def snapshot_for(archive: Path) -> str | None:
-        from hindcast.api import latest
+        from hindcast.archive import latest
 
         own = (
             config.archive is not None and Path(archive).resolve() == config.archive.root.resolve()
@@ -179,7 +180,7 @@ def run_sweeps(ctx: JobContext) -> dict:
 
 # -- export -----------------------------------------------------------------------------------
 def export_leaderboards(ctx: JobContext) -> dict:
-    from hindcast.api import publish
+    from hindcast.leaderboard import publish as publishing
     from hindcast.schedule.sweeps import series_scores
 
     written = []
@@ -188,7 +189,7 @@ def export_leaderboards(ctx: JobContext) -> dict:
         if scores is None:
             continue
         title = board.title or f"hindcast leaderboard — sweep {board.sweep}"
-        published = publish([scores], board.out, board.formats, title=title, by=board.by)
+        published = publishing.publish([scores], board.out, board.formats, title=title, by=board.by)
         written.append(
             {
                 "sweep": board.sweep,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from hindcast.api import FileLock, holder, iso
 from hindcast.errors import AlreadyRunning, Busy
+from hindcast.filelock import FileLock, holder
+from hindcast.timeutil import iso
 
 __all__ = ["AlreadyRunning", "InstanceLock", "describe", "holder"]
 

@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hindcast.api import redact
+from hindcast.http import redact
 
 LOGGER = "hindcast.schedule"
 

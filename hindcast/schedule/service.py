@@ -28,13 +28,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from hindcast.api import iso
 from hindcast.errors import Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
 from hindcast.schedule.jobs import JOB_FUNCTIONS, JobContext
 from hindcast.schedule.lock import InstanceLock
 from hindcast.schedule.state import State
+from hindcast.timeutil import iso
 
 JOBSTORE_TABLE = "schedule_apscheduler_jobs"
 DOWNSTREAM = {"pull": "sweeps", "inbox": "sweeps", "sweeps": "export"}
@@ -68,7 +68,8 @@ class Service:
     ):
         import os
 
-        from hindcast.api import RunStore, default_models
+        from hindcast.replay import default_models
+        from hindcast.runs import RunStore
 
         self.config, self.clock, self.wall = config, clock, wall
         self.store = RunStore(config.db_url)

@@ -24,7 +24,7 @@ from sqlalchemy import Text
 from sqlalchemy.orm import registry
 from sqlmodel import Field, Session, SQLModel, select
 
-from hindcast.api import iso
+from hindcast.timeutil import iso
 
 
 class ServiceTable(SQLModel, registry=registry()):

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect, text
 
-from hindcast.api import from_unix, iso, redact
+from hindcast.http import redact
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.jobs import PULL_PENDING, WATERMARK
 from hindcast.schedule.lock import describe, holder
 from hindcast.schedule.service import JOBSTORE_TABLE
 from hindcast.schedule.state import State
+from hindcast.timeutil import from_unix, iso
 
 
 def report(config: ScheduleConfig, failures: int = 10) -> dict:

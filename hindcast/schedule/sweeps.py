@@ -29,10 +29,11 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.api import ReplaySpec, iso, parse_utc
 from hindcast.errors import ScheduleError
+from hindcast.replay import ReplaySpec
 from hindcast.schedule.config import SweepConfig
 from hindcast.schedule.state import Batch, State
+from hindcast.timeutil import iso, parse_utc
 
 SERVICE_RETRIES = (
     1  # the service asks again for a stored failure once (the CLI: each --retry-failed)
@@ -79,7 +80,7 @@ def run_batch(
     from hindcast import api
 
     result = api.sweep(
-        spec_of(batch.spec), store=store, out_dir=out_dir, now=now, advance=advance, models=models
+        spec_of(batch.spec), runs=store, out=out_dir, now=now, advance=advance, models=models
     )
     state.close_batch(batch.id, result.run_id, now)
     return {
@@ -98,8 +99,8 @@ def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, mode
     spec = replace(spec_of(batch.spec), retry_failed=True)
     result = api.sweep(
         spec,
-        store=store,
-        out_dir=out_dir,
+        runs=store,
+        out=out_dir,
         now=now,
         advance=advance,
         models=models,
@@ -118,7 +119,7 @@ def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, mode
 def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:
     """The spec of each batch to run now: the sweep's spec restricted to a group of
     forecasters and their missing markets, pinned to the newest store version and snapshot."""
-    from hindcast.api import open_version
+    from hindcast.markets import open_version
 
     if not (Path(cfg.spec.store) / "LATEST").exists():
         return []  # nothing pulled or imported yet
@@ -142,7 +143,7 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
 def selected_markets(bundle, spec: ReplaySpec) -> list[str]:
     """The spec's markets in this store version; its `ids`, if any, are a filter here (a
     market not pulled yet is simply not selected yet)."""
-    from hindcast.api import select_markets
+    from hindcast.replay import select_markets
 
     if not spec.ids:
         return select_markets(bundle, spec)
@@ -189,13 +190,13 @@ def _schedule(spec: ReplaySpec) -> dict:
 def series_scores(sweep: str, state: State, store):
     """Every scored row of the sweep's closed batches as one `api.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
-    from hindcast import api
-    from hindcast.api import canonical
+    from hindcast import replay
+    from hindcast.leaderboard import canonical
 
     batches = state.batches(sweep, "done")
     if not batches:
         return None
-    runs = [api.load_scored(store, b.run_id) for b in batches]
+    runs = [replay.load_scored(store, b.run_id) for b in batches]
     rows = sorted((row for run in runs for row in run.rows), key=canonical)
     latest = {
         k: v for k, v in runs[-1].manifest.items() if k != "identity"
@@ -209,7 +210,7 @@ def series_scores(sweep: str, state: State, store):
         "sweep": sweep,
         "runs": [b.run_id for b in batches],
     }
-    return api.RunScores(sweep, manifest, rows)
+    return replay.RunScores(sweep, manifest, rows)
 
 
 # -- a spec as JSON (batches record theirs whole) -------------------------------------------------

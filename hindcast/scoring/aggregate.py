@@ -31,7 +31,7 @@ from datetime import datetime
 
 import numpy as np
 
-from hindcast.markets.prices import price_at
+from hindcast.markets import price_at
 from hindcast.records import Market, PricePoint, Resolution
 from hindcast.scoring import bootstrap, metrics, usage, vs_market
 from hindcast.scoring.costs import PriceTable, load_prices

@@ -13,7 +13,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from hindcast.forecasters.fake import FakeChatModel, answer, error, tool_call
+from hindcast.llm.fake import FakeChatModel, answer, error, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECT = Path(sys.executable).with_name("inspect")

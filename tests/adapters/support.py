@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from hindcast import adapters, api
+from hindcast import adapters, api, markets
 from hindcast.records import Market, PricePoint, Resolution
 from hindcast.replay.plan import context_at
 from tests.helpers import SAMPLE_MARKETS
@@ -23,7 +23,7 @@ PYTHON_CMD = ("-m", "hindcast", "mcp", "serve")
 
 
 def sample_market() -> str:
-    bundle = api.open_version(SAMPLE_MARKETS, None).bundle
+    bundle = markets.open_version(SAMPLE_MARKETS, None).bundle
     outcomes = {r.market_id: r.outcome for r in bundle.resolutions}
     return next(
         m.id for m in sorted(bundle.markets, key=lambda m: m.id) if outcomes[m.id] is not None

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hindcast import api
+from hindcast import api, replay
 from hindcast.errors import StoppedError
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.models import Models
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.models import Models
 from hindcast.markets.store import open_version
 from hindcast.replay.plan import prepare, question_at
 from hindcast.replay.spec import ReplaySpec
@@ -61,8 +61,8 @@ def sweep(spec, db) -> str:
         with pytest.raises(StoppedError, match="could not be reached"):
             api.sweep(
                 spec,
-                store=RunStore(f"sqlite:///{db}"),
-                out_dir=db.parent / "out",
+                runs=RunStore(f"sqlite:///{db}"),
+                out=db.parent / "out",
                 now=NOW,
                 models=models,
             )
@@ -111,8 +111,8 @@ def test_inspect_agents_in_a_sweep_score_like_their_answers(
         for m, q in questions.items()
         if m not in (garbage, outage)
     }
-    scored = api.load_scored(RunStore(f"sqlite:///{db}"), run_id)
-    rows, board_rows = scored.rows, api.leaderboard_of(scored)
+    scored = replay.load_scored(RunStore(f"sqlite:///{db}"), run_id)
+    rows, board_rows = scored.rows, replay.leaderboard_of(scored)
     for name in names:
         mine = {r.market_id: r for r in rows if r.forecaster == name}
         assert set(mine) == set(questions) - {outage}  # an outage is not a forecast

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 
-from hindcast.forecasters.cache import canonical
+from hindcast.llm.cache import canonical
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import PricePoint
 from hindcast.replay.plan import prepare, question_at

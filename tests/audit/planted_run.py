@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from hindcast.forecasters import leaks
+from hindcast import leaks
 from hindcast.records import Forecast
 from hindcast.timeutil import iso
 from tests.helpers import SAMPLE_MARKETS

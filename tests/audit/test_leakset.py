@@ -25,7 +25,7 @@ from benchmarks.leak_detectors import (
     load_rows,
     measure,
 )
-from hindcast.forecasters.leaks import Verdict, get_detector
+from hindcast.leaks import Verdict, get_detector
 from hindcast.markets.store import open_version
 from hindcast.replay.cutoffs import fraction_cutoff, lifetime
 from hindcast.timeutil import ONE_DAY
@@ -290,8 +290,8 @@ def _scripted_answers(rows: list[Row]) -> dict[str, str]:
 def test_the_judge_over_the_scripted_fake_model_has_exactly_the_scripted_figures():
     import httpx
 
-    from hindcast.forecasters.fake import FakeChatModel
-    from hindcast.forecasters.models import Models
+    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm.models import Models
 
     folder = SETS["sample"]
     rows = [r for r in load_rows(folder) if r.market_id[:10] in (THUNBERG, CIATTARELLI)]

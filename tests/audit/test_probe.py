@@ -18,9 +18,9 @@ from hindcast.audit.probe_store import (
     save_recall,
 )
 from hindcast.errors import ConfigError, StoppedError
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.fake import FakeChatModel, error
-from hindcast.forecasters.models import Models
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.fake import FakeChatModel, error
+from hindcast.llm.models import Models
 from hindcast.records import Question
 from hindcast.scoring.aggregate import ScoredRow
 from tests.helpers import SAMPLE_MARKETS, at
@@ -327,8 +327,8 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     with models_for(fake, tmp_path) as models:
         swept = api.sweep(
             spec,
-            store=store,
-            out_dir=tmp_path / "out",
+            runs=store,
+            out=tmp_path / "out",
             now=at("2026-01-01T00:00:00"),
             models=models,
         )

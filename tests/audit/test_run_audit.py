@@ -238,8 +238,8 @@ def test_a_moved_archive_is_named_and_can_be_given(planted, scripted, tmp_path):
 
 
 def test_a_detector_without_a_verdict_is_counted_unjudged(planted, scripted, tmp_path):
+    from hindcast import leaks
     from hindcast.errors import ForecastError
-    from hindcast.forecasters import leaks
 
     class Mute:
         name = "mute"
@@ -298,8 +298,8 @@ def judge_reply(body: dict) -> str:
 
 
 def test_the_llm_judge_with_the_fake_model(planted, tmp_path):
-    from hindcast.forecasters.fake import FakeChatModel
-    from hindcast.forecasters.models import Models
+    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm.models import Models
 
     fake = FakeChatModel(default=judge_reply)
     with fake.serve() as url, Models(max_retries=0, backoff=0.0) as models:
@@ -327,8 +327,8 @@ def test_the_llm_judge_with_the_fake_model(planted, tmp_path):
 
 
 def test_an_unreachable_fake_judge_stops_the_audit(planted, tmp_path):
-    from hindcast.forecasters.fake import FakeChatModel, error
-    from hindcast.forecasters.models import Models
+    from hindcast.llm.fake import FakeChatModel, error
+    from hindcast.llm.models import Models
 
     with (
         FakeChatModel(default=error(503)).serve() as url,

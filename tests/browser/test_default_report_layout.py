@@ -22,9 +22,9 @@ import httpx
 import pytest
 
 from hindcast import api
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.local import SharedServer
-from hindcast.forecasters.models import Models
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.local import SharedServer
+from hindcast.llm.models import Models
 from hindcast.replay.spec import DEFAULT_FORECASTERS, ReplaySpec
 from hindcast.runs.store import RunStore, default_url
 from tests.browser.cdp import opened
@@ -64,8 +64,8 @@ def report(tmp_path_factory):
     ) as models:
         result = api.sweep(
             spec,
-            store=RunStore(default_url(out)),
-            out_dir=out,
+            runs=RunStore(default_url(out)),
+            out=out,
             now=at("2026-11-30T00:00:00"),
             models=models,
         )

@@ -167,7 +167,7 @@ def test_the_audit_runs_offline_with_the_local_model_judge(planted, runs, capsys
     SmolLM2-135M's labels are not asserted (it is far too small to judge well)."""
     import importlib.util
 
-    from hindcast.forecasters import local
+    from hindcast.llm import local
 
     if local.missing() or importlib.util.find_spec(local.PACKAGE) is None:
         pytest.fail(

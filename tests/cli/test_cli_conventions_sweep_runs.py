@@ -278,8 +278,8 @@ def test_results_as_polars_frames(tmp_path):
 
     import polars as pl
 
-    from hindcast import api
-    from hindcast.forecasters.models import Models
+    from hindcast import api, replay
+    from hindcast.llm.models import Models
     from hindcast.replay.spec import ReplaySpec
     from hindcast.runs.store import RunStore
 
@@ -290,8 +290,8 @@ def test_results_as_polars_frames(tmp_path):
     with Models() as models:
         result = api.sweep(
             spec,
-            store=store,
-            out_dir=tmp_path,
+            runs=store,
+            out=tmp_path,
             now=dt.datetime(2026, 11, 30, tzinfo=dt.UTC),
             models=models,
         )
@@ -301,7 +301,7 @@ def test_results_as_polars_frames(tmp_path):
         sorted(board["forecaster"].to_list()) == ["constant", "market"]
         and "brier_diff_vs_market" in board.columns
     )
-    rows = api.load_scored(store, result.run_id).to_polars()
+    rows = replay.load_scored(store, result.run_id).to_polars()
     assert rows.height == 2 * 2 * 2 and {
         "forecaster",
         "market_id",

@@ -5,7 +5,7 @@ leave out exactly that (model, market) pair — the baseline keeps every row —
 import csv
 import json
 
-from hindcast.forecasters.fake import FakeChatModel
+from hindcast.llm.fake import FakeChatModel
 from tests.cli.test_probe_cli import FIRST, knows_first
 from tests.helpers import run_cli
 

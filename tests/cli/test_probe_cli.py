@@ -10,8 +10,8 @@ import typer
 
 from hindcast.cli import probe
 from hindcast.cli.main import guarded
-from hindcast.forecasters import local
-from hindcast.forecasters.fake import FakeChatModel, error
+from hindcast.llm import local
+from hindcast.llm.fake import FakeChatModel, error
 from hindcast.markets.store import open_version
 from tests.helpers import SAMPLE_MARKETS
 

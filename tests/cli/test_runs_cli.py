@@ -66,7 +66,7 @@ def test_rescore_slices_stored_forecasts_without_forecasting(out):
 
 
 def test_runs_show_sums_usage_and_cost_per_forecaster_unknown_when_unpriced(tmp_path):
-    from hindcast.forecasters.fake import FakeChatModel, answer
+    from hindcast.llm.fake import FakeChatModel, answer
     from tests.helpers import SAMPLE_MARKETS
 
     prices = tmp_path / "prices.toml"

@@ -72,7 +72,7 @@ def run(tmp_path_factory):
 
 
 def shipped_rates() -> dict:
-    return tomllib.loads((ROOT / "hindcast" / "scoring" / "fees.toml").read_text(encoding="utf-8"))
+    return tomllib.loads((ROOT / "hindcast" / "analysis" / "fees.toml").read_text(encoding="utf-8"))
 
 
 def recompute(table: list[dict], stake: float, edge: float) -> dict[str, dict]:

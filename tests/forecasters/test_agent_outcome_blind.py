@@ -16,9 +16,9 @@ import pytest
 
 from hindcast import api
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.cache import ResponseCache, canonical
-from hindcast.forecasters.fake import FakeChatModel, answer, tool_call
-from hindcast.forecasters.models import Models
+from hindcast.llm.cache import ResponseCache, canonical
+from hindcast.llm.fake import FakeChatModel, answer, tool_call
+from hindcast.llm.models import Models
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
@@ -75,8 +75,8 @@ def sweep(tmp, name, bundle, url, snapshot):
     try:
         result = api.sweep(
             spec,
-            store=store,
-            out_dir=tmp / name / "out",
+            runs=store,
+            out=tmp / name / "out",
             now=at("2026-11-30T00:00:00"),
             models=models,
         )

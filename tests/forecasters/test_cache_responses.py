@@ -9,9 +9,9 @@ import pytest
 
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.cache import ResponseCache, request_key
-from hindcast.forecasters.fake import FakeChatModel
-from hindcast.forecasters.models import Models
+from hindcast.llm.cache import ResponseCache, request_key
+from hindcast.llm.fake import FakeChatModel
+from hindcast.llm.models import Models
 from hindcast.records import PricePoint, Question
 from tests.helpers import at
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from hindcast.errors import RunStoreError
-from hindcast.forecasters.cache import SCHEMA_VERSION, ResponseCache, canonical
+from hindcast.llm.cache import SCHEMA_VERSION, ResponseCache, canonical
 
 # the table exactly as release 1d68a1e created it (it stamped no version)
 PREVIOUS = (

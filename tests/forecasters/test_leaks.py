@@ -10,10 +10,10 @@ import math
 import httpx
 import pytest
 
+from hindcast import leaks
 from hindcast.errors import ConfigError, InfrastructureError
-from hindcast.forecasters import leaks
-from hindcast.forecasters.fake import FakeChatModel, Reply, answer, error
-from hindcast.forecasters.models import Models
+from hindcast.llm.fake import FakeChatModel, Reply, answer, error
+from hindcast.llm.models import Models
 from hindcast.records import Question
 from tests.helpers import ROOT, at
 
@@ -191,9 +191,7 @@ def fake_judge(script, **models_kw):
 
 
 def template_hash():
-    return hashlib.sha256(
-        (ROOT / "hindcast/forecasters/prompts/leak_judge.txt").read_bytes()
-    ).hexdigest()
+    return hashlib.sha256((ROOT / "hindcast/llm/prompts/leak_judge.txt").read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize(

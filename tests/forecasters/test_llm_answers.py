@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindcast.forecasters.answers import ask_probability, parse_probability, raw_text
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.llm import ChatClient, Usage, parse_model
+from hindcast.llm.answers import ask_probability, parse_probability, raw_text
+from hindcast.llm.client import ChatClient, Usage, parse_model
+from hindcast.llm.fake import FakeChatModel, answer
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,11 @@ import httpx
 import pytest
 
 from hindcast.errors import ForecastError, InfrastructureError
-from hindcast.forecasters import llm
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.fake import FakeChatModel, Reply, answer, error
-from hindcast.forecasters.llm import ChatClient, ChatError, parse_model, retry_after
-from hindcast.forecasters.models import Models
+from hindcast.llm import client as llm
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.client import ChatClient, ChatError, parse_model, retry_after
+from hindcast.llm.fake import FakeChatModel, Reply, answer, error
+from hindcast.llm.models import Models
 
 MESSAGES = [{"role": "user", "content": "Will it rain?"}]
 
@@ -321,7 +321,7 @@ def test_retry_after_forms():
 
 
 def test_tool_calls_are_parsed():
-    from hindcast.forecasters.fake import tool_call
+    from hindcast.llm.fake import tool_call
 
     fake = FakeChatModel([tool_call("search", {"query": "fed"})])
     with fake.serve() as url:
@@ -338,8 +338,9 @@ def test_tool_calls_are_parsed():
 
 
 def test_a_local_server_that_cannot_start_is_an_outage_and_is_not_started_again():
-    from hindcast.forecasters import local, registry
+    from hindcast.forecasters import registry
     from hindcast.forecasters.base import Context
+    from hindcast.llm import local
     from hindcast.records import Question
     from tests.helpers import at
 

@@ -10,9 +10,9 @@ import sqlite3
 
 import httpx
 
-from hindcast.forecasters import llm
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.llm import ChatClient, parse_model
+from hindcast.llm import client as llm
+from hindcast.llm.client import ChatClient, parse_model
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 BODY = {

@@ -18,11 +18,12 @@ import json
 
 import pytest
 
+from hindcast import leaks
 from hindcast.errors import HindcastError
-from hindcast.forecasters import leaks, registry
+from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.cache import canonical
-from hindcast.forecasters.fake import FakeChatModel, tool_call
+from hindcast.llm.cache import canonical
+from hindcast.llm.fake import FakeChatModel, tool_call
 from hindcast.records import Question
 from hindcast.scoring.aggregate import SLICES, ScoredRow, leaderboard, retrieval_policy
 from tests.helpers import at
@@ -382,7 +383,7 @@ def test_the_leaderboard_slices_by_policy():
 
 
 def test_the_cli_accepts_by_policy():
-    from hindcast.api import check_slice
+    from hindcast.leaderboard import check_slice
 
     assert check_slice("policy") == "policy"
 
@@ -392,7 +393,7 @@ def test_a_detector_is_built_once_per_models_not_once_per_forecast(planted):
     of a sweep shares it."""
     import httpx
 
-    from hindcast.forecasters.models import Models
+    from hindcast.llm.models import Models
 
     built = []
 

@@ -15,13 +15,14 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from hindcast import api
+from hindcast import api, replay
+from hindcast.analysis.policy_pairs import COLUMNS, policy_pairs
 from hindcast.audit import run_audit
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.models import Models
+from hindcast.leaderboard.viewer import stored_details
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.models import Models
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore, stored_details
-from hindcast.scoring.policy_pairs import COLUMNS, policy_pairs
+from hindcast.runs.store import RunStore
 from tests.audit import planted_run
 from tests.audit.planted_run import LEAK_MARK
 from tests.helpers import SAMPLE_MARKETS, at
@@ -104,7 +105,7 @@ def swept(tmp_path_factory):
     )
     with Models(http=lambda: httpx.AsyncClient(transport=fake.transport())) as models:
         result = api.sweep(
-            spec, store=store, out_dir=folder / "out", now=at("2026-11-30T00:00:00"), models=models
+            spec, runs=store, out=folder / "out", now=at("2026-11-30T00:00:00"), models=models
         )
     yield store, result.run_id, markets, fake, folder
     store.close()
@@ -164,7 +165,7 @@ def test_pit_reads_the_leak_filter_withholds_it_closed_book_reads_nothing(swept)
 def test_the_leak_moves_the_score_and_the_policy_slice_shows_it(swept):
     store, run_id, _, _, _ = swept
     scores = api.rescore(store, run_id)
-    board = {(r.slice, r.forecaster): r for r in api.leaderboard_of(scores, by="policy")}
+    board = {(r.slice, r.forecaster): r for r in replay.leaderboard_of(scores, by="policy")}
     assert set(board) == {
         ("policy=pit", PIT),
         ("policy=pit+filter", FILTERED),

@@ -10,8 +10,8 @@ import pytest
 
 from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.fake import FakeChatModel, error
 from hindcast.forecasters.retrieval_agent import parse_queries, parse_reflection
+from hindcast.llm.fake import FakeChatModel, error
 from hindcast.records import Question
 from tests.helpers import at
 from tests.integration.archive_support import (

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hindcast.forecasters import registry
-from hindcast.forecasters.fake import FakeChatModel, answer, tool_call, tool_calls
+from hindcast.llm.fake import FakeChatModel, answer, tool_call, tool_calls
 from hindcast.records import Question
 from tests.helpers import at
 from tests.integration.archive_support import (

@@ -7,10 +7,11 @@ import hashlib
 import pytest
 
 from hindcast.errors import ForecastError, HindcastError, InfrastructureError
-from hindcast.forecasters import prompts, registry
+from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.fake import FakeChatModel, answer, error
-from hindcast.forecasters.models import Models
+from hindcast.llm import prompts
+from hindcast.llm.fake import FakeChatModel, answer, error
+from hindcast.llm.models import Models
 from hindcast.records import PricePoint, Question
 from tests.helpers import ROOT, at
 
@@ -44,9 +45,7 @@ def user_prompt(fake, i=0):
 def test_a_json_answer_becomes_a_forecast_with_usage_and_prompt_hash():
     result, fake = forecast([answer('{"probability": 0.27}')])
     assert result.ok and result.probability == 0.27
-    sha = hashlib.sha256(
-        (ROOT / "hindcast/forecasters/prompts/zero_shot.txt").read_bytes()
-    ).hexdigest()
+    sha = hashlib.sha256((ROOT / "hindcast/llm/prompts/zero_shot.txt").read_bytes()).hexdigest()
     assert result.usage["prompt"] == "zero_shot" and result.usage["prompt_sha256"] == sha
     assert result.usage["prompt_tokens"] == 10 and result.usage["requests"] == 1
     assert result.usage["model"].startswith("openai-compatible:http://127.0.0.1:")

@@ -1,7 +1,7 @@
 """The embedded local model end to end (marked `llm_server`; run with `pytest -m llm_server`).
 
 The real sweep drives zero-shot and the retrieval agent on SmolLM2-135M through the real
-local model server (hindcast.forecasters.local_server) on 127.0.0.1: 3 sample markets, each forecast
+local model server (hindcast.llm.local_server) on 127.0.0.1: 3 sample markets, each forecast
 valid or a recorded failure, and every document the retrieval agent logged precedes its t0 — checked
 against the snapshot's own Parquet files, not through hindcast's retriever.
 """
@@ -14,10 +14,11 @@ import httpx
 import pytest
 
 from hindcast import api
-from hindcast.forecasters import local, registry
+from hindcast.forecasters import registry
 from hindcast.forecasters.base import Context
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.models import Models
+from hindcast.llm import local
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.models import Models
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore, default_url
@@ -74,8 +75,8 @@ def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
     with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
         result = api.sweep(
             spec,
-            store=store,
-            out_dir=tmp_path / "out",
+            runs=store,
+            out=tmp_path / "out",
             now=at("2026-11-30T00:00:00"),
             models=models,
         )

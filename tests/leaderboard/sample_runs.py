@@ -40,10 +40,10 @@ def sweep_runs(folder: Path, names: tuple[str, ...] = tuple(SWEEPS)) -> tuple[st
 
 
 def load(url: str, run_id: str):
-    from hindcast import api
+    from hindcast import replay
     from hindcast.runs.store import RunStore
 
-    return api.load_scored(RunStore(url), run_id)
+    return replay.load_scored(RunStore(url), run_id)
 
 
 SCRIPT = "<script>alert(1)</script>"

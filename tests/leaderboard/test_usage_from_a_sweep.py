@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 from tests.replay.test_outages import free_port
 

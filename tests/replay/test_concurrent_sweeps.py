@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 
 from sqlalchemy import create_engine, text
 
-from hindcast.forecasters.cache import canonical
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.cache import canonical
+from hindcast.llm.fake import FakeChatModel, answer
 from hindcast.runs.store import DONE, HELD, TAKEN, RunStore
 from tests.helpers import ROOT
 from tests.replay.test_kill_resume import sweep_cmd

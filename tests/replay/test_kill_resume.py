@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 
-from hindcast.forecasters.cache import canonical
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.cache import canonical
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import ROOT, SAMPLE_MARKETS
 
 KILLS = 4

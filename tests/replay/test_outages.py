@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 ANSWER = answer('{"probability": 0.3}')

@@ -13,8 +13,8 @@ import pytest
 from hindcast import api
 from hindcast.errors import InfrastructureError, StoppedError
 from hindcast.forecasters import registry
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.models import Models
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.models import Models
 from hindcast.records import Forecast
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
@@ -71,7 +71,7 @@ def test_a_sweep_inside_a_running_event_loop_with_keys_from_the_environment(tmp_
             fractions=(0.5,),
             forecasters=(f"zero-shot:model=openai-compatible:{url}#m,key_env=LOOP_KEY",),
         )
-        return await api.sweep_async(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
+        return await api.sweep_async(spec, runs=store_at(tmp_path), out=tmp_path, now=NOW)
 
     with fake.serve() as url:
         result = asyncio.run(notebook_cell(url))
@@ -83,14 +83,14 @@ def test_a_sweep_inside_a_running_event_loop_with_keys_from_the_environment(tmp_
 def test_retry_failed_asks_again_keeps_the_old_attempt_and_scores_the_newest(tmp_path):
     Moody.calls = 0
     spec = ReplaySpec(store=SAMPLE_MARKETS, limit=4, fractions=(0.5,), forecasters=("moody",))
-    first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
+    first = api.sweep(spec, runs=store_at(tmp_path), out=tmp_path, now=NOW)
     assert first.board[0].n_failed == 4 and first.empty == ("moody",)
-    again = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
+    again = api.sweep(spec, runs=store_at(tmp_path), out=tmp_path, now=NOW)
     assert again.executed == 0  # without --retry-failed a stored failure is final
     retried = api.sweep(
         ReplaySpec(**{**spec.__dict__, "retry_failed": True}),
-        store=store_at(tmp_path),
-        out_dir=tmp_path,
+        runs=store_at(tmp_path),
+        out=tmp_path,
         now=NOW,
     )
     assert retried.run_id == first.run_id and retried.executed == 4 and retried.empty == ()
@@ -107,8 +107,8 @@ def test_retry_failed_asks_again_keeps_the_old_attempt_and_scores_the_newest(tmp
     assert (
         api.sweep(
             ReplaySpec(**{**spec.__dict__, "retry_failed": True}),
-            store=store,
-            out_dir=tmp_path,
+            runs=store,
+            out=tmp_path,
             now=NOW,
         ).executed
         == 0
@@ -126,12 +126,10 @@ def test_a_retried_chat_failure_is_asked_anew_not_replayed_from_the_cache(tmp_pa
             forecasters=(f"zero-shot:model=openai-compatible:{url}#m,repairs=0",),
         )
         models = Models()
-        first = api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+        first = api.sweep(spec, runs=store_at(tmp_path), out=tmp_path, now=NOW, models=models)
         retry = ReplaySpec(**{**spec.__dict__, "retry_failed": True})
-        second = api.sweep(
-            retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models
-        )
-        third = api.sweep(retry, store=store_at(tmp_path), out_dir=tmp_path, now=NOW, models=models)
+        second = api.sweep(retry, runs=store_at(tmp_path), out=tmp_path, now=NOW, models=models)
+        third = api.sweep(retry, runs=store_at(tmp_path), out=tmp_path, now=NOW, models=models)
     assert (first.empty, second.empty, third.empty) == (
         ("zero-shot:model=openai-compatible:" + url + "#m,repairs=0",),
     ) * 2 + ((),)
@@ -155,7 +153,7 @@ def test_an_outage_is_an_attempt_never_a_forecast_and_other_forecasters_go_on(tm
     with pytest.raises(
         StoppedError, match=r"circuit breaker open .*https://down.example/v1: service unavailable"
     ):
-        api.sweep(spec, store=store_at(tmp_path), out_dir=tmp_path, now=NOW)
+        api.sweep(spec, runs=store_at(tmp_path), out=tmp_path, now=NOW)
     assert rows(tmp_path, "SELECT forecaster, COUNT(*) FROM forecasts GROUP BY forecaster") == [
         ("constant", 6)
     ]
@@ -168,7 +166,7 @@ def test_an_outage_is_an_attempt_never_a_forecast_and_other_forecasters_go_on(tm
 
 
 def test_the_breaker_counts_consecutive_outages_per_endpoint(tmp_path):
-    from hindcast.forecasters.llm import Breakers
+    from hindcast.llm.client import Breakers
 
     b = Breakers(2)
     b.failure("a", "x")

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hindcast import api
+from hindcast import api, replay
 from hindcast.errors import HindcastError
 from hindcast.forecasters import registry
 from hindcast.records import Forecast
@@ -41,7 +41,7 @@ registry.register("sloppy", Sloppy)
 def run(tmp_path, **fields):
     spec = ReplaySpec(store=SAMPLE_MARKETS, **fields)
     store = RunStore(f"sqlite:///{tmp_path / 'h.db'}")
-    return api.sweep(spec, store=store, out_dir=tmp_path, now=at("2026-11-30T00:00:00")), store
+    return api.sweep(spec, runs=store, out=tmp_path, now=at("2026-11-30T00:00:00")), store
 
 
 def rows(tmp_path, sql):
@@ -110,7 +110,7 @@ def test_selection_filters(tmp_path):
         resolved_after=at("2025-11-01T00:00:00"),
         resolved_before=at("2026-01-01T00:00:00"),
     )
-    loaded = api.load_scored(RunStore(f"sqlite:///{tmp_path / 'h.db'}"), result.run_id)
+    loaded = replay.load_scored(RunStore(f"sqlite:///{tmp_path / 'h.db'}"), result.run_id)
     assert loaded.rows and {r.topic for r in loaded.rows} == {"politics"}
     with pytest.raises(HindcastError, match="not in store"):
         run(tmp_path, ids=("0xnope",))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 
 from hindcast import api
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.models import Models
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.models import Models
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
 from hindcast.scoring.costs import load_prices
@@ -26,8 +26,8 @@ def test_the_given_price_table_prices_the_leaderboard_and_the_exports(tmp_path):
         )
         result = api.sweep(
             spec,
-            store=RunStore(f"sqlite:///{tmp_path / 'h.db'}"),
-            out_dir=tmp_path,
+            runs=RunStore(f"sqlite:///{tmp_path / 'h.db'}"),
+            out=tmp_path,
             now=at("2026-11-30T00:00:00"),
             models=models,
             prices=load_prices(tmp_path / "prices.toml"),

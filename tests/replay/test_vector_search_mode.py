@@ -8,11 +8,10 @@ import json
 
 import pytest
 
-from hindcast import api
+from hindcast import api, replay
 from hindcast.errors import ConfigError, HindcastError
-from hindcast.forecasters.fake import answer
-from hindcast.replay.identity import run_id, run_identity
-from hindcast.replay.spec import spec_from_mapping
+from hindcast.llm.fake import answer
+from hindcast.replay.spec import run_id, run_identity, spec_from_mapping
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 BASE = {"store": str(SAMPLE_MARKETS), "forecasters": ["constant:p=0.3"], "fractions": [0.5]}
@@ -96,7 +95,7 @@ def _spec(archive, **extra):
 def test_approx_on_an_index_without_an_approximate_index_is_refused_before_anything(hash_archive):
     before = sorted(p.relative_to(hash_archive) for p in hash_archive.rglob("*"))
     with pytest.raises(HindcastError, match=r"archive embed --approx"):
-        api.prepare(_spec(hash_archive, vector_search="approx"))
+        replay.prepare(_spec(hash_archive, vector_search="approx"))
     assert sorted(p.relative_to(hash_archive) for p in hash_archive.rglob("*")) == before
 
 
@@ -153,9 +152,10 @@ def test_an_approx_run_searches_approximately_and_records_the_measured_recall(
     from hindcast.archive import ann
     from hindcast.archive.index import open_index
     from hindcast.archive.snapshot import open_snapshot
-    from hindcast.forecasters.fake import FakeChatModel
-    from hindcast.forecasters.models import Models
-    from hindcast.runs.store import RunStore, stored_details
+    from hindcast.leaderboard.viewer import stored_details
+    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm.models import Models
+    from hindcast.runs.store import RunStore
     from tests.helpers import at
 
     info = ann.build(open_index(open_snapshot(hash_archive)).root)
@@ -171,8 +171,8 @@ def test_an_approx_run_searches_approximately_and_records_the_measured_recall(
         with Models(http=lambda: httpx.AsyncClient(transport=fake.transport())) as models:
             ids[mode] = api.sweep(
                 spec,
-                store=store,
-                out_dir=tmp_path / "out",
+                runs=store,
+                out=tmp_path / "out",
                 now=at("2026-11-30T00:00:00"),
                 models=models,
             ).run_id

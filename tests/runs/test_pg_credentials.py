@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 PASSWORD = "planted-pg-pass-8642"

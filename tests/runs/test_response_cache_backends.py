@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from hindcast.errors import RunStoreError
-from hindcast.forecasters.cache import SCHEMA_VERSION, ResponseCache
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.models import open_cache
+from hindcast.llm.cache import SCHEMA_VERSION, ResponseCache
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.models import open_cache
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import psycopg
 
-from hindcast.forecasters.cache import ResponseCache, canonical
-from hindcast.forecasters.fake import FakeChatModel, Reply
+from hindcast.llm.cache import ResponseCache, canonical
+from hindcast.llm.fake import FakeChatModel, Reply
 from hindcast.runs.store import RunStore
 from tests.helpers import ROOT, SAMPLE_MARKETS
 

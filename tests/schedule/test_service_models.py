@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from hindcast.forecasters.fake import FakeChatModel, answer
+from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
 from tests.schedule.conftest import SERVICE_HEAD, sweep_table
 

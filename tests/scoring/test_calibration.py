@@ -12,8 +12,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from hindcast.scoring.aggregate import ScoredRow, leaderboard
-from hindcast.scoring.calibration import (
+from hindcast.analysis.calibration import (
     MIN_TRAIN_ROWS,
     Isotonic,
     Platt,
@@ -23,7 +22,8 @@ from hindcast.scoring.calibration import (
     pava,
     split_rows,
 )
-from hindcast.scoring.ensemble import clipped_logit
+from hindcast.analysis.ensemble import clipped_logit
+from hindcast.scoring.aggregate import ScoredRow, leaderboard
 from tests.helpers import at
 
 SPLIT = at("2025-07-01T00:00:00")
@@ -318,7 +318,7 @@ def _fields(r: ScoredRow) -> dict:
 def test_aggregates_can_be_calibrated_in_turn():
     """Derived rows keep resolved_at, so `<forecaster>·logit-mean`
     calibrates like any forecaster."""
-    from hindcast.scoring.ensemble import aggregate
+    from hindcast.analysis.ensemble import aggregate
 
     rng = np.random.default_rng(9)
     base = sample(rng, 25, 1.0) + sample(rng, 10, 1.0, 100, SPLIT)

@@ -15,13 +15,13 @@ import httpx
 import pytest
 
 from hindcast import api
-from hindcast.forecasters.fake import FakeChatModel, answer
-from hindcast.forecasters.models import Models
+from hindcast.analysis.copying import COLUMNS, copying, shown_price, twins
+from hindcast.llm.fake import FakeChatModel, answer
+from hindcast.llm.models import Models
 from hindcast.markets.store import open_version
 from hindcast.replay.spec import ReplaySpec
 from hindcast.runs.store import RunStore
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.copying import COLUMNS, copying, shown_price, twins
 from tests.helpers import SAMPLE_MARKETS, at
 
 T0 = at("2025-06-01T00:00:00")
@@ -269,8 +269,8 @@ def swept(tmp_path_factory):
     with Models(http=lambda: httpx.AsyncClient(transport=fake.transport())) as models:
         result = api.sweep(
             ReplaySpec(store=SAMPLE_MARKETS, limit=5, fractions=(0.5,), forecasters=specs),
-            store=store,
-            out_dir=out,
+            runs=store,
+            out=out,
             now=at("2026-11-30T00:00:00"),
             models=models,
         )

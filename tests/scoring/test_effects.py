@@ -11,9 +11,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from hindcast.errors import ConfigError
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.effects import (
+from hindcast.analysis.effects import (
     MARKET,
     brier_index,
     effects,
@@ -21,6 +19,8 @@ from hindcast.scoring.effects import (
     least_squares,
     question_share,
 )
+from hindcast.errors import ConfigError
+from hindcast.scoring.aggregate import ScoredRow
 from tests.helpers import at
 
 T = at("2025-10-01T00:00:00")

@@ -11,9 +11,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from hindcast.errors import ConfigError
-from hindcast.scoring.aggregate import ScoredRow, leaderboard
-from hindcast.scoring.ensemble import (
+from hindcast.analysis.ensemble import (
     CLIP,
     KINDS,
     Shrinkage,
@@ -22,6 +20,8 @@ from hindcast.scoring.ensemble import (
     combine,
     fit_shrinkage,
 )
+from hindcast.errors import ConfigError
+from hindcast.scoring.aggregate import ScoredRow, leaderboard
 from tests.helpers import at
 
 T = at("2025-10-01T00:00:00")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from hindcast.analysis.policy_pairs import COLUMNS, pairs, policy_pairs, twin_key
 from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.policy_pairs import COLUMNS, pairs, policy_pairs, twin_key
 from tests.helpers import at
 
 T0 = at("2025-06-01T00:00:00")

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.strata import (
+from hindcast.analysis.strata import (
     BANDS,
     CONSENSUS,
     LEANING,
@@ -27,6 +26,7 @@ from hindcast.scoring.strata import (
     split_markets,
     strata,
 )
+from hindcast.scoring.aggregate import ScoredRow
 from tests.helpers import at
 
 T = at("2025-06-01T00:00:00")

@@ -9,9 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from hindcast.errors import ConfigError
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.trading import (
+from hindcast.analysis.trading import (
     COLUMNS,
     FeeSchedule,
     TradingStrategy,
@@ -19,6 +17,8 @@ from hindcast.scoring.trading import (
     max_drawdown,
     simulate_trading,
 )
+from hindcast.errors import ConfigError
+from hindcast.scoring.aggregate import ScoredRow
 from tests.helpers import at
 
 FLAT = FeeSchedule(0.1, (("free", 0.0),), origin="test")  # 10% rate, topic "free" has none

@@ -46,9 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hindcast.errors import ConfigError
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 
 SEPARATOR = "·"
 KINDS = ("mean", "median", "logit-mean", "logit-shrunk")

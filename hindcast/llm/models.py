@@ -2,7 +2,7 @@
 the call settings of a run, built once at the edge and handed to the engine.
 
     models = Models.from_environment(os.environ, out / "responses.db")
-    api.sweep(spec, store=…, out_dir=out, now=…, models=models)
+    api.sweep(spec, runs=…, out=out, now=…, models=models)
 
 A `Models` makes and owns the chat clients (one per model spec, key variable and
 structured-output mode: one concurrency limit per endpoint), their circuit breakers and
@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hindcast.errors import RunStoreError
-from hindcast.forecasters import llm
-from hindcast.forecasters.cache import ResponseCache
-from hindcast.forecasters.local import SharedServer
+from hindcast.llm import client as llm
+from hindcast.llm.cache import ResponseCache
+from hindcast.llm.local import SharedServer
 
 
 class Models:

@@ -40,9 +40,7 @@ from itertools import combinations
 import numpy as np
 
 from hindcast.errors import ConfigError
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 from hindcast.timeutil import iso
 
 TOSS_UP, LEANING, CONSENSUS, NO_PRICE, ALL = "toss-up", "leaning", "consensus", "no price", "all"
@@ -204,7 +202,7 @@ def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> 
     """`resolution_strata` against the market store versions the runs recorded."""
     from pathlib import Path
 
-    from hindcast.markets.store import open_version
+    from hindcast.markets import open_version
 
     meta: dict = {}
     for manifest in manifests:

@@ -46,9 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from hindcast.errors import ConfigError
-from hindcast.scoring import bootstrap
-from hindcast.scoring.findings import Finding
-from hindcast.scoring.vs_market import MIN_MARKETS
+from hindcast.scoring import MIN_MARKETS, Finding, bootstrap
 from hindcast.timeutil import iso
 
 CONTROL = "market"  # the forecaster traded as the zero-edge control
@@ -123,7 +121,7 @@ def load_fees(path: Path | None = None) -> FeeSchedule:
     """The shipped schedule, or a user's file in its place (a whole schedule, not an overlay)."""
     if path is None:
         return _schedule(
-            resources.files("hindcast.scoring").joinpath("fees.toml").read_text(encoding="utf-8"),
+            resources.files("hindcast.analysis").joinpath("fees.toml").read_text(encoding="utf-8"),
             SHIPPED_FEES,
         )
     try:

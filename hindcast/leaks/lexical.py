@@ -1,12 +1,5 @@
-"""Outcome-leak detectors: does a text (a document a forecaster read, or its rationale) reveal
-how a market resolved, or report events after t0? Pluggable like forecasters: a detector is
-named by a spec (`lexical`, `judge:model=local` …) and registered under that name.
-
-A detector judges a text against the QUESTION as it stood at t0 (`records.Question`), never
-against the outcome: it flags a text that states either outcome, so the same judgement is
-made whatever happened. Verdict labels: "reveals-outcome", "after-t0", "neither".
-
-`lexical[:threshold=0.5,embedder=minilm]` — model-free, deterministic. From the question alone
+"""The model-free leak detector. `lexical[:threshold=0.5,embedder=minilm]` — model-free,
+deterministic. From the question alone
 it derives (`statements`) entity groups (runs of capitalised words and numbers, e.g. ("rodrigo",
 "paz"), ("bolivia",); a group is named by its last token, two of its tokens, a stem or a few
 aliases: NYC ~ New York, Fed ~ Federal Reserve) and a small template set phrasing BOTH outcomes
@@ -21,90 +14,19 @@ the text is a question ("could win", "poised to", "expected to"), 0 for none or 
 cut", "rate-cut hopes"). score ≥ threshold → "reveals-outcome"; else a past-tense text on the
 topic naming a date after t0 (one the question does not itself name) → "after-t0"; else
 "neither". The constants were tuned on real headlines (see REVEAL_THRESHOLD).
-
-`judge:model=<model spec>[,key_env=…,structured=…,max_tokens=64,repairs=1]` — an LLM judge
-(`JudgeDetector`): any model spec a forecaster takes, the `leak_judge` prompt template (its
-sha256's first 8 hex digits end the detector's name: `judge:model=local#6af1e8f8`), answers
-through the Models value's response cache. Unreadable answers, outages: see JudgeDetector.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from hindcast.errors import ConfigError
+from hindcast.leaks.registry import Verdict, check_params
 from hindcast.records import Question
-
-LABELS = ("reveals-outcome", "after-t0", "neither")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    label: str  # one of LABELS
-    score: float  # the detector's confidence that the text leaks, 0..1 (thresholded into `label`)
-    detector: str  # the detector's full spec (with a template hash for an LLM judge)
-    reason: str = ""
-
-    @property
-    def flagged(self) -> bool:
-        return self.label != "neither"
-
-    @property
-    def unreadable(self) -> bool:
-        """The detector could not decide (an LLM judge's unreadable answer): label "neither", score
-        NaN and a reason saying so. Counted apart, never as a plain "neither"."""
-        return math.isnan(self.score)
-
-
-class LeakDetector(Protocol):
-    name: str
-
-    async def judge(self, text: str, question: Question) -> Verdict: ...
-
-
-_FACTORIES: dict[str, Callable[..., LeakDetector]] = {}
-
-
-def register(name: str, factory: Callable[..., LeakDetector]) -> None:
-    """`factory(spec: str, params: dict[str, str], models) -> LeakDetector` for
-    specs `name[:k=v,…]`."""
-    _FACTORIES[name] = factory
-
-
-def get_detector(spec: str, models=None) -> LeakDetector:
-    """The detector a spec names (`lexical`, `judge:model=local` …); `models`: a Models value
-    for detectors that call a model."""
-    name, _, rest = spec.partition(":")
-    if name not in _FACTORIES:
-        raise ConfigError(
-            f"unknown leak detector {spec!r}: use one of "
-            f"{', '.join(sorted(_FACTORIES)) or '(none)'}"
-        )
-    items = [item for item in rest.split(",") if item] if rest else []
-    if any("=" not in item for item in items):
-        raise ConfigError(f"leak detector {spec!r}: parameters are key=value, separated by commas")
-    return _FACTORIES[name](spec, dict(item.split("=", 1) for item in items), models)
-
-
-def names() -> list[str]:
-    return sorted(_FACTORIES)
-
-
-def _check_params(spec: str, params: dict[str, str], known: tuple[str, ...]) -> None:
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ConfigError(
-            f"leak detector {spec!r}: unknown parameter(s) {', '.join(unknown)} "
-            f"(known: {', '.join(known)})"
-        )
-
 
 # ---- the model-free detector: `lexical` --------------------------------------------------------
 # Chosen on real headlines: a development set drawn like the shipped leak set (data/leakset: sample
@@ -734,14 +656,14 @@ class LexicalDetector:
 
     def _embed_locked(self, texts: list[str]):
         if self._embedder is None:
-            from hindcast.archive.embed import get_embedder
+            from hindcast.archive import get_embedder
 
             self._embedder = get_embedder(self.embedder_name)
         return self._embedder.embed(texts)
 
 
-def _lexical(spec: str, params: dict[str, str], models=None) -> LexicalDetector:
-    _check_params(spec, params, ("threshold", "embedder"))
+def make(spec: str, params: dict[str, str], models=None) -> LexicalDetector:
+    check_params(spec, params, ("threshold", "embedder"))
     try:
         threshold = float(params.get("threshold", REVEAL_THRESHOLD))
     except ValueError:
@@ -749,197 +671,3 @@ def _lexical(spec: str, params: dict[str, str], models=None) -> LexicalDetector:
     if not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"leak detector {spec!r}: threshold must lie in [0, 1]")
     return LexicalDetector(spec, threshold, params.get("embedder", "minilm"))
-
-
-register("lexical", _lexical)
-
-
-# ---- the LLM judge: `judge:model=<model spec>` -------------------------------------------------
-JUDGE_TEMPLATE = "leak_judge"
-JUDGE_TEXT_CHARS = 4000  # a longer text (a rationale, a page) is cut here, with " …" appended
-JUDGE_LABELS = {
-    "reveals-outcome": "reveals-outcome",
-    "after-date": "after-t0",
-    "neither": "neither",
-}
-# the template's label "after-date" is Verdict label "after-t0" (no digit in a template)
-JUDGE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "label": {"type": "string", "enum": list(JUDGE_LABELS)},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-    },
-    "required": ["label", "confidence"],
-    "additionalProperties": False,
-}
-JUDGE_REPAIR = (
-    'Your answer could not be read ({reason}). Reply with only a JSON object with the keys "label" '
-    '(reveals-outcome, after-date or neither) and "confidence" (a number between 0 and 1).'
-)
-UNREADABLE = "unreadable judge answer"
-
-
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """A judge's reply read once: a label and a confidence, or the reason it cannot be read."""
-
-    label: str | None
-    confidence: float = math.nan
-    reason: str = ""
-
-
-def parse_judge(text: str) -> JudgeAnswer:
-    """`{"label": …, "confidence": …}` (whole, fenced or inside text); the label spelled loosely
-    (`reveals_outcome`, `After date`; the template's "after-date" and "after-t0" both read as
-    "after-t0"); confidence a number or percentage in [0, 1]."""
-    obj = _json_object(text or "")
-    if obj is None:
-        return JudgeAnswer(None, reason="no JSON object in the answer")
-    label = _label(obj.get("label"))
-    if label is None:
-        return JudgeAnswer(
-            None, reason=f"label {obj.get('label')!r} is not one of {', '.join(JUDGE_LABELS)}"
-        )
-    confidence = _confidence(obj.get("confidence"))
-    if confidence is None:
-        return JudgeAnswer(
-            None, reason=f"confidence {obj.get('confidence')!r} is not a number in [0, 1]"
-        )
-    return JudgeAnswer(label, confidence)
-
-
-def _json_object(text: str) -> dict | None:
-    import json
-
-    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    for candidate in [text.strip(), *fenced, *re.findall(r"\{[^{}]*\}", text)]:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def _label(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    spelled = re.sub(r"[\s_]+", "-", value.strip().lower().strip(".\"'"))
-    return JUDGE_LABELS.get(spelled, spelled if spelled in LABELS else None)
-
-
-def _confidence(value: object) -> float | None:
-    if isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9.]+)\s*(%?)\s*", value)
-        value = (float(match.group(1)) / (100 if match.group(2) else 1)) if match else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value) if 0.0 <= value <= 1.0 else None
-
-
-class JudgeDetector:
-    """An LLM judge: the `leak_judge` template (its sha256 in the detector's name), temperature 0,
-    structured output, answers through the response cache of the Models value (keyed like
-    forecasts: a repeated judgement is a cache hit, no request). An unreadable answer is re-asked
-    `repairs` times, then gives label "neither" with score NaN and reason "unreadable judge answer
-    …" — never a silent "neither"; an outage (InfrastructureError) propagates: it is no verdict."""
-
-    def __init__(
-        self,
-        spec: str,
-        model: str,
-        models=None,
-        key_env: str | None = None,
-        structured: str = "json_schema",
-        max_tokens: int = 64,
-        repairs: int = 1,
-    ):
-        from hindcast.forecasters import llm, prompts
-
-        llm.parse_model(model, key_env)  # a malformed model spec fails when the detector is made
-        self.template = prompts.load(JUDGE_TEMPLATE)
-        self.name = f"{spec}#{self.template.sha256[:8]}"
-        self.model, self.key_env, self.structured = model, key_env, structured
-        self.max_tokens, self.repairs, self.models = int(max_tokens), int(repairs), models
-
-    async def judge(self, text: str, question: Question) -> Verdict:
-        from hindcast.errors import ChatError
-
-        conversation, raws = self.messages(text, question), []
-        try:
-            for _ in range(self.repairs + 1):
-                reply = await self.client().complete(
-                    conversation, schema=JUDGE_SCHEMA, temperature=0.0, max_tokens=self.max_tokens
-                )
-                answer = parse_judge(reply.content)
-                raws.append(reply.content)
-                if answer.label is not None:
-                    return self.verdict(answer)
-                conversation = conversation + [
-                    {"role": "assistant", "content": reply.content},
-                    {"role": "user", "content": JUDGE_REPAIR.format(reason=answer.reason)},
-                ]
-        except ChatError as exc:  # a reply that cannot be used (not an outage)
-            return Verdict(
-                "neither", math.nan, self.name, f"{UNREADABLE}: {type(exc).__name__}: {exc}"
-            )
-        return Verdict(
-            "neither",
-            math.nan,
-            self.name,
-            f"{UNREADABLE} after {len(raws)} attempt(s): {answer.reason}; raw: "
-            f"{_excerpt(raws[-1])}",
-        )
-
-    def messages(self, text: str, question: Question) -> list[dict]:
-        from hindcast.forecasters import prompts
-
-        text = " ".join((text or "").split())
-        if len(text) > JUDGE_TEXT_CHARS:
-            text = text[:JUDGE_TEXT_CHARS] + " …"
-        return self.template.messages(**prompts.question_fields(question), text=text or "(empty)")
-
-    def verdict(self, answer: JudgeAnswer) -> Verdict:
-        """score: the confidence for a flagged label, 1 − confidence for "neither"."""
-        score = answer.confidence if answer.label != "neither" else 1.0 - answer.confidence
-        return Verdict(
-            answer.label, round(score, 4), self.name, f"judge confidence {answer.confidence:.2f}"
-        )
-
-    def client(self):
-        from hindcast.forecasters.models import FALLBACK
-
-        return (self.models or FALLBACK.get()).client(self.model, self.key_env, self.structured)
-
-
-def _excerpt(text: str, n: int = 200) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= n else text[:n] + "…"
-
-
-def _judge(spec: str, params: dict[str, str], models=None) -> JudgeDetector:
-    _check_params(spec, params, ("model", "key_env", "structured", "max_tokens", "repairs"))
-    from hindcast.forecasters.llm import STRUCTURED
-
-    if not params.get("model"):
-        raise ConfigError(f"leak detector {spec!r}: name the judge's model, e.g. judge:model=local")
-    if params.get("structured", "json_schema") not in STRUCTURED:
-        raise ConfigError(
-            f"leak detector {spec!r}: structured must be one of {', '.join(STRUCTURED)}"
-        )
-    try:
-        return JudgeDetector(
-            spec,
-            params["model"],
-            models,
-            params.get("key_env"),
-            params.get("structured", "json_schema"),
-            int(params.get("max_tokens", 64)),
-            int(params.get("repairs", 1)),
-        )
-    except ValueError as exc:
-        raise ConfigError(f"leak detector {spec!r}: {exc}") from None
-
-
-register("judge", _judge)

@@ -40,10 +40,8 @@ from datetime import datetime
 
 import numpy as np
 
-from hindcast.scoring import bootstrap
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.ensemble import SEPARATOR, clipped_logit, expit, paired_difference
-from hindcast.scoring.findings import Finding
+from hindcast.analysis.ensemble import SEPARATOR, clipped_logit, expit, paired_difference
+from hindcast.scoring import Finding, ScoredRow, bootstrap
 
 METHODS = ("platt", "isotonic")
 MIN_TRAIN_ROWS = 20

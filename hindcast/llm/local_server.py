@@ -1,6 +1,6 @@
 """The embedded local model's OpenAI-compatible server, with nothing to compile.
 
-`python -m hindcast.forecasters.local_server --model FILE.gguf --port N` loads the GGUF with
+`python -m hindcast.llm.local_server --model FILE.gguf --port N` loads the GGUF with
 transformers (+ the pure-Python `gguf` reader; weights de-quantised to fp32 on load) and
 answers `GET /v1/models` and `POST /v1/chat/completions` on 127.0.0.1, one request at a time.
 
@@ -406,7 +406,7 @@ def make_handler(engine: Engine, alias: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m hindcast.forecasters.local_server")
+    parser = argparse.ArgumentParser(prog="python -m hindcast.llm.local_server")
     parser.add_argument("--model", required=True)
     parser.add_argument("--model_alias", default="local")
     parser.add_argument("--host", default="127.0.0.1")

@@ -32,9 +32,7 @@ from datetime import datetime
 import numpy as np
 
 from hindcast.errors import ConfigError
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 
 MARKET = "market price"  # the market's price at t0 as a forecaster
 MIN_COVERAGE = (

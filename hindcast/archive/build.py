@@ -1,0 +1,70 @@
+"""The one way ingest and the index are built: in this process, or — given a Ray address — with Ray
+as the executor (`hindcast.archive.distributed`, the optional extra, imported only then). The
+Ray path runs the same code on the same chunk boundaries, so both give the same bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hindcast.archive import index, layout
+from hindcast.archive import ingest as ingesting
+from hindcast.archive.embed import Embedder
+from hindcast.archive.snapshot import Snapshot
+from hindcast.errors import ConfigError
+
+
+def ingest_inputs(
+    paths: Sequence[Path], source: str, fmt: str, archive: Path, *, ray: str | None = None
+) -> list[ingesting.IngestSummary]:
+    """`ingest.ingest` (`ray` None) or the same on Ray (`hindcast.archive.distributed`) at address
+    `ray` ("local": a private local Ray)."""
+    if ray is None:
+        return ingesting.ingest(paths, source, fmt, archive)
+    from hindcast.archive import distributed
+
+    return distributed.ingest(paths, source, fmt, archive, address=ray)
+
+
+def build(
+    snapshot: Snapshot,
+    embedder: Embedder | str,
+    *,
+    ray: str | None = None,
+    device: str = "cpu",
+    chunk_rows: int = index.CHUNK_ROWS,
+    on_progress: Callable[[int, int], None] | None = None,
+    approx: bool = False,
+    lists: int | None = None,
+) -> dict:
+    """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on
+    Ray
+    first; then, with `approx`, the approximate index of each month
+    (`hindcast.archive.ann.build`)."""
+    if ray is None and device != "cpu":
+        raise ConfigError(
+            f"--device {device}: only with --ray (the single-process path embeds on the CPU)"
+        )
+    if ray is None:
+        info = index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
+    else:
+        from hindcast.archive import distributed
+
+        info = distributed.embed(
+            snapshot,
+            embedder,
+            address=ray,
+            device=device,
+            chunk_rows=chunk_rows,
+            on_progress=on_progress,
+        )
+    return _approximate(info, snapshot, lists) if approx else info
+
+
+def _approximate(info: dict, snapshot: Snapshot, lists: int | None) -> dict:
+    from hindcast.archive import ann
+
+    info["ann"] = ann.build(
+        layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]), lists=lists
+    )
+    return info

@@ -1,0 +1,40 @@
+"""Outcome-leak detectors (layer between `hindcast.llm` and `hindcast.forecasters`): does a text
+reveal how a market resolved, or report events after t0? `registry` holds the Verdict record, the
+detector protocol and the spec → detector registry; `lexical` is the model-free detector; `judge`
+the LLM judge. Both built-ins are registered here, the way a plugin registers its own."""
+
+from __future__ import annotations
+
+from hindcast.leaks import judge, lexical
+from hindcast.leaks.judge import JUDGE_TEXT_CHARS, JudgeAnswer, JudgeDetector, parse_judge
+from hindcast.leaks.lexical import (
+    REVEAL_THRESHOLD,
+    LexicalDetector,
+    dates_after,
+    outcome_cue,
+    statements,
+    topic_share,
+)
+from hindcast.leaks.registry import LABELS, LeakDetector, Verdict, get_detector, names, register
+
+__all__ = [
+    "JUDGE_TEXT_CHARS",
+    "LABELS",
+    "REVEAL_THRESHOLD",
+    "JudgeAnswer",
+    "JudgeDetector",
+    "LeakDetector",
+    "LexicalDetector",
+    "Verdict",
+    "dates_after",
+    "get_detector",
+    "names",
+    "outcome_cue",
+    "parse_judge",
+    "register",
+    "statements",
+    "topic_share",
+]
+
+register("lexical", lexical.make)
+register("judge", judge.make)
