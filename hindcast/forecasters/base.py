@@ -25,7 +25,7 @@ from hindcast.records import Document, Forecast, PricePoint, Question, Resolutio
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
-    from hindcast.forecasters.models import Models
+    from hindcast.llm import Models
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ import pytest
 
 from hindcast.audit import run_audit, stored
 from hindcast.errors import RunStoreError
-from hindcast.forecasters.leaks import Verdict
+from hindcast.leaks import Verdict
 from hindcast.runs.store import RunStore
 from tests.audit import planted_run
 
