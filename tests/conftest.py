@@ -9,6 +9,19 @@ import pytest
 from tests.helpers import write_sample_headlines
 
 
+def pytest_addoption(parser, pluginmanager):
+    """Without pytest-xdist (`pytest -p no:xdist`, or not installed) the suite runs in this
+    process: pyproject's addopts `-n logical --maxprocesses 4 --dist loadfile` are accepted and
+    ignored then."""
+    if pluginmanager.has_plugin("xdist"):
+        return
+    group = parser.getgroup("xdist", "xdist not loaded: tests run in this process")
+    # _addoption: pytest reserves lowercase short flags (-n) for plugins; this stands in for one
+    group._addoption("-n", "--numprocesses", dest="numprocesses", default=None, help="ignored")
+    group.addoption("--maxprocesses", dest="maxprocesses", default=None, help="ignored")
+    group.addoption("--dist", dest="dist", default="no", help="ignored")
+
+
 @pytest.fixture(scope="session")
 def sample_headline_files(tmp_path_factory) -> list[Path]:
     """The 46,809 shipped real headlines (archive/sample) written back as `headlines`-format
