@@ -38,7 +38,7 @@ def run_created(env=None) -> datetime | None:
     logs (outages, leases) keep the wall clock."""
     import os
 
-    from hindcast.api import parse_utc
+    from hindcast.timeutil import parse_utc
 
     text = (os.environ if env is None else env).get(CREATED_ENV, "").strip()
     if not text:

@@ -51,7 +51,8 @@ def publish(
     excluded: Sequence[str] = (),
     audits: Sequence = (),
 ) -> Published:
-    """Score `runs` (api.RunScores; matched on (market, t0) when several) and write FOLDER/… files.
+    """Score `runs` (replay.RunScores; matched on (market, t0) when several) and write
+    FOLDER/… files.
     Costs from `prices` (default: the shipped price table). `stored`: what the report's forecast
     viewer shows beyond the scored rows (viewer.from_store); the report's analysis sections are
     `leaderboard.findings.collect(runs)`. `excluded`: notes of rows left out before scoring

@@ -110,7 +110,7 @@ def write_report(
     stored: viewer.Stored | None = None,
     findings: Sequence = (),
 ) -> Path:
-    """Score `runs` (api.RunScores; matched when several) and write FOLDER/report.html."""
+    """Score `runs` (replay.RunScores; matched when several) and write FOLDER/report.html."""
     combined = combine(runs)
     prices = prices or load_prices()
     board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)

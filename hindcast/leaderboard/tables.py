@@ -48,7 +48,7 @@ class Combined:
 
 
 def combine(runs: Sequence) -> Combined:
-    """The scored rows of one or more runs (`api.RunScores`), matched when there are several."""
+    """The scored rows of one or more runs (`replay.RunScores`), matched when there are several."""
     if not runs:
         raise LeaderboardError("no run given")
     _check_distinct([r.run_id for r in runs])

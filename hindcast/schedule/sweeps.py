@@ -188,7 +188,7 @@ def _schedule(spec: ReplaySpec) -> dict:
 
 # -- the series' merged scores -------------------------------------------------------------------
 def series_scores(sweep: str, state: State, store):
-    """Every scored row of the sweep's closed batches as one `api.RunScores` named after the
+    """Every scored row of the sweep's closed batches as one `replay.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
     from hindcast import replay
     from hindcast.leaderboard import canonical

@@ -11,7 +11,8 @@ import pytest
 from hindcast import api, replay
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.llm.fake import answer
-from hindcast.replay.spec import run_id, run_identity, spec_from_mapping
+from hindcast.replay.identity import run_id, run_identity
+from hindcast.replay.spec import spec_from_mapping
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
 BASE = {"store": str(SAMPLE_MARKETS), "forecasters": ["constant:p=0.3"], "fractions": [0.5]}
