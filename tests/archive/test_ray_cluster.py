@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,12 +37,15 @@ EMBEDDER = "all-MiniLM-L6-v2-bf16"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    local = LocalCluster(tmp_path_factory.mktemp("r"))
+def cluster():
+    # short: Ray's socket paths below it are long (an xdist worker's basetemp adds popen-gwN/)
+    temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    local = LocalCluster(temp)
     try:
         yield local.start()
     finally:
         local.stop()
+        shutil.rmtree(temp, ignore_errors=True)
         assert local.processes() == [], "Ray processes left behind"
 
 
