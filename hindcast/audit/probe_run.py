@@ -26,17 +26,18 @@ from hindcast.audit.probe import (
     probe,
 )
 from hindcast.audit.probe_report import recall_finding
-from hindcast.audit.probe_store import load_recall, save_recall
+from hindcast.audit.probe_store import store_answers, where
 from hindcast.errors import StoppedError
 from hindcast.scoring import Finding
 
 
 @dataclass(frozen=True)
 class RecallRun:
-    """One probe: what it asked and got, the file it stored into, and its rates."""
+    """One probe: what it asked and got, where it stored them (a file or a PostgreSQL URL),
+    and its rates."""
 
     result: ProbeResult
-    path: Path
+    path: Path | str
     finding: Finding
     models: tuple[str, ...]
     markets: int
@@ -45,7 +46,7 @@ class RecallRun:
         return {
             "models": list(self.models),
             "markets": self.markets,
-            "results": str(self.path),
+            "results": where(self.path),
             "answers": len(self.result.answers),
             "failures": sum(not a.ok for a in self.result.answers),
             "requests": self.result.requests,
@@ -82,7 +83,7 @@ def probe_recall(
     store: Path,
     *,
     models=None,
-    results: Path,
+    results: Path | str,
     version: str | None = None,
     ids: Sequence[str] = (),
     limit: int | None = None,
@@ -92,7 +93,8 @@ def probe_recall(
     concurrency: int = 4,
     open_models=None,
 ) -> RecallRun:
-    """Probe the models of `specs` on the store's markets; merge the answers into `results`.
+    """Probe the models of `specs` on the store's markets; merge the answers into `results` (a
+    file, or a PostgreSQL URL: the table `probe_answers` of that database).
     `cutoffs`: a model-cutoff table (None: the shipped registry, `registry` laid over it).
     `open_models()` (instead of `models`): the Models opened (and closed) once every input was
     checked, so a refused probe creates no response cache."""
@@ -106,7 +108,7 @@ def probe_recall(
     with open_models() if open_models is not None else nullcontext(models) as opened:
         result = asyncio.run(_probe_and_close(asked, items, opened, table, concurrency))
     result = replace(result, skipped=tuple(skipped))
-    path = save_recall(results, load_recall(results).merged(result.answers))
+    path = store_answers(results, result.answers)
     run = RecallRun(
         result, path, recall_finding(result.answers), tuple(a.model for a in asked), len(items)
     )
@@ -114,7 +116,7 @@ def probe_recall(
         raise StoppedError(
             f"stopped: {len(result.outages)} probe question(s) not asked because a model could "
             f"not be reached (first: {result.outages[0]}); the {len(result.answers)} answer(s) "
-            f"received are stored in {path} — re-run the same command to ask the rest"
+            f"received are stored in {where(path)} — re-run the same command to ask the rest"
         )
     return run
 

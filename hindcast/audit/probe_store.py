@@ -1,11 +1,19 @@
-"""The probe's results file, and dropping recalled (model, market) pairs from scored rows.
+"""The probe's results, and dropping recalled (model, market) pairs from scored rows.
 
-Storage: one JSON file (`recall.json`, by default beside the run database), not a table of
-the run database: the probe is about models and markets, not about a run, and the leaderboard
+Storage: one JSON file (`recall.json`, by default beside a SQLite run database), not a table
+of the run database: the probe is about models and markets, not about a run, and the leaderboard
 of any run reads it. It is written whole and atomically (a temporary file, then a rename: a
 failed write leaves the previous file intact), byte-stable (sorted keys and rows), and MERGED:
 a new probe replaces the answers of the same (model, market, kind, t0) and keeps the rest.
 The file carries the definitions (thresholds) and the prompt hashes it was made with.
+
+When the run database is PostgreSQL, the default location is that database itself: a table
+`probe_answers` (created under an advisory lock by the first probe that stores an answer), one
+row per (model, market, kind, t0) upserted with ON CONFLICT, so probes from several machines
+at once lose no answer (no read-merge-write of a whole document). Each row's answer carries its
+prompt hash; the definitions are this release's. Reading it (`--exclude-recalled`) is a
+read-only transaction that creates nothing. Every message naming it shows the URL without its
+password.
 
 `exclude_recalled(rows, table, model_of)` drops the scored rows of every (model, market)
 pair the table says the model recalls (the `after` rule), failures included, and says how
@@ -18,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -74,18 +83,31 @@ class RecallTable:
         }
 
 
-def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path:
-    """recall.json beside the run database when it is a SQLite file, else in
+def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path | str:
+    """recall.json beside the run database when it is a SQLite file; the run database itself
+    (its URL: the table `probe_answers`) when it is PostgreSQL; else recall.json in
     `out_dir` (or runs/)."""
     from hindcast.runs import db_file
 
+    if is_postgresql(str(db_url)):
+        return db_url
     path = db_file(db_url)
     return (path.parent if path is not None else Path(out_dir or "runs")) / FILE_NAME
 
 
-def load_recall(path: Path, missing_ok: bool = True) -> RecallTable:
-    """The table stored at `path`; a missing file is an empty table, or (`missing_ok=False`,
-    what an exclusion asks) an error: excluding by a probe never run must not pass silently."""
+def where(location: Path | str) -> str:
+    """The results' location as it may be shown: a PostgreSQL URL without its password."""
+    from hindcast.http import redact
+
+    return redact(location) if is_postgresql(str(location)) else str(location)
+
+
+def load_recall(path: Path | str, missing_ok: bool = True) -> RecallTable:
+    """The table stored at `path` (a file, or a PostgreSQL URL); a missing file (no table) is an
+    empty table, or (`missing_ok=False`, what an exclusion asks) an error: excluding by a probe
+    never run must not pass silently."""
+    if is_postgresql(str(path)):
+        return _pg_load(str(path), missing_ok)
     path = Path(path)
     if not path.exists():
         if missing_ok:
@@ -118,6 +140,62 @@ def save_recall(path: Path, table: RecallTable) -> Path:
     finally:
         temporary.unlink(missing_ok=True)
     return path
+
+
+def store_answers(location: Path | str, answers: Iterable[ProbeAnswer]) -> Path | str:
+    """Merge `answers` into the results at `location`: the file rewritten whole (atomically),
+    or, `location` a PostgreSQL URL, one upserted row per answer (in one transaction)."""
+    if not is_postgresql(str(location)):
+        return save_recall(Path(location), load_recall(location).merged(answers))
+    from hindcast.audit.stored import _connect_pg
+
+    with closing(_connect_pg(str(location), PG_WHAT, autocommit=True)) as db:
+        with db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
+            db.execute(PG_SCHEMA)
+        with db.transaction(), db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO probe_answers VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
+                "(model, market_id, kind, t0) DO UPDATE SET answer=EXCLUDED.answer",
+                [(*a.key, json.dumps(a.to_json(), sort_keys=True)) for a in answers],
+            )
+    return location
+
+
+PG_WHAT = "probe results"
+PG_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS probe_answers (model TEXT NOT NULL, market_id TEXT NOT NULL, "
+    "kind TEXT NOT NULL, t0 TEXT NOT NULL, answer TEXT NOT NULL, "
+    "PRIMARY KEY (model, market_id, kind, t0))"
+)
+_PG_LOCK = 0x6869616E70726F62  # pg_advisory_xact_lock key of the probe table
+
+
+def _pg_load(url: str, missing_ok: bool) -> RecallTable:
+    """In a read-only transaction: nothing is created or changed (no table: no probe yet)."""
+    from hindcast.audit.stored import _connect_pg
+
+    with closing(_connect_pg(url, PG_WHAT)) as db:
+        db.execute("SET TRANSACTION READ ONLY")
+        if db.execute("SELECT to_regclass('probe_answers')").fetchone()[0] is None:
+            if missing_ok:
+                return RecallTable()
+            raise ConfigError(
+                f"no probe results in {where(url)}: run `hindcast probe recall -f SPEC "
+                "--db URL` first (or name a file with --recall FILE)"
+            )
+        rows = db.execute("SELECT answer FROM probe_answers").fetchall()
+    try:
+        answers = [ProbeAnswer.from_json(json.loads(text)) for (text,) in rows]
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"probe results {where(url)}: cannot be read ({exc})") from None
+    return RecallTable(tuple(sorted(answers, key=lambda a: a.key)))
+
+
+def is_postgresql(location: str) -> bool:
+    from hindcast.llm import is_postgresql as pg
+
+    return pg(location)
 
 
 # ---- excluding recalled markets ----------------------------------------------------------------
@@ -180,7 +258,7 @@ def exclude_recalled_scores(scores, table: RecallTable):
     return replace(scores, rows=exclusion.rows), exclusion
 
 
-def exclude_recalled_runs(scored: Sequence, path: Path) -> tuple[list, list[str]]:
+def exclude_recalled_runs(scored: Sequence, path: Path | str) -> tuple[list, list[str]]:
     """Scored runs without the recalled pairs of the probe results at `path` (which must exist),
     and one note per run (what `--exclude-recalled` does to a leaderboard or a rescore)."""
     table = load_recall(path, missing_ok=False)

@@ -173,9 +173,9 @@ def _open_sqlite(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _connect_pg(url: str, **options):
+def _connect_pg(url: str, what: str = "audit store", **options):
     """A psycopg connection to the database of `url` (SQLAlchemy or libpq spelling); a failure
-    is one RunStoreError naming the database without its password."""
+    is one RunStoreError naming `what` and the database without its password."""
     import psycopg
 
     from hindcast.http import redact
@@ -183,7 +183,7 @@ def _connect_pg(url: str, **options):
     try:
         return psycopg.connect("postgresql://" + url.split("://", 1)[1], **options)
     except psycopg.Error as exc:
-        raise RunStoreError(f"audit store {redact(url)}: {redact(str(exc))}") from None
+        raise RunStoreError(f"{what} {redact(url)}: {redact(str(exc))}") from None
 
 
 def _open_pg(url: str):

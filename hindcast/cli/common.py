@@ -19,7 +19,8 @@ RECALL_HELP = (
     "recall`) found the model recalls; a note says how many [default: off]."
 )
 RECALL_FILE_HELP = (
-    "Probe results read by --exclude-recalled [default: recall.json beside the run database]."
+    "Probe results read by --exclude-recalled [default: recall.json beside the run database; "
+    "a PostgreSQL run database's table probe_answers]."
 )
 
 

@@ -59,14 +59,16 @@ def recall(
         "--db",
         metavar="PATH|URL",
         help=DB_HELP + " Only locates the response "
-        "cache (responses.db) and the default results file beside it; never created.",
+        "cache (responses.db) and the default results file beside it; never created (a "
+        "PostgreSQL run database keeps both in its own tables).",
     ),
     recall_file: Optional[Path] = typer.Option(
         None,
         "--recall",
         metavar="FILE",
         help="The probe results file (what --recall of leaderboard and runs reads), merged "
-        "with what it holds [default: recall.json beside the run database].",
+        "with what it holds [default: recall.json beside the run database; a PostgreSQL run "
+        "database keeps them in its table probe_answers].",
     ),
     out: Optional[Path] = typer.Option(None, "--out", hidden=True, help="Former --recall."),
     registry: Optional[Path] = typer.Option(
@@ -92,6 +94,7 @@ def recall(
 
     url = runs.db_url(db)
     results = renamed(recall_file, out, "--recall", "--out") or audit.default_recall_path(url)
+    folder = results.parent if isinstance(results, Path) else None  # PostgreSQL: its own cache
     run = audit.probe_recall(
         forecasters,
         store or default_sample("markets"),
@@ -101,7 +104,7 @@ def recall(
         limit=limit,
         fraction=fraction,
         registry=registry,  # all checked, then:
-        open_models=lambda: audit.probe_models(url, results.parent, no_cache=no_cache),
+        open_models=lambda: audit.probe_models(url, folder, no_cache=no_cache),
     )
     if as_json:
         print(json.dumps(run.to_json(), indent=2, ensure_ascii=False, allow_nan=False))
@@ -118,7 +121,8 @@ def _report(run) -> None:
     failures = sum(not a.ok for a in run.result.answers)
     console.print(
         f"{run.markets} market(s), {len(run.models)} model(s): {len(run.result.answers)} "
-        f"answer(s), {failures} unreadable (counted, never imputed); results: {run.path}",
+        f"answer(s), {failures} unreadable (counted, never imputed); results: "
+        f"{run.to_json()['results']}",
         highlight=False,
     )
     for line in run.result.skipped:

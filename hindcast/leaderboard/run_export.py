@@ -60,14 +60,15 @@ def export_runs(
     tolerance: float = analysis.TOLERANCE,
     prices=None,
     archive: Path | None = None,
-    recall: Path | None = None,
+    recall: Path | str | None = None,
 ) -> publish.Published:
     """Score stored runs (no model is called; several: matched on (market, t0)) against the
     market store versions they recorded, and write the leaderboard, the per-forecast table
     and the report into `out`. `archive`: the archive folder holding the snapshots the runs
     recorded, so the report's viewer shows each document's source and instant (the run store
-    keeps only the ids a forecast read). `recall`: memorisation-probe results whose recalled
-    (model, market) pairs are left out before scoring (`--exclude-recalled`)."""
+    keeps only the ids a forecast read). `recall`: memorisation-probe results (a file, or a
+    PostgreSQL URL) whose recalled (model, market) pairs are left out before scoring
+    (`--exclude-recalled`)."""
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     excluded: list[str] = []

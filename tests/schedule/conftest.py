@@ -130,15 +130,19 @@ def service_db(request, monkeypatch) -> str:
 def write_config(folder: Path, url: str, extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "hindcast.toml"
-    text = CONFIG.format(url=url) + extra
+    path.write_text(on_service_db(CONFIG.format(url=url) + extra), encoding="utf-8")
+    return path
+
+
+def on_service_db(text: str) -> str:
+    """A config's text with its `[service]` database the one `service_db` chose."""
     if SERVICE_DB != "runs/hindcast.db":
         text = text.replace(  # a lock file, needed beside a database that is not a file
             'db = "runs/hindcast.db"',
             f'db = "{SERVICE_DB}"\nlock = "runs/hindcast.schedule.lock"',
             1,
         )
-    path.write_text(text, encoding="utf-8")
-    return path
+    return text
 
 
 def query(folder: Path, sql: str, **params) -> list[tuple]:

@@ -4,10 +4,9 @@ sweeps of the same tick from running: they all run, then the job reports 'stoppe
 from __future__ import annotations
 
 import socket
-import sqlite3
 
 from tests.helpers import SAMPLE_MARKETS, run_cli
-from tests.schedule.conftest import SERVICE_HEAD, sweep_table
+from tests.schedule.conftest import SERVICE_HEAD, on_service_db, query, sweep_table
 
 MARKETS = [
     "0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
@@ -17,7 +16,7 @@ MARKETS = [
 
 def config(port: int) -> str:
     dead = f"zero-shot:model=openai-compatible:http://127.0.0.1:{port}/v1#m"
-    return (
+    return on_service_db(
         SERVICE_HEAD
         + sweep_table(
             "dead-endpoint",
@@ -36,14 +35,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_the_sweep_after_a_stopped_one_still_runs(tmp_path):
+def test_the_sweep_after_a_stopped_one_still_runs(tmp_path, service_db):
     path = tmp_path / "hindcast.toml"
     path.write_text(config(free_port()), encoding="utf-8")
     proc = run_cli(
         "schedule", "once", "--config", str(path), "--now", "2026-11-30T00:00:00Z", timeout=300
     )
     assert proc.returncode == 4 and "sweeps: stopped" in proc.stdout, proc.stdout + proc.stderr
-    with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
-        stored = db.execute("SELECT forecaster, probability FROM forecasts").fetchall()
-    db.close()
+    stored = query(tmp_path, "SELECT forecaster, probability FROM forecasts")
     assert stored == [("constant", 0.5), ("constant", 0.5)]  # before: the baselines never ran

@@ -48,7 +48,7 @@ DIE_AT = {
 
 @pytest.mark.parametrize("where", list(DIE_AT))
 def test_a_process_dying_mid_job_is_completed_by_the_next_run(
-    tmp_path, server, clock, uninterrupted, where
+    tmp_path, server, clock, uninterrupted, where, service_db
 ):
     def kill(config, now):
         proc = run_process(config, "once", "--now", now.isoformat(), die=DIE_AT[where])
@@ -60,7 +60,7 @@ def test_a_process_dying_mid_job_is_completed_by_the_next_run(
     assert len(interrupted) == 1 and "next run completes it" in interrupted[0].error
 
 
-def test_sigkill_while_a_request_is_in_flight(tmp_path, server, clock, uninterrupted):
+def test_sigkill_while_a_request_is_in_flight(tmp_path, server, clock, uninterrupted, service_db):
     new_token = next(m for m in sim_markets() if m.resolves > TICKS[0]).yes_token
 
     def kill(config, now):

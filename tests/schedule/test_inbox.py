@@ -7,7 +7,7 @@ import json
 
 from hindcast.archive.index import open_index
 from hindcast.archive.snapshot import latest, open_snapshot
-from tests.schedule.conftest import T0, TICKS, run_process, service_state, tick
+from tests.schedule.conftest import T0, TICKS, on_service_db, run_process, service_state, tick
 
 # the service with one news inbox (shared with test_inbox_same_name)
 SERVICE = """
@@ -64,11 +64,11 @@ def _drop(folder, name: str, months: list[str]) -> None:
 
 def _config(tmp_path, url: str):
     path = tmp_path / "hindcast.toml"
-    path.write_text(CONFIG.format(url=url))
+    path.write_text(on_service_db(CONFIG.format(url=url)))
     return path
 
 
-def test_new_files_become_an_indexed_snapshot_once(tmp_path, server, clock):
+def test_new_files_become_an_indexed_snapshot_once(tmp_path, server, clock, service_db):
     config = _config(tmp_path, server.url)
     _drop(tmp_path, "a.jsonl", ["2026-01", "2026-02", "2026-02"])
     statuses, _ = tick(config, T0)
@@ -99,7 +99,9 @@ def test_new_files_become_an_indexed_snapshot_once(tmp_path, server, clock):
     }
 
 
-def test_killed_while_embedding_the_next_run_finishes_the_same_snapshot(tmp_path, server, clock):
+def test_killed_while_embedding_the_next_run_finishes_the_same_snapshot(
+    tmp_path, server, clock, service_db
+):
     config = _config(tmp_path, server.url)
     _drop(tmp_path, "a.jsonl", ["2026-01", "2026-02"])
     died = run_process(

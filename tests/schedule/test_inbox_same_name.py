@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 
 from hindcast.archive.snapshot import latest, open_snapshot
-from tests.schedule.conftest import T0, TICKS, service_state, tick
+from tests.schedule.conftest import T0, TICKS, on_service_db, service_state, tick
 from tests.schedule.test_inbox import SERVICE
 
 CONFIG = SERVICE
@@ -38,9 +38,11 @@ def _documents(archive) -> list[str]:
     )
 
 
-def test_a_file_replaced_under_its_name_keeps_the_earlier_documents(tmp_path, server, clock):
+def test_a_file_replaced_under_its_name_keeps_the_earlier_documents(
+    tmp_path, server, clock, service_db
+):
     config = tmp_path / "hindcast.toml"
-    config.write_text(CONFIG.format(url=server.url))
+    config.write_text(on_service_db(CONFIG.format(url=server.url)))
     _drop(tmp_path, ["a1", "a2"])
     statuses, _ = tick(config, T0)
     assert statuses["inbox"] == "ok" and _documents(tmp_path / "archive") == ["a1", "a2"]

@@ -5,13 +5,12 @@ swept; the newest-closed-first listing stops paging once it is older than the wi
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 
 import pytest
 
 from hindcast.markets.store import open_version
-from tests.schedule.conftest import T0, sim_markets, tick, write_config
+from tests.schedule.conftest import T0, query, sim_markets, tick, write_config
 from tests.schedule.fake_polymarket import (
     NO_END_DATE,
     FakePolymarket,
@@ -39,14 +38,13 @@ def world(tmp_path):
 
 
 def swept(folder) -> set[str]:
-    with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
-        return {
-            row[0]
-            for row in db.execute("SELECT DISTINCT market_id FROM forecasts WHERE error IS NULL")
-        }
+    return {
+        row[0]
+        for row in query(folder, "SELECT DISTINCT market_id FROM forecasts WHERE error IS NULL")
+    }
 
 
-def test_markets_without_end_date_or_closing_long_after_it_are_stored_and_swept(world):
+def test_markets_without_end_date_or_closing_long_after_it_are_stored_and_swept(world, service_db):
     folder, server, clock = world
     config = write_config(folder, server.url)
     for now in (T0, SECOND):
@@ -62,7 +60,7 @@ def test_markets_without_end_date_or_closing_long_after_it_are_stored_and_swept(
     assert (resolutions[NO_END.condition_id], resolutions[LATE.condition_id]) == ("yes", "no")
 
 
-def test_the_closed_listing_pages_only_down_to_the_window(world):
+def test_the_closed_listing_pages_only_down_to_the_window(world, service_db):
     folder, server, clock = world
     config = write_config(folder, server.url)
     config.write_text(config.read_text().replace("timeout = 10", "timeout = 10\npage_size = 2"))

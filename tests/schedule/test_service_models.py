@@ -1,15 +1,15 @@
 """The service calls models exactly like `hindcast sweep`: keys from its environment (named by
-`key_env=` in the config), responses cached persistently beside the run database.
-Subprocess tests of `hindcast schedule once` against a loopback fake that requires a key."""
+`key_env=` in the config), responses cached persistently beside the run database (in it when
+it is PostgreSQL). Subprocess tests of `hindcast schedule once` against a loopback fake that
+requires a key, with the service's database on each backend (`service_db`)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from hindcast.llm.fake import FakeChatModel, answer
 from tests.helpers import SAMPLE_MARKETS, run_cli
-from tests.schedule.conftest import SERVICE_HEAD, sweep_table
+from tests.schedule.conftest import SERVICE_HEAD, on_service_db, query, sweep_table
 
 MARKETS = [
     "0x05af636e0989accb08334a74f69e5368e0aa28fe498fd16a3ca991e6dc5ae2cc",
@@ -20,7 +20,7 @@ KEY = "sk-service-key-0123"
 
 def config(folder: Path, url: str, names: list[str]) -> Path:
     spec = f"zero-shot:model=openai-compatible:{url}#m,key_env=SVC_KEY"
-    text = SERVICE_HEAD + "".join(
+    text = on_service_db(SERVICE_HEAD) + "".join(
         sweep_table(name, spec, SAMPLE_MARKETS, MARKETS, {"seed": seed})
         for seed, name in enumerate(names)
     )  # another seed: another run, same requests
@@ -43,13 +43,10 @@ def once(path: Path, env: dict):
 
 
 def forecasts(folder: Path) -> list[tuple]:
-    with sqlite3.connect(folder / "runs" / "hindcast.db") as db:
-        return db.execute(
-            "SELECT forecaster, market_id, probability, error FROM forecasts"
-        ).fetchall()
+    return query(folder, "SELECT forecaster, market_id, probability, error FROM forecasts")
 
 
-def test_configured_sweeps_use_the_key_and_the_persistent_cache(tmp_path):
+def test_configured_sweeps_use_the_key_and_the_persistent_cache(tmp_path, service_db):
     fake = FakeChatModel(default=answer('{"probability": 0.7}'), require_key=KEY)
     with fake.serve() as url:
         first = once(config(tmp_path, url, ["a"]), {"SVC_KEY": KEY})
@@ -60,7 +57,10 @@ def test_configured_sweeps_use_the_key_and_the_persistent_cache(tmp_path):
         )
         assert len(fake.requests) == len(MARKETS)
         assert all(h["authorization"] == f"Bearer {KEY}" for h in fake.headers)
-        assert (tmp_path / "runs" / "responses.db").is_file()
+        if service_db.startswith("postgresql"):  # the cache is a table of the run database
+            assert query(tmp_path, "SELECT COUNT(*) FROM responses") == [(len(MARKETS),)]
+        else:
+            assert (tmp_path / "runs" / "responses.db").is_file()
 
         second = once(
             config(tmp_path, url, ["a", "b"]), {"SVC_KEY": KEY}
@@ -72,7 +72,7 @@ def test_configured_sweeps_use_the_key_and_the_persistent_cache(tmp_path):
         assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
 
 
-def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tmp_path):
+def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tmp_path, service_db):
     fake = FakeChatModel(default=answer('{"probability": 0.7}'), require_key=KEY)
     with fake.serve() as url:
         path = config(tmp_path, url, ["a"])
@@ -86,7 +86,7 @@ def test_without_its_key_a_configured_sweep_stores_nothing_and_is_asked_again(tm
     assert [p for _, _, p, _ in forecasts(tmp_path)] == [0.7] * len(MARKETS)
 
 
-def test_a_sweep_with_retry_failed_asks_again_once_for_each_failure(tmp_path):
+def test_a_sweep_with_retry_failed_asks_again_once_for_each_failure(tmp_path, service_db):
     from tests.schedule.conftest import tick
 
     replies = iter(["no idea", "no idea", '{"probability": 0.55}', "no idea"])
@@ -101,10 +101,9 @@ def test_a_sweep_with_retry_failed_asks_again_once_for_each_failure(tmp_path):
         for n in range(3):
             statuses, _ = tick(path, at_now())
             assert statuses == {"sweeps": "ok"}, statuses
-        with sqlite3.connect(tmp_path / "runs" / "hindcast.db") as db:
-            attempts = db.execute(
-                "SELECT market_id, attempt, probability FROM forecasts ORDER BY 1, 2"
-            ).fetchall()
+        attempts = query(
+            tmp_path, "SELECT market_id, attempt, probability FROM forecasts ORDER BY 1, 2"
+        )
     assert (
         len(fake.requests) == 4
     )  # two failures, each asked again once; nothing asked a third time

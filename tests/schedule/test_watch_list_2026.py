@@ -23,7 +23,7 @@ WATCHED = SimMarket(
 SECOND = T0 + timedelta(days=2)
 
 
-def test_a_watched_market_that_resolves_is_stored_by_the_next_pull(tmp_path):
+def test_a_watched_market_that_resolves_is_stored_by_the_next_pull(tmp_path, service_db):
     clock = SimClock(T0)
     with LocalServer(FakePolymarket([*sim_markets(), WATCHED], clock)) as server:
         config = write_config(tmp_path, server.url)
