@@ -207,7 +207,7 @@ def _each(fn: Callable, items, scanner: scan.Scanner | None) -> list:
     compiled kernels inside release the GIL); in this thread alone without a scanner."""
     items = list(items)
     workers = min(scanner.workers, len(items)) if scanner is not None else 1
-    if workers < 2:
+    if workers < 2 or scanner is None:
         return [fn(x) for x in items]
     others = [
         scanner.submit(lambda w: [fn(x) for x in items[w::workers]], w) for w in range(1, workers)
@@ -226,7 +226,7 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
             "own documents: a post-t0 edit moves its lists, issue 24); rebuild it with "
             "`hindcast archive embed --approx`"
         )
-    if not _usable(ann, end, mask_from):
+    if ann is None or not _usable(ann, end, mask_from):
         starts = np.arange(0, end, SPLIT, dtype=np.int64)
         stops = np.minimum(starts + SPLIT, end)
         ranges = np.stack([starts, stops, starts], axis=1)
@@ -289,7 +289,7 @@ def _first_stage(
     """First-stage scores of every plan's ranges, in one pass over the scanner's threads."""
     outs = [np.empty(plan.size, dtype=np.float32) for plan in plans]
     masked = mask_from is not None
-    limit = int(mask_from) if masked else np.iinfo(np.int64).max
+    limit = int(mask_from) if mask_from is not None else np.iinfo(np.int64).max
     calls = [
         (plan.codes, plan.scales, q, plan.edit_us, limit, masked, out, plan.ranges)
         for plan, out in zip(plans, outs)
@@ -297,7 +297,7 @@ def _first_stage(
     total = sum(plan.size for plan in plans)
     workers = scanner.workers if scanner is not None and total >= scan.PARALLEL_ROWS else 1
     shares = _shares(plans, total, workers)
-    others = [scanner.submit(_scan, calls, share) for share in shares[1:]]
+    others = [scanner.submit(_scan, calls, share) for share in shares[1:]] if scanner else []
     _scan(calls, shares[0])
     for done in others:
         done.result()

@@ -39,6 +39,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 from hindcast.archive import index, layout
 from hindcast.archive import ingest as ingesting
@@ -65,7 +66,7 @@ def check_address(address: str | None) -> str:
     return address or "local"
 
 
-def import_ray():
+def import_ray() -> ModuleType:
     """The `ray` module, or one line saying how to install it."""
     try:
         import ray
@@ -76,7 +77,7 @@ def import_ray():
 
 
 @contextlib.contextmanager
-def connected(address: str | None) -> Iterator[object]:
+def connected(address: str | None) -> Iterator[ModuleType]:
     """Ray, initialised for the duration (see the module doc); an unreachable
     cluster → StoppedError."""
     ray = import_ray()
@@ -217,7 +218,7 @@ def _gather(ray, refs: list) -> list:
 def _unwrapped(exc: BaseException) -> BaseException:
     """The HindcastError or OSError a Ray error carries, else a StoppedError
     naming it in one line."""
-    seen = exc
+    seen: BaseException | None = exc
     while seen is not None:
         cause = getattr(seen, "cause", None) or seen.__cause__
         if isinstance(seen, (HindcastError, OSError)) and not type(seen).__module__.startswith(
@@ -295,11 +296,12 @@ def _torch_threads() -> int | None:
 def _gpu_model(emb: Embedder):
     """The torch module of an embedder that has one (`model()`, as the MiniLM
     embedders), to move to a GPU."""
-    if not callable(getattr(emb, "model", None)):
+    model = getattr(emb, "model", None)
+    if not callable(model):
         raise ConfigError(
             f"--device cuda: embedder {emb.name!r} has no model to move to a GPU; use --device cpu"
         )
-    return emb.model()
+    return model()
 
 
 def _autocast(emb: Embedder, device: str):
@@ -379,7 +381,8 @@ def _rows_of(snapshot: Snapshot, month: str) -> dict:
 def _groups(pending: list[tuple[str, int, int]]) -> Iterator[list[tuple[str, int, int]]]:
     """Consecutive chunks of whole months, about `_BATCH_DOCS` documents a group
     (bounded driver memory)."""
-    group, docs = [], 0
+    group: list[tuple[str, int, int]] = []
+    docs = 0
     for chunk in pending:
         if docs >= _BATCH_DOCS and chunk[0] != group[-1][0]:
             yield group

@@ -5,6 +5,7 @@ the readers turn into a `Reject` naming the row). Shared by every reader
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal, overload
 
 from hindcast.errors import BadRow
 from hindcast.timeutil import from_unix, parse_utc
@@ -23,6 +24,10 @@ def text_field(row: dict, name: str, required: bool = False) -> str:
     return value
 
 
+@overload
+def unix_field(row: dict, name: str, required: Literal[True] = True) -> datetime: ...
+@overload
+def unix_field(row: dict, name: str, required: bool) -> datetime | None: ...
 def unix_field(row: dict, name: str, required: bool = True) -> datetime | None:
     value = row.get(name)
     if value is None and not required:
@@ -34,6 +39,10 @@ def unix_field(row: dict, name: str, required: bool = True) -> datetime | None:
     return from_unix(value)
 
 
+@overload
+def instant_field(row: dict, name: str, required: Literal[True] = True) -> datetime: ...
+@overload
+def instant_field(row: dict, name: str, required: bool) -> datetime | None: ...
 def instant_field(row: dict, name: str, required: bool = True) -> datetime | None:
     """ISO-8601 with a zone, unix seconds, or an aware datetime (Parquet timestamps)."""
     value = row.get(name)

@@ -51,9 +51,10 @@ import dataclasses
 import json
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hindcast import frozen
 from hindcast.archive import ann, docs, layout, scan, text
@@ -67,6 +68,14 @@ from hindcast.archive.embed import (
 )
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ArchiveIntegrityError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    from lancedb.db import AsyncConnection, DBConnection
+    from lancedb.table import AsyncTable, Table
+
+T = TypeVar("T")
 
 FORMAT = "hindcast-archive-index/1"
 INFO = "index.json"
@@ -279,7 +288,8 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
     flat = pa.array(vectors.reshape(-1), pa.float32())
     table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
     db = lancedb.connect(str(layout.lance_dir(root)))
-    db.drop_table(layout.month_table(month), ignore_missing=True)
+    # lancedb.connect() is typed as the base DBConnection; a local one takes ignore_missing
+    db.drop_table(layout.month_table(month), ignore_missing=True)  # type: ignore[call-arg]
     lance_table = db.create_table(layout.month_table(month), data=table)
     for column in ("created_us", "id", "thread_id"):
         lance_table.create_index(column, config=BTree())
@@ -291,11 +301,11 @@ class MonthData:
 
     month: str
     vectors: scan.Vectors  # float32 vectors, int8 codes, scales and edit instants, in time order
-    created_us: object
+    created_us: np.ndarray
     postings: text.Postings  # BM25 postings over the same time order (hindcast.archive.text)
-    table: object
-    rows: object  # Arrow table of the document columns, in the same (time) order as `vectors`
-    atable: object  # the same LanceDB table, async API (queries of all months run concurrently)
+    table: Table
+    rows: pa.Table  # Arrow table of the document columns, in the same (time) order as `vectors`
+    atable: AsyncTable  # the same LanceDB table, async API (queries of all months run concurrently)
     ann: ann.Ann | None = None  # the month's approximate index (`hindcast.archive.ann`), if built
 
 
@@ -307,9 +317,9 @@ class IndexReader:
     info: dict
     opened: set[str] = field(default_factory=set)
     _cache: dict = field(default_factory=dict)
-    _db: object = None
-    _adb: object = None
-    _embedder: object = None
+    _db: DBConnection | None = None
+    _adb: AsyncConnection | None = None
+    _embedder: Embedder | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     scanner: scan.Scanner = field(
         default_factory=scan.Scanner
@@ -360,7 +370,7 @@ class IndexReader:
             n: np.load(folder / f"{n}.npy", mmap_mode="r")
             for n in ("vectors", "created_us", "edit_us", "codes", "scales")
         }
-        if self._db is None:
+        if self._db is None or self._adb is None:
             self._db = lancedb.connect(str(layout.lance_dir(self.root)))
             self._adb = run_async(lancedb.connect_async(str(layout.lance_dir(self.root))))
         table = self._db.open_table(layout.month_table(month))
@@ -426,7 +436,7 @@ def _postings(root: Path, month: str, rows) -> text.Postings:
     return text.Postings.load(folder)
 
 
-def run_async(coroutine):
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a LanceDB coroutine on LanceDB's own background loop (thread-safe; never
     call from inside it)."""
     from lancedb.background_loop import LOOP

@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from hindcast import frozen
 from hindcast.archive import docs, layout
@@ -234,7 +235,8 @@ class _RejectLog:
     """The rejects of one input, written to a staging file (absent when none)."""
 
     def __init__(self, path: Path):
-        self.path, self.handle = path, None
+        self.path = path
+        self.handle: TextIO | None = None
 
     def __enter__(self) -> "_RejectLog":
         return self

@@ -77,7 +77,7 @@ def _common(row: dict) -> dict:
 
 def edit_of(row: dict) -> tuple[str, datetime | None]:
     edited = row.get("edited", False)
-    meta = row.get("_meta") if isinstance(row.get("_meta"), dict) else {}
+    meta = _meta(row)
     if edited is None or edited is False or (not isinstance(edited, bool) and edited == 0):
         return ("unknown", None) if meta.get("is_edited") is True else ("never", None)
     if edited is True:
@@ -86,13 +86,18 @@ def edit_of(row: dict) -> tuple[str, datetime | None]:
 
 
 def _retrieved(row: dict) -> datetime | None:
-    meta = row.get("_meta") if isinstance(row.get("_meta"), dict) else {}
+    meta = _meta(row)
     if meta.get("retrieved_2nd_on") is not None:
         return unix_field(meta, "retrieved_2nd_on")
     for name in ("retrieved_on", "retrieved_utc"):
         if row.get(name) is not None:
             return unix_field(row, name)
     return None
+
+
+def _meta(row: dict) -> dict:
+    meta = row.get("_meta")
+    return meta if isinstance(meta, dict) else {}
 
 
 def _body(text: str) -> tuple[str, bool]:

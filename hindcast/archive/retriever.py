@@ -162,6 +162,7 @@ class TimeBoundRetriever:
             ann.Part(data.vectors, self._cut(data), data.ann if data.month < self.month else None)
             for data in opened
         ]
+        assert self.nprobe is not None  # _nprobe gives the approx mode its number
         ranked = ann.rank(parts, q, mask_from, n, nprobe=self.nprobe, scanner=self.index.scanner)
         return [(score, opened[i].month, position) for score, i, position in ranked]
 
@@ -260,7 +261,7 @@ def as_of(doc: Document, t0: datetime) -> Document:
         doc = dataclasses.replace(
             doc, score=None, num_comments=None, retrieved_at=None, deleted=False
         )
-    if doc.edit_state == "at" and doc.edited_at >= t0:
+    if doc.edited_at is not None and doc.edited_at >= t0:  # edit_state "at"
         doc = dataclasses.replace(doc, edit_state="unknown", edited_at=None)
     return doc
 
@@ -294,7 +295,7 @@ def check_k(k) -> int:
 
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise RetrievalError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-    if not 1 <= k <= MAX_K:
+    if not 1 <= int(k) <= MAX_K:
         raise RetrievalError(f"k must be an integer from 1 to {MAX_K}, got {k}")
     return int(k)
 
@@ -335,7 +336,7 @@ class BoundIndex:
 
 
 def _edited_before(doc: Document, t0: datetime) -> bool:
-    return doc.edit_state == "never" or (doc.edit_state == "at" and doc.edited_at < t0)
+    return doc.edit_state == "never" or (doc.edited_at is not None and doc.edited_at < t0)
 
 
 def _quote(value: str) -> str:

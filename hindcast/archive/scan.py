@@ -185,7 +185,7 @@ def first_stage(
         for (m, _), out in zip(parts, outs)
     ]
     shares = _shares([out.size for out in outs], scanner.workers if scanner else 1)
-    others = [scanner.submit(_scan, calls, share) for share in shares[1:]]
+    others = [scanner.submit(_scan, calls, share) for share in shares[1:]] if scanner else []
     _scan(calls, shares[0])  # this thread takes the first share
     for done in others:
         done.result()

@@ -101,7 +101,8 @@ def draft_partitions(draft: Path) -> list[tuple[str, str]]:
 
 
 def _write_snapshot(draft: Path, partitions: list[tuple[str, str]], staging: Path) -> str:
-    counts, seen = {}, {}
+    counts: dict[str, int] = {}
+    seen: dict[str, str] = {}
     for source, month in partitions:
         rows = _merged_rows(draft, source, month, seen)
         docs.write_parquet(

@@ -74,7 +74,7 @@ def jsonable(value):
         return value
     if isinstance(value, datetime):
         return iso(value)
-    if is_dataclass(value):
+    if is_dataclass(value) and not isinstance(value, type):
         return {k: jsonable(v) for k, v in asdict(value).items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]

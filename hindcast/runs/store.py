@@ -42,7 +42,7 @@ from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
 from sqlalchemy.exc import DBAPIError
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from hindcast.errors import ConfigError, NoRunDatabase, RunStoreError
 from hindcast.http import redact
@@ -163,7 +163,8 @@ class RunStore:
 
     def __init__(self, url: str, *, read_only: bool = False):
         self.url, self.read_only = url, read_only
-        self.schema_version, self.migrated = SCHEMA_VERSION, ()
+        self.schema_version = SCHEMA_VERSION
+        self.migrated: tuple[int, ...] = ()
         self.engine = _readonly_engine(url) if read_only else _engine(url)
         for attempt in range(OPEN_TRIES):
             try:
@@ -233,8 +234,9 @@ class RunStore:
         """(forecaster, market_id, t0 ISO, repeat) → (newest attempt, whether it
         is a valid forecast)."""
         with Session(self.engine) as session:
+            # SQLModel's select() is typed for up to 4 columns (a stubs gap, not a type error)
             rows = session.exec(
-                select(
+                select(  # type: ignore[call-overload]
                     ForecastRow.forecaster,
                     ForecastRow.market_id,
                     ForecastRow.t0,
@@ -328,7 +330,9 @@ class RunStore:
         with Session(self.engine) as session:
             return list(
                 session.exec(
-                    select(AttemptRow).where(AttemptRow.run_id == run_id).order_by(AttemptRow.id)
+                    select(AttemptRow)
+                    .where(AttemptRow.run_id == run_id)
+                    .order_by(col(AttemptRow.id))
                 )
             )
 
@@ -731,7 +735,10 @@ def stored_details(store, run_id: str) -> dict[tuple, Detail]:
     """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
     f = ForecastRow
     query = (
-        select(f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json)
+        # SQLModel's select() is typed for up to 4 columns (a stubs gap, not a type error)
+        select(  # type: ignore[call-overload]
+            f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json
+        )
         .where(f.run_id == run_id)
         .order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt)
     )
