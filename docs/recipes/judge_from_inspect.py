@@ -27,7 +27,7 @@ def run(module: str, *args: str) -> str:
 
 def offline_endpoint():
     """The shipped fake chat model on 127.0.0.1, answering 0.62 to every question."""
-    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm import FakeChatModel
 
     return FakeChatModel(default='{"probability": 0.62}').serve()
 

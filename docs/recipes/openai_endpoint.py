@@ -18,7 +18,7 @@ import hindcast
 
 def offline_endpoint():
     """The shipped fake chat model on 127.0.0.1, answering 0.62 to requests bearing the key."""
-    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm import FakeChatModel
 
     os.environ.setdefault("MY_ENDPOINT_KEY", "sk-offline-demo")
     return FakeChatModel(default='{"probability": 0.62}', require_key=os.environ["MY_ENDPOINT_KEY"]).serve()

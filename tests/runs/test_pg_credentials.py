@@ -55,7 +55,7 @@ def commands(db: str, run_id: str, out: Path, fake_url: str) -> dict[str, list[s
             "1",
             "--db",
             db,
-            "--out",
+            "--recall",
             str(out / "recall.json"),
         ],
     }
