@@ -108,8 +108,11 @@ class LocalCluster:
         deadline = time.monotonic() + timeout
         while self.processes() and time.monotonic() < deadline:
             time.sleep(0.3)
-        for pid in self.processes():
-            _kill(pid)
+        deadline = time.monotonic() + timeout
+        while self.processes() and time.monotonic() < deadline:  # SIGKILL, until none is left
+            for pid in self.processes():  # (a raylet may fork a worker before it dies)
+                _kill(pid)
+            time.sleep(0.2)
         for proc in self.procs:
             try:
                 proc.wait(timeout=5)
