@@ -207,7 +207,7 @@ def live_arm(ctx: JobContext) -> dict:
     """See `hindcast.schedule.live`."""
     from hindcast.schedule.live import run_live
 
-    return run_live(ctx)
+    return run_live(ctx, indexed_snapshot(ctx.config, ctx.state))
 
 
 JOB_FUNCTIONS = {

@@ -66,8 +66,9 @@ def checked_head(cfg: LiveConfig, state: State) -> livelog.Head:
 
 
 # -- the job ------------------------------------------------------------------------------------
-def run_live(ctx) -> dict:
-    """The `live` job (ctx: a schedule.jobs.JobContext)."""
+def run_live(ctx, snapshot_for) -> dict:
+    """The `live` job (ctx: a schedule.jobs.JobContext; `snapshot_for(archive)`: the snapshot
+    the service indexed last, `jobs.indexed_snapshot`)."""
     from hindcast.markets import list_open
 
     cfg, config = ctx.config.live, ctx.config
@@ -89,11 +90,11 @@ def run_live(ctx) -> dict:
     due = due_pairs(ctx.store, rid, spec.forecasters, open_now, ctx.now, cfg.every)
     stopped = None
     try:
-        made = forecast_now(ctx, cfg, rid, spec, due, bundle, head)
+        made = forecast_now(ctx, cfg, rid, spec, due, bundle, head, snapshot_for)
     except StoppedError as exc:  # outages: what was answered is logged and stored
         made, stopped = -1, str(exc)
     resolved = resolved_markets(ctx.store, rid, bundle)
-    hindcasts = matched_hindcasts(ctx, spec, rid, resolved, bundle)
+    hindcasts = matched_hindcasts(ctx, spec, resolved, snapshot_for)
     detail = {
         "open": len(listing.markets),
         "selected": len(open_now),
@@ -162,7 +163,7 @@ def due_pairs(store, rid: str, forecasters, markets, now: datetime, every) -> li
 
 
 # -- asking -------------------------------------------------------------------------------------
-def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head) -> int:
+def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapshot_for) -> int:
     """Ask every due pair at t0 = now through the hindcast's runner; log, then store, each."""
     if not due:
         return 0
@@ -171,7 +172,7 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head) -> int
     from hindcast.replay import Cutoff, Task, retriever_factory, run_tasks
 
     now, markets = ctx.now, {m.market.id: m for _, m in due}
-    snapshot, index = open_archive(ctx.config, ctx.state, spec)
+    snapshot, index = open_archive(spec, snapshot_for)
     retriever_for = retriever_factory(snapshot, index)
     resolutions = bundle.resolutions if bundle is not None else ()
     sources = {
@@ -274,14 +275,13 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def open_archive(config: ScheduleConfig, state: State, spec):
+def open_archive(spec, snapshot_for):
     """The sweep's archive at the newest snapshot the service indexed (None, None: no archive)."""
     if spec.archive is None:
         return None, None
     from hindcast.archive import open_index, open_snapshot
-    from hindcast.schedule.jobs import indexed_snapshot
 
-    sid = indexed_snapshot(config, state)(spec.archive)
+    sid = snapshot_for(spec.archive)
     if sid is None:
         return None, None
     snapshot = open_snapshot(spec.archive, sid)
@@ -339,10 +339,9 @@ def live_scores(store, rid: str, bundle, models=None) -> tuple[list, int]:
     return rows, len(late)
 
 
-def matched_hindcasts(ctx, spec, rid: str, resolved: dict, bundle) -> list[dict]:
+def matched_hindcasts(ctx, spec, resolved: dict, snapshot_for) -> list[dict]:
     """For each newly resolved market, the sweep's forecasters replayed at its live t0s."""
     from hindcast import api
-    from hindcast.schedule.jobs import indexed_snapshot
 
     done = []
     for market, t0s in resolved.items():
@@ -358,9 +357,7 @@ def matched_hindcasts(ctx, spec, rid: str, resolved: dict, bundle) -> list[dict]
             hindcast_rule=False,
             at=tuple(t0s),
             version=bundle_version(spec.store),
-            snapshot=indexed_snapshot(ctx.config, ctx.state)(spec.archive)
-            if spec.archive
-            else None,
+            snapshot=snapshot_for(spec.archive) if spec.archive else None,
         )
         result = api.sweep(
             hindcast,

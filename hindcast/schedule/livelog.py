@@ -75,7 +75,8 @@ def verify(path: Path, expected: Head | None = None) -> Verified:
     log ends exactly there (nothing cut off, nothing appended outside the service)."""
     if not Path(path).is_file():
         return Verified((), EMPTY, None if expected in (None, EMPTY) else (0, "no such log"))
-    records, head = [], EMPTY
+    records: list[dict] = []
+    head = EMPTY
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             record, why = _checked(line, head)
