@@ -6,6 +6,7 @@ after the fact fails verification — with the database a SQLite file and on Pos
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from typer.testing import CliRunner
 
@@ -73,7 +74,9 @@ def test_open_markets_get_live_forecasts_scored_once_resolved(tmp_path, server, 
     assert {x.forecaster for x in report.regimes} == FORECASTERS
     assert all(x.live_n == len(live_pairs) for x in report.regimes)
     text = live_report.text(report)
-    assert "backtest–live gap" in text and "market" in text
+    printed = CliRunner().invoke(app, ["report", "--config", str(config)])
+    assert printed.exit_code == 0 and printed.stdout.strip() == text
+    assert "backtest–live gap" in text and "base-rate" in text
     state = service_state(tmp_path)
     assert set(live.hindcast_runs(state)) == resolved
     verified = live.verify(cfg.live.log, cfg)
@@ -129,3 +132,39 @@ def test_a_log_cut_short_or_a_stored_forecast_changed_fails_verification(tmp_pat
     engine.dispose()
     bad = live.verify(log, cfg).bad
     assert bad is not None and "the run store holds probability 0.123" in bad[1]
+
+
+def test_an_unreachable_model_is_an_outage_asked_again_next_tick(
+    tmp_path, server, clock, monkeypatch
+):
+    from hindcast.llm.fake import FakeChatModel, answer
+
+    key = "sk-live-key-0123"
+    fake = FakeChatModel(default=answer('{"probability": 0.7}'), require_key=key)
+    with fake.serve() as url:
+        spec = f"zero-shot:model=openai-compatible:{url}#m,key_env=LIVE_KEY"
+        config = write_config(tmp_path, server.url, LIVE)
+        config.write_text(config.read_text().replace('spec = "base-rate"', f'spec = "{spec}"'))
+        monkeypatch.delenv("LIVE_KEY", raising=False)
+        statuses, _ = tick(config, T0)
+        assert statuses["live"] == "stopped" and fake.requests == []
+        rows = _live_rows(tmp_path)
+        assert {f for f, *_ in rows} == {"market", "constant"}  # the others were answered
+        attempts = query(
+            tmp_path,
+            "SELECT forecaster, kind FROM attempts WHERE run_id = :r",
+            r=live.run_id("baselines"),
+        )
+        assert {(f, k) for f, k in attempts} == {(spec, "infrastructure")}
+        assert len(attempts) == len(_open_at(T0))
+        log = load(config).live.log
+        assert len(log.read_text().splitlines()) == len(rows)  # an outage is not logged there
+        monkeypatch.setenv("LIVE_KEY", key)
+        later = T0 + timedelta(hours=1)
+        clock.now = later
+        statuses, _ = tick(config, later)
+    assert statuses["live"] == "ok", statuses
+    asked = [(m, t0, p) for f, m, t0, _, p in _live_rows(tmp_path) if f == spec]
+    assert sorted(m for m, _, _ in asked) == sorted(_open_at(later))
+    assert {(t0, p) for _, t0, p in asked} == {(iso(later), 0.7)}
+    assert live.verify(log, load(config)).ok
