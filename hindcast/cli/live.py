@@ -27,13 +27,12 @@ def verify_command(
 ) -> None:
     """Check the log's hash chain (and, with --config, its recorded head and the stored
     forecasts); exit 1 naming the first bad record."""
-    from hindcast.errors import HindcastError
     from hindcast.schedule import live, load
 
-    try:
+    if not log.is_file():
+        raise fail(f"live log {log}: no such file", EXIT_ERROR)
+    with _guarded(config):
         verified = live.verify(log, load(config) if config else None)
-    except HindcastError as exc:
-        raise fail(str(exc), exc.exit_code)
     if not verified.ok:
         number, why = verified.bad or (0, "")
         raise fail(f"live log {log}: record {number}: {why}", EXIT_ERROR)
@@ -49,11 +48,31 @@ def report_command(
 ) -> None:
     """Per forecaster: live against matched hindcast Brier (the gap, with a market-clustered
     interval), and the sweep's hindcast Brier by regime against live."""
-    from hindcast.errors import HindcastError
     from hindcast.schedule import live_report, load
 
-    try:
+    with _guarded(config):
         text = live_report.text(live_report.for_config(load(config)))
-    except HindcastError as exc:
-        raise fail(str(exc), exc.exit_code)
     typer.echo(text)
+
+
+class _guarded:
+    """Our errors as one line with their exit code; a database error names the config's run
+    database (these commands open it read-only: nothing is created or changed)."""
+
+    def __init__(self, config: Path | None):
+        self.config = config
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from hindcast.errors import HindcastError
+
+        if isinstance(exc, HindcastError):
+            raise fail(str(exc), exc.exit_code)
+        if isinstance(exc, SQLAlchemyError):
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise fail(f"the run database of {self.config}: {reason}", EXIT_ERROR)
+        return False

@@ -389,9 +389,8 @@ def verify(log, config: ScheduleConfig | None = None) -> livelog.Verified:
         return livelog.verify(log)
     from hindcast.runs import RunStore
 
-    store = RunStore(config.db_url)
-    state = State(store.engine)
-    verified = livelog.verify(log, head_of(state))
+    store = RunStore(config.db_url, read_only=True)
+    verified = livelog.verify(log, head_of(State(store.engine, create=False)))
     if not verified.ok:
         return verified
     bad = cross_check(verified.records, store)

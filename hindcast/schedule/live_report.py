@@ -51,8 +51,8 @@ def for_config(config: ScheduleConfig) -> LiveReport:
     """The report of a service config, from its run database."""
     from hindcast.runs import RunStore
 
-    store = RunStore(config.db_url)
-    return report(config, State(store.engine), store)
+    store = RunStore(config.db_url, read_only=True)
+    return report(config, State(store.engine, create=False), store)
 
 
 def report(config: ScheduleConfig, state: State, store) -> LiveReport:

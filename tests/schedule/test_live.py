@@ -168,3 +168,17 @@ def test_an_unreachable_model_is_an_outage_asked_again_next_tick(
     assert sorted(m for m, _, _ in asked) == sorted(_open_at(later))
     assert {(t0, p) for _, t0, p in asked} == {(iso(later), 0.7)}
     assert live.verify(log, load(config)).ok
+
+
+def test_reading_commands_on_bad_input_are_one_line_and_write_nothing(tmp_path):
+    config = write_config(tmp_path, "http://127.0.0.1:9", LIVE)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for args, message in (
+        (["verify", str(tmp_path / "none.jsonl")], f"live log {tmp_path / 'none.jsonl'}: no such"),
+        (["report", "--config", str(config)], "run database"),
+        (["report", "--config", str(tmp_path / "missing.toml")], "missing.toml"),
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == EXIT_ERROR and "Traceback" not in result.stderr, result.stderr
+        assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
