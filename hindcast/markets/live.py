@@ -10,6 +10,7 @@ not binary or cannot be read is reported by id with its reason and left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,12 +31,16 @@ class OpenMarket:
 
 @dataclass(frozen=True)
 class OpenListing:
-    markets: tuple[OpenMarket, ...]
+    markets: tuple[OpenMarket, ...]  # those chosen, with their histories
     skipped: dict[str, str] = field(default_factory=dict)  # market id → reason
+    listed: int = 0  # open binary markets listed (before choosing)
 
 
-def list_open(now: datetime, **options) -> OpenListing:
-    """Every open binary market Gamma lists at `now` (options: gamma_url, clob_url, data_url,
+def list_open(
+    now: datetime, choose: Callable[[list[Market]], list[Market]] | None = None, **options
+) -> OpenListing:
+    """The open binary markets Gamma lists at `now` that `choose` keeps (all without it), each
+    with its price history — fetched only for those (options: gamma_url, clob_url, data_url,
     attempts, timeout, user_agent — as for a pull)."""
     from hindcast.markets.connect import polymarket_client
 
@@ -45,16 +50,26 @@ def list_open(now: datetime, **options) -> OpenListing:
             for page in client.keyset_markets({"order": "id", "ascending": "true"})
             for item in page.items
         ]
-        found, skipped = [], {}
+        parsed, skipped = {}, {}
         for raw in raws:
             try:
                 market, token = parse_open(raw)
-                found.append(OpenMarket(market, token, _history(client, market, token, now)))
+                parsed[market.id] = (market, token)
             except (MarketDataError, ValueError, TypeError, KeyError) as exc:
-                skipped[str(raw.get("conditionId", "?")) if isinstance(raw, dict) else "?"] = str(
-                    exc
-                )
-    return OpenListing(tuple(found), skipped)
+                skipped[_key(raw)] = str(exc)
+        chosen = [m.id for m in (choose or list)([m for m, _ in parsed.values()])]
+        found = []
+        for market_id in chosen:
+            market, token = parsed[market_id]
+            try:
+                found.append(OpenMarket(market, token, _history(client, market, token, now)))
+            except MarketDataError as exc:
+                skipped[market_id] = str(exc)
+    return OpenListing(tuple(found), skipped, len(parsed))
+
+
+def _key(raw) -> str:
+    return str(raw.get("conditionId", "?")) if isinstance(raw, dict) else "?"
 
 
 def parse_open(raw: dict) -> tuple[Market, str]:

@@ -11,8 +11,9 @@ job without one is not scheduled):
     [[sweeps]]     name and either spec = "file.toml" or inline [sweeps.markets] /
                    [sweeps.cutoffs] / [[sweeps.forecasters]] / [sweeps.run] (the sweep spec layout)
     [[leaderboards]]  sweep, out, formats, by
-    [live]         sweep, every, log — the live arm (docs/live.md): the named sweep's forecasters
-                   on the markets open at each tick (needs [markets]); job `live`, run last
+    [live]         sweep, every, log, max_markets — the live arm (docs/live.md): the named
+                   sweep's forecasters on the markets open at each tick (needs [markets]);
+                   job `live`, run last
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class LiveConfig:
     sweep: str  # whose forecasters (and archive, market filters) forecast open markets
     log: Path  # the hash-chained forecast log (schedule.livelog)
     every: timedelta = timedelta(days=1)  # a market is forecast again once this old
+    max_markets: int = 100  # open markets a tick forecasts at most (largest volume first)
 
 
 @dataclass(frozen=True)
@@ -376,7 +378,7 @@ def _board(t: dict, base: Path) -> BoardConfig:
 
 
 def _live(t: dict, base: Path, markets: MarketsJob | None) -> LiveConfig:
-    _only(t, {"sweep", "every", "log"}, "[live]")
+    _only(t, {"sweep", "every", "log", "max_markets"}, "[live]")
     _require(
         "sweep" in t, '[live] needs sweep = "…" (the configured sweep whose forecasters it runs)'
     )
@@ -387,6 +389,7 @@ def _live(t: dict, base: Path, markets: MarketsJob | None) -> LiveConfig:
         sweep=_text(t, "sweep", "[live]"),
         log=base / (_text(t, "log", "[live]") if "log" in t else "runs/live.jsonl"),
         every=_interval(t.get("every", "1d"), "[live] every"),
+        max_markets=_checked(t, "max_markets", _ATTEMPTS, "[live]", 100),
     )
 
 

@@ -78,6 +78,7 @@ def run_live(ctx, snapshot_for) -> dict:
     job = config.markets
     listing = list_open(
         ctx.now,
+        lambda found: chosen(found, spec, ctx.now, cfg.max_markets),
         gamma_url=job.gamma_url,
         clob_url=job.clob_url,
         data_url=job.data_url,
@@ -86,8 +87,7 @@ def run_live(ctx, snapshot_for) -> dict:
         user_agent="hindcast-live",
     )
     bundle = newest_bundle(spec.store)
-    open_now = [m for m in listing.markets if selected(m, spec, ctx.now)]
-    due = due_pairs(ctx.store, rid, spec.forecasters, open_now, ctx.now, cfg.every)
+    due = due_pairs(ctx.store, rid, spec.forecasters, listing.markets, ctx.now, cfg.every)
     stopped = None
     try:
         made = forecast_now(ctx, cfg, rid, spec, due, bundle, head, snapshot_for)
@@ -96,8 +96,8 @@ def run_live(ctx, snapshot_for) -> dict:
     resolved = resolved_markets(ctx.store, rid, bundle)
     hindcasts = matched_hindcasts(ctx, spec, resolved, snapshot_for)
     detail = {
-        "open": len(listing.markets),
-        "selected": len(open_now),
+        "open": listing.listed,
+        "selected": len(listing.markets),
         "skipped": dict(list(listing.skipped.items())[:20]),
         "due": len(due),
         "forecasts": made,
@@ -137,9 +137,15 @@ def newest_bundle(store_root):
     return open_version(store_root).bundle if (Path(store_root) / "LATEST").exists() else None
 
 
-def selected(m, spec, now: datetime) -> bool:
+def chosen(found: list, spec, now: datetime, most: int) -> list:
+    """The open markets the sweep's filters select, at most `most` of them: the largest by
+    volume (then by id)."""
+    kept = [m for m in found if selected(m, spec, now)]
+    return sorted(kept, key=lambda m: (-(m.volume or 0.0), m.id))[:most]
+
+
+def selected(market, spec, now: datetime) -> bool:
     """The sweep's market filters that apply to an open market (ids, topics, min_volume)."""
-    market = m.market
     return (
         (not spec.ids or market.id in spec.ids)
         and (not spec.topics or market.topic in spec.topics)

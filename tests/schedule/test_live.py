@@ -182,3 +182,19 @@ def test_reading_commands_on_bad_input_are_one_line_and_write_nothing(tmp_path):
         assert result.exit_code == EXIT_ERROR and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_tick_forecasts_at_most_max_markets_and_fetches_only_their_prices(
+    tmp_path, server, clock
+):
+    config = write_config(tmp_path, server.url, LIVE + "max_markets = 2\n")
+    _ticks(config, clock, TICKS[:1])
+    open_now = sorted(_open_at(T0))  # equal volumes in the fake: the smallest ids are chosen
+    assert {m for _, m, *_ in _live_rows(tmp_path)} == set(open_now[:2])
+    tokens = {m.yes_token: m.condition_id for m in sim_markets()}
+    asked = {
+        tokens.get(dict(params).get("token_id") or dict(params).get("market"))
+        for service, _, params in server.fake.requests
+        if service in ("data", "clob")
+    }
+    assert asked.isdisjoint(open_now[2:]) and set(open_now[:2]) <= asked
