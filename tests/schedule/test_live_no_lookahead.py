@@ -16,28 +16,11 @@ from hindcast.schedule import live, load
 from hindcast.timeutil import iso
 from tests.schedule.conftest import T0, on_service_db, query, sim_markets, tick
 from tests.schedule.fake_polymarket import FakePolymarket, LocalServer, SimClock
+from tests.schedule.test_inbox import SERVICE
 
-CONFIG = """
-[service]
-db = "runs/hindcast.db"
-
-[markets]
-store = "markets/store"
-gamma_url = "{url}/gamma"
-clob_url = "{url}/clob"
-data_url = "{url}/data"
-since = "2026-01-01"
-attempts = 1
-
-[archive]
-root = "archive"
-embedder = "hash"
-[[archive.inbox]]
-path = "inbox"
-source = "news"
-format = "news"
-pattern = "*.jsonl"
-
+CONFIG = (
+    SERVICE  # test_inbox's: [markets] on the fake, [archive] with a news inbox
+    + """
 [[sweeps]]
 name = "agents"
 [sweeps.archive]
@@ -52,6 +35,7 @@ spec = "retrieval-agent:model=openai-compatible:{model}#m,rounds=1,mode=text,rep
 [live]
 sweep = "agents"
 """
+)
 
 
 SEQUENCE = ("snapshot", "seq", "prev", "sha256")  # where a record stands; its archive's id
