@@ -102,7 +102,7 @@ def _register() -> None:
     from hindcast.cli import inspect_cli  # Inspect AI itself is imported only when the command runs
 
     app.command(name="import-inspect")(inspect_cli.import_inspect)
-    for module_name in ("runs", "markets", "archive", "schedule", "probe", "mcp"):
+    for module_name in ("runs", "markets", "archive", "schedule", "live", "probe", "mcp"):
         try:
             module = __import__(f"hindcast.cli.{module_name}", fromlist=["app"])
         except ModuleNotFoundError as exc:

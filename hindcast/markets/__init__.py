@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     from hindcast.markets.bundle import MarketBundle, description_at, market_at
     from hindcast.markets.connect import pull_from
     from hindcast.markets.kalshi_pull import KalshiQuery
+    from hindcast.markets.live import OpenListing, OpenMarket, list_open
     from hindcast.markets.prices import history_before, price_at
     from hindcast.markets.pull import PullQuery
     from hindcast.markets.store import open_version
@@ -21,8 +22,11 @@ _WHERE = {
     "history_before": "prices",
     "importers": "importers",
     "KalshiQuery": "kalshi_pull",
+    "list_open": "live",
     "market_at": "bundle",
     "MarketBundle": "bundle",
+    "OpenListing": "live",
+    "OpenMarket": "live",
     "open_version": "store",
     "price_at": "prices",
     "pull_from": "connect",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         retriever_factory,
         select_markets,
     )
+    from hindcast.replay.runner import Task, run_tasks
     from hindcast.replay.settings import replay_spec
     from hindcast.replay.spec import (
         SAMPLE_FORECASTERS,
@@ -81,6 +82,7 @@ _WHERE = {
     "retriever_factory": "plan",
     "run_id": "identity",
     "run_sweep": "engine",
+    "run_tasks": "runner",
     "RunScores": "engine",
     "SAMPLE_FORECASTERS": "spec",
     "SAMPLE_SUBSETS": "spec",
@@ -88,6 +90,7 @@ _WHERE = {
     "select_markets": "plan",
     "spec_from_mapping": "spec",
     "SweepResult": "engine",
+    "Task": "runner",
 }
 __all__ = sorted(_WHERE)
 __getattr__, __dir__ = lazy(

@@ -11,6 +11,9 @@ job without one is not scheduled):
     [[sweeps]]     name and either spec = "file.toml" or inline [sweeps.markets] /
                    [sweeps.cutoffs] / [[sweeps.forecasters]] / [sweeps.run] (the sweep spec layout)
     [[leaderboards]]  sweep, out, formats, by
+    [live]         sweep, every, log, max_markets — the live arm (docs/live.md): the named
+                   sweep's forecasters on the markets open at each tick (needs [markets]);
+                   job `live`, run last
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from hindcast import archive, forecasters, leaderboard, replay, timeutil
 from hindcast.errors import ConfigError, HindcastError, ScheduleError
 
-JOBS = ("pull", "inbox", "sweeps", "export")  # also the order of `schedule once`
+JOBS = ("pull", "inbox", "sweeps", "export", "live")  # also the order of `schedule once`
 REFUSED_SPEC_KEYS = {
     "version": "a scheduled sweep always reads the newest market store version",
     "snapshot": "a scheduled sweep always reads the newest indexed archive snapshot",
@@ -91,6 +94,14 @@ class BoardConfig:
 
 
 @dataclass(frozen=True)
+class LiveConfig:
+    sweep: str  # whose forecasters (and archive, market filters) forecast open markets
+    log: Path  # the hash-chained forecast log (schedule.livelog)
+    every: timedelta = timedelta(days=1)  # a market is forecast again once this old
+    max_markets: int = 100  # open markets a tick forecasts at most (largest volume first)
+
+
+@dataclass(frozen=True)
 class ScheduleConfig:
     path: Path
     db_url: str
@@ -103,6 +114,7 @@ class ScheduleConfig:
     sweeps: tuple[SweepConfig, ...] = ()
     leaderboards: tuple[BoardConfig, ...] = ()
     jobs: tuple[str, ...] = field(default=())
+    live: LiveConfig | None = None
 
     def sweep(self, name: str) -> SweepConfig:
         return next(s for s in self.sweeps if s.name == name)
@@ -131,7 +143,7 @@ def parse(data: dict, path: Path) -> ScheduleConfig:
     base = path.parent
     _only(
         data,
-        {"service", "jobs", "markets", "archive", "sweeps", "leaderboards"},
+        {"service", "jobs", "markets", "archive", "sweeps", "leaderboards", "live"},
         "the config",
         "[{}]",
     )
@@ -156,6 +168,7 @@ def parse(data: dict, path: Path) -> ScheduleConfig:
         archive=archive,
         sweeps=sweeps,
         leaderboards=tuple(_board(t, base) for t in _array(data, "leaderboards")),
+        live=_live(_table(data, "live"), base, markets) if "live" in data else None,
     )
     _check_names(config)
     for sweep in sweeps:
@@ -169,6 +182,7 @@ def _configured(c: ScheduleConfig) -> tuple[str, ...]:
         "inbox": c.archive is not None,
         "sweeps": bool(c.sweeps),
         "export": bool(c.leaderboards),
+        "live": c.live is not None,
     }
     return tuple(job for job in JOBS if present[job])
 
@@ -185,6 +199,11 @@ def _check_names(c: ScheduleConfig) -> None:
             f"config {c.path}: leaderboard {board.out} names sweep {board.sweep!r}, "
             f"which is not configured (sweeps: {', '.join(names) or 'none'})",
         )
+    _require(
+        c.live is None or c.live.sweep in names,
+        f"config {c.path}: [live] sweep {c.live and c.live.sweep!r} is not configured "
+        f"(sweeps: {', '.join(names) or 'none'})",
+    )
 
 
 def _check_inputs(sweep: SweepConfig, c: ScheduleConfig) -> None:
@@ -356,6 +375,22 @@ def _board(t: dict, base: Path) -> BoardConfig:
     title = _text(t, "title", where) if "title" in t else None
     by = leaderboard.check_slice(_text(t, "by", where)) if "by" in t else None
     return BoardConfig(_text(t, "sweep", where), base / _text(t, "out", where), formats, by, title)
+
+
+def _live(t: dict, base: Path, markets: MarketsJob | None) -> LiveConfig:
+    _only(t, {"sweep", "every", "log", "max_markets"}, "[live]")
+    _require(
+        "sweep" in t, '[live] needs sweep = "…" (the configured sweep whose forecasters it runs)'
+    )
+    _require(
+        markets is not None, "[live] needs a [markets] section (where open markets are listed)"
+    )
+    return LiveConfig(
+        sweep=_text(t, "sweep", "[live]"),
+        log=base / (_text(t, "log", "[live]") if "log" in t else "runs/live.jsonl"),
+        every=_interval(t.get("every", "1d"), "[live] every"),
+        max_markets=_checked(t, "max_markets", _ATTEMPTS, "[live]", 100),
+    )
 
 
 def _intervals(t: dict) -> dict[str, timedelta]:

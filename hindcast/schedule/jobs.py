@@ -12,6 +12,7 @@ can be killed anywhere: the next run completes it with nothing duplicated.
   its index; files are marked ingested only once the snapshot is indexed.
 - sweeps: see `hindcast.schedule.sweeps`.
 - export: each configured leaderboard rewritten from the stored rows (atomic files).
+- live: see `hindcast.schedule.live`.
 """
 
 from __future__ import annotations
@@ -201,9 +202,18 @@ def export_leaderboards(ctx: JobContext) -> dict:
     return {"leaderboards": written, "changed": bool(written)}
 
 
+# -- live -------------------------------------------------------------------------------------
+def live_arm(ctx: JobContext) -> dict:
+    """See `hindcast.schedule.live`."""
+    from hindcast.schedule.live import run_live
+
+    return run_live(ctx, indexed_snapshot(ctx.config, ctx.state))
+
+
 JOB_FUNCTIONS = {
     "pull": pull_markets,
     "inbox": ingest_inbox,
     "sweeps": run_sweeps,
     "export": export_leaderboards,
+    "live": live_arm,
 }

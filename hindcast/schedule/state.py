@@ -97,9 +97,11 @@ class Batch:
 
 
 class State:
-    def __init__(self, engine):
+    def __init__(self, engine, create: bool = True):
+        """`create`: make the tables that are missing (False: a reader's read-only engine)."""
         self.engine = engine
-        ServiceTable.metadata.create_all(engine)
+        if create:
+            ServiceTable.metadata.create_all(engine)
 
     # -- job runs -------------------------------------------------------------------------
     def job_started(self, job: str, now: datetime, wall: datetime) -> int:
