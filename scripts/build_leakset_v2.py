@@ -34,8 +34,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from hindcast.markets.importers import import_forecastbench  # noqa: E402
-from hindcast.timeutil import ONE_DAY  # noqa: E402
 from build_leakset import (  # noqa: E402
     NEG_DAYS,
     Headline,
@@ -49,6 +47,9 @@ from build_leakset import (  # noqa: E402
     row,
     write_jsonl,
 )
+
+from hindcast.markets.importers import import_forecastbench  # noqa: E402
+from hindcast.timeutil import ONE_DAY  # noqa: E402
 
 OUT = ROOT / "data/leakset/v2"
 SHOW_POS, SHOW_NEG = 14, 6  # candidates printed per market to read
