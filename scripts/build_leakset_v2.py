@@ -7,7 +7,8 @@ data/leakset nor data/leakset/heldout, grouped into news CLUSTERS (markets settl
 news — the four Fed-chair markets, the Super Bowl markets — form one cluster). Each cluster goes
 whole to `dev` or to `heldout` by a fixed rule chosen before any reading or tuning:
 sha256("leakset-v2:" + cluster) taken as an integer, ≡ 0 mod 3 → heldout (so the split is
-clustered by market and by news, and no headline is in both parts).
+clustered by market and by news; one headline is in both parts, for clusters with different
+cutoffs — see the set's README).
 
 Candidates: for each market, headlines AT OR AFTER its effective resolution (within
 `post_days`) that match its entity pattern and its outcome words (positive candidates), and the
