@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 
-from hindcast.errors import ConfigError
 from hindcast.leaks.lexical import (
     _GENERIC,
     _HEDGE,
@@ -49,7 +48,7 @@ from hindcast.leaks.lexical import (
     statements,
     topic_share,
 )
-from hindcast.leaks.registry import check_params
+from hindcast.leaks.lexical import make as lexical_make
 from hindcast.records import Question
 
 # ---- numbers past the question's threshold -----------------------------------------------------
@@ -347,11 +346,6 @@ def _plain_cue(text: str, verbs: list[re.Match]) -> float:
 
 
 def make(spec: str, params: dict[str, str], models=None) -> Lexical2Detector:
-    check_params(spec, params, ("threshold", "embedder"))
-    try:
-        threshold = float(params.get("threshold", REVEAL_THRESHOLD))
-    except ValueError:
-        raise ConfigError(f"leak detector {spec!r}: threshold must be a number") from None
-    if not 0.0 <= threshold <= 1.0:
-        raise ConfigError(f"leak detector {spec!r}: threshold must lie in [0, 1]")
-    return Lexical2Detector(spec, threshold, params.get("embedder", "minilm"))
+    """`lexical2[:threshold=…,embedder=…]`: the parameters of `lexical`, checked as it does."""
+    base = lexical_make(spec, params, models)
+    return Lexical2Detector(spec, base.threshold, base.embedder_name)

@@ -27,6 +27,7 @@ from benchmarks.leak_detectors import (
 from hindcast.leaks import get_detector
 from hindcast.leaks.lexical2 import crosses, event_cue, question_figure, sibling_veto
 from hindcast.records import Question
+from tests.audit.test_leakset import KINDS, MARGIN, _at, _jsonl
 
 V2 = SETS_V2["v2-dev"].parent
 FIELDS = {
@@ -40,16 +41,6 @@ CATEGORIES = {
         "outcome-word-other-sense",
     },
 }  # fmt: skip
-KINDS = {"positive": "misdated-outcome", "negative": "pre-t0-same-topic"}
-MARGIN = 0.02  # embedding arithmetic may move a borderline score across a threshold on another CPU
-
-
-def _at(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _jsonl(folder: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (folder / name).open(encoding="utf-8")]
 
 
 @pytest.fixture(scope="module", params=sorted(SETS_V2))
