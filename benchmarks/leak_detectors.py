@@ -5,10 +5,13 @@
     python benchmarks/leak_detectors.py -d judge:model=openai:gpt-4.1-mini   # needs its key
     python benchmarks/leak_detectors.py --write-measured     # record the figures (<set>/measured.json)
     python benchmarks/leak_detectors.py --set heldout        # one set only (default: both)
+    python benchmarks/leak_detectors.py --set v2 -d lexical -d lexical2   # data/leakset/v2
 
 Two sets: `data/leakset` (markets of the shipped sample) and `data/leakset/heldout`
 (resolved markets outside the sample, built after the model-free detector was tuned on the
-first: its figures say how the detector generalises). Every row is judged against its market's
+first: its figures say how the detector generalises), and the second edition data/leakset/v2
+(`v2-dev`, on which `lexical2` was tuned, and `v2-heldout`, evaluated once after it was frozen;
+rows carry a category, counted per category in the output). Every row is judged against its market's
 question as it stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is
 predicted positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives
 are the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
