@@ -5,10 +5,13 @@
     python benchmarks/leak_detectors.py -d judge:model=openai:gpt-4.1-mini   # needs its key
     python benchmarks/leak_detectors.py --write-measured     # record the figures (<set>/measured.json)
     python benchmarks/leak_detectors.py --set heldout        # one set only (default: both)
+    python benchmarks/leak_detectors.py --set v2 -d lexical -d lexical2   # data/leakset/v2
 
 Two sets: `data/leakset` (markets of the shipped sample) and `data/leakset/heldout`
 (resolved markets outside the sample, built after the model-free detector was tuned on the
-first: its figures say how the detector generalises). Every row is judged against its market's
+first: its figures say how the detector generalises), and the second edition data/leakset/v2
+(`v2-dev`, on which `lexical2` was tuned, and `v2-heldout`, evaluated once after it was frozen;
+rows carry a category, counted per category in the output). Every row is judged against its market's
 question as it stood at t0 (`hindcast.records.Question`; the outcome is never shown). A row is
 predicted positive when the verdict is flagged (label "reveals-outcome" or "after-t0"). Positives
 are the misdated outcome-stating headlines, negatives the same-topic pre-t0 headlines.
@@ -59,6 +62,11 @@ SETS = {
     "sample": LEAKSET,
     "heldout": LEAKSET / "heldout",
 }  # the held-out set: markets outside the sample
+# the second edition (data/leakset/v2): 51 other markets, split by news cluster into a dev part
+# (the model-free detectors may be tuned on it) and a held-out part kept untouched until the
+# detector under test was frozen (its sha256 is in data/leakset/v2/heldout.sha256)
+SETS_V2 = {"v2-dev": LEAKSET / "v2" / "dev", "v2-heldout": LEAKSET / "v2" / "heldout"}
+ALL_SETS = SETS | SETS_V2
 MEASURED = "measured.json"  # in each set's folder
 # a small fixed subset (two markets, 34 rows of the sample set) that a test can judge with the
 # local model in about a minute: its figures are recorded too
@@ -72,6 +80,7 @@ class Row:
     text: str
     positive: bool
     hand_checked: bool
+    category: str = ""  # v2 sets: how a positive states the outcome / what a negative is
 
 
 def load_rows(folder: Path = LEAKSET) -> list[Row]:
@@ -85,6 +94,7 @@ def load_rows(folder: Path = LEAKSET) -> list[Row]:
                 raw["text"],
                 raw["label"] == "positive",
                 raw["hand_checked"],
+                raw.get("category", ""),
             )
         )
     return rows
@@ -203,7 +213,21 @@ def evaluate(spec: str, rows: list[Row], verdicts: list) -> dict:
         if small
         else None,
         "best_recall_at_precision_0.9": best_recall(rows, verdicts, 0.9),
+        **({"by_category": by_category(rows, flagged)} if any(r.category for r in rows) else {}),
     }
+
+
+def by_category(rows: list[Row], flagged: list[bool | None]) -> dict[str, dict]:
+    """Per category of a v2 set: rows, how many were flagged, failures (a positive category's
+    flagged share is its recall, a negative category's its false-positive rate)."""
+    out: dict[str, dict] = {}
+    for row, flag in zip(rows, flagged):
+        key = f"{'positive' if row.positive else 'negative'}:{row.category}"
+        cell = out.setdefault(key, {"rows": 0, "flagged": 0, "failures": 0})
+        cell["rows"] += 1
+        cell["flagged"] += bool(flag)
+        cell["failures"] += flag is None
+    return dict(sorted(out.items()))
 
 
 def _unreadable(verdict) -> bool:
@@ -302,17 +326,22 @@ def main() -> None:
     parser.add_argument(
         "--write-measured", action="store_true", help=f"record the figures in each set's {MEASURED}"
     )
-    parser.add_argument("--set", choices=(*SETS, "both"), default="both")
+    parser.add_argument(
+        "--set",
+        choices=(*ALL_SETS, "both", "v2"),
+        default="both",
+        help="both = sample + heldout; v2 = v2-dev + v2-heldout",
+    )
     args = parser.parse_args()
     specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
-    names = tuple(SETS) if args.set == "both" else (args.set,)
+    names = {"both": tuple(SETS), "v2": tuple(SETS_V2)}.get(args.set, (args.set,))
     payload = {
         "bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"},
         "sets": asyncio.run(run_sets(names, specs, args)),
     }
     if args.write_measured:
         for name, results in payload["sets"].items():
-            record(results, SETS[name])
+            record(results, ALL_SETS[name])
     if args.json:
         args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
@@ -329,7 +358,7 @@ async def run_sets(names: tuple[str, ...], specs: list[str], args) -> dict[str, 
 
 
 async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
-    folder = SETS[name]
+    folder = ALL_SETS[name]
     rows, questions = load_rows(folder)[: args.limit or None], load_questions(folder)
     results = [await run_detector(s, rows, questions, models, args.concurrency) for s in specs]
     print(
@@ -357,8 +386,8 @@ def record(results: list[dict], folder: Path) -> None:
     path = folder / MEASURED
     current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"detectors": {}}
     for res in results:
-        keep = ("all", "hand_checked", "small", "best_recall_at_precision_0.9")
-        current["detectors"][res["detector"]] = {k: res[k] for k in keep}
+        keep = ("all", "hand_checked", "small", "best_recall_at_precision_0.9", "by_category")
+        current["detectors"][res["detector"]] = {k: res[k] for k in keep if k in res}
     path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -1,11 +1,11 @@
 """Outcome-leak detectors (layer between `hindcast.llm` and `hindcast.forecasters`): does a text
 reveal how a market resolved, or report events after t0? `registry` holds the Verdict record, the
-detector protocol and the spec → detector registry; `lexical` is the model-free detector; `judge`
+detector protocol and the spec → detector registry; `lexical` is the model-free detector (`lexical2` the same with the cues issue 30 asked for); `judge`
 the LLM judge. Both built-ins are registered here, the way a plugin registers its own."""
 
 from __future__ import annotations
 
-from hindcast.leaks import judge, lexical
+from hindcast.leaks import judge, lexical, lexical2
 from hindcast.leaks.judge import JUDGE_TEXT_CHARS, JudgeAnswer, JudgeDetector, parse_judge
 from hindcast.leaks.lexical import (
     REVEAL_THRESHOLD,
@@ -15,6 +15,7 @@ from hindcast.leaks.lexical import (
     statements,
     topic_share,
 )
+from hindcast.leaks.lexical2 import Lexical2Detector
 from hindcast.leaks.registry import LABELS, LeakDetector, Verdict, get_detector, names, register
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "JudgeAnswer",
     "JudgeDetector",
     "LeakDetector",
+    "Lexical2Detector",
     "LexicalDetector",
     "Verdict",
     "dates_after",
@@ -37,4 +39,5 @@ __all__ = [
 ]
 
 register("lexical", lexical.make)
+register("lexical2", lexical2.make)
 register("judge", judge.make)
