@@ -1,11 +1,13 @@
 """Outcome-leak detectors (layer between `hindcast.llm` and `hindcast.forecasters`): does a text
 reveal how a market resolved, or report events after t0? `registry` holds the Verdict record, the
 detector protocol and the spec → detector registry; `lexical` is the model-free detector; `judge`
-the LLM judge. Both built-ins are registered here, the way a plugin registers its own."""
+the LLM judge; `cascade` composes detectors (model-free first, a judge on what it cannot decide).
+The built-ins are registered here, the way a plugin registers its own."""
 
 from __future__ import annotations
 
-from hindcast.leaks import judge, lexical
+from hindcast.leaks import cascade, judge, lexical
+from hindcast.leaks.cascade import DEFAULT_BAND, CascadeDetector, StageCost
 from hindcast.leaks.judge import JUDGE_TEXT_CHARS, JudgeAnswer, JudgeDetector, parse_judge
 from hindcast.leaks.lexical import (
     REVEAL_THRESHOLD,
@@ -18,13 +20,16 @@ from hindcast.leaks.lexical import (
 from hindcast.leaks.registry import LABELS, LeakDetector, Verdict, get_detector, names, register
 
 __all__ = [
+    "DEFAULT_BAND",
     "JUDGE_TEXT_CHARS",
     "LABELS",
     "REVEAL_THRESHOLD",
+    "CascadeDetector",
     "JudgeAnswer",
     "JudgeDetector",
     "LeakDetector",
     "LexicalDetector",
+    "StageCost",
     "Verdict",
     "dates_after",
     "get_detector",
@@ -38,3 +43,4 @@ __all__ = [
 
 register("lexical", lexical.make)
 register("judge", judge.make)
+register("cascade", cascade.make, raw=True)
