@@ -241,6 +241,25 @@ def test_claims_are_judged_against_the_question_at_t0_and_cached(crafted, tmp_pa
     assert second.claims["forecasts"] == first.claims["forecasts"]
 
 
+def test_the_report_shows_the_claim_summary_after_the_audit(crafted, tmp_path):
+    from hindcast.audit import CLAIM_COLUMNS, stored_findings
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(crafted.url.removeprefix("sqlite:///"), folder / "hindcast.db")
+    url = f"sqlite:///{folder / 'hindcast.db'}"
+    store = RunStore(url)
+    try:
+        audit(store, RUN, ("scripted",), replicates=50, claims=True)  # audits.db beside it
+    finally:
+        store.close()
+    leak, claims = stored_findings(url, [RUN])
+    assert leak.key == "audit" and claims.columns == CLAIM_COLUMNS
+    assert claims.title == f"Rationale claims stating a fact after t0, run {RUN}"
+    assert [(r[0], r[3], r[5]) for r in claims.rows] == [("quiet", 0, 0), ("writer", 4, 3)]
+    assert claims.notes[0] == "Detectors: scripted."
+
+
 def test_without_claims_the_audit_is_unchanged(crafted, tmp_path):
     result = audited(crafted, tmp_path, claims=False)
     assert result.claims is None and "claims" not in result.to_json()
