@@ -78,7 +78,7 @@ class CascadeDetector:
         )
 
     async def judge(self, text: str, question: Question) -> Verdict:
-        trail = []
+        trail: list[str] = []
         for stage in self.stages:
             started = time.perf_counter()
             try:
@@ -94,9 +94,9 @@ class CascadeDetector:
                     self.name,
                     "; ".join([*trail, f"{stage.detector.name}: {verdict.reason}"]),
                 )
+            lo, hi = stage.band or (0.0, 0.0)  # undecided: the stage has a band
             trail.append(
-                f"{stage.detector.name} score {verdict.score:g} in [{stage.band[0]:g}, "  # type: ignore[index]
-                f"{stage.band[1]:g}): undecided"  # type: ignore[index]
+                f"{stage.detector.name} score {verdict.score:g} in [{lo:g}, {hi:g}): undecided"
             )
         raise AssertionError("the last stage of a cascade has no band")  # pragma: no cover
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from datetime import UTC, datetime
 
 import pytest
 
 from hindcast.audit import split_claims, stance, weigh
 from hindcast.audit.run_audit import audit
 from hindcast.leaks import get_detector
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast
 from hindcast.runs.store import RunStore
 from tests.audit import planted_run
+from tests.audit.test_leak_cascade import QUESTION
 from tests.cli.test_audit_cli import hindcast_audit
 
 RUN = "claims-crafted"
@@ -89,19 +89,11 @@ def test_the_claims_of_a_rationale_judged_by_the_model_free_detector():
     """lexical's documented rules, applied by hand: the first sentence is the question's YES
     statement (its subject, "won", its object: an outcome verb and a template match → score ≥
     0.5, "reveals-outcome"); the second names none of the question's entities (score 0)."""
-    question = Question(
-        "0xpaz",
-        "Will Rodrigo Paz win the 2025 Bolivian presidential election?",
-        "Resolves Yes if Rodrigo Paz is declared the winner.",
-        datetime(2025, 10, 18, tzinfo=UTC),
-        "https://example.test/paz",
-        "politics",
-    )
     claims = split_claims(
         "Rodrigo Paz won the 2025 Bolivian presidential election. Coffee prices rose in Kenya."
     )
     detector = get_detector("lexical")
-    verdicts = [asyncio.run(detector.judge(c, question)) for c in claims]
+    verdicts = [asyncio.run(detector.judge(c, QUESTION)) for c in claims]
     assert [v.label for v in verdicts] == ["reveals-outcome", "neither"]
     assert verdicts[1].score == 0.0
 
