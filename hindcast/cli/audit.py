@@ -24,7 +24,8 @@ _DETECTOR = typer.Option(
     "--detector",
     metavar="SPEC",
     help="A leak detector: lexical, judge:model=local, "
-    "judge:model=openai/gpt-4o-mini … (repeatable) [default: lexical].",
+    "judge:model=openai/gpt-4o-mini, cascade:lexical>judge:model=local (the judge only on what "
+    "lexical leaves undecided) … (repeatable) [default: lexical].",
 )
 _ARCHIVE = typer.Option(
     None,
