@@ -2,6 +2,9 @@
 
     python benchmarks/leak_detectors.py                      # lexical (model-free)
     python benchmarks/leak_detectors.py --judge-local        # + judge:model=local (slow)
+    python benchmarks/leak_detectors.py --cascade-local --concurrency 1 --cache /tmp/fresh.db
+        # + cascade:lexical>judge:model=local, with its per-stage cost table (a fresh cache:
+        # every judge call is made and timed)
     python benchmarks/leak_detectors.py -d judge:model=openai:gpt-4.1-mini   # needs its key
     python benchmarks/leak_detectors.py --write-measured     # record the figures (<set>/measured.json)
     python benchmarks/leak_detectors.py --set heldout        # one set only (default: both)
@@ -22,6 +25,10 @@ are the misdated outcome-stating headlines, negatives the same-topic pre-t0 head
   question and news, so they are not independent); a replicate with no flagged row has no
   precision and is left out of that interval;
 - on every row, and on the hand-checked rows only;
+- a cascade (`cascade:lexical>judge:model=local`) also gets a cost table per stage: texts
+  it judged (for a judge: calls), texts it decided, seconds per judged row (its calls' summed
+  latency over their number; with --concurrency > 1 calls wait on each other, so use 1 to time),
+  and the cascade's wall time per row;
 - a detector that fails on a row (an exception, e.g. a model outage, or a judge's answer
   that could not be read) is counted as a failure and the row is left out of both figures —
   never imputed as "neither"; the count is printed.
@@ -286,11 +293,32 @@ async def run_detector(
         getattr(detector, "name", spec), rows, verdicts
     )  # a judge's name carries its template hash
     result["seconds"] = round(time.perf_counter() - started, 1)
+    if hasattr(detector, "stats"):  # a cascade: what each stage cost
+        result["stages"] = detector.stats
     return result
 
 
+def cost_table(results: list[dict]) -> str:
+    """Per stage of each cascade: texts judged, decided, seconds per judged row; and the cascade's
+    wall time per row (all stages, with the run's concurrency)."""
+    lines = []
+    for res in (r for r in results if r.get("stages")):
+        rows = res["all"]["rows"]
+        lines.append(
+            f"{res['detector']}: {rows} rows, wall {res['seconds']:.1f} s "
+            f"({res['seconds'] / rows:.3f} s/row)"
+        )
+        lines.append(f"  {'stage':<34} {'judged':>7} {'decided':>8} {'s/judged row':>13}")
+        for stage in res["stages"]:
+            per = stage["seconds"] / stage["calls"] if stage["calls"] else 0.0
+            lines.append(
+                f"  {stage['stage']:<34} {stage['calls']:>7} {stage['decided']:>8} {per:>13.3f}"
+            )
+    return "\n".join(lines)
+
+
 def make_models(specs: list[str], cache: Path):
-    if not any(s.startswith("judge") for s in specs):
+    if not any("judge:" in s for s in specs):
         return None
     from hindcast.llm.models import Models
 
@@ -313,6 +341,11 @@ def main() -> None:
         help="also judge:model=local (the embedded model; slow)",
     )
     parser.add_argument(
+        "--cascade-local",
+        action="store_true",
+        help="also cascade:lexical>judge:model=local (the judge only on lexical's undecided band)",
+    )
+    parser.add_argument(
         "--limit", type=int, help="only the first N rows (a quick look; figures not comparable)"
     )
     parser.add_argument("--concurrency", type=int, default=4)
@@ -333,7 +366,11 @@ def main() -> None:
         help="both = sample + heldout; v2 = v2-dev + v2-heldout",
     )
     args = parser.parse_args()
-    specs = (args.detector or ["lexical"]) + (["judge:model=local"] if args.judge_local else [])
+    specs = (
+        (args.detector or ["lexical"])
+        + (["judge:model=local"] if args.judge_local else [])
+        + (["cascade:lexical>judge:model=local"] if args.cascade_local else [])
+    )
     names = {"both": tuple(SETS), "v2": tuple(SETS_V2)}.get(args.set, (args.set,))
     payload = {
         "bootstrap": {"replicates": REPLICATES, "level": LEVEL, "seed": 0, "unit": "market"},
@@ -367,6 +404,8 @@ async def run_set(name: str, specs: list[str], models, args) -> list[dict]:
         f"hand-checked, {len({r.market_id for r in rows})} markets"
     )
     print(table(results))
+    if any(r.get("stages") for r in results):
+        print(cost_table(results))
     for res in results:
         best = res["best_recall_at_precision_0.9"]
         print(

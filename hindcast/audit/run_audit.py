@@ -62,7 +62,7 @@ COLUMNS = (
 class Text:
     """One text judged against one forecast's question."""
 
-    kind: str  # "document" | "rationale"
+    kind: str  # "document" | "rationale" | "claim" (a sentence of a rationale; doc_id its index)
     row: tuple  # (forecaster, market_id, t0 ISO, repeat)
     doc_id: str
     text: str
@@ -82,6 +82,7 @@ class Audit:
     judged: int  # detector calls made now (the rest came from the cache)
     cached: int
     rows_sha: str = ""  # stored.rows_fingerprint of the scored rows audited
+    claims: dict | None = None  # claim-level rationale leakage (audit.claims), when asked for
 
     def to_json(self) -> dict:
         rows = self.finding.to_json()["rows"]
@@ -94,7 +95,7 @@ class Audit:
             "finding": self.finding.to_json(),
             "verdicts": {"judged": self.judged, "cached": self.cached},
             "rows_sha": self.rows_sha,
-        }
+        } | ({"claims": self.claims} if self.claims is not None else {})
 
 
 DEFAULT_DETECTORS = ("lexical",)
@@ -125,12 +126,14 @@ def audit(
     audit_file: Path | None = None,
     replicates: int = bootstrap.REPLICATES,
     open_models=None,
+    claims: bool = False,
 ) -> Audit:
     """Audit a stored run (RunStore `store`) with the detectors `specs` name: an Audit, also kept
     in `audit_file` (default: audits.db beside the run database). An unknown run or detector
     is refused before anything is written; an unreachable judge is a StoppedError (exit 4).
     `open_models()` (instead of `models`): the Models to open (and close) once every input
-    was checked, so a refused audit creates no response cache."""
+    was checked, so a refused audit creates no response cache. `claims`: also judge each sentence
+    of every rationale (`audit.claims`)."""
     from contextlib import nullcontext
 
     store.run(run_id)
@@ -143,7 +146,7 @@ def audit(
         audits = AuditStore(audit_file or audit_path(store.url))
         try:
             return asyncio.run(
-                judge_run(run_id, gathered, detectors, audits, replicates=replicates)
+                judge_run(run_id, gathered, detectors, audits, replicates=replicates, claims=claims)
             )
         finally:
             audits.close()
@@ -178,11 +181,14 @@ async def judge_run(
     *,
     replicates: int = bootstrap.REPLICATES,
     concurrency: int = 4,
+    claims: bool = False,
 ) -> Audit:
     """Judge what a run read and wrote; the finished audit is kept in `audits` (the report shows
-    it). Raises StoppedError when a judge's model is unreachable."""
+    it). Raises StoppedError when a judge's model is unreachable. `claims`: also the sentences of
+    each rationale (their detector calls counted apart, in the audit's "claims")."""
     counter = {"judged": 0, "cached": 0}
     verdicts = await judge_all(detectors, gathered.texts, audits, concurrency, counter)
+    said = await judge_claims(gathered, detectors, audits, concurrency) if claims else None
     finding = summarise(run_id, tuple(detectors), gathered, verdicts, replicates)
     audit = Audit(
         run_id,
@@ -192,6 +198,7 @@ async def judge_run(
         counter["judged"],
         counter["cached"],
         rows_fingerprint(gathered.scores.rows),
+        said,
     )
     audits.save(run_id, audit.detectors, audit.to_json())
     return audit
@@ -343,6 +350,45 @@ async def _judge(detector, key: tuple, text: Text, audits: AuditStore, gate, cou
 
 def _cache_key(spec: str, detector) -> str:
     return json.dumps([spec, getattr(detector, "name", spec)])
+
+
+# ---- claim-level rationale leakage --------------------------------------------------------
+async def judge_claims(
+    gathered: Gathered, detectors: Mapping[str, object], audits: AuditStore, concurrency: int
+) -> dict:
+    """Each sentence of every rationale judged like a text (same detectors, same verdict cache),
+    weighed by `claims.weigh`: the audit's "claims" section."""
+    from hindcast.audit import claims
+
+    texts = tuple(
+        Text("claim", t.row, str(i), sentence, t.question)
+        for t in gathered.texts
+        if t.kind == "rationale"
+        for i, sentence in enumerate(claims.split_claims(t.text))
+    )
+    counter = {"judged": 0, "cached": 0}
+    verdicts = await judge_all(detectors, texts, audits, concurrency, counter)
+    specs = tuple(detectors)
+    judged = [
+        claims.Claim(
+            t.row, int(t.doc_id), t.text, _label(t, specs, verdicts), _score(t, specs, verdicts)
+        )
+        for t in texts
+    ]
+    entries = claims.forecast_entries(judged, {_key(r): r for r in gathered.scores.rows})
+    return {
+        "detectors": list(specs),
+        "forecasts": entries,
+        "summary": claims.summary(entries),
+        "verdicts": counter,
+        "notes": list(claims.NOTES),
+    }
+
+
+def _score(text: Text, specs: tuple, verdicts: Mapping) -> float | None:
+    """The largest score among the verdicts that flagged the text (None: none flagged it)."""
+    given = [verdicts[(spec, *text.key)] for spec in specs]
+    return max((v.score for v in given if isinstance(v, leaks.Verdict) and v.flagged), default=None)
 
 
 # ---- per-forecaster figures ---------------------------------------------------------------

@@ -218,7 +218,11 @@ def stored_findings(
         else _file_documents(db_url, run_ids)
     )
     documents = [json.loads(text) for (text,) in found]
-    findings = [_marked(finding_of(d), d, rows) for d in documents]
+    findings = [
+        _marked(f, d, rows)
+        for d in documents
+        for f in (finding_of(d), *((claims_finding(d),) if d.get("claims") else ()))
+    ]  # an audit made with --claims: its claim summary follows it
     return [
         f if i == 0 else replace(f, key=f"audit-{i + 1}") for i, f in enumerate(findings)
     ]  # one section id each
@@ -260,6 +264,21 @@ def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | Non
         finding,
         title=f"{finding.title} — STALE: the run changed since this audit; "
         "run hindcast audit again",
+    )
+
+
+def claims_finding(document: dict) -> Finding:
+    """An audit's claim-level section (`hindcast audit --claims`) as a Finding: the summary per
+    forecaster, its notes and the detectors."""
+    from hindcast.audit.claims import CLAIM_COLUMNS
+
+    said = document["claims"]
+    return Finding(
+        "audit-claims",
+        f"Rationale claims stating a fact after t0, run {document['run']}",
+        CLAIM_COLUMNS,
+        tuple(tuple(row.get(c) for c in CLAIM_COLUMNS) for row in said["summary"]),
+        (f"Detectors: {', '.join(said['detectors'])}.", *said["notes"]),
     )
 
 

@@ -24,7 +24,8 @@ _DETECTOR = typer.Option(
     "--detector",
     metavar="SPEC",
     help="A leak detector: lexical, judge:model=local, "
-    "judge:model=openai/gpt-4o-mini … (repeatable) [default: lexical].",
+    "judge:model=openai/gpt-4o-mini, cascade:lexical>judge:model=local (the judge only on what "
+    "lexical leaves undecided) … (repeatable) [default: lexical].",
 )
 _ARCHIVE = typer.Option(
     None,
@@ -50,6 +51,12 @@ def audit(
         None, "--db", metavar="PATH|URL", help=DB_HELP + " Read, never created."
     ),
     archive: Optional[Path] = _ARCHIVE,
+    claims: bool = typer.Option(
+        False,
+        "--claims",
+        help="Also judge each sentence of every rationale: the flagged sentences per forecast, "
+        "weighted by stance × (p − market price at t0), and a summary per forecaster.",
+    ),
 ) -> None:
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
     from hindcast import audit, replay, runs
@@ -65,6 +72,7 @@ def audit(
             specs,
             archive=archive,  # the response cache opens once all is checked
             open_models=lambda: replay.default_models(store, Path("runs")),
+            claims=claims,
         )
     finally:
         store.close()
@@ -113,6 +121,39 @@ def _print(result) -> None:
             highlight=False,
             markup=False,
         )
+    if result.claims is not None:
+        _print_claims(result.claims, console)
+
+
+def _print_claims(said: dict, console) -> None:
+    """The claim-level section: a summary per forecaster, then each flagged sentence."""
+    from rich.table import Table
+
+    from hindcast.audit import CLAIM_COLUMNS
+
+    table = Table(title="Rationale claims stating a fact after t0", title_justify="left")
+    for column in CLAIM_COLUMNS:
+        table.add_column(column.replace("_", " "), overflow="fold")
+    for row in said["summary"]:
+        table.add_row(*(_claim_cell(row[c]) for c in CLAIM_COLUMNS))
+    console.print(table)
+    for note in said["notes"]:
+        console.print(f"  · {note}", highlight=False, markup=False)
+    for entry in (e for e in said["forecasts"] if e["flagged"]):
+        for claim in entry["flagged"]:
+            console.print(
+                f"  {entry['forecaster']} · {entry['market']} · {entry['t0']} · claim "
+                f"{claim['index']} ({claim['label']}, weight {_claim_cell(claim['weight'])}): "
+                f"{claim['claim']}",
+                highlight=False,
+                markup=False,
+            )
+
+
+def _claim_cell(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.4f}" if isinstance(value, float) else str(value)
 
 
 def _cells(r: dict) -> tuple[str, ...]:

@@ -49,12 +49,15 @@ class LeakDetector(Protocol):
 
 
 _FACTORIES: dict[str, Callable[..., LeakDetector]] = {}
+_RAW: set[str] = set()  # names whose factory reads the whole spec itself (composed detectors)
 
 
-def register(name: str, factory: Callable[..., LeakDetector]) -> None:
+def register(name: str, factory: Callable[..., LeakDetector], *, raw: bool = False) -> None:
     """`factory(spec: str, params: dict[str, str], models) -> LeakDetector` for specs
-    `name[:k=v,…]`."""
+    `name[:k=v,…]`; `raw`: the spec's rest is not read as k=v (params is empty), the factory
+    parses `spec` itself (`cascade:lexical>judge:model=local`)."""
     _FACTORIES[name] = factory
+    (_RAW.add if raw else _RAW.discard)(name)
 
 
 def get_detector(spec: str, models=None) -> LeakDetector:
@@ -66,6 +69,8 @@ def get_detector(spec: str, models=None) -> LeakDetector:
             f"unknown leak detector {spec!r}: use one of "
             f"{', '.join(sorted(_FACTORIES)) or '(none)'}"
         )
+    if name in _RAW:
+        return _FACTORIES[name](spec, {}, models)
     items = [item for item in rest.split(",") if item] if rest else []
     if any("=" not in item for item in items):
         raise ConfigError(f"leak detector {spec!r}: parameters are key=value, separated by commas")
