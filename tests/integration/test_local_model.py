@@ -163,14 +163,10 @@ def test_a_kept_prompt_start_gives_the_same_model_state_and_answers_as_computing
         at("2025-10-18T00:00:00"),
     )
     judge = get_detector("judge:model=local")
-    schema = {
-        "type": "object",
-        "properties": {
-            "label": {"type": "string", "enum": sorted(LABELS)},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        },
-        "required": ["label", "confidence"],
-    }
+    # a boolean, an enum member and a number: every kind of value the decoder chooses by step
+    answer = {"leak": {"type": "boolean"}, "label": {"type": "string", "enum": sorted(LABELS)}}
+    answer["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
+    schema = {"type": "object", "properties": answer, "required": list(answer)}
     texts = (
         "Rodrigo Paz wins Bolivia's presidential election",
         "Bolivia heads to the polls as Paz and Quiroga make a final push",
