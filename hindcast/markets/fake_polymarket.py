@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
@@ -152,10 +153,7 @@ class SimMarket:
     def points(self) -> list[tuple[int, float]]:
         """The raw YES history (unix seconds, price) from opening to close, every `step`."""
         start, stop = to_unix(self.first_price or self.opened), to_unix(self.resolves)
-        first = -(-start // self.step) * self.step
-        return [
-            (t, _price(self.n, k, self.yes)) for k, t in enumerate(range(first, stop, self.step))
-        ]
+        return list(_points(start, stop, self.step, self.n, self.yes))
 
     def series(
         self, bucket: int, start: int | None = None, end: int | None = None, terminal: bool = False
@@ -171,6 +169,13 @@ class SimMarket:
         if terminal and raw and (not served or served[-1] != raw[-1]):
             served.append(raw[-1])
         return served
+
+
+@lru_cache(maxsize=1024)
+def _points(start: int, stop: int, step: int, n: int, yes: bool) -> tuple[tuple[int, float], ...]:
+    """Computed once per market: every history request of the fake reads them."""
+    first = -(-start // step) * step
+    return tuple((t, _price(n, k, yes)) for k, t in enumerate(range(first, stop, step)))
 
 
 def _price(n: int, k: int, yes: bool) -> float:

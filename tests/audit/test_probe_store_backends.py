@@ -110,7 +110,15 @@ def test_probe_leaderboard_and_rescore_on_a_postgresql_database_name_it_without_
         model = f"openai-compatible:{served}#fake-a"
         sweep = ["sweep", "--store", str(SAMPLE_MARKETS), "--limit", "4", "--fractions", "0.5"]
         swept = run_cli(
-            *sweep, "-f", f"zero-shot:model={model}", "-f", "market", "--db", url, "--json"
+            *sweep,
+            "-f",
+            f"zero-shot:model={model}",
+            "-f",
+            "market",
+            "--db",
+            url,
+            "--json",
+            cwd=tmp_path,  # its report goes to runs/ here, not into the checkout
         )
         assert swept.returncode == 0, swept.stderr
         run_id = json.loads(swept.stdout)["run_id"]

@@ -144,3 +144,60 @@ def test_a_server_that_cannot_start_is_an_error_with_its_log(tmp_path):
     with pytest.raises(local.LocalModelError, match="exited"):
         server.start()
     assert not server.running
+
+
+def test_a_kept_prompt_start_gives_the_same_model_state_and_answers_as_computing_it():
+    """The server keeps the model state after the whole blocks of recent prompts; a prompt that
+    starts with the same blocks (here the leak judge's prompts of one question, which differ only
+    in the text judged) reuses them: bit for bit the state computed from scratch, so the same
+    answers, whatever was asked before."""
+    import torch
+
+    from hindcast.leaks import LABELS, get_detector
+    from hindcast.llm import local_server
+
+    question = Question(
+        "m-bo",
+        "Will Rodrigo Paz win the 2025 Bolivia presidential election?",
+        "Resolves YES if Rodrigo Paz wins the runoff.",
+        at("2025-10-18T00:00:00"),
+    )
+    judge = get_detector("judge:model=local")
+    # a boolean, an enum member and a number: every kind of value the decoder chooses by step
+    answer = {"leak": {"type": "boolean"}, "label": {"type": "string", "enum": sorted(LABELS)}}
+    answer["confidence"] = {"type": "number", "minimum": 0, "maximum": 1}
+    schema = {"type": "object", "properties": answer, "required": list(answer)}
+    texts = (
+        "Rodrigo Paz wins Bolivia's presidential election",
+        "Bolivia heads to the polls as Paz and Quiroga make a final push",
+        "Bolivia's congress debated the budget on November 20, 2025",
+    )
+    bodies = [
+        {
+            "messages": judge.messages(text, question),
+            "max_tokens": 64,
+            "temperature": 0,
+            "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
+        }
+        for text in texts
+    ] + [{"messages": judge.messages(texts[0], question), "max_tokens": 12}]  # free text
+    engine = local_server.Engine(str(local.gguf_path()), n_threads=local.N_THREADS)
+
+    def ask(body: dict) -> tuple[dict, list]:
+        reply = local_server.completion(engine, body, "local")
+        return reply, engine.prefixes[-1][1]
+
+    in_turn = [ask(body) for body in bodies]  # the first computed whole, the others reuse it
+    alone = []
+    for body in bodies[1:]:
+        engine.prefixes.clear()  # nothing kept: every block computed
+        alone.append(ask(body))
+    cached = [reply["usage"]["prompt_tokens_details"]["cached_tokens"] for reply, _ in in_turn]
+    assert cached[0] == 0 and min(cached[1:]) >= 3 * local_server.PREFILL_BLOCK, cached
+    assert all(r["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 for r, _ in alone)
+    for (kept, kept_state), (fresh, fresh_state) in zip(in_turn[1:], alone):
+        assert kept["choices"] == fresh["choices"]
+        assert len(kept_state) == len(fresh_state) > 0
+        assert all(
+            torch.equal(a, b) for ka, kb in zip(kept_state, fresh_state) for a, b in zip(ka, kb)
+        )
