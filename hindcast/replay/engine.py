@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.compat import renamed
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import Context, ModelForecaster, hooked, registry
 from hindcast.markets import MarketBundle, open_version
@@ -175,10 +176,11 @@ class Hooks:
     created_at: datetime | None = None  # recorded for a new run instead of `now`
 
 
+@renamed(store="run_store")
 async def run_sweep(
     spec: ReplaySpec,
     *,
-    store: RunStore,
+    run_store: RunStore,
     out_dir: Path,
     now: datetime,
     on_plan: Callable[[int], None] = lambda n: None,
@@ -192,7 +194,8 @@ async def run_sweep(
     created_at: datetime | None = None,
 ) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
-    run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
+    run and hand it to `export`. `run_store`: the run database (the keyword `store=` is
+    deprecated); `models`: a Models (None: keys from os.environ, cache beside
     the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
     table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
     are asked again (`retry_limit`: only those retried fewer times than that). `shard` (i, n):
@@ -205,12 +208,12 @@ async def run_sweep(
     models = (
         models
         if models is not None
-        else default_models(store, out_dir, concurrency=spec.concurrency)
+        else default_models(run_store, out_dir, concurrency=spec.concurrency)
     )
     prices = prices if prices is not None else load_prices(None)
     try:
         hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard), created_at)
-        return await _sweep(spec, store, now, hooks, models, prices, retry_limit, prepared)
+        return await _sweep(spec, run_store, now, hooks, models, prices, retry_limit, prepared)
     finally:
         await models.aclose()
         if owned:
@@ -596,40 +599,47 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     ]
 
 
+@renamed(store="run_store", models="model_cutoffs")
 def load_scored(
-    store: RunStore, rid: str, bundle: MarketBundle | None = None, models: Path | None = None
+    run_store: RunStore,
+    rid: str,
+    bundle: MarketBundle | None = None,
+    model_cutoffs: Path | None = None,
 ) -> RunScores:
     """Score a stored run from its forecasts alone (no forecaster is called), against the
-    market store version the run recorded; label regimes (model registry, `models`
-    overriding the shipped one) and coverage strata."""
-    run_manifest = json.loads(store.run(rid).manifest_json)
+    market store version the run recorded; label regimes (the model cutoff registry,
+    `model_cutoffs` overriding the shipped one; the keyword `models=` is deprecated) and
+    coverage strata."""
+    run_manifest = json.loads(run_store.run(rid).manifest_json)
     bundle = bundle if bundle is not None else _bundle_of(run_manifest)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
     label = _regime_labeler(
-        run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models)
+        run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(model_cutoffs)
     )
     rows = score_rows(
-        store.forecasts(rid),
+        run_store.forecasts(rid),
         markets,
         resolutions,
         bundle.prices,
         label,
-        store.coverage(rid),
+        run_store.coverage(rid),
         venue_registry.venues(bundle),
     )
     return RunScores(rid, run_manifest, rows, scoring_policies())
 
 
+@renamed(store="run_store", models="model_cutoffs")
 def score_run(
-    store: RunStore,
+    run_store: RunStore,
     rid: str,
     bundle: MarketBundle | None = None,
     by: str | None = None,
-    models: Path | None = None,
+    model_cutoffs: Path | None = None,
     prices=None,
 ) -> list[LeaderboardRow]:
-    return leaderboard_of(load_scored(store, rid, bundle, models), by=by, prices=prices)
+    scores = load_scored(run_store, rid, bundle, model_cutoffs)
+    return leaderboard_of(scores, by=by, prices=prices)
 
 
 def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
