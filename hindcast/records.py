@@ -194,6 +194,17 @@ class Usage(Mapping[str, object]):
     def __len__(self) -> int:
         return len(self.to_dict())
 
+    def __hash__(self) -> int:  # equal mappings hash alike (a scored row holding one is hashable)
+        return hash(_frozen(self.to_dict()))
+
+
+def _frozen(value: object) -> object:
+    if isinstance(value, Mapping):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
 
 _NO_USAGE = Usage()  # nothing recorded (a baseline's forecast): shared, it is immutable
 
@@ -257,15 +268,17 @@ class Document:
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class RunManifest:
+@dataclass(frozen=True, slots=True, eq=False)
+class RunManifest(Mapping[str, object]):
     """What produced a run, recorded once when the run is created: its identity, each
     forecaster's provenance, where its market store and archive lived (so a later export can open
     them again), the scoring policies in force, the git revision, Python and package versions.
 
     `version` is the layout's: version 1 is the layout runs have always stored, written without a
     version key (so stored manifests, and the runs' ids, are unchanged); a later layout writes
-    `manifest_version`."""
+    `manifest_version`. Like Usage it reads as the mapping it is stored as (`RunManifest.of(d)`
+    and `to_dict` round-trip; keys of no field, such as a scheduled sweep's `sweep` and `runs`,
+    are kept in `extra`)."""
 
     identity: Mapping[str, object]
     forecasters: Mapping[str, Mapping[str, object]]
@@ -276,8 +289,31 @@ class RunManifest:
     python: str
     packages: Mapping[str, str | None]
     version: int = MANIFEST_VERSION
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> RunManifest:
+        """The record of a stored manifest; a field an older layout lacks reads as empty."""
+        if isinstance(stored, RunManifest):
+            return stored
+        given = dict(stored)
+        version = given.pop("manifest_version", 1)
+        named = {f.name: given.pop(f.name) for f in fields(cls)[:-2] if f.name in given}
+        empty = {"archive": None, "git_revision": None, "python": ""}
+        known: dict[str, Any] = {f.name: empty.get(f.name, {}) for f in fields(cls)[:-2]}
+        return cls(**{**known, **named}, version=version, extra=given)
 
     def to_dict(self) -> dict[str, object]:
         """The stored form (JSON-ready)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "version"}
-        return out if self.version == 1 else {**out, "manifest_version": self.version}
+        out = {f.name: getattr(self, f.name) for f in fields(self)[:-2]}
+        out = out if self.version == 1 else {**out, "manifest_version": self.version}
+        return {**out, **self.extra}
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())

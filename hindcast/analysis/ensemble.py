@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hindcast.errors import ConfigError
+from hindcast.records import Usage
 from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 
 SEPARATOR = "·"
@@ -205,13 +206,14 @@ def _derive(
     return [row for kind in KINDS for row in out[kind]]
 
 
-def summed_usage(rows: Sequence[ScoredRow]) -> tuple:
+def summed_usage(rows: Sequence[ScoredRow]) -> Usage:
     """The repeats' usage records summed: numeric fields present in every repeat are added, the
     model fields kept when every repeat names the same one; anything else is
     left out (not recorded)."""
     records = [dict(r.usage) for r in rows]
-    keys = [k for k, _ in rows[0].usage if all(k in u for u in records)]
-    return tuple(item for k in keys if (item := _summed(k, [u[k] for u in records])) is not None)
+    keys = [k for k in rows[0].usage if all(k in u for u in records)]
+    summed = (_summed(k, [u[k] for u in records]) for k in keys)
+    return Usage.of(item for item in summed if item is not None)
 
 
 def _summed(key: str, values: list) -> tuple | None:

@@ -35,7 +35,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +45,7 @@ from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import Context, ModelForecaster, hooked, registry
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
+from hindcast.records import RunManifest
 from hindcast.replay import coverage
 from hindcast.replay.plan import (
     Plan,
@@ -136,9 +137,13 @@ class RunScores:
     release may have been created under other ones)."""
 
     run_id: str
-    manifest: dict
+    manifest: RunManifest
     rows: list[ScoredRow]
     policies: dict = dataclasses.field(default_factory=scoring_policies)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.manifest, RunManifest):  # a stored manifest's mapping
+            object.__setattr__(self, "manifest", RunManifest.of(self.manifest))
 
     def to_polars(self):
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
@@ -572,12 +577,12 @@ async def _close(forecasters: dict[str, ModelForecaster]) -> None:
 # ---- scoring a stored run (no model is called) -----------------------------------------------
 def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
     """The market store version a stored run recorded (from its manifest)."""
-    return _bundle_of(json.loads(store.run(rid).manifest_json))
+    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)))
 
 
-def _bundle_of(run_manifest: dict) -> MarketBundle:
-    recorded = run_manifest["market_store"]
-    return open_version(Path(recorded["root"]), recorded["version"]).bundle
+def _bundle_of(run_manifest: RunManifest) -> MarketBundle:
+    recorded = run_manifest.market_store
+    return open_version(Path(str(recorded["root"])), str(recorded["version"])).bundle
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -587,11 +592,9 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     from hindcast.archive import open_snapshot, snapshot_dir
 
     if archive is not None:
-        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+        ids = sorted({s.manifest.identity.get("snapshot") for s in scored} - {None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted(
-        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
-    )
+    recorded = sorted({(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.archive)})
     return [
         open_snapshot(Path(root), sid)
         for root, sid in recorded
@@ -610,12 +613,12 @@ def load_scored(
     market store version the run recorded; label regimes (the model cutoff registry,
     `model_cutoffs` overriding the shipped one; the keyword `models=` is deprecated) and
     coverage strata."""
-    run_manifest = json.loads(run_store.run(rid).manifest_json)
+    run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
     bundle = bundle if bundle is not None else _bundle_of(run_manifest)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
     label = _regime_labeler(
-        run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(model_cutoffs)
+        run_manifest.forecasters, resolutions, regimes.load_cutoffs(model_cutoffs)
     )
     rows = score_rows(
         run_store.forecasts(rid),
@@ -647,7 +650,7 @@ def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> lis
     return leaderboard(scores.rows, by=by, prices=prices)
 
 
-def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Callable:
+def _regime_labeler(provenance: Mapping, resolutions: dict, cutoffs: dict) -> Callable:
     def label(stored) -> str:
         model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
         return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)

@@ -32,7 +32,7 @@ from datetime import datetime
 import numpy as np
 
 from hindcast.markets import price_at
-from hindcast.records import Market, PricePoint, Resolution
+from hindcast.records import Market, PricePoint, Resolution, Usage
 from hindcast.scoring import bootstrap, metrics, usage, vs_market
 from hindcast.scoring.costs import PriceTable, load_prices
 
@@ -60,13 +60,17 @@ class ScoredRow:
     regime: str = "n/a"
     coverage: str = "n/a"
     repeat: int = 0
-    usage: tuple = ()  # usage.relevant(forecast.usage): what the usage summary reads
+    usage: Usage = Usage()  # usage.relevant(forecast.usage): what the usage summary reads
     resolved_at: datetime | None = None  # the effective resolution (regimes are by it)
     price_t: datetime | None = (
         None  # the instant of market_price (the last point strictly before t0)
     )
     known_at: datetime | None = None  # when the outcome was public (walk-forward splits are by it)
     venue: str = "n/a"  # where the market trades (markets.venues): polymarket, kalshi, …
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.usage, Usage):  # given as a mapping or (key, value) pairs
+            object.__setattr__(self, "usage", Usage.of(self.usage))
 
     @property
     def brier(self) -> float | None:
