@@ -281,6 +281,7 @@ def _write_codes(folder: Path, vectors) -> None:
 def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vectors) -> None:
     import lancedb
     import pyarrow as pa
+    from lancedb.db import LanceDBConnection
     from lancedb.index import BTree
 
     table = pa.Table.from_pylist(rows, docs.schema())
@@ -288,8 +289,8 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
     flat = pa.array(vectors.reshape(-1), pa.float32())
     table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
     db = lancedb.connect(str(layout.lance_dir(root)))
-    # lancedb.connect() is typed as the base DBConnection; a local one takes ignore_missing
-    db.drop_table(layout.month_table(month), ignore_missing=True)  # type: ignore[call-arg]
+    assert isinstance(db, LanceDBConnection)  # connect() is typed as the base; a folder's is local
+    db.drop_table(layout.month_table(month), ignore_missing=True)
     lance_table = db.create_table(layout.month_table(month), data=table)
     for column in ("created_us", "id", "thread_id"):
         lance_table.create_index(column, config=BTree())
