@@ -14,12 +14,8 @@ its slice is marked `subset: n of N markets`: its Brier is over its own markets,
 comparison with the market is on its own matched rows only. Usage and cost come from
 `usage` (per forecaster and slice, over the rows scored).
 
-Lists and numpy, not polars frames (measured with `benchmarks/scoring_frames.py`, 100,000
-forecasts): the bootstrap's draws and products dominate the call; the frame-shaped part (rows
-to bootstrap inputs) takes ~65 ms with lists, ~33 ms with polars, but polars' squares differ
-from the per-row Brier in the last bit (about 1 row in 1,000), and computing those per row for
-the same bits brings it back to ~62 ms; importing polars costs 100–140 ms a process. polars
-stays where a frame is the product: `to_polars()`.
+Lists and numpy, not polars frames (polars only in `to_polars()`): measured in
+docs/performance.md, "Scoring: lists, not frames".
 """
 
 from __future__ import annotations
