@@ -265,6 +265,68 @@ class Document:
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RunIdentity(Mapping[str, object]):
+    """What makes a run this run (built by `hindcast.replay.identity`): the frozen inputs and the
+    schedule, not paths, concurrency or budgets. The run id is the hash of `to_dict()`, the
+    stored form, which is exactly the mapping runs have always recorded: the optional parts
+    appear only when set (`vector_search` with its `nprobe` off the default exact scan;
+    `exclude`; `question_text_uncertain`; the searched `index`; an imported Inspect eval's id),
+    so every pinned run id is unchanged. It reads as that mapping, like Usage."""
+
+    store_version: str
+    snapshot: str | None
+    markets: tuple[str, ...]
+    forecasters: tuple[str, ...]
+    subsets: tuple[tuple[object, ...], ...]
+    fractions: tuple[float, ...]
+    offsets: tuple[str, ...]
+    instants: tuple[str, ...]  # ISO instants
+    hindcast_rule: bool
+    repeats: int
+    seed: int
+    vector_search: str | None = None  # off the default exact scan: the spec's mode ("approx")
+    nprobe: int | None = None  # recorded beside vector_search
+    exclude: tuple[str, ...] | None = None
+    question_text_uncertain: tuple[Mapping[str, object], ...] | None = None
+    index: Mapping[str, object] | None = None  # embedder, dims, dtype (+ the approximate index)
+    inspect_eval: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored (and hashed) form."""
+        out: dict[str, object] = {
+            "store_version": self.store_version,
+            "snapshot": self.snapshot,
+            "markets": list(self.markets),
+            "forecasters": list(self.forecasters),
+            "subsets": [list(s) for s in self.subsets],
+            "fractions": list(self.fractions),
+            "offsets": list(self.offsets),
+            "instants": list(self.instants),
+            "hindcast_rule": self.hindcast_rule,
+            "repeats": self.repeats,
+            "seed": self.seed,
+        }
+        if self.vector_search is not None:
+            out |= {"vector_search": self.vector_search, "nprobe": self.nprobe}
+        if self.exclude is not None:
+            out["exclude"] = list(self.exclude)
+        if self.question_text_uncertain is not None:
+            out["question_text_uncertain"] = [dict(m) for m in self.question_text_uncertain]
+        if self.index is not None:
+            out["index"] = dict(self.index)
+        return out if self.inspect_eval is None else {**out, "inspect_eval": self.inspect_eval}
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
 MANIFEST_VERSION = 1
 
 

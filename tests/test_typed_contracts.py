@@ -66,3 +66,41 @@ def test_a_scored_rows_usage_is_a_usage_record_equal_and_hashable_by_content():
     other = ScoredRow("f", "m1", t0, "1.0", "t", 0.4, None, 1.0, 0.5, usage={"model": "x"})
     assert other != given
     assert ScoredRow("f", "m1", t0, "1.0", "t", 0.4, None, 1.0, 0.5).usage == Usage() == {}
+
+
+def test_the_run_identity_is_a_record_whose_stored_form_is_the_pinned_mapping():
+    from hindcast.records import RunIdentity
+    from hindcast.replay.identity import run_id, run_identity
+
+    spec = replay.spec_from_mapping(
+        {
+            "store": SAMPLE_MARKETS,
+            "forecasters": ["market"],
+            "fractions": [0.5],
+            "vector_search": "approx",
+            "exclude": ["disputed"],
+        }
+    )
+    identity = run_identity(spec, "v1", ["b", "a"], "s-1")
+    assert isinstance(identity, RunIdentity)
+    assert identity.markets == ("a", "b") and identity.store_version == "v1"
+    stored = identity.to_dict()
+    assert list(stored) == [
+        "store_version",
+        "snapshot",
+        "markets",
+        "forecasters",
+        "subsets",
+        "fractions",
+        "offsets",
+        "instants",
+        "hindcast_rule",
+        "repeats",
+        "seed",
+        "vector_search",
+        "nprobe",
+        "exclude",
+    ]
+    assert stored["markets"] == ["a", "b"] and stored["nprobe"] is None
+    assert stored["exclude"] == ["disputed"] and dict(identity) == stored
+    assert run_id(identity) == run_id(json.loads(json.dumps(stored)))

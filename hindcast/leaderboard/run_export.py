@@ -19,7 +19,7 @@ def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dic
     viewer shows the scored rows only, no rationale, raw answer or documents; the keyword
     `store=` is deprecated.)"""
     folder, title = Path(out_dir) / plan.run_id, f"hindcast leaderboard — run {plan.run_id}"
-    notes = run_notes(plan.identity["store_version"], plan.markets, plan.cutoffs)
+    notes = run_notes(plan.identity.store_version, plan.markets, plan.cutoffs)
     paths = export.write_all(board, folder, title, notes)
     questions = {m.id: m.question for m in plan.bundle.markets}
     stored = (
