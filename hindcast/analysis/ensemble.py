@@ -181,7 +181,7 @@ def summed_usage(rows: Sequence[ScoredRow]) -> Usage:
     """The repeats' usage records summed: numeric fields present in every repeat are added, the
     model fields kept when every repeat names the same one; anything else is
     left out (not recorded)."""
-    records = [dict(r.usage) for r in rows]
+    records = [r.usage.to_dict() for r in rows]
     keys = [k for k in rows[0].usage if all(k in u for u in records)]
     summed = (_summed(k, [u[k] for u in records]) for k in keys)
     return Usage.of(item for item in summed if item is not None)

@@ -154,7 +154,7 @@ class RunScores:
         from hindcast.scoring import figures
 
         fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
-        rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
+        rows = [{**{k: getattr(r, k) for k in fields}, **figures(r.usage)} for r in self.rows]
         if not rows:
             return pl.DataFrame(schema=fields + list(figures({})))
         return pl.DataFrame(rows, infer_schema_length=None)

@@ -295,7 +295,7 @@ def summarise(
 
 
 def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
-    s = usage.summary(name, [dict(r.usage) for r in rows], prices)
+    s = usage.summary(name, [r.usage for r in rows], prices)
     return dict(
         models=",".join(s.models) or None,
         prompt_tokens=s.prompt_tokens,
