@@ -129,8 +129,27 @@ _USAGE_CHECKS: dict[str, Callable[[object], bool]] = {
 }
 
 
+class StoredForm(Mapping[str, object]):
+    """A record that reads as the mapping it is stored as (its `to_dict()`), so code and files
+    written against the stored dicts read it unchanged."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, object]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class Usage(Mapping[str, object]):
+class Usage(StoredForm):
     """What one forecast consumed: the model asked, token counts (`fresh_*`: of replies not served
     from the response cache, what budgets count), requests, cache hits, retries, latency and the
     log of its steps. A field is None when not recorded, or recorded with a value of the wrong kind
@@ -184,15 +203,6 @@ class Usage(Mapping[str, object]):
         nothing)."""
         keys = ("model", "model_name", "prompt_tokens", "completion_tokens")
         return any(getattr(self, k) is not None or k in self.extra for k in keys)
-
-    def __getitem__(self, key: str) -> object:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
 
     def __hash__(self) -> int:  # equal mappings hash alike (a scored row holding one is hashable)
         return hash(_frozen(self.to_dict()))
@@ -266,7 +276,7 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class RunIdentity(Mapping[str, object]):
+class RunIdentity(StoredForm):
     """What makes a run this run (built by `hindcast.replay.identity`): the frozen inputs and the
     schedule, not paths, concurrency or budgets. The run id is the hash of `to_dict()`, the
     stored form, which is exactly the mapping runs have always recorded: the optional parts
@@ -317,21 +327,12 @@ class RunIdentity(Mapping[str, object]):
             out["index"] = dict(self.index)
         return out if self.inspect_eval is None else {**out, "inspect_eval": self.inspect_eval}
 
-    def __getitem__(self, key: str) -> object:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
-
 
 MANIFEST_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class RunManifest(Mapping[str, object]):
+class RunManifest(StoredForm):
     """What produced a run, recorded once when the run is created: its identity, each
     forecaster's provenance, where its market store and archive lived (so a later export can open
     them again), the scoring policies in force, the git revision, Python and package versions.
@@ -370,12 +371,3 @@ class RunManifest(Mapping[str, object]):
         out = {f.name: getattr(self, f.name) for f in fields(self)[:-2]}
         out = out if self.version == 1 else {**out, "manifest_version": self.version}
         return {**out, **self.extra}
-
-    def __getitem__(self, key: str) -> object:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
