@@ -591,10 +591,11 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
     from hindcast.archive import open_snapshot, snapshot_dir
 
+    manifests = [RunManifest.of(s.manifest) for s in scored]  # records, or their stored form
     if archive is not None:
-        ids = sorted({s.manifest.identity.get("snapshot") for s in scored} - {None})
+        ids = sorted({str(i) for m in manifests if (i := m.identity.get("snapshot")) is not None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted({(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.archive)})
+    recorded = sorted({(str(a["root"]), str(a["snapshot"])) for m in manifests if (a := m.archive)})
     return [
         open_snapshot(Path(root), sid)
         for root, sid in recorded
