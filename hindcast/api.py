@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.compat import renamed
+
 
 def sweep(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
     """`sweep_async` run to its end (`asyncio.run`): the same keywords, the same SweepResult."""
@@ -31,18 +33,19 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     engine = {k: options.pop(k) for k in _ENGINE if options.get(k) is not None}
     replay = replay_spec(spec, {k: v for k, v in options.items() if k not in _ENGINE})
     store = open_store(db, runs)
-    export = lambda *parts: write_run(*parts, store=store)  # noqa: E731
-    return await run_sweep(replay, store=store, out_dir=Path(out), now=now, export=export, **engine)
+    engine["export"] = lambda *parts: write_run(*parts, run_store=store)
+    return await run_sweep(replay, run_store=store, out_dir=Path(out), now=now, **engine)
 
 
 _ENGINE = tuple("models prices retry_limit on_plan advance prepared shard created_at".split())
 
 
-def rescore(store, run_id: str, *, models: Path | None = None, bundle=None):
+@renamed(store="run_store", models="model_cutoffs")
+def rescore(run_store, run_id: str, *, model_cutoffs: Path | None = None, bundle=None):
     """A stored run scored from its forecasts alone (no model called): a RunScores."""
     from hindcast.replay import load_scored
 
-    return load_scored(store, run_id, bundle, models)
+    return load_scored(run_store, run_id, bundle, model_cutoffs)
 
 
 def pull(store: Path, query=None, *, now: datetime, progress=None, **options):
@@ -118,8 +121,9 @@ def search(
         return bound.search(query, k=k, mode=mode)
 
 
+@renamed(store="run_store")
 def export(
-    store,
+    run_store,
     runs: Sequence[str],
     out: Path,
     formats: Sequence[str] = ("csv", "json", "parquet", "md", "html"),
@@ -128,18 +132,19 @@ def export(
     """Stored runs' leaderboard, per-forecast table and report (no model called) in `formats`."""
     from hindcast.leaderboard import export_runs
 
-    return export_runs(store, runs, out, formats, **options)
+    return export_runs(run_store, runs, out, formats, **options)
 
 
-def analyze(store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
+@renamed(store="run_store")
+def analyze(run_store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
     """Stored runs' analyses as Findings (no model called; `split` None: median; settings:
     hindcast.analysis's)."""
     from hindcast import analysis
     from hindcast.leaderboard import findings, tables
     from hindcast.replay import load_scored, recorded_bundle
 
-    bundles = [recorded_bundle(store, rid) for rid in runs]
-    scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
+    bundles = [recorded_bundle(run_store, rid) for rid in runs]
+    scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     return findings.with_resolution(findings.collect(scored, split), scored) + analysis.findings(
         tables.combine(scored).rows, bundles, **settings
     )

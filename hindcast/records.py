@@ -129,8 +129,27 @@ _USAGE_CHECKS: dict[str, Callable[[object], bool]] = {
 }
 
 
+class StoredForm(Mapping[str, object]):
+    """A record that reads as the mapping it is stored as (its `to_dict()`), so code and files
+    written against the stored dicts read it unchanged."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, object]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class Usage(Mapping[str, object]):
+class Usage(StoredForm):
     """What one forecast consumed: the model asked, token counts (`fresh_*`: of replies not served
     from the response cache, what budgets count), requests, cache hits, retries, latency and the
     log of its steps. A field is None when not recorded, or recorded with a value of the wrong kind
@@ -185,14 +204,16 @@ class Usage(Mapping[str, object]):
         keys = ("model", "model_name", "prompt_tokens", "completion_tokens")
         return any(getattr(self, k) is not None or k in self.extra for k in keys)
 
-    def __getitem__(self, key: str) -> object:
-        return self.to_dict()[key]
+    def __hash__(self) -> int:  # equal mappings hash alike (a scored row holding one is hashable)
+        return hash(_frozen(self.to_dict()))
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
 
-    def __len__(self) -> int:
-        return len(self.to_dict())
+def _frozen(value: object) -> object:
+    if isinstance(value, Mapping):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 _NO_USAGE = Usage()  # nothing recorded (a baseline's forecast): shared, it is immutable
@@ -254,18 +275,73 @@ class Document:
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RunIdentity(StoredForm):
+    """What makes a run this run (built by `hindcast.replay.identity`): the frozen inputs and the
+    schedule, not paths, concurrency or budgets. The run id is the hash of `to_dict()`, the
+    stored form, which is exactly the mapping runs have always recorded: the optional parts
+    appear only when set (`vector_search` with its `nprobe` off the default exact scan;
+    `exclude`; `question_text_uncertain`; the searched `index`; an imported Inspect eval's id),
+    so every pinned run id is unchanged. It reads as that mapping, like Usage."""
+
+    store_version: str
+    snapshot: str | None
+    markets: tuple[str, ...]
+    forecasters: tuple[str, ...]
+    subsets: tuple[tuple[object, ...], ...]
+    fractions: tuple[float, ...]
+    offsets: tuple[str, ...]
+    instants: tuple[str, ...]  # ISO instants
+    hindcast_rule: bool
+    repeats: int
+    seed: int
+    vector_search: str | None = None  # off the default exact scan: the spec's mode ("approx")
+    nprobe: int | None = None  # recorded beside vector_search
+    exclude: tuple[str, ...] | None = None
+    question_text_uncertain: tuple[Mapping[str, object], ...] | None = None
+    index: Mapping[str, object] | None = None  # embedder, dims, dtype (+ the approximate index)
+    inspect_eval: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The stored (and hashed) form."""
+        out: dict[str, object] = {
+            "store_version": self.store_version,
+            "snapshot": self.snapshot,
+            "markets": list(self.markets),
+            "forecasters": list(self.forecasters),
+            "subsets": [list(s) for s in self.subsets],
+            "fractions": list(self.fractions),
+            "offsets": list(self.offsets),
+            "instants": list(self.instants),
+            "hindcast_rule": self.hindcast_rule,
+            "repeats": self.repeats,
+            "seed": self.seed,
+        }
+        if self.vector_search is not None:
+            out |= {"vector_search": self.vector_search, "nprobe": self.nprobe}
+        if self.exclude is not None:
+            out["exclude"] = list(self.exclude)
+        if self.question_text_uncertain is not None:
+            out["question_text_uncertain"] = [dict(m) for m in self.question_text_uncertain]
+        if self.index is not None:
+            out["index"] = dict(self.index)
+        return out if self.inspect_eval is None else {**out, "inspect_eval": self.inspect_eval}
+
+
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class RunManifest:
+@dataclass(frozen=True, slots=True, eq=False)
+class RunManifest(StoredForm):
     """What produced a run, recorded once when the run is created: its identity, each
     forecaster's provenance, where its market store and archive lived (so a later export can open
     them again), the scoring policies in force, the git revision, Python and package versions.
 
     `version` is the layout's: version 1 is the layout runs have always stored, written without a
     version key (so stored manifests, and the runs' ids, are unchanged); a later layout writes
-    `manifest_version`."""
+    `manifest_version`. Like Usage it reads as the mapping it is stored as (`RunManifest.of(d)`
+    and `to_dict` round-trip; keys of no field, such as a scheduled sweep's `sweep` and `runs`,
+    are kept in `extra`)."""
 
     identity: Mapping[str, object]
     forecasters: Mapping[str, Mapping[str, object]]
@@ -276,8 +352,22 @@ class RunManifest:
     python: str
     packages: Mapping[str, str | None]
     version: int = MANIFEST_VERSION
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> RunManifest:
+        """The record of a stored manifest; a field an older layout lacks reads as empty."""
+        if isinstance(stored, RunManifest):
+            return stored
+        given = dict(stored)
+        version = given.pop("manifest_version", 1)
+        named = {f.name: given.pop(f.name) for f in fields(cls)[:-2] if f.name in given}
+        empty = {"archive": None, "git_revision": None, "python": ""}
+        known: dict[str, Any] = {f.name: empty.get(f.name, {}) for f in fields(cls)[:-2]}
+        return cls(**{**known, **named}, version=version, extra=given)
 
     def to_dict(self) -> dict[str, object]:
         """The stored form (JSON-ready)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "version"}
-        return out if self.version == 1 else {**out, "manifest_version": self.version}
+        out = {f.name: getattr(self, f.name) for f in fields(self)[:-2]}
+        out = out if self.version == 1 else {**out, "manifest_version": self.version}
+        return {**out, **self.extra}

@@ -4,10 +4,10 @@ Every module under hindcast/ is parsed with `ast`; every import counts, includin
 functions (a lazy import is still a dependency). The rules:
 
 (a) layers: an import points to the same or a lower layer, never up —
-    0 records, errors, timeutil, frozen, filelock, http, specs, faces · 1 archive, markets, llm ·
-    2 leaks · 3 forecasters · 4 replay, runs, scoring · 5 leaderboard, audit, analysis · 6 api,
-    adapters and the package root · 7 cli, schedule · 8 __main__; a new top-level module must be
-    given a layer here;
+    0 records, errors, timeutil, frozen, filelock, http, specs, faces, compat, registry · 1 archive,
+    markets, llm · 2 leaks · 3 forecasters · 4 replay, runs, scoring · 5 leaderboard, audit,
+    analysis · 6 api, adapters and the package root · 7 cli, schedule · 8 __main__; a new
+    top-level module must be given a layer here;
 (b) no import circle between modules, and the package graph (package → package, every import
     of one by another) is acyclic; a string naming a package module exactly (an
     `importlib.import_module` target, a `python -m` argument) counts as an import;
@@ -34,7 +34,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "hindcast"
 LAYERS = {
     **dict.fromkeys(
-        ("records", "errors", "timeutil", "frozen", "filelock", "http", "specs", "faces"), 0
+        (
+            "records",
+            "errors",
+            "timeutil",
+            "frozen",
+            "filelock",
+            "http",
+            "specs",
+            "faces",
+            "compat",
+            "registry",
+        ),
+        0,
     ),
     **dict.fromkeys(("archive", "markets", "llm"), 1),
     "leaks": 2,

@@ -23,7 +23,7 @@ from pathlib import Path
 from hindcast.errors import ConfigError
 from hindcast.forecasters import require_inspect
 from hindcast.http import redact
-from hindcast.records import Forecast, RunManifest
+from hindcast.records import Forecast, RunIdentity, RunManifest
 from hindcast.replay import prepare, run_id, scoring_policies
 from hindcast.runs import RunStore, manifest
 from hindcast.timeutil import iso, parse_utc
@@ -48,7 +48,7 @@ class InspectRun:
 
     run_id: str
     forecaster: str
-    identity: dict
+    identity: RunIdentity
     manifest: RunManifest
     forecasts: list  # (market_id, t0, label, repeat, Forecast, retrievals)
     outages: list  # (market_id, t0, repeat, reason)
@@ -73,7 +73,9 @@ def read_inspect(path: Path) -> InspectRun:
         )
     name = forecaster_name(log)
     plan = _plan(log, recorded, path)
-    identity = {**plan.identity, "forecasters": [name], "inspect_eval": log.eval.eval_id}
+    identity = dataclasses.replace(
+        plan.identity, forecasters=(name,), inspect_eval=log.eval.eval_id
+    )
     archive = Path(recorded["archive"]) if recorded.get("archive") else None
     provenance = {name: _Provenance(log).provenance()}
     run_manifest = manifest.build(

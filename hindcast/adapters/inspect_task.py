@@ -138,7 +138,7 @@ def recorded(plan: Plan) -> dict:
     its frozen inputs live (absolute paths), and the prompt."""
     archive = getattr(plan.snapshot, "archive", None)
     return {
-        "run_identity": plan.identity,
+        "run_identity": plan.identity.to_dict(),
         "store": str(Path(plan.store_root).resolve()),
         "archive": str(Path(archive).resolve()) if archive is not None else None,
         "prompt": PROMPT,

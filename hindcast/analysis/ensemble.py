@@ -1,40 +1,11 @@
 """Repeats of one forecaster turned into derived forecasters (issue 17, item 3). No model is called.
 
-A forecaster run with repeats has K stored forecasts (ScoredRow.repeat 0..K−1) on the same
-(market, t0). `aggregate` combines them into one forecast per (market, t0) for each of four
-DERIVED forecasters, named `<forecaster>·<kind>` (the separator is U+00B7, which no built-in
-spec uses; a forecaster in the rows whose name equals a derived name is refused; `·logit-shrunk`
-is not the `shrunk` baseline forecaster, which shrinks the market price):
-
-- `·mean`: the mean of the probabilities;
-- `·median`: their median (the mean of the two middle ones for an even count);
-- `·logit-mean`: the mean in logit space, expit(mean(logit p));
-- `·logit-shrunk`: that logit mean shrunk toward logit 0 (p = 0.5) by an empirical-Bayes factor.
-
-Clipping (policy `logit-clip-1e-6`): before any logit, p is clipped to [1e-6, 1 − 1e-6] (the
-same bound as the log score's `metrics.LOG_CLIP`), so a draw at exactly 0 or 1 counts as
-logit ±13.8 instead of ±∞. `·mean` and `·median` read the probabilities unclipped.
-
-Shrinkage (policy `eb-normal-logit-shrink-to-0`). BLF (Murphy 2026, arXiv 2604.18576)
-aggregates K trials by logit-space shrinkage with a data-dependent prior; this is the simplest
-such estimator, the James–Stein / empirical-Bayes normal-means shrinkage (Efron & Morris
-1975). Per forecaster, a repeat's logit is modelled as θ_q + noise of variance σ² around the
-question's latent logit θ_q, with θ_q ~ N(0, τ²). σ² is the pooled within-question variance of
-the logits (questions with ≥ 2 valid repeats, Σ(l − m_q)² / Σ(K_q − 1)); τ² the moment estimate
-max(0, mean_q(m_q² − σ²/K_q)) over the forecaster's questions. A question's logit mean m_q is
-multiplied by B_q = τ² / (τ² + σ²/K_q) (K_q: its valid repeats): repeats that disagree much
-relative to how far the forecaster's questions spread from 0.5 pull it toward 0.5. σ² = 0
-(repeats always agree, or one repeat each) gives B = 1 (no shrinkage). The factor is fitted
-on the forecasts alone (no outcome is read), per forecaster, over every question passed.
-
-Failures (policy `aggregate-valid-repeats`): a (market, t0) whose repeats all failed stays a
-failure in every derived forecaster (probability None, the error "all K repeats failed: …");
-a partial failure aggregates the valid repeats only — never imputed — and the count of valid
-repeats of every (market, t0) is returned (`Aggregates.repeats`) and summed in the finding.
-
-A derived row keeps the question's fields (label, topic, outcome, market price and its
-instant, regime, coverage, resolved_at) from repeat 0 and has repeat 0; its usage is the sum
-of its repeats' (the aggregate cost all K draws).
+`aggregate` combines a forecaster's K repeats on each (market, t0) into one forecast for each of
+four derived forecasters `<forecaster>·mean`, `·median`, `·logit-mean` and `·logit-shrunk`
+(policies `logit-clip-1e-6`, `eb-normal-logit-shrink-to-0`, `aggregate-valid-repeats`: valid
+repeats only, never imputed; a derived row keeps repeat 0's question fields, its usage the sum
+of its repeats'). The estimators, the empirical-Bayes derivation and the failure rules:
+docs/analysis.md, "Aggregates of repeats".
 """
 
 from __future__ import annotations
@@ -46,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hindcast.errors import ConfigError
+from hindcast.records import Usage
 from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 
 SEPARATOR = "·"
@@ -205,13 +177,14 @@ def _derive(
     return [row for kind in KINDS for row in out[kind]]
 
 
-def summed_usage(rows: Sequence[ScoredRow]) -> tuple:
+def summed_usage(rows: Sequence[ScoredRow]) -> Usage:
     """The repeats' usage records summed: numeric fields present in every repeat are added, the
     model fields kept when every repeat names the same one; anything else is
     left out (not recorded)."""
-    records = [dict(r.usage) for r in rows]
-    keys = [k for k, _ in rows[0].usage if all(k in u for u in records)]
-    return tuple(item for k in keys if (item := _summed(k, [u[k] for u in records])) is not None)
+    records = [r.usage.to_dict() for r in rows]
+    keys = [k for k in rows[0].usage if all(k in u for u in records)]
+    summed = (_summed(k, [u[k] for u in records]) for k in keys)
+    return Usage.of(item for item in summed if item is not None)
 
 
 def _summed(key: str, values: list) -> tuple | None:

@@ -40,6 +40,7 @@ from itertools import combinations
 import numpy as np
 
 from hindcast.errors import ConfigError
+from hindcast.records import RunManifest
 from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 from hindcast.timeutil import iso
 
@@ -198,7 +199,7 @@ def resolution_strata(
     )
 
 
-def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> Finding:
+def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[RunManifest]) -> Finding:
     """`resolution_strata` against the market store versions the runs recorded."""
     from pathlib import Path
 
@@ -206,7 +207,7 @@ def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[dict]) -> 
 
     meta: dict = {}
     for manifest in manifests:
-        recorded = manifest["market_store"]
+        recorded = manifest.market_store
         meta |= open_version(Path(recorded["root"]), recorded["version"]).bundle.meta
     return resolution_strata(rows, meta)
 

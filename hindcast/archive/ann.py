@@ -1,70 +1,12 @@
 """Approximate vector search of closed months: an IVF index per month, exact within what it probes.
 
-A month is *closed* at t0 when it ends at or before t0 (month < month(t0)): every document in
-it was created before t0, so only the edit policy filters it. Such a month may be searched
-through an inverted-file index (IVF) instead of the full scan; the boundary month (month(t0))
-and any month without an index keep the exact scan of `hindcast.archive.scan`.
-
-**The partition is a fixed codebook (issue 24).** The lists' centroids are trained once,
-seeded and deterministic, on a fixed reference corpus that ships with the package (the sample's
-46,809 headlines, embedded by the index's own model: `hindcast.archive.codebook`), never on the
-archive's documents. Why: our archive stores only a document's last text (Pushshift), so a
-document X edited after t0 has lost the text it had at t0. An index trained on the archive's
-documents must then differ between "X edited after t0" and "X never edited, visible with its
-t0 text" — X's presence and text move every centroid, so the lists probed for every *other*
-document — and no rule about which documents to train on can fix that (the edited archive no
-longer has X's t0 text, and any document may be edited later). With a codebook that reads
-nothing of the archive, every row's list is a function of its own vector alone.
-
-Build (`build_month`, `build`), per month:
-
-* Every row is assigned to its nearest codebook centroid (its own vector and the codebook
-  only). Lists are stored contiguously, in list order and time order within a list:
-  positions, int8 codes, scales and edit instants (`ann/` under the month's vector folder), so
-  probing a list is one contiguous scan. Written to a temporary folder, then renamed (atomic);
-  `build` skips months already built with the same parameters and codebook, so a re-run
-  resumes and is idempotent (byte-identical files). The number of lists is the codebook's
-  (`codebook.LISTS`, or `--lists`): a constant, whatever the month holds.
-* The month's meta and index.json record the codebook's id (a hash of its centroids, the
-  model, the reference corpus, lists and seed) and the recall@10 at nprobe measured on the
-  reference corpus (`codebook.recall`): a function of nothing in the archive either.
-
-Search (`rank`): score the centroids, probe the best `nprobe` lists (ties to the lower list),
-run the int8 first stage over the probed rows **with the edit mask inside the scan**, then the
-exact float64 rescore of `scan.refine`, widened by the same error bound. The result is the
-first n eligible rows in one fixed order: (1) the rows of the probed lists of every indexed
-month together with every row (up to t0) of the exactly scanned months, best first (ties:
-month, then position); (2) when those hold fewer than n eligible rows, the indexed months'
-*other* rows, best first — so top-k is never short, but in that case (only) the tail is not in
-score order. Which group a row is in depends on the query and the row's own vector only, so
-masking a row (X, edited after t0) removes it and changes nothing else: the results at t0 equal
-those of the never-edited archive with X taken out, at every nprobe. (The former rule — scan
-the whole month exactly when the probe holds fewer than n eligible rows — let X's eligibility
-decide between the two and so change the other results.) All months' probed ranges (and the
-exact months' rows) go through one first-stage pass on the scanner's threads. The nprobe
-default is a constant, so it carries no document.
-
-Defaults: a codebook of 1024 lists, nprobe 256 (unchanged from the data-trained index).
-Measured with `benchmarks/retrieval.py --docs 1000000 --queries 100 --nprobe 256,384
---partitions codebook,data` (12 months of 83k Pushshift-shaped documents, vectors anchored on
-the sample headlines' MiniLM vectors, given by HINDCAST_BENCH_ANCHORS; both partitions in the
-same run; 2 shared cores, load ≈ 7): at nprobe 256 recall@10 0.992 with the codebook vs 0.986
-data-trained (1,730 lists a month), p50 17.0 vs 13.9 ms (exact 26.8 ms); at 384: 0.994 vs
-0.990, 20.1 vs 19.2 ms. At 300k documents (`--docs 300000`, 948 data-trained lists): 256:
-1.000 vs 0.995; 128: 0.989 vs 0.991; 64: 0.962 vs 0.970; 32: 0.929 vs 0.948. No recall is
-lost at the default nprobe, so it stays; the codebook probes a larger share of a month (256 of
-1024 lists against 256 of 1,730), hence ~20% slower at 1M. Not measured: 10M, where the
-data-trained index had 4,096 lists a month (6% probed) and the codebook keeps 25%: expect it
-slower there for the same recall (a 4,096-list codebook at 300k: nprobe 256 recall 0.977,
-512 0.998). The benchmark's codebook is trained on the same headlines its documents' vectors
-are anchored on, so its recall is an upper estimate for, say, Reddit comments searched
-through a codebook of news headlines.
-
-**The data-trained baseline.** `fit`/`build_month` without a codebook train the centroids on
-the month's rows final before its end (edit_us < month end) — the previous default, kept
-only as the measured baseline of `benchmarks/retrieval.py --partitions codebook,data`. `build`
-always uses the codebook; approximate search refuses an index of the old format
-(`hindcast-ann/1`).
+A month that ended before t0 may be searched through an inverted-file index whose lists come
+from a fixed codebook shipped with the package (`hindcast.archive.codebook`), never from the
+archive, so masking a document edited after t0 changes nothing else; the month of t0 and any
+month without an index keep the exact scan (`hindcast.archive.scan`). `build`/`build_month`
+write each month's lists atomically and resumably; `rank` probes them with the edit mask inside
+the scan. Why a codebook, the search order's proof and the measured recall and speed:
+docs/archive.md, "Approximate search".
 """
 
 from __future__ import annotations

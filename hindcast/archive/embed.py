@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from hindcast.errors import UnknownEmbedderError
+from hindcast.registry import Registry
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 ENTRY_POINT_GROUP = "hindcast.embedders"
@@ -55,7 +56,7 @@ class Embedder(Protocol):
 
 
 Factory = Callable[[], Embedder]
-_FACTORIES: dict[str, Factory] = {}
+_FACTORIES: Registry[Factory] = Registry(ENTRY_POINT_GROUP)
 _BUILTIN: set[str] = set()
 
 
@@ -66,12 +67,11 @@ def register(name: str, factory: Factory) -> None:
 
 def names() -> list[str]:
     """Every registered key and recorded name (plugins included)."""
-    _load_plugins()
-    return sorted(_FACTORIES)
+    return _FACTORIES.names()
 
 
 def known(name: str) -> bool:
-    _load_plugins()
+    _FACTORIES.load_plugins()
     return name in _FACTORIES or _hash_dims(name) is not None
 
 
@@ -81,7 +81,7 @@ def get_embedder(name: str) -> Embedder:
     dims = _hash_dims(name)
     if dims is not None:
         return HashEmbedder(dims)
-    _load_plugins()
+    _FACTORIES.load_plugins()
     if name not in _FACTORIES:
         raise UnknownEmbedderError(
             f"unknown embedder {name!r} (known: {', '.join(sorted(_FACTORIES))}; "
@@ -114,14 +114,6 @@ def for_index(name: str) -> Embedder:
 def _hash_dims(name: str) -> int | None:
     head, _, tail = name.partition("-")
     return int(tail) if head == "hash" and tail.isdigit() and int(tail) > 0 else None
-
-
-def _load_plugins() -> None:
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name not in _FACTORIES:
-            register(point.name, point.load())
 
 
 class HashEmbedder:

@@ -1,48 +1,13 @@
 """The searchable index of a snapshot: embeddings plus one LanceDB table per month.
 
-Layout and choice (measured with `benchmarks/retrieval.py` on the 2-core shared box, p50 as
-a ratio of an exact numpy scan of one time-sorted matrix measured in the same run; all
-variants prefilter, none leaked or returned a short top-k; (*) from an earlier run that
-interleaved single queries rather than blocks of 20):
-
-| 384 dims | 100k synthetic | 1M synthetic |
-|---|---|---|
-| this module (two-stage exact scan) | 1.12× (†), recall 1.0 | 0.36× (‡), recall 1.0 |
-| LanceDB flat + prefilter + BTREE | 33×, recall 1.0 | 16×, recall 1.0 (*) |
-| IVF_HNSW_SQ + refine 10 + prefilter | 3.5×, recall 0.996 | 1.30×, recall 0.939, 29 min build (*) |
-| PCA-128 scan + exact rerank of 400 | 0.65×, recall 0.997 | 0.57×, recall 0.963 |
-
-(†) fixed per-query costs dominate; (‡) 0.36–0.44× over four runs.
-
-Chosen: an **exact scan over time-sorted vectors in two stages** (`hindcast.archive.scan`):
-int8 codes (a quarter of the bytes) scanned by a compiled kernel, then an exact float64
-rescore of the candidates, widened until a hard error bound proves nothing left out can
-enter the top-k. So recall is 1.0 by proof, not by tuning, and no ranking state comes from
-documents created after t0: each code is derived from its own vector only (a fitted
-projection or clustering would carry statistics of later documents). Per month, float32
-vectors, codes and scales in (created_us, id) order are memory-mapped; the cutoff month is
-cut at `searchsorted(created_us, t0)` and the edit policy masks inside the scan, before
-ranking, so top-k is never short. The approximate indexes above lose recall (HNSW at 1M)
-or are slower than the scan at these sizes.
-
-* Opt-in approximate vector search (`hindcast.archive.ann`, `vector_search="approx"`): each
-  month may also have an IVF index under `vectors/month=…/ann/` (built by `ann.build` after
-  the index; its measured recall recorded as `info["ann"]`). It serves only *closed* months
-  (before month(t0)), whose centroids come from documents final before the month's end; the
-  boundary month keeps the exact cut-at-t0 scan. `IndexReader.open_month(m).ann` is that
-  month's index (None when not built); the exact mode never reads it.
-* Full-text search is our own BM25 over per-month postings in time order
-  (`hindcast.archive.text`), so its word statistics count exactly the documents a query
-  may see (before t0, edit policy applied); LanceDB's FTS index counts the whole month.
-* Row reads use LanceDB: per month a table with the document columns, the vector, and
-  BTREE indexes on `created_us`, `id` and `thread_id`. Filters use integer microseconds
-  (`created_us`, `edit_us`) so no time-zone conversion can happen inside a SQL predicate.
-* One table and one matrix per month means a search at t0 never opens a month after
-  month(t0): `IndexReader.open_month` is the only door, and the retriever asks only for
-  months ≤ month(t0).
-
-Building is resumable: vectors are written in chunks of `chunk_rows`; a re-run reuses the
-chunks that exist and skips finished months (recorded in `index.json`).
+Per month: float32 vectors, int8 codes and scales in (created_us, id) order, memory-mapped and
+searched by the exact two-stage scan of `hindcast.archive.scan` (the cutoff month cut at t0,
+the edit policy masked inside the scan); BM25 postings for full text (`hindcast.archive.text`);
+a LanceDB table of the document columns for row reads; optionally an approximate index
+(`hindcast.archive.ann`). `IndexReader.open_month` is the only door, so a search at t0 never
+opens a later month. Building is resumable (chunks of `chunk_rows`, finished months recorded
+in `index.json`). The measured choice of this layout and its exactness argument:
+docs/archive.md, "How the index is built and chosen".
 """
 
 from __future__ import annotations
@@ -281,6 +246,7 @@ def _write_codes(folder: Path, vectors) -> None:
 def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vectors) -> None:
     import lancedb
     import pyarrow as pa
+    from lancedb.db import LanceDBConnection
     from lancedb.index import BTree
 
     table = pa.Table.from_pylist(rows, docs.schema())
@@ -288,8 +254,8 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
     flat = pa.array(vectors.reshape(-1), pa.float32())
     table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
     db = lancedb.connect(str(layout.lance_dir(root)))
-    # lancedb.connect() is typed as the base DBConnection; a local one takes ignore_missing
-    db.drop_table(layout.month_table(month), ignore_missing=True)  # type: ignore[call-arg]
+    assert isinstance(db, LanceDBConnection)  # connect() is typed as the base; a folder's is local
+    db.drop_table(layout.month_table(month), ignore_missing=True)
     lance_table = db.create_table(layout.month_table(month), data=table)
     for column in ("created_us", "id", "thread_id"):
         lance_table.create_index(column, config=BTree())

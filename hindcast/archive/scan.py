@@ -1,25 +1,10 @@
 """Exact top-n vector search over each month's time-sorted vectors, in two stages.
 
-Stage one scans int8 codes of the vectors (a quarter of the bytes of float32) in a compiled
-kernel; stage two re-scores the best candidates exactly (float64 dot products of the stored
-float32 vectors, summed in a fixed order, so a score's bits do not depend on the batch).
-The result is **provably** the exact top-n, not an approximation:
-
-* Each vector is quantized on its own: ``code = rint(v / s)`` with ``s = max|v| / 127``.
-  No statistic of any other document enters a code, so no ranking state depends on
-  documents created after t0 (a fitted projection or clustering would).
-* That gives a hard bound on the first-stage error of every row:
-  ``|v·q − s·(code·q)| ≤ s_max · ‖q‖₁ · (0.5 + 127·d·2⁻²²) + 1e-6`` (rounding to the code,
-  float32 accumulation over d terms with a margin of two, and the final product).
-* After re-scoring the top-C candidates exactly, let τ be the n-th best exact score. Every
-  row left out has a first-stage score ≤ the lowest candidate's, so its exact score is at
-  most ``floor + bound``. If that is < τ, no left-out row can enter the top-n (nor tie
-  it); otherwise C grows fourfold and the check repeats, ending at all eligible rows.
-  (The 1e-6 slack also covers the float64 rounding of the exact scores, ~1e-15.)
-
-Ties are broken by position (earlier in (created_us, id) order first), so results are
-canonical. The time cut (a prefix up to t0) and the edit mask are applied in the scan,
-before any ranking, so the top-n is full whenever n rows are eligible.
+Stage one scans per-vector int8 codes in a compiled kernel; stage two re-scores the best
+candidates exactly in float64, widening the candidates until a hard error bound proves no row
+left out can enter the top-n, so the result is the exact top-n. Each code is derived from its
+own vector only; the time cut and the edit mask apply inside the scan, before ranking; ties go
+to the earlier position. The bound and its proof: docs/archive.md, "The exact scan".
 """
 
 from __future__ import annotations

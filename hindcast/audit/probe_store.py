@@ -253,7 +253,7 @@ def exclude_recalled_scores(scores, table: RecallTable):
     Each forecaster's model is read as the regime labels read it (its provenance, else its spec)."""
     from hindcast.scoring import model_of
 
-    provenance: Mapping = scores.manifest.get("forecasters", {}) or {}
+    provenance: Mapping = scores.manifest.forecasters
     exclusion = exclude_recalled(scores.rows, table, lambda f: model_of(f, provenance.get(f)))
     return replace(scores, rows=exclusion.rows), exclusion
 

@@ -29,6 +29,7 @@ from hindcast import leaks
 from hindcast.audit import figures
 from hindcast.audit.stored import AuditStore, audit_path, question_sha, rows_fingerprint, text_sha
 from hindcast.errors import ConfigError, ForecastError, InfrastructureError, StoppedError
+from hindcast.records import RunManifest
 from hindcast.scoring import Finding, bootstrap
 from hindcast.timeutil import iso
 
@@ -272,9 +273,9 @@ def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
     return found
 
 
-def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: dict) -> None:
+def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: RunManifest) -> None:
     if wanted and not found:
-        where = manifest.get("archive") or {}
+        where = manifest.archive or {}
         raise ConfigError(
             f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
             f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)"

@@ -183,7 +183,7 @@ def rescore(
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
     table = load_prices(prices)
-    scores = api.rescore(_store(out, db), run_id, models=models)
+    scores = api.rescore(_store(out, db), run_id, model_cutoffs=models)
     excluded: list[str] = []
     if exclude_recalled:
         [scores], excluded = audit.exclude_recalled_runs(

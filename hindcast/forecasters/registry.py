@@ -16,23 +16,22 @@ from collections.abc import Callable
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
+from hindcast.registry import Registry
 from hindcast.specs import split_spec
 
 Factory = Callable[..., Forecaster]
-_FACTORIES: dict[str, Factory] = {}
-_ORIGINS: dict[str, str] = {}
 ENTRY_POINT_GROUP = "hindcast.forecasters"
+_FACTORIES: Registry[Factory] = Registry(ENTRY_POINT_GROUP)
 SPEC_TYPES = ("int", "float", "str", "bool")  # what a spec's key=value can set
 
 
 def register(name: str, factory: Factory, origin: str = "registered") -> None:
-    _FACTORIES[name] = factory
-    _ORIGINS[name] = origin
+    _FACTORIES.register(name, factory, origin)
 
 
 def factory(name: str) -> Factory:
     """The factory registered under `name` (plugins included)."""
-    _load_plugins()
+    _FACTORIES.load_plugins()
     if name not in _FACTORIES:
         raise ConfigError(f"unknown forecaster {name!r}; known: {', '.join(sorted(_FACTORIES))}")
     return _FACTORIES[name]
@@ -41,11 +40,11 @@ def factory(name: str) -> Factory:
 def describe() -> list[dict]:
     """Every registered forecaster, plugins included: name, origin, its doc's first line and
     the parameters a spec can set (`name:key=value,…`) with their types and defaults."""
-    _load_plugins()
+    _FACTORIES.load_plugins()
     return [
         {
             "name": name,
-            "origin": _ORIGINS.get(name, "registered"),
+            "origin": _FACTORIES.origin(name),
             "doc": _doc_line(made),
             "parameters": _parameters(made),
         }
@@ -116,8 +115,7 @@ def _plain(value):
 
 
 def names() -> list[str]:
-    _load_plugins()
-    return sorted(_FACTORIES)
+    return _FACTORIES.names()
 
 
 def create(spec: str) -> Forecaster:
@@ -131,7 +129,7 @@ def create(spec: str) -> Forecaster:
             "name it with key_env=VARIABLE"
         )
     name, params = parse_spec(spec)
-    _load_plugins()
+    _FACTORIES.load_plugins()
     if name not in _FACTORIES:
         raise ConfigError(
             f"unknown forecaster {name!r} in {redact(spec)!r}; known: "
@@ -159,14 +157,6 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             f"forecaster spec {spec!r}: expected key=value, got {bad!r}"
         )  # redacted by HindcastError
     return parsed
-
-
-def _load_plugins() -> None:
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name not in _FACTORIES:
-            register(point.name, point.load(), origin=f"plugin {point.value}")
 
 
 def _builtins() -> None:

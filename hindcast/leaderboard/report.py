@@ -20,6 +20,7 @@ from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import analysis, assets, display, plots, viewer
 from hindcast.leaderboard.export import cell
 from hindcast.leaderboard.tables import Combined, combine, fraction_of
+from hindcast.records import RunManifest
 from hindcast.scoring import PriceTable, bootstrap, leaderboard, load_prices, vs_market
 
 TEXT = ' class="text"'
@@ -391,7 +392,7 @@ def research_of(runs: Sequence, combined: Combined, replicates: int):
 
     bundles = []
     for run in runs:
-        recorded = run.manifest.get("market_store") or {}
+        recorded = run.manifest.market_store
         try:
             bundles.append(open_version(Path(recorded["root"]), recorded["version"]).bundle)
         except (KeyError, TypeError, OSError, HindcastError) as exc:
@@ -575,24 +576,24 @@ def run_block(run) -> str:
     """A run's provenance: the scoring policies that scored it (those recorded when the run was
     created too, when they differ: a run re-scored by a later release), then its manifest."""
     manifest = run.manifest
-    store = manifest.get("market_store", {})
-    recorded = manifest.get("scoring_policies")
+    store = manifest.market_store
+    recorded = manifest.scoring_policies
     facts = [
         ("run", run.run_id),
         ("market store version", store.get("version")),
         ("market store", store.get("root")),
-        ("git revision", manifest.get("git_revision")),
-        ("python", manifest.get("python")),
+        ("git revision", manifest.git_revision),
+        ("python", manifest.python),
         ("scoring policies", _compact(run.policies)),
         *(
             [("scoring policies recorded at creation", _compact(recorded))]
             if recorded != run.policies
             else []
         ),
-        ("packages", _compact(manifest.get("packages"))),
+        ("packages", _compact(manifest.packages)),
     ]
     items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts)
-    full = escape(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False))
+    full = escape(json.dumps(manifest.to_dict(), indent=1, sort_keys=True, ensure_ascii=False))
     return (
         f'<h3>{escape(run.run_id)}</h3><dl class="provenance">{items}</dl>'
         f"<details><summary>full manifest</summary><pre>{full}</pre></details>"
@@ -613,7 +614,7 @@ def provenance_header(runs: Sequence, created: Mapping[str, str]) -> str:
             td(r.run_id, text=True),
             td(created.get(r.run_id), text=True),
             td(_snapshot(r.manifest), text=True),
-            td(r.manifest.get("market_store", {}).get("version"), text=True),
+            td(r.manifest.market_store.get("version"), text=True),
         ]
         for r in runs
     ]
@@ -632,9 +633,8 @@ def provenance_header(runs: Sequence, created: Mapping[str, str]) -> str:
     )
 
 
-def _snapshot(manifest: Mapping) -> str:
-    identity = manifest.get("identity") or {}
-    return identity.get("snapshot") or "none (run without an archive)"
+def _snapshot(manifest: RunManifest) -> str:
+    return str(manifest.identity.get("snapshot") or "none (run without an archive)")
 
 
 def finding_section(finding) -> str:

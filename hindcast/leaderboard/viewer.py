@@ -107,8 +107,8 @@ def record(
     question: str,
     prices: PriceTable,
 ) -> dict:
-    figures = usage.figures(dict(row.usage))
-    spent = usage.summary(row.forecaster, [dict(row.usage)], prices)
+    figures = usage.figures(row.usage)
+    spent = usage.summary(row.forecaster, [row.usage], prices)
     return {
         "run": run_id,
         "forecaster": row.forecaster,

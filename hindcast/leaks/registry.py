@@ -20,6 +20,7 @@ from typing import Protocol
 
 from hindcast.errors import ConfigError
 from hindcast.records import Question
+from hindcast.registry import Registry
 
 LABELS = ("reveals-outcome", "after-t0", "neither")
 
@@ -48,7 +49,7 @@ class LeakDetector(Protocol):
     async def judge(self, text: str, question: Question) -> Verdict: ...
 
 
-_FACTORIES: dict[str, Callable[..., LeakDetector]] = {}
+_FACTORIES: Registry[Callable[..., LeakDetector]] = Registry()
 _RAW: set[str] = set()  # names whose factory reads the whole spec itself (composed detectors)
 
 

@@ -166,7 +166,8 @@ def _store(
     summary.stored = len(pulled)
     bundle = merge(previous, pulled, now)
     summary.version = write_version(root, bundle, _provenance(client, query, now, summary))
-    log_pull(root, now, summary)  # type: ignore[arg-type]  # it reads version, counts(), incomplete: all here
+    # log_pull is typed for a PullSummary; it reads version, counts() and incomplete: all here
+    log_pull(root, now, summary)  # type: ignore[arg-type]
     shutil.rmtree(work.path, ignore_errors=True)
     return summary
 

@@ -35,15 +35,17 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from hindcast.compat import renamed
 from hindcast.errors import ConfigError, InfrastructureError, StoppedError
 from hindcast.forecasters import Context, ModelForecaster, hooked, registry
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
+from hindcast.records import RunManifest
 from hindcast.replay import coverage
 from hindcast.replay.plan import (
     Plan,
@@ -135,9 +137,13 @@ class RunScores:
     release may have been created under other ones)."""
 
     run_id: str
-    manifest: dict
+    manifest: RunManifest
     rows: list[ScoredRow]
     policies: dict = dataclasses.field(default_factory=scoring_policies)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.manifest, RunManifest):  # a stored manifest's mapping
+            object.__setattr__(self, "manifest", RunManifest.of(self.manifest))
 
     def to_polars(self):
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
@@ -148,7 +154,7 @@ class RunScores:
         from hindcast.scoring import figures
 
         fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
-        rows = [{**{k: getattr(r, k) for k in fields}, **figures(dict(r.usage))} for r in self.rows]
+        rows = [{**{k: getattr(r, k) for k in fields}, **figures(r.usage)} for r in self.rows]
         if not rows:
             return pl.DataFrame(schema=fields + list(figures({})))
         return pl.DataFrame(rows, infer_schema_length=None)
@@ -175,10 +181,11 @@ class Hooks:
     created_at: datetime | None = None  # recorded for a new run instead of `now`
 
 
+@renamed(store="run_store")
 async def run_sweep(
     spec: ReplaySpec,
     *,
-    store: RunStore,
+    run_store: RunStore,
     out_dir: Path,
     now: datetime,
     on_plan: Callable[[int], None] = lambda n: None,
@@ -192,7 +199,8 @@ async def run_sweep(
     created_at: datetime | None = None,
 ) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
-    run and hand it to `export`. `models`: a Models (None: keys from os.environ, cache beside
+    run and hand it to `export`. `run_store`: the run database (the keyword `store=` is
+    deprecated); `models`: a Models (None: keys from os.environ, cache beside
     the run database, closed after); `prices`: a scoring.costs.PriceTable (None: the shipped
     table); `prepared`: `prepare(spec)` already done. With `spec.retry_failed`, stored failures
     are asked again (`retry_limit`: only those retried fewer times than that). `shard` (i, n):
@@ -205,12 +213,12 @@ async def run_sweep(
     models = (
         models
         if models is not None
-        else default_models(store, out_dir, concurrency=spec.concurrency)
+        else default_models(run_store, out_dir, concurrency=spec.concurrency)
     )
     prices = prices if prices is not None else load_prices(None)
     try:
         hooks = Hooks(Path(out_dir), on_plan, advance, export, check_shard(shard), created_at)
-        return await _sweep(spec, store, now, hooks, models, prices, retry_limit, prepared)
+        return await _sweep(spec, run_store, now, hooks, models, prices, retry_limit, prepared)
     finally:
         await models.aclose()
         if owned:
@@ -569,12 +577,12 @@ async def _close(forecasters: dict[str, ModelForecaster]) -> None:
 # ---- scoring a stored run (no model is called) -----------------------------------------------
 def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
     """The market store version a stored run recorded (from its manifest)."""
-    return _bundle_of(json.loads(store.run(rid).manifest_json))
+    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)))
 
 
-def _bundle_of(run_manifest: dict) -> MarketBundle:
-    recorded = run_manifest["market_store"]
-    return open_version(Path(recorded["root"]), recorded["version"]).bundle
+def _bundle_of(run_manifest: RunManifest) -> MarketBundle:
+    recorded = run_manifest.market_store
+    return open_version(Path(str(recorded["root"])), str(recorded["version"])).bundle
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -583,12 +591,11 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
     from hindcast.archive import open_snapshot, snapshot_dir
 
+    manifests = [RunManifest.of(s.manifest) for s in scored]  # records, or their stored form
     if archive is not None:
-        ids = sorted({s.manifest.get("identity", {}).get("snapshot") for s in scored} - {None})
+        ids = sorted({str(i) for m in manifests if (i := m.identity.get("snapshot")) is not None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted(
-        {(a["root"], a["snapshot"]) for s in scored if (a := s.manifest.get("archive"))}
-    )
+    recorded = sorted({(str(a["root"]), str(a["snapshot"])) for m in manifests if (a := m.archive)})
     return [
         open_snapshot(Path(root), sid)
         for root, sid in recorded
@@ -596,40 +603,47 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     ]
 
 
+@renamed(store="run_store", models="model_cutoffs")
 def load_scored(
-    store: RunStore, rid: str, bundle: MarketBundle | None = None, models: Path | None = None
+    run_store: RunStore,
+    rid: str,
+    bundle: MarketBundle | None = None,
+    model_cutoffs: Path | None = None,
 ) -> RunScores:
     """Score a stored run from its forecasts alone (no forecaster is called), against the
-    market store version the run recorded; label regimes (model registry, `models`
-    overriding the shipped one) and coverage strata."""
-    run_manifest = json.loads(store.run(rid).manifest_json)
+    market store version the run recorded; label regimes (the model cutoff registry,
+    `model_cutoffs` overriding the shipped one; the keyword `models=` is deprecated) and
+    coverage strata."""
+    run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
     bundle = bundle if bundle is not None else _bundle_of(run_manifest)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
     label = _regime_labeler(
-        run_manifest.get("forecasters", {}), resolutions, regimes.load_cutoffs(models)
+        run_manifest.forecasters, resolutions, regimes.load_cutoffs(model_cutoffs)
     )
     rows = score_rows(
-        store.forecasts(rid),
+        run_store.forecasts(rid),
         markets,
         resolutions,
         bundle.prices,
         label,
-        store.coverage(rid),
+        run_store.coverage(rid),
         venue_registry.venues(bundle),
     )
     return RunScores(rid, run_manifest, rows, scoring_policies())
 
 
+@renamed(store="run_store", models="model_cutoffs")
 def score_run(
-    store: RunStore,
+    run_store: RunStore,
     rid: str,
     bundle: MarketBundle | None = None,
     by: str | None = None,
-    models: Path | None = None,
+    model_cutoffs: Path | None = None,
     prices=None,
 ) -> list[LeaderboardRow]:
-    return leaderboard_of(load_scored(store, rid, bundle, models), by=by, prices=prices)
+    scores = load_scored(run_store, rid, bundle, model_cutoffs)
+    return leaderboard_of(scores, by=by, prices=prices)
 
 
 def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
@@ -637,7 +651,7 @@ def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> lis
     return leaderboard(scores.rows, by=by, prices=prices)
 
 
-def _regime_labeler(provenance: dict, resolutions: dict, cutoffs: dict) -> Callable:
+def _regime_labeler(provenance: Mapping, resolutions: dict, cutoffs: dict) -> Callable:
     def label(stored) -> str:
         model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
         return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)

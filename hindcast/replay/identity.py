@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from hindcast.records import RunIdentity
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
@@ -19,34 +21,30 @@ if TYPE_CHECKING:
 
 def run_identity(
     spec: ReplaySpec, store_version: str, market_ids: list[str], snapshot_id: str | None
-) -> dict:
-    """What makes a run this run: the frozen inputs and the schedule, not paths or concurrency."""
-    return (
-        {
-            "store_version": store_version,
-            "snapshot": snapshot_id,
-            "markets": sorted(market_ids),
-            "forecasters": list(spec.forecasters),
-            "subsets": sorted(map(list, spec.subsets)),
-            "fractions": list(spec.fractions),
-            "offsets": list(spec.offsets),
-            "instants": [iso(t) for t in spec.at],
-            "hindcast_rule": spec.hindcast_rule,
-            "repeats": spec.repeats,
-            "seed": spec.seed,
-        }
-        | _search_identity(spec)
-        | ({"exclude": sorted(spec.exclude)} if spec.exclude else {})
+) -> RunIdentity:
+    """What makes a run this run: the frozen inputs and the schedule, not paths or concurrency.
+    How vectors are searched is recorded only off the default exact scan (so exact runs keep
+    their ids), the excluded market classes only when some are."""
+    approx = spec.vector_search != "exact"
+    return RunIdentity(
+        store_version=store_version,
+        snapshot=snapshot_id,
+        markets=tuple(sorted(market_ids)),
+        forecasters=tuple(spec.forecasters),
+        subsets=tuple(tuple(s) for s in sorted(map(list, spec.subsets))),
+        fractions=tuple(spec.fractions),
+        offsets=tuple(spec.offsets),
+        instants=tuple(iso(t) for t in spec.at),
+        hindcast_rule=spec.hindcast_rule,
+        repeats=spec.repeats,
+        seed=spec.seed,
+        vector_search=spec.vector_search if approx else None,
+        nprobe=spec.nprobe if approx else None,
+        exclude=tuple(sorted(spec.exclude)) if spec.exclude else None,
     )
 
 
-def _search_identity(spec: ReplaySpec) -> dict:
-    """How vectors are searched, when not the default exact scan (so exact runs keep their ids)."""
-    if spec.vector_search == "exact":
-        return {}
-    return {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
-
-
-def run_id(identity: dict) -> str:
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+def run_id(identity: Mapping) -> str:
+    """The hash of the identity's stored form (a RunIdentity, or a stored identity mapping)."""
+    text = json.dumps(dict(identity), sort_keys=True, separators=(",", ":"))
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hindcast.errors import HindcastError
 from hindcast.forecasters import Context
 from hindcast.markets import MarketBundle, market_at, open_version
-from hindcast.records import Market, Question
+from hindcast.records import Market, Question, RunIdentity
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.identity import run_id, run_identity
 from hindcast.replay.spec import ReplaySpec, parse_offset
@@ -33,7 +33,7 @@ class Plan:
     """A sweep resolved against its frozen inputs: what will be forecast, under which run id."""
 
     run_id: str
-    identity: dict
+    identity: RunIdentity
     bundle: MarketBundle
     markets: list[str]
     cutoffs: list[cutoff_rules.Cutoff]
@@ -55,15 +55,16 @@ def prepare(spec: ReplaySpec) -> Plan:
         version.bundle, markets, spec, archive_end(snapshot) if spec.hindcast_rule else None
     )
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
-    identity |= uncertain_text(version.bundle, cutoffs)
+    uncertain = uncertain_text(version.bundle, cutoffs)
+    identity = dataclasses.replace(identity, question_text_uncertain=uncertain)
     search = (
         {}
         if spec.vector_search == "exact"
         else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
     )
     if index is not None:  # which vectors the run searched, and how, is part of what it is
-        identity["index"] = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
-        identity["index"] |= approximate_search(index, spec)
+        searched = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
+        identity = dataclasses.replace(identity, index=searched | approximate_search(index, spec))
     return Plan(
         run_id(identity),
         identity,
@@ -146,7 +147,7 @@ def excluded(meta, exclude: tuple[str, ...]) -> bool:
     )
 
 
-def uncertain_text(bundle: MarketBundle, cutoffs: list) -> dict:
+def uncertain_text(bundle: MarketBundle, cutoffs: list) -> tuple[dict, ...] | None:
     """The cutoffs whose question text is uncertain: the market's rules were updated at or
     after t0, so the text a forecaster is shown may not have existed at t0. Recorded in the
     run identity (and so in its manifest) only when there is one: runs without keep their id."""
@@ -156,7 +157,7 @@ def uncertain_text(bundle: MarketBundle, cutoffs: list) -> dict:
         for meta in [bundle.meta.get(c.market_id)]
         if meta is not None and meta.rules_updated_at is not None and meta.rules_updated_at >= c.t0
     ]
-    return {"question_text_uncertain": marked} if marked else {}
+    return tuple(marked) if marked else None
 
 
 def plan_cutoffs(

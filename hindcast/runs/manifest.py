@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from hindcast.records import RunManifest
+from hindcast.records import RunIdentity, RunManifest
 
 PACKAGES = (
     "hindcast-replay",
@@ -26,7 +26,7 @@ PACKAGES = (
 
 
 def build(
-    identity: dict,
+    identity: RunIdentity | Mapping,
     store_root: Path,
     forecasters: Mapping[str, Mapping] | None = None,
     archive: Path | None = None,
@@ -36,6 +36,7 @@ def build(
     can open them again (a moved folder is given back with --archive). The caller (the engine)
     gives each forecaster's provenance and the scoring policies in force: this package imports
     nothing above it."""
+    identity = dict(identity)  # stored in its JSON form
     return RunManifest(
         identity=identity,
         forecasters={name: dict(f) for name, f in (forecasters or {}).items()},

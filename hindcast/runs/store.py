@@ -46,7 +46,7 @@ from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from hindcast.errors import ConfigError, NoRunDatabase, RunStoreError
 from hindcast.http import redact
-from hindcast.records import Forecast, RunManifest, Usage
+from hindcast.records import Forecast, RunIdentity, RunManifest, Usage
 from hindcast.runs import migrations
 from hindcast.timeutil import iso, parse_utc
 
@@ -197,7 +197,7 @@ class RunStore:
         self.engine.dispose()
 
     def ensure_run(
-        self, run_id: str, spec: dict, manifest: RunManifest | Mapping, created_at
+        self, run_id: str, spec: RunIdentity | Mapping, manifest: RunManifest | Mapping, created_at
     ) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
         second sweep of the same run that created it a moment before). `manifest`: a
@@ -209,7 +209,7 @@ class RunStore:
             RunRow(
                 id=run_id,
                 created_at=iso(created_at),
-                spec_json=_dumps(spec),
+                spec_json=_dumps(dict(spec)),
                 manifest_json=_dumps(
                     manifest.to_dict() if isinstance(manifest, RunManifest) else manifest
                 ),

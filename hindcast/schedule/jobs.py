@@ -21,11 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.errors import StoppedError
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
 from hindcast.schedule.state import State
 from hindcast.timeutil import iso, parse_utc
+
+if TYPE_CHECKING:
+    from hindcast.llm import Models
+    from hindcast.runs import RunStore
 
 PULL_PENDING, WATERMARK = "markets:pull-pending", "markets:watermark"
 
@@ -34,12 +39,10 @@ PULL_PENDING, WATERMARK = "markets:pull-pending", "markets:watermark"
 class JobContext:
     config: ScheduleConfig
     state: State
-    store: object  # RunStore
+    store: RunStore
     now: datetime
     advance: Callable[[], None]  # raises Interrupted when the service is stopping
-    models: object = (
-        None  # the run-integrity Models object (keys, response cache), built by the service
-    )
+    models: Models | None = None  # the run-integrity models (keys, response cache), by the service
 
 
 # -- pull -------------------------------------------------------------------------------------

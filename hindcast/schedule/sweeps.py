@@ -198,18 +198,13 @@ def series_scores(sweep: str, state: State, store):
         return None
     runs = [replay.load_scored(store, b.run_id) for b in batches]
     rows = sorted((row for run in runs for row in run.rows), key=canonical)
-    latest = {
-        k: v for k, v in runs[-1].manifest.items() if k != "identity"
-    }  # provenance of the newest batch
-    forecasters = {
-        name: f for run in runs for name, f in run.manifest.get("forecasters", {}).items()
-    }
-    manifest = {
-        **latest,
-        "forecasters": forecasters,
-        "sweep": sweep,
-        "runs": [b.run_id for b in batches],
-    }
+    forecasters = {name: f for run in runs for name, f in run.manifest.forecasters.items()}
+    manifest = replace(  # the provenance of the newest batch
+        runs[-1].manifest,
+        identity={},
+        forecasters=forecasters,
+        extra={"sweep": sweep, "runs": [b.run_id for b in batches]},
+    )
     return replay.RunScores(sweep, manifest, rows)
 
 

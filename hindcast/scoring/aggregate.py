@@ -14,12 +14,8 @@ its slice is marked `subset: n of N markets`: its Brier is over its own markets,
 comparison with the market is on its own matched rows only. Usage and cost come from
 `usage` (per forecaster and slice, over the rows scored).
 
-Lists and numpy, not polars frames (measured with `benchmarks/scoring_frames.py`, 100,000
-forecasts): the bootstrap's draws and products dominate the call; the frame-shaped part (rows
-to bootstrap inputs) takes ~65 ms with lists, ~33 ms with polars, but polars' squares differ
-from the per-row Brier in the last bit (about 1 row in 1,000), and computing those per row for
-the same bits brings it back to ~62 ms; importing polars costs 100–140 ms a process. polars
-stays where a frame is the product: `to_polars()`.
+Lists and numpy, not polars frames (polars only in `to_polars()`): measured in
+docs/performance.md, "Scoring: lists, not frames".
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ from datetime import datetime
 import numpy as np
 
 from hindcast.markets import price_at
-from hindcast.records import Market, PricePoint, Resolution
+from hindcast.records import Market, PricePoint, Resolution, Usage
 from hindcast.scoring import bootstrap, metrics, usage, vs_market
 from hindcast.scoring.costs import PriceTable, load_prices
 
@@ -60,13 +56,17 @@ class ScoredRow:
     regime: str = "n/a"
     coverage: str = "n/a"
     repeat: int = 0
-    usage: tuple = ()  # usage.relevant(forecast.usage): what the usage summary reads
+    usage: Usage = Usage()  # usage.relevant(forecast.usage): what the usage summary reads
     resolved_at: datetime | None = None  # the effective resolution (regimes are by it)
     price_t: datetime | None = (
         None  # the instant of market_price (the last point strictly before t0)
     )
     known_at: datetime | None = None  # when the outcome was public (walk-forward splits are by it)
     venue: str = "n/a"  # where the market trades (markets.venues): polymarket, kalshi, …
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.usage, Usage):  # given as a mapping or (key, value) pairs
+            object.__setattr__(self, "usage", Usage.of(self.usage))
 
     @property
     def brier(self) -> float | None:
@@ -295,7 +295,7 @@ def summarise(
 
 
 def _usage(name: str, rows: list[ScoredRow], prices: PriceTable) -> dict:
-    s = usage.summary(name, [dict(r.usage) for r in rows], prices)
+    s = usage.summary(name, [r.usage for r in rows], prices)
     return dict(
         models=",".join(s.models) or None,
         prompt_tokens=s.prompt_tokens,

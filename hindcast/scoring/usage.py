@@ -87,10 +87,10 @@ def summarize_usages(
     return {name: summary(name, groups[name], prices) for name in sorted(groups)}
 
 
-def relevant(usage: Usage | Mapping | None) -> tuple[tuple[str, object], ...]:
-    """The part of a usage record a summary reads, as a hashable value (kept on scored rows)."""
+def relevant(usage: Usage | Mapping | None) -> Usage:
+    """The part of a usage record a summary reads (kept on scored rows)."""
     given = dict(usage or {})
-    return tuple((k, given[k]) for k in KEYS if k in given)
+    return Usage.of({k: given[k] for k in KEYS if k in given})
 
 
 def figures(usage: Usage | Mapping | None) -> dict:

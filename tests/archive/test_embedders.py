@@ -159,7 +159,7 @@ def test_an_entry_point_plugin_is_found(tmp_path, monkeypatch):
         "[hindcast.embedders]\ntoy-plugin = toy_embedder_plugin:factory\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(embed, "_FACTORIES", dict(embed._FACTORIES))
+    monkeypatch.setattr(embed, "_FACTORIES", embed._FACTORIES.copy())
     assert get_embedder("toy-plugin").dims == 32
 
 
