@@ -2,7 +2,8 @@
 (`hindcast.leaks`), every document each forecaster read and each rationale, and
 reports the Brier with and without the forecasts that saw a leak (`figures`); `stored` keeps
 detector verdicts (a cache: re-auditing is free) and finished audits (the report reads them)
-in `audits.db` beside the run database. `probe*`: the memorisation probe."""
+in `audits.db` beside the run database. `probe*`: the memorisation probe. `evidence` (offered
+whole): evidence strata, a fixed procedure independent of any forecaster (issue 30)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+    from hindcast.audit import evidence
     from hindcast.audit.probe_run import RecallRun, probe_models, probe_recall
     from hindcast.audit.probe_store import (
         RecallTable,
@@ -26,6 +28,7 @@ _WHERE = {
     "audit": "run_audit",
     "check_detectors": "run_audit",
     "default_recall_path": "probe_store",
+    "evidence": "evidence",
     "exclude_recalled_runs": "probe_store",
     "exclude_recalled_scores": "probe_store",
     "load_recall": "probe_store",
@@ -36,4 +39,4 @@ _WHERE = {
     "stored_findings": "stored",
 }
 __all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(__name__, _WHERE)
+__getattr__, __dir__ = lazy(__name__, _WHERE, modules=("evidence",))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
+from hindcast.leaderboard.tables import combine
 from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 
 
@@ -31,9 +32,20 @@ def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[st
         questions=questions,
         prices=prices,
         stored=stored,
-        findings=findings.collect([scores]),
+        findings=findings.collect([scores]) + _plan_evidence(plan, scores, store),
     )
     return paths
+
+
+def _plan_evidence(plan, scores, store) -> list:
+    """The evidence strata of a sweep's cutoffs, computed once every forecast is stored (cached
+    beside the run database); a run that searched no archive index: a note saying so."""
+    from hindcast.audit import evidence
+
+    labels = evidence.plan_labels(plan, store.url if store is not None else None)
+    if labels is None:
+        return [evidence.not_computed(evidence.NO_INDEX)]
+    return [evidence.finding(scores.rows, labels)]
 
 
 def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
@@ -90,7 +102,7 @@ def export_runs(
         prices=prices,
         stored=stored,
         excluded=excluded,
-        audits=_stored_audits(store, runs, scored),
+        audits=_stored_audits(store, runs, scored) + _run_evidence(store, scored, bundles, archive),
     )
 
 
@@ -100,6 +112,14 @@ def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     from hindcast.audit import stored_findings
 
     return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
+
+
+def _run_evidence(store, scored: Sequence, bundles: Sequence, archive: Path | None) -> list:
+    """The evidence strata of stored runs, from the archive snapshots they recorded."""
+    from hindcast.audit import evidence
+
+    snapshots = recorded_snapshots(scored, archive)
+    return [evidence.runs_finding(store.url, scored, bundles, snapshots, combine(scored).rows)]
 
 
 def default_title(runs: Sequence[str]) -> str:
