@@ -176,14 +176,13 @@ def resolution_strata(
 ) -> Finding:
     """Per forecaster × resolution class (a row can be in two: disputed and rules updated),
     the strata figures; `meta`: market id → MarketMeta of the run's store (missing: neither)."""
-    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
-    for r in rows:
-        for name in (*resolution_classes(meta.get(r.market_id), r.t0), ALL):
-            cells[(r.forecaster, name)].append(r)
-    order = sorted(cells, key=lambda k: (k[0], RESOLUTION_CLASSES.index(k[1])))
-    table = tuple(
-        (f, name, *_stratum(f, ALL, "resolution:" + name, cells[(f, name)], replicates, seed)[3:])
-        for f, name in order
+    table = _classed(
+        rows,
+        lambda r: resolution_classes(meta.get(r.market_id), r.t0),
+        RESOLUTION_CLASSES,
+        "resolution:",
+        replicates,
+        seed,
     )
     return Finding(
         "resolution",
@@ -211,14 +210,13 @@ def evidence_strata(
 ) -> Finding:
     """Per forecaster × evidence stratum (`labels`: (market id, t0) → "present" | "absent", from
     `hindcast.audit`'s fixed procedure; a row without one: "not labelled"), the strata figures."""
-    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
-    for r in rows:
-        for name in (labels.get((r.market_id, r.t0), "not labelled"), ALL):
-            cells[(r.forecaster, name)].append(r)
-    order = sorted(cells, key=lambda k: (k[0], EVIDENCE_CLASSES.index(k[1])))
-    table = tuple(
-        (f, name, *_stratum(f, ALL, "evidence:" + name, cells[(f, name)], replicates, seed)[3:])
-        for f, name in order
+    table = _classed(
+        rows,
+        lambda r: (labels.get((r.market_id, r.t0), "not labelled"),),
+        EVIDENCE_CLASSES,
+        "evidence:",
+        replicates,
+        seed,
     )
     return Finding(
         "evidence",
@@ -227,6 +225,19 @@ def evidence_strata(
         EVIDENCE_COLUMNS,
         table,
         tuple(notes),
+    )
+
+
+def _classed(rows, classes_of, order: tuple[str, ...], prefix: str, replicates: int, seed: int):
+    """Per forecaster × class (`classes_of(row)`, each row also in "all"), the strata figures."""
+    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
+    for r in rows:
+        for name in (*classes_of(r), ALL):
+            cells[(r.forecaster, name)].append(r)
+    keys = sorted(cells, key=lambda k: (k[0], order.index(k[1])))
+    return tuple(
+        (f, name, *_stratum(f, ALL, prefix + name, cells[(f, name)], replicates, seed)[3:])
+        for f, name in keys
     )
 
 
