@@ -159,7 +159,7 @@ def label_all(
     detector = detector if detector is not None else get_detector(DETECTOR)
     labels = {}
     for q in questions:
-        key = (PROCEDURE, identity, q.market_id, question_sha(q), iso(q.t0))
+        key = key_of(q, identity)
         found = cache.get(key) if cache is not None else None
         if found is None:
             with _closing(retriever_for(q.t0)) as retriever:
@@ -168,6 +168,10 @@ def label_all(
                 cache.put(key, found)
         labels[(q.market_id, q.t0)] = found
     return labels
+
+
+def key_of(question: Question, identity: str) -> tuple:
+    return (PROCEDURE, identity, question.market_id, question_sha(question), iso(question.t0))
 
 
 class _closing:
@@ -267,6 +271,11 @@ def finding(rows: Sequence, labels: Mapping[tuple[str, datetime], EvidenceLabel]
     return strata.evidence_strata(rows, {k: v.stratum for k, v in labels.items()}, notes)
 
 
+NOT_YET = (
+    "not computed by the sweep (on the sample it would add minutes to it): `hindcast analyze "
+    "RUN` computes them once and keeps them in evidence.db beside the run database; later "
+    "reports of the run show them"
+)
 NO_INDEX = (
     "the run searched no archive index (baselines only): `hindcast analyze RUN` computes the "
     "strata once the recorded snapshot is embedded (`hindcast archive embed`)"
@@ -274,14 +283,19 @@ NO_INDEX = (
 
 
 def runs_finding(
-    db_url: str, scored: Sequence, bundles: Sequence, snapshots: Sequence, rows: Sequence
+    db_url: str,
+    scored: Sequence,
+    bundles: Sequence,
+    snapshots: Sequence,
+    rows: Sequence,
+    keep: bool = True,
 ):
     """The evidence Finding of stored runs' scored `rows` (matched on (market, t0) when
     several): each run's pairs labelled from the snapshot it recorded; none with its index on
     this machine: not computed."""
     labels: dict = {}
     for scores, bundle in zip(scored, bundles):
-        labels |= run_labels(scores, bundle, snapshots, db_url) or {}
+        labels |= run_labels(scores, bundle, snapshots, db_url, keep) or {}
     if not labels:
         return not_computed(NO_INDEX)
     return finding(rows, labels)
@@ -297,20 +311,19 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
     """The strata of a sweep's (market, t0) cutoffs (None: the run searched no archive index)."""
     from hindcast.replay import question_at, retriever_factory
 
-    if plan.snapshot is None or plan.index is None:
+    if plan.snapshot is None or plan.index is None or not db_url:
         return None
-    return label_all(
-        [question_at(plan.bundle, c) for c in plan.cutoffs],
-        retriever_factory(plan.snapshot, plan.index),
-        archive_identity(plan.snapshot, plan.index),
-        EvidenceCache(cache_path(db_url)) if db_url else None,
-    )
+    questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
+    identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
+    if any(cache.get(key_of(q, identity)) is None for q in questions):
+        return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
+    return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
 
 
-def run_labels(scores, bundle, snapshots: Sequence, db_url: str):
+def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True):
     """The strata of a stored run's (market, t0) rows, from the archive snapshot and index it
-    recorded, the cache only read (None: the run searched no index, or that snapshot or its
-    index is not on this machine)."""
+    recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
+    or that snapshot or its index is not on this machine)."""
     from hindcast.archive import open_index
     from hindcast.errors import HindcastError
     from hindcast.replay import Cutoff, question_at, retriever_factory
@@ -329,5 +342,5 @@ def run_labels(scores, bundle, snapshots: Sequence, db_url: str):
             [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs],
             retriever_factory(snapshot, index),
             archive_identity(snapshot, index),
-            EvidenceCache(cache_path(db_url), writable=False),
+            EvidenceCache(cache_path(db_url), writable=keep),
         )

@@ -38,13 +38,15 @@ def write_run(out_dir: Path, plan, scores, board, prices, store=None) -> dict[st
 
 
 def _plan_evidence(plan, scores, store) -> list:
-    """The evidence strata of a sweep's cutoffs, computed once every forecast is stored (cached
-    beside the run database); a run that searched no archive index: a note saying so."""
+    """The evidence strata of a sweep's cutoffs when `hindcast analyze` kept them (the sweep
+    never computes them: its wall time stays as it was); else a note saying how."""
     from hindcast.audit import evidence
 
+    if plan.index is None:
+        return [evidence.not_computed(evidence.NO_INDEX)]
     labels = evidence.plan_labels(plan, store.url if store is not None else None)
     if labels is None:
-        return [evidence.not_computed(evidence.NO_INDEX)]
+        return [evidence.not_computed(evidence.NOT_YET)]
     return [evidence.finding(scores.rows, labels)]
 
 
@@ -119,7 +121,8 @@ def _run_evidence(store, scored: Sequence, bundles: Sequence, archive: Path | No
     from hindcast.audit import evidence
 
     snapshots = recorded_snapshots(scored, archive)
-    return [evidence.runs_finding(store.url, scored, bundles, snapshots, combine(scored).rows)]
+    rows = combine(scored).rows
+    return [evidence.runs_finding(store.url, scored, bundles, snapshots, rows, keep=False)]
 
 
 def default_title(runs: Sequence[str]) -> str:

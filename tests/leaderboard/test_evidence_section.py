@@ -1,8 +1,8 @@
 """Evidence strata end to end: a sweep of two real sample markets over a crafted archive (one
 headline settling the first question the day before its t0, a neutral one for the second, the
-settling headlines of both at and after t0) computes them once every forecast is stored, keeps
-them in evidence.db, shows them in the report; `hindcast analyze` shows the same split and
-writes nothing."""
+settling headlines of the second at and after t0). The sweep does not compute them (its report
+says how to); `hindcast analyze` computes them, shows the split and keeps them in evidence.db
+(the run database untouched); the next sweep's report shows them."""
 
 from __future__ import annotations
 
@@ -36,30 +36,28 @@ def swept(tmp_path_factory):
     ]
     archive = folder / "archive"
     snapshot = build_archive(archive, [write_headlines(folder / "h.jsonl", docs)])
-    db = folder / "h.db"
+    full = ReplaySpec(**{**spec.__dict__, "ids": ids, "archive": archive, "snapshot": snapshot.id})
+    return folder, folder / "h.db", full
+
+
+def _sweep(folder, db, spec) -> str:
     store = RunStore(f"sqlite:///{db}")
-    result = api.sweep(
-        ReplaySpec(**{**spec.__dict__, "ids": ids, "archive": archive, "snapshot": snapshot.id}),
-        runs=store,
-        out=folder,
-        now=at("2026-11-30T00:00:00"),
-    )
+    result = api.sweep(spec, runs=store, out=folder, now=at("2026-11-30T00:00:00"))
     store.close()
-    return folder, db, result.run_id
+    return result.run_id
 
 
-def test_the_sweep_keeps_the_strata_and_its_report_shows_them(swept):
-    folder, db, run_id = swept
-    assert (folder / "evidence.db").is_file()
+def test_the_sweep_leaves_them_to_analyze_which_keeps_them_for_the_next_report(swept):
+    folder, db, spec = swept
+    run_id = _sweep(folder, db, spec)
     html = (folder / run_id / "report.html").read_text("utf-8")
-    assert "decisive evidence in the archive before t0" in html
-    assert "1 of 2 (market, t0) labelled present" in html
+    assert "evidence strata: not computed" in html and "hindcast analyze" in html
+    assert not (folder / "evidence.db").exists()
 
-
-def test_analyze_splits_the_scores_by_the_stratum_and_writes_nothing(swept):
-    folder, db, run_id = swept
-    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("*.db")}
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
     proc = run_cli("analyze", run_id, "--db", str(db), "--json", check=True)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert (folder / "evidence.db").is_file()
     found = {f["key"]: f for f in json.loads(proc.stdout)["findings"]}
     cells = {(r["forecaster"], r["evidence"]): r for r in found["evidence"]["rows"]}
     assert {k: r["n_rows"] for k, r in cells.items()} == {
@@ -68,7 +66,10 @@ def test_analyze_splits_the_scores_by_the_stratum_and_writes_nothing(swept):
         for s in ("present", "absent", "all")
     }
     assert cells[("constant", "present")]["brier"] == pytest.approx(0.25)
-    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("*.db")}
-    assert after == before
     table = run_cli("analyze", run_id, "--db", str(db), check=True).stdout
     assert "decisive evidence in the archive before t0" in table
+
+    assert _sweep(folder, db, spec) == run_id
+    html = (folder / run_id / "report.html").read_text("utf-8")
+    assert "decisive evidence in the archive before t0" in html
+    assert "1 of 2 (market, t0) labelled present" in html
