@@ -20,8 +20,8 @@ outcome; the outcome is read only by the benchmark that scores the procedure aga
 labels. Results are cached (`EvidenceCache`, `evidence.db` beside the run database) keyed by
 PROCEDURE (version, detector, K, modes), the archive's identity (snapshot id and index
 embedder), the market, the question's SHA-256 as it stood at t0 and t0; nothing is computed
-for a forecaster, and nothing of it is shown to one (the sweep computes it after every
-forecast is stored, for the report).
+for a forecaster, and nothing of it is shown to one: `hindcast analyze` computes and keeps
+them from a stored run; the sweep's report only reads what is kept (its wall time unchanged).
 """
 
 from __future__ import annotations
@@ -308,7 +308,8 @@ def not_computed(reason: str):
 
 
 def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], EvidenceLabel] | None:
-    """The strata of a sweep's (market, t0) cutoffs (None: the run searched no archive index)."""
+    """The strata of a sweep's (market, t0) cutoffs when the cache holds every one (None: not
+    all computed yet, or the run searched no archive index); nothing is computed here."""
     from hindcast.replay import question_at, retriever_factory
 
     if plan.snapshot is None or plan.index is None or not db_url:
