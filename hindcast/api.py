@@ -140,11 +140,14 @@ def analyze(run_store, runs: Sequence[str], *, split: datetime | None = None, **
     """Stored runs' analyses as Findings (no model called; `split` None: median; settings:
     hindcast.analysis's)."""
     from hindcast import analysis
+    from hindcast.audit import evidence
     from hindcast.leaderboard import findings, tables
-    from hindcast.replay import load_scored, recorded_bundle
+    from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 
     bundles = [recorded_bundle(run_store, rid) for rid in runs]
     scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
-    return findings.with_resolution(findings.collect(scored, split), scored) + analysis.findings(
-        tables.combine(scored).rows, bundles, **settings
-    )
+    rows = tables.combine(scored).rows
+    found = findings.with_resolution(findings.collect(scored, split), scored)
+    snapshots = recorded_snapshots(scored, None)
+    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows)
+    return [*found[:2], strata, *found[2:], *analysis.findings(rows, bundles, **settings)]

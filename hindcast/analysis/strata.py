@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
@@ -177,14 +177,13 @@ def resolution_strata(
 ) -> Finding:
     """Per forecaster × resolution class (a row can be in two: disputed and rules updated),
     the strata figures; `meta`: market id → MarketMeta of the run's store (missing: neither)."""
-    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
-    for r in rows:
-        for name in (*resolution_classes(meta.get(r.market_id), r.t0), ALL):
-            cells[(r.forecaster, name)].append(r)
-    order = sorted(cells, key=lambda k: (k[0], RESOLUTION_CLASSES.index(k[1])))
-    table = tuple(
-        (f, name, *_stratum(f, ALL, "resolution:" + name, cells[(f, name)], replicates, seed)[3:])
-        for f, name in order
+    table = _classed(
+        rows,
+        lambda r: resolution_classes(meta.get(r.market_id), r.t0),
+        RESOLUTION_CLASSES,
+        "resolution:",
+        replicates,
+        seed,
     )
     return Finding(
         "resolution",
@@ -196,6 +195,50 @@ def resolution_strata(
             "timestamp, else an upper bound, see the README); a row can be in two classes; 'all' "
             "is every row once",
         ),
+    )
+
+
+EVIDENCE_COLUMNS = ("forecaster", "evidence", *STRATA_COLUMNS[3:])
+EVIDENCE_CLASSES = ("present", "absent", "not labelled", ALL)
+
+
+def evidence_strata(
+    rows: Iterable[ScoredRow],
+    labels: Mapping[tuple[str, datetime], str],
+    notes: Sequence[str] = (),
+    replicates: int = bootstrap.REPLICATES,
+    seed: int = 0,
+) -> Finding:
+    """Per forecaster × evidence stratum (`labels`: (market id, t0) → "present" | "absent", from
+    `hindcast.audit`'s fixed procedure; a row without one: "not labelled"), the strata figures."""
+    table = _classed(
+        rows,
+        lambda r: (labels.get((r.market_id, r.t0), "not labelled"),),
+        EVIDENCE_CLASSES,
+        "evidence:",
+        replicates,
+        seed,
+    )
+    return Finding(
+        "evidence",
+        "Brier against the market by decisive evidence in the archive before t0 (a fixed "
+        "procedure, not the forecaster's own retrieval)",
+        EVIDENCE_COLUMNS,
+        table,
+        tuple(notes),
+    )
+
+
+def _classed(rows, classes_of, order: tuple[str, ...], prefix: str, replicates: int, seed: int):
+    """Per forecaster × class (`classes_of(row)`, each row also in "all"), the strata figures."""
+    cells: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
+    for r in rows:
+        for name in (*classes_of(r), ALL):
+            cells[(r.forecaster, name)].append(r)
+    keys = sorted(cells, key=lambda k: (k[0], order.index(k[1])))
+    return tuple(
+        (f, name, *_stratum(f, ALL, prefix + name, cells[(f, name)], replicates, seed)[3:])
+        for f, name in keys
     )
 
 

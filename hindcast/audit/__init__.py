@@ -3,7 +3,8 @@
 reports the Brier with and without the forecasts that saw a leak (`figures`); `stored` keeps
 detector verdicts (a cache: re-auditing is free) and finished audits (the report reads them)
 in `audits.db` beside the run database; `claims` judges and weighs each sentence of a rationale
-(`hindcast audit --claims`). `probe*`: the memorisation probe."""
+(`hindcast audit --claims`). `probe*`: the memorisation probe. `evidence` (offered whole):
+evidence strata, a fixed procedure independent of any forecaster (issue 30)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+    from hindcast.audit import evidence
     from hindcast.audit.claims import CLAIM_COLUMNS, split_claims, stance, weigh
     from hindcast.audit.probe_run import RecallRun, probe_models, probe_recall
     from hindcast.audit.probe_store import (
@@ -29,6 +31,7 @@ _WHERE = {
     "check_detectors": "run_audit",
     "CLAIM_COLUMNS": "claims",
     "default_recall_path": "probe_store",
+    "evidence": "evidence",
     "exclude_recalled_runs": "probe_store",
     "exclude_recalled_scores": "probe_store",
     "load_recall": "probe_store",
@@ -42,4 +45,4 @@ _WHERE = {
     "weigh": "claims",
 }
 __all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(__name__, _WHERE)
+__getattr__, __dir__ = lazy(__name__, _WHERE, modules=("evidence",))

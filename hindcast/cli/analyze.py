@@ -1,5 +1,8 @@
 """`hindcast analyze RUN…`: the analyses of stored runs (no model is called, nothing is
-written): strata, difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
+written but the evidence strata's cache): strata, the evidence strata (docs/evidence-strata.md:
+read from evidence.db beside the run database, else computed from the run's archive and the
+model-free detector, never by a forecaster, and kept there),
+difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
 rule and walk-forward calibration (split at an instant); then the research figures
 (hindcast.analysis): time-averaged scores, market-relative log score, pairwise relative skill, CORP
 reliability, the mixture test, price convergence, event units and coherence — as tables

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hindcast.compat import renamed
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
+from hindcast.leaderboard.tables import combine
 from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 
 
@@ -34,9 +35,22 @@ def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dic
         questions=questions,
         prices=prices,
         stored=stored,
-        findings=findings.collect([scores]),
+        findings=findings.collect([scores]) + _plan_evidence(plan, scores, run_store),
     )
     return paths
+
+
+def _plan_evidence(plan, scores, store) -> list:
+    """The evidence strata of a sweep's cutoffs when `hindcast analyze` kept them (the sweep
+    never computes them: its wall time stays as it was); else a note saying how."""
+    from hindcast.audit import evidence
+
+    if plan.index is None:
+        return [evidence.not_computed(evidence.NO_INDEX)]
+    labels = evidence.plan_labels(plan, store.url if store is not None else None)
+    if labels is None:
+        return [evidence.not_computed(evidence.NOT_YET)]
+    return [evidence.finding(scores.rows, labels)]
 
 
 def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
@@ -93,7 +107,7 @@ def export_runs(
         prices=prices,
         stored=stored,
         excluded=excluded,
-        audits=_stored_audits(store, runs, scored),
+        audits=_stored_audits(store, runs, scored) + _run_evidence(store, scored, bundles, archive),
     )
 
 
@@ -103,6 +117,15 @@ def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     from hindcast.audit import stored_findings
 
     return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
+
+
+def _run_evidence(store, scored: Sequence, bundles: Sequence, archive: Path | None) -> list:
+    """The evidence strata of stored runs, from the archive snapshots they recorded."""
+    from hindcast.audit import evidence
+
+    snapshots = recorded_snapshots(scored, archive)
+    rows = combine(scored).rows
+    return [evidence.runs_finding(store.url, scored, bundles, snapshots, rows, keep=False)]
 
 
 def default_title(runs: Sequence[str]) -> str:

@@ -53,6 +53,7 @@ def test_analyze_json_holds_every_analysis_and_writes_nothing(db):
     assert keys == [
         "strata",
         "resolution",
+        "evidence",
         "effects",
         "aggregates",
         "trading",

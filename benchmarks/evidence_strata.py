@@ -1,0 +1,161 @@
+"""Evidence strata (issue 30): the fixed procedure (`hindcast.audit.evidence`) against hand
+labels of (market, t0) pairs of the sample's default run (README command 1).
+
+    python benchmarks/evidence_strata.py sheet          # the labelling sheet (no procedure output)
+    python benchmarks/evidence_strata.py                # precision / recall against the labels
+    python benchmarks/evidence_strata.py --write-measured   # record them (data/evidence_labels)
+
+Needs the shipped archive's index (README command 1 builds it). The (market, t0) pairs are the
+default run's cutoffs (the default spec's plan). `sheet` writes, per pair, the question, t0,
+the outcome and the documents the procedure retrieves before t0 — never the detector's
+verdicts — so the labeller reads what the procedure reads, blind to its answer.
+
+A pair is positive when its hand label is "present". precision = TP / predicted present,
+recall = TP / labelled present, pooled over pairs; 95% market-cluster percentile bootstrap
+intervals (2,000 replicates, seed 0: a market's cutoffs share its question and news). Also
+the procedure's wall time over every pair of the run (no cache) and over the labelled pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.leak_detectors import Row, measure  # noqa: E402
+from hindcast.audit import evidence  # noqa: E402
+from hindcast.timeutil import iso  # noqa: E402
+
+LABELS = ROOT / "data" / "evidence_labels"
+SHEET = LABELS / "sheet.jsonl"
+HAND = LABELS / "labels.jsonl"
+MEASURED = LABELS / "measured.json"
+
+
+def default_plan():
+    """The default run's plan: the shipped market sample and archive, the sample forecasters."""
+    from hindcast import replay
+
+    spec = replay.spec_from_mapping(
+        {
+            "store": ROOT / "markets" / "sample",
+            "archive": ROOT / "archive" / "sample",
+            "forecasters": list(replay.SAMPLE_FORECASTERS),
+            "subsets": list(replay.SAMPLE_SUBSETS),
+        }
+    )
+    return replay.prepare(spec)
+
+
+def questions_of(plan) -> list:
+    from hindcast.replay import question_at
+
+    return [question_at(plan.bundle, c) for c in plan.cutoffs]
+
+
+def outcomes(plan) -> dict[str, float | None]:
+    return {r.market_id: r.outcome for r in plan.bundle.resolutions}
+
+
+def sheet(plan, out: Path = SHEET) -> int:
+    """One line per (market, t0): what the procedure reads, and the outcome; no verdict."""
+    from hindcast.replay import retriever_factory
+
+    retriever_for, outcome = retriever_factory(plan.snapshot, plan.index), outcomes(plan)
+    labels = {(c.market_id, c.t0): c.label for c in plan.cutoffs}
+    lines = []
+    for q in questions_of(plan):
+        with retriever_for(q.t0) as retriever:
+            docs = evidence.retrieve(retriever, q.question)
+        lines.append(
+            {
+                "market_id": q.market_id,
+                "t0": iso(q.t0),
+                "cutoff": labels[(q.market_id, q.t0)],
+                "question": q.question,
+                "outcome": outcome.get(q.market_id),
+                "queries": list(evidence.queries(q.question)),
+                "docs": [[d.id, iso(d.created_at), evidence.doc_text(d)] for d in docs],
+            }
+        )
+    out.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
+    return len(lines)
+
+
+def load_hand(path: Path = HAND) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def predict(plan, pairs: set[tuple[str, str]] | None = None) -> tuple[dict, float]:
+    """The procedure's stratum of each pair (all of the run's, or `pairs`), no cache; seconds."""
+    from hindcast.replay import retriever_factory
+
+    chosen = [q for q in questions_of(plan) if pairs is None or (q.market_id, iso(q.t0)) in pairs]
+    started = time.perf_counter()
+    labels = evidence.label_all(
+        chosen,
+        retriever_factory(plan.snapshot, plan.index),
+        evidence.archive_identity(plan.snapshot, plan.index),
+    )
+    seconds = time.perf_counter() - started
+    return {(m, iso(t0)): label for (m, t0), label in labels.items()}, seconds
+
+
+def figures(hand: list[dict], predicted: dict[tuple[str, str], str]) -> dict:
+    """Precision and recall of `predicted` ("present" | "absent") against the hand labels."""
+    rows = [
+        Row(f"{h['market_id']}@{h['t0']}", h["market_id"], "", h["label"] == "present", True)
+        for h in hand
+    ]
+    flagged = [predicted[(h["market_id"], h["t0"])] == "present" for h in hand]
+    return measure(rows, flagged, "evidence-strata")
+
+
+def run(write: bool) -> dict:
+    plan = default_plan()
+    hand = load_hand()
+    pairs = {(h["market_id"], h["t0"]) for h in hand}
+    missing = pairs - {(c.market_id, iso(c.t0)) for c in plan.cutoffs}
+    if missing:
+        raise SystemExit(
+            f"{HAND}: {len(missing)} labelled pairs are not cutoffs of the default run"
+        )
+    every, all_seconds = predict(plan)
+    predicted = {k: v.stratum for k, v in every.items()}
+    result = {
+        "procedure": evidence.PROCEDURE,
+        "run_pairs": len(every),
+        "run_present": sum(v == "present" for v in predicted.values()),
+        "labelled_pairs": len(hand),
+        "labelled_present": sum(h["label"] == "present" for h in hand),
+        "figures": figures(hand, predicted),
+        "predicted": {f"{m}@{t0}": predicted[(m, t0)] for m, t0 in sorted(pairs)},
+    }
+    print(json.dumps(result["figures"], indent=2))
+    print(
+        f"{result['run_present']} of {result['run_pairs']} pairs of the default run present; "
+        f"procedure over all of them, no cache: {all_seconds:.1f} s"
+    )
+    if write:
+        MEASURED.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", "utf-8")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", nargs="?", default="measure", choices=("measure", "sheet"))
+    parser.add_argument("--write-measured", action="store_true", help=f"record in {MEASURED}")
+    args = parser.parse_args()
+    if args.what == "sheet":
+        print(f"{sheet(default_plan())} pairs → {SHEET}")
+        return
+    run(args.write_measured)
+
+
+if __name__ == "__main__":
+    main()

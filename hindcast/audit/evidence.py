@@ -1,0 +1,347 @@
+"""Evidence strata: did the archive before t0 hold decisive evidence for the question? (issue 30)
+
+A fixed procedure, per (market, t0), that never involves a forecaster under test:
+
+1. queries from the question text alone (`queries`): the question as written, and the names it
+   holds joined (capitalised words and amounts like $150,000; the leading question word,
+   month names and bare numbers left out), when any and different from the text;
+2. each query searches the archive as it stood at t0 (a `TimeBoundRetriever`: the same hard
+   filter `created_at < t0` as every forecaster's search), hybrid mode, the top K; the union
+   of the hits in rank order is what is judged;
+3. a fixed leak detector (DETECTOR, from `hindcast.leaks`) judges each retrieved document
+   against the question as it stood at t0; the (market, t0) is **present** when at least one
+   document is labelled "reveals-outcome" (it states how the question resolved), else
+   **absent**.
+
+Two strata, not three: the decision measured against hand labels is one yes/no ("did a
+document before t0 settle the question?"), and how much the archive discussed the question
+is already the coverage stratum. The detector judges against the question, never the
+outcome; the outcome is read only by the benchmark that scores the procedure against hand
+labels. Results are cached (`EvidenceCache`, `evidence.db` beside the run database) keyed by
+PROCEDURE (version, detector, K, modes), the archive's identity (snapshot id and index
+embedder), the market, the question's SHA-256 as it stood at t0 and t0; nothing is computed
+for a forecaster, and nothing of it is shown to one: `hindcast analyze` computes and keeps
+them from a stored run; the sweep's report only reads what is kept (its wall time unchanged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from hindcast.audit.stored import audit_path, question_sha
+from hindcast.records import Question
+from hindcast.timeutil import iso, parse_utc
+
+PRESENT, ABSENT = "present", "absent"
+STRATA = (PRESENT, ABSENT)
+K = 10  # top-K hybrid hits per query
+MODE = "hybrid"
+DETECTOR = "lexical"
+VERSION = 1
+PROCEDURE = f"evidence-{VERSION}:queries=question+names,mode={MODE},k={K},detector={DETECTOR}"
+FILE = "evidence.db"
+
+_NAME = re.compile(r"[A-Z0-9$][\w$.,'’&%-]*")
+_QUESTION_WORDS = {"will", "did", "does", "do", "is", "are", "was", "were", "has", "have", "can"}
+_MONTHS = {
+    m.lower()
+    for m in "January February March April May June July August September October November "
+    "December".split()
+}
+
+
+@dataclass(frozen=True)
+class EvidenceLabel:
+    """The procedure's answer for one (market, t0): the stratum, how many distinct pre-t0
+    documents were judged, the ids of those labelled "reveals-outcome" and the highest score."""
+
+    market_id: str
+    t0: datetime
+    stratum: str
+    n_docs: int
+    flagged: tuple[str, ...]
+    best_score: float
+
+    def to_json(self) -> dict:
+        return {
+            "market_id": self.market_id,
+            "t0": iso(self.t0),
+            "stratum": self.stratum,
+            "n_docs": self.n_docs,
+            "flagged": list(self.flagged),
+            "best_score": self.best_score,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> EvidenceLabel:
+        return cls(
+            d["market_id"],
+            parse_utc(d["t0"]),
+            d["stratum"],
+            int(d["n_docs"]),
+            tuple(d["flagged"]),
+            float(d["best_score"]),
+        )
+
+
+def queries(question: str) -> tuple[str, ...]:
+    """The fixed query set of a question: its text, then its names joined (when any, and
+    different from the text)."""
+    text = " ".join(question.split())
+    words = text.rstrip("?").split()
+    names = [
+        w.strip(".,'’?")
+        for i, w in enumerate(words)
+        if _NAME.fullmatch(w)
+        and not (i == 0 and w.lower() in _QUESTION_WORDS)
+        and w.strip(".,").lower() not in _MONTHS
+        and not w.strip(".,'’?").isdigit()
+    ]
+    joined = " ".join(n for n in names if n)
+    return (text,) if not joined or joined == text else (text, joined)
+
+
+def retrieve(retriever, question: str) -> list:
+    """The union, in rank order, of the top-K hits of each query (documents before t0 only:
+    the retriever applies `created_at < t0` before ranking and re-checks every row)."""
+    seen: dict[str, object] = {}
+    for query in queries(question):
+        for hit in retriever.search(query, K, MODE):
+            seen.setdefault(hit.doc.id, hit.doc)
+    return list(seen.values())
+
+
+def doc_text(doc) -> str:
+    return " ".join(part for part in (doc.title, doc.text) if part)
+
+
+async def judge(question: Question, documents: Sequence, detector) -> EvidenceLabel:
+    """The stratum of one (market, t0) from its retrieved documents."""
+    verdicts = [await detector.judge(doc_text(d), question) for d in documents]
+    flagged = tuple(d.id for d, v in zip(documents, verdicts) if v.label == "reveals-outcome")
+    best = max((v.score for v in verdicts if v.score == v.score), default=0.0)
+    return EvidenceLabel(
+        question.market_id,
+        question.t0,
+        PRESENT if flagged else ABSENT,
+        len(documents),
+        flagged,
+        round(float(best), 4),
+    )
+
+
+def archive_identity(snapshot, index) -> str:
+    """What the strata depend on in the archive: the snapshot and the index's embedder."""
+    info = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
+    return json.dumps({"snapshot": snapshot.id, **info}, sort_keys=True)
+
+
+def label_all(
+    questions: Iterable[Question],
+    retriever_for: Callable[[datetime], object],
+    identity: str,
+    cache: EvidenceCache | None = None,
+    detector=None,
+) -> dict[tuple[str, datetime], EvidenceLabel]:
+    """The stratum of each question (a market at its t0): from the cache when it holds it, else
+    computed (retrieval at t0, then the detector) and kept."""
+    from hindcast.leaks import get_detector
+
+    detector = detector if detector is not None else get_detector(DETECTOR)
+    labels = {}
+    for q in questions:
+        key = key_of(q, identity)
+        found = cache.get(key) if cache is not None else None
+        if found is None:
+            with _closing(retriever_for(q.t0)) as retriever:
+                found = run_sync(judge(q, retrieve(retriever, q.question), detector))
+            if cache is not None and cache.writable:
+                cache.put(key, found)
+        labels[(q.market_id, q.t0)] = found
+    return labels
+
+
+def key_of(question: Question, identity: str) -> tuple:
+    return (PROCEDURE, identity, question.market_id, question_sha(question), iso(question.t0))
+
+
+class _closing:
+    def __init__(self, thing):
+        self.thing = thing
+
+    def __enter__(self):
+        return self.thing
+
+    def __exit__(self, *exc) -> None:
+        close = getattr(self.thing, "close", None)
+        if close is not None:
+            close()
+
+
+def run_sync(coroutine):
+    """Run a coroutine to its end from synchronous code, also when called inside a running event
+    loop (the sweep exports its report from inside one): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    result: list = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+def cache_path(db_url: str, fallback: Path = Path("runs")) -> Path:
+    """evidence.db beside the run database when it is a SQLite file, else in `fallback`."""
+    found = audit_path(db_url, fallback)
+    return found.with_name(FILE) if isinstance(found, Path) else Path(fallback) / FILE
+
+
+class EvidenceCache:
+    """A SQLite file of procedure answers: (procedure, archive identity, market, question SHA,
+    t0) → EvidenceLabel (JSON). Created on first write; a missing file reads as empty; a
+    read-only cache (`writable=False`: `hindcast analyze` and exports, which write nothing) is
+    only read, what it lacks is computed and not kept."""
+
+    SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS evidence (procedure TEXT NOT NULL, archive TEXT NOT NULL, "
+        "market_id TEXT NOT NULL, question_sha TEXT NOT NULL, t0 TEXT NOT NULL, "
+        "label TEXT NOT NULL, PRIMARY KEY (procedure, archive, market_id, question_sha, t0))"
+    )
+
+    def __init__(self, path: Path, writable: bool = True):
+        self.path, self.writable = Path(path), writable
+
+    def get(self, key: tuple) -> EvidenceLabel | None:
+        if not self.path.exists():
+            return None
+        with closing(sqlite3.connect(self.path)) as db:
+            db.execute(self.SCHEMA)
+            row = db.execute(
+                "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
+                "AND question_sha=? AND t0=?",
+                key,
+            ).fetchone()
+        return None if row is None else EvidenceLabel.from_json(json.loads(row[0]))
+
+    def put(self, key: tuple, label: EvidenceLabel) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.path)) as db, db:
+            db.execute(self.SCHEMA)
+            db.execute(
+                "INSERT OR REPLACE INTO evidence VALUES (?, ?, ?, ?, ?, ?)",
+                (*key, json.dumps(label.to_json(), sort_keys=True)),
+            )
+
+
+# ---- the stratum in `hindcast analyze` and the report ------------------------------------------
+def finding(rows: Sequence, labels: Mapping[tuple[str, datetime], EvidenceLabel], note: str = ""):
+    """Scores split by the evidence stratum (a hindcast.scoring Finding)."""
+    from hindcast.analysis import strata
+
+    present = sum(label.stratum == PRESENT for label in labels.values())
+    notes = [
+        f"procedure {PROCEDURE}: per (market, t0), the question and its names search the archive "
+        f"before t0 (top {K} each, {MODE}); 'present' when the {DETECTOR} detector labels a "
+        "retrieved document 'reveals-outcome'; no forecaster is involved",
+        f"{present} of {len(labels)} (market, t0) labelled present",
+        "its precision and recall against hand labels: docs/evidence-strata.md",
+        *([note] if note else []),
+    ]
+    return strata.evidence_strata(rows, {k: v.stratum for k, v in labels.items()}, notes)
+
+
+NOT_YET = (
+    "not computed by the sweep (on the sample it would add minutes to it): `hindcast analyze "
+    "RUN` computes them once and keeps them in evidence.db beside the run database; later "
+    "reports of the run show them"
+)
+NO_INDEX = (
+    "the run searched no archive index (baselines only): `hindcast analyze RUN` computes the "
+    "strata once the recorded snapshot is embedded (`hindcast archive embed`)"
+)
+
+
+def runs_finding(
+    db_url: str,
+    scored: Sequence,
+    bundles: Sequence,
+    snapshots: Sequence,
+    rows: Sequence,
+    keep: bool = True,
+):
+    """The evidence Finding of stored runs' scored `rows` (matched on (market, t0) when
+    several): each run's pairs labelled from the snapshot it recorded; none with its index on
+    this machine: not computed."""
+    labels: dict = {}
+    for scores, bundle in zip(scored, bundles):
+        labels |= run_labels(scores, bundle, snapshots, db_url, keep) or {}
+    if not labels:
+        return not_computed(NO_INDEX)
+    return finding(rows, labels)
+
+
+def not_computed(reason: str):
+    from hindcast.scoring import Finding
+
+    return Finding("evidence", "evidence strata: not computed", ("reason",), ((reason,),))
+
+
+def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], EvidenceLabel] | None:
+    """The strata of a sweep's (market, t0) cutoffs when the cache holds every one (None: not
+    all computed yet, or the run searched no archive index); nothing is computed here."""
+    from hindcast.replay import question_at, retriever_factory
+
+    if plan.snapshot is None or plan.index is None or not db_url:
+        return None
+    questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
+    identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
+    if any(cache.get(key_of(q, identity)) is None for q in questions):
+        return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
+    return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
+
+
+def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True):
+    """The strata of a stored run's (market, t0) rows, from the archive snapshot and index it
+    recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
+    or that snapshot or its index is not on this machine)."""
+    from hindcast.archive import open_index
+    from hindcast.errors import HindcastError
+    from hindcast.replay import Cutoff, question_at, retriever_factory
+
+    identity = scores.manifest.get("identity", {})
+    snapshot = next((s for s in snapshots if s.id == identity.get("snapshot")), None)
+    if snapshot is None or not identity.get("index"):
+        return None
+    try:
+        index = open_index(snapshot, (identity.get("index") or {}).get("embedder"))
+    except HindcastError:
+        return None
+    pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
+    with closing(index):
+        return label_all(
+            [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs],
+            retriever_factory(snapshot, index),
+            archive_identity(snapshot, index),
+            EvidenceCache(cache_path(db_url), writable=keep),
+        )
