@@ -139,15 +139,6 @@ def export(
 def analyze(run_store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
     """Stored runs' analyses as Findings (no model called; `split` None: median; settings:
     hindcast.analysis's)."""
-    from hindcast import analysis
-    from hindcast.audit import evidence
-    from hindcast.leaderboard import findings, tables
-    from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
+    from hindcast.leaderboard import analyze_runs
 
-    bundles = [recorded_bundle(run_store, rid) for rid in runs]
-    scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
-    rows = tables.combine(scored).rows
-    found = findings.with_resolution(findings.collect(scored, split), scored)
-    snapshots = recorded_snapshots(scored, None)
-    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows)
-    return [*found[:2], strata, *found[2:], *analysis.findings(rows, bundles, **settings)]
+    return analyze_runs(run_store, runs, split, **settings)

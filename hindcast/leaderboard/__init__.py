@@ -11,10 +11,11 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     from hindcast.leaderboard import display, findings, publish, tables
     from hindcast.leaderboard.export import check_formats
     from hindcast.leaderboard.publish import check_slice
-    from hindcast.leaderboard.run_export import export_runs, write_run
+    from hindcast.leaderboard.run_export import analyze_runs, export_runs, write_run
     from hindcast.leaderboard.tables import canonical
 
 _WHERE = {
+    "analyze_runs": "run_export",
     "canonical": "tables",
     "check_formats": "export",
     "check_slice": "publish",

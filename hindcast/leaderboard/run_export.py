@@ -111,6 +111,21 @@ def export_runs(
     )
 
 
+def analyze_runs(run_store, runs: Sequence[str], split=None, **settings) -> list:
+    """Stored runs' analyses as Findings (no model called): the leaderboard's findings with the
+    resolution and evidence strata, then `hindcast.analysis`'s (settings are its)."""
+    from hindcast import analysis as research
+    from hindcast.audit import evidence
+
+    bundles = [recorded_bundle(run_store, rid) for rid in runs]
+    scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
+    rows = combine(scored).rows
+    found = findings.with_resolution(findings.collect(scored, split), scored)
+    snapshots = recorded_snapshots(scored, None)
+    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows)
+    return [*found[:2], strata, *found[2:], *research.findings(rows, bundles, **settings)]
+
+
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     """The leak audits `hindcast audit` kept for these runs (marked stale if
     a run changed since)."""
