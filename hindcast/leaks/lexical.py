@@ -229,15 +229,21 @@ _GENERIC = frozenset(
 _OUTCOME = re.compile(
     r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
     re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
-    captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
+    captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|
+    signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
     pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|
-    (?:cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked)\s+(?:(?:its|key|benchmark|interest|the|us|u\.s\.)\s+){0,3}
+    (?:cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked)\s+(?:(?:its|key|benchmark|interest|the|
+    us|u\.s\.)\s+){0,3}
     (?:rates?|interest)|
-    holds?\s+(?:\w+\s+){0,2}steady|leaves?\s+(?:\w+\s+){0,2}unchanged|keeps?\s+(?:\w+\s+){0,2}unchanged|
-    clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|concedes?|conceded|resigns?|resigned|ousted|
-    out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|eliminated|
+    holds?\s+(?:\w+\s+){0,2}steady|leaves?\s+(?:\w+\s+){0,2}unchanged|
+    keeps?\s+(?:\w+\s+){0,2}unchanged|
+    clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|concedes?|conceded|resigns?|resigned|
+    ousted|
+    out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|
+    eliminated|
     knocked\s+out|fails?\s+to|failed\s+to|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
-    launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|rates?\s+steady|
+    launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|
+    rates?\s+steady|
     bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -245,8 +251,10 @@ _OUTCOME = re.compile(
 # 'to win')
 _NOUN_BEFORE = re.compile(
     r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
-    third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|september|
-    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|potential|help|
+    third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|
+    september|
+    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|
+    potential|help|
     u\.s\.|us|american|israeli|russian|iranian|ukrainian|chinese))\s*$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -261,8 +269,9 @@ _NOUN_AFTER = re.compile(
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:k|m|bn|b)?(?!\w)", re.IGNORECASE)
 _PRICE_MOVE = re.compile(
     r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
-    plunged|tumbles?|rises?|rose|climbs?|climbed|surges?|surged|jumps?|jumped|tops?|topped|hits?|cross(?:es|ed)|
-    breaks?|broke|reach(?:es|ed)|pass(?:es|ed)|exceeds?|exceeded)\s+(?:\w+\s+){0,2}?(?:below|under|above|over|past|
+    plunged|tumbles?|rises?|rose|climbs?|climbed|surges?|surged|jumps?|jumped|tops?|topped|hits?|
+    cross(?:es|ed)|breaks?|broke|reach(?:es|ed)|pass(?:es|ed)|exceeds?|exceeded)
+    \s+(?:\w+\s+){0,2}?(?:below|under|above|over|past|
     through|to)?\s*(?P<number>\$?\d[\d,.]*(?:k|m|bn|b)?)(?![\w-])""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -273,14 +282,17 @@ _OUTCOME_NOUN = re.compile(
 # an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's
 # December rate cut')
 _AFTER_EVENT = re.compile(
-    r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
+    r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?"
+    r"(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
     r"elections?|vote|decision)\b",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
     r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
-    favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|ahead\s+of|
-    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|help(?:s|ed)?|seeks?|seeking|hopes?|eyes|vows?|threatens?|
+    favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|
+    ahead\s+of|
+    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|help(?:s|ed)?|seeks?|seeking|hopes?|
+    eyes|vows?|threatens?|
     plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
     could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""",
     re.IGNORECASE | re.VERBOSE,
@@ -290,7 +302,8 @@ _PAST = re.compile(
 )
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 _MONTH_YEAR = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+"
+    r"(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
     re.IGNORECASE,
 )
 _DEADLINE = re.compile(

@@ -92,7 +92,8 @@ _INDEFINITE = re.compile(
 _SELECTION = re.compile(
     r"\b(?:pick|nominee|winner|laureate|choice|champion|chair-?designate|successor)\s+"
     r"(?P<name>(?:[A-Z][\w.'’-]+\s+){0,2}[A-Z][\w'’-]+)"
-    r"|(?P<name2>(?:[A-Z][\w.'’-]+\s+){1,2})(?:wins|won(?!['’]t)|takes\s+home|is\s+named|named|elected|"
+    r"|(?P<name2>(?:[A-Z][\w.'’-]+\s+){1,2})"
+    r"(?:wins|won(?!['’]t)|takes\s+home|is\s+named|named|elected|"
     r"crowned|scoops)\b",
 )
 _CONTEST_Q = re.compile(
