@@ -377,7 +377,7 @@ class Claims:
         self.store, self.run_id, self.lease, self.owner = store, run_id, lease, owner_id()
         self._base, self._start = now.timestamp(), time.monotonic()
         self._lock = threading.Lock()
-        self.made = 0
+        self.made, self.closed = 0, False
         self.held: dict[tuple, Task] = {}  # key → a task another live process holds now
         self.left: set[tuple] = set()  # keys another sweep made (or holds) while this one ran
 
@@ -385,10 +385,18 @@ class Claims:
         return self._base + (time.monotonic() - self._start)
 
     def take(self, task: Task) -> bool:
-        found = self.store.claim(
-            self.run_id, task.key, task.attempt, self.owner, self.clock(), self.lease, owner_gone
-        )
-        with self._lock:
+        with self._lock:  # never after `close`: a claim thread still running when the sweep stops
+            if self.closed:  # would otherwise hold its forecast for a whole lease
+                return False
+            found = self.store.claim(
+                self.run_id,
+                task.key,
+                task.attempt,
+                self.owner,
+                self.clock(),
+                self.lease,
+                owner_gone,
+            )
             if found == HELD:
                 self.held[task.key] = task
             if found == TAKEN:
@@ -399,6 +407,14 @@ class Claims:
 
     def release(self, task: Task) -> None:
         self.store.release(self.run_id, task.key, task.attempt, self.owner)
+
+    def close(self) -> None:
+        """The sweep is leaving (finished, stopped or cancelled): no claim after this, and every
+        claim still held dropped — the next sweep, even in this live process, takes them at once
+        instead of waiting out the lease."""
+        with self._lock:
+            self.closed = True
+        self.store.release_all(self.run_id, self.owner)
 
     def stored(self) -> None:
         with self._lock:
@@ -564,6 +580,7 @@ async def _execute(
             await run(pending, await asyncio.to_thread(relimit))
     finally:
         heartbeat.cancel()
+        claims.close()  # in this thread: an await here may be cancelled again
         with contextlib.suppress(asyncio.CancelledError):
             await heartbeat
         await _close(forecasters)

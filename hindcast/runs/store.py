@@ -401,6 +401,13 @@ class RunStore:
                 delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
             )
 
+    def release_all(self, run_id: str, owner: str) -> None:
+        """Drop every claim `owner` still holds in the run (a sweep leaving, even cancelled)."""
+        from sqlalchemy import delete
+
+        with self.engine.begin() as conn:
+            conn.execute(delete(CLAIMS).where(CLAIMS.c.run_id == run_id, CLAIMS.c.owner == owner))
+
     def renew(self, run_id: str, owner: str, until: float) -> None:
         """Extend every claim `owner` holds in the run to `until` (a sweep's heartbeat)."""
         from sqlalchemy import update

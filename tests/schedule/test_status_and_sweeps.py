@@ -87,6 +87,9 @@ def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock, service_d
 def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
     tmp_path, server, clock, service_db
 ):
+    from sqlalchemy import func, select
+
+    from hindcast.runs.store import CLAIMS
     from hindcast.schedule.config import load
     from hindcast.schedule.service import Service
 
@@ -108,6 +111,8 @@ def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
     assert [b.status for b in service_state(tmp_path).batches("baselines")] == ["pending"]
     assert stored  # (baselines never suspend: every task already scheduled completes; an awaiting
     #              forecaster's tasks still in flight are cancelled with the loop)
+    with service.store.engine.connect() as conn:  # the stopped sweep holds no claim: the next
+        assert conn.execute(select(func.count()).select_from(CLAIMS)).scalar() == 0  # waits none
 
     again = Service(config, clock)
     again.run_job("sweeps")
