@@ -78,6 +78,19 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: order[item.nodeid.split("::", 1)[0]])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def converted_model_cache(tmp_path_factory):
+    """The local model converted once per test session and shared by its xdist workers
+    (hindcast.llm.converted): never the user's own cache, so every run starts as a fresh
+    machine does, and a worker that finds the folder skips the ~20 s conversion."""
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+    os.environ["HINDCAST_MODEL_CACHE"] = str(root)
+    yield root
+
+
 @pytest.fixture(scope="session")
 def sample_headline_files(tmp_path_factory) -> list[Path]:
     """The 46,809 shipped real headlines (archive/sample) written back as `headlines`-format

@@ -409,7 +409,11 @@ def test_the_readme_blocks_marked_to_run_run_as_printed(tmp_path):
     assert len(blocks) >= 3
     for name in ("markets", "archive"):
         (tmp_path / name).symlink_to(REPO / name, target_is_directory=True)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("HINDCAST_")}
+    base = {  # a user's environment, but the session's converted local model (tests/conftest.py)
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("HINDCAST_") or k == "HINDCAST_MODEL_CACHE"
+    }
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     bindir = str(Path(sys.executable).parent)  # where the `hindcast` console script is
     env = {**base, "PYTHONPATH": path, "PATH": os.pathsep.join([bindir, base.get("PATH", "")])}

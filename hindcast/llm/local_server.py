@@ -60,20 +60,17 @@ class Engine:
     """A GGUF loaded with transformers: chat prompts, free and schema-constrained decoding."""
 
     def __init__(self, gguf: str, n_ctx: int = 4096, n_threads: int = 1):
-        import os
+        from pathlib import Path
 
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
+
+        from hindcast.llm import converted
 
         hf_logging.disable_progress_bar()
         torch.set_num_threads(max(1, int(n_threads)))
-        folder, name = os.path.split(os.path.abspath(gguf))
         self.torch, self.n_ctx = torch, int(n_ctx)
-        self.tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        self.model = AutoModelForCausalLM.from_pretrained(
-            folder, gguf_file=name, dtype=torch.float32
-        ).eval()
+        self.tokenizer, self.model = converted.load(Path(gguf).resolve(), torch)
         self.pieces = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))])
         self.stops = {
             i

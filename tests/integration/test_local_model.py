@@ -146,6 +146,64 @@ def test_a_server_that_cannot_start_is_an_error_with_its_log(tmp_path):
     assert not server.running
 
 
+def test_a_converted_folder_that_cannot_be_read_is_skipped_for_the_gguf(
+    tmp_path, monkeypatch, capfd
+):
+    from hindcast.llm import converted, local_server
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    monkeypatch.setenv("HINDCAST_MODEL_CACHE", str(tmp_path / "cache"))
+    planted = converted.folder_for(tmp_path / "cache", key := converted.source_key(broken))
+    planted.mkdir(parents=True)
+    (planted / converted.MARKER).write_text(json.dumps(key))  # whole, but its files are missing
+    with pytest.raises(ValueError, match="not a GGUF file"):  # then the GGUF itself is read
+        local_server.Engine(str(broken))
+    assert f"local model: {planted} could not be read" in capfd.readouterr().err
+
+
+def test_the_converted_model_has_the_gguf_weights_tokens_and_answers(tmp_path, monkeypatch, capfd):
+    """The first start converts the GGUF and saves it (hindcast.llm.converted); the next loads
+    the saved folder: the same fp32 tensors, the same tokens, the same answers."""
+    import torch
+
+    from hindcast.llm import converted, local_server
+
+    monkeypatch.setenv("HINDCAST_MODEL_CACHE", str(tmp_path))
+    engines = [local_server.Engine(str(local.gguf_path())) for _ in range(2)]
+    log = capfd.readouterr().err
+    assert "converted once into" in log and "loaded the converted model from" in log
+    (folder,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]  # nothing partial
+    assert json.loads((folder / converted.MARKER).read_text())["file"] == local.GGUF_NAME
+    weights = [engine.model.state_dict() for engine in engines]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])
+    messages = [
+        {"role": "system", "content": "You are a careful forecaster."},
+        {"role": "user", "content": "Will it snow in Paris on 2025-12-25? Give a probability."},
+    ]
+    schema = {
+        "type": "object",
+        "properties": {"probability": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["probability"],
+    }
+    asked = [
+        {"messages": messages, "max_tokens": 16, "temperature": 0},
+        {
+            "messages": messages,
+            "max_tokens": 16,
+            "temperature": 0,
+            "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
+        },
+    ]
+    first, second = (
+        [engine._prompt(messages), engine.pieces, engine.stops]
+        + [local_server.completion(engine, body, "local")["choices"] for body in asked]
+        for engine in engines
+    )
+    assert first == second and len(first[0]) > 20
+
+
 def test_a_kept_prompt_start_gives_the_same_model_state_and_answers_as_computing_it():
     """The server keeps the model state after the whole blocks of recent prompts; a prompt that
     starts with the same blocks (here the leak judge's prompts of one question, which differ only

@@ -1,0 +1,135 @@
+"""The local model converted once: the GGUF's weights de-quantised to fp32, its config and its
+tokenizer, saved by transformers (`save_pretrained`, safetensors) in a folder named by the GGUF's
+sha256 and the versions that converted it. A later start loads that folder (about 3 s) instead
+of parsing and de-quantising the GGUF again (about 20 s on an idle core, a minute under load).
+The tensors are the same fp32 values, so the answers are the same (tested).
+
+Where: `$HINDCAST_MODEL_CACHE`, else `$XDG_CACHE_HOME/hindcast/models`, else
+`~/.cache/hindcast/models` (about 540 MB for SmolLM2-135M). `HINDCAST_MODEL_CACHE=off` converts
+on every start. A folder appears whole or not at all (written beside it, then renamed). A cache
+that cannot be written or read is skipped, the reason on the server's log: the model loads from
+the GGUF as it always did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+
+MARKER = "hindcast-converted.json"  # written last, inside the folder before its rename
+VERSIONS = ("transformers", "gguf", "torch", "safetensors")
+
+
+def cache_root() -> Path | None:
+    """The folder holding converted models, or None when `HINDCAST_MODEL_CACHE=off`."""
+    chosen = os.environ.get("HINDCAST_MODEL_CACHE", "").strip()
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "hindcast" / "models"
+
+
+def source_key(gguf: Path) -> dict:
+    """What a conversion depends on: the GGUF's bytes and the converting packages' versions."""
+    digest = hashlib.sha256()
+    with open(gguf, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return {"file": gguf.name, "sha256": digest.hexdigest()} | {
+        name: metadata.version(name) for name in VERSIONS
+    }
+
+
+def folder_for(root: Path, key: dict) -> Path:
+    stamp = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return root / f"{Path(key['file']).stem}-{stamp}"
+
+
+def load(gguf: Path, torch, log=None):
+    """(tokenizer, model) of `gguf` in fp32: from the converted folder when there is a whole
+    one, else from the GGUF (then saved for next time)."""
+    log, root = log or sys.stderr, cache_root()
+    if root is None:
+        return _from_gguf(gguf, torch)
+    key = source_key(gguf)
+    folder = folder_for(root, key)
+    if _whole(folder, key):
+        try:
+            loaded = _from_folder(folder, torch)
+            print(f"local model: loaded the converted model from {folder}", file=log, flush=True)
+            return loaded
+        except Exception as exc:  # any unreadable cache: the GGUF is the source
+            print(f"local model: {folder} could not be read ({exc}); from the GGUF", file=log)
+    tokenizer, model = _from_gguf(gguf, torch)
+    try:
+        _save(folder, key, tokenizer, model)
+        print(f"local model: converted once into {folder}", file=log, flush=True)
+    except OSError as exc:
+        print(f"local model: not cached ({exc}); the next start converts again", file=log)
+    return tokenizer, model
+
+
+def _whole(folder: Path, key: dict) -> bool:
+    try:
+        return json.loads((folder / MARKER).read_text()) == key
+    except (OSError, ValueError):
+        return False
+
+
+def _from_gguf(gguf: Path, torch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, name = str(gguf.parent), gguf.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    return tokenizer, model.eval()
+
+
+def _from_folder(folder: Path, torch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    return tokenizer, model.eval()
+
+
+def _save_model(folder: Path, model) -> None:
+    """The config (without the GGUF quantisation note: the weights are plain fp32 now) and the
+    weights (safetensors; the output matrix tied to the embeddings is stored once)."""
+    import copy
+
+    from safetensors.torch import save_model
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(folder)
+    save_model(model, str(folder / "model.safetensors"), metadata={"format": "pt"})
+
+
+def _save(folder: Path, key: dict, tokenizer, model) -> None:
+    """Write beside `folder`, then rename: a reader sees a whole folder or none. When another
+    process renamed its own first, that one stays (the same bytes) and this copy goes."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = folder.parent / f".{folder.name}.{os.getpid()}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        _save_model(partial, model)
+        tokenizer.save_pretrained(partial)
+        (partial / MARKER).write_text(json.dumps(key, sort_keys=True))
+        if not _whole(folder, key):
+            shutil.rmtree(folder, ignore_errors=True)  # an unfinished or unreadable one
+            try:
+                os.rename(partial, folder)
+            except OSError:
+                if not _whole(folder, key):  # not another process's whole copy: a real failure
+                    raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
