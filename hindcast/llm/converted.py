@@ -1,5 +1,5 @@
 """The local model converted once: the GGUF's weights de-quantised to fp32, its config and its
-tokenizer, saved by transformers (`save_pretrained`, safetensors) in a folder named by the GGUF's
+tokenizer, saved with transformers and safetensors in a folder named by the GGUF's
 sha256 and the versions that converted it. A later start loads that folder (about 3 s) instead
 of parsing and de-quantising the GGUF again (about 20 s on an idle core, a minute under load).
 The tensors are the same fp32 values, so the answers are the same (tested).
@@ -7,8 +7,8 @@ The tensors are the same fp32 values, so the answers are the same (tested).
 Where: `$HINDCAST_MODEL_CACHE`, else `$XDG_CACHE_HOME/hindcast/models`, else
 `~/.cache/hindcast/models` (about 540 MB for SmolLM2-135M). `HINDCAST_MODEL_CACHE=off` converts
 on every start. A folder appears whole or not at all (written beside it, then renamed). A cache
-that cannot be written or read is skipped, the reason on the server's log: the model loads from
-the GGUF as it always did.
+that cannot be written is skipped, and one that cannot be read is replaced, the reason on the
+server's log: the model loads from the GGUF as it always did.
 """
 
 from __future__ import annotations
@@ -67,11 +67,12 @@ def load(gguf: Path, torch, log=None):
             return loaded
         except Exception as exc:  # any unreadable cache: the GGUF is the source
             print(f"local model: {folder} could not be read ({exc}); from the GGUF", file=log)
+            shutil.rmtree(folder, ignore_errors=True)  # replaced by this start's conversion
     tokenizer, model = _from_gguf(gguf, torch)
     try:
         _save(folder, key, tokenizer, model)
         print(f"local model: converted once into {folder}", file=log, flush=True)
-    except OSError as exc:
+    except Exception as exc:  # a cache that cannot be written never stops the model
         print(f"local model: not cached ({exc}); the next start converts again", file=log)
     return tokenizer, model
 

@@ -160,6 +160,7 @@ def test_a_converted_folder_that_cannot_be_read_is_skipped_for_the_gguf(
     with pytest.raises(ValueError, match="not a GGUF file"):  # then the GGUF itself is read
         local_server.Engine(str(broken))
     assert f"local model: {planted} could not be read" in capfd.readouterr().err
+    assert not planted.exists()  # removed, so the next conversion takes its place
 
 
 def test_the_converted_model_has_the_gguf_weights_tokens_and_answers(tmp_path, monkeypatch, capfd):
