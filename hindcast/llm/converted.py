@@ -85,19 +85,19 @@ def _whole(folder: Path, key: dict) -> bool:
 
 
 def _from_gguf(gguf: Path, torch):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    folder, name = str(gguf.parent), gguf.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    return tokenizer, model.eval()
+    return _pretrained(str(gguf.parent), torch, gguf_file=gguf.name)
 
 
 def _from_folder(folder: Path, torch):
+    return _pretrained(folder, torch)
+
+
+def _pretrained(where, torch, **source):
+    """transformers' tokenizer and fp32 model from `where` (a GGUF's folder with `gguf_file`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(where, **source)
+    model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **source)
     return tokenizer, model.eval()
 
 

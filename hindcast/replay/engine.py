@@ -385,18 +385,13 @@ class Claims:
         return self._base + (time.monotonic() - self._start)
 
     def take(self, task: Task) -> bool:
-        with self._lock:  # never after `close`: a claim thread still running when the sweep stops
-            if self.closed:  # would otherwise hold its forecast for a whole lease
-                return False
-            found = self.store.claim(
-                self.run_id,
-                task.key,
-                task.attempt,
-                self.owner,
-                self.clock(),
-                self.lease,
-                owner_gone,
-            )
+        found = self.store.claim(
+            self.run_id, task.key, task.attempt, self.owner, self.clock(), self.lease, owner_gone
+        )
+        if found == TAKEN and self.closed:  # a claim thread that ran on past the sweep's stop:
+            self.release(task)  # dropped at once, not held for a whole lease (see `close`)
+            return False
+        with self._lock:
             if found == HELD:
                 self.held[task.key] = task
             if found == TAKEN:
@@ -409,11 +404,11 @@ class Claims:
         self.store.release(self.run_id, task.key, task.attempt, self.owner)
 
     def close(self) -> None:
-        """The sweep is leaving (finished, stopped or cancelled): no claim after this, and every
-        claim still held dropped — the next sweep, even in this live process, takes them at once
-        instead of waiting out the lease."""
-        with self._lock:
-            self.closed = True
+        """The sweep is leaving (finished, stopped or cancelled): every claim it still holds is
+        dropped, and a claim taken after this drops itself (`take`) — so the next sweep, even in
+        this live process, takes them at once instead of waiting out the lease. (A claim
+        committed before `closed` is set is deleted here; one after it sees `closed`.)"""
+        self.closed = True
         self.store.release_all(self.run_id, self.owner)
 
     def stored(self) -> None:
