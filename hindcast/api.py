@@ -25,7 +25,8 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     `options` that are spec keys laid over it; `db` a path or URL (default $HINDCAST_DB, else
     runs/hindcast.db) or `runs` an open RunStore; engine options: models (None: from os.environ),
     prices, retry_limit, on_plan, advance, prepared, shard ((i, n): the i-th of n processes),
-    created_at (a new run's creation instant, else `now`)."""
+    created_at (a new run's creation instant, else `now`), no_cache (models answer anew; with
+    models=None)."""
     from hindcast.leaderboard import write_run
     from hindcast.replay import replay_spec, run_sweep
     from hindcast.runs import open_store
@@ -37,7 +38,9 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     return await run_sweep(replay, run_store=store, out_dir=Path(out), now=now, **engine)
 
 
-_ENGINE = tuple("models prices retry_limit on_plan advance prepared shard created_at".split())
+_ENGINE = tuple(
+    "models prices retry_limit on_plan advance prepared shard created_at no_cache".split()
+)
 
 
 @renamed(store="run_store", models="model_cutoffs")

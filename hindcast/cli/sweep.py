@@ -210,42 +210,55 @@ def sweep(
     ),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
-    from hindcast import api, replay, scoring
+    from hindcast import api
     from hindcast.errors import HindcastError
-    from hindcast.forecasters import registry
-    from hindcast.runs import RunStore, db_url
 
-    given = {**locals(), "store": store or markets}  # each spec field's parameter is named after it
-    part = _shard(shard)
-    created = run_created()
-    with _naming(spec_file):
-        spec = _spec(spec_file, _fields(given))
-        # store, archive, index, cutoffs: all checked before anything is written
-        prepared = replay.prepare(spec)
-        registry.check(
-            spec.forecasters
-        )  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
-    table = scoring.load_prices(prices)
-    _check_writable(out, "--out")
-    runs = RunStore(db_url(db))
-    with replay.default_models(
-        runs, out, concurrency=spec.concurrency, no_cache=no_cache
-    ) as models:
-        result = _with_progress(
-            lambda on_plan, advance: api.sweep(
-                spec,
-                runs=runs,
-                out=out,
-                now=now(),
-                on_plan=on_plan,
-                advance=advance,
-                models=models,
-                prices=table,
-                prepared=prepared,
-                shard=part,
-                created_at=created,
-            )
+    flags = {  # every spec field, by the flag that sets it (None: not given)
+        "store": store or markets,
+        "version": version,
+        "ids": ids,
+        "topics": topics,
+        "resolved_after": resolved_after,
+        "resolved_before": resolved_before,
+        "min_volume": min_volume,
+        "limit": limit,
+        "exclude": exclude,
+        "forecasters": forecasters,
+        "subsets": subsets,
+        "archive": archive,
+        "snapshot": snapshot,
+        "vector_search": vector_search,
+        "nprobe": nprobe,
+        "fractions": fractions,
+        "offsets": offsets,
+        "at": at,
+        "hindcast_rule": hindcast_rule,
+        "repeats": repeats,
+        "seed": seed,
+        "concurrency": concurrency,
+        "max_failures": max_failures,
+        "retry_failed": retry_failed,
+        "max_cost": max_cost,
+        "max_tokens": max_tokens,
+        "breaker_threshold": breaker_threshold,
+    }
+    part, created = _shard(shard), run_created()
+    spec, prepared, table = _checked(spec_file, flags, prices, out)
+    result = _with_progress(
+        lambda on_plan, advance: api.sweep(
+            spec,
+            db=db,
+            out=out,
+            now=now(),
+            on_plan=on_plan,
+            advance=advance,
+            no_cache=no_cache,
+            prices=table,
+            prepared=prepared,
+            shard=part,
+            created_at=created,
         )
+    )
     _report(result, as_json)
     if markets is not None:
         print("hindcast: note: --markets is deprecated; use --store", file=sys.stderr)
@@ -254,6 +267,22 @@ def sweep(
             f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
             f"see hindcast runs show {result.run_id})"
         )
+
+
+def _checked(spec_file: Optional[Path], flags: dict, prices: Optional[Path], out: Path):
+    """The spec (file, flags, sample defaults), prepared, and the price table: every input
+    checked before anything is written (a bad forecaster parameter too: policy=bogus,
+    constant:p=2 …)."""
+    from hindcast import replay, scoring
+    from hindcast.forecasters import registry
+
+    with _naming(spec_file):
+        spec = _spec(spec_file, _fields(flags))
+        prepared = replay.prepare(spec)  # store, archive, index, cutoffs
+        registry.check(spec.forecasters)
+    table = scoring.load_prices(prices)
+    _check_writable(out, "--out")
+    return spec, prepared, table
 
 
 def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
@@ -271,14 +300,9 @@ def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
 _PARSE = {"fractions": _fractions, "offsets": _split, "subsets": _subsets}  # flags given as text
 
 
-def _fields(given: dict) -> dict:
-    """The spec fields given as flags (a flag `--x-y` is the parameter and field `x_y`)."""
-    from dataclasses import fields
-
-    from hindcast import replay
-
-    names = [f.name for f in fields(replay.ReplaySpec)]
-    return {k: _parsed(k, given[k]) for k in names if given[k] is not None and given[k] != []}
+def _fields(flags: dict) -> dict:
+    """The spec fields given as flags."""
+    return {k: _parsed(k, v) for k, v in flags.items() if v is not None and v != []}
 
 
 def _parsed(key: str, value):

@@ -17,12 +17,14 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         question_messages,
         require_inspect,
     )
+    from hindcast.forecasters.outcomes import Outcomes
     from hindcast.forecasters.tool_server import http_served, mcp_server
     from hindcast.forecasters.tools import Tools, question_view, t0_tools
 
 _WHERE = {
     "Context": "base",
     "ModelForecaster": "base",
+    "Outcomes": "outcomes",
     "hooked": "base",
     "evidence_of": "inspect_agent",
     "Forecaster": "base",

@@ -16,10 +16,10 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, Self, runtime_checkable
 
 from hindcast.errors import ForecastError, LeakageError
+from hindcast.forecasters.outcomes import KnownBefore, Outcomes, PastResolution
 from hindcast.markets import history_before
 from hindcast.records import Document, Forecast, PricePoint, Question, Resolution
 from hindcast.timeutil import iso
@@ -43,7 +43,13 @@ class ModelForecaster(Forecaster, Protocol):
 
     Subclass it to inherit the defaults (the baselines do) and override what applies (the model
     forecasters do). A plugin that implements only `Forecaster` is given the defaults by
-    `hooked`."""
+    `hooked`.
+
+    `cheap`: the forecaster calls no model and answers in microseconds from its Context alone
+    (the baselines): a sweep computes and stores such forecasts in batches, never behind the
+    model forecasts."""
+
+    cheap: ClassVar[bool] = False
 
     def bind(self, models: Models) -> Self:
         """This forecaster calling its models through `models` (keys, HTTP clients, the cache)."""
@@ -77,6 +83,7 @@ class _Hooked(ModelForecaster):
 
     def __init__(self, inner: Forecaster):
         self.inner, self.name = inner, inner.name
+        self.cheap = bool(getattr(inner, "cheap", False))  # type: ignore[misc]
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         return await self.inner.forecast(question, ctx)
@@ -107,14 +114,6 @@ class _Hooked(ModelForecaster):
     def _rewrap(self, hook: str, arg) -> Self:
         own = self._own(hook)
         return type(self)(own(arg)) if own else self
-
-
-@dataclass(frozen=True, slots=True)
-class PastResolution:
-    """Another market's outcome, public before t0 (its id and outcome only)."""
-
-    market_id: str
-    outcome: float
 
 
 _RETRIEVERS: dict[
@@ -172,7 +171,7 @@ class Context:
         t0,
         market_id: str,
         history: Sequence[PricePoint],
-        resolutions: Sequence[Resolution],
+        resolutions: Sequence[Resolution] | Outcomes,
         retriever=None,
         repeat: int = 0,
     ):
@@ -181,7 +180,8 @@ class Context:
         self._t0 = t0
         self._market_id = market_id
         self._history = history_before(history, t0)
-        self._resolutions = _known_before(resolutions, t0, market_id)
+        known = resolutions if isinstance(resolutions, Outcomes) else Outcomes(resolutions)
+        self._resolutions: KnownBefore = known.before(t0, market_id)
         self._archive_handle = Archive(retriever) if retriever is not None else None
         self._log: list[dict] = []
         self._repeat = repeat
@@ -204,7 +204,12 @@ class Context:
 
     def resolved_before(self) -> tuple[PastResolution, ...]:
         """Other markets whose Yes/No outcome was certainly public before t0."""
-        return self._resolutions
+        return self._resolutions.listed()
+
+    def resolved_counts(self) -> tuple[int, float]:
+        """How many other markets' Yes/No outcomes were certainly public before t0, and how many
+        of them were Yes (what `resolved_before()` lists, counted without listing it)."""
+        return self._resolutions.counts()
 
     def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list:
         """Archive hits (doc, score, mode) created before t0, best first."""
@@ -264,14 +269,3 @@ class Context:
                     f"{iso(self._t0)}"
                 )
         self._log.append({**entry, "ids": [d.id for d in docs]})
-
-
-def _known_before(
-    resolutions: Sequence[Resolution], t0, market_id: str
-) -> tuple[PastResolution, ...]:
-    """Other markets' Yes/No outcomes certainly public before t0, as (id, outcome) only."""
-    return tuple(
-        PastResolution(r.market_id, r.outcome)
-        for r in resolutions
-        if r.known_at < t0 and r.outcome is not None and r.market_id != market_id
-    )

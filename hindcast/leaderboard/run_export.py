@@ -15,7 +15,7 @@ from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 @renamed(store="run_store")
 def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dict[str, Path]:
     """A sweep's exports: leaderboard tables and the HTML report in OUT/<run id>/.
-    (`plan`: a replay.plan.Plan; `scores`: its replay.engine.RunScores; `board` its leaderboard;
+    (`plan`: a replay.plan.Plan; `scores`: its replay.scored.RunScores; `board` its leaderboard;
     `run_store`: the RunStore the run is in, for the report's forecast viewer — without it the
     viewer shows the scored rows only, no rationale, raw answer or documents; the keyword
     `store=` is deprecated.)"""

@@ -12,6 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from hindcast.records import Market, PricePoint, Resolution
 from hindcast.timeutil import iso, require_aware
@@ -139,6 +140,11 @@ class MarketBundle:
         if stray:
             raise ValueError(f"resolution or prices for unknown market {stray[0]}")
 
+    @cached_property
+    def by_id(self) -> dict[str, Market]:
+        """Market id → market (made once per bundle: a sweep looks a market up per forecast)."""
+        return {m.id: m for m in self.markets}
+
     def content_hash(self) -> str:
         """sha256 of a canonical text of every record: equal content, equal
         hash, any library version."""
@@ -248,9 +254,9 @@ def with_description(
 
 
 def _market(bundle: MarketBundle, market_id: str) -> Market:
-    for market in bundle.markets:
-        if market.id == market_id:
-            return market
+    market = bundle.by_id.get(market_id)
+    if market is not None:
+        return market
     from hindcast.errors import MarketDataError
 
     raise MarketDataError(f"no market {market_id!r} in this bundle")

@@ -11,20 +11,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     from hindcast.replay import cutoffs, market_view, plan
     from hindcast.replay.coverage import POLICY
     from hindcast.replay.cutoffs import Cutoff, check_fraction
-    from hindcast.replay.engine import (
-        RunScores,
-        SweepResult,
-        board_json,
-        cache_path,
-        default_models,
-        leaderboard_of,
-        load_scored,
-        recorded_bundle,
-        recorded_snapshots,
-        run_sweep,
-        score_run,
-        scoring_policies,
-    )
+    from hindcast.replay.engine import SweepResult, cache_path, default_models, run_sweep
     from hindcast.replay.identity import run_id
     from hindcast.replay.layout import flatten_layout, load_toml, refuse_unknown
     from hindcast.replay.market_view import find_market, list_row
@@ -36,7 +23,17 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         retriever_factory,
         select_markets,
     )
-    from hindcast.replay.runner import Task, run_tasks
+    from hindcast.replay.runner import Limits, Task
+    from hindcast.replay.scored import (
+        RunScores,
+        board_json,
+        leaderboard_of,
+        load_scored,
+        recorded_bundle,
+        recorded_snapshots,
+        score_run,
+        scoring_policies,
+    )
     from hindcast.replay.settings import replay_spec
     from hindcast.replay.spec import (
         SAMPLE_FORECASTERS,
@@ -48,9 +45,10 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         parse_offset,
         spec_from_mapping,
     )
+    from hindcast.replay.sweep import Sweep, Unclaimed
 
 _WHERE = {
-    "board_json": "engine",
+    "board_json": "scored",
     "cache_path": "engine",
     "check_fraction": "cutoffs",
     "context_at": "plan",
@@ -60,9 +58,9 @@ _WHERE = {
     "did_you_mean": "spec",
     "find_market": "market_view",
     "flatten_layout": "layout",
-    "leaderboard_of": "engine",
+    "leaderboard_of": "scored",
     "list_row": "market_view",
-    "load_scored": "engine",
+    "load_scored": "scored",
     "load_toml": "layout",
     "market_view": "market_view",
     "parse_offset": "spec",
@@ -71,26 +69,28 @@ _WHERE = {
     "POLICY": "coverage",
     "prepare": "plan",
     "question_at": "plan",
-    "recorded_bundle": "engine",
-    "recorded_snapshots": "engine",
+    "recorded_bundle": "scored",
+    "recorded_snapshots": "scored",
     "refuse_unknown": "layout",
     "config_error": "spec",
     "Text": "spec",
-    "scoring_policies": "engine",
+    "scoring_policies": "scored",
     "ReplaySpec": "spec",
     "replay_spec": "settings",
     "retriever_factory": "plan",
     "run_id": "identity",
     "run_sweep": "engine",
-    "run_tasks": "runner",
-    "RunScores": "engine",
+    "RunScores": "scored",
     "SAMPLE_FORECASTERS": "spec",
     "SAMPLE_SUBSETS": "spec",
-    "score_run": "engine",
+    "score_run": "scored",
     "select_markets": "plan",
     "spec_from_mapping": "spec",
     "SweepResult": "engine",
     "Task": "runner",
+    "Limits": "runner",
+    "Sweep": "sweep",
+    "Unclaimed": "sweep",
 }
 __all__ = sorted(_WHERE)
 __getattr__, __dir__ = lazy(

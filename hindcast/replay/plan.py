@@ -12,11 +12,12 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hindcast.errors import HindcastError
-from hindcast.forecasters import Context
+from hindcast.forecasters import Context, Outcomes
 from hindcast.markets import MarketBundle, market_at, open_version
 from hindcast.records import Market, Question, RunIdentity
 from hindcast.replay import cutoffs as cutoff_rules
@@ -43,6 +44,11 @@ class Plan:
     search: dict = dataclasses.field(
         default_factory=dict
     )  # how vectors are searched (TimeBoundRetriever keywords)
+
+    @cached_property
+    def outcomes(self) -> Outcomes:
+        """The bundle's outcomes, indexed once for every Context of the plan."""
+        return Outcomes(self.bundle.resolutions)
 
 
 def prepare(spec: ReplaySpec) -> Plan:
@@ -218,7 +224,7 @@ def context_at(
         cutoff.t0,
         cutoff.market_id,
         p.bundle.prices.get(cutoff.market_id, ()),
-        p.bundle.resolutions,
+        p.outcomes,
         made(cutoff.t0),
         repeat,
     )

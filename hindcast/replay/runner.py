@@ -1,5 +1,11 @@
 """The runner: forecasters × cutoffs × repeats, bounded concurrency, each
-answer stored as it arrives.
+answer stored as it arrives, through one port (`Port`: a `replay.sweep.Sweep`).
+
+Cheap forecasters (`ModelForecaster.cheap`: the baselines) are computed and stored BATCH at a
+time — one claim transaction, one store transaction per batch — alongside the model forecasts,
+never queued behind them: the model forecasts wait on the concurrency gate, the cheap ones
+do not, so in the default run the baselines are stored (and shown progressing) while the first
+model call is still under way.
 
 A forecaster that raises, or returns something that is not a Forecast, is recorded as a
 failure with the reason; it never stops the sweep and is never replaced by a number —
@@ -22,6 +28,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hindcast.errors import (
     CircuitOpen,
@@ -35,6 +42,8 @@ from hindcast.llm import Breakers
 from hindcast.records import Forecast, Question, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
+
+BATCH = 500  # cheap forecasts claimed, computed and stored together
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +100,8 @@ class Limits:
     """What stops a run before its plan is done. `prices` is a scoring.costs.PriceTable."""
 
     max_failures: int | None = None
+    concurrency: int = 8  # model forecasts in flight at once
+    breaker_threshold: int = 5  # consecutive outages of one endpoint that stop calls to it
     max_cost: float | None = None
     max_tokens: int | None = None
     prices: object = None
@@ -140,78 +151,118 @@ def spent(usage: Usage, prices) -> tuple[int, float]:
     return prompt + completion, float(cost or 0.0)
 
 
+class Port(Protocol):
+    """What the runner asks of a sweep (`replay.sweep.Sweep`): the question and the t0-bound
+    Context of a task, where answers and outages go, claims, limits and breakers."""
+
+    limits: Limits
+    breakers: Breakers
+
+    def question(self, cutoff: Cutoff) -> Question: ...
+
+    def context(self, task: Task) -> Context: ...
+
+    def record(self, task: Task, forecast: Forecast, retrievals: tuple) -> None: ...
+
+    def record_batch(self, answered: list[tuple[Task, Forecast, tuple]]) -> None: ...
+
+    def outage(self, task: Task, exc: InfrastructureError) -> None: ...
+
+    def claim(self, tasks: list[Task]) -> list[Task]: ...
+
+    def release(self, tasks: list[Task]) -> None: ...
+
+
 async def run_tasks(
     tasks: Sequence[Task],
     forecasters: Mapping[str, ModelForecaster],
-    question_for: Callable[[Cutoff], Question],
-    context_for: Callable[[Task], Context],
-    sink: Callable[[Task, Forecast, tuple], None],
-    concurrency: int,
-    advance: Callable[[], None] = lambda: None,
-    max_failures: int | None = None,
-    *,
-    limits: Limits | None = None,
-    breakers: Breakers | None = None,
-    on_outage: Callable[[Task, InfrastructureError], None] = lambda task, exc: None,
-    claim: Callable[[Task], bool] | None = None,
-    release: Callable[[Task], None] = lambda task: None,
+    port: Port,
+    progress: Callable[[], None] = lambda: None,
 ) -> None:
-    """Run tasks with at most `concurrency` in flight; `sink` stores each result (with the
-    context's retrieval log) in order of arrival; `on_outage` records each outage. `claim`
-    (called in a worker thread right before a task would start): False skips the task (another
-    sweep of the run is asking it, or it is stored already); `release` follows every claimed
-    task once it is stored or given up."""
-    limits = limits or Limits(max_failures=max_failures)
-    gate, budget, spend = (
-        asyncio.Semaphore(concurrency),
-        FailureBudget(limits.max_failures),
-        Spend(limits),
-    )
-    breakers = breakers if breakers is not None else Breakers()
-    missed = {"budget": 0, "outage": 0, "breaker": 0}
-    reached: dict[str, set[str]] = {}  # forecaster → endpoints it had an outage on
+    """Run `tasks`: the cheap forecasters' BATCH at a time, the others with at most
+    `port.limits.concurrency` in flight, each answer stored through the port as it arrives (with
+    the context's retrieval log) and each outage recorded; `progress` after each stored one.
+    A task is claimed (`port.claim`, in a worker thread, right before it would start) and skipped
+    when not taken (another sweep of the run is asking it, or it is stored already); it is
+    released once stored or given up. Raises why the plan was not completed, if it was not."""
+    run = _Run(forecasters, port, progress)
+    cheap = [t for t in tasks if forecasters[t.forecaster].cheap]
+    slow = [t for t in tasks if not forecasters[t.forecaster].cheap]
+    await asyncio.gather(run.batches(cheap), *(run.one(t) for t in slow))
+    _stop_reason(run.budget, run.spend, port.breakers, run.missed, port.limits.max_failures)
 
-    async def one(task: Task) -> None:
-        async with gate:
-            if budget.exhausted or spend.reached():
-                missed["budget"] += 1
-                return
-            if any(breakers.reason(e) is not None for e in reached.get(task.forecaster, ())):
-                missed["breaker"] += 1  # its endpoint's breaker is open: not scheduled
-                return
-            if claim is not None and not await asyncio.to_thread(claim, task):
+
+class _Run:
+    """One `run_tasks` call: its failure budget, spend, outages and what it did not make."""
+
+    def __init__(self, forecasters: Mapping[str, ModelForecaster], port: Port, progress):
+        self.forecasters, self.port, self.progress = forecasters, port, progress
+        self.gate = asyncio.Semaphore(port.limits.concurrency)
+        self.budget, self.spend = FailureBudget(port.limits.max_failures), Spend(port.limits)
+        self.missed = {"budget": 0, "outage": 0, "breaker": 0}
+        self.reached: dict[str, set[str]] = {}  # forecaster → endpoints it had an outage on
+
+    def blocked(self, task: Task) -> bool:
+        """Not to be started: a budget is spent, or its endpoint's breaker is open."""
+        if self.budget.exhausted or self.spend.reached():
+            self.missed["budget"] += 1
+            return True
+        breakers = self.port.breakers
+        if any(breakers.reason(e) is not None for e in self.reached.get(task.forecaster, ())):
+            self.missed["breaker"] += 1  # its endpoint's breaker is open: not scheduled
+            return True
+        return False
+
+    async def one(self, task: Task) -> None:
+        async with self.gate:
+            if self.blocked(task) or not await asyncio.to_thread(self.port.claim, [task]):
                 return
             try:
-                if not await ask(task):
+                forecast, ctx = await self.answer(task)
+                if forecast is None:
                     return
+                await asyncio.to_thread(self.port.record, task, forecast, ctx.retrievals)
+                self.accounted(forecast)
             finally:
-                if claim is not None:
-                    await asyncio.to_thread(release, task)
-        advance()
+                await asyncio.to_thread(self.port.release, [task])
 
-    async def ask(task: Task) -> bool:
-        """Ask and store one forecast; False when it was not made (an outage, an open breaker)."""
-        ctx = context_for(task)
+    async def batches(self, tasks: list[Task]) -> None:
+        for start in range(0, len(tasks), BATCH):
+            wanted = [t for t in tasks[start : start + BATCH] if not self.blocked(t)]
+            mine = await asyncio.to_thread(self.port.claim, wanted) if wanted else []
+            answered: list[tuple[Task, Forecast, tuple]] = []
+            try:
+                for task in mine:
+                    if answered and self.blocked(task):  # the failure budget ran out just now
+                        continue
+                    forecast, ctx = await self.answer(task)
+                    if forecast is not None:
+                        answered.append((task, forecast, ctx.retrievals))
+                        _account(forecast, self.budget, self.spend, self.port.breakers)
+                await asyncio.to_thread(self.port.record_batch, answered)
+            finally:
+                await asyncio.to_thread(self.port.release, mine)
+            for _ in answered:
+                self.progress()
+
+    async def answer(self, task: Task) -> tuple[Forecast | None, Context]:
+        """Ask one forecast: None when it was not made (an outage, an open breaker)."""
+        ctx = self.port.context(task)
         try:
-            forecaster = _for_attempt(forecasters[task.forecaster], task.attempt)
-            forecast = await _guarded(forecaster, question_for(task.cutoff), ctx)
+            forecaster = _for_attempt(self.forecasters[task.forecaster], task.attempt)
+            return await _guarded(forecaster, self.port.question(task.cutoff), ctx), ctx
         except CircuitOpen:
-            missed["breaker"] += 1  # no call was made: not an attempt
-            return False
+            self.missed["breaker"] += 1  # no call was made: not an attempt
         except InfrastructureError as exc:
-            missed["outage"] += 1
-            reached.setdefault(task.forecaster, set()).add(exc.endpoint)
-            breakers.failure(exc.endpoint, str(exc))
-            await asyncio.to_thread(on_outage, task, exc)
-            return False
-        await asyncio.to_thread(
-            sink, task, forecast, ctx.retrievals
-        )  # the loop keeps serving others
-        _account(forecast, budget, spend, breakers)
-        return True
+            self.missed["outage"] += 1
+            self.reached.setdefault(task.forecaster, set()).add(exc.endpoint)
+            self.port.breakers.failure(exc.endpoint, str(exc))
+            await asyncio.to_thread(self.port.outage, task, exc)
+        return None, ctx
 
-    await asyncio.gather(*(one(t) for t in tasks))
-    _stop_reason(budget, spend, breakers, missed, limits.max_failures)
+    def accounted(self, forecast: Forecast) -> None:
+        _account(forecast, self.budget, self.spend, self.port.breakers)
+        self.progress()
 
 
 def _for_attempt(forecaster: ModelForecaster, attempt: int) -> ModelForecaster:

@@ -9,6 +9,7 @@ from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
     from hindcast.runs import manifest
+    from hindcast.runs.batch import add_many, claim_many, release_many
     from hindcast.runs.store import (
         HELD,
         TAKEN,
@@ -17,11 +18,16 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         RunStore,
         db_file,
         db_url,
+        forecast_row,
         open_store,
         stored_details,
     )
 
 _WHERE = {
+    "add_many": "batch",
+    "claim_many": "batch",
+    "release_many": "batch",
+    "forecast_row": "store",
     "db_file": "store",
     "Detail": "store",
     "db_url": "store",

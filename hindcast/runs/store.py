@@ -281,23 +281,11 @@ class RunStore:
     ) -> bool:
         """Store one forecast; False if that key and attempt was already
         stored (never a duplicate)."""
-        row = ForecastRow(
-            run_id=run_id,
-            forecaster=forecaster,
-            market_id=market_id,
-            t0=iso(t0),
-            label=label,
-            repeat=repeat,
-            probability=forecast.probability,
-            error=forecast.error,
-            rationale=forecast.rationale,
-            evidence_json=_dumps(list(forecast.evidence)),
-            usage_json=_dumps(forecast.usage.to_dict()),
-            retrievals_json=_dumps(list(retrievals)),
-            raw=forecast.raw,
-            attempt=attempt,
+        return self._insert_once(
+            forecast_row(
+                run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
+            )
         )
-        return self._insert_once(row)
 
     def add_attempt(
         self,
@@ -690,6 +678,36 @@ def _insert(dialect: str, table):
     from sqlalchemy.dialects import postgresql, sqlite
 
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+
+
+def forecast_row(
+    run_id: str,
+    forecaster: str,
+    market_id: str,
+    t0,
+    label: str,
+    forecast: Forecast,
+    retrievals: tuple = (),
+    repeat: int = 0,
+    attempt: int = 0,
+) -> ForecastRow:
+    """The stored form of one forecast (`RunStore.add`; `runs.batch.add_many`)."""
+    return ForecastRow(
+        run_id=run_id,
+        forecaster=forecaster,
+        market_id=market_id,
+        t0=iso(t0),
+        label=label,
+        repeat=repeat,
+        probability=forecast.probability,
+        error=forecast.error,
+        rationale=forecast.rationale,
+        evidence_json=_dumps(list(forecast.evidence)),
+        usage_json=_dumps(forecast.usage.to_dict()),
+        retrievals_json=_dumps(list(retrievals)),
+        raw=forecast.raw,
+        attempt=attempt,
+    )
 
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:

@@ -12,8 +12,8 @@ Each tick (the service's `now`):
    (the Context's filter), resolutions of other markets known before t0 (the newest market
    store), and the sweep's archive at the newest snapshot the service has indexed — the
    documents ingested by then, read through a TimeBoundRetriever (created_at < t0). The
-   forecast path is the hindcast's (`replay.run_tasks`): an answer that is no probability
-   is a stored failure; an unreachable model is an outage (logged as an attempt, not
+   forecast path is the hindcast's (a `replay.Sweep` of live cutoffs): an answer that is no
+   probability is a stored failure; an unreachable model is an outage (logged as an attempt, not
    stored, asked again next tick; the job ends `stopped`).
 3. Every forecast is appended to the hash-chained log (`schedule.livelog`) *before* it is
    stored in the run store under the run `live-<sweep>` (label "live"), and the new head
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 from hindcast.errors import ScheduleError, StoppedError
+from hindcast.replay import Cutoff, Task
 from hindcast.schedule import livelog
 from hindcast.schedule.config import LiveConfig, ScheduleConfig
 from hindcast.schedule.state import State
@@ -170,64 +173,29 @@ def due_pairs(store, rid: str, forecasters, markets, now: datetime, every) -> li
 
 # -- asking -------------------------------------------------------------------------------------
 def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapshot_for) -> int:
-    """Ask every due pair at t0 = now through the hindcast's runner; log, then store, each."""
+    """Ask every due pair at t0 = now through the hindcast's Sweep (a plan of live cutoffs); log,
+    then store, each."""
     if not due:
         return 0
-    from hindcast.forecasters import Context, hooked, registry
-    from hindcast.records import Question
-    from hindcast.replay import Cutoff, Task, retriever_factory, run_tasks
+    from hindcast.replay import Sweep, Unclaimed
 
-    now, markets = ctx.now, {m.market.id: m for _, m in due}
+    markets = {m.market.id: m for _, m in due}
     snapshot, index = open_archive(spec, snapshot_for)
-    retriever_for = retriever_factory(snapshot, index)
-    resolutions = bundle.resolutions if bundle is not None else ()
     sources = {
         "snapshot": snapshot.id if snapshot is not None else None,
         "store_version": bundle_version(spec.store) if bundle is not None else None,
     }
-    writer = Writer(cfg, ctx.state, ctx.store, rid, head, sources)
-
-    def question_for(c):
-        m = markets[c.market_id].market
-        return Question(m.id, m.question, m.description, c.t0, m.url, m.topic, m.scheduled_close)
-
-    def context_for(task):
-        m = markets[task.cutoff.market_id]
-        return Context(now, m.market.id, m.history, resolutions, retriever_for(now))
-
-    def sink(task, forecast, retrievals) -> None:
-        c = task.cutoff
-        writer.write(task.forecaster, markets[c.market_id], question_for(c), forecast, retrievals)
-
-    def on_outage(task, exc) -> None:
-        from hindcast.schedule import logs
-
-        ctx.store.add_attempt(
-            rid, task.forecaster, task.cutoff.market_id, now, 0, "infrastructure", str(exc), now
-        )
-        logs.event("live.outage", forecaster=task.forecaster, market=task.cutoff.market_id)
-
-    tasks = [Task(name, Cutoff(m.market.id, now, LABEL)) for name, m in due]
-    forecasters = {
-        name: hooked(registry.create(name)).bind(ctx.models) for name in spec.forecasters
-    }
+    writer = Writer(cfg, ctx.state, rid, head, sources, markets)
+    plan = live_plan(rid, spec, due, bundle, (snapshot, index), ctx.now)
+    sweep = Sweep(plan, ctx.store, ctx.models, live_limits(spec), Unclaimed(ctx.now), writer)
+    sweep.forecasters(spec.forecasters)
+    tasks = [Task(name, Cutoff(m.market.id, ctx.now, LABEL)) for name, m in due]
 
     async def ask() -> None:
         try:
-            await run_tasks(
-                tasks,
-                forecasters,
-                question_for,
-                context_for,
-                sink,
-                spec.concurrency,
-                ctx.advance,
-                breakers=ctx.models.reset_breakers(spec.breaker_threshold),
-                on_outage=on_outage,
-            )
+            await sweep.run(tasks, ctx.advance)
         finally:
-            for f in forecasters.values():
-                await f.aclose()
+            await sweep.aclose()
             await ctx.models.aclose()
 
     try:
@@ -238,24 +206,75 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     return writer.made
 
 
+def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
+    """The plan of one tick: the due open markets as listed now (their prices so far), the
+    resolutions of the newest market store, the archive at its newest indexed snapshot, one
+    cutoff per market at t0 = now."""
+    from hindcast.markets import MarketBundle
+    from hindcast.records import RunIdentity
+    from hindcast.replay import Plan
+
+    listed = {m.market.id: m for _, m in due}
+    stored = bundle.markets if bundle is not None else ()
+    markets = {m.id: m for m in stored} | {i: m.market for i, m in listed.items()}
+    resolutions = bundle.resolutions if bundle is not None else ()
+    snapshot, index = archive
+    identity = RunIdentity(
+        store_version=bundle_version(spec.store) if bundle is not None else "",
+        snapshot=snapshot.id if snapshot is not None else None,
+        markets=tuple(sorted(listed)),
+        forecasters=tuple(spec.forecasters),
+        subsets=(),
+        fractions=(),
+        offsets=(),
+        instants=(iso(now),),
+        hindcast_rule=False,
+        repeats=1,
+        seed=spec.seed,
+    )
+    return Plan(
+        rid,
+        identity,
+        MarketBundle(
+            tuple(markets.values()),
+            tuple(r for r in resolutions if r.market_id in markets),
+            {i: tuple(m.history) for i, m in listed.items()},
+        ),
+        sorted(listed),
+        [Cutoff(i, now, LABEL) for i in sorted(listed)],
+        snapshot,
+        index,
+        Path(spec.store),
+    )
+
+
+def live_limits(spec):
+    from hindcast.replay import Limits
+
+    return Limits(concurrency=spec.concurrency, breaker_threshold=spec.breaker_threshold)
+
+
 class Writer:
-    """Appends each forecast to the log, then stores it, then records the new head (one at a
-    time: the runner's sinks may run in several threads)."""
+    """The live sweep's journal: each forecast is appended to the log before it is stored, and
+    the new head recorded after (the Sweep calls it one forecast at a time)."""
 
-    def __init__(self, cfg: LiveConfig, state: State, store, rid: str, head, sources: dict):
-        self.cfg, self.state, self.store, self.rid = cfg, state, store, rid
+    def __init__(self, cfg: LiveConfig, state: State, rid: str, head, sources: dict, markets):
+        self.cfg, self.state, self.rid, self.markets = cfg, state, rid, markets
         self.head, self.sources, self.made = head, sources, 0
-        self.lock = threading.Lock()
 
-    def write(self, forecaster: str, m, question, forecast, retrievals) -> None:
-        body = record_body(self.rid, forecaster, m, question, forecast) | self.sources
-        with self.lock:
-            _, head = livelog.append(self.cfg.log, self.head, body)
-            self.store.add(
-                self.rid, forecaster, m.market.id, question.t0, LABEL, forecast, retrievals
-            )
-            self.state.set(HEAD, head.as_dict())
-            self.head, self.made = head, self.made + 1
+    @contextmanager
+    def entry(self, task, question, forecast) -> Iterator[None]:
+        m = self.markets[task.cutoff.market_id]
+        body = record_body(self.rid, task.forecaster, m, question, forecast) | self.sources
+        _, head = livelog.append(self.cfg.log, self.head, body)
+        yield
+        self.state.set(HEAD, head.as_dict())
+        self.head, self.made = head, self.made + 1
+
+    def outage(self, task) -> None:
+        from hindcast.schedule import logs
+
+        logs.event("live.outage", forecaster=task.forecaster, market=task.cutoff.market_id)
 
 
 def record_body(rid: str, forecaster: str, m, question, forecast) -> dict:

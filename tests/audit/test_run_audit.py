@@ -183,7 +183,7 @@ def test_the_report_reads_audits_beside_the_run_database(planted, scripted, tmp_
 
 def test_an_audit_of_other_rows_is_marked_stale_in_the_report(planted, scripted, tmp_path):
     from hindcast.records import Forecast
-    from hindcast.replay.engine import load_scored
+    from hindcast.replay import load_scored
 
     store = RunStore(copied_url(planted, tmp_path))
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)
@@ -271,7 +271,7 @@ def test_the_lexical_detector_flags_the_misdated_document(planted, tmp_path):
 
 def test_the_stored_audit_renders_as_a_report_section(planted, scripted, tmp_path):
     from hindcast.leaderboard.report import write_report
-    from hindcast.replay.engine import load_scored
+    from hindcast.replay import load_scored
 
     store = RunStore(copied_url(planted, tmp_path))
     run_audit.audit(store, planted.run_id, ("scripted",), replicates=FAST)

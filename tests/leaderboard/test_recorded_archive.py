@@ -8,7 +8,7 @@ import pytest
 
 from hindcast.archive.snapshot import latest
 from hindcast.errors import ArchiveIntegrityError
-from hindcast.replay.engine import recorded_snapshots
+from hindcast.replay import recorded_snapshots
 from hindcast.runs import manifest
 from tests.helpers import ROOT
 

@@ -1,0 +1,90 @@
+"""Many forecasts in one transaction: what a sweep of cheap forecasters (the baselines) stores.
+
+`claim_many` takes the claims of a batch in one INSERT … ON CONFLICT DO NOTHING and says which
+it took (the others are another process's: the caller takes those one at a time, as
+`RunStore.claim` does, stealing an expired or dead owner's); `add_many` stores a batch of
+forecasts in one transaction — all or none, so a killed sweep loses the batch in flight and
+nothing else — and says which keys it stored (a key already there is never duplicated);
+`release_many` drops the batch's claims. On a dialect without ON CONFLICT (neither SQLite nor
+PostgreSQL) each is done a row at a time through `RunStore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, tuple_
+
+from hindcast.runs.store import CLAIMS, VERSIONED, ClaimRow, ForecastRow, RunStore
+
+Key = tuple[str, str, str, int]  # (forecaster, market, t0 ISO, repeat)
+
+
+def claim_many(
+    store: RunStore, run_id: str, wanted: Sequence[tuple[Key, int]], owner: str, until: float
+) -> set[tuple[Key, int]]:
+    """Take every claim of `wanted` ((key, attempt) pairs) no one holds, for `owner` until
+    `until`: the pairs taken."""
+    rows = [
+        ClaimRow(
+            run_id=run_id,
+            forecaster=key[0],
+            market_id=key[1],
+            t0=key[2],
+            repeat=key[3],
+            attempt=attempt,
+            owner=owner,
+            expires_at=until,
+        )
+        for key, attempt in wanted
+    ]
+    return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, rows, _CLAIM_KEY)}
+
+
+def add_many(store: RunStore, rows: Sequence[ForecastRow]) -> set[tuple[Key, int]]:
+    """Store `rows` (`runs.store.forecast_row`) in one transaction: the (key, attempt) pairs
+    stored now (a pair stored already is left as it is)."""
+    return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, rows, _FORECAST_KEY)}
+
+
+def release_many(
+    store: RunStore, run_id: str, taken: Sequence[tuple[Key, int]], owner: str
+) -> None:
+    """Drop `owner`'s claims on `taken` (stored, or given up)."""
+    if not taken:
+        return
+    c = CLAIMS.c
+    columns = tuple_(c.forecaster, c.market_id, c.t0, c.repeat, c.attempt)
+    with store.engine.begin() as conn:
+        conn.execute(
+            delete(CLAIMS).where(
+                c.run_id == run_id,
+                c.owner == owner,
+                columns.in_([(*key, attempt) for key, attempt in taken]),
+            )
+        )
+
+
+_CLAIM_KEY = ("forecaster", "market_id", "t0", "repeat", "attempt")
+_FORECAST_KEY = _CLAIM_KEY
+
+
+def _insert_new(store: RunStore, rows: Sequence, key: tuple[str, ...]) -> list[tuple]:
+    """Insert `rows` (one table) in one transaction, skipping those whose key is there: the
+    `key` columns of the rows inserted."""
+    if not rows:
+        return []
+    table = type(rows[0]).__table__
+    values = [
+        {c.name: getattr(row, c.name) for c in table.columns if c.name != "id"} for row in rows
+    ]
+    dialect = store.engine.dialect.name
+    if dialect not in VERSIONED:
+        inserted = [v for v in values if store._insert_or_integrity_error(table, v)]
+        return [tuple(v[k] for k in key) for v in inserted]
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(table).on_conflict_do_nothing().returning(*(table.c[k] for k in key))
+    with store.engine.begin() as conn:
+        return [tuple(row) for row in conn.execute(statement, values)]
