@@ -6,6 +6,8 @@ are N (default 10,000): each copy keeps its question, dates and price history. E
 the real `hindcast` command in its own process, measured for wall time and peak RSS:
 
 1. import      `hindcast markets import forecastbench` of the N markets
+   engine      the baselines below swept in this process by `replay.run_sweep` without the
+               exports: the forecasting window (plan → last stored forecast) and scoring
 2. baselines   `hindcast sweep -f market -f constant -f base-rate --fractions 0.25,0.5,0.75,1.0`
                (N × 4 × 3 forecasts; the issue's target: ≤ 60 s on 2 cores)
 3. with-model  the same baselines plus zero-shot on a fake chat model (hindcast.llm.fake, real
@@ -93,6 +95,55 @@ def step(name: str, args: list[str], results: dict, env: dict | None = None) -> 
     return stdout
 
 
+def engine_window(store: Path, db: Path) -> dict:
+    """The baselines swept in this process by `replay.run_sweep` with no export: seconds from
+    the plan to the last stored forecast (the forecasting window), then scoring the stored run
+    (`load_scored`), and the whole call (prepare included)."""
+    import asyncio
+    import resource
+
+    from hindcast.replay import ReplaySpec, load_scored, run_sweep
+    from hindcast.runs import RunStore
+    from hindcast.timeutil import parse_utc
+
+    marks: dict[str, float] = {}
+    count = [0]
+
+    def advance() -> None:
+        count[0] += 1
+        marks["last"] = time.monotonic()
+
+    runs = RunStore(f"sqlite:///{db}")
+    spec = ReplaySpec(
+        store=store, forecasters=BASELINES, fractions=tuple(map(float, FRACTIONS.split(",")))
+    )
+    start = time.monotonic()
+    result = asyncio.run(
+        run_sweep(
+            spec,
+            run_store=runs,
+            out_dir=db.parent,
+            now=parse_utc(CREATED),
+            on_plan=lambda n: marks.setdefault("plan", time.monotonic()),
+            advance=advance,
+        )
+    )
+    whole = time.monotonic() - start
+    scoring = time.monotonic()
+    load_scored(runs, result.run_id)
+    window = marks["last"] - marks["plan"]
+    return {
+        "forecasts": count[0],
+        "prepare_s": round(marks["plan"] - start, 2),
+        "window_s": round(window, 2),
+        "per_second": round(count[0] / window, 1),
+        "call_s": round(whole, 2),
+        "load_scored_s": round(time.monotonic() - scoring, 2),
+        "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "db_mib": round(db.stat().st_size / 2**20, 1),
+    }
+
+
 def run_id_of(out: str) -> str:
     for line in out.splitlines():
         if line.startswith("run "):
@@ -160,6 +211,8 @@ def main() -> None:
         ],
         steps,
     )
+    steps["engine"] = engine_window(store, work / "engine.db")
+    print(f"engine      {steps['engine']}", flush=True)
     swept = step("baselines", sweep_args(store, out, db, list(BASELINES)), steps)
     run_id = run_id_of(swept)
     planned = int(swept.split(" forecasts planned")[0].rsplit(" ", 1)[1])

@@ -73,6 +73,7 @@ def test_forecasters_receive_no_resolution():
         "repeat",
         "price_history",
         "resolved_before",
+        "resolved_counts",  # resolved_before's length and Yes total (no id, no outcome)
         "search",
         "read",
         "thread",

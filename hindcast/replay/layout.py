@@ -84,12 +84,12 @@ def flatten_layout(
     (values as given, each checked); paths relative to `base`. `where` names the input in
     every error; `prefix` the tables' place in an enclosing file (the service config's
     `sweeps.`)."""
-    refuse_unknown(data, tables, where, "table", f"[{prefix}{{}}]")
+    refuse_unknown(data, tables, where, ("table", f"[{prefix}{{}}]", ""))
     flat = {}
     for name, keys in LAYOUT.items():
         section = data.get(name, {})
         _require(isinstance(section, dict), f"{where}: [{prefix + name}] must be a table")
-        refuse_unknown(section, keys, where, "key", suffix=f" in [{prefix}{name}]")
+        refuse_unknown(section, keys, where, ("key", "{}", f" in [{prefix}{name}]"))
         flat.update({keys[k]: v for k, v in section.items()})
     for key in ("store", "archive"):  # relative to the file, wherever it is run from
         if isinstance(flat.get(key), str):
@@ -107,7 +107,7 @@ def _forecasters(entries, where: str, prefix: str) -> dict:
     )
     for number, entry in enumerate(entries, start=1):
         label = f"{where}: [[{prefix}forecasters]] entry {number}"
-        refuse_unknown(entry, FORECASTER_KEYS, label, "key")
+        refuse_unknown(entry, FORECASTER_KEYS, label)
         _require("spec" in entry, f'{label} has no spec = "…" (e.g. spec = "constant:p=0.3")')
     subsets = [(e["spec"], e["markets"]) for e in entries if "markets" in e]
     return {
@@ -120,12 +120,12 @@ def refuse_unknown(
     table: dict,
     allowed,
     where: str,
-    kind: str = "key",
-    shape: str = "{}",
-    suffix: str = "",
+    naming: tuple[str, str, str] = ("key", "{}", ""),
     error: type[HindcastError] = ConfigError,
 ) -> None:
-    """Refuse the first unknown key, naming the nearest allowed one (`shape` formats names)."""
+    """Refuse the first unknown key, naming the nearest allowed one. `naming`: (what a key is
+    called, the shape that formats names, what follows the name)."""
+    kind, shape, suffix = naming
     for key in table:
         if key not in allowed:
             raise error(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -279,23 +279,33 @@ def check_values(values: dict, where: str, flags: bool = False) -> None:
 _UNKNOWN = ("extra_forbidden", "unexpected_keyword_argument")
 
 
+@dataclasses.dataclass(frozen=True)
+class Wording:
+    """How `config_error` words a schema's errors: `wrong` shapes a type error, `known` are the
+    keys an unknown one is matched against, `wanted(key)` says what a key must be, `kind` names
+    a key, `error` is the error raised. The default words the sweep spec's; another schema (the
+    service config) passes its own."""
+
+    wrong: str = "{where}: {name} must be {wanted}, got {value!r}"
+    known: object = FIELDS
+    wanted: Callable[[str], str] = lambda key: _INFO[key].description
+    kind: str = "spec key"
+    error: type[HindcastError] = ConfigError
+
+
 def config_error(
     errors: Sequence[Mapping[str, Any]],
     given: dict,
     where: str,
     flags: bool = False,
-    *,
-    wrong: str = "{where}: {name} must be {wanted}, got {value!r}",
-    known=FIELDS,
-    wanted=lambda key: _INFO[key].description,
-    kind: str = "spec key",
-    error: type[HindcastError] = ConfigError,
+    wording: Wording | None = None,
 ) -> HindcastError:
     """The first of pydantic's `errors` (an unknown key, then a wrong type, then a value
     that cannot be used, then a missing key; in the order given) as one line: the input
     (`where`), the key (and, with `flags`, its `hindcast sweep` flag) and what it must be,
-    or for an unknown key the nearest known name. `wrong` shapes a type error; the other
-    arguments let another schema (the service config) use the same translator."""
+    or for an unknown key the nearest known name, worded by `wording` (the spec's default)."""
+    w = wording or Wording()
+    wrong, known, wanted, kind, error = w.wrong, w.known, w.wanted, w.kind, w.error
     order = list(given)
 
     def rank(e: Mapping[str, Any]) -> tuple[int, int]:

@@ -240,7 +240,7 @@ def _check_forecaster(spec: str, where: str) -> None:
             name in known,
             f"{where}: unknown forecaster {name!r} in {spec!r}{replay.did_you_mean(name, known)}",
         )
-        registry.create(spec)  # its parameters (built lazily: no model is called or loaded)
+        registry.check([spec])  # its parameters (built lazily: no model is called or loaded)
     except ScheduleError:
         raise
     except HindcastError as exc:
@@ -454,9 +454,8 @@ def _checked(t: dict, key: str, kind: tuple, where: str, default=None):
         return kind[0].validate_python(value)
     except ValidationError as exc:
         errors = [{**e, "loc": (key,)} for e in exc.errors()]
-        raise replay.config_error(
-            errors, {key: value}, where, wrong=_WRONG, wanted=lambda _: kind[1], error=ScheduleError
-        ) from None
+        wording = replay.Wording(_WRONG, wanted=lambda _: kind[1], error=ScheduleError)
+        raise replay.config_error(errors, {key: value}, where, wording=wording) from None
 
 
 def _table(data: dict, name: str) -> dict:
@@ -473,7 +472,7 @@ def _array(data: dict, name: str, label: str | None = None) -> list[dict]:
 
 
 def _only(t: dict, allowed: set, where: str, shape: str = "{}") -> None:
-    replay.refuse_unknown(t, allowed, where, "key", shape, error=ScheduleError)
+    replay.refuse_unknown(t, allowed, where, ("key", shape, ""), error=ScheduleError)
 
 
 def _require(condition: bool, message: str) -> None:
