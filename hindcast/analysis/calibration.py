@@ -48,7 +48,6 @@ MIN_TRAIN_ROWS = 20
 MIN_TRAIN_MARKETS = 5
 MIN_PER_CLASS = 2  # markets of each outcome among the training rows
 MAX_NEWTON_STEPS = 100
-MAX_LOGIT_SLOPE = 1e3  # |a| beyond this: the outcomes are (quasi-)separated, no finite fit
 POLICY = {
     "calibration_split": "walk-forward-public-before-split",
     "calibration_min": f"calibration-min-{MIN_TRAIN_ROWS}-rows-{MIN_TRAIN_MARKETS}-markets-"
@@ -138,33 +137,52 @@ def fit_platt(p, y) -> tuple[Platt | None, str | None]:
     x, y = x[order], y[order]
     if np.ptp(x) == 0.0:
         return None, "probabilities all equal on the training rows (no slope to fit)"
-    design = np.column_stack([x, np.ones_like(x)])
-    w = _newton(design, y)
-    if w is None or abs(w[0]) > MAX_LOGIT_SLOPE:
+    if separated(x, y):
         return None, "training outcomes separated by p (no finite Platt fit)"
+    w = _newton(np.column_stack([x, np.ones_like(x)]), y)
+    if w is None:
+        return None, f"Platt fit did not converge in {MAX_NEWTON_STEPS} Newton steps"
     return Platt(float(w[0]), float(w[1])), None
 
 
+def separated(x: np.ndarray, y: np.ndarray) -> bool:
+    """True when no finite maximum-likelihood fit exists: one outcome only, or the outcomes'
+    ranges of x meet at most at one point (complete or quasi-complete separation). Decided on the
+    data, never by how an iteration behaved."""
+    yes, no = x[y == 1.0], x[y == 0.0]
+    if yes.size == 0 or no.size == 0:
+        return True
+    return bool(no.max() <= yes.min() or yes.max() <= no.min())
+
+
 def _newton(design: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Newton's method with step halving on overlapping data (a strictly concave log-likelihood
+    with a finite maximum). Converged when the step is negligible, or when no halving of it raises
+    the log-likelihood any more: the maximum to floating-point noise (a fixed step tolerance can
+    sit below the gradient's rounding noise and never be met)."""
     w = np.zeros(design.shape[1])
     for _ in range(MAX_NEWTON_STEPS):
         q = expit(design @ w)
         hessian = design.T @ (design * (q * (1.0 - q))[:, None])
         step = np.linalg.lstsq(hessian, design.T @ (y - q), rcond=None)[0]
-        w = _halved(design, y, w, step)
-        if np.max(np.abs(step)) < 1e-12 * (1.0 + np.max(np.abs(w))):
-            return w
+        moved = _halved(design, y, w, step)
+        if moved is None or np.max(np.abs(step)) < 1e-10 * (1.0 + np.max(np.abs(w))):
+            return w if moved is None else moved
+        w = moved
     return None
 
 
-def _halved(design: np.ndarray, y: np.ndarray, w: np.ndarray, step: np.ndarray) -> np.ndarray:
-    """w + step, halved until the log-likelihood does not decrease (at most 30 halvings)."""
+def _halved(
+    design: np.ndarray, y: np.ndarray, w: np.ndarray, step: np.ndarray
+) -> np.ndarray | None:
+    """w + step, halved until the log-likelihood rises (at most 30 halvings); None when no
+    halving raises it: w is the maximum as far as floating point can tell."""
     base = _loglik(design, y, w)
     for _ in range(30):
-        if _loglik(design, y, w + step) >= base:
+        if _loglik(design, y, w + step) > base:
             return w + step
         step = step / 2.0
-    return w
+    return None
 
 
 def _loglik(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:

@@ -123,11 +123,18 @@ def _write_snapshot(draft: Path, partitions: list[tuple[str, str]], staging: Pat
     return snapshot_id
 
 
+# measured when fetched, not part of what a document said: a re-fetch may differ in these alone
+FETCH_FIELDS = frozenset({"retrieved_at", "score", "num_comments"})
+
+
 def _merged_rows(draft: Path, source: str, month: str, seen: dict[str, str]) -> list[dict]:
-    """All rows of one draft partition, one per id; an id in two partitions is an error."""
+    """All rows of one draft partition, one per id; an id in two partitions is an error, and so
+    are two versions of one document (see `_one_version`)."""
     folder = layout.partition_dir(draft, source, month)
-    rows = docs.dedupe([r for f in sorted(folder.glob("*.parquet")) for r in _draft_rows(f)])
     here = f"source={source}/month={month}"
+    found = [(f.name, r) for f in sorted(folder.glob("*.parquet")) for r in _draft_rows(f)]
+    _one_version(found, f"{here} of {draft}")
+    rows = docs.dedupe([r for _, r in found])
     for row in rows:
         other = seen.setdefault(row["id"], here)
         if other != here:
@@ -135,6 +142,35 @@ def _merged_rows(draft: Path, source: str, month: str, seen: dict[str, str]) -> 
                 f"document id {row['id']!r} is in both {other} and {here} of {draft}"
             )
     return rows
+
+
+def _one_version(found: list[tuple[str, dict]], where: str) -> None:
+    """Rows of one id must say the same (every field but FETCH_FIELDS): a document fetched twice
+    whose text, title, edit or deletion state changed is refused, naming both fetches. Keeping
+    either would be wrong at some t0 (the later text may postdate t0; the snapshot keeps one
+    text per id), and merging silently would hide it."""
+    first: dict[str, tuple[str, dict]] = {}
+    for name, row in found:
+        kept = first.setdefault(row["id"], (name, row))
+        if _content(kept[1]) != _content(row):
+            raise ArchiveIntegrityError(
+                f"document id {row['id']!r} has two versions in {where}: fetched "
+                f"{_fetched(kept[1])} ({kept[0]}) and {_fetched(row)} ({name}), with different "
+                f"{', '.join(_differing(kept[1], row))}; nothing was frozen: remove one "
+                "version's input from the draft and ingest it without that document"
+            )
+
+
+def _content(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in FETCH_FIELDS}
+
+
+def _differing(a: dict, b: dict) -> list[str]:
+    return sorted(k for k in _content(a) if a[k] != b.get(k))
+
+
+def _fetched(row: dict) -> str:
+    return row["retrieved_at"].isoformat() if row.get("retrieved_at") else "(no fetch instant)"
 
 
 def _draft_rows(path: Path) -> list[dict]:

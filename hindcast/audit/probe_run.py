@@ -26,7 +26,7 @@ from hindcast.audit.probe import (
     probe,
 )
 from hindcast.audit.probe_report import recall_finding
-from hindcast.audit.probe_store import store_answers, where
+from hindcast.audit.probe_store import load_recall, store_answers, where
 from hindcast.errors import StoppedError
 from hindcast.scoring import Finding
 
@@ -105,6 +105,7 @@ def probe_recall(
     asked = models_of(specs)
     items, skipped = items_from_store(Path(store), version, ids, limit, fraction)
     table = cutoffs if cutoffs is not None else load_cutoffs(registry)
+    load_recall(results)  # results that cannot be read are refused before a cache is created
     with open_models() if open_models is not None else nullcontext(models) as opened:
         result = asyncio.run(_probe_and_close(asked, items, opened, table, concurrency))
     result = replace(result, skipped=tuple(skipped))

@@ -1,5 +1,5 @@
-"""`hindcast live …`: the service's live arm — `verify` a forecast log, `report` the
-backtest–live gap (docs/live.md)."""
+"""`hindcast live …`: the service's live arm — `verify` a forecast log, `repair` what a killed tick
+left in it, `report` the backtest–live gap (docs/live.md)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,21 @@ def verify_command(
         f"live log {log}: {len(verified.records)} record(s), chain intact, head seq "
         f"{verified.head.seq} sha256 {verified.head.sha256}"
     )
+
+
+@app.command("repair")
+def repair_command(
+    config: Path = typer.Option(Path("hindcast.toml"), "--config", help="The service config."),
+) -> None:
+    """Settle what a tick killed half-way left in the live log (what every tick does first):
+    an unfinished last line, or a last record never stored, is cut (kept in <log>.dropped); a
+    last record the run store holds becomes the recorded head. Anything else changes nothing."""
+    from hindcast.schedule import live, load
+
+    with _guarded(config):
+        done = live.repair_config(load(config))
+    for line in done or ["nothing to repair"]:
+        typer.echo(f"live log: {line}")
 
 
 @app.command("report")

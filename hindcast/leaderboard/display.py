@@ -27,13 +27,15 @@ LEGEND = (
     'of N markets" '
     "covers fewer markets than the best-covered forecaster: its scores are over its own "
     "markets only.",
-    "Tokens, requests, retries, latency and cost: summed over the scored forecasts, failed "
+    "Tokens, requests, retries and cost: summed over the scored forecasts, failed "
     "ones included; replies "
     "from the response cache count their tokens (they are what the forecast consumed) and "
     "are shown as cached "
     "beside the requests sent. Cost = tokens × the price table (US dollars per million "
     'tokens): "unknown" for '
-    'a model without a price, never 0; "—" for forecasters that use no model.',
+    'a model without a price, never 0; "—" for forecasters that use no model. Measured '
+    "latency is not exported (every export of a run is the same bytes whichever processes "
+    "swept it): `hindcast runs show` prints it from the run database.",
 )
 TOO_SMALL = "n too small"
 
@@ -94,11 +96,6 @@ def requests(row) -> str:
         return "—"
     cached = "" if row.cache_hits is None else f" (+{row.cache_hits:,} cached)"
     return f"{_usage(row, row.requests, '{:,}'.format)}{cached}"
-
-
-def latency(row) -> str:
-    """Mean seconds per forecast."""
-    return _usage(row, row.mean_latency_s, lambda v: f"{v:.2f} s")
 
 
 def cost(row) -> str:
@@ -172,7 +169,6 @@ COLUMNS = {
         Column("tokens", "tokens in / out", "prompt_tokens", tokens),
         Column("requests", "requests", "requests", requests),
         Column("retries", "retries", "retries", lambda r: _usage(r, r.retries, "{:,}".format)),
-        Column("latency", "mean latency", "mean_latency_s", latency),
         Column("cost", "cost (USD)", "cost_usd", cost),
         Column("notes", "notes", None, notes, True),
     )

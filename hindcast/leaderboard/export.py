@@ -21,7 +21,10 @@ from hindcast.frozen import write_text_atomic
 from hindcast.leaderboard import display
 from hindcast.scoring import LeaderboardRow
 
-COLUMNS = tuple(f.name for f in fields(LeaderboardRow))
+# Measured wall-clock time: kept in the run database (`hindcast runs show`), never exported, so
+# every export of a run is the same bytes whichever processes swept it (docs/team-postgresql.md).
+WALL_CLOCK = frozenset({"latency_s", "mean_latency_s"})
+COLUMNS = tuple(f.name for f in fields(LeaderboardRow) if f.name not in WALL_CLOCK)
 FORECAST_COLUMNS = {
     "run_id": "string",
     "forecaster": "string",
@@ -45,7 +48,6 @@ FORECAST_COLUMNS = {
     "requests": "int64",
     "cache_hits": "int64",
     "retries": "int64",
-    "latency_s": "float64",
     "fresh_prompt_tokens": "int64",
     "fresh_completion_tokens": "int64",
 }
@@ -81,7 +83,6 @@ MARKDOWN = (
     "tokens",
     "requests",
     "retries",
-    "latency",
     "cost",
     "notes",
 )
@@ -128,7 +129,7 @@ def leaderboard_json(
             "by": by,
             "notes": list(notes),
             "legend": list(display.LEGEND),
-            "rows": [asdict(r) for r in rows],
+            "rows": [{c: asdict(r)[c] for c in COLUMNS} for r in rows],
         }
     )
 
@@ -146,7 +147,7 @@ def write_parquet(path: Path, columns: dict[str, str], records: Sequence[dict]) 
 
 def leaderboard_types() -> dict[str, str]:
     """Arrow type of each LeaderboardRow field, from its annotation."""
-    return {f.name: _arrow_kind(f.type) for f in fields(LeaderboardRow)}
+    return {f.name: _arrow_kind(f.type) for f in fields(LeaderboardRow) if f.name in COLUMNS}
 
 
 def _arrow_kind(annotation) -> str:

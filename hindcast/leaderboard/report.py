@@ -50,7 +50,6 @@ BOARD_COLUMNS = (
     "tokens",
     "requests",
     "retries",
-    "latency",
     "cost",
     "notes",
 )
@@ -86,7 +85,6 @@ MORE_COLUMNS = (
     "tokens",
     "requests",
     "retries",
-    "latency",
     "cost",
 )
 

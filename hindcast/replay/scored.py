@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindcast.compat import renamed
+from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
 from hindcast.records import RunManifest
@@ -95,11 +96,16 @@ def empty_forecasters(rows) -> tuple[str, ...]:
 
 def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
     """The market store version a stored run recorded (from its manifest)."""
-    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)))
+    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)), rid)
 
 
-def _bundle_of(run_manifest: RunManifest) -> MarketBundle:
+def _bundle_of(run_manifest: RunManifest, rid: str) -> MarketBundle:
     recorded = run_manifest.market_store
+    if not {"root", "version"} <= set(recorded):
+        raise RunStoreError(
+            f"run {rid} records no market store (its manifest has no market_store root and "
+            "version), so its forecasts cannot be scored: re-run the sweep with this hindcast"
+        )
     return open_version(Path(str(recorded["root"])), str(recorded["version"])).bundle
 
 
@@ -133,7 +139,7 @@ def load_scored(
     `model_cutoffs` overriding the shipped one; the keyword `models=` is deprecated) and
     coverage strata."""
     run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
-    bundle = bundle if bundle is not None else _bundle_of(run_manifest)
+    bundle = bundle if bundle is not None else _bundle_of(run_manifest, rid)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
     label = _regime_labeler(

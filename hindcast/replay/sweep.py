@@ -42,6 +42,7 @@ class Unclaimed:
 
     def __init__(self, now: datetime):
         self.now, self.made = now, 0
+        self.owner: str | None = None  # no claim rows to drop with a stored forecast
         self._lock = threading.Lock()
 
     def take_batch(self, tasks: list[Task]) -> list[Task]:
@@ -107,7 +108,7 @@ class Sweep:
                 self._journalled(*one)
             return
         rows = [self._row(task, forecast, retrievals) for task, forecast, retrievals in answered]
-        stored = add_many(self.store, rows)
+        stored = add_many(self.store, rows, release=self.claims.owner)
         keys = [(t.key, t.attempt) for t, _, _ in answered]
         self.claims.stored(
             (k for k in keys if k in stored), (k[0] for k in keys if k not in stored)

@@ -41,10 +41,15 @@ def claim_many(
     return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, rows, _CLAIM_KEY)}
 
 
-def add_many(store: RunStore, rows: Sequence[ForecastRow]) -> set[tuple[Key, int]]:
+def add_many(
+    store: RunStore, rows: Sequence[ForecastRow], release: str | None = None
+) -> set[tuple[Key, int]]:
     """Store `rows` (`runs.store.forecast_row`) in one transaction: the (key, attempt) pairs
-    stored now (a pair stored already is left as it is)."""
-    return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, rows, _FORECAST_KEY)}
+    stored now (a pair stored already is left as it is). `release`: the claim owner whose claims
+    on these rows are dropped in the same transaction (a process killed right after leaves no
+    claim of a stored forecast)."""
+    inserted = _insert_new(store, rows, _FORECAST_KEY, release)
+    return {((f, m, t0, r), a) for f, m, t0, r, a in inserted}
 
 
 def release_many(
@@ -69,9 +74,12 @@ _CLAIM_KEY = ("forecaster", "market_id", "t0", "repeat", "attempt")
 _FORECAST_KEY = _CLAIM_KEY
 
 
-def _insert_new(store: RunStore, rows: Sequence, key: tuple[str, ...]) -> list[tuple]:
+def _insert_new(
+    store: RunStore, rows: Sequence, key: tuple[str, ...], release: str | None = None
+) -> list[tuple]:
     """Insert `rows` (one table) in one transaction, skipping those whose key is there: the
-    `key` columns of the rows inserted."""
+    `key` columns of the rows inserted; with `release`, that owner's claims on the rows are
+    deleted in the same transaction."""
     if not rows:
         return []
     table = type(rows[0]).__table__
@@ -80,11 +88,25 @@ def _insert_new(store: RunStore, rows: Sequence, key: tuple[str, ...]) -> list[t
     ]
     dialect = store.engine.dialect.name
     if dialect not in VERSIONED:
-        inserted = [v for v in values if store._insert_or_integrity_error(table, v)]
-        return [tuple(v[k] for k in key) for v in inserted]
+        kept = [v for v in values if store._insert_or_integrity_error(table, v)]
+        return [tuple(v[k] for k in key) for v in kept]
     from sqlalchemy.dialects import postgresql, sqlite
 
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = insert(table).on_conflict_do_nothing().returning(*(table.c[k] for k in key))
     with store.engine.begin() as conn:
-        return [tuple(row) for row in conn.execute(statement, values)]
+        inserted = [tuple(row) for row in conn.execute(statement, values)]
+        if release is not None:
+            conn.execute(_claims_of(rows, release))
+        return inserted
+
+
+def _claims_of(rows: Sequence, owner: str):
+    """The DELETE of `owner`'s claims on the forecast rows `rows` (one run)."""
+    c = CLAIMS.c
+    columns = tuple_(c.forecaster, c.market_id, c.t0, c.repeat, c.attempt)
+    return delete(CLAIMS).where(
+        c.run_id == rows[0].run_id,
+        c.owner == owner,
+        columns.in_([tuple(getattr(r, k) for k in _CLAIM_KEY) for r in rows]),
+    )

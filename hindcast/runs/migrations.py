@@ -35,8 +35,10 @@ psycopg's (both have `execute(...).fetchone()`).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
+from urllib.parse import quote
 
 from hindcast.errors import RunStoreError
 
@@ -84,6 +86,7 @@ t0 VARCHAR NOT NULL,
     repeat INTEGER NOT NULL, attempt INTEGER NOT NULL, owner VARCHAR NOT NULL, \
 expires_at FLOAT NOT NULL,
     PRIMARY KEY (run_id, forecaster, market_id, t0, repeat, attempt))"""
+_RUN_COLUMNS = {"id", "created_at", "spec_json", "manifest_json"}
 _COLUMNS_1 = (
     "id",
     "run_id",
@@ -118,7 +121,6 @@ def _to_2(db: sqlite3.Connection, where: str) -> None:
     copied into a new table."""
     columns = _columns(db, "forecasts")
     if "attempt" not in columns:
-        _refuse_unknown(columns, where)
         cols = ", ".join(f'"{c}"' for c in _COLUMNS_1)
         db.execute(_FORECASTS_2)
         db.execute(f"INSERT INTO forecasts_v2 ({cols}, attempt) SELECT {cols}, 0 FROM forecasts")
@@ -153,7 +155,6 @@ def _pg_to_2(db, where: str) -> None:
     """Attempts: the column and the wider unique constraint, changed in place."""
     columns = _columns(db, "forecasts")
     if "attempt" not in columns:
-        _refuse_unknown(columns, where)
         db.execute("ALTER TABLE forecasts ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
         db.execute("ALTER TABLE forecasts ALTER COLUMN attempt DROP DEFAULT")
         db.execute("ALTER TABLE forecasts DROP CONSTRAINT IF EXISTS one_forecast")
@@ -264,8 +265,10 @@ def check(db, where: str) -> int:
 
 
 def _checked(db, where: str) -> int:
-    """The version, refused when it is newer than this code."""
+    """The version; refused when newer than this code, or 0 on tables another program wrote."""
     found = version(db)
+    if found == 0:
+        refuse_foreign(db, where)
     if found > CURRENT and "forecasts" not in _tables(db):
         raise RunStoreError(
             f"run database {where} is not a hindcast run database (schema version {found}, no "
@@ -280,13 +283,33 @@ def _checked(db, where: str) -> int:
     return found
 
 
-def _refuse_unknown(columns: set[str], where: str) -> None:
-    missing = set(_COLUMNS_1) - columns
-    if missing:
-        raise RunStoreError(
-            f"run database {where} was written by an older hindcast (no column(s) "
-            f"{', '.join(sorted(missing))}); point --db at a new database"
-        )
+def refuse_foreign(db, where: str) -> None:
+    """An unversioned database whose `runs` or `forecasts` table lacks the columns every hindcast
+    release wrote holds another program's tables: refused before anything is changed (never
+    called an older hindcast, never migrated into)."""
+    tables = _tables(db)
+    for table, needed in (("runs", _RUN_COLUMNS), ("forecasts", set(_COLUMNS_1))):
+        missing = needed - _columns(db, table) if table in tables else set()
+        if missing:
+            raise RunStoreError(
+                f"run database {where} is not a hindcast run database: its {table} table has no "
+                f"column(s) {', '.join(sorted(missing))} (another program's table?); nothing was "
+                "changed: point --db at a hindcast run database or a new one"
+            )
+
+
+def refuse_foreign_file(path, where: str) -> None:
+    """`refuse_foreign` on an existing SQLite file through a plain connection that only reads:
+    run before the run store's first connection, which would switch the file to WAL."""
+    if not path.is_file():
+        return
+    mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
+    db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode={mode}", uri=True)
+    try:
+        if version(db) == 0:
+            refuse_foreign(db, where)
+    finally:
+        db.close()
 
 
 def _tables(db) -> set[str]:

@@ -170,7 +170,7 @@ class RunStore:
             try:
                 self._prepare()
                 return
-            except (DBAPIError, sqlite3.Error) as exc:
+            except (DBAPIError, sqlite3.Error, self.engine.dialect.loaded_dbapi.Error) as exc:
                 if (
                     _racing(exc) and attempt < OPEN_TRIES - 1
                 ):  # another process is creating the same database
@@ -183,6 +183,8 @@ class RunStore:
                 raise
 
     def _prepare(self) -> None:
+        if (path := db_file(self.url)) is not None:  # before a connection switches it to WAL
+            migrations.refuse_foreign_file(path, _where(self.url))
         _check_readable(self.engine, self.url)
         if self.engine.dialect.name not in VERSIONED:
             _prepare_other(self.engine, self.url, self.read_only)
@@ -278,14 +280,16 @@ class RunStore:
         retrievals: tuple = (),
         repeat: int = 0,
         attempt: int = 0,
+        release: str | None = None,
     ) -> bool:
         """Store one forecast; False if that key and attempt was already
-        stored (never a duplicate)."""
-        return self._insert_once(
-            forecast_row(
-                run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
-            )
+        stored (never a duplicate). `release`: the claim owner whose claim on it is dropped in the
+        same transaction (a process killed right after leaves no claim of a stored forecast)."""
+        row = forecast_row(
+            run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
         )
+        key = (forecaster, market_id, row.t0, repeat)
+        return self._insert_once(row, None if release is None else (run_id, key, attempt, release))
 
     def add_attempt(
         self,
@@ -382,12 +386,8 @@ class RunStore:
         self, run_id: str, key: tuple[str, str, str, int], attempt: int, owner: str
     ) -> None:
         """Drop `owner`'s claim on the forecast (after storing it, or giving it up)."""
-        from sqlalchemy import delete
-
         with self.engine.begin() as conn:
-            conn.execute(
-                delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
-            )
+            conn.execute(_release(run_id, key, attempt, owner))
 
     def release_all(self, run_id: str, owner: str) -> None:
         """Drop every claim `owner` still holds in the run (a sweep leaving, even cancelled)."""
@@ -424,9 +424,10 @@ class RunStore:
             )
         )
 
-    def _insert_once(self, row: SQLModel) -> bool:
+    def _insert_once(self, row: SQLModel, release: tuple | None = None) -> bool:
         """Insert `row` in its own transaction; False when its key is there already (an
-        INSERT … ON CONFLICT DO NOTHING: the constraint decides, no error is raised or logged)."""
+        INSERT … ON CONFLICT DO NOTHING: the constraint decides, no error is raised or logged).
+        `release` (run, key, attempt, owner): that claim is deleted in the same transaction."""
         table = type(row).__table__  # type: ignore[attr-defined]
         values = {
             c.name: getattr(row, c.name)
@@ -442,7 +443,11 @@ class RunStore:
         with (
             self.engine.begin() as conn
         ):  # RETURNING: a row back iff inserted (psycopg's rowcount is -1 here)
-            return conn.execute(statement.returning(*table.primary_key.columns)).first() is not None
+            inserted = conn.execute(statement.returning(*table.primary_key.columns)).first()
+            if release is not None:
+                run_id, key, attempt, owner = release
+                conn.execute(_release(run_id, key, attempt, owner))
+            return inserted is not None
 
     def _insert_or_integrity_error(self, table, values: dict) -> bool:
         """A dialect without ON CONFLICT: the constraint's error says the key is there."""
@@ -651,6 +656,8 @@ def _reason(exc: Exception) -> str:
         return f"not a readable SQLite database ({text}); restore it or point --db elsewhere"
     if "unable to open" in text or "readonly" in text or "read-only" in text:
         return f"cannot be opened for writing ({text}); is the folder writable?"
+    if "permission denied" in text:
+        return f"{text} (the database role lacks a privilege hindcast needs on it)"
     return text
 
 
@@ -708,6 +715,12 @@ def forecast_row(
         raw=forecast.raw,
         attempt=attempt,
     )
+
+
+def _release(run_id: str, key: tuple, attempt: int, owner: str):
+    from sqlalchemy import delete
+
+    return delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
 
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:

@@ -28,7 +28,6 @@ Each tick (the service's `now`):
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -39,6 +38,7 @@ from hindcast.errors import ScheduleError, StoppedError
 from hindcast.replay import Cutoff, Task
 from hindcast.schedule import livelog
 from hindcast.schedule.config import LiveConfig, ScheduleConfig
+from hindcast.schedule.live_repair import cross_check, recover, sha
 from hindcast.schedule.state import State
 from hindcast.timeutil import iso, parse_utc
 
@@ -68,6 +68,31 @@ def checked_head(cfg: LiveConfig, state: State) -> livelog.Head:
     return verified.head
 
 
+def repair(log, state: State, store) -> list[str]:
+    """Settle what a crashed tick left (`live_repair.recover`); what was done, also logged."""
+    from hindcast.schedule import logs
+
+    adopted, done = recover(log, head_of(state), store)
+    if adopted is not None:
+        state.set(HEAD, adopted.as_dict())
+    for line in done:
+        logs.event("live.recovered", detail=line)
+    return done
+
+
+def repair_config(config: ScheduleConfig) -> list[str]:
+    """`repair` on the service config's live log and run database (`hindcast live repair`)."""
+    from hindcast.runs import RunStore
+
+    if config.live is None:
+        raise ScheduleError("the service config has no [live] table: there is no live log")
+    store = RunStore(config.db_url)
+    try:
+        return repair(config.live.log, State(store.engine), store)
+    finally:
+        store.close()
+
+
 # -- the job ------------------------------------------------------------------------------------
 def run_live(ctx, snapshot_for) -> dict:
     """The `live` job (ctx: a schedule.jobs.JobContext; `snapshot_for(archive)`: the snapshot
@@ -76,6 +101,7 @@ def run_live(ctx, snapshot_for) -> dict:
 
     cfg, config = ctx.config.live, ctx.config
     spec = config.sweep(cfg.sweep).spec
+    repair(cfg.log, ctx.state, ctx.store)
     head = checked_head(cfg, ctx.state)
     rid = ensure_run(ctx.store, cfg, spec, ctx.now)
     job = config.markets
@@ -296,10 +322,6 @@ def record_body(rid: str, forecaster: str, m, question, forecast) -> dict:
     }
 
 
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def open_archive(spec, snapshot_for):
     """The sweep's archive at the newest snapshot the service indexed (None, None: no archive)."""
     if spec.archive is None:
@@ -420,24 +442,3 @@ def verify(log, config: ScheduleConfig | None = None) -> livelog.Verified:
         return verified
     bad = cross_check(verified.records, store)
     return replace(verified, bad=bad) if bad else verified
-
-
-def cross_check(records, store) -> tuple[int, str] | None:
-    """The first record (line number, why) whose stored forecast is missing or differs."""
-    stored: dict[str, dict] = {}
-    for number, record in enumerate(records, start=1):
-        rid = record.get("run_id")
-        if rid not in stored:
-            rows = store.forecasts(rid) if any(r.id == rid for r in store.runs()) else []
-            stored[rid] = {(s.forecaster, s.market_id, iso(s.t0)): s.forecast for s in rows}
-        found = stored[rid].get((record["forecaster"], record["market_id"], record["t0"]))
-        if found is None:
-            return number, f"no forecast of it in run {rid} of the run store"
-        if (found.probability, found.error) != (record["probability"], record["error"]):
-            return number, (
-                f"the run store holds probability {found.probability!r} / error {found.error!r}, "
-                f"the log {record['probability']!r} / {record['error']!r}"
-            )
-        if sha(found.rationale) != record["rationale_sha256"]:
-            return number, "the run store's rationale is not the one logged"
-    return None

@@ -179,6 +179,44 @@ def test_duplicate_rows_across_inputs_are_merged_once(tmp_path):
     assert sorted(pq.read_table(part).column("id").to_pylist()) == ["h1", "h2"]
 
 
+NEWS = {
+    "id": "n1",
+    "created_at": "2025-10-01T00:00:00Z",
+    "title": "Senate vote set",
+    "text": "The vote is on Friday.",
+    "retrieved_at": "2025-10-02T00:00:00Z",
+}
+
+
+def test_a_refetched_document_whose_text_changed_is_refused_at_freeze_naming_it(tmp_path):
+    """Issue 36, item 7: the re-fetch (after a t0 of, say, 2025-10-10) changed the text without
+    an edited_at; freezing either version alone would be wrong at some t0, merging silently
+    served the later text at a t0 before it. Refused, both fetches named, nothing written."""
+    late = {**NEWS, "text": "The vote passed 52-48.", "retrieved_at": "2025-10-20T00:00:00Z"}
+    a = write_jsonl(tmp_path / "a.jsonl", [NEWS])
+    b = write_jsonl(tmp_path / "b.jsonl", [late])
+    archive = tmp_path / "arc"
+    assert [s.written for s in ingest([a, b], "news", "news", archive)] == [1, 1]
+    before = _tree(archive)
+    with pytest.raises(ArchiveIntegrityError) as caught:
+        freeze(archive)
+    message = str(caught.value)
+    assert "document id 'n1' has two versions in source=news/month=2025-10" in message
+    assert "2025-10-02T00:00:00+00:00" in message and "2025-10-20T00:00:00+00:00" in message
+    assert "different text" in message and "\n" not in message
+    assert _tree(archive) == before  # no snapshot, no LATEST
+
+
+def test_a_refetch_that_changed_only_its_counters_is_one_document(tmp_path):
+    later = {**NEWS, "retrieved_at": "2025-10-20T00:00:00Z"}
+    a = write_jsonl(tmp_path / "a.jsonl", [NEWS])
+    b = write_jsonl(tmp_path / "b.jsonl", [later])
+    snapshot_id = build_snapshot([a, b], "news", "news", tmp_path / "arc")
+    part = next(layout.snapshot_dir(tmp_path / "arc", snapshot_id).rglob("part-0.parquet"))
+    rows = pq.read_table(part).to_pylist()
+    assert [(r["id"], r["text"]) for r in rows] == [("n1", NEWS["text"])]
+
+
 def test_freeze_of_an_empty_draft_is_an_error(tmp_path):
     with pytest.raises(ArchiveIntegrityError, match="nothing to freeze"):
         freeze(tmp_path)

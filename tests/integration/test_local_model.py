@@ -9,6 +9,8 @@ against the snapshot's own Parquet files, not through hindcast's retriever.
 import asyncio
 import importlib.util
 import json
+import os
+import sys
 
 import httpx
 import pytest
@@ -156,11 +158,70 @@ def test_a_converted_folder_that_cannot_be_read_is_skipped_for_the_gguf(
     monkeypatch.setenv("HINDCAST_MODEL_CACHE", str(tmp_path / "cache"))
     planted = converted.folder_for(tmp_path / "cache", key := converted.source_key(broken))
     planted.mkdir(parents=True)
-    (planted / converted.MARKER).write_text(json.dumps(key))  # whole, but its files are missing
+    recorded = key | {"files": {"model.safetensors": "0" * 64}}
+    (planted / converted.MARKER).write_text(json.dumps(recorded))  # whole, but its file is missing
     with pytest.raises(ValueError, match="not a GGUF file"):  # then the GGUF itself is read
         local_server.Engine(str(broken))
     assert f"local model: {planted} could not be read" in capfd.readouterr().err
     assert not planted.exists()  # removed, so the next conversion takes its place
+
+
+def test_a_converted_folder_with_damaged_bytes_of_the_same_size_is_not_loaded(
+    tmp_path, monkeypatch, capfd
+):
+    """The session's converted folder copied under a broken GGUF's key, one byte of its weights
+    flipped (same size): the start finds the damage, removes the folder and reads the GGUF."""
+    import shutil
+
+    import torch
+
+    from hindcast.llm import converted, local_server
+
+    real = local.gguf_path()
+    converted.load(real, torch)  # the session's folder (converted once per test session)
+    source = converted.folder_for(converted.cache_root(), converted.source_key(real))
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a model")
+    monkeypatch.setenv("HINDCAST_MODEL_CACHE", str(tmp_path / "cache"))
+    planted = converted.folder_for(tmp_path / "cache", key := converted.source_key(broken))
+    shutil.copytree(source, planted)
+    recorded = json.loads((source / converted.MARKER).read_text())
+    (planted / converted.MARKER).write_text(json.dumps(key | {"files": recorded["files"]}))
+    weights = planted / "model.safetensors"
+    size = weights.stat().st_size
+    with open(weights, "r+b") as handle:
+        handle.seek(size // 2)
+        byte = handle.read(1)
+        handle.seek(size // 2)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    assert weights.stat().st_size == size
+    capfd.readouterr()
+    with pytest.raises(ValueError, match="not a GGUF file"):  # the GGUF, not the damaged copy
+        local_server.Engine(str(broken))
+    assert "model.safetensors does not match the sha256 recorded" in capfd.readouterr().err
+    assert not planted.exists()
+
+
+def test_a_start_removes_partial_copies_of_ended_processes_only(tmp_path, capfd):
+    from hindcast.llm import converted
+
+    ended = _ended_pid()
+    dead = tmp_path / f".model-abc.{ended}.partial"
+    alive = tmp_path / f".model-abc.{os.getppid()}.partial"
+    for folder in (dead, alive):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"x" * 1000)
+    converted.remove_abandoned(tmp_path, sys.stderr)
+    assert not dead.exists() and alive.exists()
+    assert f"removed {dead} (its process {ended} has ended)" in capfd.readouterr().err
+
+
+def _ended_pid() -> int:
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
 
 
 def test_the_converted_model_has_the_gguf_weights_tokens_and_answers(tmp_path, monkeypatch, capfd):

@@ -78,6 +78,13 @@ def run(cmd: list[str]) -> dict:
     return json.loads(proc.stdout)
 
 
+def start(cmd: list[str]) -> subprocess.Popen:
+    """A sweep process started in the background, its output kept."""
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+    )
+
+
 def with_cache(folder: Path, cache: Path) -> Path:
     """A new output folder whose response cache (a SQLite run database's) is a copy of `cache`."""
     folder.mkdir(parents=True)
@@ -185,14 +192,7 @@ def test_four_shards_one_killed_store_the_plan_once_and_export_what_one_process_
         sharded = seeded(pg_server.create_database(), cache)
         outs = [tmp_path / f"shard{i}" for i in range(1, WORKERS + 1)]
         procs = [
-            subprocess.Popen(
-                sweep_cmd(url, out, sharded, "--shard", f"{i}/{WORKERS}"),
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=ENV,
-            )
+            start(sweep_cmd(url, out, sharded, "--shard", f"{i}/{WORKERS}"))
             for i, out in enumerate(outs, start=1)
         ]
         held, at_kill = kill_while_asking(procs[0], sharded)

@@ -86,6 +86,34 @@ def test_platt_equals_unpenalised_sklearn_logistic_regression():
         )
 
 
+def market_like(seed: int, n: int = 427) -> tuple[np.ndarray, np.ndarray]:
+    """A confident, mostly right price on rows whose outcomes overlap (issue 36, item 12: the
+    427-row pattern whose Newton step stalled at the gradient's rounding noise)."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(float)
+    z = np.where(y == 1.0, rng.normal(2.5, 2.0, n), rng.normal(-2.5, 2.0, n))
+    return np.clip(np.round(1 / (1 + np.exp(-z)), 3), 0.001, 0.999), y
+
+
+@pytest.mark.parametrize("seed", [7, 8, 13, 15])
+def test_overlapping_outcomes_whose_newton_step_stalls_at_noise_get_the_fit(seed):
+    p, y = market_like(seed)
+    assert p[y == 0.0].max() > p[y == 1.0].min()  # overlapping: a finite fit exists
+    fitted, reason = fit_platt(p, y)
+    assert reason is None
+    a, b = sklearn_platt(p, y)
+    assert fitted.a == pytest.approx(a, abs=1e-6) and fitted.b == pytest.approx(b, abs=1e-6)
+
+
+def test_separation_is_decided_on_the_data_including_a_tie_at_the_boundary():
+    reason = "training outcomes separated by p (no finite Platt fit)"
+    assert fit_platt([0.1, 0.2, 0.3, 0.4], [0.0, 0.0, 1.0, 1.0]) == (None, reason)
+    assert fit_platt([0.1, 0.3, 0.3, 0.4], [0.0, 0.0, 1.0, 1.0]) == (None, reason)  # quasi
+    assert fit_platt([0.1, 0.2, 0.3, 0.4], [1.0, 1.0, 0.0, 0.0]) == (None, reason)  # reversed
+    fitted, why = fit_platt([0.1, 0.35, 0.3, 0.4], [0.0, 0.0, 1.0, 1.0])  # one pair crosses
+    assert why is None and fitted.a > 0
+
+
 def test_isotonic_equals_sklearn_with_ties_and_out_of_range():
     from sklearn.isotonic import IsotonicRegression
 
