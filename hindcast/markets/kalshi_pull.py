@@ -40,7 +40,7 @@ from hindcast.markets.bundle import MarketBundle, PullCounts
 from hindcast.markets.kalshi import Cutoff, KalshiClient
 from hindcast.markets.kalshi_parse import KalshiMarket, market_id, parse_candles, parse_market
 from hindcast.markets.pull import LISTING, WorkDir, _exclusive, _previous, log_pull, merge
-from hindcast.markets.pull_history import Pulled
+from hindcast.markets.pull_history import Pulled, failure
 from hindcast.markets.store import write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, to_unix
@@ -269,11 +269,7 @@ def _with_candles(
             summary.routes[market.parsed.meta.price_route] += 1
             pulled.append(Pulled(market.parsed, points))
         except (KalshiError, MalformedMarket) as exc:
-            summary.failed.append(
-                f"market {market.parsed.market.id}: {exc}"
-                if isinstance(exc, KalshiError)
-                else str(exc)
-            )
+            summary.failed.append(failure(market.parsed.market.id, exc))
         if progress:
             progress(CANDLES, done, len(markets))
     return pulled

@@ -47,14 +47,16 @@ def with_histories(client, work, parsed, previous, summary, progress) -> list[Pu
             item = _pulled(client, work, market, previous, summary)
             pulled += [item] if item else []
         except (PolymarketError, MalformedMarket) as exc:
-            summary.failed.append(
-                f"market {market.market.id}: {exc}"
-                if isinstance(exc, PolymarketError)
-                else str(exc)
-            )
+            summary.failed.append(failure(market.market.id, exc))
         if progress:
             progress(HISTORIES, done, len(parsed))
     return pulled
+
+
+def failure(market_id: str, exc: Exception) -> str:
+    """A failed market's line: a MalformedMarket names its market already, a request's error
+    (a URL and a reason) gets the market's id in front."""
+    return str(exc) if isinstance(exc, MalformedMarket) else f"market {market_id}: {exc}"
 
 
 def _pulled(
