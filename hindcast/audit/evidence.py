@@ -276,6 +276,7 @@ NOT_YET = (
     "RUN` computes them once and keeps them in evidence.db beside the run database; later "
     "reports of the run show them"
 )
+NOT_KEPT = "not kept"  # run_labels without computing: the cache lacks a pair
 NO_INDEX = (
     "the run searched no archive index (baselines only): `hindcast analyze RUN` computes the "
     "strata once the recorded snapshot is embedded (`hindcast archive embed`)"
@@ -289,13 +290,18 @@ def runs_finding(
     snapshots: Sequence,
     rows: Sequence,
     keep: bool = True,
+    compute: bool = True,
 ):
     """The evidence Finding of stored runs' scored `rows` (matched on (market, t0) when
     several): each run's pairs labelled from the snapshot it recorded; none with its index on
-    this machine: not computed."""
+    this machine: not computed. `compute=False` (exports, reports): only what the cache
+    holds; a pair it lacks makes the Finding "not computed" (how to compute them)."""
     labels: dict = {}
     for scores, bundle in zip(scored, bundles):
-        labels |= run_labels(scores, bundle, snapshots, db_url, keep) or {}
+        found = run_labels(scores, bundle, snapshots, db_url, keep, compute)
+        if found == NOT_KEPT:
+            return not_computed(NOT_YET)
+        labels |= found or {}
     if not labels:
         return not_computed(NO_INDEX)
     return finding(rows, labels)
@@ -321,10 +327,13 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
     return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
 
 
-def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True):
+def run_labels(
+    scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True, compute: bool = True
+):
     """The strata of a stored run's (market, t0) rows, from the archive snapshot and index it
     recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
-    or that snapshot or its index is not on this machine)."""
+    or that snapshot or its index is not on this machine; NOT_KEPT: `compute` is False and the
+    cache lacks a pair)."""
     from hindcast.archive import open_index
     from hindcast.errors import HindcastError
     from hindcast.replay import Cutoff, question_at, retriever_factory
@@ -338,10 +347,10 @@ def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = Tr
     except HindcastError:
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
+    questions = [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs]
     with closing(index):
-        return label_all(
-            [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs],
-            retriever_factory(snapshot, index),
-            archive_identity(snapshot, index),
-            EvidenceCache(cache_path(db_url), writable=keep),
-        )
+        identity = archive_identity(snapshot, index)
+        cache = EvidenceCache(cache_path(db_url), writable=keep)
+        if not compute and any(cache.get(key_of(q, identity)) is None for q in questions):
+            return NOT_KEPT
+        return label_all(questions, retriever_factory(snapshot, index), identity, cache)
