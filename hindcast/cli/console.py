@@ -184,8 +184,9 @@ class Ticker:
 
 class Steps:
     """Progress of a job in steps run one after the other, as a (step, done, total) callback:
-    a Ticker a step (labelled `label: step`), each stopped (its last line said) when the next
-    begins or the job ends — not when the job fails: its error is the one line then."""
+    a Ticker a step (labelled `label: step`), each stopped (its last line said) when it reaches
+    its total, the next begins or the job ends — not when the job fails: its error is the one
+    line then."""
 
     def __init__(self, label: str, unit: str, quiet: bool = False):
         self.label, self.unit, self.quiet = label, unit, quiet
@@ -201,6 +202,8 @@ class Steps:
             label = f"{self.label}: {step}"
             self.step, self.current = step, Ticker(label, self.unit, quiet=self.quiet)
         self.current.update(done, total)
+        if total is not None and done >= total:  # the step's end: said now
+            self.__exit__(None)
 
     def __exit__(self, failed, *exc) -> None:
         if self.current is not None:

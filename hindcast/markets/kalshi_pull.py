@@ -193,6 +193,7 @@ def list_markets(
     """Live settled markets, then historical ones (unless `since` is past the
     cutoff), up to `limit`."""
     tell = progress or (lambda step, done, total: None)
+    tell(LISTING, 0, None)
     live = _take(client.settled_markets(query.live_filters()), query.limit, tell)
     historical = []
     if not (query.since and query.since >= cutoff.market_settled) and (
@@ -258,6 +259,8 @@ def _with_candles(
     client, work: WorkDir, markets: list[KalshiMarket], previous, summary, progress
 ) -> list[Pulled]:
     pulled = []
+    if progress:
+        progress(CANDLES, 0, len(markets))
     for done, market in enumerate(markets, start=1):
         try:
             points = (

@@ -263,6 +263,7 @@ def _listing(
 ) -> tuple[list, list[str]]:
     """(raw market objects, watched ids asked for again): the end-date listing, the
     newest-closed listing (with `closed_since`), then the watch list by id."""
+    tick(0)  # the step begins (its clock starts)
     raws = list_markets(client, work, query, tick)
     if query.closed_since is not None:
         closed = list_closed_since(client, WorkDir(work.path / "closed"), query, tick)

@@ -42,6 +42,8 @@ class Pulled:
 def with_histories(client, work, parsed, previous, summary, progress) -> list[Pulled]:
     """Each parsed market with its history (`progress(HISTORIES, done, total)` after each)."""
     pulled = []
+    if progress:
+        progress(HISTORIES, 0, len(parsed))
     for done, market in enumerate(parsed, start=1):
         try:
             item = _pulled(client, work, market, previous, summary)
