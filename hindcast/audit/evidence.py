@@ -157,10 +157,12 @@ def label_all(
     from hindcast.leaks import get_detector
 
     detector = detector if detector is not None else get_detector(DETECTOR)
+    questions = list(questions)
+    kept = cache.get_many([key_of(q, identity) for q in questions]) if cache is not None else {}
     labels = {}
     for q in questions:
         key = key_of(q, identity)
-        found = cache.get(key) if cache is not None else None
+        found = kept.get(key)
         if found is None:
             with _closing(retriever_for(q.t0)) as retriever:
                 found = run_sync(judge(q, retrieve(retriever, q.question), detector))
@@ -233,16 +235,24 @@ class EvidenceCache:
         self.path, self.writable = Path(path), writable
 
     def get(self, key: tuple) -> EvidenceLabel | None:
+        return self.get_many([key]).get(tuple(key))
+
+    def get_many(self, keys: Sequence[tuple]) -> dict[tuple, EvidenceLabel]:
+        """The labels the cache holds of these keys, read over one connection."""
         if not self.path.exists():
-            return None
+            return {}
+        found = {}
         with closing(sqlite3.connect(self.path)) as db:
             db.execute(self.SCHEMA)
-            row = db.execute(
-                "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
-                "AND question_sha=? AND t0=?",
-                key,
-            ).fetchone()
-        return None if row is None else EvidenceLabel.from_json(json.loads(row[0]))
+            for key in keys:
+                row = db.execute(
+                    "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
+                    "AND question_sha=? AND t0=?",
+                    key,
+                ).fetchone()
+                if row is not None:
+                    found[tuple(key)] = EvidenceLabel.from_json(json.loads(row[0]))
+        return found
 
     def put(self, key: tuple, label: EvidenceLabel) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,7 +332,7 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
         return None
     questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
     identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
-    if any(cache.get(key_of(q, identity)) is None for q in questions):
+    if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
         return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
     return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
 
@@ -351,6 +361,7 @@ def run_labels(
     with closing(index):
         identity = archive_identity(snapshot, index)
         cache = EvidenceCache(cache_path(db_url), writable=keep)
-        if not compute and any(cache.get(key_of(q, identity)) is None for q in questions):
+        keys = [key_of(q, identity) for q in questions]
+        if not compute and len(cache.get_many(keys)) < len(keys):
             return NOT_KEPT
         return label_all(questions, retriever_factory(snapshot, index), identity, cache)
