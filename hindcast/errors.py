@@ -41,7 +41,9 @@
         ├── LockHeldError                  exit 3: another instance holds the lock
         │   └── Busy                       a file lock held by someone else (`holder`)
         └── StoppedError                   exit 4: stopped by a circuit breaker or a budget;
-                                           resumable
+            │                              resumable
+            └── HostDown                   a venue host refused connections (or failed DNS)
+                                           N times in a row: the pull stopped, its cache kept
 
 The CLI (`hindcast.cli.main.guarded`) prints any HindcastError as one line and exits with
 its `exit_code`. Exit codes of every command: 0 ok · 1 error in the input, the config or
@@ -134,6 +136,19 @@ class StoppedError(HindcastError):
     budget): everything answered is kept; re-running the same command resumes."""
 
     exit_code = 4
+
+
+class HostDown(StoppedError):
+    """A host that refused the connection or failed DNS `failures` times in a row: an outage,
+    not a market's failure; the pull stops with its cache kept (`host` is host:port only)."""
+
+    def __init__(self, host: str, failures: int, last: str):
+        self.host, self.failures = host, failures
+        super().__init__(
+            f"host {host} cannot be reached: {failures} connections in a row failed (last: "
+            f"{redact(last)}); the pull stopped and keeps its cache: run the same command again "
+            "when the host answers"
+        )
 
 
 class UnknownEmbedderError(ConfigError, ValueError):

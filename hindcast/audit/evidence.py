@@ -157,10 +157,12 @@ def label_all(
     from hindcast.leaks import get_detector
 
     detector = detector if detector is not None else get_detector(DETECTOR)
+    questions = list(questions)
+    kept = cache.get_many([key_of(q, identity) for q in questions]) if cache is not None else {}
     labels = {}
     for q in questions:
         key = key_of(q, identity)
-        found = cache.get(key) if cache is not None else None
+        found = kept.get(key)
         if found is None:
             with _closing(retriever_for(q.t0)) as retriever:
                 found = run_sync(judge(q, retrieve(retriever, q.question), detector))
@@ -233,16 +235,24 @@ class EvidenceCache:
         self.path, self.writable = Path(path), writable
 
     def get(self, key: tuple) -> EvidenceLabel | None:
+        return self.get_many([key]).get(tuple(key))
+
+    def get_many(self, keys: Sequence[tuple]) -> dict[tuple, EvidenceLabel]:
+        """The labels the cache holds of these keys, read over one connection."""
         if not self.path.exists():
-            return None
+            return {}
+        found = {}
         with closing(sqlite3.connect(self.path)) as db:
             db.execute(self.SCHEMA)
-            row = db.execute(
-                "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
-                "AND question_sha=? AND t0=?",
-                key,
-            ).fetchone()
-        return None if row is None else EvidenceLabel.from_json(json.loads(row[0]))
+            for key in keys:
+                row = db.execute(
+                    "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
+                    "AND question_sha=? AND t0=?",
+                    key,
+                ).fetchone()
+                if row is not None:
+                    found[tuple(key)] = EvidenceLabel.from_json(json.loads(row[0]))
+        return found
 
     def put(self, key: tuple, label: EvidenceLabel) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,6 +286,7 @@ NOT_YET = (
     "RUN` computes them once and keeps them in evidence.db beside the run database; later "
     "reports of the run show them"
 )
+NOT_KEPT = "not kept"  # run_labels without computing: the cache lacks a pair
 NO_INDEX = (
     "the run searched no archive index (baselines only): `hindcast analyze RUN` computes the "
     "strata once the recorded snapshot is embedded (`hindcast archive embed`)"
@@ -289,13 +300,18 @@ def runs_finding(
     snapshots: Sequence,
     rows: Sequence,
     keep: bool = True,
+    compute: bool = True,
 ):
     """The evidence Finding of stored runs' scored `rows` (matched on (market, t0) when
     several): each run's pairs labelled from the snapshot it recorded; none with its index on
-    this machine: not computed."""
+    this machine: not computed. `compute=False` (exports, reports): only what the cache
+    holds; a pair it lacks makes the Finding "not computed" (how to compute them)."""
     labels: dict = {}
     for scores, bundle in zip(scored, bundles):
-        labels |= run_labels(scores, bundle, snapshots, db_url, keep) or {}
+        found = run_labels(scores, bundle, snapshots, db_url, keep, compute)
+        if found == NOT_KEPT:
+            return not_computed(NOT_YET)
+        labels |= found or {}
     if not labels:
         return not_computed(NO_INDEX)
     return finding(rows, labels)
@@ -316,15 +332,18 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
         return None
     questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
     identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
-    if any(cache.get(key_of(q, identity)) is None for q in questions):
+    if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
         return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
     return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
 
 
-def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True):
+def run_labels(
+    scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True, compute: bool = True
+):
     """The strata of a stored run's (market, t0) rows, from the archive snapshot and index it
     recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
-    or that snapshot or its index is not on this machine)."""
+    or that snapshot or its index is not on this machine; NOT_KEPT: `compute` is False and the
+    cache lacks a pair)."""
     from hindcast.archive import open_index
     from hindcast.errors import HindcastError
     from hindcast.replay import Cutoff, question_at, retriever_factory
@@ -338,10 +357,11 @@ def run_labels(scores, bundle, snapshots: Sequence, db_url: str, keep: bool = Tr
     except HindcastError:
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
+    questions = [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs]
     with closing(index):
-        return label_all(
-            [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs],
-            retriever_factory(snapshot, index),
-            archive_identity(snapshot, index),
-            EvidenceCache(cache_path(db_url), writable=keep),
-        )
+        identity = archive_identity(snapshot, index)
+        cache = EvidenceCache(cache_path(db_url), writable=keep)
+        keys = [key_of(q, identity) for q in questions]
+        if not compute and len(cache.get_many(keys)) < len(keys):
+            return NOT_KEPT
+        return label_all(questions, retriever_factory(snapshot, index), identity, cache)

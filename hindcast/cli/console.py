@@ -171,13 +171,44 @@ class Ticker:
             flush=True,
         )
 
-    def stop(self) -> None:
+    def stop(self, last_line: bool = True) -> None:
+        """The bar closed, or the last line said (`last_line` False: a job that failed, whose
+        error is the one line to print)."""
         if not self.started or self.quiet:  # never started: prints nothing (not even an empty line)
             return
         if self.bar is not None:
             self.bar.stop()
-        else:
+        elif last_line:
             self._line()
+
+
+class Steps:
+    """Progress of a job in steps run one after the other, as a (step, done, total) callback:
+    a Ticker a step (labelled `label: step`), each stopped (its last line said) when it reaches
+    its total, the next begins or the job ends — not when the job fails: its error is the one
+    line then."""
+
+    def __init__(self, label: str, unit: str, quiet: bool = False):
+        self.label, self.unit, self.quiet = label, unit, quiet
+        self.current: Ticker | None = None
+        self.step = ""
+
+    def __enter__(self):
+        return self.update
+
+    def update(self, step: str, done: int, total: int | None) -> None:
+        if step != self.step or self.current is None:
+            self.__exit__(None)
+            label = f"{self.label}: {step}"
+            self.step, self.current = step, Ticker(label, self.unit, quiet=self.quiet)
+        self.current.update(done, total)
+        if total is not None and done >= total:  # the step's end: said now
+            self.__exit__(None)
+
+    def __exit__(self, failed, *exc) -> None:
+        if self.current is not None:
+            self.current.stop(last_line=failed is None)
+            self.current = None
 
 
 def _duration(seconds: float) -> str:

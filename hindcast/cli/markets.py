@@ -159,6 +159,7 @@ def pull_command(
             "their life (listed in the store manifest, incomplete_histories)",
             err=True,
         )
+    _refuse_empty(store, counts)
 
 
 def _check_venue(venue: str, **given) -> None:
@@ -213,10 +214,11 @@ def _pull_kalshi(
             "a price (no trade in their life)",
             err=True,
         )
+    _refuse_empty(store, counts)
 
 
 def _print_kalshi(store: Path, s) -> None:
-    typer.echo(f"pulled {s.stored} Kalshi market(s) into {store} (version {s.version})")
+    typer.echo(f"pulled {s.stored} Kalshi market(s) into {store} ({_version(s)})")
     typer.echo(
         f"  listed {s.listed}: {s.listed_live} live (settled since the cutoff {s.cutoff}), "
         f"{s.listed_historical} historical"
@@ -241,34 +243,28 @@ def _warn_short(counts) -> None:
         )
 
 
-class _progress:
-    """A rich progress bar on stderr for the history fetches, as a (done, total) callback;
-    nothing at all when stderr is not a terminal or with -q."""
-
-    def __enter__(self):
-        from rich.progress import Progress
-
-        from hindcast.cli.common import verbosity
-        from hindcast.cli.console import err_console
-
-        console = err_console()
-        self.bar = (
-            Progress(console=console, transient=True)
-            if console.is_terminal and verbosity() >= 0
-            else None
+def _refuse_empty(store: Path, counts) -> None:
+    """A pull that stored nothing wrote no version: said in one line, exit 1."""
+    if counts.stored == 0:
+        typer.echo(
+            f"hindcast: error: stored 0 of {counts.listed} listed market(s): no version written "
+            f"into {store} ({counts.skipped_total} skipped, {counts.failed} failed: see above)",
+            err=True,
         )
-        if self.bar is None:
-            return lambda done, total: None
-        self.bar.start()
-        self.task = self.bar.add_task("price histories", total=None)
-        return self.update
+        raise typer.Exit(1)
 
-    def update(self, done: int, total: int) -> None:
-        self.bar.update(self.task, completed=done, total=total)
 
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+def _progress():
+    """Progress of a pull on stderr, step by step (listing, then histories or candles): a bar
+    on a terminal, else a line every few seconds and one as each step ends; nothing with -q."""
+    from hindcast.cli.common import verbosity
+    from hindcast.cli.console import Steps
+
+    return Steps("markets pull", "markets", quiet=verbosity() < 0)
+
+
+def _version(s) -> str:
+    return f"version {s.version}" if s.version else "no version written"
 
 
 def _summary_json(store: Path, s) -> dict:
@@ -293,7 +289,7 @@ def _summary_json(store: Path, s) -> dict:
 
 
 def _print_summary(store: Path, s) -> None:
-    typer.echo(f"pulled {s.stored} market(s) into {store} (version {s.version})")
+    typer.echo(f"pulled {s.stored} market(s) into {store} ({_version(s)})")
     typer.echo(
         f"  listed {s.listed}; stored {s.stored}; skipped {sum(s.skipped.values())}; failed "
         f"{len(s.failed)}; incomplete histories {len(s.incomplete)}"

@@ -86,6 +86,7 @@ def export_runs(
     keeps only the ids a forecast read). `recall`: memorisation-probe results (a file, or a
     PostgreSQL URL) whose recalled (model, market) pairs are left out before scoring
     (`--exclude-recalled`)."""
+    formats = export.check_formats(formats)
     bundles = [recorded_bundle(store, rid) for rid in runs]
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     excluded: list[str] = []
@@ -107,7 +108,7 @@ def export_runs(
         prices=prices,
         stored=stored,
         excluded=excluded,
-        audits=_stored_audits(store, runs, scored) + _run_evidence(store, scored, bundles, archive),
+        audits=_audits(store, runs, scored, bundles, archive) if "html" in formats else (),
     )
 
 
@@ -134,13 +135,24 @@ def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
 
 
+def _audits(store, runs: Sequence[str], scored: Sequence, bundles: Sequence, archive) -> list:
+    """What the report shows after the analyses (only the report: a CSV, Parquet or Markdown
+    export waits for nothing but the rows): the kept leak audits and evidence strata."""
+    return _stored_audits(store, runs, scored) + _run_evidence(store, scored, bundles, archive)
+
+
 def _run_evidence(store, scored: Sequence, bundles: Sequence, archive: Path | None) -> list:
-    """The evidence strata of stored runs, from the archive snapshots they recorded."""
+    """The evidence strata of stored runs as `hindcast analyze` kept them (nothing is computed
+    for an export: a pair not kept yet makes the section say how to compute them)."""
     from hindcast.audit import evidence
 
     snapshots = recorded_snapshots(scored, archive)
     rows = combine(scored).rows
-    return [evidence.runs_finding(store.url, scored, bundles, snapshots, rows, keep=False)]
+    return [
+        evidence.runs_finding(
+            store.url, scored, bundles, snapshots, rows, keep=False, compute=False
+        )
+    ]
 
 
 def default_title(runs: Sequence[str]) -> str:

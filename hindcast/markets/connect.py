@@ -1,5 +1,6 @@
 """The one place a venue client is built (Polymarket, Kalshi: the CLI's pull and
-the service's pull job)."""
+the service's pull job), each over an httpx client whose transport has a breaker per host
+(`hosts.HostBreaker`: a host that refuses connections stops the pull)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ def polymarket_client(
     data_url: str | None = None,
 ) -> Iterator:
     """A PolymarketClient over its own httpx client (closed on exit); None URLs: Polymarket's."""
-    import httpx
-
     from hindcast.markets.polymarket import (
         CLOB_URL,
         DATA_URL,
@@ -28,7 +27,7 @@ def polymarket_client(
     )
 
     retry = RetryPolicy(attempts=attempts, timeout=timeout)
-    with httpx.Client(headers={"User-Agent": user_agent}) as http:
+    with _http(user_agent) as http:
         yield PolymarketClient(
             http, gamma_url or GAMMA_URL, clob_url or CLOB_URL, retry, data_url=data_url or DATA_URL
         )
@@ -42,15 +41,23 @@ def kalshi_client(
     user_agent: str = "hindcast",
 ) -> Iterator:
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
-    import httpx
-
     from hindcast.http import RetryPolicy
     from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
 
-    with httpx.Client(headers={"User-Agent": user_agent}) as http:
+    with _http(user_agent) as http:
         yield KalshiClient(
             http, kalshi_url or KALSHI_URL, RetryPolicy(attempts=attempts, timeout=timeout)
         )
+
+
+def _http(user_agent: str):
+    """An httpx client whose transport stops on a host that cannot be reached."""
+    import httpx
+
+    from hindcast.markets.hosts import HostBreaker
+
+    transport = HostBreaker(httpx.HTTPTransport())
+    return httpx.Client(headers={"User-Agent": user_agent}, transport=transport)
 
 
 def pull_from(store, query, now, progress=None, **options):

@@ -483,10 +483,10 @@ def transport(fake: FakePolymarket):
 
 
 @contextmanager
-def serve(fake: FakePolymarket) -> Iterator[str]:
-    """The fake on 127.0.0.1 (a free port); yields the base URL: Gamma at `URL/gamma`, the
-    CLOB at `URL/clob`, the Data API at `URL/data`."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+def serve(fake: FakePolymarket, port: int = 0) -> Iterator[str]:
+    """The fake on 127.0.0.1 (`port`, or a free one); yields the base URL: Gamma at `URL/gamma`,
+    the CLOB at `URL/clob`, the Data API at `URL/data`."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(fake))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -12,7 +12,12 @@
    asks only for what it lacks; a market the store already holds from Kalshi keeps its
    stored candles (a settled market's candles do not change).
 4. The pulled markets are merged into the latest version (`pull.merge`: Polymarket markets
-   already there are kept) and a new version is frozen; the cache is removed.
+   already there are kept) and a new version is frozen; the cache is removed. A pull that
+   stored nothing writes no version (`version` ""), keeping its cache when markets failed.
+
+`progress(step, done, total)`: `pull.LISTING` with the markets listed so far (total None until
+the listing ends), then `CANDLES` per market. A host that refuses connections stops the pull
+(`HostDown` from the client's breaker, `markets.hosts`), its cache kept.
 
 A listing that cannot be read (a cursor that does not advance, an unknown envelope, a request
 that fails for good) stops the pull before anything is written. A market whose candles cannot
@@ -34,12 +39,14 @@ from hindcast.errors import KalshiError, MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketBundle, PullCounts
 from hindcast.markets.kalshi import Cutoff, KalshiClient
 from hindcast.markets.kalshi_parse import KalshiMarket, market_id, parse_candles, parse_market
-from hindcast.markets.pull import Pulled, WorkDir, _exclusive, _previous, log_pull, merge
+from hindcast.markets.pull import LISTING, WorkDir, _exclusive, _previous, log_pull, merge
+from hindcast.markets.pull_history import Pulled, failure
 from hindcast.markets.store import write_version
 from hindcast.records import PricePoint
 from hindcast.timeutil import from_unix, iso, to_unix
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[str, int, "int | None"], None]  # (step, done, total: None while unknown)
+CANDLES = "candles"  # the progress step of the candle fetches
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,8 @@ def pull_kalshi(
     root, summary = Path(root), KalshiSummary()
     cutoff = client.cutoff()
     summary.cutoff = iso(cutoff.market_settled)
-    parsed = _parse_all(list_markets(client, query, cutoff, summary), cutoff, query, summary)
+    listed = list_markets(client, query, cutoff, summary, progress)
+    parsed = _parse_all(listed, cutoff, query, summary)
     with _exclusive(root, now):
         return _store(root, client, query, now, parsed, summary, progress)
 
@@ -164,21 +172,29 @@ def _store(
     work, previous = WorkDir(root / ".pull" / query.key(client.base_url)), _previous(root)
     pulled = _with_candles(client, work, parsed, previous, summary, progress)
     summary.stored = len(pulled)
-    bundle = merge(previous, pulled, now)
-    summary.version = write_version(root, bundle, _provenance(client, query, now, summary))
+    if pulled:  # a pull that stored nothing writes no version (the hash of nothing)
+        bundle = merge(previous, pulled, now)
+        summary.version = write_version(root, bundle, _provenance(client, query, now, summary))
     # log_pull is typed for a PullSummary; it reads version, counts() and incomplete: all here
     log_pull(root, now, summary)  # type: ignore[arg-type]
-    shutil.rmtree(work.path, ignore_errors=True)
+    if pulled or not summary.failed:  # nothing stored and failures: the cache is the resume
+        shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
 
 # -- listing ----------------------------------------------------------------------------------
 def list_markets(
-    client: KalshiClient, query: KalshiQuery, cutoff: Cutoff, summary: KalshiSummary
+    client: KalshiClient,
+    query: KalshiQuery,
+    cutoff: Cutoff,
+    summary: KalshiSummary,
+    progress: Progress | None = None,
 ) -> list[Listed]:
     """Live settled markets, then historical ones (unless `since` is past the
     cutoff), up to `limit`."""
-    live = _take(client.settled_markets(query.live_filters()), query.limit)
+    tell = progress or (lambda step, done, total: None)
+    tell(LISTING, 0, None)
+    live = _take(client.settled_markets(query.live_filters()), query.limit, tell)
     historical = []
     if not (query.since and query.since >= cutoff.market_settled) and (
         query.limit is None or len(live) < query.limit
@@ -186,16 +202,19 @@ def list_markets(
         historical = _take(
             client.historical_markets(query.filters()),
             None if query.limit is None else query.limit - len(live),
+            lambda step, done, total: tell(step, len(live) + done, total),
         )
     summary.listed_live, summary.listed_historical = len(live), len(historical)
+    tell(LISTING, summary.listed, summary.listed)
     return [Listed(raw, False) for raw in live] + [Listed(raw, True) for raw in historical]
 
 
-def _take(pages: Iterator[list], limit: int | None) -> list:
+def _take(pages: Iterator[list], limit: int | None, tell: Progress) -> list:
     """Items page by page; no page is asked for once `limit` items are held."""
     items: list = []
     for page in pages:
         items += page
+        tell(LISTING, len(items), None)
         if limit is not None and len(items) >= limit:
             return items[:limit]
     return items
@@ -240,6 +259,8 @@ def _with_candles(
     client, work: WorkDir, markets: list[KalshiMarket], previous, summary, progress
 ) -> list[Pulled]:
     pulled = []
+    if progress:
+        progress(CANDLES, 0, len(markets))
     for done, market in enumerate(markets, start=1):
         try:
             points = (
@@ -251,13 +272,9 @@ def _with_candles(
             summary.routes[market.parsed.meta.price_route] += 1
             pulled.append(Pulled(market.parsed, points))
         except (KalshiError, MalformedMarket) as exc:
-            summary.failed.append(
-                f"market {market.parsed.market.id}: {exc}"
-                if isinstance(exc, KalshiError)
-                else str(exc)
-            )
+            summary.failed.append(failure(market.parsed.market.id, exc))
         if progress:
-            progress(done, len(markets))
+            progress(CANDLES, done, len(markets))
     return pulled
 
 

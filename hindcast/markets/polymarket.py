@@ -5,9 +5,10 @@ Listings go through Gamma's `/markets/keyset`: `after_cursor` ← `next_cursor` 
 has no `next_cursor` (never inferred from a short page: pages hold at most 100 items whatever
 `limit` asks); a cursor that does not advance, or an answer in another shape, is an error
 naming the URL. Histories reach back to a market's opening through the Data API's
-`/v2/prices-history` (`interval=max`, `bucket_seconds`, cursor paging; a 200 answer with an
-`error` key is throttling, retried) or stitched CLOB `startTs..endTs` windows of at most 15
-days (`interval=max` is only the last 31 days on the live CLOB).
+`/v2/prices-history` (`interval=max`, `bucket_seconds`, cursor paging, a cursor sent twice an
+error; a 200 answer with an `error` key is throttling, retried) or stitched CLOB
+`startTs..endTs` windows of at most 15 days (`interval=max` is only the last 31 days on the
+live CLOB).
 
 Requests go through the shared HTTP layer (`hindcast.http`): every request has a timeout;
 429, 5xx, timeouts and dropped connections are retried a bounded number of times with
@@ -224,17 +225,18 @@ class PolymarketClient:
         self, token_id: str, bucket_seconds: int = DATA_BUCKET_SECONDS, page_size: int | None = None
     ) -> list:
         """The token's whole history from the Data API's `/v2/prices-history` (`interval=max`),
-        every page (`pagination.next_cursor`); `[]` when it serves no points (or answers 404)."""
+        every page (`pagination.next_cursor`); `[]` when it serves no points (or answers 404).
+        A `next_cursor` already sent (the walk does not advance) raises PolymarketError."""
         if self.data_url is None:
             return []
-        url, points = f"{self.data_url}/v2/prices-history", list[dict]()
+        url, points, sent = f"{self.data_url}/v2/prices-history", list[dict](), set[str]()
         params: dict = {
             "token_id": token_id,
             "interval": "max",
             "bucket_seconds": bucket_seconds,
             **({"limit": page_size} if page_size else {}),
         }
-        for _ in range(100_000):
+        for number in range(1, 100_001):
             body = self._data_page(url, params)
             if body is None:
                 return points
@@ -242,6 +244,13 @@ class PolymarketClient:
             cursor = body["pagination"].get("next_cursor")
             if not cursor:
                 return points
+            if cursor in sent:
+                raise PolymarketError(
+                    url,
+                    f"token {token_id}: the history does not advance: page {number} answers "
+                    "a next_cursor already sent",
+                )
+            sent.add(cursor)
             params = {"token_id": token_id, "cursor": cursor}
         raise PolymarketError(
             url, f"token {token_id}: the history does not end after 100,000 pages"

@@ -9,11 +9,14 @@ point that changes is reported and goes into a new version). At the end the pull
 are merged into the latest version, a new version is frozen, and the work directory is
 removed. A market that cannot be read or fetched is reported by id with its reason and left
 out whole; the pull goes on. Every listed market is stored, skipped (counted by reason) or
-failed: `PullSummary.counts()`.
+failed: `PullSummary.counts()`. A pull that stored nothing writes no version (its summary's
+`version` is ""; the watch list and the pull log are still written) and keeps its work
+directory when markets failed, so the same pull run again resumes. A host that cannot be
+reached at all (`HostDown`, from the client's breaker) stops the pull at once, before any
+version is written, its work directory kept. Histories: `pull_history`.
 
-Histories: the Data API's `/v2/prices-history` (whole life, 3-hour buckets) when it serves
-the market, else CLOB windows of at most 15 days from opening to resolution at the finest
-fidelity that answers. Each stored market records the route, bucket and price definition.
+`progress(step, done, total)` is called as the pull goes: `LISTING` with the markets listed
+so far (total None until the listings end), then `pull_history.HISTORIES` per market.
 
 Two listings find what resolved. The end-date window (`--since/--until`, Gamma's
 `end_date_min/max`) is what a user asks for. An incremental pull (the service's) gives
@@ -38,7 +41,7 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -51,33 +54,20 @@ from hindcast.markets.parse import (
     MarketSkipped,
     ParsedMarket,
     market_key,
-    parse_data_history,
     parse_gamma_market,
-    parse_history,
 )
-from hindcast.markets.polymarket import (
-    DATA_BUCKET_SECONDS,
-    FIDELITIES,
-    GAMMA_PAGE_LIMIT,
-    KeysetPage,
-    PolymarketClient,
-)
+from hindcast.markets.polymarket import GAMMA_PAGE_LIMIT, KeysetPage, PolymarketClient
+from hindcast.markets.pull_history import PRICE_DEFINITION, Pulled, with_histories
 from hindcast.markets.store import open_version, write_version
-from hindcast.records import PricePoint
-from hindcast.timeutil import from_unix, iso, parse_utc, to_unix
+from hindcast.timeutil import iso, parse_utc
 
-Progress = Callable[[int, int], None]  # (done, total) histories
+Progress = Callable[[str, int, "int | None"], None]  # (step, done, total: None while unknown)
+LISTING = "listing"  # the progress step of the Gamma listings (markets listed so far)
 WATCH = "pending.json"  # the store's watch list (see read_watch)
 PULL_LOG = (
     "pulls.jsonl"  # one line per finished pull: when, which version, its counts (see log_pull)
 )
 WATCH_CHUNK = 40  # condition ids a request (~40 avoided Cloudflare's 403 on the legacy list)
-DATA_ROUTE = "data-api /v2/prices-history"
-CLOB_ROUTE = "clob /prices-history windows"
-PRICE_DEFINITION = (
-    "midpoint (unconfirmed)"  # Polymarket does not define p; measured as the book midpoint
-)
-NO_HISTORY = "no price history"  # a skip reason: neither route served a point
 
 
 @dataclass(frozen=True)
@@ -152,12 +142,6 @@ class PullSummary:
             len(self.failed),
             len(self.incomplete),
         )
-
-
-@dataclass(frozen=True)
-class Pulled:
-    parsed: ParsedMarket
-    prices: tuple[PricePoint, ...]
 
 
 class WorkDir:
@@ -235,38 +219,69 @@ def _pull(
     summary = PullSummary()
     watched, had_cache = read_watch(root), (root / ".pull").exists()
     try:
-        raws = list_markets(client, work, query)
-        if query.closed_since is not None:
-            raws += _not_in(list_closed_since(client, WorkDir(work.path / "closed"), query), raws)
-        again = sorted(set(watched) - {market_key(raw) for raw in raws})
-        raws += list_by_id(client, WorkDir(work.path / "watched"), again)
+        raws, again = _listing(client, work, query, sorted(watched), _Counting(progress))
     except PolymarketError:
         _drop_listing(root, work.path, had_cache)
         raise
     summary.listed, summary.rechecked = len(raws), len(again)
     previous = _previous(root)
     parsed = _parse_all(raws, summary)
-    pulled = _with_histories(client, work, parsed, previous, summary, progress)
-    bundle = merge(previous, pulled, now)
+    pulled = with_histories(client, work, parsed, previous, summary, progress)
     summary.stored = len(pulled)
-    summary.version = write_version(
-        root, bundle, _provenance(client, query, now, previous, summary)
-    )
+    if pulled:  # a pull that stored nothing writes no version (the hash of nothing)
+        bundle = merge(previous, pulled, now)
+        summary.version = write_version(
+            root, bundle, _provenance(client, query, now, previous, summary)
+        )
     write_watch(
         root, {market_id: watched.get(market_id, iso(now)) for market_id in summary.pending}
     )
     log_pull(root, now, summary)
-    shutil.rmtree(work.path, ignore_errors=True)
+    if pulled or not summary.failed:  # nothing stored and failures: the cache is the resume
+        shutil.rmtree(work.path, ignore_errors=True)
     return summary
 
 
+class _Counting:
+    """Reports the markets listed so far, over every listing of one pull."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress, self.listed = progress, 0
+
+    def __call__(self, items: int) -> None:
+        self.listed += items
+        if self.progress:
+            self.progress(LISTING, self.listed, None)
+
+    def finish(self, listed: int) -> None:
+        if self.progress:
+            self.progress(LISTING, listed, listed)
+
+
+def _listing(
+    client: PolymarketClient, work: WorkDir, query: PullQuery, watched: list[str], tick: _Counting
+) -> tuple[list, list[str]]:
+    """(raw market objects, watched ids asked for again): the end-date listing, the
+    newest-closed listing (with `closed_since`), then the watch list by id."""
+    tick(0)  # the step begins (its clock starts)
+    raws = list_markets(client, work, query, tick)
+    if query.closed_since is not None:
+        closed = list_closed_since(client, WorkDir(work.path / "closed"), query, tick)
+        raws += _not_in(closed, raws)
+    again = sorted(set(watched) - {market_key(raw) for raw in raws})
+    raws += list_by_id(client, WorkDir(work.path / "watched"), again, tick=tick)
+    tick.finish(len(raws))
+    return raws, again
+
+
 # -- listing --------------------------------------------------------------------------------
-def list_markets(client: PolymarketClient, work: WorkDir, query: PullQuery) -> list:
-    """Raw Gamma market objects, page by page, each page from the cache when it is there."""
-    return _paged(client, work, query, query.params(), lambda page: (page, False))
+def list_markets(client: PolymarketClient, work: WorkDir, query: PullQuery, tick=None) -> list:
+    """Raw Gamma market objects, page by page, each page from the cache when it is there
+    (`tick(n)` with the items each page adds)."""
+    return _paged(client, work, query, query.params(), lambda page: (page, False), tick)
 
 
-def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery) -> list:
+def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery, tick=None) -> list:
     """Closed markets, newest closed first, page by page until a page reaches markets closed
     before `query.closed_since` (those are left out). An item without a readable
     `closedTime` never ends the paging and is kept (the parser decides about it)."""
@@ -276,10 +291,12 @@ def list_closed_since(client: PolymarketClient, work: WorkDir, query: PullQuery)
         kept = [raw for t, raw in closed if t is None or t >= query.closed_since]
         return kept, any(t is not None and t < query.closed_since for t, _ in closed)
 
-    return _paged(client, work, query, query.closed_params(), select)
+    return _paged(client, work, query, query.closed_params(), select, tick)
 
 
-def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select) -> list:
+def _paged(
+    client: PolymarketClient, work: WorkDir, query: PullQuery, params: dict, select, tick=None
+) -> list:
     """The client's Gamma paging with each page cached in `work`; `select(page)` → (items
     kept, stop); no page is asked for once `query.limit` items are kept."""
     items, pages = [], client.keyset_markets(params, query.page_size, cache=work)
@@ -289,6 +306,8 @@ def _paged(client: PolymarketClient, work: WorkDir, query: PullQuery, params: di
             break
         kept, stop = select(page.items)
         items += kept
+        if tick:
+            tick(len(kept))
         if stop:
             break
     return items[: query.limit] if query.limit is not None else items
@@ -324,7 +343,7 @@ def _not_in(raws: list, listed: list) -> list:
 
 
 def list_by_id(
-    client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK
+    client: PolymarketClient, work: WorkDir, ids: list[str], chunk: int = WATCH_CHUNK, tick=None
 ) -> list:
     """Raw Gamma market objects of these conditionIds (`condition_ids`, `chunk` per request),
     asked with `closed=true` (resolved since) and without (still open: Gamma lists open
@@ -337,6 +356,8 @@ def list_by_id(
                 {"condition_ids": ids[start : start + chunk], **extra}, cache=cache
             ):
                 items += page.items
+                if tick:
+                    tick(len(page.items))
     return items
 
 
@@ -396,153 +417,6 @@ def _parse_all(raws: list, summary: PullSummary) -> list[ParsedMarket]:
         seen.add(market.market.id)
         parsed.append(market)
     return parsed
-
-
-# -- histories ------------------------------------------------------------------------------
-def _with_histories(client, work, parsed, previous, summary, progress) -> list[Pulled]:
-    pulled = []
-    for done, market in enumerate(parsed, start=1):
-        try:
-            item = _pulled(client, work, market, previous, summary)
-            pulled += [item] if item else []
-        except (PolymarketError, MalformedMarket) as exc:
-            summary.failed.append(
-                f"market {market.market.id}: {exc}"
-                if isinstance(exc, PolymarketError)
-                else str(exc)
-            )
-        if progress:
-            progress(done, len(parsed))
-    return pulled
-
-
-def _pulled(
-    client, work: WorkDir, market: ParsedMarket, previous, summary: PullSummary
-) -> Pulled | None:
-    """The market with its history and the history's provenance; None when no route served
-    a point (skipped, counted). A history that does not span the market's life is stored and
-    reported (`summary.incomplete`)."""
-    stored = _stored_history(previous, market)
-    summary.histories_reused += stored is not None
-    points, meta = (
-        stored
-        or _cached_history(work, market, summary)
-        or _fetch_history(client, work, market, summary)
-    )
-    if not points:
-        summary.skipped[NO_HISTORY] += 1
-        return None
-    gap = _short_of_life(market, points, meta.price_bucket_seconds or 0)
-    if gap:
-        summary.incomplete[market.market.id] = gap
-    summary.routes[meta.price_route] += 1
-    _note_changes(previous, market.market.id, points, summary)
-    return Pulled(replace(market, meta=meta), points)
-
-
-def _provenance_meta(market: ParsedMarket, route: str, bucket: int):
-    return replace(
-        market.meta,
-        history_fidelity=bucket // 60,
-        price_route=route,
-        price_bucket_seconds=bucket,
-        price_definition=PRICE_DEFINITION,
-    )
-
-
-def _stored_history(previous: MarketBundle | None, market: ParsedMarket):
-    """The history an earlier pull stored for the same market and token by a route that
-    reaches back (a history stored before routes were recorded is fetched again)."""
-    meta = previous.meta.get(market.market.id) if previous else None
-    if (
-        previous is None
-        or meta is None
-        or not meta.price_route
-        or meta.yes_token != market.meta.yes_token
-    ):
-        return None
-    kept = replace(
-        market.meta,
-        history_fidelity=meta.history_fidelity,
-        price_route=meta.price_route,
-        price_bucket_seconds=meta.price_bucket_seconds,
-        price_definition=meta.price_definition,
-    )
-    return previous.prices.get(market.market.id, ()), kept
-
-
-def _cached_history(work: WorkDir, market: ParsedMarket, summary: PullSummary):
-    record = work.history(market.market.id)
-    if record is None or "route" not in record:  # a 2025 cache entry (interval=max): fetched again
-        return None
-    summary.histories_cached += 1
-    points = tuple(PricePoint(from_unix(t), p) for t, p in record["points"])
-    return points, _provenance_meta(market, record["route"], record["bucket_seconds"])
-
-
-def _fetch_history(
-    client: PolymarketClient, work: WorkDir, market: ParsedMarket, summary: PullSummary
-):
-    """The YES token's whole history: the Data API (`interval=max`, 3-hour buckets) when it
-    serves the market, else CLOB windows of ≤ 15 days from opening to resolution, at the
-    finest fidelity that answers (resolved markets often answer only coarse ones)."""
-    token, market_id = market.meta.yes_token, market.market.id
-    raw = client.data_history(token, DATA_BUCKET_SECONDS)
-    route, bucket = DATA_ROUTE, DATA_BUCKET_SECONDS
-    points = parse_data_history(market_id, raw)
-    if not points:
-        route, bucket, points = CLOB_ROUTE, *_clob_history(client, market)
-    work.save_history(
-        market_id,
-        {
-            "token_id": token,
-            "route": route,
-            "bucket_seconds": bucket,
-            "points": [[to_unix(p.t), p.p] for p in points],
-        },
-    )
-    summary.histories_fetched += 1
-    return points, _provenance_meta(market, route, bucket)
-
-
-def _clob_history(
-    client: PolymarketClient, market: ParsedMarket
-) -> tuple[int, tuple[PricePoint, ...]]:
-    opened = market.market.opened_at
-    if opened is None:
-        raise MalformedMarket(
-            market.market.id, "no startDate or createdAt: cannot fetch its history from its opening"
-        )
-    start, end = to_unix(opened), to_unix(market.resolution.known_at)
-    for fidelity in FIDELITIES:
-        points = parse_history(
-            market.market.id, client.windowed_history(market.meta.yes_token, start, end, fidelity)
-        )
-        if points:
-            return fidelity * 60, points
-    return FIDELITIES[-1] * 60, ()
-
-
-def _short_of_life(market: ParsedMarket, points: tuple[PricePoint, ...], bucket: int) -> str:
-    """Why the history does not span the market's life ('' when it does): its first point
-    more than max(2 buckets, 1 day) after the opening, or its last as long before resolution."""
-    slack = max(2 * bucket, 86400)
-    opened, resolved = market.market.opened_at, market.resolution.resolved_at
-    if opened is not None and to_unix(points[0].t) - to_unix(opened) > slack:
-        return f"history starts {iso(points[0].t)}, the market opened {iso(opened)}"
-    if to_unix(resolved) - to_unix(points[-1].t) > slack:
-        return f"history ends {iso(points[-1].t)}, the market resolved {iso(resolved)}"
-    return ""
-
-
-def _note_changes(
-    previous: MarketBundle | None, market_id: str, points, summary: PullSummary
-) -> None:
-    """A stored point that this pull's history changes (same instant, another price, or gone)."""
-    old = dict((p.t, p.p) for p in previous.prices.get(market_id, ())) if previous else {}
-    new = dict((p.t, p.p) for p in points)
-    if any(new.get(t) != p for t, p in old.items()):
-        summary.histories_changed.append(market_id)
 
 
 # -- the new version ------------------------------------------------------------------------

@@ -73,3 +73,21 @@ def test_the_sweep_leaves_them_to_analyze_which_keeps_them_for_the_next_report(s
     html = (folder / run_id / "report.html").read_text("utf-8")
     assert "decisive evidence in the archive before t0" in html
     assert "1 of 2 (market, t0) labelled present" in html
+
+
+def test_an_export_reads_only_what_analyze_kept_and_never_computes_them(swept, tmp_path):
+    """Issue 39 item 3: `hindcast leaderboard` of a stored run computed the strata it lacked
+    (185 s on the default run); it now shows only what `hindcast analyze` kept."""
+    _, _, spec = swept
+    db = tmp_path / "fresh.db"  # its evidence.db (beside it) is empty
+    run_id = _sweep(tmp_path, db, spec)
+    args = ("leaderboard", run_id, "--db", str(db), "--format", "html,csv")
+    run_cli(*args, "--out", str(tmp_path / "before"), check=True)
+    html = (tmp_path / "before" / "report.html").read_text("utf-8")
+    assert "evidence strata: not computed" in html and "labelled present" not in html
+    assert not (tmp_path / "evidence.db").exists()
+
+    run_cli("analyze", run_id, "--db", str(db), check=True)
+    run_cli(*args, "--out", str(tmp_path / "after"), check=True)
+    html = (tmp_path / "after" / "report.html").read_text("utf-8")
+    assert "1 of 2 (market, t0) labelled present" in html

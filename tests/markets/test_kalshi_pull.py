@@ -114,8 +114,8 @@ def test_a_killed_pull_resumes_from_the_candles_it_had(fake, tmp_path):
     class Killed(KeyboardInterrupt):
         pass
 
-    def kill_after_five(done: int, total: int) -> None:
-        if done == 5:
+    def kill_after_five(step: str, done: int, total: int | None) -> None:
+        if step == "candles" and done == 5:
             raise Killed
 
     with pytest.raises(Killed):

@@ -38,7 +38,7 @@ def _interrupted_run(tmp_path, server, clock, kill) -> None:
 
 
 DIE_AT = {
-    "pull, fetching price histories": "hindcast.markets.pull:_fetch_history:2",
+    "pull, fetching price histories": "hindcast.markets.pull_history:_fetch_history:2",
     "pull, version written, watermark not yet": "hindcast.schedule.state:State.set_many:1",
     "sweep, mid-batch": "hindcast.runs.store:RunStore.add:4",
     "sweep, batch run complete, not yet closed": "hindcast.schedule.state:State.close_batch:1",
