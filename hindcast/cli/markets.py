@@ -95,12 +95,29 @@ def pull_command(
     attempts: int = typer.Option(
         5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."
     ),
-    venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
+    venue: str = typer.Option("polymarket", "--venue", help="polymarket, kalshi or manifold."),
     kalshi_url: Optional[str] = typer.Option(
         None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 [default: Kalshi's]."
     ),
     series: Optional[str] = typer.Option(
         None, "--series", help="Kalshi only: markets of this series ticker [default: every series]."
+    ),
+    manifold_url: Optional[str] = typer.Option(
+        None, "--manifold-url", help="Manifold API base URL, up to /v0 [default: Manifold's]."
+    ),
+    per_minute: Optional[int] = typer.Option(
+        None,
+        "--requests-per-minute",
+        min=1,
+        help="Manifold only: at most this many requests in any minute [default: 500, the "
+        "documented limit].",
+    ),
+    manifold_page: Optional[int] = typer.Option(
+        None,
+        "--manifold-page-size",
+        min=1,
+        max=1000,
+        help="Manifold only: markets and bets asked for per page [default: 1000, the most].",
     ),
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
@@ -116,7 +133,25 @@ def pull_command(
         clob_url=clob_url,
         data_url=data_url,
         closed_since=closed_since,
+        manifold_url=manifold_url,
+        per_minute=per_minute,
+        manifold_page=manifold_page,
     )
+    if venue == "manifold":
+        from hindcast.cli.markets_manifold import pull_manifold
+
+        when = (_instant(since, "--since"), _instant(until, "--until", end_of_day=True))
+        with _progress() as progress:
+            counts = pull_manifold(
+                store,
+                manifold_url,
+                when,
+                limit,
+                (timeout, attempts, per_minute, manifold_page),
+                as_json,
+                progress,
+            )
+        return _warn_short(counts)
     if venue == "kalshi":
         return _pull_kalshi(
             store, kalshi_url, series, since, until, limit, timeout, attempts, as_json
@@ -162,22 +197,29 @@ def pull_command(
 
 
 def _check_venue(venue: str, **given) -> None:
-    """--venue is polymarket or kalshi, and no option of the other venue is given."""
-    if venue not in ("polymarket", "kalshi"):
-        raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
-    foreign = (
-        ("kalshi_url", "series")
-        if venue == "polymarket"
-        else ("gamma_url", "clob_url", "data_url", "closed_since")
-    )
-    for name in foreign:
+    """--venue is polymarket, kalshi or manifold, and no option of another venue is given."""
+    own = {
+        "polymarket": ("gamma_url", "clob_url", "data_url", "closed_since"),
+        "kalshi": ("kalshi_url", "series"),
+        "manifold": ("manifold_url", "per_minute", "manifold_page"),
+    }
+    if venue not in own:
+        raise typer.BadParameter(f"{venue!r}: use {', '.join(own)}", param_hint="--venue")
+    for name in set(given) - set(own[venue]):
         if given[name] is not None:
+            option = {
+                "per_minute": "requests-per-minute",
+                "manifold_page": "manifold-page-size",
+            }.get(name, name.replace("_", "-"))
             raise typer.BadParameter(
-                f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-")
+                f"is not an option of --venue {venue}", param_hint="--" + option
             )
-    url = given["kalshi_url"]
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--kalshi-url")
+    for option in ("kalshi_url", "manifold_url"):
+        url = given[option]
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise typer.BadParameter(
+                f"{url!r} is not an http(s) URL", param_hint="--" + option.replace("_", "-")
+            )
 
 
 def _pull_kalshi(

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     from hindcast.markets.connect import pull_from
     from hindcast.markets.kalshi_pull import KalshiQuery
     from hindcast.markets.live import OpenListing, OpenMarket, list_open
+    from hindcast.markets.manifold_pull import ManifoldQuery
     from hindcast.markets.prices import history_before, price_at
     from hindcast.markets.pull import PullQuery
     from hindcast.markets.store import open_version
@@ -23,6 +24,7 @@ _WHERE = {
     "importers": "importers",
     "KalshiQuery": "kalshi_pull",
     "list_open": "live",
+    "ManifoldQuery": "manifold_pull",
     "market_at": "bundle",
     "MarketBundle": "bundle",
     "OpenListing": "live",
