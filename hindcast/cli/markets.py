@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from hindcast.cli import markets_venues
 from hindcast.cli.common import default_sample, now, renamed
 
 app = typer.Typer(
@@ -123,9 +124,10 @@ def pull_command(
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import pull
+    from hindcast.cli.markets_venues import check_venue, pull_manifold
     from hindcast.markets import PullQuery
 
-    _check_venue(
+    check_venue(
         venue,
         kalshi_url=kalshi_url,
         series=series,
@@ -138,8 +140,6 @@ def pull_command(
         manifold_page=manifold_page,
     )
     if venue == "manifold":
-        from hindcast.cli.markets_manifold import pull_manifold
-
         when = (_instant(since, "--since"), _instant(until, "--until", end_of_day=True))
         with _progress() as progress:
             counts = pull_manifold(
@@ -194,32 +194,6 @@ def pull_command(
             "their life (listed in the store manifest, incomplete_histories)",
             err=True,
         )
-
-
-def _check_venue(venue: str, **given) -> None:
-    """--venue is polymarket, kalshi or manifold, and no option of another venue is given."""
-    own = {
-        "polymarket": ("gamma_url", "clob_url", "data_url", "closed_since"),
-        "kalshi": ("kalshi_url", "series"),
-        "manifold": ("manifold_url", "per_minute", "manifold_page"),
-    }
-    if venue not in own:
-        raise typer.BadParameter(f"{venue!r}: use {', '.join(own)}", param_hint="--venue")
-    for name in set(given) - set(own[venue]):
-        if given[name] is not None:
-            option = {
-                "per_minute": "requests-per-minute",
-                "manifold_page": "manifold-page-size",
-            }.get(name, name.replace("_", "-"))
-            raise typer.BadParameter(
-                f"is not an option of --venue {venue}", param_hint="--" + option
-            )
-    for option in ("kalshi_url", "manifold_url"):
-        url = given[option]
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise typer.BadParameter(
-                f"{url!r} is not an http(s) URL", param_hint="--" + option.replace("_", "-")
-            )
 
 
 def _pull_kalshi(
@@ -466,70 +440,9 @@ def show_command(
     store = store or default_sample("markets")
     bundle = open_version(store).bundle
     view = views.market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
-    typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else _render(view))
+    from hindcast.cli.markets_show import render
+
+    typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else render(view))
 
 
-def _render(view: dict) -> str:
-    m, r = view["market"], view["resolution"] or {}
-    lines = [
-        f"{m['id']}  [{m['source']}, topic {m['topic']}]",
-        m["question"],
-        m["url"],
-        f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by "
-        f"{r.get('known_at')})",
-        _render_lifetime(view["lifetime"]),
-        f"price points: {view['price_points']}",
-    ] + _render_meta(view["meta"])
-    if "at_t0" in view:
-        lines += _render_t0(view["at_t0"])
-    return "\n".join(lines)
-
-
-def _render_meta(meta: dict | None) -> list[str]:
-    if not meta:
-        return []
-    labels = " / ".join(meta["outcomes"])
-    yes = meta["outcomes"][meta["yes_index"]] if meta["outcomes"] else "-"
-    return [
-        f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); negRisk "
-        f"{meta['neg_risk']}; category {meta['category'] or '-'}; tags "
-        f"{', '.join(meta['tags']) or '-'}",
-        _render_provenance(meta),
-        _render_resolution_meta(meta),
-    ]
-
-
-def _render_provenance(meta: dict) -> str:
-    bucket = meta.get("price_bucket_seconds")
-    return (
-        f"prices: venue {meta.get('venue', 'polymarket')}; route "
-        f"{meta.get('price_route') or 'not recorded'}; bucket "
-        f"{f'{bucket} s' if bucket else 'not recorded'}; definition "
-        f"{meta.get('price_definition') or 'not recorded'}"
-    )
-
-
-def _render_resolution_meta(meta: dict) -> str:
-    chain = " → ".join(meta.get("resolution_statuses") or ()) or "not recorded"
-    rules = meta.get("rules_updated_at")
-    return (
-        f"resolution: disputed {'yes' if meta.get('disputed') else 'no'}; "
-        f"rules updated {('at ' + rules) if rules else 'no'}; status chain {chain}"
-    )
-
-
-def _render_lifetime(life: dict | None) -> str:
-    if life is None:
-        return "lifetime: unknown (no opening date and no price history)"
-    return (
-        f"lifetime: {life['start']} → {life['end']} ({life['days']} days; from the opening or "
-        "the first price)"
-    )
-
-
-def _render_t0(at: dict) -> list[str]:
-    price = at["price"]
-    said = (
-        f"{price['p']} (the point at {price['t']})" if price else "none (no price point before t0)"
-    )
-    return [f"at t0 {at['t0']}: price {said}", "description as it stood:", at["description"]]
+import_app.command("forecastbench-datasets")(markets_venues.import_datasets_command)

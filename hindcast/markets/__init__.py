@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.markets import importers, store, venues
+    from hindcast.markets import fbdatasets, fbdatasets_files, importers, store, venues
     from hindcast.markets.bundle import MarketBundle, description_at, market_at
     from hindcast.markets.connect import pull_from
     from hindcast.markets.kalshi_pull import KalshiQuery
@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
 
 _WHERE = {
     "description_at": "bundle",
+    "fbdatasets": "fbdatasets",
+    "fbdatasets_files": "fbdatasets_files",
     "history_before": "prices",
     "importers": "importers",
     "KalshiQuery": "kalshi_pull",
@@ -41,6 +43,8 @@ __getattr__, __dir__ = lazy(
     __name__,
     _WHERE,
     modules=(
+        "fbdatasets",
+        "fbdatasets_files",
         "importers",
         "store",
         "venues",
