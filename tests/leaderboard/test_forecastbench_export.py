@@ -14,6 +14,7 @@ import pytest
 
 from hindcast.leaderboard.forecastbench import forecast_sets, read_forecast_set
 from tests.helpers import run_cli
+from tests.markets.sweep_support import sweep_and_export
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCHEMA = json.loads((FIXTURES / "forecastbench_forecast_set" / "schema.json").read_text())
@@ -22,7 +23,7 @@ SCHEMA = json.loads((FIXTURES / "forecastbench_forecast_set" / "schema.json").re
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fbexport")
-    store, runs, out = tmp / "store", tmp / "runs", tmp / "lb"
+    store = tmp / "store"
     imported = run_cli(
         "markets",
         "import",
@@ -32,34 +33,7 @@ def exported(tmp_path_factory):
         str(store),
     )
     assert imported.returncode == 0, imported.stderr
-    sweep = run_cli(
-        "sweep",
-        "--store",
-        str(store),
-        "-f",
-        "market",
-        "-f",
-        "constant",
-        "--out",
-        str(runs),
-        "--db",
-        str(runs / "h.db"),
-        "--json",
-    )
-    assert sweep.returncode == 0, sweep.stderr
-    run_id = json.loads(sweep.stdout)["run_id"]
-    board = run_cli(
-        "leaderboard",
-        run_id,
-        "--db",
-        str(runs / "h.db"),
-        "--out",
-        str(out),
-        "--format",
-        "csv,forecastbench",
-    )
-    assert board.returncode == 0, board.stderr
-    return out
+    return sweep_and_export(store, tmp, ("market", "constant"), "--format", "csv,forecastbench")
 
 
 def test_every_forecast_set_validates_against_forecastbenchs_schema(exported):

@@ -24,6 +24,7 @@ from hindcast.markets.store import open_version
 from hindcast.records import PricePoint
 from tests.helpers import run_cli
 from tests.markets.kalshi_support import tree
+from tests.markets.sweep_support import sweep_and_export
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "forecastbench_datasets"
 ROUND = FIXTURE / "datasets" / "question_sets" / "2025-10-26-llm.json"
@@ -214,7 +215,7 @@ def test_a_sweep_with_venue_histories_scores_the_market_baseline_exactly(tmp_pat
             cid=q["id"],
         )
     fake = FakePolymarket(list(sims.values()), now=datetime(2026, 8, 1, tzinfo=timezone.utc))
-    venue, store, runs = tmp_path / "venue", tmp_path / "store", tmp_path / "runs"
+    venue, store = tmp_path / "venue", tmp_path / "store"
     with serve(fake) as url:
         pulled = run_cli(
             "markets",
@@ -240,31 +241,7 @@ def test_a_sweep_with_venue_histories_scores_the_market_baseline_exactly(tmp_pat
     proc = run_import(only, store, "--histories", "venue", "--venue-store", str(venue), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["by_source"]["polymarket"]["venue_histories"] == len(poly)
-    sweep = run_cli(
-        "sweep",
-        "--store",
-        str(store),
-        "-f",
-        "market",
-        "--out",
-        str(runs),
-        "--db",
-        str(runs / "h.db"),
-        "--json",
-    )
-    assert sweep.returncode == 0, sweep.stderr
-    run_id = json.loads(sweep.stdout)["run_id"]
-    board = run_cli(
-        "leaderboard",
-        run_id,
-        "--db",
-        str(runs / "h.db"),
-        "--out",
-        str(tmp_path / "lb"),
-        "--format",
-        "csv",
-    )
-    assert board.returncode == 0, board.stderr
+    sweep_and_export(store, tmp_path, ("market",), "--format", "csv")
     seen = 0
     for row in csv.DictReader(open(tmp_path / "lb" / "forecasts.csv", encoding="utf-8")):
         qid = row["market_id"].split(":", 3)[3]

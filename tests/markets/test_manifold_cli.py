@@ -19,6 +19,7 @@ from hindcast.markets.prices import price_at
 from hindcast.markets.store import open_version
 from tests.helpers import ROOT, run_cli
 from tests.markets.kalshi_support import polymarket_store, tree
+from tests.markets.sweep_support import sweep_and_export
 
 PAGE = "40"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -143,39 +144,11 @@ def test_options_of_another_venue_are_refused(tmp_path):
 
 def test_a_mixed_store_sweeps_and_exports_by_venue_with_mkt_scored_as_its_fraction(tmp_path):
     fake = FakeManifold.generate(binary=24, seed=5, bets=30)
-    store, runs = tmp_path / "store", tmp_path / "runs"
+    store = tmp_path / "store"
     polymarket_store(store)
     with serve(fake) as url:
         assert run_cli(*args(url, store)).returncode == 0
-    sweep = run_cli(
-        "sweep",
-        "--store",
-        str(store),
-        "-f",
-        "market",
-        "-f",
-        "constant",
-        "--out",
-        str(runs),
-        "--db",
-        str(runs / "h.db"),
-        "--json",
-    )
-    assert sweep.returncode == 0, sweep.stderr
-    run_id = json.loads(sweep.stdout)["run_id"]
-    board = run_cli(
-        "leaderboard",
-        run_id,
-        "--db",
-        str(runs / "h.db"),
-        "--out",
-        str(tmp_path / "lb"),
-        "--by",
-        "venue",
-        "--format",
-        "csv",
-    )
-    assert board.returncode == 0, board.stderr
+    sweep_and_export(store, tmp_path, ("market", "constant"), "--by", "venue", "--format", "csv")
     rows = list(csv.DictReader(open(tmp_path / "lb" / "leaderboard.csv", encoding="utf-8")))
     assert {r["slice"] for r in rows} == {"venue=polymarket", "venue=manifold"}
     stored = len(fake.binary_resolved())
