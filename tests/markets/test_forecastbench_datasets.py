@@ -17,6 +17,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hindcast.markets.fake_polymarket import FakePolymarket, SimMarket, serve
 from hindcast.markets.prices import price_at
@@ -256,3 +258,49 @@ def test_a_sweep_with_venue_histories_scores_the_market_baseline_exactly(tmp_pat
         assert float(row["market_brier"]) == pytest.approx((expected.p - outcome) ** 2)
         seen += 1
     assert seen == len(poly) * 4  # each question at the four default lifetime fractions
+
+
+@settings(max_examples=25, deadline=None)
+@given(fraction=st.floats(0.05, 0.95), late_seconds=st.integers(0, 86400), flip=st.booleans())
+def test_no_look_ahead_venue_points_after_t0_change_nothing_before_it(fraction, late_seconds, flip):
+    """Two venue stores that differ only after t0 (points from exactly t0 on, a resolution
+    changed): every imported question shows the same text, history before t0 and price at t0."""
+    from hindcast.markets.bundle import MarketBundle, market_at
+    from hindcast.markets.fbdatasets import import_datasets
+    from hindcast.markets.fbdatasets_files import read_files
+    from hindcast.markets.prices import history_before
+    from hindcast.records import Market, Resolution
+
+    files = read_files(FIXTURE)
+    poly = [q for q in load(ROUND)["questions"] if q["source"] == "polymarket"]
+    start = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    span = timedelta(days=200)
+    t0 = start + span * fraction
+
+    def venue(after: bool) -> MarketBundle:
+        markets, resolutions, prices = [], [], {}
+        for n, q in enumerate(poly):
+            points = [
+                PricePoint(start + timedelta(hours=6 * k), 0.3 + (n + k) % 5 / 10)
+                for k in range(800)
+            ]
+            if after:
+                late = t0 + timedelta(seconds=late_seconds)
+                points = [p for p in points if p.t < t0] + [PricePoint(late, 0.99)]
+            markets.append(Market(q["id"], q["question"], "", source="polymarket"))
+            status = "yes" if after and flip else "no"
+            resolutions.append(Resolution(q["id"], status, start + span, start + span))
+            prices[q["id"]] = tuple(points)
+        return MarketBundle(tuple(markets), tuple(resolutions), prices)
+
+    one, _ = import_datasets(files, venue(False))
+    other, _ = import_datasets(files, venue(True))
+    joined = [m for m in one.markets if len(one.prices.get(m.id, ())) > 1]
+    assert len(joined) == 6  # the resolved Polymarket questions took the venue's history
+    for market in one.markets:
+        assert market_at(other, market.id, t0) == market_at(one, market.id, t0)
+        before = history_before(one.prices.get(market.id, ()), t0)
+        assert history_before(other.prices.get(market.id, ()), t0) == before
+        assert price_at(other.prices.get(market.id, ()), t0) == price_at(
+            one.prices.get(market.id, ()), t0
+        )
