@@ -54,7 +54,8 @@ def rescore(run_store, run_id: str, *, model_cutoffs: Path | None = None, bundle
 def pull(store: Path, query=None, *, now: datetime, progress=None, **options):
     """Resolved binary markets → a new store version: Polymarket's and YES histories (a PullQuery;
     options gamma_url, clob_url, data_url), or with a KalshiQuery Kalshi's settled markets and
-    candles (kalshi_url; a KalshiSummary). Options attempts (5), timeout (30 s), user_agent."""
+    candles (kalshi_url), or with a ManifoldQuery Manifold's (manifold_url, per_minute,
+    page_limit). Options attempts (5), timeout (30 s), user_agent."""
     from hindcast.markets import pull_from
 
     defaults = {"attempts": 5, "timeout": 30.0, "user_agent": "hindcast"}

@@ -187,6 +187,17 @@ class KalshiError(MarketDataError):
         super().__init__(f"{url}: {reason}")
 
 
+class ManifoldError(MarketDataError):
+    """A Manifold request that failed for good, or answered something unreadable;
+    `unreachable`: no answer came at all (an outage, not bad data)."""
+
+    def __init__(self, url: str, reason: str, unreachable: bool = False):
+        self.url = url
+        self.reason = reason
+        self.unreachable = unreachable
+        super().__init__(f"{url}: {reason}")
+
+
 class PullBusy(LockHeldError, MarketDataError):
     """Another pull into the same store is running (exit code 3, like every held lock)."""
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from hindcast.timeutil import require_aware
 
-ResolutionStatus = Literal["yes", "no", "fifty-fifty", "ambiguous"]
+ResolutionStatus = Literal["yes", "no", "fifty-fifty", "ambiguous", "fractional"]
 EditState = Literal["never", "at", "unknown"]
 
 
@@ -62,22 +62,33 @@ class Resolution:
     `resolved_at` is the effective resolution instant (the earliest evidence of it):
     every cutoff must lie strictly before it. `known_at` is the latest instant by which
     the outcome was certainly public: only resolutions known before t0 may inform a
-    forecast of another market (walk-forward base rates).
+    forecast of another market (walk-forward base rates). `fraction` is the outcome of a
+    "fractional" resolution (Manifold's MKT: the creator-chosen probability), and only of one.
     """
 
     market_id: str
     status: ResolutionStatus
     resolved_at: datetime
     known_at: datetime
+    fraction: float | None = None
 
     def __post_init__(self) -> None:
         _aware(self, "resolved_at", "known_at")
         if self.known_at < self.resolved_at:
             raise ValueError("known_at precedes resolved_at")
+        if (self.status == "fractional") != (self.fraction is not None):
+            raise ValueError("fraction is set exactly when the status is 'fractional'")
+        if self.fraction is not None and not (
+            math.isfinite(self.fraction) and 0.0 <= self.fraction <= 1.0
+        ):
+            raise ValueError(f"fractional outcome {self.fraction!r} outside [0, 1]")
 
     @property
     def outcome(self) -> float | None:
-        """1.0 for Yes, 0.0 for No, None for 50-50 or ambiguous resolutions."""
+        """1.0 for Yes, 0.0 for No, the fraction of a fractional resolution, None for 50-50 or
+        ambiguous resolutions."""
+        if self.status == "fractional":
+            return self.fraction
         return {"yes": 1.0, "no": 0.0}.get(self.status)
 
 

@@ -19,7 +19,9 @@ def leaderboard(
     formats: list[str] = typer.Option(
         ["csv", "json", "parquet", "md", "html"],
         "--format",
-        help="csv|json|parquet|md|html (repeatable or comma-separated).",
+        help="csv|json|parquet|md|html|forecastbench (repeatable or comma-separated; "
+        "forecastbench: ForecastBench forecast-set JSON of the questions imported from its "
+        "question sets).",
     ),
     out: Path = typer.Option(
         ..., "--out", help="Where the exports go (a folder; created if needed)."

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from hindcast.cli import markets_venues
 from hindcast.cli.common import default_sample, now, renamed
 
 app = typer.Typer(
@@ -95,20 +96,38 @@ def pull_command(
     attempts: int = typer.Option(
         5, "--attempts", min=1, help="Tries per request (429, 5xx, timeouts)."
     ),
-    venue: str = typer.Option("polymarket", "--venue", help="polymarket or kalshi."),
+    venue: str = typer.Option("polymarket", "--venue", help="polymarket, kalshi or manifold."),
     kalshi_url: Optional[str] = typer.Option(
         None, "--kalshi-url", help="Kalshi API base URL, up to /trade-api/v2 [default: Kalshi's]."
     ),
     series: Optional[str] = typer.Option(
         None, "--series", help="Kalshi only: markets of this series ticker [default: every series]."
     ),
+    manifold_url: Optional[str] = typer.Option(
+        None, "--manifold-url", help="Manifold API base URL, up to /v0 [default: Manifold's]."
+    ),
+    per_minute: Optional[int] = typer.Option(
+        None,
+        "--requests-per-minute",
+        min=1,
+        help="Manifold only: at most this many requests in any minute [default: 500, the "
+        "documented limit].",
+    ),
+    manifold_page: Optional[int] = typer.Option(
+        None,
+        "--manifold-page-size",
+        min=1,
+        max=1000,
+        help="Manifold only: markets and bets asked for per page [default: 1000, the most].",
+    ),
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import pull
+    from hindcast.cli.markets_venues import check_venue, pull_manifold
     from hindcast.markets import PullQuery
 
-    _check_venue(
+    check_venue(
         venue,
         kalshi_url=kalshi_url,
         series=series,
@@ -116,7 +135,24 @@ def pull_command(
         clob_url=clob_url,
         data_url=data_url,
         closed_since=closed_since,
+        manifold_url=manifold_url,
+        per_minute=per_minute,
+        manifold_page=manifold_page,
     )
+    if venue == "manifold":
+        when = (_instant(since, "--since"), _instant(until, "--until", end_of_day=True))
+        with _progress() as progress:
+            counts = pull_manifold(
+                store,
+                manifold_url,
+                when,
+                limit,
+                (timeout, attempts, per_minute, manifold_page),
+                as_json,
+                progress,
+            )
+        _warn_short(counts)
+        return _refuse_empty(store, counts)
     if venue == "kalshi":
         return _pull_kalshi(
             store, kalshi_url, series, since, until, limit, timeout, attempts, as_json
@@ -160,25 +196,6 @@ def pull_command(
             err=True,
         )
     _refuse_empty(store, counts)
-
-
-def _check_venue(venue: str, **given) -> None:
-    """--venue is polymarket or kalshi, and no option of the other venue is given."""
-    if venue not in ("polymarket", "kalshi"):
-        raise typer.BadParameter(f"{venue!r}: use polymarket or kalshi", param_hint="--venue")
-    foreign = (
-        ("kalshi_url", "series")
-        if venue == "polymarket"
-        else ("gamma_url", "clob_url", "data_url", "closed_since")
-    )
-    for name in foreign:
-        if given[name] is not None:
-            raise typer.BadParameter(
-                f"is not an option of --venue {venue}", param_hint="--" + name.replace("_", "-")
-            )
-    url = given["kalshi_url"]
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--kalshi-url")
 
 
 def _pull_kalshi(
@@ -420,70 +437,9 @@ def show_command(
     store = store or default_sample("markets")
     bundle = open_version(store).bundle
     view = views.market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
-    typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else _render(view))
+    from hindcast.cli.markets_show import render
+
+    typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else render(view))
 
 
-def _render(view: dict) -> str:
-    m, r = view["market"], view["resolution"] or {}
-    lines = [
-        f"{m['id']}  [{m['source']}, topic {m['topic']}]",
-        m["question"],
-        m["url"],
-        f"resolution: {r.get('status', 'unknown')} at {r.get('resolved_at')} (public by "
-        f"{r.get('known_at')})",
-        _render_lifetime(view["lifetime"]),
-        f"price points: {view['price_points']}",
-    ] + _render_meta(view["meta"])
-    if "at_t0" in view:
-        lines += _render_t0(view["at_t0"])
-    return "\n".join(lines)
-
-
-def _render_meta(meta: dict | None) -> list[str]:
-    if not meta:
-        return []
-    labels = " / ".join(meta["outcomes"])
-    yes = meta["outcomes"][meta["yes_index"]] if meta["outcomes"] else "-"
-    return [
-        f"source id {meta['source_id']}; outcomes {labels} (YES = {yes!r}); negRisk "
-        f"{meta['neg_risk']}; category {meta['category'] or '-'}; tags "
-        f"{', '.join(meta['tags']) or '-'}",
-        _render_provenance(meta),
-        _render_resolution_meta(meta),
-    ]
-
-
-def _render_provenance(meta: dict) -> str:
-    bucket = meta.get("price_bucket_seconds")
-    return (
-        f"prices: venue {meta.get('venue', 'polymarket')}; route "
-        f"{meta.get('price_route') or 'not recorded'}; bucket "
-        f"{f'{bucket} s' if bucket else 'not recorded'}; definition "
-        f"{meta.get('price_definition') or 'not recorded'}"
-    )
-
-
-def _render_resolution_meta(meta: dict) -> str:
-    chain = " → ".join(meta.get("resolution_statuses") or ()) or "not recorded"
-    rules = meta.get("rules_updated_at")
-    return (
-        f"resolution: disputed {'yes' if meta.get('disputed') else 'no'}; "
-        f"rules updated {('at ' + rules) if rules else 'no'}; status chain {chain}"
-    )
-
-
-def _render_lifetime(life: dict | None) -> str:
-    if life is None:
-        return "lifetime: unknown (no opening date and no price history)"
-    return (
-        f"lifetime: {life['start']} → {life['end']} ({life['days']} days; from the opening or "
-        "the first price)"
-    )
-
-
-def _render_t0(at: dict) -> list[str]:
-    price = at["price"]
-    said = (
-        f"{price['p']} (the point at {price['t']})" if price else "none (no price point before t0)"
-    )
-    return [f"at t0 {at['t0']}: price {said}", "description as it stood:", at["description"]]
+import_app.command("forecastbench-datasets")(markets_venues.import_datasets_command)

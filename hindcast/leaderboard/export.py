@@ -53,6 +53,7 @@ FORECAST_COLUMNS = {
 }
 TABLE_FORMATS = ("csv", "json", "parquet", "md")
 FORMATS = (*TABLE_FORMATS, "html")
+EXTRA_FORMATS = ("forecastbench",)  # ForecastBench forecast-set JSON (leaderboard.forecastbench)
 HEADERS = {key: column.header for key, column in display.COLUMNS.items()}
 SHOWN = (
     "forecaster",
@@ -89,10 +90,11 @@ MARKDOWN = (
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
-    unknown = [f for f in formats if f not in FORMATS]
+    unknown = [f for f in formats if f not in FORMATS + EXTRA_FORMATS]
     if unknown:
         raise LeaderboardError(
-            f"unknown format(s) {', '.join(map(repr, unknown))}; choose from {', '.join(FORMATS)}"
+            f"unknown format(s) {', '.join(map(repr, unknown))}; choose from "
+            + ", ".join(FORMATS + EXTRA_FORMATS)
         )
     return tuple(dict.fromkeys(formats))
 

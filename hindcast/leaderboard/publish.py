@@ -91,6 +91,10 @@ def publish(
     records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)
+    if "forecastbench" in formats:
+        from hindcast.leaderboard.forecastbench import write_forecast_sets
+
+        paths["forecastbench"], _ = write_forecast_sets(records, folder)
     return Published(combined, board, paths)
 
 

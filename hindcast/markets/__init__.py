@@ -8,21 +8,25 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.markets import importers, store, venues
+    from hindcast.markets import fbdatasets, fbdatasets_files, importers, store, venues
     from hindcast.markets.bundle import MarketBundle, description_at, market_at
     from hindcast.markets.connect import pull_from
     from hindcast.markets.kalshi_pull import KalshiQuery
     from hindcast.markets.live import OpenListing, OpenMarket, list_open
+    from hindcast.markets.manifold_pull import ManifoldQuery
     from hindcast.markets.prices import history_before, price_at
     from hindcast.markets.pull import PullQuery
     from hindcast.markets.store import open_version
 
 _WHERE = {
     "description_at": "bundle",
+    "fbdatasets": "fbdatasets",
+    "fbdatasets_files": "fbdatasets_files",
     "history_before": "prices",
     "importers": "importers",
     "KalshiQuery": "kalshi_pull",
     "list_open": "live",
+    "ManifoldQuery": "manifold_pull",
     "market_at": "bundle",
     "MarketBundle": "bundle",
     "OpenListing": "live",
@@ -39,6 +43,8 @@ __getattr__, __dir__ = lazy(
     __name__,
     _WHERE,
     modules=(
+        "fbdatasets",
+        "fbdatasets_files",
         "importers",
         "store",
         "venues",

@@ -173,7 +173,10 @@ def _canonical_lines(bundle: MarketBundle):
             ensure_ascii=False,
         )
     for r in sorted(bundle.resolutions, key=lambda r: r.market_id):
-        yield json.dumps(["resolution", r.market_id, r.status, _t(r.resolved_at), _t(r.known_at)])
+        fraction = [] if r.fraction is None else [repr(r.fraction)]  # older bundles hash as before
+        yield json.dumps(
+            ["resolution", r.market_id, r.status, _t(r.resolved_at), _t(r.known_at), *fraction]
+        )
     for market_id in sorted(bundle.prices):
         for point in bundle.prices[market_id]:
             yield json.dumps(["price", market_id, _t(point.t), repr(point.p)])

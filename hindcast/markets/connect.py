@@ -60,12 +60,39 @@ def _http(user_agent: str):
     return httpx.Client(headers={"User-Agent": user_agent}, transport=transport)
 
 
-def pull_from(store, query, now, progress=None, **options):
-    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), else
-    Polymarket (a PullQuery or None; options gamma_url, clob_url, data_url); attempts,
-    timeout, user_agent for both."""
-    from hindcast.markets import kalshi_pull, pull
+@contextmanager
+def manifold_client(
+    manifold_url: str | None = None,
+    attempts: int = 5,
+    timeout: float = 30.0,
+    user_agent: str = "hindcast",
+    per_minute: int = 500,
+    page_limit: int = 1000,
+) -> Iterator:
+    """A ManifoldClient over its own httpx client (closed on exit); None URL: Manifold's."""
 
+    from hindcast.http import RetryPolicy
+    from hindcast.markets.manifold import MANIFOLD_URL, ManifoldClient, Pacer
+
+    with _http(user_agent) as http:
+        yield ManifoldClient(
+            http,
+            manifold_url or MANIFOLD_URL,
+            RetryPolicy(attempts=attempts, timeout=timeout),
+            page_limit=page_limit,
+            pacer=Pacer(per_minute),
+        )
+
+
+def pull_from(store, query, now, progress=None, **options):
+    """A pull over a client built here: Kalshi for a KalshiQuery (option kalshi_url), Manifold
+    for a ManifoldQuery (manifold_url, per_minute, page_limit), else Polymarket (a PullQuery or
+    None; options gamma_url, clob_url, data_url); attempts, timeout, user_agent for all."""
+    from hindcast.markets import kalshi_pull, manifold_pull, pull
+
+    if isinstance(query, manifold_pull.ManifoldQuery):
+        with manifold_client(**options) as client:
+            return manifold_pull.pull_manifold(store, client, query, now, progress)
     if isinstance(query, kalshi_pull.KalshiQuery):
         with kalshi_client(**options) as client:
             return kalshi_pull.pull_kalshi(store, client, query, now, progress)

@@ -33,14 +33,12 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qsl, urlsplit
 
-from hindcast.markets.fake_http import Reply, json_reply, send_reply
+from hindcast.markets import fake_http
+from hindcast.markets.fake_http import Reply, json_reply
 
 __all__ = ["FakeKalshi", "FakeMarket", "Reply", "mock_transport", "serve"]
 
@@ -421,49 +419,9 @@ def _parse(text: str) -> datetime:
 # -- transports -------------------------------------------------------------------------------
 def mock_transport(fake: FakeKalshi, prefix: str = "/trade-api/v2"):
     """An `httpx.MockTransport` answering from `fake` (requests under `prefix`, any host)."""
-    import httpx
-
-    def handle(request: httpx.Request) -> httpx.Response:
-        path = request.url.path.removeprefix(prefix) or "/"
-        reply = fake.answer(path, list(request.url.params.multi_items()))
-        return httpx.Response(reply.status, content=reply.body, headers=reply.headers)
-
-    return httpx.MockTransport(handle)
+    return fake_http.mock_transport(fake.answer, prefix)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:  # a client that hung up: not news
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)
-
-
-@contextmanager
-def serve(fake: FakeKalshi, prefix: str = "/trade-api/v2") -> Iterator[str]:
+def serve(fake: FakeKalshi, prefix: str = "/trade-api/v2") -> AbstractContextManager[str]:
     """`fake` over HTTP on 127.0.0.1 (a free port); yields the base URL (…/trade-api/v2)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            parts = urlsplit(self.path)
-            send_reply(
-                self,
-                fake.answer(
-                    parts.path.removeprefix(prefix) or "/",
-                    parse_qsl(parts.query, keep_blank_values=True),
-                ),
-            )
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return fake_http.serve(fake.answer, prefix)

@@ -93,13 +93,14 @@ def _tables(bundle: MarketBundle) -> dict:
     """The version's Arrow tables (a value of the wrong type fails here, before any write)."""
     import pyarrow as pa
 
+    fractional = any(r.fraction is not None for r in bundle.resolutions)
     tables = {
         "markets": pa.Table.from_pylist(
             [_market_row(m) for m in sorted(bundle.markets, key=lambda m: m.id)], _MARKET_SCHEMA()
         ),
         "resolutions": pa.Table.from_pylist(
-            [_resolution_row(r) for r in sorted(bundle.resolutions, key=lambda r: r.market_id)],
-            _RESOLUTION_SCHEMA(),
+            [_resolution_row(r, fractional) for r in sorted(bundle.resolutions, key=_by_market)],
+            _RESOLUTION_SCHEMA(fractional),
         ),
         "prices": pa.Table.from_pylist(
             [
@@ -201,8 +202,15 @@ def _market_row(m: Market) -> dict:
     return {f: getattr(m, f) for f in Market.__dataclass_fields__}
 
 
-def _resolution_row(r: Resolution) -> dict:
-    return {f: getattr(r, f) for f in Resolution.__dataclass_fields__}
+def _resolution_row(r: Resolution, fractional: bool) -> dict:
+    """A resolution row; the `fraction` column only in a store holding a fractional outcome
+    (stores without one are written as before)."""
+    names = [f for f in Resolution.__dataclass_fields__ if fractional or f != "fraction"]
+    return {f: getattr(r, f) for f in names}
+
+
+def _by_market(r: Resolution) -> str:
+    return r.market_id
 
 
 def _ts():
@@ -230,7 +238,7 @@ def _MARKET_SCHEMA():
     )
 
 
-def _RESOLUTION_SCHEMA():
+def _RESOLUTION_SCHEMA(fractional: bool = False):
     import pyarrow as pa
 
     return pa.schema(
@@ -239,6 +247,7 @@ def _RESOLUTION_SCHEMA():
             ("status", pa.string()),
             ("resolved_at", _ts()),
             ("known_at", _ts()),
+            *([("fraction", pa.float64())] if fractional else []),
         ]
     )
 

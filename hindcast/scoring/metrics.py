@@ -57,9 +57,11 @@ def brier(p, o) -> np.ndarray:
 
 
 def log_score(p, o) -> np.ndarray:
-    """log of the probability given to what happened (≤ 0, higher is better), clipped by policy."""
-    q = np.clip(np.asarray(p, float), LOG_CLIP, 1.0 - LOG_CLIP)
-    return np.where(np.asarray(o, float) == 1.0, np.log(q), np.log1p(-q))
+    """log of the probability given to what happened (≤ 0, higher is better), clipped by policy;
+    a fractional outcome o (Manifold MKT) scores o·log q + (1 − o)·log(1 − q)."""
+    q, o = np.clip(np.asarray(p, float), LOG_CLIP, 1.0 - LOG_CLIP), np.asarray(o, float)
+    whole = np.where(o == 1.0, np.log(q), np.log1p(-q))
+    return np.where((o == 0.0) | (o == 1.0), whole, o * np.log(q) + (1.0 - o) * np.log1p(-q))
 
 
 def accuracy(p, o) -> np.ndarray:

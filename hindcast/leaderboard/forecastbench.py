@@ -1,0 +1,110 @@
+"""A run's forecasts as ForecastBench forecast sets, so ForecastBench's own scoring code can read
+them (`hindcast leaderboard RUN --format forecastbench`).
+
+The shape is what ForecastBench reads, at forecastingresearch/forecastbench commit `05f612e`
+(2026-07-24): `src/orchestration/_io.py::read_forecast_file` requires `organization`,
+`model`, `model_organization`, `question_set` (a name holding the round's due date,
+YYYY-MM-DD) and a non-empty `forecasts` list; `src/resolve/_prepare.py::
+check_and_prepare_forecast_file` keeps of each forecast `id`, `source`, `direction`,
+`forecast` (in [0, 1]), `resolution_date` (null for a market question: it is overwritten) and
+`reasoning`, and drops rows of an unknown source. Its own forecasters add `forecast_due_date`
+and name files `<due date>.<organization>.<model>.json`.
+
+One file per forecaster, round and cutoff rule (a hindcast run asks each question at several
+instants; a forecast set holds one forecast per question). Only questions imported from
+ForecastBench's question sets (`fb:<due date>:<source>:<id>`) belong to a round; other markets
+and failed forecasts are left out and counted. `read_forecast_set` reads one back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from hindcast.errors import LeaderboardError
+from hindcast.frozen import write_text_atomic
+
+ORGANIZATION = "hindcast"
+SOURCES = (
+    "manifold",
+    "metaculus",
+    "polymarket",
+    "infer",
+    "acled",
+    "dbnomics",
+    "fred",
+    "wikipedia",
+    "yfinance",
+)
+FOLDER = "forecastbench"
+
+
+def forecast_sets(records: Sequence[dict]) -> tuple[dict[str, dict], Counter]:
+    """File name → forecast set, and the rows left out by reason."""
+    sets: dict[str, dict] = {}
+    left: Counter = Counter()
+    for r in records:
+        parts = r["market_id"].split(":", 3)
+        if len(parts) != 4 or parts[0] != "fb" or parts[2] not in SOURCES:
+            left["not a ForecastBench question (no round)"] += 1
+            continue
+        if r["probability"] is None:
+            left["no forecast (a failure: counted, never imputed)"] += 1
+            continue
+        if r.get("repeat"):
+            left["a repeat beyond the first"] += 1
+            continue
+        _, due, source, qid = parts
+        model = f"{r['forecaster']} [{r['label']}]"
+        name = f"{due}.{ORGANIZATION}.{_slug(r['forecaster'])}.{_slug(r['label'])}.json"
+        entry = sets.setdefault(name, _header(due, model))
+        entry["forecasts"].append(
+            {
+                "id": qid,
+                "source": source,
+                "forecast": r["probability"],
+                "resolution_date": None,
+                "direction": None,
+                "reasoning": f"hindcast run {r['run_id']}, t0 {r['t0']}",
+            }
+        )
+    return sets, left
+
+
+def write_forecast_sets(records: Sequence[dict], folder: Path) -> tuple[Path, Counter]:
+    """FOLDER/forecastbench/<file> for each set; the folder and the rows left out."""
+    sets, left = forecast_sets(records)
+    if not sets:
+        raise LeaderboardError(
+            "--format forecastbench: no forecast of a question imported from ForecastBench's "
+            "question sets (import them with `hindcast markets import forecastbench-datasets`)"
+        )
+    out = Path(folder) / FOLDER
+    out.mkdir(parents=True, exist_ok=True)
+    for name, body in sorted(sets.items()):
+        write_text_atomic(out / name, json.dumps(body, indent=2) + "\n")
+    return out, left
+
+
+def read_forecast_set(path: Path) -> dict[tuple[str, str], float]:
+    """A forecast set's forecasts by (source, id)."""
+    body = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {(f["source"], f["id"]): float(f["forecast"]) for f in body["forecasts"]}
+
+
+def _header(due: str, model: str) -> dict:
+    return {
+        "organization": ORGANIZATION,
+        "model": model,
+        "model_organization": ORGANIZATION,
+        "question_set": f"{due}-llm.json",
+        "forecast_due_date": due,
+        "forecasts": [],
+    }
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "x"
