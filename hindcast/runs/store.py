@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
@@ -281,11 +281,10 @@ class RunStore:
     ) -> bool:
         """Store one forecast; False if that key and attempt was already
         stored (never a duplicate)."""
-        return self._insert_once(
-            forecast_row(
-                run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
-            )
+        values = forecast_row(
+            run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
         )
+        return self._insert_once(ForecastRow(**values))
 
     def add_attempt(
         self,
@@ -690,24 +689,25 @@ def forecast_row(
     retrievals: tuple = (),
     repeat: int = 0,
     attempt: int = 0,
-) -> ForecastRow:
-    """The stored form of one forecast (`RunStore.add`; `runs.batch.add_many`)."""
-    return ForecastRow(
-        run_id=run_id,
-        forecaster=forecaster,
-        market_id=market_id,
-        t0=iso(t0),
-        label=label,
-        repeat=repeat,
-        probability=forecast.probability,
-        error=forecast.error,
-        rationale=forecast.rationale,
-        evidence_json=_dumps(list(forecast.evidence)),
-        usage_json=_dumps(forecast.usage.to_dict()),
-        retrievals_json=_dumps(list(retrievals)),
-        raw=forecast.raw,
-        attempt=attempt,
-    )
+) -> dict[str, Any]:
+    """The stored form of one forecast, column by column (`RunStore.add`; `runs.batch.add_many`
+    inserts these without building a row object each)."""
+    return {
+        "run_id": run_id,
+        "forecaster": forecaster,
+        "market_id": market_id,
+        "t0": iso(t0),
+        "label": label,
+        "repeat": repeat,
+        "probability": forecast.probability,
+        "error": forecast.error,
+        "rationale": forecast.rationale,
+        "evidence_json": _dumps(list(forecast.evidence)),
+        "usage_json": _dumps(forecast.usage.to_dict()),
+        "retrievals_json": _dumps(list(retrievals)),
+        "raw": forecast.raw,
+        "attempt": attempt,
+    }
 
 
 def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
