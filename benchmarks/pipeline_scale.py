@@ -255,7 +255,7 @@ def _with_model(args, store: Path, out: Path, db: Path, steps: dict, results: di
             ),
             steps,
         )
-    steps["with-model"]["model_requests"] = fake.requests if hasattr(fake, "requests") else None
+    steps["with-model"]["model_requests"] = len(fake.requests)
     results["model_run_id"] = run_id_of(swept)
 
 

@@ -227,23 +227,48 @@ class _Run:
                 await asyncio.to_thread(self.port.release, [task])
 
     async def batches(self, tasks: list[Task]) -> None:
-        for start in range(0, len(tasks), BATCH):
-            wanted = [t for t in tasks[start : start + BATCH] if not self.blocked(t)]
-            mine = await asyncio.to_thread(self.port.claim, wanted) if wanted else []
-            answered: list[tuple[Task, Forecast, tuple]] = []
+        """Claim, compute and store BATCH tasks at a time; a batch is stored (in a worker thread)
+        while the next one is claimed and computed."""
+        storing: asyncio.Future | None = None
+        try:
+            for start in range(0, len(tasks), BATCH):
+                wanted = [t for t in tasks[start : start + BATCH] if not self.blocked(t)]
+                mine = await asyncio.to_thread(self.port.claim, wanted) if wanted else []
+                try:
+                    answered = await self.computed(mine)
+                except BaseException:
+                    await asyncio.to_thread(self.port.release, mine)
+                    raise
+                if storing is not None:
+                    await storing
+                storing = asyncio.ensure_future(self.stored(answered, mine))
+        finally:
+            if storing is not None:
+                await storing
+
+    async def computed(self, mine: list[Task]) -> list[tuple[Task, Forecast, tuple]]:
+        answered: list[tuple[Task, Forecast, tuple]] = []
+        for task in mine:
+            if answered and self.blocked(task):  # the failure budget ran out just now
+                continue
+            forecast, ctx = await self.answer(task)
+            if forecast is not None:
+                answered.append((task, forecast, ctx.retrievals))
+                _account(forecast, self.budget, self.spend, self.port.breakers)
+        return answered
+
+    async def stored(self, answered: list[tuple[Task, Forecast, tuple]], mine: list[Task]):
+        """Store a batch in one transaction, then drop its claims (one worker thread)."""
+
+        def store() -> None:
             try:
-                for task in mine:
-                    if answered and self.blocked(task):  # the failure budget ran out just now
-                        continue
-                    forecast, ctx = await self.answer(task)
-                    if forecast is not None:
-                        answered.append((task, forecast, ctx.retrievals))
-                        _account(forecast, self.budget, self.spend, self.port.breakers)
-                await asyncio.to_thread(self.port.record_batch, answered)
+                self.port.record_batch(answered)
             finally:
-                await asyncio.to_thread(self.port.release, mine)
-            for _ in answered:
-                self.progress()
+                self.port.release(mine)
+
+        await asyncio.to_thread(store)
+        for _ in answered:
+            self.progress()
 
     async def answer(self, task: Task) -> tuple[Forecast | None, Context]:
         """Ask one forecast: None when it was not made (an outage, an open breaker)."""

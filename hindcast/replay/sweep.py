@@ -74,6 +74,7 @@ class Sweep:
         self.outcomes = plan.outcomes  # other markets' outcomes, indexed once for every Context
         self._retriever_for = retriever_factory(plan.snapshot, plan.index, plan.search)
         self.bound: dict[str, ModelForecaster] = {}
+        self._question: tuple[Cutoff, Question] | None = None
         self._lock = threading.Lock()
 
     def forecasters(self, names: Sequence[str]) -> dict[str, ModelForecaster]:
@@ -92,7 +93,11 @@ class Sweep:
 
     # ---- the port ------------------------------------------------------------------------
     def question(self, cutoff: Cutoff) -> Question:
-        return question_at(self.plan.bundle, cutoff)
+        """The question at `cutoff` (the last one is kept: a cutoff's tasks come together)."""
+        last = self._question
+        if last is None or last[0] != cutoff:
+            last = self._question = (cutoff, question_at(self.plan.bundle, cutoff))
+        return last[1]
 
     def context(self, task: Task) -> Context:
         return context_at(self.plan, task.cutoff, task.repeat, self._retriever_for)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import delete, tuple_
 
-from hindcast.runs.store import CLAIMS, VERSIONED, ClaimRow, ForecastRow, RunStore
+from hindcast.runs.store import CLAIMS, VERSIONED, ForecastRow, RunStore
 
 Key = tuple[str, str, str, int]  # (forecaster, market, t0 ISO, repeat)
 
@@ -26,30 +26,30 @@ def claim_many(
     """Take every claim of `wanted` ((key, attempt) pairs) no one holds, for `owner` until
     `until`: the pairs taken."""
     rows = [
-        ClaimRow(
-            run_id=run_id,
-            forecaster=key[0],
-            market_id=key[1],
-            t0=key[2],
-            repeat=key[3],
-            attempt=attempt,
-            owner=owner,
-            expires_at=until,
-        )
+        {
+            "run_id": run_id,
+            "forecaster": key[0],
+            "market_id": key[1],
+            "t0": key[2],
+            "repeat": key[3],
+            "attempt": attempt,
+            "owner": owner,
+            "expires_at": until,
+        }
         for key, attempt in wanted
     ]
-    return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, rows, _CLAIM_KEY)}
+    return {((f, m, t0, r), a) for f, m, t0, r, a in _insert_new(store, CLAIMS, rows)}
 
 
 def add_many(
-    store: RunStore, rows: Sequence[ForecastRow], release: str | None = None
+    store: RunStore, rows: Sequence[dict], release: str | None = None
 ) -> set[tuple[Key, int]]:
     """Store `rows` (`runs.store.forecast_row`) in one transaction: the (key, attempt) pairs
     stored now (a pair stored already is left as it is). `release`: the claim owner whose claims
     on these rows are dropped in the same transaction (a process killed right after leaves no
     claim of a stored forecast)."""
-    inserted = _insert_new(store, rows, _FORECAST_KEY, release)
-    return {((f, m, t0, r), a) for f, m, t0, r, a in inserted}
+    stored = _insert_new(store, FORECASTS, rows, release)
+    return {((f, m, t0, r), a) for f, m, t0, r, a in stored}
 
 
 def release_many(
@@ -70,43 +70,39 @@ def release_many(
         )
 
 
-_CLAIM_KEY = ("forecaster", "market_id", "t0", "repeat", "attempt")
-_FORECAST_KEY = _CLAIM_KEY
+FORECASTS = ForecastRow.__table__  # type: ignore[attr-defined]
+KEY = ("forecaster", "market_id", "t0", "repeat", "attempt")  # of a claim and of a forecast
 
 
 def _insert_new(
-    store: RunStore, rows: Sequence, key: tuple[str, ...], release: str | None = None
+    store: RunStore, table, rows: Sequence[dict], release: str | None = None
 ) -> list[tuple]:
-    """Insert `rows` (one table) in one transaction, skipping those whose key is there: the
-    `key` columns of the rows inserted; with `release`, that owner's claims on the rows are
-    deleted in the same transaction."""
+    """Insert `rows` (column → value) into `table` in one transaction, skipping those whose key
+    is there: the KEY columns of the rows inserted; with `release`, that owner's claims on the
+    (forecast) rows are deleted in the same transaction."""
     if not rows:
         return []
-    table = type(rows[0]).__table__
-    values = [
-        {c.name: getattr(row, c.name) for c in table.columns if c.name != "id"} for row in rows
-    ]
     dialect = store.engine.dialect.name
     if dialect not in VERSIONED:
-        kept = [v for v in values if store._insert_or_integrity_error(table, v)]
-        return [tuple(v[k] for k in key) for v in kept]
+        kept = [v for v in rows if store._insert_or_integrity_error(table, dict(v))]
+        return [tuple(v[k] for k in KEY) for v in kept]
     from sqlalchemy.dialects import postgresql, sqlite
 
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(table).on_conflict_do_nothing().returning(*(table.c[k] for k in key))
+    statement = insert(table).on_conflict_do_nothing().returning(*(table.c[k] for k in KEY))
     with store.engine.begin() as conn:
-        inserted = [tuple(row) for row in conn.execute(statement, values)]
+        inserted = [tuple(row) for row in conn.execute(statement, list(rows))]
         if release is not None:
             conn.execute(_claims_of(rows, release))
         return inserted
 
 
-def _claims_of(rows: Sequence, owner: str):
+def _claims_of(rows: Sequence[dict], owner: str):
     """The DELETE of `owner`'s claims on the forecast rows `rows` (one run)."""
     c = CLAIMS.c
     columns = tuple_(c.forecaster, c.market_id, c.t0, c.repeat, c.attempt)
     return delete(CLAIMS).where(
-        c.run_id == rows[0].run_id,
+        c.run_id == rows[0]["run_id"],
         c.owner == owner,
-        columns.in_([tuple(getattr(r, k) for k in _CLAIM_KEY) for r in rows]),
+        columns.in_([tuple(r[k] for k in KEY) for r in rows]),
     )

@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from sqlalchemy import UniqueConstraint, event
@@ -285,11 +285,12 @@ class RunStore:
         """Store one forecast; False if that key and attempt was already
         stored (never a duplicate). `release`: the claim owner whose claim on it is dropped in the
         same transaction (a process killed right after leaves no claim of a stored forecast)."""
-        row = forecast_row(
+        values = forecast_row(
             run_id, forecaster, market_id, t0, label, forecast, retrievals, repeat, attempt
         )
-        key = (forecaster, market_id, row.t0, repeat)
-        return self._insert_once(row, None if release is None else (run_id, key, attempt, release))
+        key = (forecaster, market_id, values["t0"], repeat)
+        release_of = None if release is None else (run_id, key, attempt, release)
+        return self._insert_once(ForecastRow(**values), release_of)
 
     def add_attempt(
         self,
@@ -697,24 +698,25 @@ def forecast_row(
     retrievals: tuple = (),
     repeat: int = 0,
     attempt: int = 0,
-) -> ForecastRow:
-    """The stored form of one forecast (`RunStore.add`; `runs.batch.add_many`)."""
-    return ForecastRow(
-        run_id=run_id,
-        forecaster=forecaster,
-        market_id=market_id,
-        t0=iso(t0),
-        label=label,
-        repeat=repeat,
-        probability=forecast.probability,
-        error=forecast.error,
-        rationale=forecast.rationale,
-        evidence_json=_dumps(list(forecast.evidence)),
-        usage_json=_dumps(forecast.usage.to_dict()),
-        retrievals_json=_dumps(list(retrievals)),
-        raw=forecast.raw,
-        attempt=attempt,
-    )
+) -> dict[str, Any]:
+    """The stored form of one forecast, column by column (`RunStore.add`; `runs.batch.add_many`
+    inserts these without building a row object each)."""
+    return {
+        "run_id": run_id,
+        "forecaster": forecaster,
+        "market_id": market_id,
+        "t0": iso(t0),
+        "label": label,
+        "repeat": repeat,
+        "probability": forecast.probability,
+        "error": forecast.error,
+        "rationale": forecast.rationale,
+        "evidence_json": _dumps(list(forecast.evidence)),
+        "usage_json": _dumps(forecast.usage.to_dict()),
+        "retrievals_json": _dumps(list(retrievals)),
+        "raw": forecast.raw,
+        "attempt": attempt,
+    }
 
 
 def _release(run_id: str, key: tuple, attempt: int, owner: str):

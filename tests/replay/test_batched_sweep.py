@@ -27,8 +27,8 @@ DELAY = 3.0  # seconds the fake model takes to answer
 MARKETS = 30
 PLANNED = MARKETS * 4 * 2  # four fractions, two forecasters: one batch (runner.BATCH = 500)
 
-# A cheap forecaster that takes 10 ms a forecast (a sleep in the event loop, as a real cheap
-# forecaster's arithmetic would block it): a batch of 240 takes over two seconds, so a kill
+# A cheap forecaster that takes 30 ms a forecast (a sleep in the event loop, as a real cheap
+# forecaster's arithmetic would block it): a batch of 240 takes over seven seconds, so a kill
 # lands inside it. Registered as a plugin would be, then the real CLI runs.
 DRIVER = """
 import sys, time
@@ -43,7 +43,7 @@ class Slow(ModelForecaster):
     cheap: ClassVar[bool] = True
 
     async def forecast(self, question, ctx):
-        time.sleep(0.01)
+        time.sleep(0.03)
         n, yes = ctx.resolved_counts()
         return Forecast((yes + 1.0) / (n + 2.0), rationale=f"{n}")
 

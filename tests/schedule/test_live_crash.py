@@ -52,7 +52,7 @@ CHILD = textwrap.dedent(
         die()
 
     def add_then(store, rows, *args, **kwargs):  # the live arm's store step (one row at a time)
-        live_run = rows[0].run_id.startswith("live-")
+        live_run = rows[0]["run_id"].startswith("live-")
         if live_run and live.head_of(State(store.engine)).seq >= 0:
             if point == "appended":
                 die()
