@@ -291,3 +291,66 @@ def _masked(m: re.Match[str]) -> str:
         value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS
     )  # prose: "key=value"
     return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)
+
+
+_FLAG = re.compile(r"-{1,2}(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?:=(?P<value>.*))?")
+
+
+def carried_credential(key: str, value: object) -> str | None:
+    """What credential a spec's `key=value` carries, described without its value, or None: a URL
+    with `user:password@` or a credential-looking query key; a `…key_env` / `pass_env` value that
+    is not an environment variable's name; in a command line (any value with spaces, `cmd=`), an
+    argument `--api-key VALUE`, `--token=VALUE` or `API_KEY=VALUE`, or such a URL. A `$NAME` value
+    is a reference, not a key (no shell is run, so it reaches a program as written)."""
+    text = str(value)
+    if key.endswith("key_env") or key == "pass_env":
+        names = text.split("+") if key == "pass_env" else [text]
+        if not all(variable_name(n) for n in names):
+            return f"{key}: a value that is not an environment variable's name (a key itself?)"
+        return None
+    for word in _words(text):
+        found = _url_credential(word) or _argument_credential(word)
+        if found:
+            return found
+    return _flag_value_credential(_words(text))
+
+
+def _words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unbalanced quote: the words as written
+        return text.split()
+
+
+def _url_credential(word: str) -> str | None:
+    if "://" not in word:
+        return None
+    if has_userinfo(word):
+        return "a URL with credentials before its host"
+    keys = credential_keys(word)
+    return f"a URL with a credential in its query ({', '.join(keys)}=…)" if keys else None
+
+
+def _argument_credential(word: str) -> str | None:
+    """`--api-key=VALUE` or `API_KEY=VALUE` (an environment assignment on a command line)."""
+    flag = _FLAG.fullmatch(word)
+    name, value = (flag.group("name"), flag.group("value")) if flag else word.partition("=")[::2]
+    if value and credential_key(name) and not value.startswith("$"):
+        return f"a credential on the command line ({word.partition('=')[0]}=…)"
+    return None
+
+
+def _flag_value_credential(words: list[str]) -> str | None:
+    """`--api-key VALUE`: a credential-named flag followed by its value."""
+    for flag, value in zip(words, words[1:], strict=False):
+        match = _FLAG.fullmatch(flag)
+        if (
+            match
+            and match.group("value") is None
+            and credential_key(match.group("name"))
+            and not value.startswith(("-", "$"))
+        ):
+            return f"a credential on the command line ({flag} …)"
+    return None

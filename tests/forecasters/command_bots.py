@@ -69,6 +69,10 @@ elif mode == "flaky":
 """
 
 
+# the variables the bot reads, handed to it as a user would (a bot gets an allow-listed environment)
+PASSED = "pass_env=BOT_LOG+BOT_SLOW+BOT_FAIL+BOT_FIXED+MY_BOT_API_KEY"
+
+
 def write_bot(folder) -> str:
     """The bot written into `folder`; returns the command line that runs it (for `cmd=`)."""
     import shlex
