@@ -4,6 +4,7 @@ print the leaderboard."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -227,6 +228,7 @@ def sweep(
         )  # a bad forecaster parameter too (policy=bogus, constant:p=2 …)
     table = scoring.load_prices(prices)
     _check_writable(out, "--out")
+    signal.signal(signal.SIGTERM, _terminated)  # bots are stopped and the stop is said
     runs = RunStore(db_url(db))
     with replay.default_models(
         runs, out, concurrency=spec.concurrency, no_cache=no_cache
@@ -254,6 +256,11 @@ def sweep(
             f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "
             f"see hindcast runs show {result.run_id})"
         )
+
+
+def _terminated(signum, frame) -> None:
+    """SIGTERM unwinds the sweep as Ctrl-C does: running bots are killed, what is stored kept."""
+    raise KeyboardInterrupt("terminated by SIGTERM")
 
 
 def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:
