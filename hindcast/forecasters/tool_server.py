@@ -175,7 +175,11 @@ async def http_served(server, host: str = "127.0.0.1", port: int = 0) -> AsyncIt
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
     app = server.streamable_http_app(host=host, streamable_http_path=PATH)
     runner = _quiet_server()(uvicorn.Config(app, log_level="error", lifespan="on"))
     task = asyncio.create_task(runner.serve(sockets=[sock]))
