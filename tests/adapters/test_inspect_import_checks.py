@@ -121,3 +121,18 @@ def test_no_credential_of_a_log_is_stored_or_printed(log, tmp_path):
 def test_the_untouched_log_imports(log, tmp_path):
     done = run_cli("import-inspect", str(log), "--db", str(tmp_path / "runs.db"), "--json")
     assert done.returncode == 0 and '"stored": 2' in done.stdout, done.stdout + done.stderr
+
+
+def test_the_documented_ids_form_plans_that_market(tmp_path):
+    """`-T ids=0x05af…` as the docs print it: Inspect reads it as YAML, a hex integer without its
+    leading zero; the task matches it back to the store's market id."""
+    from inspect_ai.log import read_eval_log
+
+    from tests.adapters.support import sample_market
+
+    market = sample_market()
+    assert market.startswith("0x0")  # the leading zero a hex integer loses
+    with fake_model().serve() as url:
+        args = ("-T", f"ids={market}", "-T", "fractions=0.5", "-M", "cache=none")
+        made = inspect_eval(tmp_path, f"hindcast/openai-compatible:{url}#fake", *args)
+    assert [s.metadata["market_id"] for s in read_eval_log(str(made)).samples] == [market]
