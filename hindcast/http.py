@@ -19,8 +19,10 @@ request, not with this module (importing a forecaster stays light).
 `redact(text)` is the one place credentials are taken out of a URL (or any text holding
 one) before it is printed, logged, stored or raised: `scheme://user:password@host` becomes
 `scheme://***@host` and the value of a credential-looking key (`?api_key=…`, `&token=…`,
-`password=…`; `credential_key`) becomes `***`. `credential_keys(url)` names the
-credential-looking query keys of a URL (an endpoint carrying one is refused by its caller).
+`password=…`; `credential_key`) becomes `***`; `redacted(value)` does it to every text of a
+JSON-like value. `credential_keys(url)` names the credential-looking query keys of a URL (an
+endpoint carrying one is refused by its caller); `carried_credential(key, value)` says which
+credential a forecaster spec's `key=value` carries (a URL, a command line, a variable's name).
 """
 
 from __future__ import annotations
@@ -282,6 +284,18 @@ def redact(text: object) -> str:
     `key_env=` value that is not an environment variable's name: a key pasted there)."""
     text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", str(text))
     return _PAIR.sub(_masked, text)
+
+
+def redacted(value: Any, mask: Callable[[str], str] = lambda text: text) -> Any:
+    """Every text inside a JSON-like value (keys included) as `redact(mask(text))`; lists and
+    tuples come back as lists."""
+    if isinstance(value, str):
+        return redact(mask(value)) if value else value
+    if isinstance(value, Mapping):
+        return {redacted(str(k), mask): redacted(v, mask) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v, mask) for v in value]
+    return value
 
 
 def _masked(m: re.Match[str]) -> str:

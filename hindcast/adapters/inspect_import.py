@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hindcast.errors import ConfigError
 from hindcast.forecasters import require_inspect
-from hindcast.http import redact
+from hindcast.http import redact, redacted
 from hindcast.records import Forecast, RunIdentity, RunManifest
 from hindcast.replay import prepare, run_id, scoring_policies
 from hindcast.runs import RunStore, manifest
@@ -244,17 +244,6 @@ def _forecast(sample, meta: dict, retrievals: tuple, model: str) -> Forecast:
         return Forecast.failure(f"invalid answer: {parsed.reason}", raw=raw, usage=usage)
     evidence = evidence_of(retrievals)
     return Forecast(parsed.probability, rationale=raw, evidence=evidence, usage=usage, raw=raw)
-
-
-def redacted(value):
-    """Every text inside a JSON-like value of the log without credentials (`redact`)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): redacted(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redacted(v) for v in value]
-    return value
 
 
 def _usage(sample, model: str) -> dict:

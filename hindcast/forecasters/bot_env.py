@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hindcast.forecasters.tools import Tools
-from hindcast.http import redact
+from hindcast.http import redacted
 from hindcast.records import Forecast
 
 ALLOWED = (
@@ -90,19 +90,16 @@ class Scrubber:
         return cls(tuple(sorted(kept, key=len, reverse=True)))
 
     def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return redact(text) if text else text
+        return redacted(text, self._masked)
 
     def value(self, value):
         """Every text inside a JSON-like value scrubbed."""
-        if isinstance(value, str):
-            return self.scrub(value)
-        if isinstance(value, dict):
-            return {self.scrub(str(k)): self.value(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.value(v) for v in value)
-        return value
+        return redacted(value, self._masked)
+
+    def _masked(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def forecast(self, forecast: Forecast) -> Forecast:
         return dataclasses.replace(
