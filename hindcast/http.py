@@ -311,12 +311,15 @@ _FLAG = re.compile(r"-{1,2}(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?:=(?P<value>.*))?"
 
 
 def carried_credential(key: str, value: object) -> str | None:
-    """What credential a spec's `key=value` carries, described without its value, or None: a URL
+    """What credential a spec's `key=value` carries, described without its value, or None: a key
+    named like a credential (`api_key=…`, `token=…`: a plugin's parameter); a URL
     with `user:password@` or a credential-looking query key; a `…key_env` / `pass_env` value that
     is not an environment variable's name; in a command line (any value with spaces, `cmd=`), an
     argument `--api-key VALUE`, `--token=VALUE` or `API_KEY=VALUE`, or such a URL. A `$NAME` value
     is a reference, not a key (no shell is run, so it reaches a program as written)."""
     text = str(value)
+    if credential_key(key) and text and not text.startswith("$"):
+        return f"a credential as the value of {key}="
     if key.endswith("key_env") or key == "pass_env":
         names = text.split("+") if key == "pass_env" else [text]
         if not all(variable_name(n) for n in names):

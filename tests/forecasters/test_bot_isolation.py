@@ -101,6 +101,7 @@ def test_everything_a_bot_hands_back_is_scrubbed(world, monkeypatch):
         f"command:cmd=./bot --endpoint https://h/v1?access_token={SECRET}",
         f"command:cmd=./bot,pass_env=MY_KEY+sk-{SECRET}",
         f"zero-shot:model=openai-compatible:http://127.0.0.1:9/v1?api_key={SECRET}#m",
+        f"constant:p=0.5,api_key={SECRET}",  # a parameter named like a key (a plugin's)
     ],
 )
 def test_a_credential_in_any_spec_field_is_refused_without_echo(spec):
