@@ -99,7 +99,7 @@ async def run_program(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(_closed(out, err), GRACE)
     finally:
-        _end(proc.pid, (out, err))
+        _end(proc, (out, err))
     return code, bytes(out.data), bytes(err.data)
 
 
@@ -117,11 +117,13 @@ async def _closed(*pipes: _Pipe) -> None:
         await pipe.eof.wait()
 
 
-def _end(pid: int, pipes: Sequence[_Pipe]) -> None:
+def _end(proc, pipes: Sequence[_Pipe]) -> None:
     """Kill the program's process group and whoever still holds its pipes; close our ends.
     Synchronous, so an interruption cannot stop it halfway."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.stdin.close()  # (a timeout may have cut the write short)
     open_pipes = [p for p in pipes if not p.eof.is_set()]
     if open_pipes:
         for holder in holders({p.inode() for p in open_pipes}):
