@@ -132,8 +132,9 @@ class LockHeldError(HindcastError):
 
 
 class StoppedError(HindcastError):
-    """A run stopped on purpose before its plan was done (circuit breaker, cost or token
-    budget): everything answered is kept; re-running the same command resumes."""
+    """A run that ended before its plan was done (circuit breaker, cost or token budget, or
+    outages below the breaker's threshold that left forecasts missing): everything answered is
+    kept; re-running the same command resumes."""
 
     exit_code = 4
 

@@ -19,8 +19,10 @@ request, not with this module (importing a forecaster stays light).
 `redact(text)` is the one place credentials are taken out of a URL (or any text holding
 one) before it is printed, logged, stored or raised: `scheme://user:password@host` becomes
 `scheme://***@host` and the value of a credential-looking key (`?api_key=…`, `&token=…`,
-`password=…`; `credential_key`) becomes `***`. `credential_keys(url)` names the
-credential-looking query keys of a URL (an endpoint carrying one is refused by its caller).
+`password=…`; `credential_key`) becomes `***`; `redacted(value)` does it to every text of a
+JSON-like value. `credential_keys(url)` names the credential-looking query keys of a URL (an
+endpoint carrying one is refused by its caller); `carried_credential(key, value)` says which
+credential a forecaster spec's `key=value` carries (a URL, a command line, a variable's name).
 """
 
 from __future__ import annotations
@@ -284,6 +286,18 @@ def redact(text: object) -> str:
     return _PAIR.sub(_masked, text)
 
 
+def redacted(value: Any, mask: Callable[[str], str] = lambda text: text) -> Any:
+    """Every text inside a JSON-like value (keys included) as `redact(mask(text))`; lists and
+    tuples come back as lists."""
+    if isinstance(value, str):
+        return redact(mask(value)) if value else value
+    if isinstance(value, Mapping):
+        return {redacted(str(k), mask): redacted(v, mask) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v, mask) for v in value]
+    return value
+
+
 def _masked(m: re.Match[str]) -> str:
     key, value = m.group("key"), m.group("value")
     secret = credential_key(key) or (key == "key_env" and not variable_name(value))
@@ -291,3 +305,69 @@ def _masked(m: re.Match[str]) -> str:
         value in ("", MASK) or value.lower().strip(".…") in _PLACEHOLDERS
     )  # prose: "key=value"
     return f"{m.group('lead')}{key}={MASK}" if secret and not placeholder else m.group(0)
+
+
+_FLAG = re.compile(r"-{1,2}(?P<name>[A-Za-z][A-Za-z0-9_.-]*)(?:=(?P<value>.*))?")
+
+
+def carried_credential(key: str, value: object) -> str | None:
+    """What credential a spec's `key=value` carries, described without its value, or None: a key
+    named like a credential (`api_key=…`, `token=…`: a plugin's parameter); a URL
+    with `user:password@` or a credential-looking query key; a `…key_env` / `pass_env` value that
+    is not an environment variable's name; in a command line (any value with spaces, `cmd=`), an
+    argument `--api-key VALUE`, `--token=VALUE` or `API_KEY=VALUE`, or such a URL. A `$NAME` value
+    is a reference, not a key (no shell is run, so it reaches a program as written)."""
+    text = str(value)
+    if credential_key(key) and text and not text.startswith("$"):
+        return f"a credential as the value of {key}="
+    if key.endswith("key_env") or key == "pass_env":
+        names = text.split("+") if key == "pass_env" else [text]
+        if not all(variable_name(n) for n in names):
+            return f"{key}: a value that is not an environment variable's name (a key itself?)"
+        return None
+    for word in _words(text):
+        found = _url_credential(word) or _argument_credential(word)
+        if found:
+            return found
+    return _flag_value_credential(_words(text))
+
+
+def _words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unbalanced quote: the words as written
+        return text.split()
+
+
+def _url_credential(word: str) -> str | None:
+    if "://" not in word:
+        return None
+    if has_userinfo(word):
+        return "a URL with credentials before its host"
+    keys = credential_keys(word)
+    return f"a URL with a credential in its query ({', '.join(keys)}=…)" if keys else None
+
+
+def _argument_credential(word: str) -> str | None:
+    """`--api-key=VALUE` or `API_KEY=VALUE` (an environment assignment on a command line)."""
+    flag = _FLAG.fullmatch(word)
+    name, value = (flag.group("name"), flag.group("value")) if flag else word.partition("=")[::2]
+    if value and credential_key(name) and not value.startswith("$"):
+        return f"a credential on the command line ({word.partition('=')[0]}=…)"
+    return None
+
+
+def _flag_value_credential(words: list[str]) -> str | None:
+    """`--api-key VALUE`: a credential-named flag followed by its value."""
+    for flag, value in zip(words, words[1:], strict=False):
+        match = _FLAG.fullmatch(flag)
+        if (
+            match
+            and match.group("value") is None
+            and credential_key(match.group("name"))
+            and not value.startswith(("-", "$"))
+        ):
+            return f"a credential on the command line ({flag} …)"
+    return None

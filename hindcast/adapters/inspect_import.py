@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hindcast.errors import ConfigError
 from hindcast.forecasters import require_inspect
-from hindcast.http import redact
+from hindcast.http import redact, redacted
 from hindcast.records import Forecast, RunIdentity, RunManifest
 from hindcast.replay import prepare, run_id, scoring_policies
 from hindcast.runs import RunStore, manifest
@@ -171,53 +171,79 @@ def forecaster_name(log) -> str:
 
 
 def _rows(log, planned: set) -> tuple[list, list]:
-    """(forecasts, outages) of every sample; an unplanned or unscored sample refuses the log."""
-    forecasts, outages = [], []
+    """(forecasts, outages) of every sample; an unplanned, unscored, duplicated or tampered
+    sample refuses the log (one line naming it; nothing stored)."""
+    forecasts, outages, seen = [], [], set()
+    epochs = int(getattr(log.eval.config, "epochs", None) or 1)
     for sample in log.samples or ():
-        market, t0 = sample.metadata["market_id"], parse_utc(sample.metadata["t0"])
+        market, t0 = _where(sample)
         if (market, t0) not in planned:
-            raise ConfigError(
-                f"sample {sample.id} is not a planned (market, t0) of the task; nothing was stored"
-            )
+            raise _refused(sample, "is not a planned (market, t0) of the task")
+        if not isinstance(sample.epoch, int) or not 1 <= sample.epoch <= epochs:
+            raise _refused(sample, f"has epoch {sample.epoch!r}, outside the eval's 1..{epochs}")
+        if (market, t0, sample.epoch) in seen:
+            raise _refused(sample, f"appears twice for epoch {sample.epoch}")
+        seen.add((market, t0, sample.epoch))
         if sample.error is not None:
-            outages.append((market, t0, sample.epoch - 1, sample.error.message))
+            outages.append((market, t0, sample.epoch - 1, redact(sample.error.message)))
             continue
-        meta = _scored(sample)
-        forecasts.append(
-            (
-                market,
-                t0,
-                meta["label"],
-                sample.epoch - 1,
-                _forecast(meta, sample, log.eval.model),
-                tuple(meta["retrievals"]),
-            )
-        )
+        meta, retrievals = _scored(sample)
+        forecast = _forecast(sample, meta, retrievals, log.eval.model)
+        forecasts.append((market, t0, meta["label"], sample.epoch - 1, forecast, retrievals))
     return forecasts, outages
 
 
-def _scored(sample) -> dict:
+def _where(sample) -> tuple[str, datetime]:
+    meta = sample.metadata or {}
+    try:
+        return str(meta["market_id"]), parse_utc(str(meta["t0"]))
+    except (KeyError, ValueError) as exc:
+        raise _refused(sample, f"has no valid market_id and t0 in its metadata ({exc})") from None
+
+
+def _refused(sample, what: str) -> ConfigError:
+    return ConfigError(f"sample {sample.id} (epoch {sample.epoch}) {what}; nothing was stored")
+
+
+def _scored(sample) -> tuple[dict, tuple]:
+    """The sample's hindcast score metadata and its retrievals (a list of calls), checked."""
     from hindcast.adapters.inspect_task import SCORE
 
-    for score in (sample.scores or {}).values():
-        if score.metadata and SCORE in score.metadata:
-            return score.metadata[SCORE]
-    raise ConfigError(
-        f"sample {sample.id} has no hindcast score (was the log scored?); nothing was stored"
-    )
+    found = [
+        s.metadata[SCORE]
+        for s in (sample.scores or {}).values()
+        if s.metadata and isinstance(s.metadata.get(SCORE), dict)
+    ]
+    if not found:
+        raise _refused(sample, "has no hindcast score (was the log scored?)")
+    meta = found[0]
+    retrievals = meta.get("retrievals")
+    if not isinstance(retrievals, list) or not all(isinstance(r, dict) for r in retrievals):
+        raise _refused(sample, "has no retrievals list in its hindcast score")
+    if not isinstance(meta.get("label"), str):
+        raise _refused(sample, "has no cutoff label in its hindcast score")
+    return meta, tuple(redacted(r) for r in retrievals)
 
 
-def _forecast(meta: dict, sample, model: str) -> Forecast:
-    usage = _usage(sample, model)
-    if meta["probability"] is None:
-        return Forecast.failure(meta["error"], raw=meta["raw"], usage=usage)
-    return Forecast(
-        float(meta["probability"]),
-        rationale=meta["raw"],
-        evidence=tuple(meta["evidence"]),
-        usage=usage,
-        raw=meta["raw"],
-    )
+def _forecast(sample, meta: dict, retrievals: tuple, model: str) -> Forecast:
+    """The forecast the sample's own answer holds, parsed as the scorer parses it; a score that
+    says otherwise (a probability that is not the answer's, a string, NaN …) refuses the log."""
+    from hindcast.forecasters import evidence_of
+    from hindcast.llm import parse_probability
+
+    text = sample.output.completion if sample.output is not None else ""
+    parsed = parse_probability(text)
+    said = meta.get("probability")
+    if said is not None and (isinstance(said, bool) or not isinstance(said, (int, float))):
+        raise _refused(sample, f"has a score probability {said!r} that is not a number")
+    if said != parsed.probability:
+        answer = "no valid probability" if parsed.probability is None else parsed.probability
+        raise _refused(sample, f"has a score probability {said!r} but its answer holds {answer}")
+    usage, raw = _usage(sample, model), redact(text)
+    if parsed.probability is None:
+        return Forecast.failure(f"invalid answer: {parsed.reason}", raw=raw, usage=usage)
+    evidence = evidence_of(retrievals)
+    return Forecast(parsed.probability, rationale=raw, evidence=evidence, usage=usage, raw=raw)
 
 
 def _usage(sample, model: str) -> dict:
@@ -225,7 +251,7 @@ def _usage(sample, model: str) -> dict:
     does not report which replies hindcast's response cache answered)."""
     from hindcast.llm import client as llm
 
-    spec = model.removeprefix("hindcast/")
+    spec = redact(model.removeprefix("hindcast/"))
     try:
         model_name = llm.parse_model(spec).model
     except ValueError:  # a log made with another provider
@@ -245,14 +271,17 @@ class _Provenance:
         self.log = log
 
     def provenance(self) -> dict:
+        """What the log says of its eval, every text redacted (a model URL, task arguments)."""
         e = self.log.eval
-        return {
-            "class": "InspectEval",
-            "model": e.model.removeprefix("hindcast/"),
-            "task": e.task,
-            "eval_id": e.eval_id,
-            "created": e.created,
-            "task_args": json.loads(json.dumps(e.task_args, default=str)),
-            "solver": [s.solver for s in (self.log.plan.steps if self.log.plan else [])],
-            "packages": dict(e.packages or {}),
-        }
+        return redacted(
+            {
+                "class": "InspectEval",
+                "model": e.model.removeprefix("hindcast/"),
+                "task": e.task,
+                "eval_id": e.eval_id,
+                "created": e.created,
+                "task_args": json.loads(json.dumps(e.task_args, default=str)),
+                "solver": [s.solver for s in (self.log.plan.steps if self.log.plan else [])],
+                "packages": dict(e.packages or {}),
+            }
+        )

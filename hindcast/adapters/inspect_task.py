@@ -25,6 +25,7 @@ limit, vector_search, messages (the message limit per sample, default 30).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -67,10 +68,11 @@ def spec_of(args: dict) -> ReplaySpec:
     from hindcast import sample
 
     store = args.get("store") or sample("markets")
+    version = args.get("version") or None
     return ReplaySpec(
         store=Path(store),
-        version=args.get("version") or None,
-        ids=_strings(args.get("ids")),
+        version=version,
+        ids=_market_ids(args.get("ids"), Path(store), version),
         topics=_strings(args.get("topics")),
         limit=int(args["limit"]) if args.get("limit") else None,
         archive=Path(args["archive"]) if args.get("archive") else None,
@@ -81,6 +83,31 @@ def spec_of(args: dict) -> ReplaySpec:
         at=tuple(parse_utc(t) for t in _strings(args.get("at"))),
         forecasters=("market",),
     )
+
+
+def _market_ids(value, store: Path, version: str | None) -> tuple[str, ...]:
+    """The `ids` argument as market ids. Inspect reads `-T ids=0x05af…` as YAML, i.e. as a hex
+    integer (its leading zeros gone): a number is matched back to the store's market id of that
+    value (`0x…` read as hex, or a decimal id), else kept as `0x…` hex for the planner to refuse."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    numbers = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
+    if not numbers:
+        return _strings(value)
+    from hindcast.markets import open_version
+
+    known: dict[int, str] = {}
+    for market in open_version(store, version).bundle.markets:
+        if market.id[:2].lower() == "0x":
+            with contextlib.suppress(ValueError):
+                known.setdefault(int(market.id, 16), market.id)
+        if market.id.isdigit():
+            known.setdefault(int(market.id), market.id)
+
+    def one(v) -> str:
+        number = isinstance(v, int) and not isinstance(v, bool)
+        return known.get(v, f"0x{v:x}") if number else str(v).strip()
+
+    return tuple(text for text in map(one, items) if text)
 
 
 def _strings(value) -> tuple[str, ...]:

@@ -45,6 +45,8 @@ def run_created(env=None) -> datetime | None:
     if not text:
         return None
     try:
+        if not any(sep in text for sep in "Tt "):  # a bare date: no time, so no zone either
+            raise ValueError("a date without a time and zone")
         return parse_utc(text)
     except ValueError as exc:
         raise fail(f"{CREATED_ENV}={text!r} is not an ISO 8601 instant with a zone ({exc})")

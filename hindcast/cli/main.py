@@ -144,8 +144,9 @@ def guarded(command) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     except HindcastError as exc:
         return _say(str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        return _say("interrupted; what was stored is kept — re-run the same command to resume", 130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM where a command turns it into one
+        what = str(exc) or "interrupted"
+        return _say(f"{what}; what was stored is kept — re-run the same command to resume", 130)
     except OSError as exc:  # a read-only folder, a full disk, a missing file …
         where = f" {exc.filename}" if exc.filename else ""
         return _say(f"{exc.strerror or type(exc).__name__}:{where}", EXIT_ERROR)

@@ -63,13 +63,13 @@ def serve(
 ) -> None:
     """Serve one (market, t0): tools search, read, thread, price_history, resolved_before, question;
     resource hindcast://question. HTTP prints `serving URL` on stderr once it listens."""
-    from hindcast import adapters, timeutil
+    from hindcast import adapters
 
     if (t0 is None) == (fraction is None):
         raise fail("give exactly one of --t0 and --fraction")
     if transport not in ("stdio", "http"):
         raise fail(f"--transport {transport!r}: use stdio or http")
-    when = timeutil.parse_utc(t0) if t0 is not None else None
+    when = _instant(t0) if t0 is not None else None
     signal.signal(signal.SIGTERM, _interrupted)  # a terminated server still writes its log
     bound = adapters.bind(
         store or default_sample("markets"),
@@ -93,6 +93,20 @@ def serve(
         pass
     finally:
         bound.close()
+
+
+def _instant(text: str):
+    """--t0 as an aware UTC instant, or one line naming the option (exit 2: a bad value)."""
+    from hindcast import timeutil
+
+    try:
+        return timeutil.parse_utc(text)
+    except ValueError as exc:
+        raise fail(
+            f"--t0 {text!r}: not an ISO 8601 instant with a zone, e.g. 2025-11-01T00:00:00Z "
+            f"({exc})",
+            2,
+        ) from None
 
 
 def _interrupted(signum, frame) -> None:

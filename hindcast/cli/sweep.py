@@ -4,6 +4,7 @@ print the leaderboard."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -244,6 +245,7 @@ def sweep(
     }
     part, created = _shard(shard), run_created()
     spec, prepared, table = _checked(spec_file, flags, prices, out)
+    signal.signal(signal.SIGTERM, _terminated)  # bots are stopped and the stop is said
     result = _with_progress(
         lambda on_plan, advance: api.sweep(
             spec,
@@ -283,6 +285,11 @@ def _checked(spec_file: Optional[Path], flags: dict, prices: Optional[Path], out
     table = scoring.load_prices(prices)
     _check_writable(out, "--out")
     return spec, prepared, table
+
+
+def _terminated(signum, frame) -> None:
+    """SIGTERM unwinds the sweep as Ctrl-C does: running bots are killed, what is stored kept."""
+    raise KeyboardInterrupt("terminated by SIGTERM")
 
 
 def _shard(text: Optional[str]) -> Optional[tuple[int, int]]:

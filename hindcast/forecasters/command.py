@@ -2,7 +2,12 @@
 t0), judged like a built-in.
 
 Spec: `command:cmd=./my_bot.sh,timeout=120` (`cmd` is split like a shell would, no shell is run;
-`model=openai:gpt-4.1-mini` names the model it reports tokens for, so `--max-cost` can price it).
+`model=openai:gpt-4.1-mini` names the model it reports tokens for, so `--max-cost` can price it;
+`pass_env=MY_KEY+MY_SETTING` hands it those variables of the sweep's environment).
+
+The program runs with an environment built from an allow-list (`forecasters.bot_env`: PATH,
+HOME, locale …), never the sweep's whole environment; everything it hands back (answer,
+stderr, usage, tool arguments) is scrubbed of every value that could be a credential.
 
 The program receives on stdin one JSON object, the question as it stood at t0 (`market_id`,
 `question`, `description`, `t0`, `url`, `topic`, `scheduled_close` — never the outcome), and
@@ -17,8 +22,9 @@ treat it as a built-in agent.
 What an answer is worth (the taxonomy):
 - an OUTAGE (InfrastructureError: never stored as a forecast, asked again next run): the
   program cannot be started (missing, not executable), runs past `timeout` seconds (its whole
-  process group is killed), is killed by a signal, or exits with 75 (EX_TEMPFAIL, "try again
-  later": the program's own model was unreachable);
+  process group, and any process still holding its output, is killed: `bot_process`), is
+  killed by a signal, or exits with 75 (EX_TEMPFAIL, "try again later": the program's own
+  model was unreachable);
 - a FORECAST FAILURE (stored with its reason, counted): any other non-zero exit (exit 1
   included: the program ran and said it could not answer; asking again would repeat it), or
   exit 0 with stdout that is not one JSON object holding a probability in [0, 1].
@@ -26,13 +32,9 @@ What an answer is worth (the taxonomy):
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import hashlib
 import json
-import os
-import re
 import shlex
 import signal
 import sys
@@ -43,6 +45,8 @@ from pathlib import Path
 
 from hindcast.errors import InfrastructureError, LeakageError
 from hindcast.forecasters.base import Context, ModelForecaster
+from hindcast.forecasters.bot_env import Scrubber, bot_environment, passed_names, sweep_environment
+from hindcast.forecasters.bot_process import run_program
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import question_view, t0_tools
 from hindcast.llm import check
@@ -67,6 +71,7 @@ class CommandForecaster(ModelForecaster):
     cmd: str = ""
     timeout: float = 120.0
     model: str = ""
+    pass_env: str = ""
     environment: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -94,24 +99,21 @@ class CommandForecaster(ModelForecaster):
             "cmd": self.cmd,
             "timeout": float(self.timeout),
             "model": self.model,
+            **({"pass_env": list(passed_names(self.pass_env))} if self.pass_env else {}),
             "files": {str(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in files},
         }
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         leaks: list[Exception] = []
-        server = mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
+        scrubber = self._scrubber()
+        tools = scrubber.tools(t0_tools(question, ctx))
+        server = mcp_server(tools, on_leak=leaks.append)
         started = time.monotonic()
         async with http_served(server) as url:
             try:
-                code, out, err = await self._run(
-                    stdin_payload(question), _environment(url, self.environment)
-                )
-            except (
-                InfrastructureError
-            ) as exc:  # its reason is logged as an attempt: no secret in it either
-                raise InfrastructureError(
-                    clean(str(exc), self.environment) or "", exc.endpoint
-                ) from None
+                code, out, err = await self._run(stdin_payload(question), self._environment(url))
+            except InfrastructureError as exc:  # logged as an attempt: no secret in it either
+                raise InfrastructureError(scrubber.scrub(str(exc)), exc.endpoint) from None
         if leaks:
             raise LeakageError(f"{self.name}: the harness refused a tool answer: {leaks[0]}")
         ran = {
@@ -119,33 +121,29 @@ class CommandForecaster(ModelForecaster):
             "requests": 1,
             "latency_s": round(time.monotonic() - started, 3),
         }
-        return without_secrets(self._judged(code, out, err, ctx, ran), self.environment)
+        return scrubber.forecast(self._judged(code, out, err, ctx, ran))
+
+    def _environment(self, url: str) -> dict:
+        """The allow-listed environment, what `pass_env` names, and where the tools are."""
+        relay = shlex.join([sys.executable, "-m", "hindcast.forecasters.mcp_relay", url])
+        where = {URL_VARIABLE: url, COMMAND_VARIABLE: relay}
+        return bot_environment(self.environment, self.pass_env, where)
+
+    def _scrubber(self) -> Scrubber:
+        env = sweep_environment(self.environment)
+        return Scrubber.of(env, {n: env[n] for n in passed_names(self.pass_env) if n in env})
 
     async def _run(self, payload: bytes, env: dict) -> tuple[int, bytes, bytes]:
         """(exit code, stdout, stderr) of one run; an outage raises InfrastructureError."""
         argv = shlex.split(self.cmd)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                env=env,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
+            code, out, err = await run_program(argv, payload, env, float(self.timeout))
         except OSError as exc:
             raise self._outage(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(payload), float(self.timeout))
-        except TimeoutError:
-            await _kill(proc)
+        if code is None:
             raise self._outage(
                 f"no answer within its timeout of {float(self.timeout):g} s (killed)"
-            ) from None
-        except BaseException:
-            await _kill(proc)  # the sweep was interrupted: no program outlives it
-            raise
-        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+            )
         if code < 0:
             raise self._outage(f"killed by signal {_signal_name(-code)}{_tail(err)}")
         if code == TEMPFAIL:
@@ -186,45 +184,6 @@ def answered(
         usage=usage,
         raw=raw,
     )
-
-
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-
-
-def without_secrets(forecast: Forecast, given: Mapping[str, str] | None) -> Forecast:
-    """The forecast with the value of every secret-looking variable of the program's environment
-    (a name with KEY, TOKEN, SECRET, PASSWORD …) replaced by *** in what is stored: a program that
-    echoes its key to stderr or stdout does not get it into the run."""
-    return dataclasses.replace(
-        forecast,
-        rationale=clean(forecast.rationale, given) or "",
-        raw=clean(forecast.raw, given) or "",
-        error=clean(forecast.error, given),
-    )
-
-
-def clean(text: str | None, given: Mapping[str, str] | None) -> str | None:
-    env = os.environ if given is None else given
-    for secret in sorted(
-        {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True
-    ):
-        text = text.replace(secret, "***") if text else text
-    return text
-
-
-def _environment(url: str, given: Mapping[str, str] | None) -> dict:
-    """The program's environment: the sweep's (its Models' environment, which the CLI read; this
-    process's when the forecaster is used outside a sweep), plus where its tools are."""
-    relay = shlex.join([sys.executable, "-m", "hindcast.forecasters.mcp_relay", url])
-    return {**(os.environ if given is None else given), URL_VARIABLE: url, COMMAND_VARIABLE: relay}
-
-
-async def _kill(proc) -> None:
-    """Kill the program's whole process group (it was started in its own session) and reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await proc.wait()
 
 
 def _signal_name(number: int) -> str:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from hindcast.errors import InfrastructureError, LeakageError
 from hindcast.forecasters.base import Context, ModelForecaster
-from hindcast.forecasters.command import SHOWN, answered, clean, stdin_payload, without_secrets
+from hindcast.forecasters.bot_env import Scrubber, sweep_environment
+from hindcast.forecasters.command import SHOWN, answered, stdin_payload
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import t0_tools
 from hindcast.records import Forecast, Question
@@ -71,9 +72,10 @@ class HttpForecaster(ModelForecaster):
 
     async def forecast(self, question: Question, ctx: Context) -> Forecast:
         leaks: list[Exception] = []
+        scrubber = self._scrubber()
         started = time.monotonic()
         async with http_served(
-            mcp_server(t0_tools(question, ctx), on_leak=leaks.append)
+            mcp_server(scrubber.tools(t0_tools(question, ctx)), on_leak=leaks.append)
         ) as tools_url:
             status, body = await self._post(stdin_payload(question), tools_url)
         if leaks:
@@ -84,20 +86,16 @@ class HttpForecaster(ModelForecaster):
             "latency_s": round(time.monotonic() - started, 3),
         }
         if not 200 <= status < 300:
-            return without_secrets(
-                Forecast.failure(f"HTTP {status}", raw=body[:SHOWN], usage=ran), self._secrets()
+            return scrubber.forecast(
+                Forecast.failure(f"HTTP {status}", raw=body[:SHOWN], usage=ran)
             )
-        return without_secrets(
-            answered(body, "the response body", ctx, ran, self.model), self._secrets()
-        )
+        return scrubber.forecast(answered(body, "the response body", ctx, ran, self.model))
 
-    def _secrets(self) -> dict:
-        """The environment whose secret-named values are kept out of what is stored, and the key
-        `key_env` names whatever its variable is called."""
-        import os
-
-        env = dict(os.environ if self.environment is None else self.environment)
-        return env | ({"HINDCAST_HTTP_KEY": env[self.key_env]} if env.get(self.key_env) else {})
+    def _scrubber(self) -> Scrubber:
+        """Masks the secrets of the sweep's environment and the key `key_env` names, whatever
+        its variable is called."""
+        env = sweep_environment(self.environment)
+        return Scrubber.of(env, {"key": env[self.key_env]} if env.get(self.key_env) else {})
 
     async def _post(self, payload: bytes, tools_url: str) -> tuple[int, str]:
         """(status, body); no connection, a timeout, 429 or 5xx raise InfrastructureError."""
@@ -130,10 +128,7 @@ class HttpForecaster(ModelForecaster):
     def _authorization(self) -> dict:
         if not self.key_env:
             return {}
-        import os
-
-        env = os.environ if self.environment is None else self.environment
-        key = env.get(self.key_env)
+        key = sweep_environment(self.environment).get(self.key_env)
         if not key:
             raise InfrastructureError(
                 f"{self.name}: the key variable {self.key_env} is not set", self.url
@@ -141,4 +136,4 @@ class HttpForecaster(ModelForecaster):
         return {"Authorization": f"Bearer {key}"}
 
     def _outage(self, what: str) -> InfrastructureError:
-        return InfrastructureError(clean(f"{self.name}: {what}", self._secrets()) or "", self.url)
+        return InfrastructureError(self._scrubber().scrub(f"{self.name}: {what}"), self.url)

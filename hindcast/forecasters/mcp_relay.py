@@ -31,7 +31,7 @@ def relayed(client) -> Tools:
         thread=lambda submission_id: call("thread", "documents", {"submission_id": submission_id}),
         price_history=lambda: call("price_history", "prices", {}),
         resolved_before=lambda: call("resolved_before", "resolutions", {}),
-        question_at_t0=lambda: call("question", None, {}),
+        question_at_t0=lambda **_: call("question", None, {}),
         log=lambda: (),
     )
 

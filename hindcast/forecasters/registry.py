@@ -129,6 +129,7 @@ def create(spec: str) -> Forecaster:
             "name it with key_env=VARIABLE"
         )
     name, params = parse_spec(spec)
+    _refuse_credentials(spec, params)
     _FACTORIES.load_plugins()
     if name not in _FACTORIES:
         raise ConfigError(
@@ -139,6 +140,23 @@ def create(spec: str) -> Forecaster:
         return _FACTORIES[name](name=spec, **params)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"forecaster spec {redact(spec)!r}: {exc}") from exc
+
+
+def _refuse_credentials(spec: str, params: dict) -> None:
+    """Every parameter that can carry a URL, a command line or a variable's name is checked as a
+    model endpoint is: a credential in one is refused, never echoed (the spec is the forecaster's
+    name, stored and printed everywhere)."""
+    from hindcast.http import carried_credential, redact
+
+    for key, value in params.items():
+        found = carried_credential(key, value)
+        if found:
+            raise ConfigError(
+                f"forecaster spec {redact(spec.partition(':')[0])!r}, {key}=: {found} is refused "
+                "(it would be stored with the forecaster's name and printed); put the key in an "
+                "environment variable and name it with key_env=VARIABLE (or pass_env=VARIABLE "
+                "for a command: bot)"
+            )
 
 
 def check(specs) -> None:

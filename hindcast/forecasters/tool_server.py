@@ -52,13 +52,17 @@ def mcp_server(
 ):
     """An MCPServer exposing `tools` (and the question resource); `on_call()` after each tool call,
     `on_leak(exc)` when the harness refused something from at or after t0 (a defect: stop)."""
-    server = require_mcp()(name, instructions=INSTRUCTIONS, log_level="ERROR")
+    server = _logging_refusals(require_mcp(), tools.note, on_call)(
+        name, instructions=INSTRUCTIONS, log_level="ERROR"
+    )
     for fn in _functions(tools, on_call, on_leak):
         # the docstring as one line: its wrapping is the source's, not the description's
         server.tool(name=fn.__name__, description=" ".join(fn.__doc__.split()))(fn)
 
     def question_resource() -> str:
-        return json.dumps(tools.question_at_t0(), sort_keys=True)
+        answer = json.dumps(tools.question_at_t0(via=QUESTION_URI), sort_keys=True)
+        on_call()
+        return answer
 
     server.resource(
         QUESTION_URI,
@@ -67,6 +71,31 @@ def mcp_server(
         description="The question as it stood at t0, and t0.",
     )(question_resource)
     return server
+
+
+def _logging_refusals(base: type, note: Callable[..., None], on_call: Callable[[], None]) -> type:
+    """The SDK's server class whose refused tool calls — arguments the SDK's validation refused
+    (`k: true`, `k: "5"`, a missing query), an unknown tool, a tool that refused — are logged as
+    `refused` entries (tool, the arguments' names and values, the reason) before the refusal
+    is answered."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    class Logging(base):  # type: ignore[misc, valid-type]
+        async def call_tool(self, name, arguments, context=None):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                note("refused", tool=str(name), arguments=_shown(arguments), reason=str(exc)[:500])
+                on_call()
+                raise
+
+    return Logging
+
+
+def _shown(arguments) -> dict:
+    """A refused call's arguments as stored: JSON values, each text cut at 500 characters."""
+    shown = json.loads(json.dumps(arguments or {}, default=str))
+    return {str(k): v[:500] if isinstance(v, str) else v for k, v in shown.items()}
 
 
 def _functions(
@@ -119,8 +148,13 @@ def _functions(
 
     def question() -> dict[str, Any]:
         """The question as it stood at t0, and t0 itself."""
-        return dict(tools.question_at_t0())
+        return done(dict(tools.question_at_t0()))
 
+    from pydantic import StrictInt  # (the SDK's own dependency)
+
+    # the schema stays {"type": "integer"}; the SDK's validation no longer turns true into 1 or
+    # "5" into 5 before our check: such a call is refused (and logged as refused)
+    search.__annotations__["k"] = StrictInt
     return [guarded(f) for f in (search, read, thread, price_history, resolved_before, question)]
 
 
@@ -141,7 +175,11 @@ async def http_served(server, host: str = "127.0.0.1", port: int = 0) -> AsyncIt
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
     app = server.streamable_http_app(host=host, streamable_http_path=PATH)
     runner = _quiet_server()(uvicorn.Config(app, log_level="error", lifespan="on"))
     task = asyncio.create_task(runner.serve(sockets=[sock]))

@@ -21,7 +21,7 @@ a document is its id, source, kind, creation instant, title, text, url and threa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from hindcast.errors import ConfigError
@@ -88,6 +88,7 @@ class Tools:
     resolved_before: Callable[..., list[ResolutionView]]
     question_at_t0: Callable[..., QuestionView]
     log: Callable[[], tuple[dict, ...]]
+    note: Callable[..., None] = field(default=lambda op, **fields: None)  # Context.note
 
 
 def t0_tools(question: Question, ctx: Context) -> Tools:
@@ -124,12 +125,20 @@ def t0_tools(question: Question, ctx: Context) -> Tools:
             for r in ctx.resolved_before()
         ]
 
-    def question_at_t0(**ignored) -> QuestionView:
+    def question_at_t0(via: str = "tool", **ignored) -> QuestionView:
         _ignored(ctx, "question", ignored)
+        ctx.note("question", **({} if via == "tool" else {"via": via}))
         return question_view(question)
 
     return Tools(
-        search, read, thread, price_history, resolved_before, question_at_t0, lambda: ctx.retrievals
+        search,
+        read,
+        thread,
+        price_history,
+        resolved_before,
+        question_at_t0,
+        lambda: ctx.retrievals,
+        ctx.note,
     )
 
 

@@ -77,7 +77,7 @@ def verify(path: Path, expected: Head | None = None) -> Verified:
         return Verified((), EMPTY, None if expected in (None, EMPTY) else (0, "no such log"))
     records: list[dict] = []
     head = EMPTY
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for number, line in enumerate(f, start=1):
             record, why = _checked(line, head)
             if why:
@@ -89,9 +89,13 @@ def verify(path: Path, expected: Head | None = None) -> Verified:
     return Verified(tuple(records), head)
 
 
-def _checked(line: str, head: Head) -> tuple[dict, str | None]:
+def _checked(line: bytes, head: Head) -> tuple[dict, str | None]:
     try:
-        record = json.loads(line)
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {}, f"not UTF-8 text (byte {exc.start} of the line)"
+    try:
+        record = json.loads(text)
     except ValueError as exc:
         return {}, f"not a JSON record ({exc})"
     if not isinstance(record, dict):

@@ -137,6 +137,7 @@ def test_inspect_agents_in_a_sweep_score_like_their_answers(
             "thread",
             "price_history",
             "resolved_before",
+            "question",  # logged like any other call (issue 36, item 14)
         ]
         assert (
             json.loads(usage)["requests"] + json.loads(usage)["cache_hits"] == 7

@@ -153,6 +153,7 @@ def test_eval_offline_scores_like_hindcast_and_import_reproduces_the_leaderboard
             "thread",
             "price_history",
             "resolved_before",
+            "question",  # logged like any other call (issue 36, item 14)
         ]  # the tool calls, stored
 
 
@@ -236,6 +237,7 @@ def test_a_solver_of_your_own_gets_the_t0_bound_tools_and_is_named_on_import(tmp
         assert [r["op"] for r in score.metadata["hindcast"]["retrievals"]] == [
             "price_history",
             "resolved_before",
+            "question",  # logged like any other call (issue 36, item 14)
         ]
         assert score.value["failed"] == 0
     db = tmp_path / "runs.db"

@@ -192,6 +192,7 @@ def test_every_call_is_in_the_retrieval_log(world):
         "thread",
         "price_history",
         "resolved_before",
+        "question",  # logged like any other call (issue 36, item 14)
     ]
     assert log[0]["query"] == QUERY and log[0]["mode"] == "text" and log[0]["k"] == 10
     assert log[4] == {"op": "read", "doc_id": "pre-1", "ids": ["pre-1"]}
@@ -257,7 +258,7 @@ def test_streamable_http_on_loopback(world, tmp_path):
         proc.wait(timeout=30)
     written = json.loads(log.read_text())
     assert [e["op"] for e in written["retrievals"]][:4] == ["search"] * 4
-    assert len(written["retrievals"]) == 10
+    assert len(written["retrievals"]) == 11
 
 
 def test_without_the_mcp_extra_the_command_names_it(world):

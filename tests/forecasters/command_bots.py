@@ -6,7 +6,10 @@ then answers); `garbage`; `sigkill` (kills itself); `tempfail` (exit 75); `outsi
 `tools` (calls every MCP tool through HINDCAST_MCP_URL with the official SDK, prints what they
 answered in "rationale"); `stdio-tools` (the same through HINDCAST_MCP_COMMAND); `flaky` (sleeps
 past any timeout for markets listed in $BOT_SLOW unless $BOT_FIXED exists, exits 1 for those in
-$BOT_FAIL, answers 0.4 otherwise); `tokens` (answers with reported usage)."""
+$BOT_FAIL, answers 0.4 otherwise); `tokens` (answers with reported usage); `env FILE` (writes
+and hands back its whole environment); `echo-secret` (hands back $MY_BOT_API_KEY in its answer,
+stderr, usage and tool arguments); `orphan FILE` (answers, leaving a child holding stdout);
+`setsid FILE` (hangs, its grandchild in a new session holding stdout); `pid FILE` (hangs)."""
 
 BOT = r"""
 import asyncio, json, os, shlex, signal, sys, time
@@ -59,6 +62,40 @@ elif mode == "stdio-tools":
     answer(0.5, rationale=json.dumps(asyncio.run(tools(command=os.environ["HINDCAST_MCP_COMMAND"]))))
 elif mode == "tokens":
     answer(0.6, usage={"prompt_tokens": 1000, "completion_tokens": 50, "model": "bot-model"})
+elif mode == "env":  # hands back every variable it was given, everywhere it can
+    given = dict(os.environ)
+    with open(arg, "w") as f:
+        json.dump(given, f)
+    print(json.dumps(given), file=sys.stderr)
+    answer(0.5, rationale=json.dumps(given), usage={"model": json.dumps(given)})
+elif mode == "echo-secret":  # a passed variable in the answer, stderr, usage and a tool argument
+    secret = os.environ["MY_BOT_API_KEY"]
+    async def search():
+        from mcp import Client
+        async with Client(os.environ["HINDCAST_MCP_URL"]) as client:
+            await client.call_tool("search", {"query": "rates " + secret, "k": 2, "mode": "text"})
+            await client.call_tool("read", {"doc_id": secret})
+            await client.call_tool("search", {"query": secret, "k": True})
+    asyncio.run(search())
+    print("stderr " + secret, file=sys.stderr)
+    answer(0.5, rationale="rationale " + secret, usage={"model": "m-" + secret, "prompt_tokens": 1})
+elif mode == "orphan":  # answers and exits 0, leaving a child that holds stdout open
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    with open(arg, "w") as f:
+        f.write(str(child.pid))
+    answer(0.7)
+elif mode == "setsid":  # a grandchild leaves the session holding stdout; the bot itself hangs
+    import subprocess
+    code = "import time; time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    with open(arg, "w") as f:
+        f.write(str(child.pid))
+    time.sleep(60)
+elif mode == "pid":  # writes its pid, then sleeps
+    with open(arg, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(60)
 elif mode == "flaky":
     market = question["market_id"]
     if market in os.environ.get("BOT_SLOW", "").split() and not os.path.exists(os.environ["BOT_FIXED"]):
@@ -67,6 +104,10 @@ elif mode == "flaky":
         sys.exit(1)
     time.sleep(float(arg or 0)); answer(0.4)
 """
+
+
+# the variables the bot reads, handed to it as a user would (a bot gets an allow-listed environment)
+PASSED = "pass_env=BOT_LOG+BOT_SLOW+BOT_FAIL+BOT_FIXED+MY_BOT_API_KEY"
 
 
 def write_bot(folder) -> str:

@@ -26,7 +26,7 @@ from tests.adapters.support import (
     sample_t0,
     with_post_t0_market_data,
 )
-from tests.forecasters.command_bots import write_bot
+from tests.forecasters.command_bots import PASSED, write_bot
 from tests.helpers import SAMPLE_MARKETS
 
 pytest.importorskip("mcp")
@@ -54,7 +54,7 @@ def bind(world, archive=None):
 
 def ask(world, mode: str, timeout: float = 60, bound=None):
     bound = bound or bind(world)
-    forecaster = registry.create(f"command:cmd={world.bot} {mode},timeout={timeout:g}")
+    forecaster = registry.create(f"command:cmd={world.bot} {mode},timeout={timeout:g},{PASSED}")
     return asyncio.run(forecaster.forecast(bound.question, bound.ctx)), bound
 
 
@@ -129,6 +129,7 @@ def test_the_programs_tool_calls_are_its_retrievals(world, mode):
     assert all(not error for error, _ in answers.values())
     ops = [e["op"] for e in bound.ctx.retrievals]
     assert ops == [
+        "question",  # the question tool is a call like any other (issue 36, item 14)
         "price_history",
         "resolved_before",
         "search",

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from tests.forecasters.command_bots import write_bot
+from tests.forecasters.command_bots import PASSED, write_bot
 from tests.helpers import ROOT, SAMPLE_MARKETS, run_cli
 
 
@@ -48,7 +48,7 @@ def test_a_rerun_asks_only_the_outages_again(tmp_path):
             "--fractions",
             "0.5",
             "-f",
-            f"command:cmd={bot} flaky,timeout=5",
+            f"command:cmd={bot} flaky,timeout=5,{PASSED}",
             "--concurrency",
             "2",
             "--breaker-threshold",
@@ -127,7 +127,7 @@ def test_kill_9_of_the_sweep_resumes_with_no_duplicate(tmp_path):
         "--fractions",
         "0.25,0.5",
         "-f",
-        f"command:cmd={bot} flaky 0.4,timeout=60",
+        f"command:cmd={bot} flaky 0.4,timeout=60,{PASSED}",
         "--concurrency",
         "2",
         "--out",

@@ -66,7 +66,7 @@ def test_without_the_variable_the_wall_clock_is_recorded(tmp_path, new_db_url):
 
 
 @pytest.mark.parametrize(
-    "value", ["bogus", "2026-03-04T05:06:07", "2026-13-01T00:00:00Z", "yesterday"]
+    "value", ["bogus", "2026-03-04T05:06:07", "2026-13-01T00:00:00Z", "yesterday", "2026-01-01"]
 )
 def test_a_value_that_is_not_an_instant_with_a_zone_is_refused_before_writing(tmp_path, value):
     out, db = tmp_path / "out", tmp_path / "db" / "hindcast.db"
