@@ -100,7 +100,16 @@ def rank(
     one, best first (ties: part, then position); then, when those hold fewer than n eligible
     rows, the indexed parts' other rows, best first. Rows whose edit instant is ≥ `mask_from`
     are masked (None: none). Which of the two groups a row is in depends on the query and its
-    own vector only, so hiding one row never changes the order of the others (issue 24)."""
+    own vector only, so hiding one row never changes the order of the others (issue 24).
+    The two groups are `probed` and `rest`: month shards run them apart and merge alike."""
+    best, _ = probed(parts, q, mask_from, n, nprobe=nprobe, scanner=scanner)
+    if len(best) < n:
+        best += rest(parts, q, mask_from, n, nprobe=nprobe, scanner=scanner)[: n - len(best)]
+    return best
+
+
+def probed(parts, q, mask_from, n, *, nprobe, scanner=None) -> tuple[list, bool]:
+    """The first group of `rank` (its best `n`), and whether any part goes through its index."""
     if isinstance(nprobe, bool) or not isinstance(nprobe, int | np.integer) or nprobe < 1:
         raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
     q = np.ascontiguousarray(q, dtype=np.float32)
@@ -113,20 +122,20 @@ def rank(
         range(len(parts)),
         scanner,
     )
-    best = _merge((score, i, position) for i, top in enumerate(tops) for score, position in top)[:n]
-    indexed = [i for i, plan in enumerate(plans) if plan.where is not None]
-    if len(best) < n and indexed:
-        best += _rest(parts, plans, indexed, q, mask_from, n, scanner)[: n - len(best)]
-    return best
+    best = _merge((score, i, position) for i, top in enumerate(tops) for score, position in top)
+    return best[:n], any(plan.where is not None for plan in plans)
 
 
 def _merge(candidates) -> list[tuple[float, int, int]]:
     return sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))
 
 
-def _rest(parts, plans, indexed, q, mask_from, n, scanner) -> list[tuple[float, int, int]]:
-    """The best `n` eligible rows of the indexed months outside their probed lists, best first:
-    each month's exact top n less its probed rows (at least n less the probed ones it holds)."""
+def rest(parts, q, mask_from, n, *, nprobe, scanner=None) -> list[tuple[float, int, int]]:
+    """The second group of `rank`: the best `n` eligible rows of the indexed parts outside their
+    probed lists, best first: each part's exact top n less its probed rows."""
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    plans = [_plan(part, q, nprobe, mask_from) for part in parts]
+    indexed = [i for i, plan in enumerate(plans) if plan.where is not None]
     exact = scan.top_each(
         [(parts[i].vectors, parts[i].end) for i in indexed], q, mask_from, n, scanner
     )
@@ -135,7 +144,7 @@ def _rest(parts, plans, indexed, q, mask_from, n, scanner) -> list[tuple[float, 
         positions = np.array([p for _, p in top], dtype=np.int64)
         probed = np.isin(positions, _probed_positions(parts[i].ann, plans[i]))
         out += [(score, i, p) for (score, p), seen in zip(top, probed) if not seen]
-    return _merge(out)
+    return _merge(out)[:n]
 
 
 def _probed_positions(ann: Ann, plan: _Plan) -> np.ndarray:
