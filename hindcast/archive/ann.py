@@ -108,7 +108,7 @@ def rank(
     return best
 
 
-def probed(parts, q, mask_from, n, *, nprobe, scanner=None) -> tuple[list, bool]:
+def probed(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> tuple[list, bool]:
     """The first group of `rank` (its best `n`), and whether any part goes through its index."""
     if isinstance(nprobe, bool) or not isinstance(nprobe, int | np.integer) or nprobe < 1:
         raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
@@ -130,7 +130,7 @@ def _merge(candidates) -> list[tuple[float, int, int]]:
     return sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))
 
 
-def rest(parts, q, mask_from, n, *, nprobe, scanner=None) -> list[tuple[float, int, int]]:
+def rest(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> list[tuple[float, int, int]]:
     """The second group of `rank`: the best `n` eligible rows of the indexed parts outside their
     probed lists, best first: each part's exact top n less its probed rows."""
     q = np.ascontiguousarray(q, dtype=np.float32)

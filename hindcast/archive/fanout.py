@@ -25,11 +25,13 @@ from pathlib import Path
 
 from hindcast.archive import distributed, shards
 from hindcast.archive.index import IndexReader
+from hindcast.archive.retriever import Mode
 from hindcast.errors import HindcastError, InfrastructureError
 
 TIMEOUT = 60.0  # seconds a step may take on a shard before it is an outage
 RETRIES = 1  # times a failed step is sent again (to replaced actors) before it is an outage
 THREADS = 8  # steps one actor runs at once
+START_TIMEOUT = 300.0  # seconds the actors may take to start and open their months
 
 
 class ShardActor:
@@ -37,8 +39,12 @@ class ShardActor:
 
     def __init__(self, root: str, info: dict, months: list[str]):
         self.reader = IndexReader(Path(root), info)
-        for month in months:
-            self.reader.open_month(month)
+        if months:  # months opened, kernels loaded, pages touched: before the first search
+            import numpy as np
+
+            q, last = np.zeros(int(info["dims"]), np.float32), max(months)
+            for step, args in (("exact", (q, 1)), ("probed", (q, 1, 1, last))):
+                shards.run(shards.BoundIndex(self.reader, last), months, 2**62, None, step, args)
 
     def step(self, month_t0: str, months: list[str], t0_us: int, mask_from, step: str, args):
         bound = shards.BoundIndex(self.reader, month_t0)
@@ -59,7 +65,7 @@ class RayShards:
         months = sorted(index.info["months"])
         self.holder = {month: k % len(self.nodes) for k, month in enumerate(months)}
         self.actors = [self._start(k) for k in range(len(self.nodes))]
-        self._wait([a.pid.remote() for a in self.actors])  # every shard opened before a search
+        self._started([a.pid.remote() for a in self.actors])  # every shard open before a search
 
     def _months(self, k: int) -> list[str]:
         return [m for m, holder in self.holder.items() if holder == k]
@@ -75,15 +81,15 @@ class RayShards:
         )(ShardActor)
         return actor.remote(self.root, self.info, self._months(k))
 
-    def _wait(self, refs: list) -> list:
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=self.timeout)
+    def _started(self, refs: list) -> None:
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=START_TIMEOUT)
         if len(ready) < len(refs):
+            self.close()
             raise InfrastructureError(
                 f"archive shards on Ray{self.where}: not every shard started within "
-                f"{self.timeout:g} s",
+                f"{START_TIMEOUT:g} s",
                 self.where,
             )
-        return self.ray.get(refs)
 
     def each(
         self, month_t0: str, months: Sequence[str], t0_us: int, mask_from, step: str, *args
@@ -131,6 +137,8 @@ class RayShards:
         return results, failed, why
 
     def _replace(self, k: int) -> None:
+        if not self.actors:  # closed
+            return
         with contextlib.suppress(Exception):
             self.ray.kill(self.actors[k], no_restart=True)
         self.actors[k] = self._start(k)
@@ -162,3 +170,20 @@ def open_shards(index: IndexReader, address: str | None, **options) -> RayShards
         raise
     found.stack = stack
     return found
+
+
+def search(snapshot, t0, query: str, k: int, mode: Mode, *, ray: str | None = None, **options):
+    """`TimeBoundRetriever(snapshot, t0, **options).search(query, k, mode)`; with `ray` (an
+    address), the index's months served as shards on that cluster for the search."""
+    from hindcast.archive.index import open_index
+    from hindcast.archive.retriever import TimeBoundRetriever
+
+    if ray is None:
+        with TimeBoundRetriever(snapshot, t0, **options) as bound:
+            return bound.search(query, k=k, mode=mode)
+    embedder = options.get("embedder")
+    name = embedder if isinstance(embedder, str) or embedder is None else embedder.name
+    with open_index(snapshot, name) as index, open_shards(index, ray) as found:
+        return TimeBoundRetriever(snapshot, t0, index=index, shards=found, **options).search(
+            query, k=k, mode=mode
+        )

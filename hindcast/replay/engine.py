@@ -267,10 +267,8 @@ async def _sweep(
             spec, store, now, hooks, models, forecasters, limits, prices, retry_limit, p
         )
     finally:
-        if (
-            prepared is None and p.index is not None
-        ):  # the index this sweep opened (its scan threads)
-            p.index.close()
+        if prepared is None:  # what this sweep opened (scan threads, Ray shards)
+            p.close()
 
 
 async def _run_plan(
