@@ -17,7 +17,6 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -581,7 +580,7 @@ def _month(root: Path, month: str, params: dict, book: Codebook, recall: dict) -
         arrays["vectors"],
         arrays["created_us"],
         arrays["edit_us"],
-        month_end_us(month),
+        layout.month_end_us(month),
         lists=lists,
         seed=seed,
         nprobe=nprobe,
@@ -619,14 +618,6 @@ def summary(metas: dict[str, dict], nprobe: int, seed: int, book: Codebook | Non
         f"(edit_us < month end); seeded spherical k-means ({ITERATIONS} iterations, "
         f"at most {TRAIN_PER_LIST} sampled rows per list)",
     }
-
-
-def month_end_us(month: str) -> int:
-    """The first microsecond after `month` (YYYY-MM), UTC."""
-    year, number = map(int, layout.check_month(month).split("-"))
-    year, number = (year + 1, 1) if number == 12 else (year, number + 1)
-    end = datetime(year, number, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return end.days * 86_400_000_000
 
 
 def codebook_recall(book: Codebook, reference: np.ndarray, nprobe: int, seed: int = 0) -> dict:

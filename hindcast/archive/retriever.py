@@ -16,6 +16,10 @@ at t0 across all months ≤ month(t0) (`hindcast.archive.text`), ties broken by 
 order; hybrid is reciprocal-rank fusion of the two rankings, so it is full whenever k
 documents are eligible. All three are functions of the archive before t0 alone.
 
+Where: every step of a search runs over a list of months through `shards`
+(`hindcast.archive.shards`) and is merged here in the single-node order — in this process by
+default, or as month shards on a Ray cluster (`hindcast.archive.fanout`), with the same bits.
+
 `vector_search="approx"` (opt-in; needs `ann.build`): months before month(t0) are searched
 through their IVF index (`hindcast.archive.ann`: the exact top-n among the `nprobe` best
 lists, the exact scan of the month when that probe is short), the boundary month by the
