@@ -385,7 +385,7 @@ def _bits(retriever, query: str, k: int, mode: str):
 
 
 @settings(
-    max_examples=max(N_PAIRS // 20, 100),
+    max_examples=max(N_PAIRS // 40, 100),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
