@@ -118,11 +118,10 @@ def search(
     archive: Path, query: str, t0: datetime, *, snapshot=None, k=10, mode="hybrid", **options
 ):
     """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid; options
-    vector_search exact | approx, nprobe)."""
-    from hindcast.archive import TimeBoundRetriever, open_snapshot
+    vector_search exact | approx, nprobe; ray: an address, its months as shards on Ray)."""
+    from hindcast.archive import fanout, open_snapshot
 
-    with TimeBoundRetriever(open_snapshot(archive, snapshot), t0, **options) as bound:
-        return bound.search(query, k=k, mode=mode)
+    return fanout.search(open_snapshot(archive, snapshot), t0, query, k, mode, **options)
 
 
 @renamed(store="run_store")

@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.archive import build, distributed, embed, ingest, layout, retriever, snapshot
+    from hindcast.archive import (
+        build,
+        distributed,
+        embed,
+        fanout,
+        ingest,
+        layout,
+        retriever,
+        shards,
+        snapshot,
+    )
     from hindcast.archive.ann import check_recorded
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import IndexReader, build_index, open_index, pending
@@ -24,6 +34,7 @@ _WHERE = {
     "check_source": "layout",
     "distributed": "distributed",
     "embed": "embed",
+    "fanout": "fanout",
     "FORMATS": "readers",
     "freeze": "snapshot",
     "get_embedder": "embed",
@@ -35,6 +46,7 @@ _WHERE = {
     "open_snapshot": "snapshot",
     "pending": "index",
     "retriever": "retriever",
+    "shards": "shards",
     "Snapshot": "snapshot",
     "snapshot": "snapshot",
     "snapshot_dir": "layout",
@@ -49,9 +61,11 @@ __getattr__, __dir__ = lazy(
         "build",
         "distributed",
         "embed",
+        "fanout",
         "ingest",
         "layout",
         "retriever",
+        "shards",
         "snapshot",
     ),
 )

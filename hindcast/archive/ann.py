@@ -17,7 +17,6 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +99,16 @@ def rank(
     one, best first (ties: part, then position); then, when those hold fewer than n eligible
     rows, the indexed parts' other rows, best first. Rows whose edit instant is ≥ `mask_from`
     are masked (None: none). Which of the two groups a row is in depends on the query and its
-    own vector only, so hiding one row never changes the order of the others (issue 24)."""
+    own vector only, so hiding one row never changes the order of the others (issue 24).
+    The two groups are `probed` and `rest`: month shards run them apart and merge alike."""
+    best, _ = probed(parts, q, mask_from, n, nprobe=nprobe, scanner=scanner)
+    if len(best) < n:
+        best += rest(parts, q, mask_from, n, nprobe=nprobe, scanner=scanner)[: n - len(best)]
+    return best
+
+
+def probed(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> tuple[list, bool]:
+    """The first group of `rank` (its best `n`), and whether any part goes through its index."""
     if isinstance(nprobe, bool) or not isinstance(nprobe, int | np.integer) or nprobe < 1:
         raise RetrievalError(f"nprobe must be a positive integer, got {nprobe!r}")
     q = np.ascontiguousarray(q, dtype=np.float32)
@@ -113,20 +121,20 @@ def rank(
         range(len(parts)),
         scanner,
     )
-    best = _merge((score, i, position) for i, top in enumerate(tops) for score, position in top)[:n]
-    indexed = [i for i, plan in enumerate(plans) if plan.where is not None]
-    if len(best) < n and indexed:
-        best += _rest(parts, plans, indexed, q, mask_from, n, scanner)[: n - len(best)]
-    return best
+    best = _merge((score, i, position) for i, top in enumerate(tops) for score, position in top)
+    return best[:n], any(plan.where is not None for plan in plans)
 
 
 def _merge(candidates) -> list[tuple[float, int, int]]:
     return sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))
 
 
-def _rest(parts, plans, indexed, q, mask_from, n, scanner) -> list[tuple[float, int, int]]:
-    """The best `n` eligible rows of the indexed months outside their probed lists, best first:
-    each month's exact top n less its probed rows (at least n less the probed ones it holds)."""
+def rest(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> list[tuple[float, int, int]]:
+    """The second group of `rank`: the best `n` eligible rows of the indexed parts outside their
+    probed lists, best first: each part's exact top n less its probed rows."""
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    plans = [_plan(part, q, nprobe, mask_from) for part in parts]
+    indexed = [i for i, plan in enumerate(plans) if plan.where is not None]
     exact = scan.top_each(
         [(parts[i].vectors, parts[i].end) for i in indexed], q, mask_from, n, scanner
     )
@@ -135,7 +143,7 @@ def _rest(parts, plans, indexed, q, mask_from, n, scanner) -> list[tuple[float, 
         positions = np.array([p for _, p in top], dtype=np.int64)
         probed = np.isin(positions, _probed_positions(parts[i].ann, plans[i]))
         out += [(score, i, p) for (score, p), seen in zip(top, probed) if not seen]
-    return _merge(out)
+    return _merge(out)[:n]
 
 
 def _probed_positions(ann: Ann, plan: _Plan) -> np.ndarray:
@@ -572,7 +580,7 @@ def _month(root: Path, month: str, params: dict, book: Codebook, recall: dict) -
         arrays["vectors"],
         arrays["created_us"],
         arrays["edit_us"],
-        month_end_us(month),
+        layout.month_end_us(month),
         lists=lists,
         seed=seed,
         nprobe=nprobe,
@@ -610,14 +618,6 @@ def summary(metas: dict[str, dict], nprobe: int, seed: int, book: Codebook | Non
         f"(edit_us < month end); seeded spherical k-means ({ITERATIONS} iterations, "
         f"at most {TRAIN_PER_LIST} sampled rows per list)",
     }
-
-
-def month_end_us(month: str) -> int:
-    """The first microsecond after `month` (YYYY-MM), UTC."""
-    year, number = map(int, layout.check_month(month).split("-"))
-    year, number = (year + 1, 1) if number == 12 else (year, number + 1)
-    end = datetime(year, number, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return end.days * 86_400_000_000
 
 
 def codebook_recall(book: Codebook, reference: np.ndarray, nprobe: int, seed: int = 0) -> dict:

@@ -99,3 +99,13 @@ def lance_dir(index: Path) -> Path:
 def month_table(month: str) -> str:
     """LanceDB table name of one month: `m_2025_10`."""
     return "m_" + check_month(month).replace("-", "_")
+
+
+def month_end_us(month: str) -> int:
+    """The first microsecond after `month` (YYYY-MM), UTC."""
+    from datetime import datetime, timezone
+
+    year, number = map(int, check_month(month).split("-"))
+    year, number = (year + 1, 1) if number == 12 else (year, number + 1)
+    end = datetime(year, number, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return end.days * 86_400_000_000

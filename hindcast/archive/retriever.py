@@ -16,6 +16,10 @@ at t0 across all months ≤ month(t0) (`hindcast.archive.text`), ties broken by 
 order; hybrid is reciprocal-rank fusion of the two rankings, so it is full whenever k
 documents are eligible. All three are functions of the archive before t0 alone.
 
+Where: every step of a search runs over a list of months through `shards`
+(`hindcast.archive.shards`) and is merged here in the single-node order — in this process by
+default, or as month shards on a Ray cluster (`hindcast.archive.fanout`), with the same bits.
+
 `vector_search="approx"` (opt-in; needs `ann.build`): months before month(t0) are searched
 through their IVF index (`hindcast.archive.ann`: the exact top-n among the `nprobe` best
 lists, the exact scan of the month when that probe is short), the boundary month by the
@@ -30,9 +34,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hindcast.archive import ann, docs, scan, text
+from hindcast.archive import docs, text
 from hindcast.archive.embed import Embedder
-from hindcast.archive.index import IndexReader, MonthData, open_index, run_async
+from hindcast.archive.index import IndexReader, open_index
+from hindcast.archive.shards import BoundIndex, Local, Shards, merge
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import LeakageError, RetrievalError
 from hindcast.records import Document
@@ -67,6 +72,7 @@ class TimeBoundRetriever:
         index: IndexReader | None = None,
         vector_search: VectorSearch = "exact",
         nprobe: int | None = None,
+        shards: Shards | None = None,
     ):
         if edit_policy not in ("strict", "ignore"):
             raise RetrievalError(f"edit policy {edit_policy!r}: use strict or ignore")
@@ -84,6 +90,8 @@ class TimeBoundRetriever:
             )
         self.index = BoundIndex(reader, self.month)
         self.months = list(self.index.months)
+        self.shards = shards or Local(self.index)  # where the months are searched
+        self.mask_from = self.t0_us if edit_policy == "strict" else None
         self._opened = None if index is not None else reader  # an index it opened itself, it closes
         self.vector_search, self.nprobe = vector_search, _nprobe(reader, vector_search, nprobe)
 
@@ -115,10 +123,11 @@ class TimeBoundRetriever:
     def read(self, doc_id: str) -> Document | None:
         """The document `doc_id` if it was visible before t0, else None
         (absent or not yet visible)."""
-        found = self._each_month(
-            self.months, lambda data: self._rows(data, f"id = {_quote(doc_id)}", 1)
-        )
-        rows = [row for month_rows in found for row in month_rows]
+        rows = [
+            row
+            for month_rows in self._rows(self.months, f"id = {_quote(doc_id)}", 1)
+            for row in month_rows
+        ]
         return self._admit(docs.from_row(rows[0])) if rows else None
 
     def thread(self, submission_id: str) -> list[Document]:
@@ -127,83 +136,57 @@ class TimeBoundRetriever:
         if head is None:
             return []
         months = [m for m in self.months if m >= month_key(head.created_at)]
-        found = self._each_month(
-            months, lambda data: self._rows(data, f"thread_id = {_quote(submission_id)}", None)
-        )
+        found = self._rows(months, f"thread_id = {_quote(submission_id)}", None)
         members = {head.id: head} | {
             r["id"]: self._admit(docs.from_row(r)) for rows in found for r in rows
         }
         return sorted(members.values(), key=lambda d: (d.created_at, d.id))
 
-    # ---- ranking ------------------------------------------------------------------------
+    # ---- ranking: steps run by the shards over the months ≤ month(t0), merged here ----------
+    def _each(self, months: list[str], step: str, *args) -> list:
+        return self.shards.each(self.month, months, self.t0_us, self.mask_from, step, *args)
+
     def _vector(self, query: str, n: int) -> list[tuple[Document, float]]:
         import numpy as np
 
         q = np.asarray(self._embedder().embed([query])[0], dtype=np.float32)
-        opened = [self.index.open_month(month) for month in self.months]
-        mask_from = self.t0_us if self.edit_policy == "strict" else None
-        if self.vector_search == "approx":
-            return self._fetch(self._approx(opened, q, mask_from, n))
-        parts = [(data.vectors, self._cut(data)) for data in opened]
-        best = [
-            (score, data.month, offset)
-            for data, top in zip(opened, scan.top_each(parts, q, mask_from, n, self.index.scanner))
-            for score, offset in top
-        ]
-        best.sort(key=lambda c: (-c[0], c[1], c[2]))
-        return self._fetch(best[:n])
-
-    def _approx(
-        self, opened: list[MonthData], q, mask_from: int | None, n: int
-    ) -> list[tuple[float, str, int]]:
-        """Closed months (before month(t0)) through their approximate index; the boundary
-        month, and any month without one, by the exact scan (`hindcast.archive.ann.rank`)."""
-        parts = [
-            ann.Part(data.vectors, self._cut(data), data.ann if data.month < self.month else None)
-            for data in opened
-        ]
-        assert self.nprobe is not None  # _nprobe gives the approx mode its number
-        ranked = ann.rank(parts, q, mask_from, n, nprobe=self.nprobe, scanner=self.index.scanner)
-        return [(score, opened[i].month, position) for score, i, position in ranked]
+        if self.vector_search == "exact":
+            return self._fetch(merge(self._each(self.months, "exact", q, n), n))
+        found = self._each(self.months, "probed", q, n, self.nprobe, self.month)
+        best = merge([top for top, _ in found], n)
+        if len(best) < n and any(indexed for _, indexed in found):  # ann.rank's second group
+            rest = self._each(self.months, "rest", q, n, self.nprobe, self.month)
+            best += merge(rest, n - len(best))
+        return self._fetch(best)
 
     def _fetch(self, best: list[tuple[float, str, int]]) -> list[tuple[Document, float]]:
-        by_month: dict[str, list[int]] = {}
+        wanted: dict[str, list[int]] = {}
         for _, month, offset in best:
-            by_month.setdefault(month, []).append(offset)
-        rows = {}
-        for month, offsets in by_month.items():
-            rows.update(self._take(self.index.open_month(month), sorted(offsets)))
+            wanted.setdefault(month, []).append(offset)
+        rows = {
+            k: v for found in self._each(sorted(wanted), "take", wanted) for k, v in found.items()
+        }
         return [(docs.from_row(rows[(month, offset)]), score) for score, month, offset in best]
 
-    def _take(self, data: MonthData, offsets: list[int]) -> dict:
-        # one `take` of a top-k's rows: 2-3x cheaper than a one-row slice each (measured, 12 rows)
-        rows = data.rows.take(offsets).to_pylist()
-        return {(data.month, offset): row for offset, row in zip(offsets, rows)}
-
-    def _cut(self, data: MonthData) -> int:
-        """How many of the month's time-sorted rows were created before t0."""
-        import numpy as np
-
-        return int(np.searchsorted(data.created_us, self.t0_us, side="left"))
-
     def _text(self, query: str, n: int) -> list[tuple[Document, float]]:
-        mask_from = self.t0_us if self.edit_policy == "strict" else None
-        views = [
-            text.View(m, data.postings, self._cut(data), data.vectors.edit_us, mask_from)
-            for m, data in ((m, self.index.open_month(m)) for m in self.months)
-        ]
-        return self._fetch(text.top(views, query, n))
+        terms = text.query_terms(query)
+        if not terms:
+            return []
+        counts = self._each(self.months, "text_counts", terms)
+        count, total = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        if count == 0:
+            return []
+        dfs = [sum(c[2][t] for c in counts) for t in range(len(terms))]
+        idf, avg = text.weights_of(count, total, dfs)
+        return self._fetch(merge(self._each(self.months, "text_top", terms, idf, avg, n), n))
 
-    def _each_month(self, months: list[str], query) -> list[list[dict]]:
-        """Run `query(month data)` for each month concurrently (months opened first, here)."""
-        import asyncio
-
-        opened = [self.index.open_month(m) for m in months]
-
-        async def gather():
-            return await asyncio.gather(*(query(data) for data in opened))
-
-        return run_async(gather())
+    def _rows(self, months: list[str], condition: str, limit: int | None) -> list[list[dict]]:
+        """Each of `months`' rows matching `condition` and visible at t0, in month order."""
+        where = f"({condition}) AND {self._filter()}"
+        found: dict[str, list[dict]] = {}
+        for part in self._each(months, "rows", where, docs.schema().names, limit):
+            found.update(part)
+        return [found[m] for m in months]
 
     def _hybrid(self, query: str, k: int) -> list[tuple[Document, float]]:
         """Reciprocal-rank fusion of the vector and full-text rankings (each
@@ -221,16 +204,6 @@ class TimeBoundRetriever:
     def _filter(self) -> str:
         edit = f" AND edit_us < {self.t0_us}" if self.edit_policy == "strict" else ""
         return f"created_us < {self.t0_us}{edit}"
-
-    async def _rows(self, data: MonthData, condition: str, limit: int | None) -> list[dict]:
-        query = (
-            data.atable.query()
-            .where(f"({condition}) AND {self._filter()}")
-            .select(docs.schema().names)
-        )
-        if limit:
-            query = query.limit(limit)
-        return (await query.to_arrow()).to_pylist()
 
     def _hits(self, ranked: list[tuple[Document, float]], mode: str) -> list[Hit]:
         return [Hit(self._admit(doc), score, mode) for doc, score in ranked]
@@ -297,41 +270,6 @@ def check_k(k) -> int:
     if not 1 <= int(k) <= MAX_K:
         raise RetrievalError(f"k must be an integer from 1 to {MAX_K}, got {k}")
     return int(k)
-
-
-class BoundIndex:
-    """An `IndexReader` seen from one t0: only months ≤ month(t0) are listed or opened."""
-
-    def __init__(self, reader: IndexReader, month: str):
-        self._reader, self._month = reader, month
-
-    @property
-    def months(self) -> tuple[str, ...]:
-        return tuple(m for m in self._reader.months if m <= self._month)
-
-    @property
-    def info(self) -> dict:
-        return self._reader.info
-
-    @property
-    def root(self):
-        return self._reader.root
-
-    @property
-    def opened(self) -> set[str]:
-        return self._reader.opened
-
-    @property
-    def scanner(self):
-        return self._reader.scanner
-
-    def embedder(self) -> Embedder:
-        return self._reader.embedder()
-
-    def open_month(self, month: str) -> MonthData:
-        if month > self._month:
-            raise LeakageError(f"month {month} is after month(t0) {self._month}: not opened")
-        return self._reader.open_month(month)
 
 
 def _edited_before(doc: Document, t0: datetime) -> bool:

@@ -166,20 +166,36 @@ class View:
 
 def top(views: list[View], query: str, n: int) -> list[tuple[float, str, int]]:
     """The best `n` (score, month, position) by BM25 over every visible row of `views`, best
-    first, ties to the earlier document."""
+    first, ties to the earlier document: `counts` of every month, then `tops` with the idf and
+    average length of them all (two steps, so month shards elsewhere give the same bits)."""
     terms = query_terms(query)
     if not terms or n < 1:
         return []
-    hits = [[_hit(view, term) for term in terms] for view in views]
+    found = counts(views, terms)
+    return tops(views, terms, *weights_of(*found), n) if found[0] else []
+
+
+def counts(views: list[View], terms: list[str]) -> tuple[int, int, list[int]]:
+    """(visible documents, their total length, each term's document frequency) over `views`:
+    exact integers, so the sums of several shards' counts are the counts of their union."""
     sizes = [view.size() for view in views]
-    count, total = sum(s[0] for s in sizes), sum(s[1] for s in sizes)
-    if count == 0:
-        return []
-    idf = [_idf(count, sum(month[t][0].size for month in hits)) for t in range(len(terms))]
+    dfs = [sum(_hit(view, term)[0].size for view in views) for term in terms]
+    return sum(s[0] for s in sizes), sum(s[1] for s in sizes), dfs
+
+
+def weights_of(count: int, total: int, dfs: list[int]) -> tuple[list[float], float]:
+    """(each term's idf, the average length) of `counts` (count > 0)."""
+    return [_idf(count, df) for df in dfs], total / count
+
+
+def tops(
+    views: list[View], terms: list[str], idf: list[float], avg: float, n: int
+) -> list[tuple[float, str, int]]:
+    """The best `n` (score, month, position) of `views` under the given idf and average length."""
     best = [
         c
-        for view, month in zip(views, hits)
-        for c in _month_top(view, month, idf, total / count, n)
+        for view in views
+        for c in _month_top(view, [_hit(view, term) for term in terms], idf, avg, n)
     ]
     best.sort(key=lambda c: (-c[0], c[1], c[2]))
     return best[:n]

@@ -239,9 +239,11 @@ def search(
         min=1,
         help="IVF lists probed per closed month with approx [default: the index's].",
     ),
+    ray: Optional[str] = RAY,
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
 ) -> None:
-    """Search a snapshot as it stood before t0."""
+    """Search a snapshot as it stood before t0 (with --ray: its months as shards on a Ray
+    cluster, the same hits)."""
     from hindcast.api import search as search_archive
     from hindcast.cli.common import EXIT_USAGE, fail
     from hindcast.timeutil import iso, parse_utc
@@ -261,6 +263,7 @@ def search(
         mode=mode,
         vector_search=vector_search,
         nprobe=nprobe,
+        ray=_ray(ray),
     )
     for hit in hits:
         row = {

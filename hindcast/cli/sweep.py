@@ -116,6 +116,12 @@ def sweep(
         min=1,
         help="Lists probed per month in approx mode [default: the index's].",
     ),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        help="auto | HOST:PORT | ray://HOST:PORT | local: search the archive as month shards on "
+        "that Ray cluster (the same results as one node) [default: this process].",
+    ),
     fractions: Optional[str] = typer.Option(
         None,
         "--fractions",
@@ -230,6 +236,7 @@ def sweep(
         "snapshot": snapshot,
         "vector_search": vector_search,
         "nprobe": nprobe,
+        "ray": ray,
         "fractions": fractions,
         "offsets": offsets,
         "at": at,

@@ -178,8 +178,8 @@ async def _sweep(
     try:
         return await _run_plan(spec, store, now, p, (out_dir, given))
     finally:
-        if given.prepared is None and p.index is not None:  # the index this sweep opened
-            p.index.close()
+        if given.prepared is None:  # what this sweep opened (scan threads, Ray shards)
+            p.close()
 
 
 async def _run_plan(

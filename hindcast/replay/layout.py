@@ -2,7 +2,8 @@
 
     [markets]   store, version, ids, topics, resolved_after, resolved_before, min_volume, limit,
                 exclude
-    [archive]   root (the field `archive`), snapshot, vector_search ("exact" | "approx"), nprobe
+    [archive]   root (the field `archive`), snapshot, vector_search ("exact" | "approx"), nprobe,
+                ray (a Ray address: the archive searched as month shards on that cluster)
     [cutoffs]   fractions, offsets (["1d", "7d"]), at (ISO instants), hindcast_rule (bool)
     [[forecasters]]  spec = "zero-shot:model=local", markets = 6   (fields `forecasters`, `subsets`)
     [run]       repeats, seed, concurrency, max_failures, retry_failed, max_cost, max_tokens,
@@ -52,6 +53,7 @@ LAYOUT = {  # table → {key: the field it fills}
         "snapshot": "snapshot",
         "vector_search": "vector_search",
         "nprobe": "nprobe",
+        "ray": "ray",
     },
     "cutoffs": {k: k for k in _KEYS["cutoffs"]},
     "run": {k: k for k in _KEYS["run"]},

@@ -43,7 +43,14 @@ class Plan:
     store_root: Path
     search: dict = dataclasses.field(
         default_factory=dict
-    )  # how vectors are searched (TimeBoundRetriever keywords)
+    )  # how vectors are searched, and where (TimeBoundRetriever keywords)
+
+    def close(self) -> None:
+        """Stop what the plan opened: the index's scan threads, the archive's Ray shards."""
+        if self.index is not None:
+            self.index.close()
+        if "shards" in self.search:
+            self.search["shards"].close()
 
     @cached_property
     def outcomes(self) -> Outcomes:
@@ -63,11 +70,15 @@ def prepare(spec: ReplaySpec) -> Plan:
     identity = run_identity(spec, version.id, markets, snapshot.id if snapshot else None)
     uncertain = uncertain_text(version.bundle, cutoffs)
     identity = dataclasses.replace(identity, question_text_uncertain=uncertain)
-    search = (
+    search: dict = (
         {}
         if spec.vector_search == "exact"
         else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
     )
+    if spec.ray is not None and index is not None:  # where: not part of what the run is
+        from hindcast.archive import fanout
+
+        search["shards"] = fanout.open_shards(index, spec.ray)
     if index is not None:  # which vectors the run searched, and how, is part of what it is
         searched = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
         identity = dataclasses.replace(identity, index=searched | approximate_search(index, spec))

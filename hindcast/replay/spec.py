@@ -68,6 +68,12 @@ def parse_offset(text: str) -> timedelta:
 
 
 # -- the constrained types: the library checks the type and range, these the meaning ----------
+def _ray_address(address: str) -> None:
+    from hindcast.archive import distributed
+
+    distributed.check_address(address)
+
+
 def _usable(check):
     """A validator running `check` (which raises HindcastError) as a pydantic value error."""
 
@@ -201,6 +207,12 @@ class ReplaySpec:
     max_tokens: Annotated[AtLeast1 | None, _wanted("an integer ≥ 1")] = None
     # consecutive infrastructure failures on one endpoint that stop the run
     breaker_threshold: Annotated[AtLeast1, _wanted("an integer ≥ 1")] = 5
+    # the archive searched as month shards on this Ray cluster (the same results as one node)
+    ray: Annotated[
+        Text | None,
+        AfterValidator(_usable(_ray_address)),
+        _wanted("a Ray address: auto, local, HOST:PORT or ray://HOST:PORT"),
+    ] = None
 
     @model_validator(mode="wrap")
     @classmethod
@@ -227,6 +239,7 @@ class ReplaySpec:
             self.nprobe is None or self.vector_search == "approx",
             "nprobe applies only to vector_search approx",
         )
+        _require(self.ray is None or self.archive is not None, "ray applies only with an archive")
         return self
 
     @property

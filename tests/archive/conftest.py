@@ -83,3 +83,23 @@ def reddit_archive(tmp_path_factory, dump_files):
     snap = open_snapshot(archive, build_snapshot(dump_files, "reddit", "pushshift", archive))
     build_index(snap, "hash")
     return archive, snap
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A real local Ray cluster (tests/archive/ray_cluster.py: head + a worker node on loopback),
+    shared by the Ray tests of a session (starting one costs ~10 s) and stopped at its end."""
+    import shutil
+    import tempfile
+
+    from tests.archive.ray_cluster import LocalCluster
+
+    # short: Ray's socket paths below it are long (an xdist worker's basetemp adds popen-gwN/)
+    temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    local = LocalCluster(temp)
+    try:
+        yield local.start()
+    finally:
+        local.stop()
+        shutil.rmtree(temp, ignore_errors=True)
+        assert local.processes() == [], "Ray processes left behind"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hindcast.archive import ann, codebook, scan
+from hindcast.archive import ann, codebook, layout, scan
 
 NEVER, UNKNOWN = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 MONTH = 1_000  # a month lasts 1000 µs in these synthetic archives
@@ -239,8 +239,8 @@ def _fake_index(root, months: dict[str, int], seed: int = 0):
     for month, rows in months.items():
         folder = root / "vectors" / f"month={month}"
         folder.mkdir(parents=True)
-        start = ann.month_end_us(month) - 28 * 86_400_000_000
-        created = np.sort(rng.integers(start, ann.month_end_us(month), size=rows))
+        start = layout.month_end_us(month) - 28 * 86_400_000_000
+        created = np.sort(rng.integers(start, layout.month_end_us(month), size=rows))
         np.save(folder / "vectors.npy", _vectors(rows, 16, seed + rows))
         np.save(folder / "created_us.npy", created)
         np.save(
@@ -664,7 +664,7 @@ def _worlds(rng, sizes: list[int], t0: int, dims: int = 8):
     for m, size in enumerate(sizes):
         month = f"2024-{m + 1:02d}"
         start = JAN_2024_US + sum(_days(f"2024-{i + 1:02d}") for i in range(m)) * DAY_US
-        end = ann.month_end_us(month)
+        end = layout.month_end_us(month)
         created = np.sort(rng.integers(start, end, size=size))
         vectors, ids = _vectors(size, dims, int(rng.integers(1 << 30))), np.arange(size) + 1000 * m
         roll = rng.random(size)
@@ -684,7 +684,7 @@ def _worlds(rng, sizes: list[int], t0: int, dims: int = 8):
 
 
 def _days(month: str) -> int:
-    return (ann.month_end_us(month) - ann.month_end_us(_previous(month))) // DAY_US
+    return (layout.month_end_us(month) - layout.month_end_us(_previous(month))) // DAY_US
 
 
 def _previous(month: str) -> str:
@@ -713,7 +713,7 @@ def _built(root, archive, dims: int = 8):
 def _search(archive, indexes, t0: int, q, n: int, nprobe: int | None):
     """What the retriever asks at t0 (strict policy): months ≤ month(t0), each cut at t0, the
     closed ones through their index (approx; nprobe None: none, the exact search)."""
-    t0_month = next((m for m, *_ in archive if ann.month_end_us(m) > t0), "9999-12")
+    t0_month = next((m for m, *_ in archive if layout.month_end_us(m) > t0), "9999-12")
     parts, ids = [], []
     for month, month_ids, vectors, created, edit in archive:
         if month > t0_month:
@@ -743,7 +743,7 @@ def test_a_post_t0_edit_changes_no_other_document_of_an_approximate_search(
     the approximate search of the first returns exactly the documents, order and scores of the
     second's with the X taken out — as the exact search does."""
     rng = np.random.default_rng(seed)
-    span = ann.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
+    span = layout.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
     t0 = JAN_2024_US + int(t0_frac * span)
     edited, never, xs = _worlds(rng, sizes, t0)
     tmp = tmp_path_factory.mktemp("worlds")

@@ -26,13 +26,14 @@ import itertools
 import os
 import random
 import re
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hindcast.archive import ann, docs
+from hindcast.archive import ann, docs, shards
 from hindcast.archive.embed import HashEmbedder, document_text
 from hindcast.archive.index import build_index, month_rows, open_index
 from hindcast.archive.retriever import TimeBoundRetriever
@@ -343,3 +344,72 @@ def test_post_t0_edits_change_no_other_document_of_an_approximate_search(
     got = _hits(edited, t0, query, k, nprobe)
     wider = _hits(never, t0, query, k + len(xs), nprobe)
     assert got == [hit for hit in wider if hit[0] not in xs][:k]
+
+
+# ---- issue 37: month shards (a Ray cluster's split, run here) give the single-node bits -------
+
+MONTH_STARTS = [from_unix(START), from_unix(START + 86_400 * 31), from_unix(START + 86_400 * 60)]
+BOUNDARY_T0S = st.one_of(
+    T0S,
+    st.tuples(st.sampled_from(MONTH_STARTS), st.sampled_from([-1, 0, 1])).map(
+        lambda p: p[0] + timedelta(microseconds=p[1])
+    ),
+)
+
+
+class Split:
+    """`Shards` with the months dealt to `shards` groups by `holder` (month → group), each
+    group's step run on its own over exactly its months, as a Ray actor runs it."""
+
+    def __init__(self, reader, holder: dict[str, int]):
+        self.reader, self.holder = reader, holder
+
+    def each(self, month_t0, months, t0_us, mask_from, step, *args) -> list:
+        groups: dict[int, list[str]] = {}
+        for month in months:
+            groups.setdefault(self.holder[month], []).append(month)
+        bound = shards.BoundIndex(self.reader, month_t0)
+        return [
+            shards.run(bound, group, t0_us, mask_from, step, args)
+            for _, group in sorted(groups.items())
+        ]
+
+
+def _bits(retriever, query: str, k: int, mode: str):
+    if mode == "thread":
+        return [(d.id, d.created_at, d.text) for d in retriever.thread(query)]
+    if mode == "read":
+        found = retriever.read(query)
+        return found and (found.id, found.text, found.score)
+    return [(h.doc, h.score.hex()) for h in retriever.search(query, k=k, mode=mode)]
+
+
+@settings(
+    max_examples=max(N_PAIRS // 40, 100),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    query=QUERIES,
+    t0=BOUNDARY_T0S,
+    k=K,
+    mode=st.sampled_from(["vector", "text", "hybrid", "thread", "read"]),
+    search=st.sampled_from([{}, APPROX, TINY, {"vector_search": "approx", "nprobe": 3}]),
+    holder=st.lists(st.integers(0, 2), min_size=3, max_size=3),
+    archive=st.integers(0, 2),
+)
+def test_month_shards_give_the_single_node_ids_scores_and_order(
+    world, counterfactuals, query, t0, k, mode, search, holder, archive
+):
+    """Random splits of the months among shards (some empty, some holding every month), on the
+    synthetic archive and on the counterfactual archives (post-t0 documents and edits), at t0s
+    exactly on documents and on month boundaries: every mode, read and thread give the
+    single-node retriever's documents, scores (to the bit) and order."""
+    snap, index = world[:2] if archive == 0 else counterfactuals[archive - 1][1]
+    if mode in ("thread", "read"):
+        query = f"t3_p{k * 11 % 300}" if mode == "thread" else f"t1_q{k * 13 % 400}"
+    split = Split(index, dict(zip(snap.months, holder)))
+    alone = TimeBoundRetriever(snap, t0, index=index, **search)
+    shared = TimeBoundRetriever(snap, t0, index=index, shards=split, **search)
+    assert _bits(shared, query, k, mode) == _bits(alone, query, k, mode)

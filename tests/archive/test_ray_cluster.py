@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +24,7 @@ from hindcast.archive import distributed, index
 from hindcast.archive import snapshot as snapshots
 from hindcast.archive.embed import HashEmbedder
 from hindcast.errors import StoppedError
-from tests.archive.ray_cluster import LocalCluster, ray_env
+from tests.archive.ray_cluster import ray_env
 from tests.helpers import ROOT, sample_headlines
 
 SAMPLE = 2000
@@ -34,19 +32,6 @@ CHUNK_ROWS = 128
 FULL_CHUNK_ROWS = 1024  # 46 chunks over 11 months: both workers embed many
 PUSHSHIFT = sorted((ROOT / "tests" / "fixtures" / "pushshift").glob("*.zst"))
 EMBEDDER = "all-MiniLM-L6-v2-bf16"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    # short: Ray's socket paths below it are long (an xdist worker's basetemp adds popen-gwN/)
-    temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
-    local = LocalCluster(temp)
-    try:
-        yield local.start()
-    finally:
-        local.stop()
-        shutil.rmtree(temp, ignore_errors=True)
-        assert local.processes() == [], "Ray processes left behind"
 
 
 @pytest.fixture(scope="module")

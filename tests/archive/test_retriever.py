@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hindcast.archive import layout
+from hindcast.archive import layout, shards
 from hindcast.archive.index import open_index
 from hindcast.archive.retriever import RetrievalError, TimeBoundRetriever
 from hindcast.errors import LeakageError
@@ -174,8 +174,8 @@ def test_months_after_t0_are_never_opened(tmp_path, reddit_archive):
 def test_a_row_slipping_past_the_time_cut_raises_leakage(reddit_archive, monkeypatch, mode):
     retriever = TimeBoundRetriever(reddit_archive[1], at(JAN + 5 * DAY), edit_policy="ignore")
     monkeypatch.setattr(
-        retriever, "_cut", lambda data: data.created_us.size
-    )  # a broken cut: every row
+        shards.Months, "_cut", lambda self, data: data.created_us.size
+    )  # a broken cut (where every shard cuts its months): every row
     with pytest.raises(LeakageError, match="not before t0"):
         retriever.search("bill", k=20, mode=mode)
 

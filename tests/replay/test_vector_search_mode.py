@@ -35,6 +35,8 @@ def test_exact_is_the_default_and_leaves_the_run_id_alone():
         ({"vector_search": "fuzzy"}, "vector_search (--vector-search) must be exact or approx"),
         ({"nprobe": 0, "vector_search": "approx"}, "nprobe (--nprobe) must be an integer ≥ 1"),
         ({"nprobe": 8}, "nprobe applies only to vector_search approx"),
+        ({"ray": "bad address!", "archive": "a"}, "ray (--ray): Ray address 'bad address!'"),
+        ({"ray": "auto"}, "ray applies only with an archive"),
     ],
 )
 def test_bad_values_are_one_line_naming_the_setting(values, named):
@@ -48,10 +50,19 @@ def test_toml_archive_table_takes_the_mode(tmp_path):
 
     path = tmp_path / "sweep.toml"
     path.write_text(
-        '[archive]\nroot = "a"\nvector_search = "approx"\nnprobe = 12\n', encoding="utf-8"
+        '[archive]\nroot = "a"\nvector_search = "approx"\nnprobe = 12\nray = "auto"\n',
+        encoding="utf-8",
     )
     flat = load_toml(path)
-    assert (flat["vector_search"], flat["nprobe"]) == ("approx", 12)
+    assert (flat["vector_search"], flat["nprobe"], flat["ray"]) == ("approx", 12, "auto")
+
+
+def test_where_the_archive_is_searched_is_not_part_of_the_run_id():
+    alone = run_identity(spec_from_mapping(BASE | {"archive": "a"}), "v1", ["a"], "s-1")
+    on_ray = run_identity(
+        spec_from_mapping(BASE | {"archive": "a", "ray": "10.0.0.1:6379"}), "v1", ["a"], "s-1"
+    )
+    assert alone == on_ray
 
 
 @pytest.fixture(scope="module")
