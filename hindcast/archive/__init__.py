@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.archive import build, distributed, embed, ingest, layout, retriever, snapshot
+    from hindcast.archive import (
+        build,
+        distributed,
+        embed,
+        ingest,
+        layout,
+        retriever,
+        shipped,
+        snapshot,
+    )
     from hindcast.archive.ann import check_recorded
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import IndexReader, build_index, open_index, pending
@@ -35,6 +44,7 @@ _WHERE = {
     "open_snapshot": "snapshot",
     "pending": "index",
     "retriever": "retriever",
+    "shipped": "shipped",
     "Snapshot": "snapshot",
     "snapshot": "snapshot",
     "snapshot_dir": "layout",
@@ -52,6 +62,7 @@ __getattr__, __dir__ = lazy(
         "ingest",
         "layout",
         "retriever",
+        "shipped",
         "snapshot",
     ),
 )
