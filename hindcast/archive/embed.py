@@ -16,7 +16,9 @@ everywhere else), `minilm-fp32`, `minilm-bf16` (either precision, whatever the C
 `hash` (`hash-384`; `hash-N` for N dims). An index records the embedder it was built with
 (name and dtype) and is always searched with that one, so an index built on one kind of CPU
 is searched correctly on the other (a bf16 index on an AVX2-only CPU: its few queries are
-embedded in emulated bf16, slower, the same vectors' kind).
+embedded in emulated bf16, slower, the same vectors' kind). The shipped sample's index is such a
+bf16 index on every CPU: built from vectors shipped with it (`hindcast.archive.shipped`, checked
+against the model files' sha256, `fingerprint()`), not from this CPU's default.
 
 Why not bf16 everywhere: on an AVX2-only CPU (AMD EPYC, 2026-12-01) torch emulates bf16 and
 bf16 autocast embedded at 0.16–0.18× fp32's rate; with native bf16 it was 1.43–2.11× fp32
