@@ -5,14 +5,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import write_sample_headlines
 
+# Property tests do not depend on the machine's speed or on earlier runs: no per-example deadline
+# and no "too slow" health check (a loaded 2-core machine is slow), and no example database in
+# the working directory (.hypothesis/); a test's own @settings still override these.
+settings.register_profile(
+    "hindcast", deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("hindcast")
+
 
 def pytest_addoption(parser, pluginmanager):
-    """Without pytest-xdist (`pytest -p no:xdist`, or not installed) the suite runs in this
-    process: pyproject's addopts `-n logical --maxprocesses 4 --dist loadfile` are accepted and
-    ignored then."""
+    """`--embedder KEY`: see `default_embedder`. Without pytest-xdist (`pytest -p no:xdist`, or
+    not installed) the suite runs in this process: pyproject's addopts `-n logical
+    --maxprocesses 4 --dist loadfile` are accepted and ignored then."""
+    parser.addoption(
+        "--embedder",
+        default="minilm",
+        help="the embedder the cpu_default tests build and read their indexes with [default: "
+        "minilm, what this CPU makes the default]; .ci/run passes minilm-bf16 on a CPU without "
+        "native bf16, so that the bf16 path runs there too",
+    )
     if pluginmanager.has_plugin("xdist"):
         return
     group = parser.getgroup("xdist", "xdist not loaded: tests run in this process")
@@ -76,6 +92,15 @@ def pytest_collection_modifyitems(config, items):
         )
     }
     items.sort(key=lambda item: order[item.nodeid.split("::", 1)[0]])
+
+
+@pytest.fixture(scope="session")
+def default_embedder(pytestconfig) -> str:
+    """The embedder key the tests of the embedding default use (`--embedder`): `minilm`, which
+    is all-MiniLM-L6-v2 in the precision this CPU computes natively (bf16 or fp32), unless CI
+    forces the other one. Tests assert the rule (`get_embedder(key).name`), never one CPU's
+    outcome."""
+    return pytestconfig.getoption("--embedder")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         layout,
         retriever,
         shards,
+        shipped,
         snapshot,
     )
     from hindcast.archive.ann import check_recorded
@@ -47,6 +48,7 @@ _WHERE = {
     "pending": "index",
     "retriever": "retriever",
     "shards": "shards",
+    "shipped": "shipped",
     "Snapshot": "snapshot",
     "snapshot": "snapshot",
     "snapshot_dir": "layout",
@@ -66,6 +68,7 @@ __getattr__, __dir__ = lazy(
         "layout",
         "retriever",
         "shards",
+        "shipped",
         "snapshot",
     ),
 )

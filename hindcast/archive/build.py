@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hindcast.archive import index, layout
+from hindcast.archive import index, layout, shipped
 from hindcast.archive import ingest as ingesting
-from hindcast.archive.embed import Embedder
+from hindcast.archive.embed import Embedder, resolve
 from hindcast.archive.snapshot import Snapshot
 from hindcast.errors import ConfigError
 
@@ -38,13 +38,16 @@ def build(
     lists: int | None = None,
 ) -> dict:
     """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on
-    Ray
-    first; then, with `approx`, the approximate index of each month
-    (`hindcast.archive.ann.build`)."""
+    Ray first; then, with `approx`, the approximate index of each month
+    (`hindcast.archive.ann.build`). Vectors the archive ships for this snapshot and embedder
+    (`hindcast.archive.shipped`, every digest checked) are used instead of embedding."""
     if ray is None and device != "cpu":
         raise ConfigError(
             f"--device {device}: only with --ray (the single-process path embeds on the CPU)"
         )
+    found = shipped.find(snapshot, resolve(embedder))
+    # vectors shipped with the archive: the chunks are seeded from them, nothing is embedded
+    seeded = shipped.seed(snapshot, found, chunk_rows) if found is not None else 0
     if ray is None:
         info = index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
     else:
@@ -58,6 +61,8 @@ def build(
             chunk_rows=chunk_rows,
             on_progress=on_progress,
         )
+    if found is not None and seeded:
+        info = shipped.record(snapshot, found, info)
     return _approximate(info, snapshot, lists) if approx else info
 
 

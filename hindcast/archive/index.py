@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hindcast import frozen
 from hindcast.archive import ann, docs, layout, scan, text
 from hindcast.archive.embed import (
-    DEFAULT,
     Embedder,
     document_text,
     for_index,
@@ -68,10 +67,10 @@ def build_index(
         if month not in info["months"]:
             _index_month(root, snapshot, month, emb, chunk_rows, _ticker(done, total, on_progress))
             info["months"][month] = _month_rows(counts, month)
-            _save_info(root, info)
+            save_info(root, info)
             shutil.rmtree(_chunks(root, month), ignore_errors=True)
     info["documents"] = sum(info["months"].values())
-    _save_info(root, info)
+    save_info(root, info)
     return info
 
 
@@ -119,11 +118,11 @@ def _start_info(root: Path, snapshot: Snapshot, emb: Embedder) -> dict:
         ),
         "months": {},
     }
-    _save_info(root, info)
+    save_info(root, info)
     return info
 
 
-def _save_info(root: Path, info: dict) -> None:
+def save_info(root: Path, info: dict) -> None:
     frozen.write_text_atomic(root / INFO, json.dumps(info, indent=2, sort_keys=True) + "\n")
 
 
@@ -412,10 +411,11 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
     """The index of a snapshot: the one built, or the one of `embedder` when several exist
-    (with none named, the default embedder's when it is among them)."""
+    (with none named, the snapshot's default embedder's when it is among them: the one its
+    shipped vectors are of, else this CPU's, `shipped.default_embedder`)."""
     parent = layout.index_parent(snapshot.archive, snapshot.id)
     built = sorted(p.parent.name for p in parent.glob(f"*/{INFO}")) if parent.is_dir() else []
-    name = _index_name(embedder, built)
+    name = _index_name(embedder, built, snapshot)
     if name is None or name not in built:
         raise ArchiveIntegrityError(
             f"snapshot {snapshot.id} has no index{f' for {name}' if name else ''} "
@@ -426,11 +426,13 @@ def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
     return IndexReader(parent / name, info)
 
 
-def _index_name(embedder: str | None, built: list[str]) -> str | None:
+def _index_name(embedder: str | None, built: list[str], snapshot: Snapshot) -> str | None:
     if embedder is None:
         if len(built) == 1:
             return built[0]
-        default = get_embedder(DEFAULT).name
+        from hindcast.archive.shipped import default_embedder  # (it builds on this module)
+
+        default = default_embedder(snapshot)  # the shipped vectors' embedder, else this CPU's
         return default if default in built else None
     return embedder if embedder in built else get_embedder(embedder).name
 

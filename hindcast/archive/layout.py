@@ -20,6 +20,10 @@ ARCHIVE/
                                                             positions, codes, scales, edit_us in
                                                             list order, meta.json (ann.py)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
+  vectors/<snapshot-id>/<embedder>/vectors.npy, manifest.json
+                                                            optional: vectors shipped with the
+                                                            archive, used by the index build when
+                                                            their digests match (shipped.py)
 ```
 
 The index lives beside the snapshot, not inside it: a frozen snapshot never changes, and

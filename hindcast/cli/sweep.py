@@ -389,34 +389,45 @@ EMBED_RATE = {"float32": 160.0, "bfloat16": 250.0}
 
 
 def _embed_once(archive: Path) -> None:
-    """The shipped archive sample is embedded on first use (resumable; then a no-op), said first."""
+    """The shipped archive sample's index is built on first use (then a no-op), said first: from
+    the vectors shipped with it (the same on every CPU; nothing embedded), else embedded
+    (resumable)."""
     from hindcast import archive as archives
     from hindcast.cli.console import Ticker, say
 
     snapshot = archives.open_snapshot(archive)
-    embedder = archives.get_embedder(
-        "minilm"
-    )  # the default of this CPU: fp32, or bf16 where the CPU has it natively
+    embedder = archives.get_embedder(archives.shipped.default_embedder(snapshot))
     documents, left = archives.pending(snapshot, embedder.name)
     if left == 0:
         return
-    rate = EMBED_RATE.get(embedder.dtype, EMBED_RATE["float32"])
+    found = archives.shipped.find(snapshot, embedder)
     quiet = verbosity() < 0
-    ticker = Ticker(f"embedding {snapshot.id}", "headlines", quiet=quiet)
+    ticker = Ticker(
+        f"{'indexing' if found else 'embedding'} {snapshot.id}", "headlines", quiet=quiet
+    )
     if not quiet:
-        say(
-            "the default forecasters include a retrieval agent: embedding the shipped archive "
-            f"sample once ({left:,} of {documents:,} headlines, {embedder.name}, "
-            f"{embedder.dtype} on this CPU) — about {max(1, round(left / rate / 60))} min on 2 "
-            "idle cores, longer under load; later runs reuse it (the baselines alone need none: "
-            "hindcast sweep -f market -f constant -f base-rate)"
-        )
+        say(_embed_notice(snapshot.id, embedder, left, documents, found is not None))
     try:
-        archives.build_index(
-            snapshot, embedder, on_progress=ticker.update
-        )  # (chunks as `archive embed`: the same bytes)
+        archives.build.build(snapshot, embedder, on_progress=ticker.update)
     finally:
         ticker.stop()
+
+
+def _embed_notice(snapshot: str, embedder, left: int, documents: int, shipped: bool) -> str:
+    if shipped:
+        return (
+            "the default forecasters include a retrieval agent: indexing the shipped archive "
+            f"sample once ({left:,} headlines) from the {embedder.name} vectors shipped with it "
+            "(nothing to embed, the same on every CPU); later runs reuse it"
+        )
+    rate = EMBED_RATE.get(embedder.dtype, EMBED_RATE["float32"])
+    return (
+        "the default forecasters include a retrieval agent: embedding the shipped archive "
+        f"sample once ({left:,} of {documents:,} headlines, {embedder.name}, "
+        f"{embedder.dtype}) — about {max(1, round(left / rate / 60))} min on 2 "
+        "idle cores, longer under load; later runs reuse it (the baselines alone need none: "
+        "hindcast sweep -f market -f constant -f base-rate)"
+    )
 
 
 def _with_progress(job):

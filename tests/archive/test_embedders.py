@@ -182,7 +182,8 @@ def test_bf16_minilm_is_close_to_fp32_and_recorded_as_such():
     assert MiniLMBf16Embedder.name != MiniLMEmbedder.name
 
 
-def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch):
+@pytest.mark.cpu_default
+def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch, default_embedder):
     """The model is loaded afresh inside build_index: no "Loading weights" bar, no warning."""
     import sys
 
@@ -190,19 +191,34 @@ def test_embedding_prints_nothing_but_our_progress(tiny, capfd, monkeypatch):
     capfd.readouterr()
     info = build_index(
         tiny,
-        "minilm",
+        default_embedder,
         on_progress=lambda done, total: print(f"progress {done}/{total}", file=sys.stderr),
     )
     err = capfd.readouterr().err
     assert err and all(re.fullmatch(r"progress \d+/11", line) for line in err.splitlines()), err
-    assert info["embedder"] == get_embedder(embed.DEFAULT).name
-    build_index(tiny, "minilm-fp32")
-    reader = open_index(tiny)  # two indexes: with none named, the default's
-    assert reader.info["embedder"] == reader.embedder().name == get_embedder(embed.DEFAULT).name
+    assert info["embedder"] == get_embedder(default_embedder).name
 
 
-def test_archive_embed_cli_keeps_stderr_empty(tiny):
-    out = run_cli("archive", "embed", "--archive", str(tiny.archive), env={"HF_HUB_OFFLINE": None})
+@pytest.mark.cpu_default
+def test_with_two_indexes_and_none_named_the_cpu_default_is_searched(tiny):
+    """Both precisions built (whatever this CPU is): with none named, the one `minilm` is here."""
+    fp32, bf16 = build_index(tiny, "minilm-fp32"), build_index(tiny, "minilm-bf16")
+    assert {fp32["embedder"], bf16["embedder"]} == {MiniLMEmbedder.name, MiniLMBf16Embedder.name}
+    reader = open_index(tiny)
+    assert reader.info["embedder"] == reader.embedder().name == get_embedder("minilm").name
+
+
+@pytest.mark.cpu_default
+def test_archive_embed_cli_keeps_stderr_empty(tiny, default_embedder):
+    out = run_cli(
+        "archive",
+        "embed",
+        "--archive",
+        str(tiny.archive),
+        *(() if default_embedder == "minilm" else ("--embedder", default_embedder)),
+        env={"HF_HUB_OFFLINE": None},
+    )
     assert out.returncode == 0 and out.stderr.strip() == "", (
         out.stderr
     )  # (the CLI's own progress ends in a newline)
+    assert get_embedder(default_embedder).name in out.stdout

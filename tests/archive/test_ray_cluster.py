@@ -4,7 +4,8 @@ single-process path; a worker dying mid-embed stops the run and a re-run resumes
 kept; the cluster is stopped afterwards, also when a test fails (fixture teardown).
 
 Load: the byte comparison embeds shipped headlines plus every row of tests/fixtures/pushshift/*.zst
-twice (single process, then Ray) with the default embedder (MiniLM bf16). In the default run (CI) it
+twice (single process, then Ray) with the default embedder (MiniLM in this CPU's default precision,
+or the one `--embedder` forces; the index folder read is that embedder's). In the default run (CI) it
 takes a seeded sample of SAMPLE headlines from every month; all 46,809 of them (`-m slow`) take
 about 13 min on 2 cores (5 min single process, 8 min on the two one-CPU nodes), too long for CI."""
 
@@ -22,7 +23,7 @@ import ray  # noqa: F401  (the `ray` extra: pip install -e '.[ray]'; this test i
 from hindcast import api
 from hindcast.archive import distributed, index
 from hindcast.archive import snapshot as snapshots
-from hindcast.archive.embed import HashEmbedder
+from hindcast.archive.embed import HashEmbedder, get_embedder
 from hindcast.errors import StoppedError
 from tests.archive.ray_cluster import ray_env
 from tests.helpers import ROOT, sample_headlines
@@ -31,7 +32,6 @@ SAMPLE = 2000
 CHUNK_ROWS = 128
 FULL_CHUNK_ROWS = 1024  # 46 chunks over 11 months: both workers embed many
 PUSHSHIFT = sorted((ROOT / "tests" / "fixtures" / "pushshift").glob("*.zst"))
-EMBEDDER = "all-MiniLM-L6-v2-bf16"
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +67,17 @@ def hindcast(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return proc
 
 
-def single_process(archive: Path, headlines: Path, chunk_rows: int) -> str:
+def single_process(archive: Path, headlines: Path, chunk_rows: int, embedder: str) -> str:
     api.ingest([headlines], "news-headlines", "headlines", archive)
     api.ingest(PUSHSHIFT, "reddit", "pushshift", archive)
     snapshot_id = api.freeze(archive)
-    api.embed(archive, snapshot_id, "minilm", chunk_rows=chunk_rows)
+    api.embed(archive, snapshot_id, embedder, chunk_rows=chunk_rows)
     return snapshot_id
 
 
-def on_ray(archive: Path, headlines: Path, address: str, chunk_rows: int) -> tuple[str, list[str]]:
+def on_ray(
+    archive: Path, headlines: Path, address: str, chunk_rows: int, embedder: str
+) -> tuple[str, list[str]]:
     """The same through the CLI with `--ray ADDRESS`; (snapshot id, stderr of every command)."""
     runs = [
         hindcast(
@@ -118,16 +120,18 @@ def on_ray(archive: Path, headlines: Path, address: str, chunk_rows: int) -> tup
             address,
             "--chunk-rows",
             str(chunk_rows),
+            "--embedder",
+            embedder,
             cwd=archive.parent,
         )
     )
     return frozen.stdout.strip(), [r.stderr for r in runs]
 
 
-def index_files(archive: Path, snapshot_id: str) -> dict[str, bytes]:
-    """Every vector-side file of the index (vectors, times, int8 codes and scales, BM25 postings)
-    and its index.json, by relative path."""
-    root = archive / "index" / snapshot_id / EMBEDDER
+def index_files(archive: Path, snapshot_id: str, embedder: str) -> dict[str, bytes]:
+    """Every vector-side file of the index of `embedder` (a recorded name: vectors, times, int8
+    codes and scales, BM25 postings) and its index.json, by relative path."""
+    root = archive / "index" / snapshot_id / embedder
     files = [
         p
         for p in sorted(root.rglob("*"))
@@ -136,22 +140,24 @@ def index_files(archive: Path, snapshot_id: str) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
+@pytest.mark.cpu_default
 @pytest.mark.parametrize("which", ["sample", pytest.param("all", marks=pytest.mark.slow)])
 def test_ingest_and_embed_on_a_two_node_cluster_give_the_single_process_bytes(
-    cluster, which, request, tmp_path
+    cluster, which, request, tmp_path, default_embedder
 ):
     inputs, chunk_rows = (
         (request.getfixturevalue("headlines"), CHUNK_ROWS)
         if which == "sample"
         else (request.getfixturevalue("all_headlines"), FULL_CHUNK_ROWS)
     )
-    expected_id = single_process(tmp_path / "one", inputs, chunk_rows)
-    ray_id, stderr = on_ray(tmp_path / "ray", inputs, cluster.address, chunk_rows)
+    expected_id = single_process(tmp_path / "one", inputs, chunk_rows, default_embedder)
+    ray_id, stderr = on_ray(tmp_path / "ray", inputs, cluster.address, chunk_rows, default_embedder)
 
     assert ray_id == expected_id
+    name = get_embedder(default_embedder).name  # what this CPU makes of it: the index's folder
     expected, got = (
-        index_files(tmp_path / "one", expected_id),
-        index_files(tmp_path / "ray", ray_id),
+        index_files(tmp_path / "one", expected_id, name),
+        index_files(tmp_path / "ray", ray_id, name),
     )
     months = snapshots.open_snapshot(tmp_path / "one", expected_id).months
     assert len(months) == 11  # 9 months of headlines + 2 of Pushshift

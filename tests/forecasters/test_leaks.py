@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from hindcast import leaks
+from hindcast.archive import get_embedder
 from hindcast.errors import ConfigError, InfrastructureError
 from hindcast.llm.fake import FakeChatModel, Reply, answer, error
 from hindcast.llm.models import Models
@@ -150,8 +151,12 @@ def test_the_threshold_is_a_parameter(lexical):
         leaks.get_detector("lexical:threshold=2")
 
 
-def test_the_default_lexical_detector_uses_minilm():
-    detector = leaks.get_detector("lexical")
+@pytest.mark.cpu_default
+def test_the_default_lexical_detector_uses_minilm(default_embedder):
+    """The rule, not one CPU's outcome: `lexical` embeds with `minilm`, all-MiniLM-L6-v2 in the
+    precision this CPU makes the default (`--embedder` forces another one on purpose)."""
+    spec = "lexical" if default_embedder == "minilm" else f"lexical:embedder={default_embedder}"
+    detector = leaks.get_detector(spec)
     assert (
         judge(detector, "Rodrigo Paz wins Bolivia's presidential election").label
         == "reveals-outcome"
@@ -160,7 +165,8 @@ def test_the_default_lexical_detector_uses_minilm():
         judge(detector, "Bolivia heads to the polls as Paz and Quiroga make a final push").label
         == "neither"
     )
-    assert detector._embedder.name == "all-MiniLM-L6-v2-bf16"
+    assert detector._embedder.name == get_embedder(default_embedder).name
+    assert get_embedder("minilm").name in {"all-MiniLM-L6-v2", "all-MiniLM-L6-v2-bf16"}
 
 
 @pytest.mark.parametrize(
