@@ -211,7 +211,7 @@ def test_mcp_bot(tmp_path):
     days = re.findall(r"^  (\d{4}-\d{2}-\d{2})  ", out, re.M)
     assert len(days) == 3 and all(day < "2025-11-07" for day in days)
     assert re.search(r"^last price before t0: 0\.\d+ \(2025-11-0[0-6]T", out, re.M), out
-    assert "served: ['search', 'price_history', 'search']" in out
+    assert "served: ['question', 'search', 'price_history', 'search']" in out
 
 
 def test_command_bot(tmp_path):

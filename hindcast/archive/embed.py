@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -341,3 +342,20 @@ _builtins()
 def document_text(title: str, text: str) -> str:
     """What is embedded and full-text indexed for a document."""
     return f"{title}\n{text}".strip()
+
+
+SHIPPED_MANIFEST = "manifest.json"  # beside the vectors shipped with a snapshot (`shipped`)
+
+
+def shipped_folder(snapshot) -> Path:
+    """Where an archive ships vectors of a snapshot (`hindcast.archive.shipped`)."""
+    return Path(snapshot.archive) / "vectors" / snapshot.id
+
+
+def default_embedder(snapshot) -> str:
+    """The embedder a snapshot is searched with when none is named: the one its archive ships
+    vectors of (whatever the CPU), else this CPU's default (`minilm`)."""
+    manifests = sorted(shipped_folder(snapshot).glob(f"*/{SHIPPED_MANIFEST}"))
+    if len(manifests) == 1:
+        return json.loads(manifests[0].read_text(encoding="utf-8"))["embedder"]["name"]
+    return get_embedder(DEFAULT).name

@@ -25,6 +25,7 @@ from hindcast import frozen
 from hindcast.archive import ann, docs, layout, scan, text
 from hindcast.archive.embed import (
     Embedder,
+    default_embedder,
     document_text,
     for_index,
     get_embedder,
@@ -412,7 +413,7 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
 def open_index(snapshot: Snapshot, embedder: str | None = None) -> IndexReader:
     """The index of a snapshot: the one built, or the one of `embedder` when several exist
     (with none named, the snapshot's default embedder's when it is among them: the one its
-    shipped vectors are of, else this CPU's, `shipped.default_embedder`)."""
+    shipped vectors are of, else this CPU's, `embed.default_embedder`)."""
     parent = layout.index_parent(snapshot.archive, snapshot.id)
     built = sorted(p.parent.name for p in parent.glob(f"*/{INFO}")) if parent.is_dir() else []
     name = _index_name(embedder, built, snapshot)
@@ -430,7 +431,6 @@ def _index_name(embedder: str | None, built: list[str], snapshot: Snapshot) -> s
     if embedder is None:
         if len(built) == 1:
             return built[0]
-        from hindcast.archive.shipped import default_embedder  # (it builds on this module)
 
         default = default_embedder(snapshot)  # the shipped vectors' embedder, else this CPU's
         return default if default in built else None

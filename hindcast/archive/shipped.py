@@ -25,11 +25,13 @@ from pathlib import Path
 
 from hindcast import frozen
 from hindcast.archive import index, layout
-from hindcast.archive.embed import DEFAULT, Embedder, get_embedder
+from hindcast.archive.embed import SHIPPED_MANIFEST as MANIFEST
+from hindcast.archive.embed import Embedder
+from hindcast.archive.embed import shipped_folder as folder
 from hindcast.archive.snapshot import Snapshot
 
 FORMAT = "hindcast-shipped-vectors/1"
-VECTORS, MANIFEST = "vectors.npy", "manifest.json"
+VECTORS = "vectors.npy"
 STORED = "float16"  # below the bf16 compute's own error; half of float32's bytes
 
 
@@ -41,19 +43,6 @@ class Shipped:
     embedder: str
     months: dict[str, int]
     digest: str  # the vectors file's sha256
-
-
-def folder(snapshot: Snapshot) -> Path:
-    return Path(snapshot.archive) / "vectors" / snapshot.id
-
-
-def default_embedder(snapshot: Snapshot) -> str:
-    """The embedder a snapshot is searched with when none is named: the one its archive ships
-    vectors of (whatever the CPU), else this CPU's default (`minilm`)."""
-    manifests = sorted(folder(snapshot).glob(f"*/{MANIFEST}"))
-    if len(manifests) == 1:
-        return json.loads(manifests[0].read_text(encoding="utf-8"))["embedder"]["name"]
-    return get_embedder(DEFAULT).name
 
 
 def texts_digest(snapshot: Snapshot) -> tuple[str, dict[str, int]]:

@@ -396,7 +396,7 @@ def _embed_once(archive: Path) -> None:
     from hindcast.cli.console import Ticker, say
 
     snapshot = archives.open_snapshot(archive)
-    embedder = archives.get_embedder(archives.shipped.default_embedder(snapshot))
+    embedder = archives.get_embedder(archives.embed.default_embedder(snapshot))
     documents, left = archives.pending(snapshot, embedder.name)
     if left == 0:
         return

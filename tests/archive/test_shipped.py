@@ -126,11 +126,11 @@ def test_an_embedder_without_a_fingerprint_ships_nothing(tmp_path):
 @pytest.mark.cpu_default
 def test_a_snapshot_that_ships_vectors_is_searched_with_their_embedder_on_every_cpu(tmp_path):
     snapshot, emb = snapshot_of(tmp_path, TITLES), Fingerprinted()
-    assert shipped.default_embedder(snapshot) == get_embedder("minilm").name  # none shipped
+    assert embed.default_embedder(snapshot) == get_embedder("minilm").name  # none shipped
     ship(snapshot, emb)
     build.build(snapshot, emb)
     build.build(snapshot, "hash-32")
-    assert shipped.default_embedder(snapshot) == emb.name
+    assert embed.default_embedder(snapshot) == emb.name
     assert open_index(snapshot).info["embedder"] == emb.name  # two indexes, none named
 
 
@@ -148,7 +148,7 @@ def test_the_sample_index_is_built_from_its_shipped_vectors_without_the_model(
     archive = tmp_path / "sample"
     shutil.copytree(SAMPLE_ARCHIVE, archive, ignore=shutil.ignore_patterns("index"))
     snapshot = open_snapshot(archive)
-    name = shipped.default_embedder(snapshot)
+    name = embed.default_embedder(snapshot)
     assert name == "all-MiniLM-L6-v2-bf16"
     info = build.build(snapshot, name)
     assert (info["embedder"], info["embedder_dtype"], info["documents"]) == (

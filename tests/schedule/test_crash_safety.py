@@ -40,7 +40,7 @@ def _interrupted_run(tmp_path, server, clock, kill) -> None:
 DIE_AT = {
     "pull, fetching price histories": "hindcast.markets.pull_history:_fetch_history:2",
     "pull, version written, watermark not yet": "hindcast.schedule.state:State.set_many:1",
-    "sweep, mid-batch": "hindcast.runs.store:RunStore.add:4",
+    "sweep, mid-batch": "hindcast.replay.sweep:add_many:1",  # a batch of forecasts being stored
     "sweep, batch run complete, not yet closed": "hindcast.schedule.state:State.close_batch:1",
     "export, writing the per-forecast table": "hindcast.leaderboard.export:write_forecasts:1",
 }

@@ -85,10 +85,12 @@ def test_a_changed_cutoff_schedule_is_refused(tmp_path, server, clock, service_d
 
 
 def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
-    tmp_path, server, clock, service_db
+    tmp_path, server, clock, service_db, monkeypatch
 ):
     from sqlalchemy import func, select
 
+    import hindcast.replay.runner as runner
+    import hindcast.replay.sweep as sweep
     from hindcast.runs.store import CLAIMS
     from hindcast.schedule.config import load
     from hindcast.schedule.service import Service
@@ -96,14 +98,15 @@ def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
     config = load(write_config(tmp_path, server.url))
     service = Service(config, clock)
     service.run_job("pull")
-    add, stored = service.store.add, []
+    add_many, stored = sweep.add_many, []
 
-    def add_then_stop(*args, **kwargs):
-        stored.append(add(*args, **kwargs))
+    def add_then_stop(*args, **kwargs):  # the baselines' store step, a batch at a time
+        stored.append(add_many(*args, **kwargs))
         service.stopping.set()  # as SIGTERM does
         return stored[-1]
 
-    service.store.add = add_then_stop
+    monkeypatch.setattr(runner, "BATCH", 1)  # one forecast a batch: the stop lands between two
+    monkeypatch.setattr(sweep, "add_many", add_then_stop)
     assert service.run_job("sweeps").status == "interrupted"
     assert service.once()["export"] == "skipped"
     run = service_state(tmp_path).job_runs("sweeps", limit=1)[0]
