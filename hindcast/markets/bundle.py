@@ -84,6 +84,18 @@ class PullCounts:
     failed: int = 0
     incomplete: int = 0
 
+    @classmethod
+    def of(cls, summary) -> PullCounts:
+        """The counts of a venue's pull summary (listed, stored, skipped Counter, failed and
+        incomplete lists)."""
+        return cls(
+            summary.listed,
+            summary.stored,
+            tuple(sorted(summary.skipped.items())),
+            len(summary.failed),
+            len(summary.incomplete),
+        )
+
     @property
     def skipped_total(self) -> int:
         return sum(n for _, n in self.skipped)

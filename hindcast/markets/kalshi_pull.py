@@ -105,13 +105,7 @@ class KalshiSummary:
         return self.listed_live + self.listed_historical
 
     def counts(self) -> PullCounts:
-        return PullCounts(
-            self.listed,
-            self.stored,
-            tuple(sorted(self.skipped.items())),
-            len(self.failed),
-            len(self.incomplete),
-        )
+        return PullCounts.of(self)
 
     def as_dict(self, store: Path | str = "") -> dict:
         """The shape `markets pull --json` prints for Polymarket too, plus the Kalshi split."""

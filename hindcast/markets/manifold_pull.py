@@ -89,13 +89,7 @@ class ManifoldSummary:
     close_as_read: dict[str, str] = field(default_factory=dict)  # id → closeTime as read
 
     def counts(self) -> PullCounts:
-        return PullCounts(
-            self.listed,
-            self.stored,
-            tuple(sorted(self.skipped.items())),
-            len(self.failed),
-            len(self.incomplete),
-        )
+        return PullCounts.of(self)
 
     def as_dict(self, store: Path | str = "") -> dict:
         """The shape `markets pull --json` prints for the other venues, plus Manifold's."""

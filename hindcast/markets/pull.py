@@ -135,13 +135,7 @@ class PullSummary:
     )  # a stored point differs: a new version
 
     def counts(self) -> PullCounts:
-        return PullCounts(
-            self.listed,
-            self.stored,
-            tuple(sorted(self.skipped.items())),
-            len(self.failed),
-            len(self.incomplete),
-        )
+        return PullCounts.of(self)
 
 
 class WorkDir:
