@@ -124,7 +124,7 @@ def pull_command(
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
     from hindcast.api import pull
-    from hindcast.cli.markets_venues import check_venue, pull_manifold
+    from hindcast.cli.markets_venues import check_url, check_venue, pull_manifold
     from hindcast.markets import PullQuery
 
     check_venue(
@@ -162,8 +162,7 @@ def pull_command(
         (clob_url, "--clob-url"),
         (data_url, "--data-url"),
     ):
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
+        check_url(url, option)
     query = PullQuery(
         _instant(since, "--since"),
         _instant(until, "--until", end_of_day=True),

@@ -146,8 +146,16 @@ def check_venue(venue: str, **given) -> None:
                 f"is not an option of --venue {venue}", param_hint="--" + option
             )
     for option in ("kalshi_url", "manifold_url"):
-        url = given[option]
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise typer.BadParameter(
-                f"{url!r} is not an http(s) URL", param_hint="--" + option.replace("_", "-")
-            )
+        check_url(given[option], "--" + option.replace("_", "-"))
+
+
+def check_url(url: Optional[str], option: str) -> None:
+    """A venue's base URL: http(s), and carrying no credential (refused without echoing it)."""
+    from hindcast.http import carried_credential
+
+    if url is None:
+        return
+    if (what := carried_credential("url", url)) is not None:
+        raise typer.BadParameter(f"carries {what}: give the URL without it", param_hint=option)
+    if not url.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"{url!r} is not an http(s) URL", param_hint=option)
