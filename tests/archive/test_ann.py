@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hindcast.archive import ann, codebook, layout, scan
@@ -60,11 +60,17 @@ def _edits(rng: np.random.Generator, created: np.ndarray, end: int) -> np.ndarra
 def _reference(
     month: scan.Vectors, index: ann.Ann, q, mask_from, n: int, nprobe: int
 ) -> list[tuple[float, int]]:
-    """Brute force in numpy: the probed lists (best centroids, ties to the lower list), their
-    unmasked rows, exact float64 scores, best n by (score desc, position); when the probe holds
-    fewer than n eligible rows, followed by the best of the month's other eligible rows."""
+    """Brute force in numpy: the probed lists, their unmasked rows, exact float64 scores, best n
+    by (score desc, position); when the probe holds fewer than n eligible rows, followed by the
+    best of the month's other eligible rows. Which lists are probed is the float32 kernel's
+    choice (two centroids a float32 rounding apart may go either way), so the reference takes
+    them from `ann.probe` after checking they are a best-`nprobe` set up to that rounding."""
     scores = index.centroids.astype(np.float64) @ q.astype(np.float64)
-    lists = np.lexsort((np.arange(scores.size), -scores))[:nprobe]
+    lists = ann.probe(index, q, nprobe)
+    assert lists.size == min(nprobe, scores.size)
+    if lists.size < scores.size:
+        left_out = np.setdiff1d(np.arange(scores.size), lists)
+        assert scores[lists].min() >= scores[left_out].max() - 1e-5
     rows = np.concatenate(
         [index.positions[index.offsets[i] : index.offsets[i + 1]] for i in lists]
         + [np.empty(0, np.int64)]
@@ -93,6 +99,8 @@ def _reference(
     masked=st.booleans(),
     fixed=st.booleans(),
 )
+@example(rows=8, seed=2, n=1, nprobe=2, lists=None, masked=False, fixed=False)  # a float32 tie
+@example(rows=8, seed=2, n=1, nprobe=2, lists=None, masked=False, fixed=True)
 def test_rank_is_the_exact_top_n_of_the_probed_rows(
     tmp_path_factory, rows, seed, n, nprobe, lists, masked, fixed
 ):
