@@ -782,3 +782,22 @@ def test_an_index_trained_on_the_archive_by_an_earlier_hindcast_is_refused():
     )
     with pytest.raises(ArchiveIntegrityError, match=r"hindcast-ann/1.*embed --approx"):
         ann.rank([ann.Part(_month(vectors, edit), 300, old)], q, 2 * MONTH, 5, nprobe=2)
+
+
+def test_probe_takes_the_best_lists_and_breaks_exact_ties_to_the_lower_list():
+    """Lists 1, 3 and 4 score the same; with nprobe 3 the best (list 2) and the two lower of the
+    tie (1 and 3) are probed, returned ascending."""
+    centroids = np.array([[0.1, 0], [0.5, 0], [0.9, 0], [0.5, 0], [0.5, 0]], dtype=np.float32)
+    index = ann.Ann(
+        centroids=centroids,
+        offsets=np.zeros(6, np.int64),
+        positions=np.empty(0, np.int64),
+        codes=np.empty((0, 2), np.int8),
+        scales=np.empty(0, np.float32),
+        edit_us=np.empty(0, np.int64),
+        meta={},
+    )
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    assert ann.probe(index, q, 3).tolist() == [1, 2, 3]
+    assert ann.probe(index, q, 1).tolist() == [2]
+    assert ann.probe(index, q, 9).tolist() == [0, 1, 2, 3, 4]
