@@ -4,6 +4,7 @@ A real `hindcast sweep` subprocess forecasts with the zero-shot forecaster again
 shipped fake OpenAI-compatible server on 127.0.0.1 (real sockets, fixed latency).
 """
 
+import difflib
 import random
 import signal
 import sqlite3
@@ -61,6 +62,22 @@ def _until_more_than(rows: int, out, timeout: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+def _near_twins(bodies: set[str]) -> str:
+    """For a failure message: the distinct request bodies that differ from another one by the
+    fewest characters (an unplanned request is most likely a planned one with something changed),
+    as a diff of the closest pair."""
+    ordered = sorted(bodies)
+    pairs = [
+        (sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)), a, b)
+        for a, b in zip(ordered, ordered[1:])
+    ]
+    if not pairs:
+        return f"{len(bodies)} distinct bodies"
+    _, a, b = min(pairs)
+    diff = difflib.unified_diff(a.split(","), b.split(","), lineterm="", n=1)
+    return f"{len(bodies)} distinct bodies; the closest two differ by:\n" + "\n".join(diff)
+
+
 def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repeated_call(tmp_path):
     fake = FakeChatModel(default=answer('{"probability": 0.42}', delay=0.3))
     rnd, progress = random.Random(11), []
@@ -98,7 +115,7 @@ def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repea
     assert len(rows) == PLANNED and len({r[:4] for r in rows}) == len(rows)
     assert all(r[4] == 0.42 and r[5] is None for r in rows)
     distinct = {canonical(body) for body in fake.requests}
-    assert len(distinct) == PLANNED
+    assert len(distinct) == PLANNED, _near_twins(distinct)
     # only a call in flight at a kill (its answer never stored) may be sent again
     assert len(fake.requests) - len(distinct) <= KILLS * CONCURRENCY
     assert len(fake.requests) == requests_after_complete, "a completed run repeated a model call"
