@@ -208,7 +208,11 @@ def _handler(fake: FakeChatModel):
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+            data = self.rfile.read(length)
+            if len(data) < length:  # the client died mid-request (kill -9): never a request
+                self.close_connection = True
+                return
+            body = json.loads(data or b"{}")
             reply = fake.respond(body, dict(self.headers.items()))
             if reply.delay:
                 time.sleep(reply.delay)

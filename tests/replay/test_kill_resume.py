@@ -5,6 +5,7 @@ shipped fake OpenAI-compatible server on 127.0.0.1 (real sockets, fixed latency)
 """
 
 import difflib
+import json
 import random
 import signal
 import sqlite3
@@ -63,19 +64,21 @@ def _until_more_than(rows: int, out, timeout: float = 120.0) -> None:
 
 
 def _near_twins(bodies: set[str]) -> str:
-    """For a failure message: the distinct request bodies that differ from another one by the
-    fewest characters (an unplanned request is most likely a planned one with something changed),
-    as a diff of the closest pair."""
-    ordered = sorted(bodies)
-    pairs = [
-        (sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)), a, b)
-        for a, b in zip(ordered, ordered[1:])
-    ]
-    if not pairs:
-        return f"{len(bodies)} distinct bodies"
-    _, a, b = min(pairs)
-    diff = difflib.unified_diff(a.split(","), b.split(","), lineterm="", n=1)
-    return f"{len(bodies)} distinct bodies; the closest two differ by:\n" + "\n".join(diff)
+    """For a failure message: request bodies that ask the same question on the same day (the
+    first two lines of the last message) yet differ, as a diff of the first such pair."""
+    groups: dict[str, list[dict]] = {}
+    for text in sorted(bodies):
+        body = json.loads(text)
+        asked = str((body.get("messages") or [{}])[-1].get("content", text)).split("\n")
+        groups.setdefault("\n".join(asked[:3]), []).append(body)
+    for same in groups.values():
+        if len(same) > 1:
+            a, b = (json.dumps(x, sort_keys=True, indent=1).splitlines() for x in same[:2])
+            return (
+                f"{len(bodies)} distinct bodies; two ask the same question on the same day:\n"
+                + ("\n".join(difflib.unified_diff(a, b, lineterm="", n=1)))
+            )
+    return f"{len(bodies)} distinct bodies, {len(groups)} (question, day) pairs"
 
 
 def test_sweep_killed_at_random_points_completes_with_no_loss_duplicate_or_repeated_call(tmp_path):
