@@ -22,6 +22,7 @@ from hindcast.leaderboard.tables import Combined, fraction_of
 from hindcast.scoring import Finding, PriceTable, bootstrap, leaderboard, vs_market
 
 LISTED_MARKETS = 100  # per side (recovered, regressed) in a topic block's market list, at most
+LISTED_ITEMS = 100  # of a list in the manifest shown (a run's market ids), at most
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,24 @@ def run_facts(run, created: str | None) -> RunFacts:
         policies=run.policies,
         recorded_policies=manifest.scoring_policies,
         packages=manifest.packages,
-        manifest_json=json.dumps(manifest.to_dict(), indent=1, sort_keys=True, ensure_ascii=False),
+        manifest_json=json.dumps(
+            bounded(manifest.to_dict()), indent=1, sort_keys=True, ensure_ascii=False
+        ),
     )
+
+
+def bounded(value):
+    """The manifest as shown: each list of more than LISTED_ITEMS items (a large run's market
+    ids) cut to its first LISTED_ITEMS and a line saying how many more the run database holds."""
+    if isinstance(value, dict):
+        return {k: bounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        shown = [bounded(v) for v in value[:LISTED_ITEMS]]
+        more = len(value) - LISTED_ITEMS
+        return shown + [f"… and {more:,} more (the run's manifest in the run database)"] * (
+            more > 0
+        )
+    return value
 
 
 def fractions(rows: Sequence, replicates: int) -> Fractions | None:
