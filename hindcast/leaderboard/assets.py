@@ -161,40 +161,100 @@ JS = """
     return parts.join("\\n").toLowerCase();
   }
   function viewer(root) {
-    var data = JSON.parse(root.getAttribute("data-forecasts")),
-        size = Number(root.getAttribute("data-page-size")) || 50;
-    var texts = data.map(haystack), shown = data.map(function (_, i) { return i; }), page = 0;
+    var size = Number(root.getAttribute("data-page-size")) || 50,
+        inline = root.getAttribute("data-forecasts"),
+        files = inline === null ? JSON.parse(root.getAttribute("data-chunks")) : [],
+        folder = root.getAttribute("data-folder"),
+        data = inline === null ? [] : JSON.parse(inline),
+        texts = data.map(haystack), starts = [], have = [], total = data.length;
+    files.forEach(function (f) { starts.push(total); have.push(false); total += f[1]; });
+    var shown = null, page = 0, ticket = 0;
     var controls = el("div", null, "viewer-controls"), box = el("input"), list = el("div"),
         status = el("span");
-    var prev = el("button", "\\u2039 previous"), next = el("button", "next \\u203a");
+    var first = el("button", "\\u00ab first"), prev = el("button", "\\u2039 previous"),
+        next = el("button", "next \\u203a"), last = el("button", "last \\u00bb");
     box.type = "search"; box.id = "viewer-search";
     box.placeholder = "filter: forecaster, market, question, rationale, document\\u2026";
     box.setAttribute("aria-label", "filter the forecasts");
-    prev.type = next.type = "button"; prev.id = "viewer-prev"; next.id = "viewer-next";
-    list.id = "viewer-list"; status.id = "viewer-status";
+    [first, prev, next, last].forEach(function (b) { b.type = "button"; });
+    first.id = "viewer-first"; prev.id = "viewer-prev"; next.id = "viewer-next";
+    last.id = "viewer-last"; list.id = "viewer-list"; status.id = "viewer-status";
     status.setAttribute("aria-live", "polite");
-    [box, prev, status, next].forEach(function (e) { controls.appendChild(e); });
-    function draw() {
-      var pages = Math.max(1, Math.ceil(shown.length / size));
-      page = Math.min(Math.max(page, 0), pages - 1);
+    [box, first, prev, status, next, last].forEach(function (e) { controls.appendChild(e); });
+    if (files.length) {
+      window[root.getAttribute("data-callback")] = function (n, rows) {
+        if (have[n] !== false || rows.length !== files[n][1]) { return; }
+        rows.forEach(function (r, k) {
+          data[starts[n] + k] = r; texts[starts[n] + k] = haystack(r);
+        });
+        have[n] = true;
+      };
+    }
+    function fileOf(i) {
+      var lo = 0, hi = starts.length - 1;
+      while (lo < hi) {
+        var mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= i) { lo = mid; } else { hi = mid - 1; }
+      }
+      return lo;
+    }
+    function load(numbers, done) {
+      var todo = numbers.filter(function (n) { return !have[n]; });
+      if (!todo.length) { done(true); return; }
+      var n = todo[0], s = document.createElement("script");
+      status.textContent = "reading " + folder + "/" + files[n][0] +
+        (todo.length > 1 ? " (" + todo.length + " files to read)" : "") + "\\u2026";
+      s.src = folder + "/" + files[n][0];
+      s.onload = function () {
+        s.remove();
+        if (have[n]) { load(todo.slice(1), done); } else { done(false, files[n][0]); }
+      };
+      s.onerror = function () { s.remove(); done(false, files[n][0]); };
+      document.head.appendChild(s);
+    }
+    function failed(name) {
       list.textContent = "";
-      shown.slice(page * size, (page + 1) * size).forEach(function (i) {
-        list.appendChild(entry(data[i]));
+      status.textContent = "could not read " + folder + "/" + name +
+        ": keep the " + folder + " folder beside this page";
+    }
+    function count() { return shown === null ? total : shown.length; }
+    function at(k) { return shown === null ? k : shown[k]; }
+    function draw() {
+      var mine = ++ticket, pages = Math.max(1, Math.ceil(count() / size)), need = {};
+      page = Math.min(Math.max(page, 0), pages - 1);
+      var from = page * size, to = Math.min(count(), from + size);
+      if (files.length) {
+        for (var k = from; k < to; k++) { need[fileOf(at(k))] = true; }
+      }
+      load(Object.keys(need).map(Number), function (ok, name) {
+        if (mine !== ticket) { return; }
+        if (!ok) { failed(name); return; }
+        list.textContent = "";
+        for (var j = from; j < to; j++) { list.appendChild(entry(data[at(j)])); }
+        status.textContent = count() + " of " + total + " forecasts \\u00b7 page " +
+          (page + 1) + " of " + pages;
+        first.disabled = prev.disabled = page === 0;
+        next.disabled = last.disabled = page >= pages - 1;
       });
-      status.textContent = shown.length + " of " + data.length + " forecasts \\u00b7 page " +
-        (page + 1) + " of " + pages;
-      prev.disabled = page === 0; next.disabled = page >= pages - 1;
     }
     box.addEventListener("input", function () {
-      var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean);
-      shown = [];
-      texts.forEach(function (t, i) {
-        if (words.every(function (w) { return t.indexOf(w) >= 0; })) { shown.push(i); }
+      var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), mine = ++ticket;
+      load(words.length ? files.map(function (_, n) { return n; }) : [], function (ok, name) {
+        if (mine !== ticket) { return; }
+        if (!ok) { failed(name); return; }
+        shown = words.length ? [] : null;
+        if (words.length) {
+          texts.forEach(function (t, i) {
+            if (words.every(function (w) { return t.indexOf(w) >= 0; })) { shown.push(i); }
+          });
+        }
+        page = 0; draw();
       });
-      page = 0; draw();
     });
+    first.addEventListener("click", function () { page = 0; draw(); });
     prev.addEventListener("click", function () { page -= 1; draw(); });
     next.addEventListener("click", function () { page += 1; draw(); });
+    last.addEventListener("click", function () { page = Infinity; draw(); });
     root.textContent = "";
     root.appendChild(controls); root.appendChild(list);
     draw();
@@ -223,4 +283,9 @@ def _sha256(source: str) -> str:
 CSP = (
     f"default-src 'none'; style-src '{_sha256(CSS)}'; script-src '{_sha256(JS)}'; img-src data:; "
     "base-uri 'none'; form-action 'none'"
+)
+# A report whose forecasts are in files beside it (report_data): its script may load them, and
+# only what it inserts runs ('strict-dynamic': no other script, inline or parser-inserted).
+CSP_PAGED = CSP.replace(
+    f"script-src '{_sha256(JS)}'", f"script-src '{_sha256(JS)}' 'strict-dynamic'"
 )

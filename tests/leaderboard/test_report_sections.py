@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 from hindcast.leaderboard import findings as findings_module
-from hindcast.leaderboard import report, viewer
+from hindcast.leaderboard import report_html, viewer
 from hindcast.leaderboard.report import write_report
 from hindcast.leaderboard.run_export import export_runs
 from hindcast.runs.store import RunStore
@@ -113,7 +113,7 @@ def test_a_finding_without_rows_says_so(tmp_path, wide):
 
 def test_number_formats():
     assert [
-        report.number(v)
+        report_html.number(v)
         for v in (None, math.inf, 0.0, 0.25, 0.1, 12, 0.0004567, 15000.0, True, "x")
     ] == ["–", "–", "0", "0.25", "0.1", "12", "0.000457", "15,000.0", "True", "x"]
 
