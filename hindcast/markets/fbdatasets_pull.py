@@ -105,7 +105,8 @@ def _polymarket(root: Path, client, ids: list[str], now: datetime, progress):
         raws = [r for r in raws if market_key(r) in set(ids)]
         found = {market_key(r) for r in raws}
         summary.listed = len(raws) + len(set(ids) - found)
-        summary.skipped[NOT_FOUND] += len(set(ids) - found)
+        if set(ids) - found:
+            summary.skipped[NOT_FOUND] += len(set(ids) - found)
         previous = poly._previous(root)
         parsed = poly._parse_all(raws, summary)
         pulled = with_histories(client, work, parsed, previous, summary, progress)

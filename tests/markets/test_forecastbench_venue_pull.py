@@ -157,6 +157,9 @@ def test_a_market_the_venue_does_not_return_is_skipped_by_reason_and_keeps_its_f
         "failed 0" in proc.stdout
     )
     assert "1 × not found at the venue (asked by id)" in proc.stdout
+    assert "0 ×" not in proc.stdout  # no empty reason
+    for step in ("listing", "price histories", "markets and bets"):  # progress on stderr
+        assert f"markets import: {step}:" in proc.stderr
     assert "pulled manifold markets the venue store lacked: asked 4; stored 4;" in proc.stdout
     assert "polymarket: 9 question(s), 6 imported (5 with the venue's history" in proc.stdout
     bundle = open_version(tmp_path / "store").bundle
@@ -212,3 +215,36 @@ def test_a_venue_url_carrying_a_credential_is_refused_without_echoing_it(tmp_pat
     assert proc.returncode == 2 and option in proc.stderr
     assert secret not in proc.stderr + proc.stdout
     assert not any(tmp_path.iterdir())
+
+
+def test_an_import_stopped_by_one_dead_host_resumes_asking_only_what_the_store_lacks(tmp_path):
+    """Polymarket answers, Manifold's host is down: exit 4, nothing imported, Polymarket's
+    markets kept in the venue store; the re-run asks Polymarket nothing and Manifold the rest."""
+    poly, _ = polymarket_fake()
+    store, venue = tmp_path / "store", tmp_path / "venue"
+    with serve_polymarket(poly) as url:
+        urls = (f"--gamma-url={url}/gamma", f"--clob-url={url}/clob", f"--data-url={url}/data")
+        dead = run_import(
+            store,
+            venue,
+            "--histories",
+            "venue",
+            *urls,
+            "--manifold-url=http://127.0.0.1:9/v0",
+            "--attempts",
+            "5",  # 3 refused connections in a row: the breaker
+        )
+        assert dead.returncode == 4 and "127.0.0.1:9" in dead.stderr, dead.stderr
+        assert not store.exists() and len(open_version(venue).bundle.prices) == 6
+        asked = len(poly.requests)
+        manifold = manifold_fake()
+        with serve_manifold(manifold) as murl:
+            again = run_import(
+                store, venue, "--histories", "venue", *urls, f"--manifold-url={murl}", "--json"
+            )
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert len(poly.requests) == asked and "polymarket" not in report["venue_pulls"]
+    assert report["venue_pulls"]["manifold"]["counts"]["stored"] == 4
+    assert report["by_source"]["polymarket"]["venue_histories"] == 6
+    assert report["by_source"]["manifold"]["venue_histories"] == 4
