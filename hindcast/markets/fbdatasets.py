@@ -13,10 +13,12 @@
   an earlier cutoff).
 - Its price: `freeze_datetime_value` at `freeze_datetime`, the only price in the files; or,
   with venue histories, the whole history of the same market in a store pulled from its venue
-  (Polymarket condition id, Manifold market id), so a sweep can cut it anywhere in its life.
+  (Polymarket condition id, Manifold market id), so a sweep can cut it anywhere in its life
+  (what that store lacks can be pulled first: fbdatasets_pull).
   Metaculus and INFER questions have no venue history: they replay at their freeze instants.
 - Data questions (acled, dbnomics, fred, wikipedia, yfinance) and combination questions (a list
-  id) have no single market price: skipped with their reason.
+  id) have no single market price: skipped with their reason, unless `include` asks for them
+  (then one question per resolved row: fbdatasets_extra).
 A malformed question or row is an InputFormatError naming the file and the entry: nothing is
 imported from a source that cannot be read whole.
 """
