@@ -359,7 +359,6 @@ def _side_terms(side: str, p: float | None, price: float) -> tuple[float | None,
 def _trade(
     position: Position, side: str, cost: Fraction, shares: Fraction, fees: FeeSchedule
 ) -> Trade:
-    won = position.outcome == (1.0 if side == "yes" else 0.0)
     fee = shares * fees.per_share(position.price, position.topic)
     return Trade(
         position.forecaster,
@@ -373,7 +372,7 @@ def _trade(
         shares * cost,
         shares,
         fee,
-        shares if won else Fraction(0),
+        shares * (Fraction(position.outcome) if side == "yes" else 1 - Fraction(position.outcome)),
     )
 
 
@@ -464,6 +463,7 @@ def _row(
     pnl, fees, capital = (math.fsum(b[i] for b in books.values()) for i in range(3))
     markets = sorted({p.market_id for p in tradable})
     pnl_ci, roc_ci = _intervals(name, markets, books, seed, replicates)
+    won = [t.won for t in trades if t.outcome in (0.0, 1.0)]  # a fractional outcome: no side won
     return (
         name,
         label,
@@ -480,7 +480,7 @@ def _row(
         *pnl_ci,
         pnl / capital if capital else None,
         *roc_ci,
-        sum(t.won for t in trades) / len(trades) if trades else None,
+        sum(won) / len(won) if won else None,
         _drawdown(books),
     )
 
@@ -562,7 +562,8 @@ def _notes(strategy: TradingStrategy, fees: FeeSchedule, by_forecaster: dict) ->
         ),
         (
             "capital = stakes + fees; roc = pnl / capital; hit_rate = share of trades whose side "
-            "won; max_drawdown over positions ordered by t0 (ties by market id)"
+            "won, binary outcomes only (fractional o: YES pays o, NO 1 − o); max_drawdown "
+            "over positions ordered by t0 (ties by market id)"
         ),
         (
             f"intervals: 95% market-clustered bootstrap ({bootstrap.REPLICATES} replicates), "

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli import markets_venues
+from hindcast.cli import markets_fbdatasets
 from hindcast.cli.common import default_sample, now, renamed
 
 app = typer.Typer(
@@ -441,4 +441,4 @@ def show_command(
     typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else render(view))
 
 
-import_app.command("forecastbench-datasets")(markets_venues.import_datasets_command)
+import_app.command("forecastbench-datasets")(markets_fbdatasets.import_datasets_command)

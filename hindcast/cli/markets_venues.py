@@ -1,5 +1,4 @@
-"""`hindcast markets pull` across venues (the --venue check; Manifold's pull and counts) and
-`hindcast markets import forecastbench-datasets`."""
+"""`hindcast markets pull` across venues (the --venue check; Manifold's pull and counts)."""
 
 from __future__ import annotations
 
@@ -58,73 +57,6 @@ def _print(store: Path, s) -> None:
     reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(s.skipped.items()))
     typer.echo(f"  skipped {counts.skipped_total}{reasons}")
     typer.echo(f"  failed {counts.failed}" + "".join(f"\n    {line}" for line in s.failed))
-
-
-def import_datasets(path: Path, store: Path, histories: str, venue_store, as_json: bool) -> None:
-    """`markets import forecastbench-datasets`: import, then the counts per source."""
-    from hindcast.markets import fbdatasets
-
-    if histories not in ("freeze", "venue"):
-        raise typer.BadParameter(f"{histories!r}: use freeze or venue", param_hint="--histories")
-    if (histories == "venue") != (venue_store is not None):
-        raise typer.BadParameter(
-            "--histories venue takes the histories from a store pulled from the venues: give "
-            "it with --venue-store (and --venue-store only with --histories venue)",
-            param_hint="--venue-store",
-        )
-    version, bundle, report, files = fbdatasets.to_store(store, path, now(), venue_store)
-    if as_json:
-        document = {"store": str(store), "version": version, "commit": files.commit}
-        typer.echo(
-            json.dumps(document | report.as_dict() | {"set_aside": files.set_aside}, indent=2)
-        )
-        return
-    where = f"commit {files.commit}" if files.commit else "files"
-    typer.echo(
-        f"imported {len(bundle.markets)} resolved market question(s) from {len(files.files)} "
-        f"file(s) ({where}) into {store} (version {version})"
-    )
-    for source, c in sorted(report.by_source.items()):
-        reasons = "".join(f"\n    {n} × {why}" for why, n in sorted(c.skipped.items()))
-        typer.echo(
-            f"  {source}: {c.questions} question(s), {c.imported} imported "
-            f"({c.venue_histories} with the venue's history), "
-            f"{sum(c.skipped.values())} skipped{reasons}"
-        )
-    for name, rows in sorted(report.orphan_rows.items()):
-        typer.echo(f"  {name}: {rows} row(s) not read (its question set is not in {path})")
-    for name, why in sorted(files.set_aside.items()):
-        typer.echo(f"  set aside {name}: {why}")
-    typer.echo(
-        "  metaculus and infer questions carry one price, at freeze_datetime: replay them at "
-        "their freeze instants only"
-        + ("" if histories == "venue" else "; so do all others without --histories venue")
-    )
-
-
-def import_datasets_command(
-    path: Path = typer.Argument(
-        ...,
-        metavar="PATH",
-        help="A clone or bare git directory of forecastingresearch/forecastbench-datasets, "
-        "a folder of its files, or one file.",
-    ),
-    store: Path = typer.Option(
-        Path("markets/store"), "--store", help="Market store to write into."
-    ),
-    histories: str = typer.Option(
-        "freeze",
-        "--histories",
-        help="freeze: each question's one price, at freeze_datetime; venue: Polymarket and "
-        "Manifold questions take their whole history from --venue-store.",
-    ),
-    venue_store: Optional[Path] = typer.Option(
-        None, "--venue-store", help="A store pulled from Polymarket and/or Manifold."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="The counts as one JSON object."),
-) -> None:
-    """Import ForecastBench's published question and resolution sets, as they are."""
-    import_datasets(path, store, histories, venue_store, as_json)
 
 
 def check_venue(venue: str, **given) -> None:

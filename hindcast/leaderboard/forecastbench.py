@@ -40,6 +40,9 @@ SOURCES = (
     "yfinance",
 )
 FOLDER = "forecastbench"
+MARKETS = SOURCES[:4]
+DATED = re.compile(r"^.+:\d{4}-\d{2}-\d{2}$")
+COMBINATION = re.compile(r"^(.+)\+(.+):([+-]1)([+-]1):(\d{4}-\d{2}-\d{2})$")
 
 
 def forecast_sets(records: Sequence[dict]) -> tuple[dict[str, dict], Counter]:
@@ -61,13 +64,14 @@ def forecast_sets(records: Sequence[dict]) -> tuple[dict[str, dict], Counter]:
         model = f"{r['forecaster']} [{r['label']}]"
         name = f"{due}.{ORGANIZATION}.{_slug(r['forecaster'])}.{_slug(r['label'])}.json"
         entry = sets.setdefault(name, _header(due, model))
+        qid, date, direction = _question(source, qid)
         entry["forecasts"].append(
             {
                 "id": qid,
                 "source": source,
                 "forecast": r["probability"],
-                "resolution_date": None,
-                "direction": None,
+                "resolution_date": date,
+                "direction": direction,
                 "reasoning": f"hindcast run {r['run_id']}, t0 {r['t0']}",
             }
         )
@@ -90,9 +94,31 @@ def write_forecast_sets(records: Sequence[dict], folder: Path) -> tuple[Path, Co
 
 
 def read_forecast_set(path: Path) -> dict[tuple[str, str], float]:
-    """A forecast set's forecasts by (source, id)."""
+    """A forecast set's forecasts by (source, the question's part of its hindcast market id:
+    `<id>`, a data question's `<id>:<date>`, a combination's `<A>+<B>:<±1±1>:<date>`)."""
     body = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {(f["source"], f["id"]): float(f["forecast"]) for f in body["forecasts"]}
+    return {(f["source"], _hindcast_id(f)): float(f["forecast"]) for f in body["forecasts"]}
+
+
+def _question(source: str, qid: str) -> tuple[str | list[str], str | None, list[int] | None]:
+    """(id, resolution_date, direction) of an imported question (markets.fbdatasets_extra
+    names data and combination questions): a market's date is null (ForecastBench overwrites
+    it), a data question's and a combination's are their row's (ignored for market pairs)."""
+    combo = COMBINATION.match(qid)
+    if combo:
+        a, b, da, db, date = combo.groups()
+        return [a, b], date, [int(da), int(db)]
+    if source not in MARKETS and DATED.match(qid):
+        qid, date = qid.rsplit(":", 1)
+        return qid, date, None
+    return qid, None, None
+
+
+def _hindcast_id(f: dict) -> str:
+    if isinstance(f["id"], list):
+        da, db = f["direction"]
+        return f"{'+'.join(f['id'])}:{da:+d}{db:+d}:{f['resolution_date']}"
+    return f"{f['id']}:{f['resolution_date']}" if f.get("resolution_date") else f["id"]
 
 
 def _header(due: str, model: str) -> dict:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.markets import fbdatasets, fbdatasets_files, importers, store, venues
+    from hindcast.markets import (
+        fbdatasets,
+        fbdatasets_extra,
+        fbdatasets_files,
+        fbdatasets_pull,
+        importers,
+        store,
+        venues,
+    )
     from hindcast.markets.bundle import MarketBundle, description_at, market_at
     from hindcast.markets.connect import pull_from
     from hindcast.markets.kalshi_pull import KalshiQuery
@@ -21,7 +29,9 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
 _WHERE = {
     "description_at": "bundle",
     "fbdatasets": "fbdatasets",
+    "fbdatasets_extra": "fbdatasets_extra",
     "fbdatasets_files": "fbdatasets_files",
+    "fbdatasets_pull": "fbdatasets_pull",
     "history_before": "prices",
     "importers": "importers",
     "KalshiQuery": "kalshi_pull",
@@ -44,7 +54,9 @@ __getattr__, __dir__ = lazy(
     _WHERE,
     modules=(
         "fbdatasets",
+        "fbdatasets_extra",
         "fbdatasets_files",
+        "fbdatasets_pull",
         "importers",
         "store",
         "venues",

@@ -13,10 +13,12 @@
   an earlier cutoff).
 - Its price: `freeze_datetime_value` at `freeze_datetime`, the only price in the files; or,
   with venue histories, the whole history of the same market in a store pulled from its venue
-  (Polymarket condition id, Manifold market id), so a sweep can cut it anywhere in its life.
+  (Polymarket condition id, Manifold market id), so a sweep can cut it anywhere in its life
+  (what that store lacks can be pulled first: fbdatasets_pull).
   Metaculus and INFER questions have no venue history: they replay at their freeze instants.
 - Data questions (acled, dbnomics, fred, wikipedia, yfinance) and combination questions (a list
-  id) have no single market price: skipped with their reason.
+  id) have no single market price: skipped with their reason, unless `include` asks for them
+  (then one question per resolved row: fbdatasets_extra).
 A malformed question or row is an InputFormatError naming the file and the entry: nothing is
 imported from a source that cannot be read whole.
 """
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindcast.errors import InputFormatError
+from hindcast.markets import fbdatasets_extra as extra
 from hindcast.markets.bundle import MarketBundle, MarketMeta
 from hindcast.markets.fbdatasets_files import DataFile, DatasetFiles
 from hindcast.markets.topics import topic_of
@@ -41,6 +44,8 @@ FREEZE_ROUTE = "forecastbench freeze_datetime_value"
 NOT_RESOLVED = (
     "not resolved (resolved: false: resolved_to is the latest daily value, not an outcome)"
 )
+TWICE = "asked twice in one round (two question sets of one due date)"
+NO_MEMBERS = "combination row whose member questions are not in the round's question set"
 NO_ROW = (
     "no resolution row (nullified, resolved N/A or MKT, resolved by the due date, or unpublished)"
 )
@@ -51,6 +56,7 @@ class SourceCounts:
     questions: int = 0
     imported: int = 0
     venue_histories: int = 0
+    derived: int = 0  # imported data/combination questions (--include): one per resolved row
     skipped: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
@@ -58,6 +64,7 @@ class SourceCounts:
             "questions": self.questions,
             "imported": self.imported,
             "venue_histories": self.venue_histories,
+            "data_or_combination": self.derived,
             "skipped": dict(sorted(self.skipped.items())),
         }
 
@@ -74,19 +81,20 @@ class ImportReport:
         }
 
 
-def to_store(store, path, now: datetime, venue_store=None):
-    """Read `path`, import, write a store version: (version id, bundle, report, files). With
-    `venue_store`, Polymarket and Manifold questions take their whole history from it."""
+def to_store(store, path, now: datetime, venue_store=None, include=frozenset(), files=None):
+    """Read `path` (or take its `files`), import, write a store version: (version id, bundle,
+    report, files). With `venue_store`, Polymarket and Manifold questions take their whole
+    history from it; `include`: data and/or combination questions too."""
     from hindcast.errors import MarketDataError
     from hindcast.markets.fbdatasets_files import read_files
     from hindcast.markets.store import open_version, write_version
     from hindcast.timeutil import iso
 
-    files = read_files(path)
-    venue = open_version(venue_store).bundle if venue_store else None
-    bundle, report = import_datasets(files, venue)
+    files = files or read_files(path)
+    held = open_version(venue_store) if venue_store else None
+    bundle, report = import_datasets(files, held and held.bundle, frozenset(include))
     if not bundle.markets:
-        raise MarketDataError(f"{path}: no resolved market question to import; nothing written")
+        raise MarketDataError(f"{path}: no resolved question to import; nothing written")
     provenance = {
         "source": "forecastbench-datasets",
         "path": str(path),
@@ -95,6 +103,8 @@ def to_store(store, path, now: datetime, venue_store=None):
         "set_aside": dict(files.set_aside),
         "histories": "venue" if venue_store else "freeze",
         "venue_store": str(venue_store or ""),
+        "venue_store_version": held.id if held else "",
+        "include": sorted(include),
         "imported_at": iso(now),
         "counts": report.as_dict(),
     }
@@ -102,57 +112,142 @@ def to_store(store, path, now: datetime, venue_store=None):
 
 
 def import_datasets(
-    files: DatasetFiles, venue: MarketBundle | None = None
+    files: DatasetFiles, venue: MarketBundle | None = None, include: frozenset[str] = frozenset()
 ) -> tuple[MarketBundle, ImportReport]:
     """The bundle of every resolved market question, and what was skipped, per source.
-    `venue`: a store's bundle to take Polymarket and Manifold histories from."""
+    `venue`: a store's bundle to take Polymarket and Manifold histories from; `include`: data
+    and/or combination questions too (fbdatasets_extra)."""
     report, rows = ImportReport(), _resolution_rows(files)
-    markets, resolutions, prices, meta = [], [], {}, {}
+    every = _every_row(files) if include else {}
+    items: dict[str, tuple] = {}
+    singles: dict[str, dict] = defaultdict(dict)
+    combos: dict[str, dict] = defaultdict(dict)
     for qset in (f for f in files.files if f.kind == "questions"):
         due = _text(qset, qset.body, "forecast_due_date")
         for n, q in enumerate(_list(qset, "questions")):
-            item = _question(qset, n, q, due, rows.get(due, {}), venue, report)
-            if item is None:
-                continue
-            market, resolution, points, info = item
-            markets.append(market)
-            resolutions.append(resolution)
-            meta[market.id] = info
-            prices.update({market.id: points} if points else {})
+            found = _question(
+                qset, n, q, due, (rows.get(due, {}), every.get(due, [])), venue, report, include
+            )
+            _remember(q, singles[due], combos[due])
+            for item in found:
+                if item[0].id in items:
+                    report.by_source[q["source"]].skipped[TWICE] += 1
+                    continue
+                items[item[0].id] = item
     asked = {_text(f, f.body, "forecast_due_date") for f in files.files if f.kind == "questions"}
+    if "combination" in include:  # rows of rounds whose question set is in PATH
+        for due in sorted(asked):
+            for item in _combinations(due, every.get(due, []), singles[due], combos[due], report):
+                items.setdefault(item[0].id, item)
     report.orphan_rows = {
         f.name: len(_list(f, "resolutions"))
         for f in files.files
         if f.kind == "resolutions" and _text(f, f.body, "forecast_due_date") not in asked
     }
-    return MarketBundle(tuple(markets), tuple(resolutions), prices, meta), report
+    return _bundle(list(items.values())), report
 
 
-def _question(qset: DataFile, n: int, q: object, due: str, rows: dict, venue, report):
+def _bundle(items: list[tuple]) -> MarketBundle:
+    markets = tuple(i[0] for i in items)
+    resolutions = tuple(i[1] for i in items)
+    prices = {i[0].id: i[2] for i in items if i[2]}
+    return MarketBundle(markets, resolutions, prices, {i[0].id: i[3] for i in items})
+
+
+def _remember(q: object, singles: dict, combos: dict) -> None:
+    """A round's questions by (source, id), and its combination questions by (source, A, B)."""
+    if not isinstance(q, dict):
+        return
+    qid = q.get("id")
+    if isinstance(qid, str):
+        singles.setdefault((q.get("source"), qid), q)
+    elif isinstance(qid, list) and len(qid) == 2:
+        combos.setdefault((q.get("source"), *qid), q)
+
+
+def _combinations(due: str, rows: list, singles: dict, combos: dict, report) -> list[tuple]:
+    out = []
+    for name, n, row in rows:
+        if not isinstance(row["id"], list):
+            continue
+        counts = report.by_source[row["source"]]
+        problem = extra.bad_combination(row)
+        if problem:
+            raise InputFormatError(name, [f"resolutions[{n}]: {problem}"])
+        members = extra.members_of(row, combos, singles)
+        if not row["resolved"]:
+            counts.skipped["combination row: " + NOT_RESOLVED] += 1
+        elif members is None:
+            counts.skipped[NO_MEMBERS] += 1
+        else:
+            try:
+                market, resolution, info = extra.combination_items(row, due, members, name)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputFormatError(name, [f"resolutions[{n}]: {exc}"]) from None
+            counts.imported += 1
+            counts.derived += 1
+            out.append((market, resolution, (), info))
+    return out
+
+
+def importable_ids(files: DatasetFiles) -> dict[str, list[str]]:
+    """Venue source (polymarket, manifold) → ids of its questions the import takes (a single
+    id with a `resolved: true` row), sorted, each once: the markets a venue store must hold."""
+    rows, out = _resolution_rows(files), {source: set() for source in VENUES}
+    for qset in (f for f in files.files if f.kind == "questions"):
+        held = rows.get(_text(qset, qset.body, "forecast_due_date"), {})
+        for q in _list(qset, "questions"):
+            if not isinstance(q, dict) or q.get("source") not in VENUES:
+                continue
+            row = held.get((q["source"], q.get("id"))) if isinstance(q.get("id"), str) else None
+            if row is not None and row["resolved"]:
+                out[q["source"]].add(q["id"])
+    return {source: sorted(ids) for source, ids in out.items()}
+
+
+def _question(qset: DataFile, n: int, q: object, due: str, rows: tuple, venue, report, include):
+    """The items (market, resolution, points, meta) one question gives: none when skipped."""
     if not isinstance(q, dict) or not isinstance(q.get("source"), str):
         raise InputFormatError(qset.name, [f"questions[{n}]: not a question object"])
     source, qid = q["source"], q.get("id")
     counts = report.by_source[source]
     counts.questions += 1
     if isinstance(qid, list):
-        counts.skipped["combination question (a list id): no single market"] += 1
-        return None
+        if "combination" not in include:
+            counts.skipped["combination question (a list id): no single market"] += 1
+        return []  # with --include combination: one question per resolved row (_combinations)
     if source not in MARKETS:
-        counts.skipped["data question: no market price to replay against"] += 1
-        return None
+        return _data(qset, n, q, due, rows[1], counts, include)
     if not isinstance(qid, str) or not qid:
         raise InputFormatError(qset.name, [f"questions[{n}]: id {qid!r} is not a string"])
-    row = rows.get((source, qid))
+    row = rows[0].get((source, qid))
     if row is None or not row["resolved"]:
         counts.skipped[NO_ROW if row is None else NOT_RESOLVED] += 1
-        return None
+        return []
     try:
         item = _records(q, due, source, qid, row, venue)
     except (ValueError, KeyError, TypeError) as exc:
         raise InputFormatError(qset.name, [f"questions[{n}] ({source} {qid}): {exc}"]) from None
     counts.imported += 1
     counts.venue_histories += item[3].price_route != FREEZE_ROUTE
-    return item
+    return [item]
+
+
+def _data(qset: DataFile, n: int, q: dict, due: str, rows: list, counts, include) -> list:
+    """A data question: skipped unless asked for; then one item per resolved row."""
+    if "data" not in include:
+        counts.skipped["data question: no market price to replay against"] += 1
+        return []
+    mine = [r for _, _, r in rows if r["source"] == q["source"] and r["id"] == q.get("id")]
+    try:
+        found = [(m, r, (), i) for m, r, i in extra.data_items(q, due, mine, qset.name)]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputFormatError(qset.name, [f"questions[{n}] ({q['source']}): {exc}"]) from None
+    if not found:
+        counts.skipped["data question: no resolved row"] += 1
+    counts.imported += len(found)
+    counts.derived += len(found)
+    return found
 
 
 def _records(q: dict, due: str, source: str, qid: str, row: dict, venue):
@@ -234,6 +329,15 @@ def _resolution_rows(files: DatasetFiles) -> dict[str, dict[tuple[str, str], dic
             if isinstance(row["id"], str) and row["direction"] is None:
                 rows[(row["source"], row["id"])] = row
         del due
+    return out
+
+
+def _every_row(files: DatasetFiles) -> dict[str, list[tuple[str, int, dict]]]:
+    """due date → every row of its resolution sets, as (file name, index, row)."""
+    out: dict[str, list[tuple[str, int, dict]]] = defaultdict(list)
+    for f in (f for f in files.files if f.kind == "resolutions"):
+        due = _text(f, f.body, "forecast_due_date")
+        out[due] += [(f.name, n, row) for n, row in enumerate(_list(f, "resolutions"))]
     return out
 
 

@@ -287,7 +287,7 @@ def summarise(
         **asdict(versus),
         ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
         log_score=_mean(metrics.log_score(p, o)),
-        accuracy=_mean(metrics.accuracy(p, o)),
+        accuracy=metrics.binary_accuracy(p, o).value,
         mean_abs_diff_market=_mean(np.abs([r.probability - r.market_price for r in paired])),
         ece=metrics.ece(p, o) if len(valid) else None,
         **_usage(name, rows, prices or load_prices()),

@@ -1,10 +1,17 @@
-"""Scores of probabilities against 0/1 outcomes, vectorised. Each metric declares its direction.
+"""Scores of probabilities against outcomes, vectorised. Each metric declares its direction.
+
+Outcomes are 0 or 1, or a fraction in (0, 1) (a Manifold market resolved MKT). Brier and the
+log score use the fraction as it is (the expected score of a 0/1 outcome drawn with that
+chance); the calibration table and ECE average it into the observed frequency. Accuracy has
+no fractional meaning (no side "won"): it counts binary outcomes only, and
+`binary_accuracy` says how many fractional ones it left out.
 
 Named policies, recorded with every run's scores:
 - log score: probabilities are clipped to [LOG_CLIP, 1 − LOG_CLIP] (policy `log-clip-1e-6`)
   so a confident miss costs log(1e-6) ≈ −13.8 instead of −∞. Probabilities are never
   clipped anywhere else.
-- accuracy: p > 0.5 predicts Yes, p < 0.5 No, p = 0.5 earns half a point.
+- accuracy: p > 0.5 predicts Yes, p < 0.5 No, p = 0.5 earns half a point; over binary
+  outcomes only (a fractional outcome is not a right or wrong side, and is left out).
 - calibration: ECE over 10 equal-width bins of p ([0, 0.1), …, [0.9, 1.0]).
 """
 
@@ -20,7 +27,7 @@ LOG_CLIP = 1e-6
 ECE_BINS = 10
 POLICIES = {
     "log_score": "log-clip-1e-6",
-    "accuracy": "half-point-at-0.5",
+    "accuracy": "half-point-at-0.5;binary-outcomes-only",
     "ece": "10-equal-width-bins",
 }
 
@@ -64,9 +71,33 @@ def log_score(p, o) -> np.ndarray:
     return np.where((o == 0.0) | (o == 1.0), whole, o * np.log(q) + (1.0 - o) * np.log1p(-q))
 
 
+def is_binary(o) -> np.ndarray:
+    """Which outcomes are 0 or 1 (the rest are fractional)."""
+    o = np.asarray(o, float)
+    return (o == 0.0) | (o == 1.0)
+
+
 def accuracy(p, o) -> np.ndarray:
+    """1 for the right side, 0 for the wrong one, 0.5 at p = 0.5; NaN for a fractional outcome
+    (no side won): average with `binary_accuracy`, never a plain mean."""
     p, o = np.asarray(p, float), np.asarray(o, float)
-    return np.where(p == 0.5, 0.5, ((p > 0.5) == (o == 1.0)).astype(float))
+    right = np.where(p == 0.5, 0.5, ((p > 0.5) == (o == 1.0)).astype(float))
+    return np.where(is_binary(o), right, np.nan)
+
+
+@dataclass(frozen=True)
+class BinaryAccuracy:
+    value: float | None  # mean over binary outcomes (None: there is none)
+    n: int  # binary outcomes counted
+    fractional_left_out: int
+
+
+def binary_accuracy(p, o) -> BinaryAccuracy:
+    """Accuracy over the binary outcomes, and how many fractional ones were left out."""
+    binary = is_binary(o)
+    counted = accuracy(p, o)[binary]
+    value = float(counted.mean()) if counted.size else None
+    return BinaryAccuracy(value, int(binary.sum()), int((~binary).sum()))
 
 
 def skill(score: float | None, reference: float | None) -> float | None:
@@ -126,7 +157,8 @@ class Murphy:
 
 def murphy(p, o) -> Murphy:
     """Murphy's decomposition over the distinct forecast values (so REL − RES +
-    UNC = Brier exactly)."""
+    UNC = Brier exactly for 0/1 outcomes; fractional outcomes o add mean o(1 − o) to the Brier
+    score that no term holds)."""
     p, o = np.asarray(p, float), np.asarray(o, float)
     values, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
     observed = np.bincount(inverse, weights=o) / counts

@@ -97,3 +97,64 @@ def test_markets_from_elsewhere_and_failures_are_left_out_and_counted():
         "not a ForecastBench question (no round)": 1,
         "no forecast (a failure: counted, never imputed)": 1,
     }
+
+
+def test_data_and_combination_questions_export_with_their_id_date_and_direction():
+    """The questions `--include data,combination` imports (tests/fixtures/
+    forecastbench_datasets_2024) are exported as ForecastBench names them: a data question by
+    id and resolution date, a combination by its id pair and direction pair; read back whole."""
+    ids = {
+        "fb:2024-07-21:fred:BAMLCC0A0CMTRIV:2024-08-20": ("BAMLCC0A0CMTRIV", "2024-08-20", None),
+        "fb:2024-07-21:fred:BAMLCC0A0CMTRIV+REAINTRATREARAT10Y:+1-1:2024-08-20": (
+            ["BAMLCC0A0CMTRIV", "REAINTRATREARAT10Y"],
+            "2024-08-20",
+            [1, -1],
+        ),
+        "fb:2024-07-21:manifold:8m4vfMk3QNwgsibJsX2w": ("8m4vfMk3QNwgsibJsX2w", None, None),
+    }
+    records = [
+        {
+            "market_id": market_id,
+            "probability": 0.25 + n / 10,
+            "forecaster": "constant",
+            "label": "f=1",
+            "run_id": "r-1",
+            "t0": "2024-07-12T00:00:01Z",
+        }
+        for n, market_id in enumerate(ids)
+    ]
+    sets, left = forecast_sets(records)
+    assert not left and len(sets) == 1
+    body = next(iter(sets.values()))
+    jsonschema.validate(body, SCHEMA)
+    got = {(f["id"] if isinstance(f["id"], str) else tuple(f["id"])) for f in body["forecasts"]}
+    for f, (qid, date, direction) in zip(body["forecasts"], ids.values()):
+        assert (f["id"], f["resolution_date"], f["direction"]) == (qid, date, direction)
+    assert len(got) == 3
+
+
+def test_the_data_and_combination_export_reads_back(tmp_path):
+    from hindcast.leaderboard.forecastbench import write_forecast_sets
+
+    records = [
+        {
+            "market_id": m,
+            "probability": p,
+            "forecaster": "c",
+            "label": "f=1",
+            "run_id": "r",
+            "t0": "2024-07-12T00:00:01Z",
+        }
+        for m, p in (
+            ("fb:2024-07-21:fred:BAMLCC0A0CMTRIV:2024-08-20", 0.3),
+            ("fb:2024-07-21:polymarket:0xa+0xb:-1+1:2024-12-31", 0.4),
+            ("fb:2024-07-21:metaculus:1585", 0.5),
+        )
+    ]
+    folder, _ = write_forecast_sets(records, tmp_path)
+    (path,) = folder.glob("*.json")
+    assert read_forecast_set(path) == {
+        ("fred", "BAMLCC0A0CMTRIV:2024-08-20"): 0.3,
+        ("polymarket", "0xa+0xb:-1+1:2024-12-31"): 0.4,
+        ("metaculus", "1585"): 0.5,
+    }

@@ -2,8 +2,8 @@
 published files (tests/fixtures/forecastbench_datasets, CC BY-SA 4.0, see its README): counts
 per source equal an independent parse, unresolved rows never become outcomes, ids keyed by round
 and source, a clone and a bare git directory read at their commit with each file's sha256, and
-a sweep of the imported Polymarket questions joined to their venue history (pulled from the
-Polymarket fake) scores the market baseline exactly."""
+a sweep of the imported Polymarket questions joined to their venue history (pulled by the import
+from the Polymarket fake) scores the market baseline exactly."""
 
 from __future__ import annotations
 
@@ -218,30 +218,29 @@ def test_a_sweep_with_venue_histories_scores_the_market_baseline_exactly(tmp_pat
         )
     fake = FakePolymarket(list(sims.values()), now=datetime(2026, 8, 1, tzinfo=timezone.utc))
     venue, store = tmp_path / "venue", tmp_path / "store"
-    with serve(fake) as url:
-        pulled = run_cli(
-            "markets",
-            "pull",
-            "--store",
-            str(venue),
-            "--gamma-url",
-            f"{url}/gamma",
-            "--clob-url",
-            f"{url}/clob",
-            "--data-url",
-            f"{url}/data",
-            "--attempts",
-            "2",
-        )
-    assert pulled.returncode == 0, pulled.stderr
     only = tmp_path / "polymarket-only"
     only.mkdir()
     body = load(ROUND)
     body["questions"] = [q for q in body["questions"] if q["source"] == "polymarket"]
     (only / "2025-10-26-llm.json").write_text(json.dumps(body))
     shutil.copy(RESOLUTIONS, only)
-    proc = run_import(only, store, "--histories", "venue", "--venue-store", str(venue), "--json")
+    with serve(fake) as url:  # the import pulls, by id, the markets the venue store lacks
+        proc = run_import(
+            only,
+            store,
+            "--histories",
+            "venue",
+            "--venue-store",
+            str(venue),
+            f"--gamma-url={url}/gamma",
+            f"--clob-url={url}/clob",
+            f"--data-url={url}/data",
+            "--attempts",
+            "2",
+            "--json",
+        )
     assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["venue_pulls"]["polymarket"]["counts"]["stored"] == len(poly)
     assert json.loads(proc.stdout)["by_source"]["polymarket"]["venue_histories"] == len(poly)
     sweep_and_export(store, tmp_path, ("market",), "--format", "csv")
     seen = 0

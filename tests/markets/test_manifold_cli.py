@@ -10,7 +10,9 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -26,8 +28,31 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeManifold:
-    return FakeManifold.generate(binary=345, seed=41, bets=70)
+def served():
+    """One fake for the module, served once: (fake, base URL)."""
+    fake = FakeManifold.generate(binary=345, seed=41, bets=70)
+    with serve(fake) as url:
+        yield fake, url
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """The module's one complete pull (its store is only read by the tests that share it)."""
+
+    proc: subprocess.CompletedProcess
+    store: Path
+    listing_pages: int  # /search-markets requests the pull made
+
+
+@pytest.fixture(scope="module")
+def clean(served, tmp_path_factory) -> Pulled:
+    fake, url = served
+    store = tmp_path_factory.mktemp("clean") / "store"
+    mark = len(fake.requests)
+    proc = run_cli(*args(url, store, "--json"))
+    assert proc.returncode == 0, proc.stderr
+    pages = sum(p == "/search-markets" for p, _ in fake.requests[mark:])
+    return Pulled(proc, store, pages)
 
 
 def args(url: str, store, *extra: str) -> list[str]:
@@ -54,13 +79,11 @@ def ms_time(ms: int) -> datetime:
     return EPOCH + timedelta(milliseconds=ms)
 
 
-def test_every_resolved_binary_market_is_stored_priced_and_counted(fake, tmp_path):
+def test_every_resolved_binary_market_is_stored_priced_and_counted(served, clean):
+    fake, _ = served
     binary = fake.binary_resolved()
     assert len(binary) >= 300
-    pages = [p for p, q in fake.requests if p == "/search-markets"]
-    with serve(fake) as url:
-        proc = run_cli(*args(url, tmp_path / "store", "--json"))
-    assert proc.returncode == 0, proc.stderr
+    proc = clean.proc
     summary = json.loads(proc.stdout)
     counts = summary["counts"]
     listed = [m for m in fake.markets if m.raw.get("resolutionTime") is not None]
@@ -70,11 +93,10 @@ def test_every_resolved_binary_market_is_stored_priced_and_counted(fake, tmp_pat
         m.raw.get("resolution") == "CANCEL" for m in listed
     )
     assert summary["fractional_outcomes"] == sum(m.raw["resolution"] == "MKT" for m in binary)
-    listing = [q for p, q in fake.requests if p == "/search-markets"][len(pages) :]
-    assert len(listing) >= len(listed) // int(PAGE)  # several pages
+    assert clean.listing_pages >= len(listed) // int(PAGE)  # several pages
     assert "warning: stored" in proc.stderr  # fewer stored than listed is said on stderr
 
-    bundle = open_version(tmp_path / "store").bundle
+    bundle = open_version(clean.store).bundle
     assert {m.id for m in bundle.markets} == {f"manifold:{m.id}" for m in binary}
     multi_page = 0
     for market in binary:
@@ -92,35 +114,33 @@ def test_every_resolved_binary_market_is_stored_priced_and_counted(fake, tmp_pat
     assert multi_page >= 10
 
 
-def test_a_pull_killed_with_sigkill_resumes_and_stores_the_same_version(fake, tmp_path):
-    with serve(fake) as url:
-        clean = run_cli(*args(url, tmp_path / "clean", "--json"))
-        assert clean.returncode == 0, clean.stderr
-        mark = len(fake.requests)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "hindcast", *args(url, tmp_path / "store")],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 120
-        while sum(p.startswith("/market/") for p, _ in fake.requests[mark:]) < 60:
-            assert proc.poll() is None and time.monotonic() < deadline, "the pull ended first"
-            time.sleep(0.005)
-        proc.kill()
-        proc.communicate(timeout=30)
-        started = sum(p.startswith("/market/") for p, _ in fake.requests[mark:])
-        assert proc.returncode == -9 and not (tmp_path / "store" / "LATEST").exists()
-        before_rerun = len(fake.requests)
-        again = run_cli(*args(url, tmp_path / "store", "--json"))
+def test_a_pull_killed_with_sigkill_resumes_and_stores_the_same_version(served, clean, tmp_path):
+    fake, url = served
+    mark = len(fake.requests)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hindcast", *args(url, tmp_path / "store")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while sum(p.startswith("/market/") for p, _ in fake.requests[mark:]) < 60:
+        assert proc.poll() is None and time.monotonic() < deadline, "the pull ended first"
+        time.sleep(0.005)
+    proc.kill()
+    proc.communicate(timeout=30)
+    started = sum(p.startswith("/market/") for p, _ in fake.requests[mark:])
+    assert proc.returncode == -9 and not (tmp_path / "store" / "LATEST").exists()
+    before_rerun = len(fake.requests)
+    again = run_cli(*args(url, tmp_path / "store", "--json"))
     assert again.returncode == 0, again.stderr
     resumed = json.loads(again.stdout)
     # every market finished before the kill is read from the cache (the one in flight is not)
     assert started - 1 <= resumed["histories"]["cached"] <= started
     asked = sum(p.startswith("/market/") for p, _ in fake.requests[before_rerun:])
     assert asked == resumed["counts"]["stored"] - resumed["histories"]["cached"]
-    assert resumed["version"] == json.loads(clean.stdout)["version"]
-    assert open_version(tmp_path / "store").id == open_version(tmp_path / "clean").id
+    assert resumed["version"] == json.loads(clean.proc.stdout)["version"]
+    assert open_version(tmp_path / "store").id == open_version(clean.store).id
 
 
 def test_an_unreachable_host_is_one_error_line_and_the_store_is_unchanged(tmp_path):
