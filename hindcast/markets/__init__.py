@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     )
     from hindcast.markets.bundle import MarketBundle, description_at, market_at
     from hindcast.markets.connect import pull_from
+    from hindcast.markets.fbdatasets import FREEZE_ROUTE
     from hindcast.markets.kalshi_pull import KalshiQuery
     from hindcast.markets.live import OpenListing, OpenMarket, list_open
     from hindcast.markets.manifold_pull import ManifoldQuery
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
 _WHERE = {
     "description_at": "bundle",
     "fbdatasets": "fbdatasets",
+    "FREEZE_ROUTE": "fbdatasets",
     "fbdatasets_extra": "fbdatasets_extra",
     "fbdatasets_files": "fbdatasets_files",
     "fbdatasets_pull": "fbdatasets_pull",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hindcast.errors import HindcastError
 from hindcast.forecasters import Context, Outcomes
-from hindcast.markets import MarketBundle, market_at, open_version
+from hindcast.markets import FREEZE_ROUTE, MarketBundle, market_at, open_version
 from hindcast.records import Market, Question, RunIdentity
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.identity import run_id, run_identity
@@ -191,8 +191,26 @@ def plan_cutoffs(
     ]
     offsets = [(parse_offset(o), o) for o in spec.offsets]
     return cutoff_rules.schedule(
-        lives, spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule
+        lives,
+        spec.fractions,
+        spec.at,
+        offsets,
+        archive_end,
+        spec.hindcast_rule,
+        frozen=freeze_only(bundle, market_ids),
     )
+
+
+def freeze_only(bundle: MarketBundle, market_ids: list[str]) -> dict[str, datetime]:
+    """Markets whose price and text are known at one instant only (a ForecastBench question
+    without a venue history: Metaculus, INFER, data, combination), id → that instant. A later
+    cutoff would score against a stale price, an earlier one read an unfrozen text."""
+    return {
+        i: meta.rules_updated_at
+        for i in market_ids
+        for meta in [bundle.meta.get(i)]
+        if meta is not None and meta.price_route == FREEZE_ROUTE and meta.rules_updated_at
+    }
 
 
 def subset_rule(spec: ReplaySpec, markets: list[str]) -> Callable[[str, str], bool]:

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import shutil
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -303,3 +304,28 @@ def test_no_look_ahead_venue_points_after_t0_change_nothing_before_it(fraction, 
         assert price_at(other.prices.get(market.id, ()), t0) == price_at(
             one.prices.get(market.id, ()), t0
         )
+
+
+def test_questions_known_only_at_their_freeze_are_swept_there_once_whatever_the_fractions(
+    tmp_path,
+):
+    """Without a venue history a question's one price and its text are known at
+    freeze_datetime: a later cutoff would score against a stale price, an earlier one read an
+    unfrozen text. So every rule maps to one cutoff, the second after the freeze."""
+    assert run_import(FIXTURE, tmp_path / "store").returncode == 0
+    runs = tmp_path / "runs"
+    sweep = run_cli(
+        "sweep", "--store", str(tmp_path / "store"), "-f", "market", "--fractions",
+        "0.25,0.5,1.0", "--out", str(runs), "--db", str(runs / "h.db"), "--json",
+    )  # fmt: skip
+    assert sweep.returncode == 0, sweep.stderr
+    freeze = {
+        f"fb:2025-10-26:{q['source']}:{q['id']}": datetime.fromisoformat(q["freeze_datetime"])
+        for q in load(ROUND)["questions"]
+    }
+    with sqlite3.connect(runs / "h.db") as db:
+        rows = db.execute("SELECT market_id, t0 FROM forecasts").fetchall()
+    assert rows and len({m for m, _ in rows}) == len(rows)
+    for market_id, t0 in rows:
+        want = freeze[market_id] + timedelta(seconds=1)
+        assert datetime.fromisoformat(t0.replace("Z", "+00:00")) == want
