@@ -153,27 +153,6 @@ def audit(
             audits.close()
 
 
-async def audit_run(
-    store,
-    run_id: str,
-    detectors: Mapping[str, object],
-    audits: AuditStore,
-    *,
-    archive: Path | None = None,
-    replicates: int = bootstrap.REPLICATES,
-    concurrency: int = 4,
-) -> Audit:
-    """Audit a stored run with `detectors` (from `detectors_of`) inside a running event loop."""
-    return await judge_run(
-        run_id,
-        gather(store, run_id, archive),
-        detectors,
-        audits,
-        replicates=replicates,
-        concurrency=concurrency,
-    )
-
-
 async def judge_run(
     run_id: str,
     gathered: Gathered,

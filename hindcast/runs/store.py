@@ -515,10 +515,6 @@ DB_ENV = "HINDCAST_DB"
 DEFAULT_DB = Path("runs") / "hindcast.db"
 
 
-def default_url(runs_dir: Path) -> str:
-    return f"sqlite:///{Path(runs_dir) / 'hindcast.db'}"
-
-
 def db_url(value: str | Path | None, env=None) -> str:
     """The run database a `--db` names: a URL (`scheme://…`) as is, a plain path a SQLite
     file; none given: the environment's HINDCAST_DB, else runs/hindcast.db."""
