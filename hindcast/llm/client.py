@@ -50,7 +50,7 @@ from hindcast.http import (
     variable_name,
 )
 from hindcast.llm.cache import ResponseCache, request_key
-from hindcast.records import Usage as UsageRecord
+from hindcast.records import Usage
 
 __all__ = [
     "AUTH_STATUSES",
@@ -63,7 +63,7 @@ __all__ = [
     "ChatReply",
     "CircuitOpen",
     "ModelSpec",
-    "Usage",
+    "UsageTally",
     "check_key_env",
     "has_userinfo",
     "parse_model",
@@ -498,7 +498,7 @@ def _excerpt(text: str, n: int = 300) -> str:
 
 
 # ---- usage accounting -------------------------------------------------------------------------
-class Usage:
+class UsageTally:
     """Token counts (all, and `fresh_*`: of calls not replayed from the cache), requests,
     cache hits, retries, latency and a log of every call of one forecast."""
 
@@ -534,8 +534,8 @@ class Usage:
             self.totals["latency_s"] = round(self.totals["latency_s"] + reply.latency_s, 6)
         self.steps.append({"step": step, **detail})
 
-    def record(self) -> UsageRecord:
+    def record(self) -> Usage:
         """Totals, the structured-output mode the endpoint accepted, and every step."""
-        return UsageRecord.of(
+        return Usage.of(
             {**self.totals, "structured": self._client.structured, "steps": list(self.steps)}
         )
