@@ -24,8 +24,8 @@ from hindcast.faces import lazy
 if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.analysis import calibration, copying, effects, ensemble, policy_pairs, strata
     from hindcast.analysis import trading
-    from hindcast.analysis.trading import (TRADE_COLUMNS, TradingStrategy, load_fees,
-        simulate_trading)
+    from hindcast.analysis.fees import load_fees
+    from hindcast.analysis.trading import TRADE_COLUMNS, TradingStrategy, simulate_trading
 
 __all__ = ["MARKET_PRICE", "MarketFacts", "Settings", "TRADE_COLUMNS", "TradingStrategy",
     "analyze", "calibration", "copying", "corp", "effects", "ensemble", "facts_of", "findings",

@@ -12,8 +12,9 @@ from hindcast.faces import lazy
 if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.runs import manifest
     from hindcast.runs.batch import add_many, claim_many, release_many
-    from hindcast.runs.store import (HELD, TAKEN, Detail, RunStore, db_file, db_url, forecast_row,
-        open_store, stored_details)
+    from hindcast.runs.database import db_file, db_url
+    from hindcast.runs.rows import Detail, forecast_row, stored_details
+    from hindcast.runs.store import HELD, TAKEN, RunStore, open_store
 
 __all__ = ["Detail", "HELD", "RunStore", "TAKEN", "add_many", "claim_many", "db_file", "db_url",
     "forecast_row", "manifest", "open_store", "release_many", "stored_details"]

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from sqlalchemy import delete, tuple_
 
-from hindcast.runs.store import CLAIMS, VERSIONED, ForecastRow, RunStore
+from hindcast.runs.store import VERSIONED, RunStore
+from hindcast.runs.tables import CLAIMS, ForecastRow
 
 Key = tuple[str, str, str, int]  # (forecaster, market, t0 ISO, repeat)
 

@@ -99,7 +99,8 @@ def sample_markets(n: int = 3) -> tuple[str, list]:
 
 def build(folder: Path) -> Planted:
     from hindcast import api
-    from hindcast.runs.store import RunStore, db_url
+    from hindcast.runs.database import db_url
+    from hindcast.runs.store import RunStore
 
     version, markets = sample_markets()
     archive, docs = folder / "archive", _documents(markets)

@@ -300,7 +300,8 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     from hindcast.audit.probe_store import exclude_recalled_scores
     from hindcast.markets.store import open_version
     from hindcast.replay.spec import ReplaySpec
-    from hindcast.runs.store import RunStore, db_url
+    from hindcast.runs.database import db_url
+    from hindcast.runs.store import RunStore
 
     bundle = open_version(SAMPLE_MARKETS).bundle
     first = min(r.market_id for r in bundle.resolutions if r.outcome is not None)

@@ -26,7 +26,8 @@ from hindcast.llm.fake import FakeChatModel, answer
 from hindcast.llm.local import SharedServer
 from hindcast.llm.models import Models
 from hindcast.replay.spec import DEFAULT_FORECASTERS, ReplaySpec
-from hindcast.runs.store import RunStore, db_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.browser.cdp import opened
 from tests.helpers import ROOT, SAMPLE_MARKETS, at
 

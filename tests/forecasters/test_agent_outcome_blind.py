@@ -22,7 +22,8 @@ from hindcast.llm.models import Models
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore, db_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.helpers import SAMPLE_MARKETS, at
 from tests.integration.archive_support import shared_fed_archive
 

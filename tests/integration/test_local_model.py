@@ -23,7 +23,8 @@ from hindcast.llm.cache import ResponseCache
 from hindcast.llm.models import Models
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore, db_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.helpers import SAMPLE_MARKETS, at
 from tests.integration.archive_support import build_archive, real_headlines, shipped_snapshot
 
