@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, select
 
 from hindcast.records import Forecast, Usage
 from hindcast.runs.tables import ForecastRow
 from hindcast.timeutil import iso, parse_utc
+
+if TYPE_CHECKING:
+    from hindcast.runs.store import RunStore
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ def forecast_row(
     run_id: str,
     forecaster: str,
     market_id: str,
-    t0,
+    t0: datetime,
     label: str,
     forecast: Forecast,
     retrievals: tuple = (),
@@ -78,7 +81,7 @@ def stored_forecast(row: ForecastRow) -> StoredForecast:
     )
 
 
-def dumps(value) -> str:
+def dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
@@ -91,7 +94,7 @@ class Detail:
     retrievals: tuple = ()  # each {"op", "query" | "doc_id", …, "ids": [...]}
 
 
-def stored_details(store, run_id: str) -> dict[tuple, Detail]:
+def stored_details(store: RunStore, run_id: str) -> dict[tuple, Detail]:
     """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
     f = ForecastRow
     query = (
