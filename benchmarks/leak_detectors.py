@@ -138,7 +138,7 @@ async def judge_rows(
 
 def judge_small_locally() -> tuple[str, list[Row], list]:
     """judge:model=local on SMALL_MARKETS' rows of the sample set (34 rows): its name, the rows
-    and their verdicts — what tests/audit/test_leakset.py checks and leak_judge_small.py records."""
+    and their verdicts — what tests/leaks/test_leakset.py checks and leak_judge_small.py records."""
     from hindcast.leaks import get_detector
     from hindcast.llm.models import Models
 

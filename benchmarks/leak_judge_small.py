@@ -1,5 +1,5 @@
 """Re-measure judge:model=local on the leak set's small subset (two markets, 34 rows) with the
-current local engine, exactly as tests/audit/test_leakset.py judges it, and record it in
+current local engine, exactly as tests/leaks/test_leakset.py judges it, and record it in
 data/leakset/measured.json (as the entry's "small", saying which engine measured which figure).
 
     python benchmarks/leak_judge_small.py

@@ -55,9 +55,19 @@ _LAZY = {  # public name → (module, attribute), imported on first access
     "TimeBoundRetriever": ("hindcast.archive.retriever", "TimeBoundRetriever"),
 }
 
-from hindcast.errors import __all__ as _ERRORS  # noqa: E402
-
-__all__ = ["__version__", "load_spec", "sample", *_LAZY, *_ERRORS]
+# fmt: off
+__all__ = ["__version__", "load_spec", "sample", "sweep", "sweep_async", "ReplaySpec",
+    "spec_from_mapping", "SweepResult", "RunScores", "load_scored", "RunStore", "Models",
+    "Forecast", "Question", "Document", "Context", "Forecaster", "register_forecaster", "Embedder",
+    "register_embedder", "open_snapshot", "build_index", "TimeBoundRetriever", "AlreadyRunning",
+    "ArchiveInputError", "ArchiveIntegrityError", "BadModelSpec", "BadRow", "Busy", "ChatError",
+    "CircuitOpen", "ConfigError", "CutoffError", "ForecastError", "FrozenError", "HindcastError",
+    "HostDown", "InfrastructureError", "InputFormatError", "Interrupted", "KalshiError",
+    "LeaderboardError", "LeakageError", "LocalModelError", "LocalServerRequest", "LockHeldError",
+    "MalformedMarket", "ManifoldError", "MarketDataError", "MarketSkipped", "NoRunDatabase",
+    "PolymarketError", "PullBusy", "RejectedAnswer", "RetrievalError", "RunStoreError",
+    "ScheduleError", "StoppedError", "UnknownEmbedderError"]
+# fmt: on
 
 
 def __getattr__(name: str):

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from hindcast.compat import renamed
-
 
 def sweep(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
     """`sweep_async` run to its end (`asyncio.run`): the same keywords, the same SweepResult."""
@@ -43,7 +41,6 @@ _ENGINE = tuple(
 )
 
 
-@renamed(store="run_store", models="model_cutoffs")
 def rescore(run_store, run_id: str, *, model_cutoffs: Path | None = None, bundle=None):
     """A stored run scored from its forecasts alone (no model called): a RunScores."""
     from hindcast.replay import load_scored
@@ -124,7 +121,6 @@ def search(
     return fanout.search(open_snapshot(archive, snapshot), t0, query, k, mode, **options)
 
 
-@renamed(store="run_store")
 def export(
     run_store,
     runs: Sequence[str],
@@ -138,7 +134,6 @@ def export(
     return export_runs(run_store, runs, out, formats, **options)
 
 
-@renamed(store="run_store")
 def analyze(run_store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
     """Stored runs' analyses as Findings (no model called; `split` None: median; settings:
     hindcast.analysis's)."""

@@ -283,8 +283,12 @@ class Busy(LockHeldError):
         super().__init__(f"{path} is held by {holder or 'an unknown process'}")
 
 
-__all__ = sorted(
-    name
-    for name, value in dict(globals()).items()
-    if isinstance(value, type) and issubclass(value, HindcastError)
-)
+# fmt: off
+__all__ = ["AlreadyRunning", "ArchiveInputError", "ArchiveIntegrityError", "BadModelSpec",
+    "BadRow", "Busy", "ChatError", "CircuitOpen", "ConfigError", "CutoffError", "ForecastError",
+    "FrozenError", "HindcastError", "HostDown", "InfrastructureError", "InputFormatError",
+    "Interrupted", "KalshiError", "LeaderboardError", "LeakageError", "LocalModelError",
+    "LocalServerRequest", "LockHeldError", "MalformedMarket", "ManifoldError", "MarketDataError",
+    "MarketSkipped", "NoRunDatabase", "PolymarketError", "PullBusy", "RejectedAnswer",
+    "RetrievalError", "RunStoreError", "ScheduleError", "StoppedError", "UnknownEmbedderError"]
+# fmt: on

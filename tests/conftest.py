@@ -63,8 +63,8 @@ def pytest_xdist_auto_num_workers(config):
 # handed out is a short one and the workers finish together. The other files follow in
 # pytest-xdist's own order (most tests first). A file missing here only costs time.
 HEAVY_FIRST = (
-    "tests/audit/test_leakset.py",
-    "tests/forecasters/test_leaks.py",
+    "tests/leaks/test_leakset.py",
+    "tests/leaks/test_leaks.py",
     "tests/cli/test_refused_before_writing.py",
     "tests/integration/test_local_model.py",
     "tests/bad_inputs/test_bad_inputs.py",

@@ -4,7 +4,7 @@ Every module under hindcast/ is parsed with `ast`; every import counts, includin
 functions (a lazy import is still a dependency). The rules:
 
 (a) layers: an import points to the same or a lower layer, never up —
-    0 records, errors, timeutil, frozen, filelock, http, specs, faces, compat, registry · 1 archive,
+    0 records, errors, timeutil, frozen, filelock, http, specs, faces, registry · 1 archive,
     markets, llm · 2 leaks · 3 forecasters · 4 replay, runs, scoring · 5 leaderboard, audit,
     analysis · 6 api, adapters and the package root · 7 cli, schedule · 8 __main__; a new
     top-level module must be given a layer here;
@@ -43,7 +43,6 @@ LAYERS = {
             "http",
             "specs",
             "faces",
-            "compat",
             "registry",
         ),
         0,

@@ -3,39 +3,18 @@ programs). The face; every name loads on first use (the SDKs are optional extras
 
 from __future__ import annotations
 
-import importlib
+# isort: skip_file
+# fmt: off
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Bound",
-    "Tools",
-    "bind",
-    "document_view",
-    "import_inspect",
-    "mcp_server",
-    "question_view",
-    "read_inspect",
-    "serve",
-    "store_inspect",
-    "t0_tools",
-    "write_log",
-]
-_WHERE = {
-    "Bound": "hindcast.adapters.tools",
-    "bind": "hindcast.adapters.tools",
-    "Tools": "hindcast.forecasters.tools",
-    "t0_tools": "hindcast.forecasters.tools",
-    "question_view": "hindcast.forecasters.tools",
-    "document_view": "hindcast.forecasters.tools",
-    "mcp_server": "hindcast.forecasters.tool_server",
-    "serve": "hindcast.adapters.mcp",
-    "write_log": "hindcast.adapters.mcp",
-    **dict.fromkeys(
-        ("import_inspect", "read_inspect", "store_inspect"), "hindcast.adapters.inspect_import"
-    ),
-}
+from hindcast.faces import lazy
 
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
+    from hindcast.adapters.inspect_import import read_inspect, store_inspect
+    from hindcast.adapters.mcp import serve
+    from hindcast.adapters.tools import Bound, bind
+    from hindcast.forecasters import question_view, t0_tools
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'hindcast.adapters' has no attribute {name!r}")
+__all__ = ["Bound", "bind", "question_view", "read_inspect", "serve", "store_inspect", "t0_tools"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

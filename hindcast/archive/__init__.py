@@ -3,23 +3,15 @@ other packages import (loaded on first use)."""
 
 from __future__ import annotations
 
+# isort: skip_file
+# fmt: off
 from typing import TYPE_CHECKING
 
 from hindcast.faces import lazy
 
-if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
-    from hindcast.archive import (
-        build,
-        distributed,
-        embed,
-        fanout,
-        ingest,
-        layout,
-        retriever,
-        shards,
-        shipped,
-        snapshot,
-    )
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
+    from hindcast.archive import (build, distributed, embed, fanout, ingest, layout, shards,
+        shipped, snapshot)
     from hindcast.archive.ann import check_recorded
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import IndexReader, build_index, open_index, pending
@@ -28,47 +20,9 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
     from hindcast.archive.retriever import TimeBoundRetriever
     from hindcast.archive.snapshot import Snapshot, freeze, latest, open_snapshot, verify_snapshot
 
-_WHERE = {
-    "build": "build",
-    "build_index": "index",
-    "check_recorded": "ann",
-    "check_source": "layout",
-    "distributed": "distributed",
-    "embed": "embed",
-    "fanout": "fanout",
-    "FORMATS": "readers",
-    "freeze": "snapshot",
-    "get_embedder": "embed",
-    "IndexReader": "index",
-    "ingest": "ingest",
-    "latest": "snapshot",
-    "layout": "layout",
-    "open_index": "index",
-    "open_snapshot": "snapshot",
-    "pending": "index",
-    "retriever": "retriever",
-    "shards": "shards",
-    "shipped": "shipped",
-    "Snapshot": "snapshot",
-    "snapshot": "snapshot",
-    "snapshot_dir": "layout",
-    "TimeBoundRetriever": "retriever",
-    "verify_snapshot": "snapshot",
-}
-__all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(
-    __name__,
-    _WHERE,
-    modules=(
-        "build",
-        "distributed",
-        "embed",
-        "fanout",
-        "ingest",
-        "layout",
-        "retriever",
-        "shards",
-        "shipped",
-        "snapshot",
-    ),
-)
+__all__ = ["FORMATS", "IndexReader", "Snapshot", "TimeBoundRetriever", "build", "build_index",
+    "check_recorded", "check_source", "distributed", "embed", "fanout", "freeze", "get_embedder",
+    "ingest", "latest", "layout", "open_index", "open_snapshot", "pending", "shards", "shipped",
+    "snapshot", "snapshot_dir", "verify_snapshot"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

@@ -66,17 +66,6 @@ def ingest(
     return [item.summary for item in staged]
 
 
-def ingest_into(
-    path: Path, source: str, fmt: str, root: Path, archive: Path, chunk_rows: int = CHUNK_ROWS
-) -> IngestSummary:
-    """Ingest one input into the partition tree at `root` (refused if `root` is frozen);
-    its rejects go below `archive/rejects`."""
-    with staging_area(Path(archive)) as staging:
-        item = stage(Path(path), source, fmt, Path(root), Path(archive), staging, chunk_rows)
-        item.commit()
-    return item.summary
-
-
 class staging_area:
     """A private folder inside the archive for one ingest; removed afterwards, and the
     archive folder too if this ingest created it, failed, and left it empty."""

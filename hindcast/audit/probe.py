@@ -247,7 +247,7 @@ async def _one(
     """One question's answer, or the line naming the outage that kept it from being asked."""
     async with gate:
         client = models.client(asked.model, asked.key_env, asked.structured)
-        base, usage = _blank(asked.model, item, kind, cutoffs), llm.Usage(client)
+        base, usage = _blank(asked.model, item, kind, cutoffs), llm.UsageTally(client)
         try:
             return await (_ask_after if kind == "after" else _ask_t0)(client, item, base, usage)
         except CircuitOpen as exc:
@@ -275,7 +275,7 @@ def _blank(model: str, item: ProbeItem, kind: str, cutoffs) -> ProbeAnswer:
 
 
 async def _ask_t0(
-    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage
+    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.UsageTally
 ) -> ProbeAnswer:
     messages = prompts.load("probe_t0").messages(**prompts.question_fields(item.question))
     parsed, raws = await ask_probability(client, messages, usage, step="probe-t0", **REQUEST)
@@ -289,7 +289,7 @@ async def _ask_t0(
 
 
 async def _ask_after(
-    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.Usage
+    client: llm.ChatClient, item: ProbeItem, base: ProbeAnswer, usage: llm.UsageTally
 ) -> ProbeAnswer:
     fields = prompts.question_fields(item.question)
     conversation = prompts.load("probe_recall").messages(**fields)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+# isort: skip_file
+# fmt: off
 from typing import TYPE_CHECKING
 
 from hindcast.faces import lazy
 
-if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.cli.main import run
 
-_WHERE = {
-    "run": "main",
-}
-__all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(__name__, _WHERE)
+__all__ = ["run"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

@@ -124,24 +124,3 @@ def info(message: str) -> None:
     """An informational line on stderr, hidden by -q."""
     if verbosity() >= 0:
         print(message, file=sys.stderr)
-
-
-def deprecated(old: str, new: str) -> None:
-    """The one-line note of a deprecated option spelling (still accepted)."""
-    info(f"hindcast: note: {old} is deprecated; use {new}")
-
-
-def renamed(value, old_value, new: str, old: str, required: bool = False):
-    """An option given by its name `new` or by its former spelling `old` (a hidden option
-    kept for one release: accepted with a one-line note on stderr); both at once is a
-    usage error, and so is neither when the option is `required`."""
-    from typer._click.exceptions import MissingParameter
-
-    if old_value is not None and value is not None:
-        raise typer.BadParameter(f"give {new} only ({old} is its former spelling)", param_hint=new)
-    if old_value is not None:
-        deprecated(old, new)
-        return old_value
-    if value is None and required:
-        raise MissingParameter(param_type="option", param_hint=f"'{new}'")
-    return value

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from hindcast.cli import markets_fbdatasets
-from hindcast.cli.common import default_sample, now, renamed
+from hindcast.cli.common import default_sample, now
 
 app = typer.Typer(
     help="Market stores: pull from Polymarket, import files, list, show.",
@@ -332,8 +332,8 @@ def _print_summary(store: Path, s) -> None:
 # -- import -----------------------------------------------------------------------------------
 @import_app.command("forecastbench")
 def import_forecastbench_command(
-    markets_file: Optional[Path] = typer.Option(
-        None,
+    markets_file: Path = typer.Option(
+        ...,
         "--markets-file",
         exists=True,
         dir_okay=False,
@@ -352,19 +352,11 @@ def import_forecastbench_command(
     store: Path = typer.Option(
         PULL_STORE, "--store", help="Market store to write a new version into."
     ),
-    markets: Optional[Path] = typer.Option(
-        None, "--markets", exists=True, dir_okay=False, hidden=True, help="Former --markets-file."
-    ),
-    prices: Optional[Path] = typer.Option(
-        None, "--prices", exists=True, dir_okay=False, hidden=True, help="Former --price-history."
-    ),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
     from hindcast.api import import_markets
 
-    markets = renamed(markets_file, markets, "--markets-file", "--markets", required=True)
-    prices = renamed(price_history, prices, "--price-history", "--prices")
-    version, bundle = import_markets(store, markets, prices, now=now())
+    version, bundle = import_markets(store, markets_file, price_history, now=now())
     points = sum(len(h) for h in bundle.prices.values())
     typer.echo(
         f"imported {len(bundle.markets)} market(s), {points} price point(s) into {store} "

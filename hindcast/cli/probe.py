@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, default_sample, renamed
+from hindcast.cli.common import DB_HELP, default_sample
 
 app = typer.Typer(
     help="Memorisation probes: what a model knows without documents.",
@@ -70,7 +70,6 @@ def recall(
         "with what it holds [default: recall.json beside the run database; a PostgreSQL run "
         "database keeps them in its table probe_answers].",
     ),
-    out: Optional[Path] = typer.Option(None, "--out", hidden=True, help="Former --recall."),
     registry: Optional[Path] = typer.Option(
         None,
         "--models",
@@ -93,7 +92,7 @@ def recall(
     from hindcast import audit, runs
 
     url = runs.db_url(db)
-    results = renamed(recall_file, out, "--recall", "--out") or audit.default_recall_path(url)
+    results = recall_file or audit.default_recall_path(url)
     folder = results.parent if isinstance(results, Path) else None  # PostgreSQL: its own cache
     run = audit.probe_recall(
         forecasters,

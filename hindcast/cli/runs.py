@@ -8,7 +8,6 @@ Read-only: the run database is opened without creating it, its tables or its fol
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -21,9 +20,6 @@ app = typer.Typer(
 )
 
 _DB = typer.Option(None, "--db", help=DB_HELP)
-_OUT = typer.Option(
-    None, "--out", hidden=True, help="Deprecated: the folder holding hindcast.db (use --db)."
-)
 _PRICES = typer.Option(
     None,
     "--prices",
@@ -32,40 +28,28 @@ _PRICES = typer.Option(
 )
 
 
-def _store(out: Optional[Path], db: Optional[str]):
-    """The run database, opened read-only (`--out DIR`, deprecated, means DIR/hindcast.db)."""
+def _store(db: Optional[str]):
+    """The run database, opened read-only."""
     from hindcast.runs import RunStore, db_url
 
-    if out is not None and db is None:
-        db = str(Path(out) / "hindcast.db")
     return RunStore(db_url(db), read_only=True)
-
-
-def _deprecated_out(out: Optional[Path]) -> None:
-    if out is not None:
-        print(
-            "hindcast: note: --out is deprecated for runs and rescore; use --db DIR/hindcast.db",
-            file=sys.stderr,
-        )
 
 
 @app.command("list")
 def list_runs(
     db: Optional[str] = _DB,
     as_json: bool = typer.Option(False, "--json", help="One JSON array on stdout [default: off]."),
-    out: Optional[Path] = _OUT,
 ) -> None:
     """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
     run database, says so and exits 0 (nothing is created)."""
     from hindcast.errors import NoRunDatabase
 
     try:
-        store = _store(out, db)
+        store = _store(db)
     except NoRunDatabase as exc:
         print("[]" if as_json else f"no runs: {exc}")
-        return _deprecated_out(out)
+        return
     rows = [_summary(store, run) for run in store.runs()]
-    _deprecated_out(out)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -98,14 +82,13 @@ def show(
         False, "--json", help="One JSON document on stdout [default: off]."
     ),
     prices: Optional[Path] = _PRICES,
-    out: Optional[Path] = _OUT,
 ) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
     from hindcast.scoring import load_prices, summarize
 
     table = load_prices(prices)
-    store = _store(out, db)
+    store = _store(db)
     run = store.run(run_id)
     usage = summarize(store.forecasts(run_id, all_attempts=True), table)
     detail = {
@@ -115,7 +98,6 @@ def show(
         "usage": {name: _usage(u) for name, u in usage.items()},
         "attempts": [_attempt(a) for a in store.attempts(run_id)],
     }
-    _deprecated_out(out)
     print(json.dumps(detail, indent=2, ensure_ascii=False) if as_json else _text(detail))
 
 
@@ -169,7 +151,6 @@ def rescore(
         "--json",
         help="One JSON document on stdout (run id, counts, leaderboard rows) [default: off].",
     ),
-    out: Optional[Path] = _OUT,
     exclude_recalled: bool = typer.Option(False, "--exclude-recalled", help=RECALL_HELP),
     recall: Optional[Path] = typer.Option(None, "--recall", metavar="FILE", help=RECALL_FILE_HELP),
 ) -> None:
@@ -183,14 +164,13 @@ def rescore(
     if by is not None and by not in SLICES:
         raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
     table = load_prices(prices)
-    scores = api.rescore(_store(out, db), run_id, model_cutoffs=models)
+    scores = api.rescore(_store(db), run_id, model_cutoffs=models)
     excluded: list[str] = []
     if exclude_recalled:
         [scores], excluded = audit.exclude_recalled_runs(
             [scores], recall or audit.default_recall_path(runs.db_url(db))
         )
     board = replay.leaderboard_of(scores, by=by, prices=table)
-    _deprecated_out(out)
     if as_json:
         document = rescore_document(scores, board)
         print(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
@@ -44,9 +43,6 @@ def sweep(
     ),
     store: Optional[Path] = typer.Option(
         None, "--store", help="Market store directory [default: the shipped sample]."
-    ),
-    markets: Optional[Path] = typer.Option(
-        None, "--markets", hidden=True, help="Deprecated alias of --store."
     ),
     version: Optional[str] = typer.Option(
         None, "--store-version", help="Store version id [default: LATEST]."
@@ -221,7 +217,7 @@ def sweep(
     from hindcast.errors import HindcastError
 
     flags = {  # every spec field, by the flag that sets it (None: not given)
-        "store": store or markets,
+        "store": store,
         "version": version,
         "ids": ids,
         "topics": topics,
@@ -269,8 +265,6 @@ def sweep(
         )
     )
     _report(result, as_json)
-    if markets is not None:
-        print("hindcast: note: --markets is deprecated; use --store", file=sys.stderr)
     if result.empty:
         raise HindcastError(
             f"no valid forecast at all from {', '.join(result.empty)} (stored and exported; "

@@ -211,7 +211,9 @@ class InspectAgent(ModelForecaster):
 
         model = self._model()
         sample = int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
-        usage = llm.Usage(model.api.client(), temperature=float(self.temperature), sample=sample)
+        usage = llm.UsageTally(
+            model.api.client(), temperature=float(self.temperature), sample=sample
+        )
         usage.totals.update(prompts.load(PROMPT).record, agent=self.agent)
         tokens = (
             provider.USAGE.set(usage),

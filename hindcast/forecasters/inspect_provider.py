@@ -41,7 +41,7 @@ from hindcast.llm import client as llm
 API = "hindcast"
 DEFAULT_CACHE = Path("runs") / "responses.db"
 # The usage record of the forecast being made (set by the inspect-agent forecaster around a run).
-USAGE: ContextVar[llm.Usage | None] = ContextVar("hindcast_inspect_usage", default=None)
+USAGE: ContextVar[llm.UsageTally | None] = ContextVar("hindcast_inspect_usage", default=None)
 # Cache-key fields of the forecast being made (`repeat`, `attempt`; set by the inspect-agent
 # forecaster).
 SAMPLE: ContextVar[dict | None] = ContextVar("hindcast_inspect_sample", default=None)

@@ -94,7 +94,7 @@ class RetrievalAgent(ChatForecaster):
         return ("retrieval_final",) if self.policy == "none" else self.PROMPTS
 
     async def run(
-        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.UsageTally
     ) -> Forecast:
         fields = prompts.question_fields(question)
         usage.totals["prompts"] = {name: prompts.load(name).sha256 for name in self.prompt_names()}
@@ -110,7 +110,7 @@ class RetrievalAgent(ChatForecaster):
             client, messages, usage, rationale=summary, evidence=tuple(d.id for d in shown)
         )
 
-    async def _closed_book(self, client, fields: dict, usage: llm.Usage) -> Forecast:
+    async def _closed_book(self, client, fields: dict, usage: llm.UsageTally) -> Forecast:
         """Policy `none`: the final question alone; the archive is never called."""
         messages = prompts.load("retrieval_final").messages(
             **fields, summary=CLOSED_SUMMARY, documents=CLOSED_DOCUMENTS
@@ -118,7 +118,7 @@ class RetrievalAgent(ChatForecaster):
         return await self.final(client, messages, usage)
 
     async def _research(
-        self, client, ctx: Context, screen: policies.Screen, fields: dict, usage: llm.Usage
+        self, client, ctx: Context, screen: policies.Screen, fields: dict, usage: llm.UsageTally
     ) -> tuple[dict, str]:
         """Seed, then up to `rounds` of search + reflection; stops when no new query is asked."""
         found: dict[str, Document] = {}
@@ -135,7 +135,7 @@ class RetrievalAgent(ChatForecaster):
             summary, queries = await self._reflect(client, fields, found, asked, usage, round_)
         return found, summary
 
-    async def _seed(self, client, fields: dict, usage: llm.Usage) -> list[str]:
+    async def _seed(self, client, fields: dict, usage: llm.UsageTally) -> list[str]:
         n = int(self.queries)
         messages = prompts.load("retrieval_queries").messages(**fields, n=n)
         reply = await client.complete(
@@ -147,7 +147,7 @@ class RetrievalAgent(ChatForecaster):
         usage.add("seed", reply, raw=reply.content, queries=queries, fallback_to_question=fallback)
         return queries
 
-    def step_request(self, usage: llm.Usage) -> dict:
+    def step_request(self, usage: llm.UsageTally) -> dict:
         """Seed and reflection calls: the final call's parameters with a smaller token budget."""
         return {
             **self.request(usage),
@@ -160,7 +160,7 @@ class RetrievalAgent(ChatForecaster):
         screen: policies.Screen,
         query: str,
         found: dict,
-        usage: llm.Usage,
+        usage: llm.UsageTally,
         round_: int,
     ) -> None:
         """`ids`: what the archive returned; a document the screen withholds
@@ -182,7 +182,13 @@ class RetrievalAgent(ChatForecaster):
             found.setdefault(doc.id, doc)
 
     async def _reflect(
-        self, client, fields: dict, found: dict, asked: list[str], usage: llm.Usage, round_: int
+        self,
+        client,
+        fields: dict,
+        found: dict,
+        asked: list[str],
+        usage: llm.UsageTally,
+        round_: int,
     ) -> tuple[str, list[str]]:
         n = int(self.queries)
         shown = list(found.values())[: int(self.max_docs)]

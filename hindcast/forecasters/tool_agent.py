@@ -118,7 +118,7 @@ class ToolAgent(ChatForecaster):
         return CLOSED_TOOLS if self.policy == "none" else TOOLS
 
     async def run(
-        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.UsageTally
     ) -> Forecast:
         template = prompts.load(self.prompt_names()[0])
         usage.totals.update(template.record)
@@ -142,7 +142,7 @@ class ToolAgent(ChatForecaster):
         messages: list[dict],
         reach: Reach,
         evidence: dict,
-        usage: llm.Usage,
+        usage: llm.UsageTally,
         turn: int,
     ) -> Forecast | None:
         """One model turn; its tool calls run and are answered in `messages`; a
@@ -167,7 +167,9 @@ class ToolAgent(ChatForecaster):
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         return None
 
-    async def _execute(self, call: dict, reach: Reach, evidence: dict, usage: llm.Usage, turn: int):
+    async def _execute(
+        self, call: dict, reach: Reach, evidence: dict, usage: llm.UsageTally, turn: int
+    ):
         """(tool result text, None) or ("", (probability, rationale)) for a valid submission.
         Under `pit+filter` the `withheld` steps of a call follow its `tool` step."""
         name, args, problem = _arguments(call)

@@ -81,7 +81,7 @@ class ChatForecaster(ModelForecaster):
         sample = (
             int(self.repeat) + int(getattr(ctx, "repeat", 0)) if float(self.temperature) > 0 else 0
         )
-        usage = llm.Usage(client, temperature=float(self.temperature), sample=sample)
+        usage = llm.UsageTally(client, temperature=float(self.temperature), sample=sample)
         try:
             return await self.run(question, ctx, client, usage)
         except (
@@ -90,11 +90,11 @@ class ChatForecaster(ModelForecaster):
             return Forecast.failure(f"{type(exc).__name__}: {exc}", usage=usage.record())
 
     async def run(
-        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.UsageTally
     ) -> Forecast:
         raise NotImplementedError
 
-    def request(self, usage: llm.Usage) -> dict:
+    def request(self, usage: llm.UsageTally) -> dict:
         """Keyword arguments of every call: body parameters and the sample index
         (all in the cache key)."""
         request = {
@@ -108,7 +108,7 @@ class ChatForecaster(ModelForecaster):
         self,
         client,
         messages: list[dict],
-        usage: llm.Usage,
+        usage: llm.UsageTally,
         rationale: str = "",
         evidence: tuple[str, ...] = (),
     ) -> Forecast:
@@ -198,7 +198,7 @@ class ZeroShotForecaster(ChatForecaster):
         return self.prompt or ("zero_shot_price" if self.price else "zero_shot")
 
     async def run(
-        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.Usage
+        self, question: Question, ctx: Context, client: llm.ChatClient, usage: llm.UsageTally
     ) -> Forecast:
         template = prompts.load(self.template())
         usage.totals.update(template.record, with_price=bool(self.price))

@@ -15,6 +15,7 @@ from hindcast.analysis import (
     copying,
     effects,
     ensemble,
+    load_fees,
     policy_pairs,
     strata,
     trading,
@@ -32,7 +33,7 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
         strata.strata(rows),
         effects.effects(rows),
         ensemble.aggregate(rows).finding,
-        trading.simulate_trading(rows, trading.TradingStrategy(), trading.load_fees()).finding,
+        trading.simulate_trading(rows, trading.TradingStrategy(), load_fees()).finding,
         copying.copying(rows),
         policy_pairs.policy_pairs(rows),
     ]

@@ -6,19 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindcast.compat import renamed
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
 from hindcast.leaderboard.tables import combine
 from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
 
 
-@renamed(store="run_store")
 def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dict[str, Path]:
     """A sweep's exports: leaderboard tables and the HTML report in OUT/<run id>/.
     (`plan`: a replay.plan.Plan; `scores`: its replay.scored.RunScores; `board` its leaderboard;
     `run_store`: the RunStore the run is in, for the report's forecast viewer — without it the
-    viewer shows the scored rows only, no rationale, raw answer or documents; the keyword
-    `store=` is deprecated.)"""
+    viewer shows the scored rows only, no rationale, raw answer or documents.)"""
     folder, title = Path(out_dir) / plan.run_id, f"hindcast leaderboard — run {plan.run_id}"
     notes = run_notes(plan.identity.store_version, plan.markets, plan.cutoffs)
     paths = export.write_all(board, folder, title, notes)

@@ -7,18 +7,13 @@ registered here, the way a plugin registers its own."""
 
 from __future__ import annotations
 
-from hindcast.leaks import cascade, judge, lexical, lexical2
-from hindcast.leaks.cascade import DEFAULT_BAND, CascadeDetector, StageCost
-from hindcast.leaks.judge import JUDGE_TEXT_CHARS, JudgeAnswer, JudgeDetector, parse_judge
-from hindcast.leaks.lexical import (
-    REVEAL_THRESHOLD,
-    LexicalDetector,
-    dates_after,
-    outcome_cue,
-    statements,
-    topic_share,
-)
-from hindcast.leaks.lexical2 import Lexical2Detector
+from hindcast.leaks import cascade as _cascade
+from hindcast.leaks import judge as _judge
+from hindcast.leaks import lexical as _lexical
+from hindcast.leaks import lexical2 as _lexical2
+from hindcast.leaks.cascade import DEFAULT_BAND
+from hindcast.leaks.judge import JUDGE_TEXT_CHARS
+from hindcast.leaks.lexical import REVEAL_THRESHOLD, dates_after, outcome_cue, statements
 from hindcast.leaks.registry import LABELS, LeakDetector, Verdict, get_detector, names, register
 
 __all__ = [
@@ -26,25 +21,17 @@ __all__ = [
     "JUDGE_TEXT_CHARS",
     "LABELS",
     "REVEAL_THRESHOLD",
-    "CascadeDetector",
-    "JudgeAnswer",
-    "JudgeDetector",
     "LeakDetector",
-    "Lexical2Detector",
-    "LexicalDetector",
-    "StageCost",
     "Verdict",
     "dates_after",
     "get_detector",
     "names",
     "outcome_cue",
-    "parse_judge",
     "register",
     "statements",
-    "topic_share",
 ]
 
-register("lexical", lexical.make)
-register("lexical2", lexical2.make)
-register("judge", judge.make)
-register("cascade", cascade.make, raw=True)
+register("lexical", _lexical.make)
+register("lexical2", _lexical2.make)
+register("judge", _judge.make)
+register("cascade", _cascade.make, raw=True)

@@ -26,6 +26,29 @@ from datetime import datetime
 
 from hindcast.errors import ConfigError
 from hindcast.leaks.registry import Verdict, check_params
+from hindcast.leaks.vocabulary import (
+    AFTER_EVENT,
+    ALIASES,
+    DEADLINE,
+    GENERIC,
+    HEDGE,
+    MONTH_ABBR,
+    MONTH_YEAR,
+    MONTHS,
+    NOUN_AFTER,
+    NOUN_BEFORE,
+    NUMBER,
+    OUTCOME,
+    OUTCOME_NOUN,
+    PAST,
+    PAST_OF,
+    PRICE_MOVE,
+    QUESTION_WORDS,
+    STOP,
+    WORD,
+    YEAR,
+    plain_number,
+)
 from hindcast.records import Question
 
 # ---- the model-free detector: `lexical` --------------------------------------------------------
@@ -47,329 +70,6 @@ CUE_WEIGHT, SIM_WEIGHT = (
 )  # the score: CUE_WEIGHT·outcome cue + SIM_WEIGHT·scaled similarity
 HEDGE_FACTOR = 0.4  # an outcome verb inside hedged / forward-looking wording counts this much
 HEDGE_WINDOW = 30  # characters before an outcome verb searched for a hedge word
-
-_WORD = re.compile(
-    r"\$?\d+(?:,\d{3})*(?:\.\d+)?[kmb%+]*(?!\w)|[\w$%+'’.-]+", re.UNICODE | re.IGNORECASE
-)
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "by",
-        "to",
-        "for",
-        "from",
-        "with",
-        "and",
-        "or",
-        "x",
-        "vs",
-        "vs.",
-        "be",
-        "is",
-        "are",
-        "was",
-        "were",
-        "will",
-        "would",
-        "does",
-        "did",
-        "do",
-        "has",
-        "have",
-        "had",
-        "can",
-        "could",
-        "should",
-        "before",
-        "after",
-        "during",
-        "this",
-        "that",
-        "next",
-        "any",
-        "no",
-        "not",
-        "yes",
-        "than",
-        "more",
-        "less",
-        "most",
-        "least",
-        "above",
-        "below",
-        "over",
-        "under",
-        "between",
-        "following",
-        "end",
-        "year",
-        "week",
-        "month",
-        "day",
-        "new",
-        "first",
-        "second",
-        "third",
-        "its",
-        "his",
-        "her",
-        "their",
-        "who",
-        "what",
-        "which",
-        "when",
-        "where",
-        "how",
-        "win",
-        "wins",
-        "won",
-        "become",
-        "becomes",
-        "reach",
-        "hit",
-        "happen",
-    ]
-)
-_GENERIC = frozenset(
-    [
-        "will",
-        "the",
-        "by",
-        "before",
-        "in",
-        "after",
-        "on",
-        "of",
-        "for",
-        "and",
-        "x",
-        "2024",
-        "2025",
-        "2026",
-        "2027",
-        "election",
-        "elections",
-        "president",
-        "presidential",
-        "prime",
-        "minister",
-        "party",
-        "seat",
-        "seats",
-        "most",
-        "top",
-        "best",
-        "award",
-        "awards",
-        "championship",
-        "champion",
-        "league",
-        "cup",
-        "series",
-        "world",
-        "national",
-        "game",
-        "games",
-        "season",
-        "model",
-        "market",
-        "rate",
-        "rates",
-        "interest",
-        "american",
-        "mayor",
-        "governor",
-        "chancellor",
-        "minister",
-        "parliamentary",
-        "parliament",
-        "chamber",
-        "deputies",
-        "division",
-        "central",
-        "west",
-        "east",
-        "north",
-        "south",
-        "city",
-        "state",
-        "states",
-        "united",
-        "us",
-        "u.s",
-        "new",
-        "next",
-        "ai",
-        "company",
-        "largest",
-    ]
-)
-# headline verbs that state an outcome (a headline's present tense reports a past event)
-_OUTCOME = re.compile(
-    r"""\b(?:wins?|won(?!['’]t)|winners?|triumph(?:s|ed)?|awarded|recipient|laureate|elects|elected|
-    re-?elected|\w+-elect|sworn\s+in|heads?\s+to\s+(?:\S+\s+){0,3}run-?off|run-?off\s+between|
-    captur(?:es|ed)|seiz(?:es|ed)|took|takes?\s+(?:control|over)|fell\s+to|falls\s+to|
-    signs?\s+(?:into\s+law|(?:\w+\s+)?(?:deal|bill|order|agreement|treaty))|signed|
-    pass(?:es|ed)|approv(?:es|ed)|announc(?:es|ed)|
-    (?:cuts?|lowers?|lowered|rais(?:es|ed)|hikes?|hiked)\s+(?:(?:its|key|benchmark|interest|the|
-    us|u\.s\.)\s+){0,3}
-    (?:rates?|interest)|
-    holds?\s+(?:\w+\s+){0,2}steady|leaves?\s+(?:\w+\s+){0,2}unchanged|
-    keeps?\s+(?:\w+\s+){0,2}unchanged|
-    clinch(?:es|ed)|beats?|defeats?|defeated|loses?|lost|concedes?|conceded|resigns?|resigned|
-    ousted|
-    out\s+as|steps?\s+down|named|declar(?:es|ed)|victory|victorious|crowned|sweeps?|swept|
-    eliminated|
-    knocked\s+out|fails?\s+to|failed\s+to|recogni[sz](?:es|ed)|strikes?|struck|attack(?:s|ed)?|
-    launch(?:es|ed)?\s+(?:an?\s+)?(?:\w+\s+)?(?:attacks?|strikes?)|lash(?:es)?\s+out|retaliat\w*|
-    rates?\s+steady|
-    bomb(?:s|ed)|invad(?:es|ed)|guilty|convicted|acquitted|landslide)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# a word before an outcome word that makes it a noun or an infinitive ('a rate cut', "Fed's win",
-# 'to win')
-_NOUN_BEFORE = re.compile(
-    r"""(?:\b(?:a|an|the|its|his|her|their|our|any|another|latest|new|first|second|
-    third|fourth|rate|rates|interest-rate|rate-cut|of|for|on|in|to|at|by|from|december|october|
-    september|
-    november|march|january|boat|military|ground|drone|missile|air|aerial|deadly|possible|
-    potential|help|
-    u\.s\.|us|american|israeli|russian|iranian|ukrainian|chinese))\s*$""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# a word after an outcome word that makes it a noun ('rate-cut signals', 'cut expectations')
-_NOUN_AFTER = re.compile(
-    r"""^\W*(?:expectations?|hopes?|bets?|odds|signals?|chances?|decision|path|talks?|fears?|
-    outlook|speculation|cycle|plans?|threats?|risks?)\b""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# a price or count moving past a number ('dips below $90,000', 'tops 4 million'): a cue only when
-# the number is one the question names
-_NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?(?:k|m|bn|b)?(?!\w)", re.IGNORECASE)
-_PRICE_MOVE = re.compile(
-    r"""\b(?:dips?|dipped|falls?|fell|drops?|dropped|sinks?|sank|slides?|slid|plunges?|
-    plunged|tumbles?|rises?|rose|climbs?|climbed|surges?|surged|jumps?|jumped|tops?|topped|hits?|
-    cross(?:es|ed)|breaks?|broke|reach(?:es|ed)|pass(?:es|ed)|exceeds?|exceeded)
-    \s+(?:\w+\s+){0,2}?(?:below|under|above|over|past|
-    through|to)?\s*(?P<number>\$?\d[\d,.]*(?:k|m|bn|b)?)(?![\w-])""",
-    re.IGNORECASE | re.VERBOSE,
-)
-# a noun that reports a past outcome whatever precedes it ('soar to victory', "Milei's triumph")
-_OUTCOME_NOUN = re.compile(
-    r"^(?:victory|victories|victorious|triumph\w*|landslide)$", re.IGNORECASE
-)
-# an outcome noun after 'after', 'following' or 'since' reports a past event ('after the Fed's
-# December rate cut')
-_AFTER_EVENT = re.compile(
-    r"\b(?:after|following|since|latest)\s+(?:\S+\s+){0,4}?"
-    r"(?:cuts?|hikes?|win|wins|victory|strikes?|attacks?|"
-    r"elections?|vote|decision)\b",
-    re.IGNORECASE,
-)
-_HEDGE = re.compile(
-    r"""(?:\b(?:will|would|could|may|might|can|poised|set\s+to|expected|expects?|
-    favou?red|favorites?|likely|unlikely|odds|polls?|polling|forecasts?|predicts?|predictions?|
-    ahead\s+of|
-    preview|what\s+to\s+know|how\s+to\s+watch|bids?\s+to|help(?:s|ed)?|seeks?|seeking|hopes?|
-    eyes|vows?|threatens?|
-    plans?|planning|if|whether|race\s+to|aims?|push(?:es)?\s+(?:for|to)|considers?|weighs?|mulls?|
-    could|chance|neck-and-neck|too\s+close|hopes?\s+for|bets?\s+on)\b)""",
-    re.IGNORECASE | re.VERBOSE,
-)
-_PAST = re.compile(
-    r"\b(?:\w{3,}ed|was|were|had|won|took|fell|held|lost|said|became|struck|swept)\b", re.IGNORECASE
-)
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
-_MONTH_YEAR = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+"
-    r"(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})\b",
-    re.IGNORECASE,
-)
-_DEADLINE = re.compile(
-    r"\s+(?:by|before|in|on|after|during|this)\s+(?:the\s+end\s+of\s+)?"
-    r"(?:[A-Z][a-z]+\.?\s+\d{1,2}(?:,?\s*\d{4})?|[A-Z][a-z]+(?:\s+\d{4})?|\d{4}|year|month)\s*$"
-)
-_QUESTION_WORDS = frozenset(
-    [
-        "will",
-        "did",
-        "does",
-        "do",
-        "is",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "can",
-        "could",
-        "should",
-        "would",
-        "which",
-        "who",
-        "what",
-        "when",
-        "how",
-    ]
-)
-_PAST_OF = {
-    "win": "won",
-    "become": "became",
-    "be": "was",
-    "hit": "hit",
-    "cut": "cut",
-    "lead": "led",
-    "leave": "left",
-    "hold": "held",
-    "take": "took",
-    "make": "made",
-    "have": "had",
-    "get": "got",
-    "run": "ran",
-    "go": "went",
-    "rise": "rose",
-    "fall": "fell",
-    "sell": "sold",
-    "buy": "bought",
-    "strike": "struck",
-    "sign": "signed",
-    "say": "said",
-    "meet": "met",
-    "find": "found",
-    "lose": "lost",
-}
-
-# a few names headlines spell otherwise (token → phrases that name it)
-_ALIASES = {
-    "nyc": ("new york", "new york city", "new york's"),
-    "fed": ("federal reserve", "fomc", "powell"),
-    "us": ("u.s", "united states", "american", "america"),
-    "uk": ("britain", "british", "u.k"),
-    "academy": ("oscar", "oscars"),
-    "nfc": ("super bowl",),
-    "afc": ("super bowl",),
-}
 
 
 @dataclass(frozen=True)
@@ -412,7 +112,9 @@ def statements(question: Question) -> Statements:
 
 
 def _numbers(question: str) -> frozenset[str]:
-    found = {_number(w) for w in _NUMBER.findall(_DEADLINE.sub("", question.strip().rstrip("?")))}
+    found = {
+        plain_number(w) for w in NUMBER.findall(DEADLINE.sub("", question.strip().rstrip("?")))
+    }
     return frozenset(n for n in found if n and not re.fullmatch(r"(?:19|20)\d\d", n))
 
 
@@ -421,7 +123,7 @@ def _clause(text: str) -> str:
     deadline ('by August 31')."""
     clause = " ".join(text.strip().rstrip("?").split())
     clause = re.sub(r"^(?:will|did|does|is|are|has|have|can)\s+", "", clause, flags=re.IGNORECASE)
-    return _DEADLINE.sub("", clause) or clause
+    return DEADLINE.sub("", clause) or clause
 
 
 def _parse_clause(clause: str) -> tuple[str, str, str]:
@@ -446,8 +148,8 @@ def _parse_clause(clause: str) -> tuple[str, str, str]:
 
 
 def _past(verb: str) -> str:
-    if verb in _PAST_OF:
-        return _PAST_OF[verb]
+    if verb in PAST_OF:
+        return PAST_OF[verb]
     if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb) and len(verb) <= 4:  # dip → dipped
         return verb + verb[-1] + "ed"
     return (
@@ -468,14 +170,14 @@ def _third(verb: str) -> str:
 def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
     """Runs of capitalised words and numbers (the first word of the question excluded), each a
     group of its distinctive lower-case tokens; a question without any: its content words."""
-    words = _WORD.findall(_DEADLINE.sub("", " ".join(question.split()).rstrip("?")))
+    words = WORD.findall(DEADLINE.sub("", " ".join(question.split()).rstrip("?")))
     groups, run = [], []
     for i, word in enumerate(words):
         token = word.strip(".'’").lower()
-        named = (i > 0 or token not in _QUESTION_WORDS) and (
+        named = (i > 0 or token not in QUESTION_WORDS) and (
             word[:1].isupper() or word[:1].isdigit() or word[:1] == "$"
         )
-        if named and token not in _GENERIC and token not in _MONTHS and len(token) > 1:
+        if named and token not in GENERIC and token not in MONTHS and len(token) > 1:
             run.append(token)
         elif run:
             groups.append(tuple(run))
@@ -486,7 +188,7 @@ def _entity_groups(question: str) -> tuple[tuple[str, ...], ...]:
     content = [
         w.lower()
         for w in words
-        if len(w) > 3 and w.lower() not in _STOP and w.lower() not in _GENERIC
+        if len(w) > 3 and w.lower() not in STOP and w.lower() not in GENERIC
     ]
     return tuple((w,) for w in content)
 
@@ -498,7 +200,7 @@ def topic_share(text: str, groups: tuple[tuple[str, ...], ...]) -> float:
     Bolivia ~ Bolivia's)."""
     if not groups:
         return 0.0
-    words = [w.strip(".'’").lower() for w in _WORD.findall(text)]
+    words = [w.strip(".'’").lower() for w in WORD.findall(text)]
     hits = sum(1 for group in groups if _group_named(group, words))
     return hits / len(groups)
 
@@ -509,9 +211,9 @@ def _group_named(group: tuple[str, ...], words: list[str]) -> bool:
 
 
 def _named(token: str, words: list[str]) -> bool:
-    if _number(token):
-        return _number(token) in {_number(w) for w in words}
-    if any(_alias_in(alias, words) for alias in _ALIASES.get(token, ())):
+    if plain_number(token):
+        return plain_number(token) in {plain_number(w) for w in words}
+    if any(_alias_in(alias, words) for alias in ALIASES.get(token, ())):
         return True
     if len(token) < 5 or not token.isalpha():
         return token in words or any(w.startswith((token + "'", token + "’")) for w in words)
@@ -530,59 +232,43 @@ def outcome_cue(text: str, numbers: frozenset[str] = frozenset()) -> float:
     an event reported as past ('after the Fed's rate cut', even in a question); HEDGE_FACTOR when
     the text is a question or every outcome verb is hedged (a hedge word in the HEDGE_WINDOW
     characters before it: 'could win', 'poised to win', 'expected to'); 0 otherwise."""
-    verbs = [m for m in _OUTCOME.finditer(text) if _as_verb(text, m)] + _price_moves(text, numbers)
-    if _AFTER_EVENT.search(text):  # presupposed past, even inside a question
+    verbs = [m for m in OUTCOME.finditer(text) if _as_verb(text, m)] + _price_moves(text, numbers)
+    if AFTER_EVENT.search(text):  # presupposed past, even inside a question
         return 1.0
     if not verbs:
         return 0.0
     if text.rstrip().endswith("?"):
         return HEDGE_FACTOR
     plain = [
-        m for m in verbs if not _HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW) : m.start()])
+        m for m in verbs if not HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW) : m.start()])
     ]
     return 1.0 if plain else HEDGE_FACTOR
 
 
 def _as_verb(text: str, match: re.Match) -> bool:
-    if _OUTCOME_NOUN.match(match.group(0)):
+    if OUTCOME_NOUN.match(match.group(0)):
         return True
-    return not (
-        _NOUN_BEFORE.search(text[: match.start()]) or _NOUN_AFTER.match(text[match.end() :])
-    )
+    return not (NOUN_BEFORE.search(text[: match.start()]) or NOUN_AFTER.match(text[match.end() :]))
 
 
 def _price_moves(text: str, numbers: frozenset[str]) -> list[re.Match]:
-    return [m for m in _PRICE_MOVE.finditer(text) if _number(m.group("number")) in numbers]
-
-
-def _number(token: str) -> str:
-    """'$90,000', '90k', '90000' → '90000'; '4%' → '4'; a non-number → ''."""
-    token = token.lower().strip("$+%.,")
-    scale = {"k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9}.get(re.sub(r"[\d.,]", "", token), None)
-    digits = re.sub(r"[^\d.]", "", token.replace(",", ""))
-    if not digits or scale is None and not token.replace(",", "").replace(".", "").isdigit():
-        return ""
-    try:
-        value = float(digits) * (scale or 1)
-    except ValueError:
-        return ""
-    return str(int(value)) if value.is_integer() else f"{value:g}"
+    return [m for m in PRICE_MOVE.finditer(text) if plain_number(m.group("number")) in numbers]
 
 
 def dates_after(text: str, t0: datetime, named: str = "") -> list[str]:
     """Dates the text names that lie after t0's day: `Month [D,] YYYY`, or a bare year after t0's
     that the question itself does not name (`named`: 'the 2026 Winter Olympics' is no news)."""
-    own = set(_YEAR.findall(named))
-    found = [m.group(0) for m in _MONTH_YEAR.finditer(text) if _after(m, t0)]
+    own = set(YEAR.findall(named))
+    found = [m.group(0) for m in MONTH_YEAR.finditer(text) if _after(m, t0)]
     found += [
-        y for y in _YEAR.findall(_MONTH_YEAR.sub(" ", text)) if int(y) > t0.year and y not in own
+        y for y in YEAR.findall(MONTH_YEAR.sub(" ", text)) if int(y) > t0.year and y not in own
     ]
     return found
 
 
 def _after(match: re.Match, t0: datetime) -> bool:
     name = match.group(1).lower()
-    month = _MONTH_ABBR.get(name[:4] if name.startswith("sept") else name[:3])
+    month = MONTH_ABBR.get(name[:4] if name.startswith("sept") else name[:3])
     day, year = int(match.group(2) or 0), int(match.group(3))
     return bool(month) and (year, month, day) > (
         t0.year,
@@ -632,7 +318,7 @@ class LexicalDetector:
         similarity = self._similarity(text, question, facts) if topic >= TOPIC_MIN and text else 0.0
         later = tuple(dates_after(text, question.t0, question.question))
         return Evidence(
-            topic, outcome_cue(text, facts.numbers), similarity, later, bool(_PAST.search(text))
+            topic, outcome_cue(text, facts.numbers), similarity, later, bool(PAST.search(text))
         )
 
     def verdict(self, e: Evidence) -> Verdict:

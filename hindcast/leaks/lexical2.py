@@ -31,24 +31,19 @@ from __future__ import annotations
 import re
 
 from hindcast.leaks.lexical import (
-    _GENERIC,
-    _HEDGE,
-    _PAST,
-    _STOP,
-    _WORD,
     HEDGE_FACTOR,
     HEDGE_WINDOW,
     REVEAL_THRESHOLD,
     TOPIC_MIN,
     Evidence,
     LexicalDetector,
-    _number,
     dates_after,
     outcome_cue,
     statements,
     topic_share,
 )
 from hindcast.leaks.lexical import make as lexical_make
+from hindcast.leaks.vocabulary import GENERIC, HEDGE, PAST, STOP, WORD, plain_number
 from hindcast.records import Question
 
 # ---- numbers past the question's threshold -----------------------------------------------------
@@ -165,7 +160,7 @@ def _figure(token: str) -> tuple[float, str] | None:
     )
     for word, short in (("billion", "bn"), ("million", "m")):
         token = token.replace(word, short)
-    number = _number(token)
+    number = plain_number(token)
     if not number or unit == "":
         return None
     return float(number), unit
@@ -202,7 +197,7 @@ def event_cue(text: str, question: str) -> bool:
     for m in list(_AGENT_NOUN.finditer(text)) + list(_PRESUPPOSED.finditer(text)):
         before = text[max(0, m.start() - HEDGE_WINDOW) : m.start()]
         noun = m.re is _AGENT_NOUN
-        if (noun and _INDEFINITE.search(before)) or _HEDGE.search(before):
+        if (noun and _INDEFINITE.search(before)) or HEDGE.search(before):
             continue
         agent = m.groupdict().get("agent")
         if agent and agent.lower() in ("a", "an", "the", "any", "why", "how", "what", "as", "if"):
@@ -258,15 +253,15 @@ def rival_winner(text: str, question: Question) -> bool:
     if not _CONTEST_Q.search(question.question):
         return False
     snub = _SNUB.search(text)
-    if snub and not _HEDGE.search(text[max(0, snub.start() - HEDGE_WINDOW) : snub.start()]):
+    if snub and not HEDGE.search(text[max(0, snub.start() - HEDGE_WINDOW) : snub.start()]):
         return True
-    own = {w.strip(".'’").lower() for w in _WORD.findall(question.question)}
+    own = {w.strip(".'’").lower() for w in WORD.findall(question.question)}
     for m in _SELECTION.finditer(text):
         name = (m.group("name") or m.group("name2") or "").split()
         names = [w.strip(".'’").lower() for w in name if w[:1].isupper()]
-        if names and not any(n in own for n in names) and not any(n in _STOP for n in names):
+        if names and not any(n in own for n in names) and not any(n in STOP for n in names):
             before = text[max(0, m.start() - HEDGE_WINDOW) : m.start()]
-            if not _HEDGE.search(before):
+            if not HEDGE.search(before):
                 return True
     return False
 
@@ -293,10 +288,10 @@ def object_groups(question: str, groups: tuple[tuple[str, ...], ...]) -> tuple:
 
 def content_groups(question: str, groups: tuple[tuple[str, ...], ...]) -> tuple:
     """A question named only by numbers is also named by its content words."""
-    if any(not _number(t) for g in groups for t in g):
+    if any(not plain_number(t) for g in groups for t in g):
         return groups
     words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]+", question)]
-    extra = [(w,) for w in words if len(w) > 3 and w not in _STOP and w not in _GENERIC]
+    extra = [(w,) for w in words if len(w) > 3 and w not in STOP and w not in GENERIC]
     return groups + tuple(extra[:2])
 
 
@@ -324,7 +319,7 @@ class Lexical2Detector(LexicalDetector):
         if rival or crosses(text, figure) or (military and event_cue(text, question.question)):
             cue = 1.0
         later = tuple(dates_after(text, question.t0, question.question))
-        return Evidence(topic, cue, similarity, later, bool(_PAST.search(text)))
+        return Evidence(topic, cue, similarity, later, bool(PAST.search(text)))
 
 
 def kind_cue(text: str, question: str, numbers: frozenset[str], figure: bool = False) -> float:
@@ -342,7 +337,7 @@ def _plain_cue(text: str, verbs: list[re.Match]) -> float:
     all are, 0 without any."""
     if not verbs:
         return 0.0
-    hedged = [_HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW) : m.start()]) for m in verbs]
+    hedged = [HEDGE.search(text[max(0, m.start() - HEDGE_WINDOW) : m.start()]) for m in verbs]
     return 1.0 if not all(hedged) and not text.rstrip().endswith("?") else HEDGE_FACTOR
 
 

@@ -7,80 +7,22 @@ prompt templates, files identified by their sha256). Loaded on first use (httpx,
 
 from __future__ import annotations
 
+# isort: skip_file
+# fmt: off
 from typing import TYPE_CHECKING
 
 from hindcast.faces import lazy
 
-if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.llm import client, local, prompts
-    from hindcast.llm.answers import (
-        PROBABILITY_SCHEMA,
-        REPAIR,
-        Parsed,
-        ask_probability,
-        check,
-        parse_probability,
-        raw_text,
-    )
-    from hindcast.llm.cache import MODES, ResponseCache, is_postgresql, request_key
-    from hindcast.llm.client import (
-        OPENAI_URL,
-        STRUCTURED,
-        Breakers,
-        ChatClient,
-        ChatReply,
-        ModelSpec,
-        Usage,
-        check_key_env,
-        parse_model,
-    )
-    from hindcast.llm.fake import FakeChatModel, Reply, answer, error, tool_call, tool_calls
-    from hindcast.llm.local import LocalServer, SharedServer
-    from hindcast.llm.models import FALLBACK, Models, open_cache
+    from hindcast.llm.answers import ask_probability, check, parse_probability, raw_text
+    from hindcast.llm.cache import ResponseCache, is_postgresql
+    from hindcast.llm.client import STRUCTURED, Breakers
+    from hindcast.llm.fake import FakeChatModel
+    from hindcast.llm.models import FALLBACK, Models
 
-_WHERE = {
-    "answer": "fake",
-    "ask_probability": "answers",
-    "Breakers": "client",
-    "ChatClient": "client",
-    "ChatReply": "client",
-    "check": "answers",
-    "check_key_env": "client",
-    "client": "client",
-    "error": "fake",
-    "FakeChatModel": "fake",
-    "FALLBACK": "models",
-    "is_postgresql": "cache",
-    "local": "local",
-    "LocalServer": "local",
-    "Models": "models",
-    "ModelSpec": "client",
-    "MODES": "cache",
-    "open_cache": "models",
-    "OPENAI_URL": "client",
-    "parse_model": "client",
-    "parse_probability": "answers",
-    "Parsed": "answers",
-    "PROBABILITY_SCHEMA": "answers",
-    "prompts": "prompts",
-    "raw_text": "answers",
-    "REPAIR": "answers",
-    "Reply": "fake",
-    "request_key": "cache",
-    "ResponseCache": "cache",
-    "SharedServer": "local",
-    "STRUCTURED": "client",
-    "tool_call": "fake",
-    "tool_calls": "fake",
-    "Usage": "client",
-}
-__all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(
-    __name__,
-    _WHERE,
-    modules=(
-        "client",
-        "local",
-        "prompts",
-    ),
-)
+__all__ = ["Breakers", "FALLBACK", "FakeChatModel", "Models", "ResponseCache", "STRUCTURED",
+    "ask_probability", "check", "client", "is_postgresql", "local", "parse_probability", "prompts",
+    "raw_text"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

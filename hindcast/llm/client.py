@@ -32,7 +32,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from hindcast.errors import (
-    BadModelSpec,
     ChatError,
     CircuitOpen,
     ForecastError,
@@ -43,14 +42,13 @@ from hindcast.http import (
     AsyncRetrying,
     Outcome,
     RetryPolicy,
-    credential_keys,
     has_userinfo,
     redact,
     retry_after,
-    variable_name,
 )
 from hindcast.llm.cache import ResponseCache, request_key
-from hindcast.records import Usage as UsageRecord
+from hindcast.llm.model_spec import OPENAI_URL, ModelSpec, check_key_env, parse_model
+from hindcast.records import Usage
 
 __all__ = [
     "AUTH_STATUSES",
@@ -63,7 +61,7 @@ __all__ = [
     "ChatReply",
     "CircuitOpen",
     "ModelSpec",
-    "Usage",
+    "UsageTally",
     "check_key_env",
     "has_userinfo",
     "parse_model",
@@ -73,7 +71,6 @@ __all__ = [
     "retry_after",
 ]  # ChatError, CircuitOpen, retry_after: re-exported
 
-OPENAI_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 AUTH_STATUSES = frozenset(
     {401, 403, 404, 407}
@@ -84,77 +81,6 @@ STRUCTURED = (
     "json_object",
     "none",
 )  # each falls back to the next
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Where a model lives. `identity` is what the cache key and the run record use."""
-
-    spec: str
-    provider: str
-    model: str
-    endpoint: str
-    key_env: str | None = None
-
-    @property
-    def identity(self) -> str:
-        return self.endpoint
-
-
-def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
-    """`openai:MODEL`, `openai-compatible:URL#MODEL` or `local` → a ModelSpec."""
-    check_key_env(key_env)
-    provider, _, rest = spec.partition(":")
-    if provider == "openai" and not rest.strip():
-        raise BadModelSpec(
-            "model 'openai:': no model name after 'openai:' (e.g. openai:gpt-4.1-mini)"
-        )
-    if provider == "openai" and rest:
-        return ModelSpec(spec, provider, rest, OPENAI_URL, key_env or "OPENAI_API_KEY")
-    if provider == "openai-compatible":
-        url, _, model = rest.partition("#")
-        _check_endpoint(url)
-        if not url.startswith(("http://", "https://")) or not model:
-            raise BadModelSpec(
-                f"model {redact(spec)!r}: expected openai-compatible:http(s)://host/v1#model-name"
-            )
-        return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
-    if spec == "local":
-        from hindcast.llm import local
-
-        return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
-    raise BadModelSpec(
-        f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local"
-    )
-
-
-def check_key_env(key_env: str | None) -> None:
-    """`key_env` must name an environment variable (OPENAI_API_KEY, MY_KEY): a value that looks
-    like a key itself is refused without being echoed (it would be stored with the spec)."""
-    if key_env is None or variable_name(key_env):
-        return
-    raise BadModelSpec(
-        "key_env: the value given is not an environment variable's name (upper-case letters, "
-        "digits, _); it looks like a key itself and was neither stored nor shown — put the key "
-        "in an environment variable and give its name, e.g. key_env=MY_API_KEY"
-    )
-
-
-def _check_endpoint(url: str) -> None:
-    """An endpoint URL carrying credentials (user:password@ or ?api_key=…) is
-    refused, never echoed."""
-    keys = credential_keys(url)
-    if has_userinfo(url) or keys:
-        where = (
-            f"a credential in its query ({', '.join(keys)}=…)"
-            if keys
-            else "credentials before its host"
-        )
-        raise BadModelSpec(
-            f"model endpoint URL: {where} is refused (it would be stored with the forecaster's "
-            "name and printed); put the key in an environment variable and name it with "
-            "key_env=VARIABLE"
-        )
 
 
 @dataclass(frozen=True)
@@ -498,7 +424,7 @@ def _excerpt(text: str, n: int = 300) -> str:
 
 
 # ---- usage accounting -------------------------------------------------------------------------
-class Usage:
+class UsageTally:
     """Token counts (all, and `fresh_*`: of calls not replayed from the cache), requests,
     cache hits, retries, latency and a log of every call of one forecast."""
 
@@ -534,8 +460,8 @@ class Usage:
             self.totals["latency_s"] = round(self.totals["latency_s"] + reply.latency_s, 6)
         self.steps.append({"step": step, **detail})
 
-    def record(self) -> UsageRecord:
+    def record(self) -> Usage:
         """Totals, the structured-output mode the endpoint accepted, and every step."""
-        return UsageRecord.of(
+        return Usage.of(
             {**self.totals, "structured": self._client.structured, "steps": list(self.steps)}
         )

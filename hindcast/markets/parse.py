@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from hindcast.errors import MalformedMarket, MarketDataError, MarketSkipped
+from hindcast.errors import MalformedMarket, MarketSkipped
 from hindcast.markets.bundle import MarketMeta
 from hindcast.markets.prices import sort_history
 from hindcast.markets.topics import TOPIC_KEYWORDS, topic_of
@@ -286,12 +286,6 @@ def _history_point(item: object) -> PricePoint:
     return PricePoint(from_unix(t), _number(item["p"], "p"))
 
 
-def clob_winner(item: dict) -> int | None:
-    """Index of the token flagged `winner` in a CLOB market item, or None if none is."""
-    winners = [i for i, token in enumerate(item.get("tokens") or []) if token.get("winner") is True]
-    return winners[0] if len(winners) == 1 else None
-
-
 # -- field readers --------------------------------------------------------------------------
 def _json_list(raw: dict, key: str) -> list:
     """A field holding a JSON array as a string (as Gamma sends it) or, leniently, a list."""
@@ -344,18 +338,3 @@ def _time(raw: dict, key: str) -> datetime | None:
 
 def _reason(exc: Exception) -> str:
     return f"missing field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-
-
-def markets_of_events(events: list) -> list:
-    """The markets nested in Gamma `/events` objects, each given its event as `events`
-    (the shape `/markets` returns), so `parse_gamma_market` reads category and tags."""
-    markets = []
-    for event in events:
-        if not isinstance(event, dict):
-            raise MarketDataError(f"an /events item is not an object: {event!r:.80}")
-        bare = {k: v for k, v in event.items() if k != "markets"}
-        markets += [
-            {**m, "events": m.get("events") or [bare]} if isinstance(m, dict) else m
-            for m in event.get("markets") or []
-        ]
-    return markets

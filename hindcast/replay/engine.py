@@ -21,7 +21,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hindcast.compat import renamed
 from hindcast.errors import ConfigError, StoppedError
 from hindcast.forecasters import ModelForecaster
 from hindcast.replay import coverage
@@ -103,18 +102,17 @@ class Options:
     no_cache: bool = False  # with models None: answers recorded, never replayed
 
 
-@renamed(store="run_store")
 async def run_sweep(
     spec: ReplaySpec, *, run_store: RunStore, out_dir: Path, now: datetime, **options
 ) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
-    run and hand it to `export`. `run_store`: the run database (the keyword `store=` is
-    deprecated); `options`: the fields of `Options` — `models` (closed after when None),
-    `prices`, `prepared`; with `spec.retry_failed`, stored failures are asked again
-    (`retry_limit`: only those retried fewer times than that); `shard` (i, n): this process's
-    share of the plan first, then the rest (`replay.claims`); `created_at`: the creation instant
-    recorded if the run is new (None: `now`) — a run already stored keeps its own, whichever
-    process of a sharded sweep created it."""
+    run and hand it to `export`. `run_store`: the run database; `options`: the fields of
+    `Options` — `models` (closed after when None), `prices`, `prepared`; with
+    `spec.retry_failed`, stored failures are asked again (`retry_limit`: only those retried
+    fewer times than that); `shard` (i, n): this process's share of the plan first, then the
+    rest (`replay.claims`); `created_at`: the creation instant recorded if the run is new
+    (None: `now`) — a run already stored keeps its own, whichever process of a sharded sweep
+    created it."""
     from hindcast.scoring import load_prices
 
     unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Options)})

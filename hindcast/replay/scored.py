@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hindcast.compat import renamed
 from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
@@ -127,7 +126,6 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     ]
 
 
-@renamed(store="run_store", models="model_cutoffs")
 def load_scored(
     run_store: RunStore,
     rid: str,
@@ -136,7 +134,7 @@ def load_scored(
 ) -> RunScores:
     """Score a stored run from its forecasts alone (no forecaster is called), against the
     market store version the run recorded; label regimes (the model cutoff registry,
-    `model_cutoffs` overriding the shipped one; the keyword `models=` is deprecated) and
+    `model_cutoffs` overriding the shipped one) and
     coverage strata."""
     run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
     bundle = bundle if bundle is not None else _bundle_of(run_manifest, rid)
@@ -157,7 +155,6 @@ def load_scored(
     return RunScores(rid, run_manifest, rows, scoring_policies())
 
 
-@renamed(store="run_store", models="model_cutoffs")
 def score_run(
     run_store: RunStore,
     rid: str,

@@ -3,41 +3,20 @@ face other packages import (loaded on first use)."""
 
 from __future__ import annotations
 
+# isort: skip_file
+# fmt: off
 from typing import TYPE_CHECKING
 
 from hindcast.faces import lazy
 
-if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.runs import manifest
     from hindcast.runs.batch import add_many, claim_many, release_many
-    from hindcast.runs.store import (
-        HELD,
-        TAKEN,
-        Detail,
-        ForecastRow,
-        RunStore,
-        db_file,
-        db_url,
-        forecast_row,
-        open_store,
-        stored_details,
-    )
+    from hindcast.runs.database import db_file, db_url
+    from hindcast.runs.rows import Detail, forecast_row, stored_details
+    from hindcast.runs.store import HELD, TAKEN, RunStore, open_store
 
-_WHERE = {
-    "add_many": "batch",
-    "claim_many": "batch",
-    "release_many": "batch",
-    "forecast_row": "store",
-    "db_file": "store",
-    "Detail": "store",
-    "db_url": "store",
-    "ForecastRow": "store",
-    "HELD": "store",
-    "manifest": "manifest",
-    "open_store": "store",
-    "RunStore": "store",
-    "stored_details": "store",
-    "TAKEN": "store",
-}
-__all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(__name__, _WHERE, modules=("manifest",))
+__all__ = ["Detail", "HELD", "RunStore", "TAKEN", "add_many", "claim_many", "db_file", "db_url",
+    "forecast_row", "manifest", "open_store", "release_many", "stored_details"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

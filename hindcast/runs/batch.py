@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, tuple_
+from sqlalchemy import Delete, Table, delete, tuple_
 
-from hindcast.runs.store import CLAIMS, VERSIONED, ForecastRow, RunStore
+from hindcast.runs.store import VERSIONED, RunStore
+from hindcast.runs.tables import CLAIMS, ForecastRow
 
 Key = tuple[str, str, str, int]  # (forecaster, market, t0 ISO, repeat)
 
@@ -75,7 +76,7 @@ KEY = ("forecaster", "market_id", "t0", "repeat", "attempt")  # of a claim and o
 
 
 def _insert_new(
-    store: RunStore, table, rows: Sequence[dict], release: str | None = None
+    store: RunStore, table: Table, rows: Sequence[dict], release: str | None = None
 ) -> list[tuple]:
     """Insert `rows` (column → value) into `table` in one transaction, skipping those whose key
     is there: the KEY columns of the rows inserted; with `release`, that owner's claims on the
@@ -97,7 +98,7 @@ def _insert_new(
         return inserted
 
 
-def _claims_of(rows: Sequence[dict], owner: str):
+def _claims_of(rows: Sequence[dict], owner: str) -> Delete:
     """The DELETE of `owner`'s claims on the forecast rows `rows` (one run)."""
     c = CLAIMS.c
     columns = tuple_(c.forecaster, c.market_id, c.t0, c.repeat, c.attempt)

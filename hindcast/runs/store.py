@@ -28,26 +28,30 @@ version: it is never migrated, and one of an older shape is refused.
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
-from typing import Any, Optional
-from urllib.parse import quote
 
-from sqlalchemy import UniqueConstraint, event
 from sqlalchemy.exc import DBAPIError
-from sqlmodel import Field, Session, SQLModel, col, create_engine, select
+from sqlmodel import Session, SQLModel, col, select
 
-from hindcast.errors import ConfigError, NoRunDatabase, RunStoreError
-from hindcast.http import redact
-from hindcast.records import Forecast, RunIdentity, RunManifest, Usage
+from hindcast.errors import ConfigError, RunStoreError
+from hindcast.records import Forecast, RunIdentity, RunManifest
 from hindcast.runs import migrations
+from hindcast.runs.database import (
+    check_readable,
+    db_file,
+    db_url,
+    open_engine,
+    open_readonly_engine,
+    open_reason,
+    prepare_other,
+    racing,
+    raw_connection,
+    shown,
+)
+from hindcast.runs.rows import StoredForecast, dumps, forecast_row, stored_forecast
+from hindcast.runs.tables import CLAIMS, AttemptRow, ClaimRow, CoverageRow, ForecastRow, RunRow
 from hindcast.timeutil import iso, parse_utc
 
 VERSIONED = (
@@ -58,99 +62,7 @@ OPEN_TRIES = 20  # opening a new database while other processes create it too
 SCHEMA_VERSION = migrations.CURRENT
 
 
-class RunRow(SQLModel, table=True):
-    __tablename__ = "runs"
-    id: str = Field(primary_key=True)
-    created_at: str
-    spec_json: str
-    manifest_json: str
-
-
-class ForecastRow(SQLModel, table=True):
-    __tablename__ = "forecasts"
-    __table_args__ = (
-        UniqueConstraint(
-            "run_id",
-            "forecaster",
-            "market_id",
-            "t0",
-            "repeat",
-            "attempt",
-            name="one_forecast_attempt",
-        ),
-    )
-    id: Optional[int] = Field(default=None, primary_key=True)
-    run_id: str = Field(index=True, foreign_key="runs.id")
-    forecaster: str
-    market_id: str
-    t0: str  # canonical ISO UTC text: sortable and byte-stable
-    label: str
-    repeat: int = 0
-    probability: Optional[float] = None
-    error: Optional[str] = None
-    rationale: str = ""
-    evidence_json: str = "[]"
-    usage_json: str = "{}"
-    retrievals_json: str = "[]"  # every archive call: op, query, ids returned
-    raw: str = ""
-    attempt: int = 0  # 0, then 1, 2 … for each retry of a stored failure (the newest one counts)
-
-
-class AttemptRow(SQLModel, table=True):
-    """One outage: a forecast that could not be asked (never a stored forecast)."""
-
-    __tablename__ = "attempts"
-    id: Optional[int] = Field(default=None, primary_key=True)
-    run_id: str = Field(index=True)
-    forecaster: str
-    market_id: str
-    t0: str
-    repeat: int = 0
-    kind: str  # "infrastructure"
-    reason: str
-    at: str  # the sweep's `now` (ISO UTC)
-
-
-class CoverageRow(SQLModel, table=True):
-    """The archive-only coverage label of one (market, t0) of a run."""
-
-    __tablename__ = "coverage"
-    run_id: str = Field(primary_key=True, foreign_key="runs.id")
-    market_id: str = Field(primary_key=True)
-    t0: str = Field(primary_key=True)
-    n_relevant: int
-    stratum: str
-
-
-class ClaimRow(SQLModel, table=True):
-    """A lease: `owner` (one sweep process) is asking this forecast until `expires_at` (seconds
-    since the epoch, by the sweep's clock); a claim past it, or of an owner known to be gone,
-    may be taken by another process. Deleted once the forecast is stored or given up."""
-
-    __tablename__ = "claims"
-    run_id: str = Field(primary_key=True)
-    forecaster: str = Field(primary_key=True)
-    market_id: str = Field(primary_key=True)
-    t0: str = Field(primary_key=True)
-    repeat: int = Field(primary_key=True)
-    attempt: int = Field(primary_key=True)
-    owner: str
-    expires_at: float
-
-
-CLAIMS = ClaimRow.__table__  # type: ignore[attr-defined]  # the claims table, for plain SQL
 TAKEN, HELD, DONE = "taken", "held", "done"  # what `RunStore.claim` found
-
-
-@dataclass(frozen=True)
-class StoredForecast:
-    run_id: str
-    forecaster: str
-    market_id: str
-    t0: datetime
-    label: str
-    forecast: Forecast
-    repeat: int = 0
 
 
 class RunStore:
@@ -165,35 +77,35 @@ class RunStore:
         self.url, self.read_only = url, read_only
         self.schema_version = SCHEMA_VERSION
         self.migrated: tuple[int, ...] = ()
-        self.engine = _readonly_engine(url) if read_only else _engine(url)
+        self.engine = open_readonly_engine(url) if read_only else open_engine(url)
         for attempt in range(OPEN_TRIES):
             try:
                 self._prepare()
                 return
             except (DBAPIError, sqlite3.Error, self.engine.dialect.loaded_dbapi.Error) as exc:
                 if (
-                    _racing(exc) and attempt < OPEN_TRIES - 1
+                    racing(exc) and attempt < OPEN_TRIES - 1
                 ):  # another process is creating the same database
                     time.sleep(0.05 * (attempt + 1))
                     continue
                 self.engine.dispose()
-                raise RunStoreError(f"run database {_where(url)}: {_reason(exc)}") from None
+                raise RunStoreError(f"run database {shown(url)}: {open_reason(exc)}") from None
             except RunStoreError:
                 self.engine.dispose()
                 raise
 
     def _prepare(self) -> None:
         if (path := db_file(self.url)) is not None:  # before a connection switches it to WAL
-            migrations.refuse_foreign_file(path, _where(self.url))
-        _check_readable(self.engine, self.url)
+            migrations.refuse_foreign_file(path, shown(self.url))
+        check_readable(self.engine, self.url)
         if self.engine.dialect.name not in VERSIONED:
-            _prepare_other(self.engine, self.url, self.read_only)
+            prepare_other(self.engine, self.url, self.read_only)
             return
-        with _raw(self.engine, self.read_only) as db:
+        with raw_connection(self.engine, self.read_only) as db:
             if self.read_only:
-                self.schema_version = migrations.check(db, _where(self.url))
+                self.schema_version = migrations.check(db, shown(self.url))
             else:
-                self.migrated = migrations.upgrade(db, _where(self.url))
+                self.migrated = migrations.upgrade(db, shown(self.url))
 
     def close(self) -> None:
         self.engine.dispose()
@@ -211,8 +123,8 @@ class RunStore:
             RunRow(
                 id=run_id,
                 created_at=iso(created_at),
-                spec_json=_dumps(dict(spec)),
-                manifest_json=_dumps(
+                spec_json=dumps(dict(spec)),
+                manifest_json=dumps(
                     manifest.to_dict() if isinstance(manifest, RunManifest) else manifest
                 ),
             )
@@ -222,7 +134,7 @@ class RunStore:
         with Session(self.engine) as session:
             row = session.get(RunRow, run_id)
         if row is None:
-            raise RunStoreError(f"no run {run_id!r} in {_where(self.url)}")
+            raise RunStoreError(f"no run {run_id!r} in {shown(self.url)}")
         return row
 
     def runs(self) -> list[RunRow]:
@@ -508,177 +420,7 @@ class RunStore:
                 (r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows
             }  # ordered by attempt
             rows = [r for r in rows if newest[(r.forecaster, r.market_id, r.t0, r.repeat)] is r]
-        return [_stored(row) for row in rows]
-
-
-DB_ENV = "HINDCAST_DB"
-DEFAULT_DB = Path("runs") / "hindcast.db"
-
-
-def default_url(runs_dir: Path) -> str:
-    return f"sqlite:///{Path(runs_dir) / 'hindcast.db'}"
-
-
-def db_url(value: str | Path | None, env=None) -> str:
-    """The run database a `--db` names: a URL (`scheme://…`) as is, a plain path a SQLite
-    file; none given: the environment's HINDCAST_DB, else runs/hindcast.db."""
-    import os
-
-    env = os.environ if env is None else env
-    text = str(value) if value not in (None, "") else (env.get(DB_ENV) or str(DEFAULT_DB))
-    return text if "://" in text else f"sqlite:///{Path(text)}"
-
-
-def db_file(url: str) -> Path | None:
-    """The SQLite file of a URL (None for a database that is not a SQLite file)."""
-    if not url.startswith("sqlite:///"):
-        return None
-    path = url.removeprefix("sqlite:///").partition("?")[0]
-    return None if path in ("", ":memory:") else Path(path)
-
-
-def _engine(url: str):
-    if url.startswith("sqlite:///"):
-        folder = Path(url.removeprefix("sqlite:///")).parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise RunStoreError(
-                f"run database {_where(url)}: cannot create folder {folder}: {exc.strerror or exc}"
-            ) from None
-    return _connect(url, _sqlite_pragmas)
-
-
-def _readonly_engine(url: str):
-    """An engine that cannot write. A SQLite file is opened without creating it (`mode=rw`,
-    or `mode=ro` when the file is write-protected) with `PRAGMA query_only` (SQLite refuses
-    every change) and no WAL switch. Not `mode=ro` always: a read-only connection to a WAL
-    database leaves -wal/-shm files behind, a read-write one removes them on close."""
-    path = db_file(url)
-    if path is not None:
-        if not path.exists():
-            raise NoRunDatabase(f"no run database at {path}")
-        if not path.is_file():
-            raise RunStoreError(f"run database {path}: not a file")
-        mode = "rw" if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else "ro"
-        url = f"sqlite:///file:{quote(str(path.resolve()))}?mode={mode}&uri=true"
-    engine = _connect(url, _sqlite_read_pragmas)
-    if (
-        engine.dialect.name == "postgresql"
-    ):  # every transaction BEGINs READ ONLY: the server refuses writes
-        engine = engine.execution_options(postgresql_readonly=True)
-    return engine
-
-
-def _connect(url: str, sqlite_pragmas):
-    """An engine for `url`; a SQLite connection gets `sqlite_pragmas` as it opens."""
-    try:
-        engine = create_engine(url)
-    except Exception as exc:  # SQLAlchemy raises several types for a bad URL
-        raise RunStoreError(f"cannot open run database {redact(url)!r}: {redact(exc)}") from None
-    if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", sqlite_pragmas)
-    return engine
-
-
-def _prepare_other(engine, url: str, read_only: bool) -> None:
-    """A database that is not SQLite: the current tables as they are, never migrated."""
-    from sqlalchemy import inspect
-
-    if not read_only:
-        SQLModel.metadata.create_all(engine)
-    tables = set(inspect(engine).get_table_names())
-    if not {"runs", "forecasts"} <= tables:
-        raise RunStoreError(
-            f"run database {_where(url)} is not a hindcast run database (it has no runs/forecasts "
-            "tables); point --db at one"
-        )
-    columns = {c["name"] for c in inspect(engine).get_columns("forecasts")}
-    if "attempt" not in columns or not {"attempts", "coverage"} <= tables:
-        raise RunStoreError(
-            f"run database {_where(url)} was written by an older hindcast; only a SQLite run "
-            "database is migrated: point --db at a new database"
-        )
-
-
-@contextmanager
-def _raw(engine, read_only: bool):
-    """The DB-API connection of one pooled connection, as the migrations want it: SQLite's in
-    autocommit mode (they issue their own BEGIN IMMEDIATE), psycopg's in a transaction (they
-    commit it), read-only when `read_only` (the server refuses any write). Its modes are
-    restored, and any transaction left rolled back, before it goes back to the pool."""
-    with engine.connect() as conn:  # (not raw_connection(): a failed connect is then a DBAPIError)
-        db = conn.connection.driver_connection
-        sqlite = engine.dialect.name == "sqlite"
-        before = db.isolation_level if sqlite else db.read_only
-        if sqlite:
-            db.isolation_level = None
-        else:
-            db.read_only = read_only
-        try:
-            yield db
-        finally:
-            if sqlite:
-                db.isolation_level = before
-            else:
-                db.rollback()
-                db.read_only = before
-
-
-def _check_readable(engine, url: str) -> None:
-    """An existing SQLite file must be a whole database: refuse a corrupt or truncated one."""
-    path = db_file(url)
-    if engine.dialect.name != "sqlite" or path is None or not path.is_file():
-        return
-    with engine.connect() as conn:
-        result = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
-    if result != "ok":
-        raise RunStoreError(
-            f"run database {_where(url)} is damaged ({result}); restore it or point --db elsewhere"
-        )
-
-
-def _racing(exc) -> bool:
-    """An error another process opening the same SQLite database can cause at the same moment:
-    SQLite refusing a read-then-write upgrade while it wrote. (Creating tables never races: the
-    migrations hold the one write lock, BEGIN IMMEDIATE or PostgreSQL's advisory lock.)"""
-    return "database is locked" in str(exc)
-
-
-def _where(url: str) -> str:
-    """The database as messages name it: a SQLite file's path, else the URL without credentials."""
-    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else redact(url)
-
-
-def _reason(exc: Exception) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    text = redact(str(orig).splitlines()[0]) if str(orig) else type(orig).__name__
-    if "not a database" in text or "malformed" in text:
-        return f"not a readable SQLite database ({text}); restore it or point --db elsewhere"
-    if "unable to open" in text or "readonly" in text or "read-only" in text:
-        return f"cannot be opened for writing ({text}); is the folder writable?"
-    if "permission denied" in text:
-        return f"{text} (the database role lacks a privilege hindcast needs on it)"
-    return text
-
-
-def _sqlite_read_pragmas(connection, _record) -> None:
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.execute("PRAGMA query_only=ON")
-    cursor.close()
-
-
-def _sqlite_pragmas(connection, _record) -> None:
-    cursor = connection.cursor()
-    cursor.execute(
-        "PRAGMA busy_timeout=30000"
-    )  # first: switching to WAL waits for other openers too
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(
-        "PRAGMA synchronous=NORMAL"
-    )  # WAL + NORMAL: every commit survives a killed process
-    cursor.close()
+        return [stored_forecast(row) for row in rows]
 
 
 def _insert(dialect: str, table):
@@ -686,37 +428,6 @@ def _insert(dialect: str, table):
     from sqlalchemy.dialects import postgresql, sqlite
 
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
-
-
-def forecast_row(
-    run_id: str,
-    forecaster: str,
-    market_id: str,
-    t0,
-    label: str,
-    forecast: Forecast,
-    retrievals: tuple = (),
-    repeat: int = 0,
-    attempt: int = 0,
-) -> dict[str, Any]:
-    """The stored form of one forecast, column by column (`RunStore.add`; `runs.batch.add_many`
-    inserts these without building a row object each)."""
-    return {
-        "run_id": run_id,
-        "forecaster": forecaster,
-        "market_id": market_id,
-        "t0": iso(t0),
-        "label": label,
-        "repeat": repeat,
-        "probability": forecast.probability,
-        "error": forecast.error,
-        "rationale": forecast.rationale,
-        "evidence_json": _dumps(list(forecast.evidence)),
-        "usage_json": _dumps(forecast.usage.to_dict()),
-        "retrievals_json": _dumps(list(retrievals)),
-        "raw": forecast.raw,
-        "attempt": attempt,
-    }
 
 
 def _release(run_id: str, key: tuple, attempt: int, owner: str):
@@ -736,58 +447,6 @@ def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
         c.repeat == repeat,
         c.attempt == attempt,
     ]
-
-
-def _stored(row: ForecastRow) -> StoredForecast:
-    forecast = Forecast(
-        probability=row.probability,
-        error=row.error,
-        rationale=row.rationale,
-        evidence=tuple(json.loads(row.evidence_json)),
-        usage=Usage.of(json.loads(row.usage_json)),
-        raw=row.raw,
-    )
-    return StoredForecast(
-        row.run_id,
-        row.forecaster,
-        row.market_id,
-        parse_utc(row.t0),
-        row.label,
-        forecast,
-        row.repeat,
-    )
-
-
-def _dumps(value) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class Detail:
-    """What the run store kept of one forecast beyond its score."""
-
-    rationale: str = ""
-    raw: str = ""
-    retrievals: tuple = ()  # each {"op", "query" | "doc_id", …, "ids": [...]}
-
-
-def stored_details(store, run_id: str) -> dict[tuple, Detail]:
-    """(run, forecaster, market, t0 ISO, repeat) → Detail of the newest attempt of each key."""
-    f = ForecastRow
-    query = (
-        # SQLModel's select() is typed for up to 4 columns (a stubs gap, not a type error)
-        select(  # type: ignore[call-overload]
-            f.forecaster, f.market_id, f.t0, f.repeat, f.rationale, f.raw, f.retrievals_json
-        )
-        .where(f.run_id == run_id)
-        .order_by(f.forecaster, f.market_id, f.t0, f.repeat, f.attempt)
-    )
-    with Session(store.engine) as session:
-        rows = list(session.exec(query))
-    return {
-        (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
-        for name, market, t0, repeat, rationale, raw, calls in rows
-    }  # the newest attempt comes last
 
 
 def open_store(db, runs: RunStore | None = None, where: str = "hindcast.sweep") -> RunStore:

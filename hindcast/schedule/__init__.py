@@ -9,23 +9,17 @@ backtest–live gap).
 
 from __future__ import annotations
 
+# isort: skip_file
+# fmt: off
 from typing import TYPE_CHECKING
 
 from hindcast.faces import lazy
 
-if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
+if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.schedule import live, live_report, livelog, status
     from hindcast.schedule.config import load
     from hindcast.schedule.service import running, serve
 
-_WHERE = {
-    "live": "live",
-    "live_report": "live_report",
-    "livelog": "livelog",
-    "load": "config",
-    "running": "service",
-    "serve": "service",
-    "status": "status",
-}
-__all__ = sorted(_WHERE)
-__getattr__, __dir__ = lazy(__name__, _WHERE, modules=("live", "live_report", "livelog", "status"))
+__all__ = ["live", "live_report", "livelog", "load", "running", "serve", "status"]
+# fmt: on
+__getattr__, __dir__ = lazy(__name__, __file__)

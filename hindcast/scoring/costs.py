@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from hindcast.errors import ConfigError
 
@@ -57,7 +58,7 @@ def _parse(text: str, origin: str) -> dict[str, Price]:
     return {name: _price(name, value, origin) for name, value in raw.items()}
 
 
-def _price(name: str, value, origin: str) -> Price:
+def _price(name: str, value: Any, origin: str) -> Price:  # a TOML value
     ok = (
         isinstance(value, dict)
         and set(value) == {"input", "output"}

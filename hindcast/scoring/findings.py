@@ -26,5 +26,5 @@ class Finding:
         }
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -146,26 +146,3 @@ def ece(p, o, bins: int = ECE_BINS) -> float:
         for b in reliability_table(p, o, bins)
         if b.n
     )
-
-
-@dataclass(frozen=True)
-class Murphy:
-    reliability: float
-    resolution: float
-    uncertainty: float
-
-
-def murphy(p, o) -> Murphy:
-    """Murphy's decomposition over the distinct forecast values (so REL − RES +
-    UNC = Brier exactly for 0/1 outcomes; fractional outcomes o add mean o(1 − o) to the Brier
-    score that no term holds)."""
-    p, o = np.asarray(p, float), np.asarray(o, float)
-    values, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
-    observed = np.bincount(inverse, weights=o) / counts
-    base = o.mean()
-    weights = counts / len(p)
-    return Murphy(
-        float(np.sum(weights * (values - observed) ** 2)),
-        float(np.sum(weights * (observed - base) ** 2)),
-        float(base * (1.0 - base)),
-    )

@@ -72,7 +72,7 @@ def dollars(value: float) -> str:
 
 
 def summarize(stored: Iterable, prices: PriceTable) -> dict[str, UsageSummary]:
-    """Usage and cost per forecaster of stored forecasts (`runs.store.StoredForecast`:
+    """Usage and cost per forecaster of stored forecasts (`runs.rows.StoredForecast`:
     `.forecaster`, `.forecast.usage`), forecasters in name order."""
     return summarize_usages(((s.forecaster, s.forecast.usage) for s in stored), prices)
 

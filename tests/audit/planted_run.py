@@ -99,7 +99,8 @@ def sample_markets(n: int = 3) -> tuple[str, list]:
 
 def build(folder: Path) -> Planted:
     from hindcast import api
-    from hindcast.runs.store import RunStore, default_url
+    from hindcast.runs.database import db_url
+    from hindcast.runs.store import RunStore
 
     version, markets = sample_markets()
     archive, docs = folder / "archive", _documents(markets)
@@ -107,7 +108,7 @@ def build(folder: Path) -> Planted:
     inputs.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     api.ingest([inputs], "planted", "headlines", archive)
     snapshot = api.freeze(archive)
-    url = default_url(folder)
+    url = db_url(folder / "hindcast.db")
     store = RunStore(url)
     run_id = "audit-planted"
     manifest = {

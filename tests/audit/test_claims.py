@@ -18,8 +18,8 @@ from hindcast.leaks import get_detector
 from hindcast.records import Forecast
 from hindcast.runs.store import RunStore
 from tests.audit import planted_run
-from tests.audit.test_leak_cascade import QUESTION
 from tests.cli.test_audit_cli import hindcast_audit
+from tests.leaks.test_leak_cascade import QUESTION
 
 RUN = "claims-crafted"
 

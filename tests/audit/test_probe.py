@@ -300,7 +300,8 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     from hindcast.audit.probe_store import exclude_recalled_scores
     from hindcast.markets.store import open_version
     from hindcast.replay.spec import ReplaySpec
-    from hindcast.runs.store import RunStore, default_url
+    from hindcast.runs.database import db_url
+    from hindcast.runs.store import RunStore
 
     bundle = open_version(SAMPLE_MARKETS).bundle
     first = min(r.market_id for r in bundle.resolutions if r.outcome is not None)
@@ -323,7 +324,7 @@ def test_a_stored_runs_rows_lose_the_markets_its_model_recalls(tmp_path):
     spec = ReplaySpec(
         store=SAMPLE_MARKETS, limit=3, fractions=(0.5,), forecasters=(spec_a, "market")
     )
-    store = RunStore(default_url(tmp_path))
+    store = RunStore(db_url(tmp_path / "hindcast.db"))
     with models_for(fake, tmp_path) as models:
         swept = api.sweep(
             spec,

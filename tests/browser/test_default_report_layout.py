@@ -26,7 +26,8 @@ from hindcast.llm.fake import FakeChatModel, answer
 from hindcast.llm.local import SharedServer
 from hindcast.llm.models import Models
 from hindcast.replay.spec import DEFAULT_FORECASTERS, ReplaySpec
-from hindcast.runs.store import RunStore, default_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.browser.cdp import opened
 from tests.helpers import ROOT, SAMPLE_MARKETS, at
 
@@ -64,7 +65,7 @@ def report(tmp_path_factory):
     ) as models:
         result = api.sweep(
             spec,
-            runs=RunStore(default_url(out)),
+            runs=RunStore(db_url(out / "hindcast.db")),
             out=out,
             now=at("2026-11-30T00:00:00"),
             models=models,

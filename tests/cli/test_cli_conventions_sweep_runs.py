@@ -162,13 +162,6 @@ def test_db_is_a_path_or_a_url_and_defaults_to_hindcast_db(tmp_path):
     )
 
 
-def test_markets_is_a_deprecated_alias_of_store(tmp_path):
-    argv = ["--markets" if a == "--store" else a for a in BASELINE]
-    proc = run_cli("sweep", *argv, "--json", cwd=tmp_path, env=NO_DB_ENV, check=True)
-    assert json.loads(proc.stdout)["planned"] == 4
-    assert "--markets is deprecated; use --store" in proc.stderr
-
-
 # ---- --json ---------------------------------------------------------------------------------
 def test_sweep_json_is_one_document_with_every_leaderboard_column(swept):
     import dataclasses

@@ -114,24 +114,6 @@ def test_an_unreachable_model_exits_4_and_stores_nothing_for_it(tmp_path, capsys
     assert json.loads(results.read_text())["answers"] == []
 
 
-def test_the_former_out_spelling_of_recall_still_writes_the_results_file(tmp_path, capsys):
-    """`--out` (issue 26: it meant a folder elsewhere) is now `--recall`, the name the file
-    has where it is read; `--out` is kept hidden for one release, with a one-line note."""
-    fake = FakeChatModel(default=error(503, retry_after=0))
-    results = tmp_path / "probe.json"
-    with fake.serve() as url:
-        args = ("probe", "recall", "-f", f"openai-compatible:{url}#down", "--limit", "1")
-        code, _, err = hindcast(
-            capsys, *args, "--db", str(tmp_path / "h.db"), "--out", str(results)
-        )
-        assert code == 4 and json.loads(results.read_text())["answers"] == []
-        assert err.splitlines()[0] == "hindcast: note: --out is deprecated; use --recall"
-        both = ("--out", str(results), "--recall", str(results))
-        code, _, err = hindcast(capsys, *args, "--db", str(tmp_path / "h.db"), *both)
-        assert code == 2 and "give --recall only" in err
-    assert "--out" not in hindcast(capsys, "probe", "recall", "--help")[1]
-
-
 def test_a_forecaster_without_a_model_is_refused(tmp_path, capsys):
     code, _, err = hindcast(
         capsys, "probe", "recall", "-f", "market", "--db", str(tmp_path / "h.db")

@@ -22,7 +22,8 @@ from hindcast.llm.models import Models
 from hindcast.markets.store import open_version, write_version
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore, default_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.helpers import SAMPLE_MARKETS, at
 from tests.integration.archive_support import shared_fed_archive
 
@@ -70,7 +71,7 @@ def sweep(tmp, name, bundle, url, snapshot):
         snapshot=snapshot.id,
         concurrency=2,
     )
-    store = RunStore(default_url(tmp / name))
+    store = RunStore(db_url(tmp / name / "hindcast.db"))
     models = Models(cache=ResponseCache(mode="off"))  # every request reaches the fake model
     try:
         result = api.sweep(

@@ -23,7 +23,8 @@ from hindcast.llm.cache import ResponseCache
 from hindcast.llm.models import Models
 from hindcast.records import Question
 from hindcast.replay.spec import ReplaySpec
-from hindcast.runs.store import RunStore, default_url
+from hindcast.runs.database import db_url
+from hindcast.runs.store import RunStore
 from tests.helpers import SAMPLE_MARKETS, at
 from tests.integration.archive_support import build_archive, real_headlines, shipped_snapshot
 
@@ -73,7 +74,7 @@ def test_zero_shot_and_retrieval_agent_on_the_local_model(tmp_path, snapshot):
         snapshot=snapshot.id,
         concurrency=2,
     )
-    store = RunStore(default_url(tmp_path))
+    store = RunStore(db_url(tmp_path / "hindcast.db"))
     with Models(cache=ResponseCache(tmp_path / "cache.sqlite"), owns_cache=True) as models:
         result = api.sweep(
             spec,

@@ -25,9 +25,10 @@ SWEEPS = {  # two runs that share only part of their (market, t0) rows
 
 def sweep_runs(folder: Path, names: tuple[str, ...] = tuple(SWEEPS)) -> tuple[str, dict[str, str]]:
     """Sweep each named sweep into one database under `folder`; (database URL, name → run id)."""
-    from hindcast.runs.store import RunStore, default_url
+    from hindcast.runs.database import db_url
+    from hindcast.runs.store import RunStore
 
-    url = default_url(folder)
+    url = db_url(folder / "hindcast.db")
     ids = {}
     for name in names:
         args = SWEEPS[name]

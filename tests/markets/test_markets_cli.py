@@ -133,24 +133,9 @@ def test_dates_on_the_command_line_are_utc_and_until_includes_its_day():
     assert proc.returncode == 2 and "'last tuesday' is not a date or ISO instant" in proc.stderr
 
 
-def test_the_former_import_spellings_markets_and_prices_still_work_with_a_note(tmp_path):
-    """Issue 26: `--markets` (elsewhere a market store) is now `--markets-file` and `--prices`
-    (elsewhere a token price table) `--price-history`; the old spellings are hidden aliases
-    for one release: the same store version, one note line each on stderr."""
-    source = SAMPLE_MARKETS / "forecastbench"
-    old = ("--markets", str(source / "markets.jsonl"), "--prices", str(source / "prices_daily.csv"))
-    proc = run_cli("markets", "import", "forecastbench", *old, "--store", str(tmp_path / "s"))
-    assert proc.returncode == 0 and f"(version {open_version(SAMPLE_MARKETS).id})" in proc.stdout
-    assert proc.stderr.splitlines() == [
-        "hindcast: note: --markets is deprecated; use --markets-file",
-        "hindcast: note: --prices is deprecated; use --price-history",
-    ]
-    both = ("--markets-file", str(source / "markets.jsonl"), *old)
-    proc = run_cli("markets", "import", "forecastbench", *both, "--store", str(tmp_path / "b"))
-    assert proc.returncode == 2 and "give --markets-file only" in proc.stderr
+def test_import_requires_markets_file_and_creates_nothing_without_it(tmp_path):
     proc = run_cli("markets", "import", "forecastbench", "--store", str(tmp_path / "n"))
     assert proc.returncode == 2 and "Missing option '--markets-file'" in proc.stderr
-    assert not (tmp_path / "b").exists() and not (tmp_path / "n").exists()
+    assert not (tmp_path / "n").exists()
     help_text = invoke("markets", "import", "forecastbench", "--help")
     assert "--markets-file" in help_text and "--price-history" in help_text
-    assert "--markets " not in help_text and "--prices" not in help_text

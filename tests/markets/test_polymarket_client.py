@@ -3,7 +3,6 @@
 import httpx
 import pytest
 
-from hindcast.markets.parse import clob_winner, markets_of_events, parse_gamma_market
 from hindcast.markets.polymarket import PolymarketClient, PolymarketError, RetryPolicy
 from tests.markets.conftest import (
     CLOB,
@@ -63,19 +62,9 @@ def test_a_page_that_is_not_the_keyset_envelope_is_refused_with_its_url(client, 
         list(client.keyset_markets({}))
 
 
-def test_events_paginate_and_their_nested_markets_carry_the_event(client, fake):
-    pages = list(client.keyset_events({"closed": "true"}))
-    markets = markets_of_events([e for p in pages for e in p.items])
-    assert len(pages) == 1 and fake.count("events/keyset") == 1
-    parsed = [parse_gamma_market(m) for m in markets if "Pro League" not in m["question"]]
-    assert {p.market.topic for p in parsed} == {"politics", "sports"}
-    assert all(p.meta.event for p in parsed)
-
-
 def test_clob_markets_follow_next_cursor_until_LTE(client, fake):
     items = list(client.clob_markets())
     assert len(items) == 3 and fake.count("markets", "clob") == 2
-    assert [clob_winner(i) for i in items] == [0, 1, None]
 
 
 # -- retries -------------------------------------------------------------------------------------

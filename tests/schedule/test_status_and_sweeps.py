@@ -91,7 +91,7 @@ def test_a_stop_request_interrupts_a_sweep_and_the_next_start_resumes_its_batch(
 
     import hindcast.replay.runner as runner
     import hindcast.replay.sweep as sweep
-    from hindcast.runs.store import CLAIMS
+    from hindcast.runs.tables import CLAIMS
     from hindcast.schedule.config import load
     from hindcast.schedule.service import Service
 

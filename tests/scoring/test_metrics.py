@@ -35,23 +35,6 @@ def test_ece_by_hand():
     assert table[9].mean_probability == pytest.approx(0.95) and table[9].observed_frequency == 1.0
 
 
-def test_murphy_identity_on_binned_forecasts():
-    binned = np.round(P, 1)
-    m = metrics.murphy(binned, O)
-    assert m.reliability - m.resolution + m.uncertainty == pytest.approx(
-        metrics.brier(binned, O).mean(), abs=1e-12
-    )
-    assert m.uncertainty == pytest.approx(O.mean() * (1 - O.mean()))
-
-
-def test_murphy_by_hand():
-    # forecasts 0.2 (outcomes 0,0,1) and 0.8 (outcomes 1,1): base rate 0.6
-    m = metrics.murphy([0.2, 0.2, 0.2, 0.8, 0.8], [0, 0, 1, 1, 1])
-    assert m.reliability == pytest.approx(0.6 * (0.2 - 1 / 3) ** 2 + 0.4 * (0.8 - 1.0) ** 2)
-    assert m.resolution == pytest.approx(0.6 * (1 / 3 - 0.6) ** 2 + 0.4 * (1.0 - 0.6) ** 2)
-    assert m.uncertainty == pytest.approx(0.24)
-
-
 def test_skill_is_undefined_against_a_perfect_reference():
     assert metrics.skill(0.1, 0.2) == pytest.approx(0.5)
     assert metrics.skill(0.1, 0.0) is None

@@ -8,7 +8,7 @@ import pytest
 
 from hindcast.errors import ConfigError
 from hindcast.records import Forecast
-from hindcast.runs.store import StoredForecast
+from hindcast.runs.rows import StoredForecast
 from hindcast.scoring.costs import load_prices
 from hindcast.scoring.usage import (
     NO_MODEL,

@@ -9,14 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from hindcast.analysis.trading import (
-    COLUMNS,
-    FeeSchedule,
-    TradingStrategy,
-    load_fees,
-    max_drawdown,
-    simulate_trading,
-)
+from hindcast.analysis.fees import FeeSchedule, load_fees
+from hindcast.analysis.trading import COLUMNS, TradingStrategy, max_drawdown, simulate_trading
 from hindcast.errors import ConfigError
 from hindcast.scoring.aggregate import ScoredRow
 from tests.helpers import at

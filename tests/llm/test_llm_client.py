@@ -190,7 +190,7 @@ def test_the_key_travels_only_in_the_authorization_header(tmp_path):
     with fake.serve() as url:
         c = models.client(f"openai-compatible:{url}#m", "MY_KEY")
         asyncio.run(c.complete(MESSAGES))
-        usage = llm.Usage(c).record()
+        usage = llm.UsageTally(c).record()
     assert fake.headers[0]["authorization"] == f"Bearer {secret}"
     assert secret not in repr(c) and secret not in str(usage) and secret not in str(fake.requests)
     assert secret not in repr(models)
@@ -248,7 +248,7 @@ def test_a_reply_records_its_retries_and_latency():
         and first.latency_s > 0
         and (again.cached, again.retries, again.latency_s) == (True, 0, 0.0)
     )
-    usage = llm.Usage(c)
+    usage = llm.UsageTally(c)
     usage.add("final", first)
     usage.add("final", again)
     t = usage.record()

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hindcast.llm.answers import ask_probability, parse_probability, raw_text
-from hindcast.llm.client import ChatClient, Usage, parse_model
+from hindcast.llm.client import ChatClient, UsageTally, parse_model
 from hindcast.llm.fake import FakeChatModel, answer
 
 
@@ -121,7 +121,7 @@ def ask(script, repairs):
 
         async with httpx.AsyncClient(transport=fake.transport()) as http:
             c = ChatClient(parse_model("openai-compatible:http://fake.invalid/v1#m"), http=http)
-            usage = Usage(c)
+            usage = UsageTally(c)
             parsed, raws = await ask_probability(
                 c, [{"role": "user", "content": "q"}], usage, repairs=repairs
             )

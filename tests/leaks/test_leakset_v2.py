@@ -27,7 +27,7 @@ from benchmarks.leak_detectors import (
 from hindcast.leaks import get_detector
 from hindcast.leaks.lexical2 import crosses, event_cue, question_figure, sibling_veto
 from hindcast.records import Question
-from tests.audit.test_leakset import KINDS, MARGIN, _at, _jsonl
+from tests.leaks.test_leakset import KINDS, MARGIN, _at, _jsonl
 
 V2 = SETS_V2["v2-dev"].parent
 FIELDS = {
