@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
         shipped,
         snapshot,
     )
-    from hindcast.archive.ann import check_recorded
+    from hindcast.archive.ann_index import check_recorded
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import IndexReader, build_index, open_index, pending
     from hindcast.archive.layout import check_source, snapshot_dir
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
 _WHERE = {
     "build": "build",
     "build_index": "index",
-    "check_recorded": "ann",
+    "check_recorded": "ann_index",
     "check_source": "layout",
     "distributed": "distributed",
     "embed": "embed",
