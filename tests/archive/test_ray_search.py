@@ -244,3 +244,64 @@ def test_a_sweep_on_the_cluster_stores_the_single_node_rows(driver, sample_archi
     searched = [row for row in alone["forecasts"] if '"op": "search"' in row]
     assert len(searched) == len(alone["forecasts"]) == 12 and '"ids": ["' in searched[0]
     assert on_ray == alone
+
+
+# ---- the live arm and the evidence strata read the archive on the cluster too -------------------
+
+
+def test_the_live_arm_searches_the_archive_on_the_cluster(driver, sample_archive):
+    """A live tick's plan (schedule/live.py) of a sweep with `ray` searches through Ray shards,
+    with the single node's bits, and closing the plan stops them."""
+    from hindcast.archive import open_index, open_snapshot
+    from hindcast.replay.spec import spec_from_mapping
+    from hindcast.schedule import live
+    from tests.helpers import SAMPLE_MARKETS, at
+
+    spec = spec_from_mapping(
+        {"store": str(SAMPLE_MARKETS), "archive": str(sample_archive), "ray": "auto"}
+    )
+    snap = open_snapshot(sample_archive)
+    with open_index(snap) as index:
+        now = at("2026-02-10T12:00:00")
+        plan = live.live_plan("r-live", spec, [], None, (snap, index), now)
+        shards = plan.search["shards"]
+        assert isinstance(shards, fanout.RayShards) and shards.actors
+        for mode in MODES:
+            on_ray = TimeBoundRetriever(snap, now, index=index, **plan.search)
+            alone = TimeBoundRetriever(snap, now, index=index)
+            assert props._bits(on_ray, "Fed rate cut", 10, mode) == props._bits(
+                alone, "Fed rate cut", 10, mode
+            )
+        plan.close()
+        assert shards.actors == []
+
+
+def test_hindcast_analyze_ray_computes_the_evidence_strata_on_the_cluster(
+    driver, sample_archive, tmp_path
+):
+    """`api.analyze(…, ray=ADDRESS)` (hindcast analyze --ray) labels the evidence strata by
+    searching the archive on the cluster: the same Finding as on one node."""
+    from hindcast import api
+    from hindcast.replay.spec import spec_from_mapping
+    from hindcast.runs.store import RunStore
+    from tests.helpers import SAMPLE_MARKETS, at
+
+    spec = spec_from_mapping(
+        {
+            "store": str(SAMPLE_MARKETS),
+            "archive": str(sample_archive),
+            "forecasters": ["market"],
+            "offsets": ["10d"],
+            "fractions": [],
+            "limit": 3,
+        }
+    )
+    evidence = {}
+    for where in ("alone", "ray"):
+        (tmp_path / where).mkdir()
+        store = RunStore(f"sqlite:///{tmp_path / where / 'runs.db'}")  # its own evidence.db
+        done = api.sweep(spec, runs=store, out=tmp_path / where, now=at("2026-11-30T00:00:00"))
+        found = api.analyze(store, [done.run_id], ray="auto" if where == "ray" else None)
+        evidence[where] = [f.to_json() for f in found if f.key == "evidence"]
+        store.close()
+    assert evidence["ray"] == evidence["alone"] and evidence["alone"][0]["rows"]
