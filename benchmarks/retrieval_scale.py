@@ -466,6 +466,7 @@ class Tally:
             "queries": len(lat),
             "p50_ms": round(float(np.percentile(lat, 50)), 2),
             "p95_ms": round(float(np.percentile(lat, 95)), 2),
+            "p99_ms": round(float(np.percentile(lat, 99)), 2),
             "mean_ms": round(float(lat.mean()), 2),
             "recall@10": round(float(np.mean(self.recalls)), 4),
             "recall@10_min": round(float(np.min(self.recalls)), 2),
@@ -704,7 +705,7 @@ def report(out: dict) -> None:
     )
     for r in out["results"]:
         print(
-            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
+            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} p99 {r['p99_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
             f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
             f"identical to truth {r['identical_to_truth']}/{r['queries']}"
         )

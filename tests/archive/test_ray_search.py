@@ -69,9 +69,13 @@ def on_ray(driver, world):
 
 
 def _t0s() -> list:
+    """Every kind of t0 once or a few times: on documents, 1 µs around them, on each month
+    boundary (−1/0/+1 µs), before and after the archive. Random t0s and splits of the months
+    are the in-process property's (test_properties: the same merge code, many more examples);
+    this checks the same bits come back through Ray."""
     instants = props._instants()
-    exact = [from_unix(t) for t in instants[:: max(len(instants) // 8, 1)]]
-    around = [t + timedelta(microseconds=d) for t in exact[:4] for d in (-1, 1)]
+    exact = [from_unix(t) for t in instants[:: max(len(instants) // 4, 1)]]
+    around = [t + timedelta(microseconds=d) for t in exact[:2] for d in (-1, 1)]
     bounds = [m + timedelta(microseconds=d) for m in props.MONTH_STARTS for d in (-1, 0, 1)]
     return exact + around + bounds + [from_unix(props.START - 1), from_unix(props.END + 10)]
 
@@ -93,7 +97,7 @@ def _same(world, shards, t0) -> int:
 
 
 def test_search_on_ray_shards_gives_the_single_node_bits(world, on_ray):
-    assert sum(_same(world, on_ray, t0) for t0 in _t0s()) > 600
+    assert sum(_same(world, on_ray, t0) for t0 in _t0s()) >= 19 * 24
 
 
 def test_a_month_after_month_t0_is_refused_by_the_shard_not_served(on_ray, world):
