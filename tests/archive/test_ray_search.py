@@ -11,6 +11,8 @@ with test_ray_cluster.py), one search actor a node, the months dealt between the
   actor answers and the list is the full one.
 * A sweep of the sample markets with a retrieval agent reading the archive on Ray stores rows
   byte-identical to the same sweep on one node.
+* The live arm's plan and `hindcast analyze --ray`'s evidence strata search through the shards
+  with the single node's results.
 """
 
 from __future__ import annotations
