@@ -54,9 +54,9 @@ def build(folder: Path, docs: int, approx: bool):
     snap = open_snapshot(folder / "archive", api.freeze(folder / "archive"))
     api.embed(folder / "archive", snap.id, "hash")
     if approx:
-        from hindcast.archive import ann
+        from hindcast.archive import ann_index
 
-        ann.build(open_index(snap).root, lists=64)
+        ann_index.build(open_index(snap).root, lists=64)
     return snap, rows
 
 

@@ -23,7 +23,7 @@ The load (everything cached under `--data`/<docs>-<months>m-s<seed>/, so a re-ru
    (recall@10 0.977 / 0.986 / 0.995 at nprobe 48 / 96 / 192, real: 0.979 / 0.998 / 1.0); an
    even mix (`--comment-other 1`, i.e. 0.75/0.75) is harder (0.886 / 0.933 / 0.979). Written in
    chunks into memory-mapped `.npy` files per month, int8 codes by `scan.quantize`, the IVF by
-   `ann.build_month` — the code the index uses.
+   `ann_month.build_month` — the code the index uses.
 4. Queries: the market questions of `markets/sample` embedded by the same MiniLM (fp32),
    cycled; t0 in the last two months (so a search covers 85–100% of the documents), 40% of
    them exactly on a document's creation instant.
@@ -36,7 +36,7 @@ The load (everything cached under `--data`/<docs>-<months>m-s<seed>/, so a re-ru
 Partitions (`--partitions codebook,data`, both in the same run): `codebook` is the default
 build — every row in the list of its nearest fixed-codebook centroid (`hindcast.archive.codebook`,
 trained here on the anchor table, i.e. the sample headlines under the same model, 1024 lists
-or `--codebook-lists`); `data` is the data-trained baseline (`ann.build_month` without a
+or `--codebook-lists`); `data` is the data-trained baseline (`ann_month.build_month` without a
 codebook, kept under `month=…/data/`). HINDCAST_BENCH_ANCHORS names another build of the
 sample headlines' vectors (a folder with vectors/month=*/vectors.npy) when the fp32 index is
 not built.
@@ -126,20 +126,20 @@ def _add(cols: dict, row: dict, kind: int, edit_us) -> None:
 
 # ---- 3. vectors ---------------------------------------------------------------------------
 def anchors() -> np.ndarray:
-    """The real MiniLM (fp32) vectors of the archive/sample headlines, in index order, from the
-    sample's fp32 index (not shipped: built once by the command the error names)."""
+    """The real MiniLM vectors of the archive/sample headlines: the sample's fp32 index when
+    built (`hindcast archive embed --archive archive/sample --embedder minilm-fp32`), else the
+    default embedder's bf16 vectors shipped with the sample (stored float16)."""
     if os.environ.get("HINDCAST_BENCH_ANCHORS"):  # another build of the same headlines' vectors
         found = [Path(os.environ["HINDCAST_BENCH_ANCHORS"])]
     else:
         found = sorted(SAMPLE_INDEX.glob("*/all-MiniLM-L6-v2"))
+    shipped = sorted((ROOT / "archive" / "sample" / "vectors").glob("*/*/vectors.npy"))
+    if not found and shipped:
+        return np.ascontiguousarray(np.load(shipped[0]), dtype=np.float32)
     if not found:
-        raise SystemExit(
-            "anchors: the shipped sample's fp32 MiniLM index is not built; build it once with "
-            "`hindcast archive embed --archive archive/sample --embedder minilm-fp32` (about 4 min)"
-        )
-    index = found[0]
+        raise SystemExit("anchors: neither the sample's fp32 MiniLM index nor its shipped vectors")
     return np.concatenate(
-        [np.load(m / "vectors.npy") for m in sorted((index / "vectors").glob("month=*"))]
+        [np.load(m / "vectors.npy") for m in sorted((found[0] / "vectors").glob("month=*"))]
     )
 
 
@@ -239,11 +239,11 @@ def build_month(
 
 
 def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) -> tuple[dict, float]:
-    """The data-trained baseline: `ann.build_month` without a codebook on the memory-mapped
+    """The data-trained baseline: `ann_month.build_month` without a codebook on the memory-mapped
     month (under `data/`), unless it has an index of the same seed and number of lists
     (`lists`, or ann's default for its training rows): the nprobe an index was built with only
     sets the build-time recall it records, searches choose theirs."""
-    from hindcast.archive import ann
+    from hindcast.archive import ann, ann_month
 
     built = month.ann_data
     if (
@@ -253,12 +253,12 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
         == (
             min(lists, built.meta["trained_on"])
             if lists
-            else ann.default_lists(built.meta["trained_on"])
+            else ann_month.default_lists(built.meta["trained_on"])
         )
     ):
         return built.meta, 0.0
     start = time.perf_counter()
-    meta = ann.build_month(
+    meta = ann_month.build_month(
         month.folder / "data",
         month.vectors.vectors,
         month.created,
@@ -274,12 +274,12 @@ def build_ann(month: Month, lists: int | None, nprobe: int | None, seed: int) ->
 
 def build_codebook_ann(month: Month, book, recall: dict) -> tuple[dict, float]:
     """The default build: every row in the list of its nearest fixed-codebook centroid."""
-    from hindcast.archive import ann
+    from hindcast.archive import ann, ann_month
 
     if month.ann is not None and month.ann.meta.get("codebook") == book.id:
         return month.ann.meta, 0.0
     start = time.perf_counter()
-    meta = ann.build_month(
+    meta = ann_month.build_month(
         month.folder,
         month.vectors.vectors,
         month.created,
@@ -466,6 +466,7 @@ class Tally:
             "queries": len(lat),
             "p50_ms": round(float(np.percentile(lat, 50)), 2),
             "p95_ms": round(float(np.percentile(lat, 95)), 2),
+            "p99_ms": round(float(np.percentile(lat, 99)), 2),
             "mean_ms": round(float(lat.mean()), 2),
             "recall@10": round(float(np.mean(self.recalls)), 4),
             "recall@10_min": round(float(np.min(self.recalls)), 2),
@@ -586,6 +587,9 @@ def run(args) -> dict:
 
     data = Path(args.data) / f"{args.docs}-{args.months}m-s{args.seed}"
     months_dir = data / ("months" if args.comment_other == 0.5 else f"months-c{args.comment_other}")
+    doc_table = np.load(Path(args.doc_vectors) / "vectors.npy") if args.doc_vectors else None
+    if doc_table is not None:  # non-anchored: documents mixed from these vectors, not the headlines
+        months_dir = months_dir.with_name(f"{months_dir.name}-docs{doc_table.shape[0]}")
     data.mkdir(parents=True, exist_ok=True)
     times = {
         "generate_dumps_s": 0.0,
@@ -619,7 +623,8 @@ def run(args) -> dict:
     times["ann_codebook_build_s"] = 0.0
     for index, (label, _, end) in enumerate(labels):
         folder = months_dir / f"month={label}"
-        build_month(folder, dumps, label, index, table, args.seed, times, args.comment_other)
+        rows = table if doc_table is None else doc_table
+        build_month(folder, dumps, label, index, rows, args.seed, times, args.comment_other)
         month = Month(folder, label, end * 1_000_000)
         book_meta[label], took_book = build_codebook_ann(month, book, book_recall)
         times["ann_codebook_build_s"] += took_book
@@ -665,6 +670,7 @@ def run(args) -> dict:
         "disk": disk(months),
         "dumps_gb": round(sum(f["bytes"] for f in manifest["files"].values()) / 1e9, 2),
         "comment_other": args.comment_other,
+        "doc_vectors": None if doc_table is None else f"{args.doc_vectors} ({doc_table.shape[0]})",
         "code": code,
         "memory_after_build": build_memory,
         "memory_search_phase": search_memory,
@@ -679,7 +685,7 @@ def the_codebook(data: Path, table: np.ndarray, lists: int | None, nprobe: int):
     the same 46,809 sample headlines embedded by the same model (in the sample index's order
     rather than by id), which saves embedding them again. Cached under `data/`; with its
     recall@10 on that corpus at `nprobe`."""
-    from hindcast.archive import ann, codebook
+    from hindcast.archive import ann_month, codebook
 
     lists = lists or codebook.LISTS
     folder = data / f"codebook-{hashlib.sha256(table.tobytes()).hexdigest()[:12]}-{lists}"
@@ -687,7 +693,7 @@ def the_codebook(data: Path, table: np.ndarray, lists: int | None, nprobe: int):
     if book is None:
         book = codebook.train(table, {"reference": "anchors", "embedder": "anchors"}, lists=lists)
         codebook.save(folder, book, table)
-    return book, ann.measured_codebook_recall(folder, book, nprobe)
+    return book, ann_month.measured_codebook_recall(folder, book, nprobe)
 
 
 def report(out: dict) -> None:
@@ -699,7 +705,7 @@ def report(out: dict) -> None:
     )
     for r in out["results"]:
         print(
-            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
+            f"  {r['mode']:14s} p50 {r['p50_ms']:8.2f} ms  p95 {r['p95_ms']:8.2f} p99 {r['p99_ms']:8.2f} ms  ratio {r['p50_ratio_to_exact']:5.3f}  "
             f"recall@10 {r['recall@10']:.4f} (min {r['recall@10_min']})  leaks {r['leaks']}  short {r['short']}  "
             f"identical to truth {r['identical_to_truth']}/{r['queries']}"
         )
@@ -758,6 +764,13 @@ def add_arguments(parser) -> None:
         type=float,
         default=0.5,
         help="weight of a comment's second (random) headline; 1 = an even mix (harder for IVF)",
+    )
+
+    parser.add_argument(
+        "--doc-vectors",
+        default=None,
+        help="a folder with vectors.npy (benchmarks/reddit_texts.py): documents are mixed from "
+        "these instead of the headline anchors (non-anchored; the codebook stays the headlines')",
     )
 
 

@@ -134,9 +134,11 @@ def export(
     return export_runs(run_store, runs, out, formats, **options)
 
 
-def analyze(run_store, runs: Sequence[str], *, split: datetime | None = None, **settings) -> list:
-    """Stored runs' analyses as Findings (no model called; `split` None: median; settings:
-    hindcast.analysis's)."""
+def analyze(
+    run_store, runs: Sequence[str], *, split: datetime | None = None, ray=None, **settings
+) -> list:
+    """Stored runs' analyses as Findings (no model called; `split` None: median; `ray`: the
+    evidence strata search the archive on that Ray cluster; settings: hindcast.analysis's)."""
     from hindcast.leaderboard import analyze_runs
 
-    return analyze_runs(run_store, runs, split, **settings)
+    return analyze_runs(run_store, runs, split, ray, **settings)

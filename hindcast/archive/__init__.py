@@ -12,7 +12,7 @@ from hindcast.faces import lazy
 if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.archive import (build, distributed, embed, fanout, ingest, layout, shards,
         shipped, snapshot)
-    from hindcast.archive.ann import check_recorded
+    from hindcast.archive.ann_index import check_recorded
     from hindcast.archive.embed import get_embedder
     from hindcast.archive.index import IndexReader, build_index, open_index, pending
     from hindcast.archive.layout import check_source, snapshot_dir

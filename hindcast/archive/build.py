@@ -51,9 +51,9 @@ def build(
     if ray is None:
         info = index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
     else:
-        from hindcast.archive import distributed
+        from hindcast.archive import ray_embed
 
-        info = distributed.embed(
+        info = ray_embed.embed(
             snapshot,
             embedder,
             address=ray,
@@ -67,9 +67,9 @@ def build(
 
 
 def _approximate(info: dict, snapshot: Snapshot, lists: int | None) -> dict:
-    from hindcast.archive import ann
+    from hindcast.archive import ann_index
 
-    info["ann"] = ann.build(
+    info["ann"] = ann_index.build(
         layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]), lists=lists
     )
     return info

@@ -172,6 +172,12 @@ def open_shards(index: IndexReader, address: str | None, **options) -> RayShards
     return found
 
 
+def searched_on(index: IndexReader | None, address: str | None) -> dict:
+    """The `TimeBoundRetriever` keywords that search `index` where `address` says: its months
+    as shards on that Ray cluster ({"shards": …}, to close when done), or {} (this machine)."""
+    return {} if address is None or index is None else {"shards": open_shards(index, address)}
+
+
 def search(snapshot, t0, query: str, k: int, mode: Mode, *, ray: str | None = None, **options):
     """`TimeBoundRetriever(snapshot, t0, **options).search(query, k, mode)`; with `ray` (an
     address), the index's months served as shards on that cluster for the search."""

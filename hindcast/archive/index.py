@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hindcast import frozen
-from hindcast.archive import ann, docs, layout, scan, text
+from hindcast.archive import ann, ann_index, docs, layout, scan, text
 from hindcast.archive.embed import (
     Embedder,
     default_embedder,
@@ -384,7 +384,7 @@ def _ann(
         )
     if found is None:
         return None
-    why = ann.disagreement(found.meta, recorded, month)
+    why = ann_index.disagreement(found.meta, recorded, month)
     return (
         dataclasses.replace(found, meta=found.meta | {"stale": f"{root}: {why}"}) if why else found
     )

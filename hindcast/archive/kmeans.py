@@ -1,6 +1,6 @@
 """Seeded, deterministic spherical k-means (float32 BLAS): the trainer of the approximate index's
 fixed codebook (`hindcast.archive.codebook`) and of the data-trained partition kept as the
-benchmark's baseline (`hindcast.archive.ann.fit`)."""
+benchmark's baseline (`hindcast.archive.ann_month.fit`)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ ARCHIVE/
   index/<snapshot-id>/<embedder>/vectors/month=YYYY-MM/ann/ optional IVF of the month (`archive
                                                             embed --approx`): centroids, offsets,
                                                             positions, codes, scales, edit_us in
-                                                            list order, meta.json (ann.py)
+                                                            list order, meta.json (ann_month)
   index/<snapshot-id>/<embedder>/lance/                     LanceDB: one table per month (m_YYYY_MM)
   vectors/<snapshot-id>/<embedder>/vectors.npy, manifest.json
                                                             optional: vectors shipped with the

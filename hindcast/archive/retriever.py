@@ -20,7 +20,7 @@ Where: every step of a search runs over a list of months through `shards`
 (`hindcast.archive.shards`) and is merged here in the single-node order — in this process by
 default, or as month shards on a Ray cluster (`hindcast.archive.fanout`), with the same bits.
 
-`vector_search="approx"` (opt-in; needs `ann.build`): months before month(t0) are searched
+`vector_search="approx"` (opt-in; needs `ann_index.build`): months before month(t0) are searched
 through their IVF index (`hindcast.archive.ann`: the exact top-n among the `nprobe` best
 lists, the exact scan of the month when that probe is short), the boundary month by the
 exact scan; the merge, the time cut, the edit mask and the final check are the same. Its

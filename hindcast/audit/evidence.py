@@ -301,6 +301,7 @@ def runs_finding(
     rows: Sequence,
     keep: bool = True,
     compute: bool = True,
+    ray: str | None = None,
 ):
     """The evidence Finding of stored runs' scored `rows` (matched on (market, t0) when
     several): each run's pairs labelled from the snapshot it recorded; none with its index on
@@ -308,7 +309,7 @@ def runs_finding(
     holds; a pair it lacks makes the Finding "not computed" (how to compute them)."""
     labels: dict = {}
     for scores, bundle in zip(scored, bundles):
-        found = run_labels(scores, bundle, snapshots, db_url, keep, compute)
+        found = run_labels(scores, bundle, snapshots, db_url, keep, compute, ray)
         if found == NOT_KEPT:
             return not_computed(NOT_YET)
         labels |= found or {}
@@ -334,17 +335,26 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
     identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
     if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
         return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
-    return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
+    where = {"shards": plan.search["shards"]} if "shards" in plan.search else None  # on Ray
+    return label_all(
+        questions, retriever_factory(plan.snapshot, plan.index, where), identity, cache
+    )
 
 
 def run_labels(
-    scores, bundle, snapshots: Sequence, db_url: str, keep: bool = True, compute: bool = True
+    scores,
+    bundle,
+    snapshots: Sequence,
+    db_url: str,
+    keep: bool = True,
+    compute: bool = True,
+    ray: str | None = None,
 ):
     """The strata of a stored run's (market, t0) rows, from the archive snapshot and index it
     recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
     or that snapshot or its index is not on this machine; NOT_KEPT: `compute` is False and the
-    cache lacks a pair)."""
-    from hindcast.archive import open_index
+    cache lacks a pair; `ray`: the index's months searched on that Ray cluster)."""
+    from hindcast.archive import fanout, open_index
     from hindcast.errors import HindcastError
     from hindcast.replay import Cutoff, question_at, retriever_factory
 
@@ -364,4 +374,9 @@ def run_labels(
         keys = [key_of(q, identity) for q in questions]
         if not compute and len(cache.get_many(keys)) < len(keys):
             return NOT_KEPT
-        return label_all(questions, retriever_factory(snapshot, index), identity, cache)
+        where = fanout.searched_on(index, ray if compute else None)
+        try:
+            return label_all(questions, retriever_factory(snapshot, index, where), identity, cache)
+        finally:
+            if where:
+                where["shards"].close()

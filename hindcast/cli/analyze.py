@@ -51,6 +51,12 @@ def analyze(
         "at least this far from the price at t0 disagrees with it.",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of every resample and permutation."),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="Evidence strata: search the archive on this Ray cluster.",
+    ),
 ) -> None:
     """Analyse stored runs from their stored forecasts alone (no model is
     called; nothing is written)."""
@@ -59,7 +65,7 @@ def analyze(
 
     instant = _split(split)
     settings = {"baseline": baseline, "threshold": threshold, "seed": seed}
-    findings = api.analyze(open_existing(db), runs, split=instant, **settings)
+    findings = api.analyze(open_existing(db), runs, split=instant, ray=ray, **settings)
     if as_json:
         document = {
             "runs": list(runs),

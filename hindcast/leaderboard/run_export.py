@@ -109,7 +109,7 @@ def export_runs(
     )
 
 
-def analyze_runs(run_store, runs: Sequence[str], split=None, **settings) -> list:
+def analyze_runs(run_store, runs: Sequence[str], split=None, ray=None, **settings) -> list:
     """Stored runs' analyses as Findings (no model called): the leaderboard's findings with the
     resolution and evidence strata, then `hindcast.analysis`'s (settings are its)."""
     from hindcast import analysis as research
@@ -120,7 +120,7 @@ def analyze_runs(run_store, runs: Sequence[str], split=None, **settings) -> list
     rows = combine(scored).rows
     found = findings.with_resolution(findings.collect(scored, split), scored)
     snapshots = recorded_snapshots(scored, None)
-    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows)
+    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows, ray=ray)
     return [*found[:2], strata, *found[2:], *research.findings(rows, bundles, **settings)]
 
 

@@ -227,8 +227,7 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     try:
         asyncio.run(ask())
     finally:
-        if index is not None:
-            index.close()
+        plan.close()  # the index's scan threads, and its Ray shards when the sweep has `ray`
     return writer.made
 
 
@@ -236,6 +235,7 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
     """The plan of one tick: the due open markets as listed now (their prices so far), the
     resolutions of the newest market store, the archive at its newest indexed snapshot, one
     cutoff per market at t0 = now."""
+    from hindcast.archive import fanout
     from hindcast.markets import MarketBundle
     from hindcast.records import RunIdentity
     from hindcast.replay import Plan
@@ -271,6 +271,7 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
         snapshot,
         index,
         Path(spec.store),
+        fanout.searched_on(index, spec.ray),  # the sweep's [archive] ray: on the cluster
     )
 
 

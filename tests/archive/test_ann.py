@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hindcast.archive import ann, codebook, layout, scan
+from hindcast.archive import ann, ann_index, ann_month, codebook, layout, scan
 
 NEVER, UNKNOWN = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 MONTH = 1_000  # a month lasts 1000 µs in these synthetic archives
@@ -110,7 +110,7 @@ def test_rank_is_the_exact_top_n_of_the_probed_rows(
     edit = _edits(rng, created, MONTH)
     folder = tmp_path_factory.mktemp("month")
     book = _book(12)[0] if fixed else None
-    meta = ann.build_month(
+    meta = ann_month.build_month(
         folder, vectors, created, edit, MONTH, lists=lists, seed=seed, codebook=book
     )
     index, month = ann.load_month(folder), _month(vectors, edit)
@@ -142,7 +142,7 @@ def _parts(seed: int, sizes: list[int], t0: int, lists: int | None, exact_t0: bo
         end = int(np.searchsorted(created, t0, side="left"))
         closed = (m + 1) * MONTH <= t0
         index = (
-            ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=seed)
+            ann_month.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=seed)
             if closed
             else None
         )
@@ -191,7 +191,7 @@ def test_probing_every_list_is_the_exact_search():
     rng = np.random.default_rng(3)
     vectors, created = _vectors(3000, 16, 3), np.sort(rng.integers(0, MONTH, size=3000))
     edit = _edits(rng, created, MONTH)
-    index, month = ann.fit(vectors, created, edit, MONTH, lists=40), _month(vectors, edit)
+    index, month = ann_month.fit(vectors, created, edit, MONTH, lists=40), _month(vectors, edit)
     assert index.lists == 40
     for q in rng.standard_normal((20, 16)).astype(np.float32):
         got = ann.rank([ann.Part(month, 3000, index)], q, 2 * MONTH, 10, nprobe=40)
@@ -202,7 +202,7 @@ def test_lists_hold_every_row_once_in_time_order_at_its_nearest_centroid(tmp_pat
     rng = np.random.default_rng(5)
     vectors, created = _vectors(2000, 16, 5), np.sort(rng.integers(0, MONTH, size=2000))
     edit = _edits(rng, created, MONTH)
-    ann.build_month(tmp_path, vectors, created, edit, MONTH, seed=1)
+    ann_month.build_month(tmp_path, vectors, created, edit, MONTH, seed=1)
     index = ann.load_month(tmp_path)
     assert sorted(index.positions.tolist()) == list(range(2000))
     scores = vectors @ index.centroids.T
@@ -229,8 +229,8 @@ def test_centroids_come_only_from_documents_final_before_the_months_end(tmp_path
         assert later.sum() > 50
         other = vectors.copy()
         other[later] = 10 * rng.standard_normal((int(later.sum()), 16)).astype(np.float32)
-        ann.build_month(tmp_path / f"a{t0}", vectors, created, edit, MONTH, seed=2)
-        ann.build_month(tmp_path / f"b{t0}", other, created, edit, MONTH, seed=2)
+        ann_month.build_month(tmp_path / f"a{t0}", vectors, created, edit, MONTH, seed=2)
+        ann_month.build_month(tmp_path / f"b{t0}", other, created, edit, MONTH, seed=2)
         a, b = ann.load_month(tmp_path / f"a{t0}"), ann.load_month(tmp_path / f"b{t0}")
         assert np.array_equal(a.centroids, b.centroids)
         for q in rng.standard_normal((10, 16)).astype(np.float32):
@@ -242,7 +242,7 @@ def test_centroids_come_only_from_documents_final_before_the_months_end(tmp_path
 
 
 def _fake_index(root, months: dict[str, int], seed: int = 0):
-    """An index root with just what `ann.build` reads: index.json and each month's arrays."""
+    """An index root with just what `ann_index.build` reads: index.json and each month's arrays."""
     rng = np.random.default_rng(seed)
     for month, rows in months.items():
         folder = root / "vectors" / f"month={month}"
@@ -266,7 +266,7 @@ def _files(root) -> dict:
 def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path):
     _fake_index(tmp_path, {"2024-01": 900, "2024-02": 400, "2024-03": 3})
     progress = []
-    info = ann.build(tmp_path, on_progress=lambda done, total: progress.append((done, total)))
+    info = ann_index.build(tmp_path, on_progress=lambda done, total: progress.append((done, total)))
     assert progress == [(1, 3), (2, 3), (3, 3)]
     recorded = json.loads((tmp_path / "index.json").read_text())["ann"]
     assert recorded == info and info["format"] == "hindcast-ann/2" and info["nprobe"] == ann.NPROBE
@@ -275,13 +275,13 @@ def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path)
     assert 0 < info["recall@10"] <= 1 and info["probe_queries"] > 0
     first = _files(tmp_path)
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")}
-    assert ann.build(tmp_path) == info  # a finished month is not rebuilt
+    assert ann_index.build(tmp_path) == info  # a finished month is not rebuilt
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")} == stamps
     import shutil
 
     shutil.rmtree(tmp_path / "vectors/month=2024-02/ann")  # as if stopped before that month
     (tmp_path / "vectors/month=2024-02/.ann-99999").mkdir()  # a dead build's staging folder
-    assert ann.build(tmp_path) == info
+    assert ann_index.build(tmp_path) == info
     assert _files(tmp_path) == first  # byte-identical
     assert not list(tmp_path.rglob(".ann-*"))
 
@@ -291,7 +291,7 @@ def test_a_month_whose_index_is_of_another_size_is_refused(tmp_path):
     from hindcast.errors import ArchiveIntegrityError
 
     _fake_index(tmp_path, {"2024-01": 300})
-    ann.build(tmp_path)
+    ann_index.build(tmp_path)
     folder = tmp_path / "vectors/month=2024-01"
     assert _ann(tmp_path, "2024-01", folder, 300).rows == 300
     with pytest.raises(ArchiveIntegrityError, match="approximate index"):
@@ -326,7 +326,7 @@ def _reddit_index(folder, keep):
         folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive")
     )
     build_index(snap, HashEmbedder())
-    ann.build(open_index(snap).root, lists=12)
+    ann_index.build(open_index(snap).root, lists=12)
     return snap, open_index(snap)
 
 
@@ -372,7 +372,7 @@ def test_rank_on_the_scanners_threads_matches_the_calling_thread_alone():
     for m, rows in enumerate((9000, 7000, 12000, 8000)):
         vectors, created = _vectors(rows, 16, 21 + m), np.sort(rng.integers(0, MONTH, size=rows))
         edit = _edits(rng, created, MONTH)
-        index = ann.fit(vectors, created, edit, MONTH, seed=m) if m < 3 else None
+        index = ann_month.fit(vectors, created, edit, MONTH, seed=m) if m < 3 else None
         parts.append(ann.Part(_month(vectors, edit), rows if m < 3 else rows // 2, index))
     assert sum(p.end for p in parts) >= scan.PARALLEL_ROWS
     with scan.Scanner(workers=3) as scanner:
@@ -389,7 +389,7 @@ def test_an_index_of_a_month_not_closed_at_t0_is_not_used():
     rng = np.random.default_rng(8)
     vectors, created = _vectors(3000, 16, 8), np.sort(rng.integers(0, MONTH, size=3000))
     edit = _edits(rng, created, MONTH)
-    index, month = ann.fit(vectors, created, edit, MONTH, lists=50), _month(vectors, edit)
+    index, month = ann_month.fit(vectors, created, edit, MONTH, lists=50), _month(vectors, edit)
     for q in rng.standard_normal((10, 16)).astype(np.float32):
         t0 = MONTH - 1
         assert [
@@ -443,7 +443,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
     snap, reader = _reddit_index(tmp_path, lambda r: True)  # built with lists=12
     root, old = reader.root, json.loads((reader.root / "index.json").read_text())
     with pytest.raises(_Stop):
-        ann.build(root, lists=5, on_progress=_stop_after(1))
+        ann_index.build(root, lists=5, on_progress=_stop_after(1))
     assert "ann" not in json.loads((root / "index.json").read_text())
     assert (
         json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"]
@@ -463,7 +463,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
     with pytest.raises(
         ArchiveIntegrityError, match="month 2024-01"
     ):  # a sweep refuses it before any forecast
-        ann.check_recorded(root, mixed.info)
+        ann_index.check_recorded(root, mixed.info)
     exact = TimeBoundRetriever(snap, t0, index=mixed).search("alpha", k=5, mode="vector")
     with pytest.raises(
         ArchiveIntegrityError, match=r"month 2024-01: its approximate index \(5 lists.*run it again"
@@ -471,7 +471,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
         TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search(
             "alpha", k=5, mode="vector"
         )
-    info = ann.build(root, lists=5)
+    info = ann_index.build(root, lists=5)
     assert set(info["lists"].values()) == {5} and info["params"] == {
         "lists": 5,
         "seed": 0,
@@ -479,7 +479,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
         "codebook": info["codebook"],
     }
     done = _reopen(snap)
-    ann.check_recorded(root, done.info)
+    ann_index.check_recorded(root, done.info)
     assert (
         len(
             TimeBoundRetriever(snap, t0, index=done, vector_search="approx").search(
@@ -529,7 +529,7 @@ def _search_at(archive, t0: int, q, n: int, nprobe: int, lists) -> list[tuple[fl
     for m, (ids, vectors, created, edit) in enumerate(archive):
         closed = (m + 1) * MONTH <= t0
         index = (
-            ann.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=5)
+            ann_month.fit(vectors, created, edit, (m + 1) * MONTH, lists=lists, seed=5)
             if closed
             else None
         )
@@ -587,8 +587,8 @@ def test_post_t0_edits_leave_a_closed_months_index_as_without_the_edited_documen
     edit = _edits(rng, created, MONTH)
     later = edit >= MONTH
     assert 300 < later.sum() < 1500
-    a = ann.build_month(tmp_path / "a", vectors, created, edit, MONTH, seed=4, nprobe=2)
-    b = ann.build_month(
+    a = ann_month.build_month(tmp_path / "a", vectors, created, edit, MONTH, seed=4, nprobe=2)
+    b = ann_month.build_month(
         tmp_path / "b", vectors[~later], created[~later], edit[~later], MONTH, seed=4, nprobe=2
     )
     assert a["recall@10"] < 1
@@ -701,7 +701,7 @@ def _previous(month: str) -> str:
 
 
 def _built(root, archive, dims: int = 8):
-    """An index root holding `archive`'s months, its approximate index built by `ann.build`
+    """An index root holding `archive`'s months, its approximate index built by `ann_index.build`
     (the default build) with the fixed codebook a user of the same model would have."""
     months = {}
     root.mkdir(parents=True)
@@ -714,7 +714,7 @@ def _built(root, archive, dims: int = 8):
         months[month] = len(created)
     (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
     codebook.save(root / codebook.FOLDER, *_book(dims))
-    ann.build(root)
+    ann_index.build(root)
     return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
 
 
@@ -771,9 +771,9 @@ def test_an_index_trained_on_the_archive_by_an_earlier_hindcast_is_refused():
     rng = np.random.default_rng(4)
     vectors, created = _vectors(300, 8, 4), np.sort(rng.integers(0, MONTH, size=300))
     edit = _edits(rng, created, MONTH)
-    index = ann.fit(vectors, created, edit, MONTH, codebook=_book(8)[0])
+    index = ann_month.fit(vectors, created, edit, MONTH, codebook=_book(8)[0])
     old = ann.Ann(
-        **{k: getattr(index, k) for k in ann._ARRAYS},
+        **{k: getattr(index, k) for k in ann.ARRAYS},
         meta=index.meta | {"format": "hindcast-ann/1"},
     )
     q = rng.standard_normal(8).astype(np.float32)

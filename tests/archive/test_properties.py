@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hindcast.archive import ann, docs, shards
+from hindcast.archive import ann_index, docs, shards
 from hindcast.archive.embed import HashEmbedder, document_text
 from hindcast.archive.index import build_index, month_rows, open_index
 from hindcast.archive.retriever import TimeBoundRetriever
@@ -107,7 +107,7 @@ def world(tmp_path_factory):
     archive = tmp / "archive"
     snap = open_snapshot(archive, build_snapshot(files, "reddit", "pushshift", archive))
     info = build_index(snap, HashEmbedder())
-    ann.build(
+    ann_index.build(
         open_index(snap).root, lists=LISTS
     )  # the approximate index of every month (used for closed months)
     assert len(info["months"]) == 3
@@ -290,7 +290,7 @@ def _frozen(folder, subs: list[dict], comments: list[dict]):
         folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive")
     )
     build_index(snap, HashEmbedder())
-    ann.build(open_index(snap).root, lists=LISTS)  # the default build: the fixed codebook
+    ann_index.build(open_index(snap).root, lists=LISTS)  # the default build: the fixed codebook
     return snap, open_index(snap)
 
 

@@ -21,7 +21,7 @@ import pytest
 import ray  # noqa: F401  (the `ray` extra: pip install -e '.[ray]'; this test is meant to run, not skip)
 
 from hindcast import api
-from hindcast.archive import distributed, index
+from hindcast.archive import index, ray_embed
 from hindcast.archive import snapshot as snapshots
 from hindcast.archive.embed import HashEmbedder, get_embedder
 from hindcast.errors import StoppedError
@@ -203,7 +203,7 @@ def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_miss
     dying = DyingEmbedder(armed, log, texts[-1])  # the last chunk of the last month
 
     with pytest.raises(StoppedError, match="re-run the same command to resume"):
-        distributed.embed(snap, dying, address=cluster.address, chunk_rows=64)
+        ray_embed.embed(snap, dying, address=cluster.address, chunk_rows=64)
     first = log.read_text().splitlines() if log.exists() else []
     root = tmp_path / "a" / "index" / snap.id / "hash-384"
     kept = sorted(root.glob("vectors/month=*/chunks/chunk-*.npy"))
@@ -212,7 +212,7 @@ def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_miss
 
     armed.unlink()
     log.unlink(missing_ok=True)
-    info = distributed.embed(snap, dying, address=cluster.address, chunk_rows=64)
+    info = ray_embed.embed(snap, dying, address=cluster.address, chunk_rows=64)
     second = log.read_text().splitlines()
     total_chunks = sum(-(-n // 64) for n in info["months"].values())
     assert (

@@ -102,7 +102,7 @@ def test_bad_mode_and_k_are_refused(reddit_archive):
 
 
 def test_approx_search_needs_an_approximate_index_and_valid_settings(tmp_path, reddit_archive):
-    from hindcast.archive import ann
+    from hindcast.archive import ann, ann_index
     from hindcast.archive.snapshot import open_snapshot
 
     archive, snap = reddit_archive
@@ -124,7 +124,7 @@ def test_approx_search_needs_an_approximate_index_and_valid_settings(tmp_path, r
     ):
         with pytest.raises(RetrievalError, match="vector search|nprobe"):
             TimeBoundRetriever(copy, at(FEB + 20 * DAY), index=reader, **bad)
-    ann.build(reader.root)
+    ann_index.build(reader.root)
     built = open_index(copy)
     approx = TimeBoundRetriever(
         copy, at(FEB + 20 * DAY), index=built, vector_search="approx", nprobe=1

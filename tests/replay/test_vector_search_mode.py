@@ -161,7 +161,7 @@ def test_an_approx_run_searches_approximately_and_records_the_measured_recall(
     the exact run over the same inputs is another run."""
     import httpx
 
-    from hindcast.archive import ann
+    from hindcast.archive import ann_index
     from hindcast.archive.index import open_index
     from hindcast.archive.snapshot import open_snapshot
     from hindcast.leaderboard.viewer import stored_details
@@ -170,7 +170,7 @@ def test_an_approx_run_searches_approximately_and_records_the_measured_recall(
     from hindcast.runs.store import RunStore
     from tests.helpers import at
 
-    info = ann.build(open_index(open_snapshot(hash_archive)).root)
+    info = ann_index.build(open_index(open_snapshot(hash_archive)).root)
     store = RunStore(f"sqlite:///{tmp_path / 'h.db'}")
     fake = FakeChatModel(default=searches_fed)
     ids = {}
