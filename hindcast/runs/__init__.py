@@ -9,7 +9,9 @@ from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`lazy`)
     from hindcast.runs import manifest
+    from hindcast.runs.analyses import AnalysisStore
     from hindcast.runs.batch import add_many, claim_many, release_many
+    from hindcast.runs.reading import stored_forecasts
     from hindcast.runs.store import (
         HELD,
         TAKEN,
@@ -25,6 +27,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name loads on first use (`
 
 _WHERE = {
     "add_many": "batch",
+    "AnalysisStore": "analyses",
     "claim_many": "batch",
     "release_many": "batch",
     "forecast_row": "store",
@@ -37,6 +40,7 @@ _WHERE = {
     "open_store": "store",
     "RunStore": "store",
     "stored_details": "store",
+    "stored_forecasts": "reading",
     "TAKEN": "store",
 }
 __all__ = sorted(_WHERE)
