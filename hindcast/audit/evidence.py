@@ -303,10 +303,11 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
     if plan.snapshot is None or plan.index is None or not db_url:
         return None
     questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
-    identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(db_url)
-    if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
-        return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
-    return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
+    identity = archive_identity(plan.snapshot, plan.index)
+    with closing(EvidenceCache(db_url)) as cache:
+        if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
+            return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
+        return label_all(questions, retriever_factory(plan.snapshot, plan.index), identity, cache)
 
 
 def run_labels(
@@ -330,9 +331,8 @@ def run_labels(
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
     questions = [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs]
-    with closing(index):
+    with closing(index), closing(EvidenceCache(db_url, writable=keep)) as cache:
         identity = archive_identity(snapshot, index)
-        cache = EvidenceCache(db_url, writable=keep)
         keys = [key_of(q, identity) for q in questions]
         if not compute and len(cache.get_many(keys)) < len(keys):
             return NOT_KEPT
