@@ -4,6 +4,14 @@ labels of (market, t0) pairs of the sample's default run (README command 1).
     python benchmarks/evidence_strata.py sheet          # the labelling sheet (no procedure output)
     python benchmarks/evidence_strata.py                # precision / recall against the labels
     python benchmarks/evidence_strata.py --write-measured   # record them (data/evidence_labels)
+    python benchmarks/evidence_strata.py scale --markets 10000   # computed once, at scale
+
+`scale`: the default run's (market, t0) questions replicated with new market ids to N markets
+× its cutoffs (as benchmarks/pipeline_scale.py replicates the markets: same questions, same
+t0), labelled by `label_all` into a fresh SQLite run database's `analyses` table (the batched
+procedure), then labelled again (every answer read back, none computed: computed once). It
+prints both wall times, the distinct (question, t0) pairs actually searched, and seconds per
+distinct pair (what N distinct markets would cost: every pair searched).
 
 Needs the shipped archive's index (README command 1 builds it). The (market, t0) pairs are the
 default run's cutoffs (the default spec's plan). `sheet` writes, per pair, the question, t0,
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -146,11 +155,67 @@ def run(write: bool) -> dict:
     return result
 
 
+def scale(markets: int, work: Path) -> dict:
+    """The default run's questions replicated to `markets` markets, labelled twice into a fresh
+    run database (computed, then only read)."""
+    import dataclasses
+    import tempfile
+
+    from hindcast.replay import retriever_factory
+    from hindcast.runs import RunStore
+
+    plan = default_plan()
+    base = questions_of(plan)
+    per_market: dict[str, list] = {}
+    for q in base:
+        per_market.setdefault(q.market_id, []).append(q)
+    originals = sorted(per_market)
+    questions = [
+        dataclasses.replace(q, market_id=f"{m}/{k}")
+        for k in range(markets)
+        for m in [originals[k % len(originals)]]
+        for q in per_market[m]
+    ]
+    folder = Path(tempfile.mkdtemp(prefix="evidence-scale-", dir=work))
+    url = f"sqlite:///{folder / 'hindcast.db'}"
+    RunStore(url).close()
+    identity = evidence.archive_identity(plan.snapshot, plan.index)
+    retriever_for = retriever_factory(plan.snapshot, plan.index)
+    timings = {}
+    for name in ("first", "again"):
+        cache = evidence.EvidenceCache(url)
+        started = time.perf_counter()
+        labels = evidence.label_all(
+            questions, retriever_for, identity, cache, embedder=plan.index.embedder
+        )
+        timings[name] = round(time.perf_counter() - started, 1)
+        cache.close()
+    distinct = len({(q.question, q.t0) for q in questions})
+    result = {
+        "markets": markets,
+        "pairs": len(questions),
+        "distinct_pairs_searched": distinct,
+        "first_s": timings["first"],
+        "again_s": timings["again"],
+        "s_per_distinct_pair": round(timings["first"] / distinct, 3),
+        "present": sum(v.stratum == "present" for v in labels.values()),
+        "db_mib": round((folder / "hindcast.db").stat().st_size / 2**20, 1),
+        "load_average": os.getloadavg(),
+    }
+    print(json.dumps(result, indent=2))
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", default="measure", choices=("measure", "sheet"))
+    parser.add_argument("what", nargs="?", default="measure", choices=("measure", "sheet", "scale"))
+    parser.add_argument("--markets", type=int, default=10_000, help="scale: markets")
+    parser.add_argument("--work", type=Path, default=None, help="scale: a folder for its db")
     parser.add_argument("--write-measured", action="store_true", help=f"record in {MEASURED}")
     args = parser.parse_args()
+    if args.what == "scale":
+        scale(args.markets, args.work)
+        return
     if args.what == "sheet":
         print(f"{sheet(default_plan())} pairs → {SHEET}")
         return

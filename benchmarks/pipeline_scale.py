@@ -21,7 +21,7 @@ step's seconds and peak MiB, the run database's size (and evidence bytes per bas
 and report.html's size. The machine is what it is: say its CPU and its load beside any figure.
 
 Usage: python benchmarks/pipeline_scale.py [--markets 10000] [--model-markets 500]
-       [--latency 0.5] [--work DIR] [--json FILE] [--skip-model]
+       [--latency 0.5] [--work DIR] [--json FILE] [--skip-model] [--skip-engine]
 """
 
 from __future__ import annotations
@@ -186,6 +186,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--skip-model", action="store_true")
+    parser.add_argument(
+        "--skip-engine", action="store_true", help="no in-process engine window (step 1b)"
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -211,8 +214,9 @@ def main() -> None:
         ],
         steps,
     )
-    steps["engine"] = engine_window(store, work / "engine.db")
-    print(f"engine      {steps['engine']}", flush=True)
+    if not args.skip_engine:
+        steps["engine"] = engine_window(store, work / "engine.db")
+        print(f"engine      {steps['engine']}", flush=True)
     swept = step("baselines", sweep_args(store, out, db, list(BASELINES)), steps)
     run_id = run_id_of(swept)
     planned = int(swept.split(" forecasts planned")[0].rsplit(" ", 1)[1])

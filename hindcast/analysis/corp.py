@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from hindcast.analysis.units import MarketFacts, Settings, unit_weights
 from hindcast.scoring import Finding, bootstrap, metrics, vs_market
@@ -67,6 +66,8 @@ def recalibrate(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> n
     weight, hits = np.bincount(inverse, w, n), np.bincount(inverse, w * y, n)
     fitted = np.full(n, np.nan)
     kept = weight > 0
+    from scipy.optimize import isotonic_regression  # here: scipy costs ~1 s to import
+
     fitted[kept] = isotonic_regression(
         hits[kept] / weight[kept], weights=weight[kept], increasing=True
     ).x

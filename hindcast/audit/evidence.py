@@ -17,7 +17,8 @@ Two strata, not three: the decision measured against hand labels is one yes/no (
 document before t0 settle the question?"), and how much the archive discussed the question
 is already the coverage stratum. The detector judges against the question, never the
 outcome; the outcome is read only by the benchmark that scores the procedure against hand
-labels. Results are cached (`EvidenceCache`, `evidence.db` beside the run database) keyed by
+labels. Results are kept (`EvidenceCache`: the `analyses` table of the run database, SQLite or
+PostgreSQL, `hindcast.runs.analyses`) and computed in batches (`evidence_batch`), keyed by
 PROCEDURE (version, detector, K, modes), the archive's identity (snapshot id and index
 embedder), the market, the question's SHA-256 as it stood at t0 and t0; nothing is computed
 for a forecaster, and nothing of it is shown to one: `hindcast analyze` computes and keeps
@@ -29,15 +30,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
-from hindcast.audit.stored import audit_path, question_sha
+from hindcast.audit.stored import question_sha
 from hindcast.records import Question
 from hindcast.timeutil import iso, parse_utc
 
@@ -48,7 +47,6 @@ MODE = "hybrid"
 DETECTOR = "lexical"
 VERSION = 1
 PROCEDURE = f"evidence-{VERSION}:queries=question+names,mode={MODE},k={K},detector={DETECTOR}"
-FILE = "evidence.db"
 
 _NAME = re.compile(r"[A-Z0-9$][\w$.,'’&%-]*")
 _QUESTION_WORDS = {"will", "did", "does", "do", "is", "are", "was", "were", "has", "have", "can"}
@@ -151,42 +149,34 @@ def label_all(
     identity: str,
     cache: EvidenceCache | None = None,
     detector=None,
+    embedder: Callable[[], object] | None = None,
 ) -> dict[tuple[str, datetime], EvidenceLabel]:
     """The stratum of each question (a market at its t0): from the cache when it holds it, else
-    computed (retrieval at t0, then the detector) and kept."""
+    computed (`evidence_batch.compute`: retrieval at t0, then the detector) and kept, a batch
+    at a time (a killed run keeps what it finished). `embedder`: gives the index's, to embed
+    every query up front in batches (None: each search embeds its own query)."""
+    from hindcast.audit import evidence_batch
     from hindcast.leaks import get_detector
 
     detector = detector if detector is not None else get_detector(DETECTOR)
     questions = list(questions)
-    kept = cache.get_many([key_of(q, identity) for q in questions]) if cache is not None else {}
-    labels = {}
-    for q in questions:
-        key = key_of(q, identity)
-        found = kept.get(key)
-        if found is None:
-            with _closing(retriever_for(q.t0)) as retriever:
-                found = run_sync(judge(q, retrieve(retriever, q.question), detector))
-            if cache is not None and cache.writable:
-                cache.put(key, found)
-        labels[(q.market_id, q.t0)] = found
-    return labels
+    keys = {(q.market_id, q.t0): key_of(q, identity) for q in questions}
+    kept = cache.get_many(list(keys.values())) if cache is not None else {}
+    labels = {pair: kept[key] for pair, key in keys.items() if key in kept}
+    todo = [q for q in questions if (q.market_id, q.t0) not in labels]
+
+    def label_one(question: Question, retriever) -> EvidenceLabel:
+        return run_sync(judge(question, retrieve(retriever, question.question), detector))
+
+    for done in evidence_batch.compute(todo, retriever_for, label_one, queries, embedder):
+        if cache is not None and cache.writable:
+            cache.put_many([(keys[pair], label) for pair, label in done.items()])
+        labels |= done
+    return {(q.market_id, q.t0): labels[(q.market_id, q.t0)] for q in questions}
 
 
 def key_of(question: Question, identity: str) -> tuple:
     return (PROCEDURE, identity, question.market_id, question_sha(question), iso(question.t0))
-
-
-class _closing:
-    def __init__(self, thing):
-        self.thing = thing
-
-    def __enter__(self):
-        return self.thing
-
-    def __exit__(self, *exc) -> None:
-        close = getattr(self.thing, "close", None)
-        if close is not None:
-            close()
 
 
 def run_sync(coroutine):
@@ -213,55 +203,37 @@ def run_sync(coroutine):
     return result[0]
 
 
-def cache_path(db_url: str, fallback: Path = Path("runs")) -> Path:
-    """evidence.db beside the run database when it is a SQLite file, else in `fallback`."""
-    found = audit_path(db_url, fallback)
-    return found.with_name(FILE) if isinstance(found, Path) else Path(fallback) / FILE
-
-
 class EvidenceCache:
-    """A SQLite file of procedure answers: (procedure, archive identity, market, question SHA,
-    t0) → EvidenceLabel (JSON). Created on first write; a missing file reads as empty; a
-    read-only cache (`writable=False`: `hindcast analyze` and exports, which write nothing) is
-    only read, what it lacks is computed and not kept."""
+    """The procedure's answers kept in the run database's backend (`hindcast.runs.analyses`,
+    SQLite or PostgreSQL): (procedure, archive identity, market, question SHA, t0) →
+    EvidenceLabel. A read-only cache (`writable=False`: exports and reports, which write
+    nothing) is only read; what it lacks is computed by the caller and not kept."""
 
-    SCHEMA = (
-        "CREATE TABLE IF NOT EXISTS evidence (procedure TEXT NOT NULL, archive TEXT NOT NULL, "
-        "market_id TEXT NOT NULL, question_sha TEXT NOT NULL, t0 TEXT NOT NULL, "
-        "label TEXT NOT NULL, PRIMARY KEY (procedure, archive, market_id, question_sha, t0))"
-    )
+    def __init__(self, db_url: str, writable: bool = True):
+        from hindcast.runs import AnalysisStore
 
-    def __init__(self, path: Path, writable: bool = True):
-        self.path, self.writable = Path(path), writable
+        self.store = AnalysisStore(db_url, writable)
+
+    @property
+    def writable(self) -> bool:
+        return self.store.writable
 
     def get(self, key: tuple) -> EvidenceLabel | None:
         return self.get_many([key]).get(tuple(key))
 
     def get_many(self, keys: Sequence[tuple]) -> dict[tuple, EvidenceLabel]:
-        """The labels the cache holds of these keys, read over one connection."""
-        if not self.path.exists():
-            return {}
-        found = {}
-        with closing(sqlite3.connect(self.path)) as db:
-            db.execute(self.SCHEMA)
-            for key in keys:
-                row = db.execute(
-                    "SELECT label FROM evidence WHERE procedure=? AND archive=? AND market_id=? "
-                    "AND question_sha=? AND t0=?",
-                    key,
-                ).fetchone()
-                if row is not None:
-                    found[tuple(key)] = EvidenceLabel.from_json(json.loads(row[0]))
-        return found
+        """The labels the cache holds of these keys (read in batches over one connection)."""
+        found = self.store.get_many(keys)
+        return {key: EvidenceLabel.from_json(answer) for key, answer in found.items()}
+
+    def put_many(self, items: Sequence[tuple[tuple, EvidenceLabel]]) -> None:
+        self.store.put_many([(key, label.to_json()) for key, label in items])
 
     def put(self, key: tuple, label: EvidenceLabel) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path)) as db, db:
-            db.execute(self.SCHEMA)
-            db.execute(
-                "INSERT OR REPLACE INTO evidence VALUES (?, ?, ?, ?, ?, ?)",
-                (*key, json.dumps(label.to_json(), sort_keys=True)),
-            )
+        self.put_many([(key, label)])
+
+    def close(self) -> None:
+        self.store.close()
 
 
 # ---- the stratum in `hindcast analyze` and the report ------------------------------------------
@@ -283,7 +255,7 @@ def finding(rows: Sequence, labels: Mapping[tuple[str, datetime], EvidenceLabel]
 
 NOT_YET = (
     "not computed by the sweep (on the sample it would add minutes to it): `hindcast analyze "
-    "RUN` computes them once and keeps them in evidence.db beside the run database; later "
+    "RUN` computes them once and keeps them in the run database; later "
     "reports of the run show them"
 )
 NOT_KEPT = "not kept"  # run_labels without computing: the cache lacks a pair
@@ -332,13 +304,14 @@ def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], Evidence
     if plan.snapshot is None or plan.index is None or not db_url:
         return None
     questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
-    identity, cache = archive_identity(plan.snapshot, plan.index), EvidenceCache(cache_path(db_url))
-    if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
-        return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
+    identity = archive_identity(plan.snapshot, plan.index)
     where = {"shards": plan.search["shards"]} if "shards" in plan.search else None  # on Ray
-    return label_all(
-        questions, retriever_factory(plan.snapshot, plan.index, where), identity, cache
-    )
+    with closing(EvidenceCache(db_url)) as cache:
+        if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
+            return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
+        return label_all(
+            questions, retriever_factory(plan.snapshot, plan.index, where), identity, cache
+        )
 
 
 def run_labels(
@@ -368,15 +341,20 @@ def run_labels(
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
     questions = [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs]
-    with closing(index):
+    with closing(index), closing(EvidenceCache(db_url, writable=keep)) as cache:
         identity = archive_identity(snapshot, index)
-        cache = EvidenceCache(cache_path(db_url), writable=keep)
         keys = [key_of(q, identity) for q in questions]
         if not compute and len(cache.get_many(keys)) < len(keys):
             return NOT_KEPT
         where = fanout.searched_on(index, ray if compute else None)
         try:
-            return label_all(questions, retriever_factory(snapshot, index, where), identity, cache)
+            return label_all(
+                questions,
+                retriever_factory(snapshot, index, where),
+                identity,
+                cache,
+                embedder=index.embedder,
+            )
         finally:
             if where:
                 where["shards"].close()

@@ -1,7 +1,7 @@
 """`hindcast analyze RUN…`: the analyses of stored runs (no model is called, nothing is
-written but the evidence strata's cache): strata, the evidence strata (docs/evidence-strata.md:
-read from evidence.db beside the run database, else computed from the run's archive and the
-model-free detector, never by a forecaster, and kept there),
+written but the evidence strata): strata, the evidence strata (docs/evidence-strata.md: read
+from the run database's `analyses` table, else computed in batches from the run's archive and
+the model-free detector, never by a forecaster, and kept there),
 difficulty-adjusted scores, aggregates of repeats, the defer-to-the-market
 rule and walk-forward calibration (split at an instant); then the research figures
 (hindcast.analysis): time-averaged scores, market-relative log score, pairwise relative skill, CORP

@@ -15,8 +15,8 @@ from pathlib import Path
 from hindcast import frozen
 from hindcast.errors import MarketDataError
 from hindcast.markets.bundle import EXTRA_DEFAULTS, DescriptionVersion, MarketBundle, MarketMeta
-from hindcast.markets.prices import sort_history
-from hindcast.records import Market, PricePoint, Resolution
+from hindcast.markets.price_table import read_prices
+from hindcast.records import Market, Resolution
 
 FORMAT = "hindcast-market-store/1"
 
@@ -143,13 +143,10 @@ def _read_tables(folder: Path) -> MarketBundle:
     resolutions = tuple(
         Resolution(**row) for row in pq.read_table(folder / "resolutions.parquet").to_pylist()
     )
-    grouped: dict[str, list[PricePoint]] = {}
-    for row in pq.read_table(folder / "prices.parquet").to_pylist():
-        grouped.setdefault(row["market_id"], []).append(PricePoint(row["t"], row["p"]))
     return MarketBundle(
         markets,
         resolutions,
-        {k: sort_history(v) for k, v in grouped.items()},
+        read_prices(folder / "prices.parquet"),
         _read_meta(folder),
         _read_descriptions(folder),
     )

@@ -4,8 +4,9 @@ answer stored as it arrives, through one port (`Port`: a `replay.sweep.Sweep`).
 Cheap forecasters (`ModelForecaster.cheap`: the baselines) are computed and stored BATCH at a
 time — one claim transaction, one store transaction per batch — alongside the model forecasts,
 never queued behind them: the model forecasts wait on the concurrency gate, the cheap ones
-do not, so in the default run the baselines are stored (and shown progressing) while the first
-model call is still under way.
+do not, and they claim and store on threads of their own (not the shared worker threads a
+local model's start holds), so in the default run the baselines are stored (and shown
+progressing) while the first model call is still under way.
 
 A forecaster that raises, or returns something that is not a Forecast, is recorded as a
 failure with the reason; it never stops the sweep and is never replaced by a number —
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -188,7 +190,10 @@ async def run_tasks(
     run = _Run(forecasters, port, progress)
     cheap = [t for t in tasks if forecasters[t.forecaster].cheap]
     slow = [t for t in tasks if not forecasters[t.forecaster].cheap]
-    await asyncio.gather(run.batches(cheap), *(run.one(t) for t in slow))
+    try:
+        await asyncio.gather(run.batches(cheap), *(run.one(t) for t in slow))
+    finally:
+        run.cheap_threads.shutdown(wait=False)
     _stop_reason(run.budget, run.spend, port.breakers, run.missed, port.limits.max_failures)
 
 
@@ -201,6 +206,12 @@ class _Run:
         self.budget, self.spend = FailureBudget(port.limits.max_failures), Spend(port.limits)
         self.missed = {"budget": 0, "outage": 0, "breaker": 0}
         self.reached: dict[str, set[str]] = {}  # forecaster → endpoints it had an outage on
+        # the cheap batches' own threads: never queued behind model calls holding the shared
+        # worker threads (a local model's start blocks one per forecast in flight for minutes)
+        self.cheap_threads = ThreadPoolExecutor(2, thread_name_prefix="hindcast-cheap")
+
+    def on_cheap_thread(self, call: Callable, *args) -> asyncio.Future:
+        return asyncio.get_running_loop().run_in_executor(self.cheap_threads, call, *args)
 
     def blocked(self, task: Task) -> bool:
         """Not to be started: a budget is spent, or its endpoint's breaker is open."""
@@ -233,11 +244,11 @@ class _Run:
         try:
             for start in range(0, len(tasks), BATCH):
                 wanted = [t for t in tasks[start : start + BATCH] if not self.blocked(t)]
-                mine = await asyncio.to_thread(self.port.claim, wanted) if wanted else []
+                mine = await self.on_cheap_thread(self.port.claim, wanted) if wanted else []
                 try:
                     answered = await self.computed(mine)
                 except BaseException:
-                    await asyncio.to_thread(self.port.release, mine)
+                    await self.on_cheap_thread(self.port.release, mine)
                     raise
                 if storing is not None:
                     await storing
@@ -266,7 +277,7 @@ class _Run:
             finally:
                 self.port.release(mine)
 
-        await asyncio.to_thread(store)
+        await self.on_cheap_thread(store)
         for _ in answered:
             self.progress()
 

@@ -14,7 +14,7 @@ from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
 from hindcast.records import RunManifest
 from hindcast.replay import coverage
-from hindcast.runs import RunStore
+from hindcast.runs import RunStore, stored_forecasts
 from hindcast.scoring import (
     POLICIES,
     LeaderboardRow,
@@ -144,7 +144,7 @@ def load_scored(
         run_manifest.forecasters, resolutions, regimes.load_cutoffs(model_cutoffs)
     )
     rows = score_rows(
-        run_store.forecasts(rid),
+        stored_forecasts(run_store, rid),
         markets,
         resolutions,
         bundle.prices,

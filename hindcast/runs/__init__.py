@@ -11,12 +11,15 @@ from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
     from hindcast.runs import manifest
+    from hindcast.runs.analyses import AnalysisStore
     from hindcast.runs.batch import add_many, claim_many, release_many
     from hindcast.runs.database import db_file, db_url
+    from hindcast.runs.reading import stored_forecasts
     from hindcast.runs.rows import Detail, forecast_row, stored_details
     from hindcast.runs.store import HELD, TAKEN, RunStore, open_store
 
-__all__ = ["Detail", "HELD", "RunStore", "TAKEN", "add_many", "claim_many", "db_file", "db_url",
-    "forecast_row", "manifest", "open_store", "release_many", "stored_details"]
+__all__ = ["AnalysisStore", "Detail", "HELD", "RunStore", "TAKEN", "add_many", "claim_many",
+    "db_file", "db_url", "forecast_row", "manifest", "open_store", "release_many",
+    "stored_details", "stored_forecasts"]
 # fmt: on
 __getattr__, __dir__ = lazy(__name__, __file__)

@@ -20,6 +20,7 @@ docs/performance.md, "Scoring: lists, not frames".
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -27,10 +28,10 @@ from datetime import datetime
 
 import numpy as np
 
-from hindcast.markets import price_at
 from hindcast.records import Market, PricePoint, Resolution, Usage
 from hindcast.scoring import bootstrap, metrics, usage, vs_market
 from hindcast.scoring.costs import PriceTable, load_prices
+from hindcast.timeutil import require_aware
 
 POLICIES = {
     "outcome": "exclude-non-binary",
@@ -176,13 +177,20 @@ def score_rows(
     venues: Mapping[str, str] | None = None,
 ) -> list[ScoredRow]:
     """Attach outcome, the market's price at the same t0 and slice labels to each stored forecast
-    (`venues`: market id → venue, `markets.venues`; "n/a" when not given)."""
+    (`venues`: market id → venue, `markets.venues`; "n/a" when not given). Each market's price
+    instants are listed once (not per forecast) and each usage record's relevant part computed
+    once (records read in bulk share them)."""
     rows = []
+    price_of = _PriceLookup(prices)
+    relevant: dict[int, Usage] = {}
     for s in stored:
         outcome = resolutions[s.market_id].outcome
         if outcome is None:
             continue
-        point = price_at(prices.get(s.market_id, ()), s.t0)
+        point = price_of(s.market_id, s.t0)
+        used = s.forecast.usage
+        if id(used) not in relevant:
+            relevant[id(used)] = usage.relevant(used)
         rows.append(
             ScoredRow(
                 s.forecaster,
@@ -197,7 +205,7 @@ def score_rows(
                 label_regime(s),
                 (coverage or {}).get((s.market_id, s.t0), "n/a"),
                 s.repeat,
-                usage.relevant(s.forecast.usage),
+                relevant[id(used)],
                 resolutions[s.market_id].resolved_at,
                 None if point is None else point.t,
                 resolutions[s.market_id].known_at,
@@ -205,6 +213,22 @@ def score_rows(
             )
         )
     return rows
+
+
+class _PriceLookup:
+    """`price_at(prices[market], t0)` with each market's instants listed once."""
+
+    def __init__(self, prices: Mapping[str, Sequence[PricePoint]]):
+        self.prices = prices
+        self.instants: dict[str, list[datetime]] = {}
+
+    def __call__(self, market_id: str, t0) -> PricePoint | None:
+        history = self.prices.get(market_id, ())
+        instants = self.instants.get(market_id)
+        if instants is None:
+            instants = self.instants[market_id] = [point.t for point in history]
+        i = bisect_left(instants, require_aware(t0))
+        return history[i - 1] if i else None
 
 
 def leaderboard(

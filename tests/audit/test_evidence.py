@@ -118,7 +118,7 @@ def test_the_query_set_comes_from_the_question_text_alone():
 def test_the_cache_answers_without_searching_and_is_keyed_by_the_archive(
     tmp_path, before, detector
 ):
-    cache = evidence.EvidenceCache(tmp_path / "evidence.db")
+    cache = evidence.EvidenceCache(f"sqlite:///{tmp_path / 'hindcast.db'}")
     first = _labels(before, detector, cache=cache)
 
     def no_search(t0):
@@ -132,9 +132,47 @@ def test_the_cache_answers_without_searching_and_is_keyed_by_the_archive(
 
 
 def test_a_read_only_cache_is_read_and_never_written(tmp_path, before, detector):
-    path = tmp_path / "evidence.db"
-    _labels(before, detector, (PAZ,), evidence.EvidenceCache(path, writable=False))
+    path = tmp_path / "hindcast.db"
+    _labels(before, detector, (PAZ,), evidence.EvidenceCache(f"sqlite:///{path}", writable=False))
     assert not path.exists()
+
+
+def test_one_question_asked_of_many_markets_is_searched_once(before, detector):
+    """Batched (issue 39): pairs asking the same question at the same t0 share one search, the
+    answer carried to each market; and the queries are embedded up front, in one batch."""
+    from hindcast.archive import open_index
+
+    copies = [Question(f"paz-{i}", PAZ.question, "", T0) for i in range(3)]
+    opened: list = []
+
+    def counting(t0):
+        opened.append(t0)
+        return TimeBoundRetriever(before, t0)
+
+    index = open_index(before)
+    embedded: list[list[str]] = []
+    inner = index.embedder()
+
+    class Counting:
+        name, dims = inner.name, inner.dims
+
+        def embed(self, texts):
+            embedded.append(list(texts))
+            return inner.embed(texts)
+
+    labels = evidence.label_all(
+        [*copies, TAKAICHI], counting, "id", None, detector, embedder=Counting
+    )
+    assert opened == [T0]  # one retriever for the one t0
+    assert embedded == [
+        sorted({*evidence.queries(PAZ.question), *evidence.queries(TAKAICHI.question)})
+    ]
+    single = _labels(before, detector, (PAZ,))[("paz", T0)]
+    for i in range(3):
+        assert labels[(f"paz-{i}", T0)] == evidence.EvidenceLabel(
+            f"paz-{i}", T0, single.stratum, single.n_docs, single.flagged, single.best_score
+        )
+    assert labels[("takaichi", T0)].stratum == "absent"
 
 
 def test_scores_split_by_the_stratum():

@@ -1,13 +1,14 @@
 """Evidence strata end to end: a sweep of two real sample markets over a crafted archive (one
 headline settling the first question the day before its t0, a neutral one for the second, the
 settling headlines of the second at and after t0). The sweep does not compute them (its report
-says how to); `hindcast analyze` computes them, shows the split and keeps them in evidence.db
-(the run database untouched); the next sweep's report shows them."""
+says how to); `hindcast analyze` computes them, shows the split and keeps them in the run
+database's `analyses` table (its forecasts untouched); the next sweep's report shows them."""
 
 from __future__ import annotations
 
-import hashlib
 import json
+import sqlite3
+from contextlib import closing
 from datetime import timedelta
 
 import pytest
@@ -47,6 +48,20 @@ def _sweep(folder, db, spec) -> str:
     return result.run_id
 
 
+def _forecasts(db) -> list:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT * FROM forecasts ORDER BY id").fetchall()
+
+
+def _kept(db) -> int | None:
+    """Rows of the run database's `analyses` table (None: no such table)."""
+    with closing(sqlite3.connect(db)) as conn:
+        try:
+            return conn.execute("SELECT count(*) FROM analyses").fetchone()[0]
+        except sqlite3.OperationalError:
+            return None
+
+
 def test_the_sweep_leaves_them_to_analyze_which_keeps_them_for_the_next_report(swept):
     folder, db, spec = swept
     run_id = _sweep(folder, db, spec)
@@ -54,10 +69,13 @@ def test_the_sweep_leaves_them_to_analyze_which_keeps_them_for_the_next_report(s
     assert "evidence strata: not computed" in html and "hindcast analyze" in html
     assert not (folder / "evidence.db").exists()
 
-    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    before = _forecasts(db)
+    assert _kept(db) is None
     proc = run_cli("analyze", run_id, "--db", str(db), "--json", check=True)
-    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
-    assert (folder / "evidence.db").is_file()
+    assert _forecasts(db) == before and _kept(db) == 2  # the run's two (market, t0) pairs
+    assert not (folder / "evidence.db").exists()
+    run_cli("analyze", run_id, "--db", str(db), check=True)
+    assert _kept(db) == 2  # computed once: a second analyze adds nothing
     found = {f["key"]: f for f in json.loads(proc.stdout)["findings"]}
     cells = {(r["forecaster"], r["evidence"]): r for r in found["evidence"]["rows"]}
     assert {k: r["n_rows"] for k, r in cells.items()} == {
@@ -79,13 +97,13 @@ def test_an_export_reads_only_what_analyze_kept_and_never_computes_them(swept, t
     """Issue 39 item 3: `hindcast leaderboard` of a stored run computed the strata it lacked
     (185 s on the default run); it now shows only what `hindcast analyze` kept."""
     _, _, spec = swept
-    db = tmp_path / "fresh.db"  # its evidence.db (beside it) is empty
+    db = tmp_path / "fresh.db"  # nothing kept in it yet
     run_id = _sweep(tmp_path, db, spec)
     args = ("leaderboard", run_id, "--db", str(db), "--format", "html,csv")
     run_cli(*args, "--out", str(tmp_path / "before"), check=True)
     html = (tmp_path / "before" / "report.html").read_text("utf-8")
     assert "evidence strata: not computed" in html and "labelled present" not in html
-    assert not (tmp_path / "evidence.db").exists()
+    assert _kept(db) is None
 
     run_cli("analyze", run_id, "--db", str(db), check=True)
     run_cli(*args, "--out", str(tmp_path / "after"), check=True)
