@@ -22,13 +22,13 @@ from hindcast.analysis.units import MARKET_PRICE, MarketFacts, Settings, facts_o
 from hindcast.faces import lazy
 
 if TYPE_CHECKING:  # each name loads from its module on first use (hindcast.faces.lazy)
-    from hindcast.analysis import calibration, copying, effects, ensemble, policy_pairs, strata
-    from hindcast.analysis import trading
+    from hindcast.analysis import calibration, copying, deferral, effects, ensemble, policy_pairs
+    from hindcast.analysis import strata, trading
     from hindcast.analysis.fees import load_fees
     from hindcast.analysis.trading import TRADE_COLUMNS, TradingStrategy, simulate_trading
 
 __all__ = ["MARKET_PRICE", "MarketFacts", "Settings", "TRADE_COLUMNS", "TradingStrategy",
-    "analyze", "calibration", "copying", "corp", "effects", "ensemble", "facts_of", "findings",
-    "load_fees", "policy_pairs", "simulate_trading", "strata", "trading"]
+    "analyze", "calibration", "copying", "corp", "deferral", "effects", "ensemble", "facts_of",
+    "findings", "load_fees", "policy_pairs", "simulate_trading", "strata", "trading"]
 # fmt: on
 __getattr__, __dir__ = lazy(__name__, __file__)

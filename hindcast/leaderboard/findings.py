@@ -13,6 +13,7 @@ from datetime import datetime
 from hindcast.analysis import (
     calibration,
     copying,
+    deferral,
     effects,
     ensemble,
     load_fees,
@@ -28,7 +29,7 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     """Every analysis of the scored runs (RunScores; matched on (market, t0) when several), in
     report order. `split`: the walk-forward instant (None: the median market's resolution)."""
     rows = combine(runs).rows
-    split = split if split is not None else strata.median_split(rows)
+    split = split if split is not None else deferral.median_split(rows)
     found = [
         strata.strata(rows),
         effects.effects(rows),
@@ -39,7 +40,7 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     ]
     if split is None:
         return found + [_no_split("defer"), _no_split("calibration")]
-    return found + [strata.defer(rows, split), calibration.calibrate(rows, split).finding]
+    return found + [deferral.defer(rows, split), calibration.calibrate(rows, split).finding]
 
 
 def with_resolution(found: list[Finding], runs: Sequence) -> list[Finding]:

@@ -12,18 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hindcast.analysis.deferral import Rule, choose_rule, defer, median_split, split_markets
 from hindcast.analysis.strata import (
     BANDS,
     CONSENSUS,
     LEANING,
     NO_PRICE,
     TOSS_UP,
-    Rule,
     band_of,
-    choose_rule,
-    defer,
-    median_split,
-    split_markets,
     strata,
 )
 from hindcast.scoring.aggregate import ScoredRow
