@@ -12,7 +12,7 @@ second. Every cutoff must lie strictly inside (start, resolution); others are re
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -99,7 +99,8 @@ def instant_cutoff(life: Lifetime, t0: datetime, label: str | None = None) -> Cu
 
 
 def freeze_cutoff(life: Lifetime, freeze: datetime) -> Cutoff:
-    """The one cutoff of a market known only at its freeze instant: the second after it."""
+    """The one cutoff of a market whose price and text are known at one instant only (e.g. a
+    ForecastBench freeze): the second after it, whatever the sweep's rules."""
     return instant_cutoff(life, freeze + timedelta(seconds=1), "freeze")
 
 
@@ -110,17 +111,11 @@ def schedule(
     offsets: Sequence[tuple[timedelta, str]] = (),
     rule_end: datetime | None = None,
     hindcast_rule: bool = False,
-    frozen: Mapping[str, datetime] | None = None,
 ) -> list[Cutoff]:
     """Every (market, t0) of a sweep, in a stable order, without duplicate instants.
-    A market in `frozen` (id → the one instant its price and text are known at, e.g. a
-    ForecastBench freeze) is replayed there only: one cutoff, a second after it, whatever the
-    rules. Raises on the first refused cutoff."""
-    cutoffs, frozen = [], frozen or {}
+    Raises on the first refused cutoff."""
+    cutoffs = []
     for life in lives:
-        if life.market_id in frozen:
-            cutoffs.append(freeze_cutoff(life, frozen[life.market_id]))
-            continue
         planned = [fraction_cutoff(life, f) for f in fractions]
         planned += [offset_cutoff(life, delta, text) for delta, text in offsets]
         planned += [instant_cutoff(life, t) for t in instants]

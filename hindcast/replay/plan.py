@@ -190,15 +190,18 @@ def plan_cutoffs(
         for i in market_ids
     ]
     offsets = [(parse_offset(o), o) for o in spec.offsets]
-    return cutoff_rules.schedule(
-        lives,
-        spec.fractions,
-        spec.at,
-        offsets,
-        archive_end,
-        spec.hindcast_rule,
-        frozen=freeze_only(bundle, market_ids),
-    )
+    frozen = freeze_only(bundle, market_ids)
+    return [
+        cutoff
+        for life in lives
+        for cutoff in (
+            [cutoff_rules.freeze_cutoff(life, frozen[life.market_id])]
+            if life.market_id in frozen
+            else cutoff_rules.schedule(
+                [life], spec.fractions, spec.at, offsets, archive_end, spec.hindcast_rule
+            )
+        )
+    ]
 
 
 def freeze_only(bundle: MarketBundle, market_ids: list[str]) -> dict[str, datetime]:
