@@ -144,7 +144,7 @@ def _pretrained(where, torch, **source):
 
     tokenizer = AutoTokenizer.from_pretrained(where, **source)
     model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **source)
-    return tokenizer, model.eval()
+    return tokenizer, model.eval().requires_grad_(False)  # inference only: no graph, ever
 
 
 def _save_model(folder: Path, model) -> None:

@@ -99,8 +99,8 @@ class Engine:
                 f"the request needs {len(prompt)} + {max_tokens} tokens, more than the "
                 f"context ({self.n_ctx})"
             )
-        decoder = _Decoder(self, prompt, max_tokens, temperature, seed)
-        with self.torch.inference_mode():
+        with self.torch.inference_mode():  # the prefill too: kept states carry no graph
+            decoder = _Decoder(self, prompt, max_tokens, temperature, seed)
             if schema is not None:
                 decoder.value(schema)
                 text, reason = decoder.text, "stop"
