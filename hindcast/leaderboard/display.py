@@ -112,8 +112,18 @@ def notes(row) -> str:
     )
     return "; ".join(
         n
-        for n in (row.ci_note, row.skill_note, unpriced)
+        for n in (row.ci_note, row.skill_note, unpriced, fractional_note(row))
         if n and n != "no row with a market price"
+    )
+
+
+def fractional_note(row) -> str:
+    """How many fractional outcomes accuracy left out (it counts binary outcomes only)."""
+    n = row.n_fractional_left_out
+    if not n:
+        return ""
+    return (
+        f"accuracy over binary outcomes: {n:,} fractional outcome{'' if n == 1 else 's'} left out"
     )
 
 

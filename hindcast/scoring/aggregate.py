@@ -150,6 +150,9 @@ class LeaderboardRow:
     cost_fresh_usd: float | None  # of the tokens of replies not served from the cache
     cost_status: str  # priced | unknown | no model
     unpriced: str | None  # models without a price, comma-separated
+    # fractional outcomes (e.g. Manifold MKT, ForecastBench PROB) left out of `accuracy` (last
+    # column: the columns before it keep their order)
+    n_fractional_left_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +299,7 @@ def summarise(
     n_markets = len({r.market_id for r in valid})
     brier_ci = None if vs_market.too_few(n_markets) else _brier_ci(valid, replicates, rng)
     versus = _versus(paired, replicates, rng)
+    accuracy = metrics.binary_accuracy(p, o)
     return LeaderboardRow(
         forecaster=name,
         slice=slice_key,
@@ -311,10 +315,11 @@ def summarise(
         **asdict(versus),
         ci_note=vs_market.ci_note(n_markets, versus.n_markets_paired),
         log_score=_mean(metrics.log_score(p, o)),
-        accuracy=metrics.binary_accuracy(p, o).value,
+        accuracy=accuracy.value,
         mean_abs_diff_market=_mean(np.abs([r.probability - r.market_price for r in paired])),
         ece=metrics.ece(p, o) if len(valid) else None,
         **_usage(name, rows, prices or load_prices()),
+        n_fractional_left_out=accuracy.fractional_left_out,
     )
 
 
