@@ -7,11 +7,14 @@ labels of (market, t0) pairs of the sample's default run (README command 1).
     python benchmarks/evidence_strata.py scale --markets 10000   # computed once, at scale
 
 `scale`: the default run's (market, t0) questions replicated with new market ids to N markets
-× its cutoffs (as benchmarks/pipeline_scale.py replicates the markets: same questions, same
-t0), labelled by `label_all` into a fresh SQLite run database's `analyses` table (the batched
-procedure), then labelled again (every answer read back, none computed: computed once). It
-prints both wall times, the distinct (question, t0) pairs actually searched, and seconds per
-distinct pair (what N distinct markets would cost: every pair searched).
+× its cutoffs, labelled by `label_all` into a fresh SQLite run database's `analyses` table (the
+batched procedure), then labelled again (every answer read back, none computed: computed once).
+Each replica asks a question of its own: its text gains " (replica c)" (c ≥ 1; the first copy
+is the question as it is), so every (question, t0) pair is searched and judged — the embedded
+query differs, the documents before t0 and the detector are the same. `--same-questions` keeps
+the texts (as benchmarks/pipeline_scale.py replicates markets: then only the default run's
+distinct pairs are searched, the rest copied). It prints both wall times, the distinct
+(question, t0) pairs searched, and seconds per distinct pair.
 
 Needs the shipped archive's index (README command 1 builds it). The (market, t0) pairs are the
 default run's cutoffs (the default spec's plan). `sheet` writes, per pair, the question, t0,
@@ -155,9 +158,9 @@ def run(write: bool) -> dict:
     return result
 
 
-def scale(markets: int, work: Path) -> dict:
-    """The default run's questions replicated to `markets` markets, labelled twice into a fresh
-    run database (computed, then only read)."""
+def scale(markets: int, work: Path, distinct: bool = True) -> dict:
+    """The default run's questions replicated to `markets` markets (`distinct`: each replica's
+    question text its own), labelled twice into a fresh run database (computed, then read)."""
     import dataclasses
     import tempfile
 
@@ -171,7 +174,11 @@ def scale(markets: int, work: Path) -> dict:
         per_market.setdefault(q.market_id, []).append(q)
     originals = sorted(per_market)
     questions = [
-        dataclasses.replace(q, market_id=f"{m}/{k}")
+        dataclasses.replace(
+            q,
+            market_id=f"{m}/{k}",
+            question=_replica_text(q.question, k // len(originals), distinct),
+        )
         for k in range(markets)
         for m in [originals[k % len(originals)]]
         for q in per_market[m]
@@ -193,6 +200,7 @@ def scale(markets: int, work: Path) -> dict:
     distinct = len({(q.question, q.t0) for q in questions})
     result = {
         "markets": markets,
+        "distinct_questions": distinct,
         "pairs": len(questions),
         "distinct_pairs_searched": distinct,
         "first_s": timings["first"],
@@ -206,15 +214,23 @@ def scale(markets: int, work: Path) -> dict:
     return result
 
 
+def _replica_text(question: str, copy: int, distinct: bool) -> str:
+    """A copy's question: its own text from the second copy of a market on."""
+    return f"{question} (replica {copy})" if distinct and copy else question
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", default="measure", choices=("measure", "sheet", "scale"))
     parser.add_argument("--markets", type=int, default=10_000, help="scale: markets")
     parser.add_argument("--work", type=Path, default=None, help="scale: a folder for its db")
+    parser.add_argument(
+        "--same-questions", action="store_true", help="scale: replicas keep the question text"
+    )
     parser.add_argument("--write-measured", action="store_true", help=f"record in {MEASURED}")
     args = parser.parse_args()
     if args.what == "scale":
-        scale(args.markets, args.work)
+        scale(args.markets, args.work, distinct=not args.same_questions)
         return
     if args.what == "sheet":
         print(f"{sheet(default_plan())} pairs → {SHEET}")

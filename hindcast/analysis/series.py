@@ -34,14 +34,19 @@ def points(rows: Sequence, with_market: bool = True) -> list[Point]:
     for r in rows:
         if r.probability is not None:
             groups[(r.forecaster, r.market_id, r.t0)].append(r)
-    found = [
-        _point(name, members, float(np.mean([m.probability for m in members])))
-        for (name, _, _), members in groups.items()
-    ]
+    found = [_point(name, members, _mean(members)) for (name, _, _), members in groups.items()]
     if with_market:
         priced = {(r.market_id, r.t0): r for r in rows if r.market_price is not None}
         found += [_point(MARKET_PRICE, [r], r.market_price) for r in priced.values()]
     return sorted(found, key=lambda p: (p.forecaster, p.market_id, p.t0))
+
+
+def _mean(members: list) -> float:
+    """The repeats' mean probability: np.mean's value, without its cost for a single repeat
+    (x + 0.0 is np.mean([x]) to the bit, −0.0 included)."""
+    if len(members) == 1:
+        return float(members[0].probability) + 0.0
+    return float(np.mean([m.probability for m in members]))
 
 
 def _point(name: str, members: list, probability: float) -> Point:

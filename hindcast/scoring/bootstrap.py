@@ -15,6 +15,7 @@ import numpy as np
 
 REPLICATES = 2000
 _BLOCK = 1 << 15  # draws counted at once (draw_weights): their counts fit in a core's cache
+COMPILED = 1 << 22  # draws from which draw_weights counts with the compiled loop
 LEVEL = 0.95
 POLICY = {
     "bootstrap": "market-cluster-percentile",
@@ -40,19 +41,30 @@ def draw_weights(n_markets: int, replicates: int, rng: np.random.Generator) -> n
     numbers, exact): the products with per-market sums take them as they are.
 
     The draws are `rng.integers(0, n_markets, size=(replicates, n_markets))` row after row (the
-    int32 stream is the int64 one, and drawing in blocks of rows continues it), counted a
-    block at a time so the counts stay in cache: the same counts as one bincount of the whole
-    matrix, without its 3 matrices of replicates × n_markets int64 (2.4 GB at 10,000 markets)."""
-    weights = np.empty((replicates, n_markets))
+    int32 stream is the int64 one, and drawing in blocks of rows continues it), counted a block
+    at a time: the same counts as one bincount of the whole matrix, without its three
+    replicates × n_markets int64 matrices (2.4 GB at 10,000 markets). From COMPILED draws on,
+    a compiled loop counts them (numba: loaded only then)."""
+    weights = np.zeros((replicates, n_markets))
     rows = max(1, _BLOCK // max(n_markets, 1))
-    offsets = (np.arange(rows, dtype=np.int64) * n_markets)[:, None]
+    count = _compiled_count() if replicates * n_markets >= COMPILED else _bincount
     for start in range(0, replicates, rows):
         size = min(rows, replicates - start)
         picks = rng.integers(0, n_markets, size=(size, n_markets), dtype=np.int32)
-        weights[start : start + size] = np.bincount(
-            (picks + offsets[:size]).ravel(), minlength=size * n_markets
-        ).reshape(size, n_markets)
+        count(picks, weights[start : start + size])
     return weights
+
+
+def _bincount(picks: np.ndarray, out: np.ndarray) -> None:
+    size, n = picks.shape
+    flat = (picks + (np.arange(size, dtype=np.int64) * n)[:, None]).ravel()
+    out[:] = np.bincount(flat, minlength=size * n).reshape(size, n)
+
+
+def _compiled_count():
+    from hindcast.scoring._counting import count_draws
+
+    return count_draws
 
 
 def cluster_sums(
