@@ -9,6 +9,7 @@ counts w. Seeded, so the same rows give the same interval to the byte.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +62,7 @@ def _bincount(picks: np.ndarray, out: np.ndarray) -> None:
     out[:] = np.bincount(flat, minlength=size * n).reshape(size, n)
 
 
-def _compiled_count():
+def _compiled_count() -> Callable[[np.ndarray, np.ndarray], None]:
     from hindcast.scoring._counting import count_draws
 
     return count_draws
