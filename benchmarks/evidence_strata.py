@@ -197,15 +197,15 @@ def scale(markets: int, work: Path, distinct: bool = True) -> dict:
         )
         timings[name] = round(time.perf_counter() - started, 1)
         cache.close()
-    distinct = len({(q.question, q.t0) for q in questions})
+    searched = len({(q.question, q.t0) for q in questions})
     result = {
         "markets": markets,
-        "distinct_questions": distinct,
+        "replicas_ask_their_own_question": distinct,
         "pairs": len(questions),
-        "distinct_pairs_searched": distinct,
+        "distinct_pairs_searched": searched,
         "first_s": timings["first"],
         "again_s": timings["again"],
-        "s_per_distinct_pair": round(timings["first"] / distinct, 3),
+        "s_per_distinct_pair": round(timings["first"] / searched, 3),
         "present": sum(v.stratum == "present" for v in labels.values()),
         "db_mib": round((folder / "hindcast.db").stat().st_size / 2**20, 1),
         "load_average": os.getloadavg(),
