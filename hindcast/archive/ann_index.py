@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from hindcast import frozen
+from hindcast.archive import ann_projected, ann_projected_index, layout
 from hindcast.archive import codebook as codebooks
-from hindcast.archive import layout
 from hindcast.archive.ann import FORMAT, NPROBE, load_month
 from hindcast.archive.ann_month import build_month, measured_codebook_recall
 from hindcast.archive.codebook import Codebook
@@ -30,6 +30,8 @@ def build(
     nprobe: int | None = None,
     seed: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
+    partition: str = "codebook",
+    threshold: float | None = None,
 ) -> dict:
     """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
     that lacks one with these parameters; record and return `info["ann"]`.
@@ -43,6 +45,8 @@ def build(
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
+    if partition == ann_projected.PARTITION:
+        return _build_projected(root, info, nprobe, threshold, on_progress)
     book = _codebook(root, info, lists, seed)
     recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)
     params = {"lists": lists, "seed": seed, "nprobe": nprobe, "codebook": book.id}
@@ -55,6 +59,20 @@ def build(
         if on_progress:
             on_progress(done, len(months))
     info["ann"] = summary(metas, nprobe, seed, book) | recall | {"params": params}
+    _save(root, info)
+    return info["ann"]
+
+
+def _build_projected(root: Path, info: dict, nprobe: int, threshold, on_progress) -> dict:
+    """`build` with the fixed projection (`hindcast.archive.ann_projected_index`)."""
+    threshold = ann_projected.THRESHOLD if threshold is None else threshold
+    if "ann" in info:
+        del info["ann"]
+        _save(root, info)
+    params, record = ann_projected_index.build(
+        root, info, nprobe=nprobe, threshold=threshold, current=_current, on_progress=on_progress
+    )
+    info["ann"] = record | {"params": params}
     _save(root, info)
     return info["ann"]
 
