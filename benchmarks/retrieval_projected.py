@@ -117,15 +117,16 @@ def run(args) -> dict:
     rs.gen.generate(cfg, data / "dumps", log=rs.log)
     times["generate_dumps_s"] = time.perf_counter() - start
     table = rs.anchors()
-    nprobes = [int(n) for n in str(args.nprobe).split(",")]
-    book, book_recall = rs.the_codebook(Path(args.data), table, None, nprobes[0])
+    nprobes = [int(n) for n in str(args.nprobe).split(",") if n]  # "": no codebook
+    book, book_recall = rs.the_codebook(Path(args.data), table, None, (nprobes or [256])[0])
     months = []
     for index, (label, _, end) in enumerate(rs.gen.month_starts(cfg)):
         folder = months_dir / f"month={label}"
         rows = table if doc_table is None else doc_table
         rs.build_month(folder, data / "dumps", label, index, rows, args.seed, times, 0.5)
         month = rs.Month(folder, label, end * 1_000_000)
-        times["ann_codebook_build_s"] += rs.build_codebook_ann(month, book, book_recall)[1]
+        if nprobes:
+            times["ann_codebook_build_s"] += rs.build_codebook_ann(month, book, book_recall)[1]
         months.append(rs.Month(folder, label, end * 1_000_000))
         rs.log(f"{label}: {month.created.size:,} docs")
     thresholds = [float(t) for t in args.thresholds.split(",")]
@@ -175,7 +176,7 @@ def main() -> None:
     parser.add_argument("--months", type=int, default=12)
     parser.add_argument("--start", default="2024-01")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--nprobe", default="256")
+    parser.add_argument("--nprobe", default="256", help="codebook nprobes; '' skips the codebook")
     parser.add_argument("--thresholds", default="0.15,0.2")
     parser.add_argument("--data", required=True)
     parser.add_argument("--doc-vectors", default=None)

@@ -70,7 +70,7 @@ def for_index(root: Path, embedder: str, *, dims: int = DIMS) -> Projection:
     if cached is not None and all(cached.meta.get(k) == v for k, v in key.items()):
         return cached
     made = _trained(embedder, key["reference"], dims)
-    save(Path(root) / FOLDER, made)
+    save(Path(root) / FOLDER, made, codebook.embedded(embedder))
     return made
 
 
@@ -90,11 +90,15 @@ def project(vectors, matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
     return out
 
 
-def save(folder: Path, made: Projection) -> None:
+def save(folder: Path, made: Projection, reference: np.ndarray | None = None) -> None:
+    """Write the projection (and the reference vectors, for its recall) into `folder`,
+    atomically."""
     staging = folder.with_name(f".{folder.name}-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     np.save(staging / "matrix.npy", made.matrix)
+    if reference is not None:
+        np.save(staging / "reference.npy", np.ascontiguousarray(reference, dtype=np.float32))
     (staging / "meta.json").write_text(
         json.dumps(made.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
     )
@@ -110,3 +114,8 @@ def load(folder: Path) -> Projection | None:
         return None
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     return Projection(np.load(folder / "matrix.npy"), meta)
+
+
+def reference_vectors(folder: Path) -> np.ndarray | None:
+    path = folder / "reference.npy"
+    return np.load(path, mmap_mode="r") if path.exists() else None
