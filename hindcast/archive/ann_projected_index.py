@@ -17,6 +17,8 @@ from hindcast.archive.ann import FORMAT, Part, load_month, rank
 from hindcast.archive.ann_month import probe_queries
 from hindcast.errors import ArchiveIntegrityError
 
+RECALLS: dict[tuple[str, float], dict] = {}  # (projection id, threshold) → recall, per process
+
 
 def build(
     root: Path,
@@ -72,10 +74,13 @@ def reference_recall(root: Path, made: projection.Projection, threshold: float) 
         found = json.loads(path.read_text(encoding="utf-8"))
         if found.get("projection") == made.id:
             return {k: found[k] for k in ("recall@10", "probe_queries")}
-    reference = projection.reference_vectors(folder)
-    if reference is None:
-        return {"recall@10": None, "probe_queries": 0}
-    measured = _recall(np.ascontiguousarray(reference, dtype=np.float32), made, threshold)
+    if (made.id, threshold) not in RECALLS:
+        reference = projection.reference_vectors(folder)
+        if reference is None:
+            return {"recall@10": None, "probe_queries": 0}
+        reference = np.ascontiguousarray(reference, dtype=np.float32)
+        RECALLS[made.id, threshold] = _recall(reference, made, threshold)
+    measured = RECALLS[made.id, threshold]
     frozen.write_text_atomic(
         path, json.dumps(measured | {"projection": made.id}, sort_keys=True) + "\n"
     )
