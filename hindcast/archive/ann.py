@@ -150,8 +150,8 @@ def rest(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> list[tuple[flo
 
 
 def _probed_positions(ann: Ann | Projected, plan: _Plan) -> np.ndarray:
-    if isinstance(ann, Projected):
-        return plan.ranges[:, 0]  # one row a range, its time-order position
+    if isinstance(ann, Projected):  # ranges of time-order positions
+        return np.concatenate([np.arange(a, b) for a, b, _ in plan.ranges] + [np.empty(0, int)])
     return np.concatenate(
         [np.asarray(ann.positions[a:b]) for a, b, _ in plan.ranges] + [np.empty(0, np.int64)]
     )
@@ -212,13 +212,12 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
 
 
 def _projected_plan(part: Part, q: np.ndarray, mask_from: int | None) -> _Plan:
-    """The rows whose projected score reaches the threshold, one range each, scored by the
-    scan's own codes (time order): `probed` ranks them exactly like an IVF's lists."""
+    """The rows whose projected score reaches the threshold, as runs of consecutive rows,
+    scored by the scan's own codes (time order): `probed` ranks them exactly like an IVF's lists."""
     assert isinstance(part.ann, Projected)
     month = part.vectors
     positions = ann_projected.candidates(part.ann, q, np.asarray(month.edit_us), mask_from)
-    outputs = np.arange(positions.size, dtype=np.int64)
-    ranges = np.stack([positions, positions + 1, outputs], axis=1)
+    ranges = _runs(positions)
     return _Plan(
         np.asarray(month.codes),
         np.asarray(month.scales),
@@ -227,6 +226,15 @@ def _projected_plan(part: Part, q: np.ndarray, mask_from: int | None) -> _Plan:
         int(positions.size),
         lambda k: positions[k],
     )
+
+
+def _runs(positions: np.ndarray) -> np.ndarray:
+    """(start, stop, output start) of each run of consecutive positions (ascending)."""
+    if positions.size == 0:
+        return np.empty((0, 3), dtype=np.int64)
+    first = np.concatenate([[0], np.flatnonzero(np.diff(positions) != 1) + 1]).astype(np.int64)
+    last = np.concatenate([first[1:], [positions.size]]) - 1
+    return np.stack([positions[first], positions[last] + 1, first], axis=1)
 
 
 def _usable(ann: Ann | Projected | None, end: int, mask_from: int | None) -> bool:
