@@ -21,7 +21,7 @@ from hindcast.archive.kmeans import ITERATIONS, TRAIN_PER_LIST
 from hindcast.errors import ArchiveIntegrityError
 
 INFO = "index.json"
-DEFAULT = ann_projected.PARTITION  # the default build (issue 37); `lists` asks for the codebook
+DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
 
 
 def build(
@@ -36,8 +36,8 @@ def build(
 ) -> dict:
     """Build the approximate index of every month of a built index (its root folder, or an
     `IndexReader`) that lacks one with these parameters; record and return `info["ann"]`.
-    `partition`: "projection" (the default: `hindcast.archive.ann_projected`, at `threshold`)
-    or "codebook" (the fixed codebook's IVF; the default when `lists` is given).
+    `partition`: "codebook" (the default: the fixed codebook's IVF) or "projection"
+    (`hindcast.archive.ann_projected`, at `threshold`; opt-in, see docs/performance.md).
 
     A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
     removed from index.json (atomically), and the new record is written only once every month
@@ -48,7 +48,7 @@ def build(
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
-    if (partition or ("codebook" if lists else DEFAULT)) == ann_projected.PARTITION:
+    if (partition or DEFAULT) == ann_projected.PARTITION:
         return _build_projected(root, info, nprobe, threshold, on_progress)
     book = _codebook(root, info, lists, seed)
     recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)

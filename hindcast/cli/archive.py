@@ -202,17 +202,14 @@ def embed(
 
 def _recall(info: dict) -> str:
     ann = info.get("ann")
-    if not ann:
-        return ""
-    what = (
-        f"(fixed projection {ann.get('projection')}, threshold {ann.get('threshold')}"
-        if ann.get("partition") == "projection"
-        else f"at nprobe {ann['nprobe']} (fixed codebook {ann.get('codebook')}"
-    )
-    recall = "n/a" if ann.get("recall@10") is None else f"{ann['recall@10']:.3f}"
     return (
-        f"; approximate index: recall@10 {recall} {what}, measured on its reference corpus, "
-        "not on this archive)"
+        (
+            f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
+            f"(fixed codebook {ann.get('codebook')}, measured on its reference corpus, "
+            "not on this archive)"
+        )
+        if ann
+        else ""
     )
 
 

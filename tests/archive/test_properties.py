@@ -295,7 +295,7 @@ def _frozen(
     if partition == "codebook":
         ann_index.build(open_index(snap).root, lists=LISTS)  # the fixed codebook's IVF
     else:
-        ann_index.build(open_index(snap).root, threshold=threshold)  # the default build
+        ann_index.build(open_index(snap).root, partition="projection", threshold=threshold)
     return snap, open_index(snap)
 
 
@@ -308,7 +308,7 @@ def counterfactuals(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def projected_counterfactuals(tmp_path_factory):
-    """`counterfactuals` with the default approximate build: the projected index (issue 37)."""
+    """`counterfactuals` with the projected approximate index (issue 37)."""
     return _counterfactuals(tmp_path_factory, "projection")
 
 
@@ -386,8 +386,8 @@ def test_post_t0_edits_change_no_other_document_of_an_approximate_search(
 def test_post_t0_edits_change_no_other_document_of_a_projected_search(
     projected_counterfactuals, case, query, k, approx
 ):
-    """The same counterfactual through the default approximate build (issue 37: closed months
-    probed by the fixed projection's threshold)."""
+    """The same counterfactual through the projected index (issue 37: closed months probed by
+    the fixed projection's threshold)."""
     t0, edited, never, xs = projected_counterfactuals[case]
     assert isinstance(next(iter(edited[1].info["ann"]["lists"])), str)
     assert edited[1].info["ann"]["partition"] == "projection"
