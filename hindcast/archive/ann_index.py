@@ -18,7 +18,7 @@ from hindcast.archive.ann import FORMAT, NPROBE, load_month
 from hindcast.archive.ann_month import build_month, measured_codebook_recall
 from hindcast.archive.codebook import Codebook
 from hindcast.archive.kmeans import ITERATIONS, TRAIN_PER_LIST
-from hindcast.errors import ArchiveIntegrityError
+from hindcast.errors import ArchiveIntegrityError, ConfigError
 
 INFO = "index.json"
 DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
@@ -48,7 +48,10 @@ def build(
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
-    if (partition or DEFAULT) == ann_projected.PARTITION:
+    partition = partition or DEFAULT
+    if partition not in ("codebook", ann_projected.PARTITION):
+        raise ConfigError(f"approximate index partition {partition!r}: use codebook or projection")
+    if partition == ann_projected.PARTITION:
         return _build_projected(root, info, nprobe, threshold, on_progress)
     book = _codebook(root, info, lists, seed)
     recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)

@@ -11,10 +11,12 @@ import functools
 import json
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindcast.archive import ann, ann_index, ann_projected, layout, projection
+from hindcast.errors import ConfigError
 
 from .test_ann import JAN_2024_US, _search, _vectors, _worlds
 
@@ -133,3 +135,5 @@ def test_the_projected_build_is_recorded_idempotent_and_its_projection_reads_no_
         np.load(tmp_path / w / "vectors" / "month=2024-01" / "ann" / "matrix.npy") for w in "ab"
     ]
     assert np.array_equal(matrix[0], matrix[1])
+    with pytest.raises(ConfigError, match="partition 'graph': use codebook or projection"):
+        ann_index.build(tmp_path / "a", partition="graph")
