@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hindcast.archive import scan
+from hindcast.archive import ann_projected, scan
+from hindcast.archive.ann_projected import Projected
 from hindcast.errors import ArchiveIntegrityError, RetrievalError
 
 FORMAT = "hindcast-ann/2"
@@ -58,15 +59,18 @@ class Part:
 
     vectors: scan.Vectors
     end: int
-    ann: Ann | None = None
+    ann: Ann | Projected | None = None
 
 
-def load_month(folder: Path) -> Ann | None:
-    """The IVF of the month whose vector folder is `folder` (arrays memory-mapped), or None."""
+def load_month(folder: Path) -> Ann | Projected | None:
+    """The approximate index of the month whose vector folder is `folder` (arrays
+    memory-mapped): its IVF, or its projected codes (`hindcast.archive.ann_projected`), or None."""
     target = Path(folder) / "ann"
     if not (target / "meta.json").exists():
         return None
     meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
+    if meta.get("partition") == ann_projected.PARTITION:
+        return ann_projected.load(target, meta)
     arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
     return Ann(**arrays, meta=meta)
 
@@ -145,7 +149,9 @@ def rest(parts, q, mask_from, n, *, nprobe: int, scanner=None) -> list[tuple[flo
     return _merge(out)[:n]
 
 
-def _probed_positions(ann: Ann, plan: _Plan) -> np.ndarray:
+def _probed_positions(ann: Ann | Projected, plan: _Plan) -> np.ndarray:
+    if isinstance(ann, Projected):  # ranges of time-order positions
+        return np.concatenate([np.arange(a, b) for a, b, _ in plan.ranges] + [np.empty(0, int)])
     return np.concatenate(
         [np.asarray(ann.positions[a:b]) for a, b, _ in plan.ranges] + [np.empty(0, np.int64)]
     )
@@ -187,6 +193,8 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
             end,
             None,
         )
+    if isinstance(ann, Projected):
+        return _projected_plan(part, q, mask_from)
     lists = probe(ann, q, nprobe)
     starts, stops = ann.offsets[lists], ann.offsets[lists + 1]
     keep = stops > starts
@@ -203,7 +211,33 @@ def _plan(part: Part, q: np.ndarray, nprobe: int, mask_from: int | None) -> _Pla
     )
 
 
-def _usable(ann: Ann | None, end: int, mask_from: int | None) -> bool:
+def _projected_plan(part: Part, q: np.ndarray, mask_from: int | None) -> _Plan:
+    """The rows whose projected score reaches the threshold, as runs of consecutive rows,
+    scored by the scan's own codes (time order): `probed` ranks them exactly like an IVF's lists."""
+    assert isinstance(part.ann, Projected)
+    month = part.vectors
+    positions = ann_projected.candidates(part.ann, q, np.asarray(month.edit_us), mask_from)
+    ranges = _runs(positions)
+    return _Plan(
+        np.asarray(month.codes),
+        np.asarray(month.scales),
+        np.asarray(month.edit_us),
+        ranges,
+        int(positions.size),
+        lambda k: positions[k],
+    )
+
+
+def _runs(positions: np.ndarray) -> np.ndarray:
+    """(start, stop, output start) of each run of consecutive positions (ascending)."""
+    if positions.size == 0:
+        return np.empty((0, 3), dtype=np.int64)
+    first = np.concatenate([[0], np.flatnonzero(np.diff(positions) != 1) + 1]).astype(np.int64)
+    last = np.concatenate([first[1:], [positions.size]]) - 1
+    return np.stack([positions[first], positions[last] + 1, first], axis=1)
+
+
+def _usable(ann: Ann | Projected | None, end: int, mask_from: int | None) -> bool:
     """Whether a part may go through its index: one with lists, every row of the month in
     the search (a closed month), and — when the edit mask tells t0 — a month ended by t0."""
     if ann is None or ann.lists == 0 or end != ann.rows:

@@ -12,15 +12,16 @@ from pathlib import Path
 import numpy as np
 
 from hindcast import frozen
+from hindcast.archive import ann_projected, ann_projected_index, layout
 from hindcast.archive import codebook as codebooks
-from hindcast.archive import layout
 from hindcast.archive.ann import FORMAT, NPROBE, load_month
 from hindcast.archive.ann_month import build_month, measured_codebook_recall
 from hindcast.archive.codebook import Codebook
 from hindcast.archive.kmeans import ITERATIONS, TRAIN_PER_LIST
-from hindcast.errors import ArchiveIntegrityError
+from hindcast.errors import ArchiveIntegrityError, ConfigError
 
 INFO = "index.json"
+DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
 
 
 def build(
@@ -30,9 +31,13 @@ def build(
     nprobe: int | None = None,
     seed: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
+    partition: str | None = None,
+    threshold: float | None = None,
 ) -> dict:
-    """Build the IVF of every month of a built index (its root folder, or an `IndexReader`)
-    that lacks one with these parameters; record and return `info["ann"]`.
+    """Build the approximate index of every month of a built index (its root folder, or an
+    `IndexReader`) that lacks one with these parameters; record and return `info["ann"]`.
+    `partition`: "codebook" (the default: the fixed codebook's IVF) or "projection"
+    (`hindcast.archive.ann_projected`, at `threshold`; opt-in, see docs/performance.md).
 
     A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
     removed from index.json (atomically), and the new record is written only once every month
@@ -43,6 +48,11 @@ def build(
     nprobe = nprobe or NPROBE
     info = json.loads((root / INFO).read_text(encoding="utf-8"))
     months = sorted(info["months"])
+    partition = partition or DEFAULT
+    if partition not in ("codebook", ann_projected.PARTITION):
+        raise ConfigError(f"approximate index partition {partition!r}: use codebook or projection")
+    if partition == ann_projected.PARTITION:
+        return _build_projected(root, info, nprobe, threshold, on_progress)
     book = _codebook(root, info, lists, seed)
     recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)
     params = {"lists": lists, "seed": seed, "nprobe": nprobe, "codebook": book.id}
@@ -55,6 +65,20 @@ def build(
         if on_progress:
             on_progress(done, len(months))
     info["ann"] = summary(metas, nprobe, seed, book) | recall | {"params": params}
+    _save(root, info)
+    return info["ann"]
+
+
+def _build_projected(root: Path, info: dict, nprobe: int, threshold, on_progress) -> dict:
+    """`build` with the fixed projection (`hindcast.archive.ann_projected_index`)."""
+    threshold = ann_projected.THRESHOLD if threshold is None else threshold
+    if "ann" in info:
+        del info["ann"]
+        _save(root, info)
+    params, record = ann_projected_index.build(
+        root, info, nprobe=nprobe, threshold=threshold, current=_current, on_progress=on_progress
+    )
+    info["ann"] = record | {"params": params}
     _save(root, info)
     return info["ann"]
 

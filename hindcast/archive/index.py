@@ -272,7 +272,9 @@ class MonthData:
     table: Table
     rows: pa.Table  # Arrow table of the document columns, in the same (time) order as `vectors`
     atable: AsyncTable  # the same LanceDB table, async API (queries of all months run concurrently)
-    ann: ann.Ann | None = None  # the month's approximate index (`hindcast.archive.ann`), if built
+    ann: ann.Ann | ann.Projected | None = (
+        None  # the month's approximate index (`hindcast.archive.ann`), if built
+    )
 
 
 @dataclass
@@ -372,7 +374,7 @@ class IndexReader:
 
 def _ann(
     root: Path, month: str, folder: Path, rows: int, recorded: dict | None = None
-) -> ann.Ann | None:
+) -> ann.Ann | ann.Projected | None:
     """The month's approximate index, or None; one of another size than the month is refused.
     One that is not the build index.json records (`recorded`: a stopped rebuild) is marked
     stale: approximate search refuses it (`ann.rank`), the exact search never reads it."""

@@ -120,7 +120,7 @@ def approximate_search(index, spec: ReplaySpec) -> dict:
             "recall@10_mean",
             "probe_queries",
         )
-    }
+    } | {k: ann[k] for k in ("partition", "projection", "threshold") if k in ann}
     return {
         "vector_search": {
             "mode": "approx",

@@ -266,7 +266,11 @@ def _files(root) -> dict:
 def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path):
     _fake_index(tmp_path, {"2024-01": 900, "2024-02": 400, "2024-03": 3})
     progress = []
-    info = ann_index.build(tmp_path, on_progress=lambda done, total: progress.append((done, total)))
+    info = ann_index.build(
+        tmp_path,
+        partition="codebook",
+        on_progress=lambda done, total: progress.append((done, total)),
+    )
     assert progress == [(1, 3), (2, 3), (3, 3)]
     recorded = json.loads((tmp_path / "index.json").read_text())["ann"]
     assert recorded == info and info["format"] == "hindcast-ann/2" and info["nprobe"] == ann.NPROBE
@@ -275,13 +279,15 @@ def test_build_records_measured_recall_and_is_idempotent_and_resumable(tmp_path)
     assert 0 < info["recall@10"] <= 1 and info["probe_queries"] > 0
     first = _files(tmp_path)
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")}
-    assert ann_index.build(tmp_path) == info  # a finished month is not rebuilt
+    assert (
+        ann_index.build(tmp_path, partition="codebook") == info
+    )  # a finished month is not rebuilt
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("ann/*")} == stamps
     import shutil
 
     shutil.rmtree(tmp_path / "vectors/month=2024-02/ann")  # as if stopped before that month
     (tmp_path / "vectors/month=2024-02/.ann-99999").mkdir()  # a dead build's staging folder
-    assert ann_index.build(tmp_path) == info
+    assert ann_index.build(tmp_path, partition="codebook") == info
     assert _files(tmp_path) == first  # byte-identical
     assert not list(tmp_path.rglob(".ann-*"))
 
@@ -291,7 +297,7 @@ def test_a_month_whose_index_is_of_another_size_is_refused(tmp_path):
     from hindcast.errors import ArchiveIntegrityError
 
     _fake_index(tmp_path, {"2024-01": 300})
-    ann_index.build(tmp_path)
+    ann_index.build(tmp_path, partition="codebook")
     folder = tmp_path / "vectors/month=2024-01"
     assert _ann(tmp_path, "2024-01", folder, 300).rows == 300
     with pytest.raises(ArchiveIntegrityError, match="approximate index"):
@@ -714,7 +720,7 @@ def _built(root, archive, dims: int = 8):
         months[month] = len(created)
     (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
     codebook.save(root / codebook.FOLDER, *_book(dims))
-    ann_index.build(root)
+    ann_index.build(root, partition="codebook")
     return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
 
 

@@ -1,0 +1,198 @@
+"""The projected approximate index against the exact scan and the fixed codebook, in one run
+(issue 37), on the months `benchmarks/retrieval.py` builds (its cache is reused).
+
+    python benchmarks/retrieval_projected.py --docs 1000000 --doc-vectors $D/reddit-all \\
+        --data $D --thresholds 0.15,0.2 --nprobe 256 [--anchored-too] --json out.json
+
+Every month is built (or reused) exactly as `benchmarks/retrieval_scale.py` builds it (dumps,
+vectors mixed from `--doc-vectors` — non-anchored — or from the headline anchors, int8 codes,
+the codebook's IVF); the projected index of each month is added under `month=…/proj/`
+(`ann_projected.fit` with the projection trained on the same anchor table the codebook is
+trained on: the sample headlines, never a document). Modes, interleaved in blocks of 20
+queries as retrieval_scale measures them: `exact`, `codebook@N` (the IVF at nprobe N) and
+`projected@θ` (the projected index at threshold θ), all through `ann.rank` with the same
+scanner threads. Reported: p50/p95/p99, recall@10 against the cached exact ground truth,
+leaks, short lists, build time, disk and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import retrieval_scale as rs
+
+
+def projected_months(months, table: np.ndarray, thresholds: list[float], times: dict) -> dict:
+    """{θ: [Projected of each month]}: built once under month=…/proj/ (reused), one per θ."""
+    from hindcast.archive import ann, ann_projected, projection
+
+    made = projection.train(table, {"reference": "anchors", "embedder": "anchors"})
+    out: dict[float, list] = {t: [] for t in thresholds}
+    for m in months:
+        target = m.folder / "proj" / "ann"
+        found = ann.load_month(m.folder / "proj")
+        if found is None or found.meta.get("projection") != made.id:
+            start = time.perf_counter()
+            fitted = ann_projected.fit(m.vectors.vectors, m.end_us, made, thresholds[0], ann.FORMAT)
+            ann_projected.write(target, fitted, fitted.meta)
+            times["projected_build_s"] += time.perf_counter() - start
+            found = ann.load_month(m.folder / "proj")
+        for t in thresholds:
+            out[t].append(dataclasses.replace(found, meta=found.meta | {"threshold": t}))
+    return out
+
+
+class Mode(rs.Tally):
+    """A Tally whose closed months go through `indexes` (one per month; None: exact)."""
+
+    def __init__(self, name: str, nprobe: int, indexes: list | None):
+        super().__init__(name, nprobe, "exact" if indexes is None else name.split("@")[0])
+        self.indexes = indexes
+
+    def run(self, months, query, truth, eligible, scanner) -> None:
+        from hindcast.archive import ann
+
+        q, t0, _ = query
+        parts = []
+        for i, m in enumerate(months):
+            if m.created.size == 0 or m.created[0] >= t0:
+                break
+            closed = m.end_us <= t0
+            end = m.created.size if closed else int(np.searchsorted(m.created, t0, side="left"))
+            index = self.indexes[i] if closed and self.indexes is not None else None
+            parts.append(ann.Part(m.vectors, end, index))
+        start = time.perf_counter()
+        got = ann.rank(parts, q, t0, rs.K, nprobe=self.nprobe, scanner=scanner)
+        self.latencies.append((time.perf_counter() - start) * 1000)
+        found = [(i, p) for _, i, p in got]
+        self.leaks += sum(
+            1 for i, p in found if months[i].created[p] >= t0 or months[i].edit[p] >= t0
+        )
+        self.short += len(found) < min(rs.K, eligible)
+        self.identical += found == truth
+        self.recalls.append(len(set(found) & set(truth)) / len(truth) if truth else 1.0)
+
+
+def measure(months, queries, truth, eligible, modes: list[Mode], block: int = 20) -> list[dict]:
+    from hindcast.archive import scan
+
+    with scan.Scanner() as scanner:
+        for qi in range(min(5, len(queries))):  # warm-up, not counted
+            for mode in modes:
+                Mode(mode.name, mode.nprobe, mode.indexes).run(
+                    months, queries[qi], truth[qi], eligible[qi], scanner
+                )
+        for start in range(0, len(queries), block):
+            turn = (start // block) % len(modes)
+            for mode in modes[turn:] + modes[:turn]:
+                for qi in range(start, min(start + block, len(queries))):
+                    mode.run(months, queries[qi], truth[qi], eligible[qi], scanner)
+    return [mode.result() for mode in modes]
+
+
+def run(args) -> dict:
+    data = Path(args.data) / f"{args.docs}-{args.months}m-s{args.seed}"
+    months_dir = data / "months"
+    doc_table = np.load(Path(args.doc_vectors) / "vectors.npy") if args.doc_vectors else None
+    if doc_table is not None:
+        months_dir = months_dir.with_name(f"{months_dir.name}-docs{doc_table.shape[0]}")
+    times = dict.fromkeys(
+        ("generate_dumps_s", "read_dumps_s", "vectors_codes_s", "projected_build_s"), 0.0
+    )
+    times["ann_codebook_build_s"] = 0.0
+    cfg = rs.gen.Config(docs=args.docs, months=args.months, start=args.start, seed=args.seed)
+    start = time.perf_counter()
+    rs.gen.generate(cfg, data / "dumps", log=rs.log)
+    times["generate_dumps_s"] = time.perf_counter() - start
+    table = rs.anchors()
+    nprobes = [int(n) for n in str(args.nprobe).split(",") if n]  # "": no codebook
+    book, book_recall = rs.the_codebook(Path(args.data), table, None, (nprobes or [256])[0])
+    months = []
+    for index, (label, _, end) in enumerate(rs.gen.month_starts(cfg)):
+        folder = months_dir / f"month={label}"
+        rows = table if doc_table is None else doc_table
+        rs.build_month(folder, data / "dumps", label, index, rows, args.seed, times, 0.5)
+        month = rs.Month(folder, label, end * 1_000_000)
+        if nprobes:
+            times["ann_codebook_build_s"] += rs.build_codebook_ann(month, book, book_recall)[1]
+        months.append(rs.Month(folder, label, end * 1_000_000))
+        rs.log(f"{label}: {month.created.size:,} docs")
+    thresholds = [float(t) for t in args.thresholds.split(",")]
+    projected = projected_months(months, table, thresholds, times)
+    build_memory = rs.memory()
+    _, qvec = rs.query_vectors(Path(args.data))
+    queries = rs.make_queries(months, qvec, args.queries, args.seed)
+    truth, uncertain, eligible = rs.cached_truth(months_dir, months, queries)
+    modes = [Mode("exact", 1, None)]
+    modes += [Mode(f"codebook@{n}", n, [m.ann for m in months]) for n in nprobes]
+    modes += [Mode(f"projected@{t}", 1, projected[t]) for t in thresholds]
+    rs.reset_peak()
+    load_before = os.getloadavg()
+    results = measure(months, queries, truth, eligible, modes)
+    load_after = os.getloadavg()
+    exact = next(r for r in results if r["mode"] == "exact")
+    for r in results:
+        r["p50_ratio_to_exact"] = round(r["p50_ms"] / exact["p50_ms"], 3)
+    proj_bytes = sum(p.stat().st_size for m in months for p in (m.folder / "proj").rglob("*.npy"))
+    return {
+        "docs": int(sum(m.created.size for m in months)),
+        "queries": len(queries),
+        "doc_vectors": args.doc_vectors or "anchored (headline mixes)",
+        "truth_uncertain": uncertain,
+        "results": results,
+        "times_s": {k: round(v, 1) for k, v in times.items()},
+        "load_average_during_search": [round(load_before[0], 2), round(load_after[0], 2)],
+        "disk": rs.disk(months) | {"projected_gb": round(proj_bytes / 1e9, 2)},
+        "memory_after_build": build_memory,
+        "memory_search_phase": rs.memory(),
+        "cpu": _cpu(),
+        "code": rs.code_identity(),
+    }
+
+
+def _cpu() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return f"{line.split(':', 1)[1].strip()} ({len(os.sched_getaffinity(0))} cores)"
+    return "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--months", type=int, default=12)
+    parser.add_argument("--start", default="2024-01")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--nprobe", default="256", help="codebook nprobes; '' skips the codebook")
+    parser.add_argument("--thresholds", default="0.15,0.2")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--doc-vectors", default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    out = run(args)
+    for r in out["results"]:
+        print(
+            f"{r['mode']:16s} p50 {r['p50_ms']:8.2f} p95 {r['p95_ms']:8.2f} p99 {r['p99_ms']:8.2f}"
+            f"  x{r['p50_ratio_to_exact']:.3f}  recall@10 {r['recall@10']:.4f} "
+            f"(min {r['recall@10_min']})  leaks {r['leaks']} short {r['short']}"
+        )
+    print(json.dumps({k: out[k] for k in ("times_s", "disk", "load_average_during_search")}))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

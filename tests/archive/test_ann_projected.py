@@ -1,0 +1,139 @@
+"""The projected approximate index (`hindcast.archive.ann_projected`, issue 37): closed months
+probed by a fixed reference projection and a constant threshold. A post-t0 edit or a document
+created after t0 changes no other document of a search at t0, at every threshold; the
+threshold that probes every row is the exact search; top-k is never short; the build is
+recorded in index.json, idempotent, and reads no archive document for its projection."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hindcast.archive import ann, ann_index, ann_projected, layout, projection
+from hindcast.errors import ConfigError
+
+from .test_ann import JAN_2024_US, _search, _vectors, _worlds
+
+THRESHOLDS = [-np.inf, -2.0, -0.5, 0.0, 0.3, 1.0, 2.5, 6.0, np.inf]
+
+
+@functools.cache
+def _projection(dims: int, keep: int = 4) -> projection.Projection:
+    """A fixed projection for synthetic archives: trained on a reference drawn by a generator
+    of its own (seed 99), never from a test archive."""
+    return projection.train(_vectors(4000, dims, 99, topics=9), {"reference": "test"}, dims=keep)
+
+
+def _built(root, archive, dims: int = 8) -> dict:
+    """An index root holding `archive`'s months, its projected index built by `ann_index.build`."""
+    months = {}
+    root.mkdir(parents=True)
+    for month, _, vectors, created, edit in archive:
+        folder = root / "vectors" / f"month={month}"
+        folder.mkdir(parents=True)
+        np.save(folder / "vectors.npy", vectors)
+        np.save(folder / "created_us.npy", created)
+        np.save(folder / "edit_us.npy", edit)
+        months[month] = len(created)
+    (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
+    projection.save(root / projection.FOLDER, _projection(dims))
+    ann_index.build(root, partition="projection")
+    return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
+
+
+def _at(indexes: dict, threshold: float) -> dict:
+    return {
+        month: dataclasses.replace(index, meta=index.meta | {"threshold": threshold})
+        for month, index in indexes.items()
+    }
+
+
+@settings(
+    max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.integers(1, 120), min_size=2, max_size=4),
+    t0_frac=st.floats(0.3, 1),
+    n=st.integers(1, 20),
+)
+def test_a_post_t0_edit_changes_no_other_document_of_a_projected_search(
+    tmp_path_factory, seed, sizes, t0_frac, n
+):
+    """The reporter's counterfactual (issue 24) for the projected index: the archive with X
+    edited after t0 and documents added after t0, against the same archive where the X were
+    never edited. At every threshold, the first returns exactly the second's documents, order
+    and scores with the X taken out; at -inf (every row probed) both are the exact search;
+    neither is ever short."""
+    rng = np.random.default_rng(seed)
+    span = layout.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
+    t0 = JAN_2024_US + int(t0_frac * span)
+    edited, never, xs = _worlds(rng, sizes, t0)
+    tmp = tmp_path_factory.mktemp("worlds")
+    built = [_built(tmp / name, world) for name, world in (("e", edited), ("n", never))]
+    assert all(isinstance(i, ann_projected.Projected) for i in built[0].values())
+    eligible = sum(int(((created < t0) & (edit < t0)).sum()) for _, _, _, created, edit in edited)
+    for q in rng.standard_normal((3, 8)).astype(np.float32):
+        exact = _search(edited, built[0], t0, q, n, None)
+        assert len(exact) == min(n, eligible)
+        for threshold in THRESHOLDS:
+            indexes = [_at(b, threshold) for b in built]
+            got = _search(edited, indexes[0], t0, q, n, 1)
+            wider = _search(never, indexes[1], t0, q, n + len(xs), 1)
+            assert got == [hit for hit in wider if hit[1] not in xs][:n], threshold
+            assert len(got) == len(exact), threshold
+            if threshold == -np.inf:
+                assert got == exact
+
+
+def test_a_row_is_probed_by_its_own_projected_score_alone():
+    """Membership is scale · (code · Pq) ≥ threshold, row by row: removing other rows (or
+    masking them) never changes whether a row is probed."""
+    vectors = _vectors(300, 8, 5)
+    made = _projection(8)
+    index = ann_projected.fit(vectors, 0, made, 0.4, ann.FORMAT)
+    q = np.random.default_rng(1).standard_normal(8).astype(np.float32)
+    never = np.full(300, np.iinfo(np.int64).min)
+    alone = ann_projected.candidates(index, q, never, None)
+    edit = never.copy()
+    edit[::3] = 10  # masked at t0 = 10
+    masked = ann_projected.candidates(index, q, edit, 10)
+    assert set(masked) == set(alone) - set(range(0, 300, 3))
+    part = ann_projected.fit(vectors[100:], 0, made, 0.4, ann.FORMAT)
+    assert set(ann_projected.candidates(part, q, never[100:], None) + 100) == {
+        p for p in alone if p >= 100
+    }
+    rough = np.asarray(index.scales) * (
+        np.asarray(index.codes, dtype=np.float32) @ (q @ made.matrix)
+    )
+    assert 0 < alone.size < 300
+    assert rough[alone].min() >= 0.4 - 1e-5 and np.delete(rough, alone).max() < 0.4 + 1e-5
+
+
+def test_the_projected_build_is_recorded_idempotent_and_its_projection_reads_no_document(
+    tmp_path,
+):
+    rng = np.random.default_rng(3)
+    edited, _, _ = _worlds(rng, [40, 60, 30], JAN_2024_US + 80 * 86_400_000_000)
+    _built(tmp_path / "a", edited)
+    info = json.loads((tmp_path / "a" / "index.json").read_text(encoding="utf-8"))
+    assert info["ann"]["partition"] == "projection"
+    assert info["ann"]["projection"] == _projection(8).id
+    assert info["ann"]["lists"] == {"2024-01": 1, "2024-02": 1, "2024-03": 1}
+    files = {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    ann_index.build(tmp_path / "a", partition="projection")
+    assert {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()} == files
+    other = [(m, ids, v[::-1].copy(), c, e) for m, ids, v, c, e in edited]  # other documents
+    _built(tmp_path / "b", other)
+    matrix = [
+        np.load(tmp_path / w / "vectors" / "month=2024-01" / "ann" / "matrix.npy") for w in "ab"
+    ]
+    assert np.array_equal(matrix[0], matrix[1])
+    with pytest.raises(ConfigError, match="partition 'graph': use codebook or projection"):
+        ann_index.build(tmp_path / "a", partition="graph")
