@@ -105,7 +105,7 @@ def freeze(archive: Path) -> str:
 def embed(archive: Path, snapshot: str | None = None, embedder="minilm", **options) -> dict:
     """Embed a snapshot (None: LATEST) and build its index, resumably; the index info. Options:
     chunk_rows, on_progress, ray (on Ray, the same bytes), device, approx (then the approximate
-    index of each month), lists (per month)."""
+    index of each month), lists (per month), partition (codebook | projection)."""
     from hindcast.archive import build, open_snapshot
 
     return build.build(open_snapshot(archive, snapshot), embedder, **options)

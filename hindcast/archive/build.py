@@ -36,6 +36,7 @@ def build(
     on_progress: Callable[[int, int], None] | None = None,
     approx: bool = False,
     lists: int | None = None,
+    partition: str | None = None,
 ) -> dict:
     """The index of `snapshot`: `index.build_index` (`ray` None, CPU only) or its chunks embedded on
     Ray first; then, with `approx`, the approximate index of each month
@@ -63,13 +64,15 @@ def build(
         )
     if found is not None and seeded:
         info = shipped.record(snapshot, found, info)
-    return _approximate(info, snapshot, lists) if approx else info
+    return _approximate(info, snapshot, lists, partition) if approx else info
 
 
-def _approximate(info: dict, snapshot: Snapshot, lists: int | None) -> dict:
+def _approximate(info: dict, snapshot: Snapshot, lists: int | None, partition: str | None) -> dict:
     from hindcast.archive import ann_index
 
     info["ann"] = ann_index.build(
-        layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]), lists=lists
+        layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]),
+        lists=lists,
+        partition=partition,
     )
     return info

@@ -159,6 +159,12 @@ def embed(
         min=1,
         help="IVF lists (the fixed codebook's) with --approx [default: 1024].",
     ),
+    partition: str = typer.Option(
+        "codebook",
+        "--partition",
+        help="codebook (IVF lists of a fixed codebook) | projection (rows whose fixed 128-d "
+        "projection scores high enough, rescored exactly; docs/performance.md) with --approx.",
+    ),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue).
 
@@ -179,6 +185,10 @@ def embed(
         raise fail(f"--device {device!r}: use cpu, or cuda with --ray", EXIT_USAGE)
     if lists is not None and not approx:
         raise fail("--lists: only with --approx", EXIT_USAGE)
+    if partition not in ("codebook", "projection"):
+        raise fail(f"--partition {partition!r}: use codebook or projection", EXIT_USAGE)
+    if partition != "codebook" and not approx:
+        raise fail("--partition: only with --approx", EXIT_USAGE)
     address = _ray(ray)
     snap = open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
@@ -192,6 +202,7 @@ def embed(
             device=device,
             approx=approx,
             lists=lists,
+            partition=partition,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     print(
@@ -202,14 +213,16 @@ def embed(
 
 def _recall(info: dict) -> str:
     ann = info.get("ann")
+    if not ann:
+        return ""
+    where = (
+        f"at threshold {ann['threshold']:g} (fixed projection {ann.get('projection')}"
+        if ann.get("partition") == "projection"
+        else f"at nprobe {ann['nprobe']} (fixed codebook {ann.get('codebook')}"
+    )
     return (
-        (
-            f"; approximate index: recall@10 {ann['recall@10']:.3f} at nprobe {ann['nprobe']} "
-            f"(fixed codebook {ann.get('codebook')}, measured on its reference corpus, "
-            "not on this archive)"
-        )
-        if ann
-        else ""
+        f"; approximate index: recall@10 {ann['recall@10']:.3f} {where}, measured on its "
+        "reference corpus, not on this archive)"
     )
 
 

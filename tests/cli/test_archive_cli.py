@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -218,3 +219,18 @@ def test_search_approx_on_an_index_without_an_approximate_index_is_one_line(tmp_
     )
     assert proc.returncode == 1
     assert "archive embed --approx" in one_line(proc)
+
+
+def test_embed_approx_with_the_projected_partition_then_search_approx(tmp_path):
+    archive = frozen_archive(tmp_path / "a")
+    embed = ["archive", "embed", "--archive", str(archive), "--embedder", "hash", "--approx"]
+    bad = run_cli(*embed, "--partition", "graph")
+    assert bad.returncode == 2 and "--partition 'graph'" in bad.stderr
+    assert "Traceback" not in bad.stderr and not (archive / "index").exists()
+    proc = run_cli(*embed, "--partition", "projection", check=True, timeout=300)
+    assert "approximate index: recall@10" in proc.stdout and "fixed projection" in proc.stdout
+    search = ["archive", "search", "--archive", str(archive), "--query", "the new rules"]
+    search += ["--mode", "vector", "--t0", "2024-03-01T00:00:00Z", "--json"]
+    approx = json.loads(run_cli(*search, "--vector-search", "approx", check=True).stdout)
+    exact = json.loads(run_cli(*search, check=True).stdout)
+    assert len(approx) == len(exact) > 0  # never short; ids may differ from the exact scan's
