@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hindcast.audit.stored import question_sha, text_sha
 from hindcast.errors import ConfigError
-from hindcast.records import RunManifest
+from hindcast.records import Retrieval, RunManifest
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
@@ -69,18 +69,16 @@ def gather(store, run_id: str, archive: Path | None) -> Gathered:
     return Gathered(scores, texts, reads, kept_back, frozenset(wanted - set(found)))
 
 
-def _read(calls: Sequence[dict]) -> list[str]:
+def _read(calls: Sequence[Retrieval]) -> list[str]:
     """The ids a forecast's model saw: every id its archive calls returned, less those its leak
     filter withheld (`withhold` entries, policy pit+filter), in first-read order."""
     return [
-        i
-        for i in dict.fromkeys(i for call in calls for i in call.get("ids", ()))
-        if i not in withheld(calls)
+        i for i in dict.fromkeys(i for call in calls for i in call.ids) if i not in withheld(calls)
     ]
 
 
-def withheld(calls: Sequence[dict]) -> set[str]:
-    return {str(call.get("doc_id", "")) for call in calls if call.get("op") == "withhold"}
+def withheld(calls: Sequence[Retrieval]) -> set[str]:
+    return {call.doc_id for call in calls if call.op == "withhold"}
 
 
 def document_texts(snapshots: Sequence, ids) -> dict[str, str]:

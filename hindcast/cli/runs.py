@@ -206,13 +206,15 @@ def rescore_document(scores, board) -> dict:
 
 
 def _summary(store, run) -> dict:
+    from hindcast.runs import identity_of
+
     forecasts = store.forecasts(run.id)
-    identity = json.loads(run.spec_json)
+    identity = identity_of(json.loads(run.spec_json))
     return {
         "run": run.id,
         "created_at": run.created_at,
-        "forecasters": identity.get("forecasters", []),
-        "markets": len(identity.get("markets", [])),
+        "forecasters": list(identity.forecasters),
+        "markets": len(identity.markets),
         "forecasts": len(forecasts),
         "failed": sum(1 for f in forecasts if not f.forecast.ok),
         "outages": len(store.attempts(run.id)),

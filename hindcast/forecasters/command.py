@@ -232,6 +232,6 @@ def _read_ids(ctx: Context) -> tuple[str, ...]:
     """The documents the program read (read and thread calls), in order, once each."""
     seen: dict[str, None] = {}
     for call in ctx.retrievals:
-        if call.get("op") in ("read", "thread"):
-            seen.update((i, None) for i in call.get("ids", ()))
+        if call.op in ("read", "thread"):
+            seen.update((i, None) for i in call.ids)
     return tuple(seen)

@@ -14,7 +14,7 @@ from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
 from hindcast.records import RunManifest
 from hindcast.replay import coverage
-from hindcast.runs import RunStore, stored_forecasts
+from hindcast.runs import RunStore, manifest_of, stored_forecasts
 from hindcast.scoring import (
     POLICIES,
     LeaderboardRow,
@@ -66,10 +66,6 @@ class RunScores:
     rows: list[ScoredRow]
     policies: dict = dataclasses.field(default_factory=scoring_policies)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.manifest, RunManifest):  # a stored manifest's mapping
-            object.__setattr__(self, "manifest", RunManifest.of(self.manifest))
-
     def to_polars(self):
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
         figures (tokens, requests, cache hits, retries, latency, model name) in place of
@@ -95,17 +91,17 @@ def empty_forecasters(rows) -> tuple[str, ...]:
 
 def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
     """The market store version a stored run recorded (from its manifest)."""
-    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)), rid)
+    return _bundle_of(manifest_of(json.loads(store.run(rid).manifest_json)), rid)
 
 
 def _bundle_of(run_manifest: RunManifest, rid: str) -> MarketBundle:
     recorded = run_manifest.market_store
-    if not {"root", "version"} <= set(recorded):
+    if recorded is None:
         raise RunStoreError(
             f"run {rid} records no market store (its manifest has no market_store root and "
             "version), so its forecasts cannot be scored: re-run the sweep with this hindcast"
         )
-    return open_version(Path(str(recorded["root"])), str(recorded["version"])).bundle
+    return open_version(Path(recorded.root), recorded.version).bundle
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -114,11 +110,11 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
     from hindcast.archive import open_snapshot, snapshot_dir
 
-    manifests = [RunManifest.of(s.manifest) for s in scored]  # records, or their stored form
+    manifests = [s.manifest for s in scored]
     if archive is not None:
-        ids = sorted({str(i) for m in manifests if (i := m.identity.get("snapshot")) is not None})
+        ids = sorted({i for m in manifests if (i := m.identity.snapshot) is not None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted({(str(a["root"]), str(a["snapshot"])) for m in manifests if (a := m.archive)})
+    recorded = sorted({(a.root, str(a.snapshot)) for m in manifests if (a := m.archive)})
     return [
         open_snapshot(Path(root), sid)
         for root, sid in recorded
@@ -136,7 +132,7 @@ def load_scored(
     market store version the run recorded; label regimes (the model cutoff registry,
     `model_cutoffs` overriding the shipped one) and
     coverage strata."""
-    run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
+    run_manifest = manifest_of(json.loads(run_store.run(rid).manifest_json))
     bundle = bundle if bundle is not None else _bundle_of(run_manifest, rid)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}

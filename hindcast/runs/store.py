@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from datetime import datetime
 
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, SQLModel, col, select
 
 from hindcast.errors import ConfigError, RunStoreError
-from hindcast.records import Forecast, RunIdentity, RunManifest
+from hindcast.records import Forecast, Retrieval, RunIdentity, RunManifest
 from hindcast.runs import migrations
 from hindcast.runs.database import (
     check_readable,
@@ -50,6 +51,7 @@ from hindcast.runs.database import (
     raw_connection,
     shown,
 )
+from hindcast.runs.forms import identity_form, manifest_form
 from hindcast.runs.rows import StoredForecast, dumps, forecast_row, stored_forecast
 from hindcast.runs.tables import CLAIMS, AttemptRow, ClaimRow, CoverageRow, ForecastRow, RunRow
 from hindcast.timeutil import iso, parse_utc
@@ -111,11 +113,11 @@ class RunStore:
         self.engine.dispose()
 
     def ensure_run(
-        self, run_id: str, spec: RunIdentity | Mapping, manifest: RunManifest | Mapping, created_at
+        self, run_id: str, spec: RunIdentity, manifest: RunManifest, created_at: datetime
     ) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
-        second sweep of the same run that created it a moment before). `manifest`: a
-        RunManifest (stored in its JSON form), or a stored manifest as it was."""
+        second sweep of the same run that created it a moment before). Both records are stored
+        in their JSON form (`hindcast.runs.forms`)."""
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
@@ -123,10 +125,8 @@ class RunStore:
             RunRow(
                 id=run_id,
                 created_at=iso(created_at),
-                spec_json=dumps(dict(spec)),
-                manifest_json=dumps(
-                    manifest.to_dict() if isinstance(manifest, RunManifest) else manifest
-                ),
+                spec_json=dumps(identity_form(spec)),
+                manifest_json=dumps(manifest_form(manifest)),
             )
         )
 
@@ -189,7 +189,7 @@ class RunStore:
         t0,
         label: str,
         forecast: Forecast,
-        retrievals: tuple = (),
+        retrievals: tuple[Retrieval, ...] = (),
         repeat: int = 0,
         attempt: int = 0,
         release: str | None = None,

@@ -143,16 +143,18 @@ def run_live(ctx, snapshot_for) -> dict:
 def ensure_run(store, cfg: LiveConfig, spec, now: datetime) -> str:
     """The live run of the sweep in the run store (created at its first tick)."""
     from hindcast.replay import scoring_policies
-    from hindcast.runs import manifest
+    from hindcast.runs import identity_of, manifest
 
     rid = run_id(cfg.sweep)
-    identity = {
-        "kind": "live",
-        "sweep": cfg.sweep,
-        "forecasters": list(spec.forecasters),
-        "store_version": "live (each forecast: the log's store_version)",
-        "snapshot": "live (each forecast: the log's snapshot)",
-    }
+    identity = identity_of(
+        {
+            "kind": "live",
+            "sweep": cfg.sweep,
+            "forecasters": list(spec.forecasters),
+            "store_version": "live (each forecast: the log's store_version)",
+            "snapshot": "live (each forecast: the log's snapshot)",
+        }
+    )
     built = manifest.build(identity, spec.store, {}, spec.archive, scoring_policies())
     store.ensure_run(rid, identity, built, now)
     return rid

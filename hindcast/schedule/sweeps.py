@@ -192,6 +192,7 @@ def series_scores(sweep: str, state: State, store):
     sweep (None before its first batch); each run is scored against its own store version."""
     from hindcast import replay
     from hindcast.leaderboard import canonical
+    from hindcast.runs import identity_of
 
     batches = state.batches(sweep, "done")
     if not batches:
@@ -201,7 +202,7 @@ def series_scores(sweep: str, state: State, store):
     forecasters = {name: f for run in runs for name, f in run.manifest.forecasters.items()}
     manifest = replace(  # the provenance of the newest batch
         runs[-1].manifest,
-        identity={},
+        identity=identity_of({}),
         forecasters=forecasters,
         extra={"sweep": sweep, "runs": [b.run_id for b in batches]},
     )

@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from hindcast import adapters
 from hindcast.forecasters.tool_server import QUESTION_URI, mcp_server
+from hindcast.runs import retrievals_form
 from hindcast.timeutil import iso, parse_utc
 from tests.adapters.support import (
     FRACTION,
@@ -232,7 +233,7 @@ def test_stdio_client_against_the_real_command_and_its_log(world, tmp_path):
     assert written["market_id"] == world.market and written["t0"] == iso(world.t0)
     expected = bind(world)
     in_memory(expected.tools)
-    assert written["retrievals"] == [dict(e) for e in expected.tools.log()]
+    assert written["retrievals"] == retrievals_form(expected.tools.log())
 
 
 def test_streamable_http_on_loopback(world, tmp_path):
