@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from typer.core import TyperCommand
+
+if TYPE_CHECKING:
+    from typer._click.core import Context
 
 app = typer.Typer(
     help="The frozen document archive and its time-bounded retriever.",
@@ -37,7 +42,7 @@ class RayCommand(TyperCommand):
     """`--ray` takes an optional ADDRESS: without one (the next word is no address)
     it means `--ray=local`."""
 
-    def parse_args(self, ctx, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         words = list(args)
         for i, word in enumerate(words):
             if word == "--":
@@ -280,7 +285,7 @@ def search(
         )
 
 
-def _instant(text: str, parse):
+def _instant(text: str, parse: Callable[[str], datetime]) -> datetime:
     from hindcast.cli.common import fail
 
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
@@ -99,7 +100,7 @@ def models(
     typer.echo(json.dumps(info, indent=1, ensure_ascii=False) if as_json else _models_text(info))
 
 
-def models_info(env, extra_keys: list[str], prices: Path | None) -> dict:
+def models_info(env: Mapping[str, str], extra_keys: list[str], prices: Path | None) -> dict:
     from hindcast.scoring import load_cutoffs, load_prices
 
     names = list(dict.fromkeys([*DEFAULT_KEYS, *extra_keys]))
@@ -166,5 +167,5 @@ def _models_text(info: dict) -> str:
     return "\n".join(lines)
 
 
-def _money(value) -> str:
+def _money(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.2f}"

@@ -4,6 +4,8 @@ left in it, `report` the backtest–live gap (docs/live.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import TracebackType
+from typing import Literal, Optional, Self, Type
 
 import typer
 
@@ -74,13 +76,18 @@ class _guarded:
     """Our errors as one line with their exit code; a database error names the config's run
     database (these commands open it read-only: nothing is created or changed)."""
 
-    def __init__(self, config: Path | None):
+    def __init__(self, config: Path | None) -> None:
         self.config = config
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(
+        self,
+        kind: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> Literal[False]:
         from sqlalchemy.exc import SQLAlchemyError
 
         from hindcast.errors import HindcastError

@@ -122,7 +122,7 @@ def run() -> None:
     sys.exit(guarded(app))
 
 
-def guarded(command) -> int:
+def guarded(command: typer.Typer) -> int:
     """Run a click/typer app; map whatever escapes it to (one line on stderr, exit code)."""
     import os
 
@@ -163,7 +163,7 @@ def guarded(command) -> int:
         )
 
 
-def _usage(exc) -> int:
+def _usage(exc: typer.TyperException) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
         return EXIT_USAGE
     context = getattr(exc, "ctx", None)

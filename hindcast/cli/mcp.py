@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import signal
 import sys
+from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Optional
 
 import typer
@@ -95,7 +97,7 @@ def serve(
         bound.close()
 
 
-def _instant(text: str):
+def _instant(text: str) -> datetime:
     """--t0 as an aware UTC instant, or one line naming the option (exit 2: a bad value)."""
     from hindcast import timeutil
 
@@ -109,5 +111,5 @@ def _instant(text: str):
         ) from None
 
 
-def _interrupted(signum, frame) -> None:
+def _interrupted(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt

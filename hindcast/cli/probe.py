@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -111,7 +111,7 @@ def recall(
     _report(run)
 
 
-def _report(run) -> None:
+def _report(run: Any) -> None:  # audit's RecallRun (not on the audit face)
     from hindcast.cli.analyze import _print
     from hindcast.cli.console import out_console
 

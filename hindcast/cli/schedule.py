@@ -7,6 +7,8 @@ import json
 import signal
 import sys
 from pathlib import Path
+from types import TracebackType
+from typing import Optional, Type
 
 import typer
 
@@ -108,13 +110,18 @@ class _guarded:
     its own (`python -m hindcast.cli.schedule`, tests) rather than under `hindcast`. A database
     error names the run database of the config."""
 
-    def __init__(self, config: Path):
+    def __init__(self, config: Path) -> None:
         self.config = config
 
     def __enter__(self):
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(
+        self,
+        kind: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
         import os
 
         from hindcast.errors import HindcastError

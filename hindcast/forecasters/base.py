@@ -81,7 +81,7 @@ def hooked(forecaster: Forecaster) -> ModelForecaster:
 class _Hooked(ModelForecaster):
     """A plugin implementing part of ModelForecaster: its own hooks, the defaults for the rest."""
 
-    def __init__(self, inner: Forecaster):
+    def __init__(self, inner: Forecaster) -> None:
         self.inner, self.name = inner, inner.name
         self.cheap = bool(getattr(inner, "cheap", False))  # type: ignore[misc]
 
@@ -131,7 +131,7 @@ class Archive:
 
     __slots__ = ("_handle", "__weakref__")
 
-    def __init__(self, retriever):
+    def __init__(self, retriever) -> None:
         self._handle = next(_HANDLES)
         _RETRIEVERS[self._handle] = retriever
         weakref.finalize(self, _RETRIEVERS.pop, self._handle, None)
@@ -174,7 +174,7 @@ class Context:
         resolutions: Sequence[Resolution] | Outcomes,
         retriever=None,
         repeat: int = 0,
-    ):
+    ) -> None:
         if retriever is not None and retriever.t0 != t0:
             raise LeakageError(f"retriever bound to {iso(retriever.t0)}, context to {iso(t0)}")
         self._t0 = t0

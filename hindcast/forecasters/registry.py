@@ -12,7 +12,11 @@ show specs with any such credentials replaced by `***`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import dataclasses
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
@@ -82,7 +86,7 @@ def _parameters(made: Factory) -> list[dict]:
     return [r for r in rows if r["type"] in SPEC_TYPES or r["type"] == ""]
 
 
-def _default(f):
+def _default(f: dataclasses.Field) -> object:
     import dataclasses
 
     if f.default is not dataclasses.MISSING:
@@ -93,7 +97,7 @@ def _default(f):
 _REQUIRED = object()
 
 
-def _type_name(annotation) -> str:
+def _type_name(annotation: object) -> str:
     import inspect
 
     if annotation is inspect.Parameter.empty:
@@ -106,7 +110,7 @@ def _type_name(annotation) -> str:
     return text.replace(" | None", "").replace("Optional[", "").rstrip("]").strip()
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     import inspect
 
     if value is _REQUIRED or value is inspect.Parameter.empty:
@@ -159,7 +163,7 @@ def _refuse_credentials(spec: str, params: dict) -> None:
             )
 
 
-def check(specs) -> None:
+def check(specs: Iterable[str]) -> None:
     """Build each spec once and drop it: a bad parameter (`policy=bogus`, `constant:p=2`, a
     malformed model URL, a key pasted as key_env) is refused before anything is written."""
     for spec in specs:

@@ -38,7 +38,7 @@ class Models:
         sleep=asyncio.sleep,
         local: SharedServer | None = None,
         owns_cache: bool = False,
-    ):
+    ) -> None:
         self.env = dict(env or {})
         self.cache = cache if cache is not None else ResponseCache()
         self.http, self.timeout, self.max_retries, self.backoff = (
@@ -159,7 +159,7 @@ class Fallback:
     environment and an in-memory cache, made on first use. It cannot be configured: to give
     a forecaster keys or a cache, bind it to a Models (`forecaster.bind(models)`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._models: Models | None = None
         self._lock = threading.Lock()
 

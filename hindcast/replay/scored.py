@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
@@ -18,24 +19,30 @@ from hindcast.runs import RunStore, manifest_of, stored_forecasts
 from hindcast.scoring import (
     POLICIES,
     LeaderboardRow,
+    PriceTable,
     ScoredRow,
     leaderboard,
     regimes,
     score_rows,
 )
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def board_json(board) -> list[dict]:
+    from hindcast.runs.rows import StoredForecast
+
+
+def board_json(board: Sequence[LeaderboardRow]) -> list[dict]:
     """Leaderboard rows as JSON-ready dicts (every column; a non-finite number is null)."""
     import math
 
-    def plain(value):
+    def plain(value: object) -> object:
         return None if isinstance(value, float) and not math.isfinite(value) else value
 
     return [{k: plain(v) for k, v in dataclasses.asdict(row).items()} for row in board]
 
 
-def board_frame(board):
+def board_frame(board: Sequence[LeaderboardRow]) -> pl.DataFrame:
     """Leaderboard rows as a polars DataFrame (polars imported only here)."""
     import polars as pl
 
@@ -66,7 +73,7 @@ class RunScores:
     rows: list[ScoredRow]
     policies: dict = dataclasses.field(default_factory=scoring_policies)
 
-    def to_polars(self):
+    def to_polars(self) -> pl.DataFrame:
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
         figures (tokens, requests, cache hits, retries, latency, model name) in place of
         `usage`; polars imported only here."""
@@ -81,7 +88,7 @@ class RunScores:
         return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def empty_forecasters(rows) -> tuple[str, ...]:
+def empty_forecasters(rows: Sequence[ScoredRow]) -> tuple[str, ...]:
     """Forecasters with stored rows of which none is a valid probability."""
     valid: dict[str, bool] = {}
     for row in rows:
@@ -157,19 +164,21 @@ def score_run(
     bundle: MarketBundle | None = None,
     by: str | None = None,
     model_cutoffs: Path | None = None,
-    prices=None,
+    prices: PriceTable | None = None,
 ) -> list[LeaderboardRow]:
     scores = load_scored(run_store, rid, bundle, model_cutoffs)
     return leaderboard_of(scores, by=by, prices=prices)
 
 
-def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
+def leaderboard_of(
+    scores: RunScores, by: str | None = None, prices: PriceTable | None = None
+) -> list[LeaderboardRow]:
     """The leaderboard of a scored run (costs from `prices`; None: the shipped table)."""
     return leaderboard(scores.rows, by=by, prices=prices)
 
 
 def _regime_labeler(provenance: Mapping, resolutions: dict, cutoffs: dict) -> Callable:
-    def label(stored) -> str:
+    def label(stored: StoredForecast) -> str:
         model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
         return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)
 

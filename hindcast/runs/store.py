@@ -32,6 +32,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, SQLModel, col, select
@@ -56,6 +58,11 @@ from hindcast.runs.rows import StoredForecast, dumps, forecast_row, stored_forec
 from hindcast.runs.tables import CLAIMS, AttemptRow, ClaimRow, CoverageRow, ForecastRow, RunRow
 from hindcast.timeutil import iso, parse_utc
 
+if TYPE_CHECKING:
+    from sqlalchemy import Delete, Table
+    from sqlalchemy.dialects.postgresql import Insert as PgInsert
+    from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
+
 VERSIONED = (
     "sqlite",
     "postgresql",
@@ -75,7 +82,7 @@ class RunStore:
     `schema_version`: the database's version once open; `migrated`: the versions this open
     brought it through (() when it was current)."""
 
-    def __init__(self, url: str, *, read_only: bool = False):
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.url, self.read_only = url, read_only
         self.schema_version = SCHEMA_VERSION
         self.migrated: tuple[int, ...] = ()
@@ -186,7 +193,7 @@ class RunStore:
         run_id: str,
         forecaster: str,
         market_id: str,
-        t0,
+        t0: datetime,
         label: str,
         forecast: Forecast,
         retrievals: tuple[Retrieval, ...] = (),
@@ -209,11 +216,11 @@ class RunStore:
         run_id: str,
         forecaster: str,
         market_id: str,
-        t0,
+        t0: datetime,
         repeat: int,
         kind: str,
         reason: str,
-        at,
+        at: datetime,
     ) -> None:
         """Log one outage of a forecast (it stays unasked: the next run asks again)."""
         with Session(self.engine) as session:
@@ -241,7 +248,9 @@ class RunStore:
                 )
             )
 
-    def add_coverage(self, run_id: str, market_id: str, t0, n_relevant: int, stratum: str) -> None:
+    def add_coverage(
+        self, run_id: str, market_id: str, t0: datetime, n_relevant: int, stratum: str
+    ) -> None:
         with Session(self.engine) as session:
             session.merge(
                 CoverageRow(
@@ -362,7 +371,7 @@ class RunStore:
                 conn.execute(_release(run_id, key, attempt, owner))
             return inserted is not None
 
-    def _insert_or_integrity_error(self, table, values: dict) -> bool:
+    def _insert_or_integrity_error(self, table: Table, values: dict) -> bool:
         """A dialect without ON CONFLICT: the constraint's error says the key is there."""
         from sqlalchemy import insert
         from sqlalchemy.exc import IntegrityError
@@ -423,14 +432,14 @@ class RunStore:
         return [stored_forecast(row) for row in rows]
 
 
-def _insert(dialect: str, table):
+def _insert(dialect: str, table: Table) -> PgInsert | SqliteInsert:
     """The dialect's INSERT with ON CONFLICT (SQLite and PostgreSQL both have it)."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
 
-def _release(run_id: str, key: tuple, attempt: int, owner: str):
+def _release(run_id: str, key: tuple, attempt: int, owner: str) -> Delete:
     from sqlalchemy import delete
 
     return delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
@@ -449,7 +458,9 @@ def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
     ]
 
 
-def open_store(db, runs: RunStore | None = None, where: str = "hindcast.sweep") -> RunStore:
+def open_store(
+    db: str | Path | None, runs: RunStore | None = None, where: str = "hindcast.sweep"
+) -> RunStore:
     """The run database given as `db` (a path or URL, read as `db_url` reads it) or `runs` (an open
     RunStore), not both."""
     if runs is not None and db is not None:

@@ -287,7 +287,9 @@ class Writer:
     """The live sweep's journal: each forecast is appended to the log before it is stored, and
     the new head recorded after (the Sweep calls it one forecast at a time)."""
 
-    def __init__(self, cfg: LiveConfig, state: State, rid: str, head, sources: dict, markets):
+    def __init__(
+        self, cfg: LiveConfig, state: State, rid: str, head, sources: dict, markets
+    ) -> None:
         self.cfg, self.state, self.rid, self.markets = cfg, state, rid, markets
         self.head, self.sources, self.made = head, sources, 0
 
