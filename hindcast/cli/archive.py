@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from typer.core import TyperCommand
 
+from hindcast.cli.common import EXIT_USAGE, fail, verbosity
+from hindcast.errors import ArchiveIntegrityError
+from hindcast.timeutil import iso, parse_utc
+
 if TYPE_CHECKING:
     from typer._click.core import Context
 
@@ -54,7 +58,6 @@ class RayCommand(TyperCommand):
 
 def _ray(address: Optional[str]) -> Optional[str]:
     """The checked --ray address (None: not on Ray)."""
-    from hindcast.cli.common import EXIT_USAGE, fail
 
     if address is None:
         return None
@@ -87,7 +90,6 @@ def ingest(
     each input (inputs and archive on a filesystem every Ray node sees at the same path)."""
     from hindcast.api import ingest
     from hindcast.archive import FORMATS, check_source
-    from hindcast.cli.common import EXIT_USAGE, fail
 
     try:
         check_source(source)
@@ -120,7 +122,6 @@ def verify(
 ) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
     from hindcast.archive import latest, verify_snapshot
-    from hindcast.errors import ArchiveIntegrityError
 
     snapshot_id = snapshot or latest(archive)
     problems = verify_snapshot(archive, snapshot_id)
@@ -173,7 +174,6 @@ def embed(
 
     from hindcast.api import embed as embed_snapshot
     from hindcast.archive import get_embedder, open_snapshot
-    from hindcast.cli.common import EXIT_USAGE, fail, verbosity
     from hindcast.cli.console import err_console
 
     try:
@@ -250,8 +250,6 @@ def search(
     """Search a snapshot as it stood before t0 (with --ray: its months as shards on a Ray
     cluster, the same hits)."""
     from hindcast.api import search as search_archive
-    from hindcast.cli.common import EXIT_USAGE, fail
-    from hindcast.timeutil import iso, parse_utc
 
     if not query.strip():
         raise fail("--query: empty; give the words to search for", EXIT_USAGE)
@@ -286,7 +284,6 @@ def search(
 
 
 def _instant(text: str, parse: Callable[[str], datetime]) -> datetime:
-    from hindcast.cli.common import fail
 
     try:
         return parse(text)

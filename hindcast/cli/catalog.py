@@ -13,6 +13,9 @@ from typing import Optional
 
 import typer
 
+from hindcast.cli.common import EXIT_USAGE, fail
+from hindcast.http import variable_name
+
 SPEC_FORMS = (
     {
         "form": "openai:NAME",
@@ -87,8 +90,6 @@ def models(
 ) -> None:
     """Model spec forms, which key variables are set (never their values), whether the local
     model is installed, and the price and knowledge-cutoff tables."""
-    from hindcast.cli.common import EXIT_USAGE, fail
-    from hindcast.http import variable_name
 
     if not all(variable_name(name) for name in key_env or []):  # a key pasted here is never echoed
         raise fail(

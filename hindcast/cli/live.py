@@ -10,6 +10,7 @@ from typing import Literal, Optional, Self, Type
 import typer
 
 from hindcast.cli.common import EXIT_ERROR, fail
+from hindcast.errors import HindcastError
 
 app = typer.Typer(
     help="The live arm: verify its hash-chained forecast log, report the backtest–live gap.",
@@ -89,8 +90,6 @@ class _guarded:
         tb: Optional[TracebackType],
     ) -> Literal[False]:
         from sqlalchemy.exc import SQLAlchemyError
-
-        from hindcast.errors import HindcastError
 
         if isinstance(exc, HindcastError):
             raise fail(str(exc), exc.exit_code)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from hindcast.cli.console import Steps
     from hindcast.markets import MarketBundle
 
-from hindcast.cli.common import now
+from hindcast.cli.common import now, verbosity
 
 HISTORIES = ("freeze", "store", "venue")
 URL_OPTIONS = ("gamma_url", "clob_url", "data_url", "manifold_url")
@@ -138,7 +138,6 @@ def run(path: Path, store: Path, venue: tuple, include: frozenset, as_json: bool
 
 def _progress() -> Steps:
     """The venue pulls' progress on stderr, as `markets pull` prints it; nothing with -q."""
-    from hindcast.cli.common import verbosity
     from hindcast.cli.console import Steps
 
     return Steps("markets import", "markets", quiet=verbosity() < 0)

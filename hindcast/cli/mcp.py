@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 
+from hindcast import adapters, timeutil
 from hindcast.cli.common import default_sample, fail
 
 app = typer.Typer(
@@ -65,7 +66,6 @@ def serve(
 ) -> None:
     """Serve one (market, t0): tools search, read, thread, price_history, resolved_before, question;
     resource hindcast://question. HTTP prints `serving URL` on stderr once it listens."""
-    from hindcast import adapters
 
     if (t0 is None) == (fraction is None):
         raise fail("give exactly one of --t0 and --fraction")
@@ -99,7 +99,6 @@ def serve(
 
 def _instant(text: str) -> datetime:
     """--t0 as an aware UTC instant, or one line naming the option (exit 2: a bad value)."""
-    from hindcast import timeutil
 
     try:
         return timeutil.parse_utc(text)

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 import typer
 
+from hindcast import audit, runs
 from hindcast.cli.common import DB_HELP, default_sample
 
 app = typer.Typer(
@@ -89,7 +90,6 @@ def recall(
 ) -> None:
     """Probe models for outcomes they already know; store the answers; print the rates
     per model and regime."""
-    from hindcast import audit, runs
 
     url = runs.db_url(db)
     results = recall_file or audit.default_recall_path(url)

@@ -12,7 +12,9 @@ from typing import Optional, Type
 
 import typer
 
-from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now
+from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now, verbosity
+from hindcast.errors import HindcastError
+from hindcast.timeutil import parse_utc
 
 app = typer.Typer(
     help="The re-run service: pull, ingest, sweep and export as markets resolve.",
@@ -95,7 +97,6 @@ def _config(path: Path):
 
 
 def _instant(text: str):
-    from hindcast.timeutil import parse_utc
 
     try:
         return parse_utc(text)
@@ -124,8 +125,6 @@ class _guarded:
     ) -> bool:
         import os
 
-        from hindcast.errors import HindcastError
-
         if (
             exc is None
             or not isinstance(exc, Exception)
@@ -144,7 +143,6 @@ class _guarded:
                 f"{type(exc).__name__}: {reason}",
                 EXIT_ERROR,
             ) from None
-        from hindcast.cli.common import verbosity
 
         if os.environ.get("HINDCAST_DEBUG") or verbosity() > 0:  # `hindcast` prints the traceback
             return False

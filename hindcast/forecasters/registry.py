@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
+from hindcast.http import carried_credential, has_userinfo, redact
 from hindcast.registry import Registry
 from hindcast.specs import split_spec
 
@@ -124,7 +125,6 @@ def names() -> list[str]:
 
 def create(spec: str) -> Forecaster:
     """Build the forecaster a spec names; its `name` becomes the spec itself."""
-    from hindcast.http import has_userinfo, redact
 
     if has_userinfo(spec):
         raise ConfigError(
@@ -150,7 +150,6 @@ def _refuse_credentials(spec: str, params: dict) -> None:
     """Every parameter that can carry a URL, a command line or a variable's name is checked as a
     model endpoint is: a credential in one is refused, never echoed (the spec is the forecaster's
     name, stored and printed everywhere)."""
-    from hindcast.http import carried_credential, redact
 
     for key, value in params.items():
         found = carried_credential(key, value)

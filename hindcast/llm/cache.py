@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     import psycopg
 
 from hindcast.errors import RunStoreError
+from hindcast.http import redact
 
 CacheMode = Literal["use", "refresh", "off"]
 MODES = ("use", "refresh", "off")
@@ -134,8 +135,6 @@ def _open_pg(url: str) -> psycopg.Connection:
     """One autocommit psycopg connection to the database of `url` (a SQLAlchemy or libpq URL);
     the table and its version made once, under an advisory lock (many processes may open it)."""
     import psycopg
-
-    from hindcast.http import redact
 
     db = psycopg.connect("postgresql://" + url.split("://", 1)[1], autocommit=True)
     with db.transaction():

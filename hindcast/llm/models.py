@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hindcast.errors import RunStoreError
+from hindcast.http import redact
 from hindcast.llm import client as llm
 from hindcast.llm.cache import ResponseCache
 from hindcast.llm.local import SharedServer
@@ -135,8 +136,6 @@ def open_cache(path: Path | str | None, mode: str = "use") -> ResponseCache:
     """A response cache file (or a PostgreSQL database's table, `path` its URL), or one line
     naming it (without a password) when it cannot be opened."""
     import sqlite3
-
-    from hindcast.http import redact
 
     try:
         return ResponseCache(path if path is not None else ":memory:", mode=mode)

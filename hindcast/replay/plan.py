@@ -23,7 +23,7 @@ from hindcast.records import Market, Question, Resolution, RunIdentity
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.identity import run_id, run_identity
 from hindcast.replay.spec import ReplaySpec, parse_offset
-from hindcast.timeutil import iso
+from hindcast.timeutil import ONE_DAY, day_start, iso
 
 if TYPE_CHECKING:
     from hindcast.archive import IndexReader, Snapshot
@@ -299,8 +299,6 @@ def archive_end(snapshot: Snapshot | None) -> datetime | None:
         return None
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
-    from hindcast.timeutil import ONE_DAY, day_start
 
     files = snapshot.partition_files(snapshot.months[-1])
     last = max(

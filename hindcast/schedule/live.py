@@ -34,7 +34,9 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import api
 from hindcast.errors import ScheduleError, StoppedError
+from hindcast.records import RunIdentity
 from hindcast.replay import Cutoff, Task
 from hindcast.schedule import livelog
 from hindcast.schedule.config import LiveConfig, ScheduleConfig
@@ -239,7 +241,6 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
     cutoff per market at t0 = now."""
     from hindcast.archive import fanout
     from hindcast.markets import MarketBundle
-    from hindcast.records import RunIdentity
     from hindcast.replay import Plan
 
     listed = {m.market.id: m for _, m in due}
@@ -393,7 +394,6 @@ def live_scores(store, rid: str, bundle, models=None) -> tuple[list, int]:
 
 def matched_hindcasts(ctx, spec, resolved: dict, snapshot_for) -> list[dict]:
     """For each newly resolved market, the sweep's forecasters replayed at its live t0s."""
-    from hindcast import api
 
     done = []
     for market, t0s in resolved.items():

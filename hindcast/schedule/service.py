@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
-from hindcast.errors import Interrupted, ScheduleError, StoppedError
+from hindcast.errors import HindcastError, Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
 from hindcast.schedule.jobs import JOB_FUNCTIONS, JobContext
@@ -123,7 +123,6 @@ class Service:
     def _ended(
         self, record: int, name: str, status: str, error: str, exc: Exception | None = None
     ) -> Outcome:
-        from hindcast.errors import HindcastError
 
         self.state.job_finished(record, status, self.wall(), {}, error)
         trace = exc if exc is not None and not isinstance(exc, HindcastError) else None
