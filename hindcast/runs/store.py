@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,11 +120,15 @@ class RunStore:
         self.engine.dispose()
 
     def ensure_run(
-        self, run_id: str, spec: RunIdentity, manifest: RunManifest, created_at: datetime
+        self,
+        run_id: str,
+        spec: RunIdentity | Mapping[str, object],
+        manifest: RunManifest | Mapping[str, object],
+        created_at: datetime,
     ) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
-        second sweep of the same run that created it a moment before). Both records are stored
-        in their JSON form (`hindcast.runs.forms`)."""
+        second sweep of the same run that created it a moment before). Records are stored in
+        their JSON form (`hindcast.runs.forms`); a stored form (a mapping) is stored as given."""
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
@@ -132,8 +136,10 @@ class RunStore:
             RunRow(
                 id=run_id,
                 created_at=iso(created_at),
-                spec_json=dumps(identity_form(spec)),
-                manifest_json=dumps(manifest_form(manifest)),
+                spec_json=dumps(identity_form(spec) if isinstance(spec, RunIdentity) else spec),
+                manifest_json=dumps(
+                    manifest_form(manifest) if isinstance(manifest, RunManifest) else manifest
+                ),
             )
         )
 

@@ -173,7 +173,7 @@ def test_extra_arguments_named_t0_until_before_change_nothing(world):
         world
     ).tools  # called directly (as the Inspect adapter does): ignored, and logged as such
     assert tools.search(QUERY, 10, "text", **EXTRA) == tools.search(QUERY, 10, "text")
-    ignored = [e for e in tools.log() if e["op"] == "ignored"]
+    ignored = [e for e in retrievals_form(tools.log()) if e["op"] == "ignored"]
     assert ignored == [{"op": "ignored", "tool": "search", "arguments": sorted(EXTRA), "ids": []}]
 
 
@@ -188,7 +188,7 @@ def test_post_t0_documents_prices_and_resolutions_change_no_answer(world):
 def test_every_call_is_in_the_retrieval_log(world):
     bound = bind(world)
     in_memory(bound.tools)
-    log = bound.tools.log()
+    log = retrievals_form(bound.tools.log())
     assert [e["op"] for e in log] == ["search"] * 4 + ["read"] * 3 + [
         "thread",
         "price_history",
