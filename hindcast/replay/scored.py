@@ -29,7 +29,7 @@ from hindcast.scoring import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from hindcast.runs.rows import StoredForecast
+    from hindcast.runs import StoredForecast
 
 
 def board_json(board: Sequence[LeaderboardRow]) -> list[dict]:
