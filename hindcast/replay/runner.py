@@ -41,7 +41,7 @@ from hindcast.errors import (
 )
 from hindcast.forecasters import Context, Forecaster, ModelForecaster
 from hindcast.llm import Breakers
-from hindcast.records import Forecast, Question, Usage
+from hindcast.records import Forecast, Question, Retrieval, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
 
@@ -167,9 +167,11 @@ class Port(Protocol):
 
     def context(self, task: Task) -> Context: ...
 
-    def record(self, task: Task, forecast: Forecast, retrievals: tuple) -> None: ...
+    def record(self, task: Task, forecast: Forecast, retrievals: tuple[Retrieval, ...]) -> None: ...
 
-    def record_batch(self, answered: list[tuple[Task, Forecast, tuple]]) -> None: ...
+    def record_batch(
+        self, answered: list[tuple[Task, Forecast, tuple[Retrieval, ...]]]
+    ) -> None: ...
 
     def outage(self, task: Task, exc: InfrastructureError) -> None: ...
 
