@@ -101,10 +101,12 @@ def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
 
 def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: RunManifest) -> None:
     if wanted and not found:
-        where = manifest.archive or {}
+        where = manifest.archive
+        snapshot = where.snapshot if where is not None else "?"
+        root = where.root if where is not None else "?"
         raise ConfigError(
             f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
-            f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)"
+            f"{snapshot} is not at {root} (give --archive DIR)"
         )
 
 
