@@ -140,27 +140,8 @@ _USAGE_CHECKS: dict[str, Callable[[object], bool]] = {
 }
 
 
-class StoredForm(Mapping[str, object]):
-    """A record that reads as the mapping it is stored as (its `to_dict()`), so code and files
-    written against the stored dicts read it unchanged."""
-
-    __slots__ = ()
-
-    def to_dict(self) -> dict[str, object]:
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> object:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
-
-
 @dataclass(frozen=True, slots=True, eq=False)
-class Usage(StoredForm):
+class Usage(Mapping[str, object]):
     """What one forecast consumed: the model asked, token counts (`fresh_*`: of replies not served
     from the response cache, what budgets count), requests, cache hits, retries, latency and the
     log of its steps. A field is None when not recorded, or recorded with a value of the wrong kind
@@ -208,6 +189,15 @@ class Usage(StoredForm):
             if value is not None:
                 out[f.name] = list(value) if f.name == "steps" else value
         return {**out, **self.extra}
+
+    def __getitem__(self, key: str) -> object:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
 
     def uses_model(self) -> bool:
         """A forecast used a model when its usage names one or counts tokens (baselines record
@@ -286,14 +276,15 @@ class Document:
             raise ValueError("edited_at is set exactly when edit_state is 'at'")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RunIdentity(StoredForm):
+@dataclass(frozen=True, slots=True)
+class RunIdentity:
     """What makes a run this run (built by `hindcast.replay.identity`): the frozen inputs and the
-    schedule, not paths, concurrency or budgets. The run id is the hash of `to_dict()`, the
-    stored form, which is exactly the mapping runs have always recorded: the optional parts
-    appear only when set (`vector_search` with its `nprobe` off the default exact scan;
-    `exclude`; `question_text_uncertain`; the searched `index`; an imported Inspect eval's id),
-    so every pinned run id is unchanged. It reads as that mapping, like Usage."""
+    schedule, not paths, concurrency or budgets. The run id is the hash of its stored form
+    (`hindcast.runs.forms.identity_form`), exactly the mapping runs have always recorded: the
+    optional parts appear only when set (`vector_search` with its `nprobe` off the default exact
+    scan; `exclude`; `question_text_uncertain`; the searched `index`; an imported Inspect eval's
+    id), so every pinned run id is unchanged. Keys of no field (a stored identity of another
+    layout) are kept in `extra`."""
 
     store_version: str
     snapshot: str | None
@@ -312,52 +303,46 @@ class RunIdentity(StoredForm):
     question_text_uncertain: tuple[Mapping[str, object], ...] | None = None
     index: Mapping[str, object] | None = None  # embedder, dims, dtype (+ the approximate index)
     inspect_eval: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        """The stored (and hashed) form."""
-        out: dict[str, object] = {
-            "store_version": self.store_version,
-            "snapshot": self.snapshot,
-            "markets": list(self.markets),
-            "forecasters": list(self.forecasters),
-            "subsets": [list(s) for s in self.subsets],
-            "fractions": list(self.fractions),
-            "offsets": list(self.offsets),
-            "instants": list(self.instants),
-            "hindcast_rule": self.hindcast_rule,
-            "repeats": self.repeats,
-            "seed": self.seed,
-        }
-        if self.vector_search is not None:
-            out |= {"vector_search": self.vector_search, "nprobe": self.nprobe}
-        if self.exclude is not None:
-            out["exclude"] = list(self.exclude)
-        if self.question_text_uncertain is not None:
-            out["question_text_uncertain"] = [dict(m) for m in self.question_text_uncertain]
-        if self.index is not None:
-            out["index"] = dict(self.index)
-        return out if self.inspect_eval is None else {**out, "inspect_eval": self.inspect_eval}
+    extra: Mapping[str, object] = field(default_factory=dict)
+    absent: frozenset[str] = frozenset()  # required keys a stored identity lacked (not rewritten)
 
 
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RunManifest(StoredForm):
+@dataclass(frozen=True, slots=True)
+class MarketStoreRef:
+    """Where a run's market store lived: its frozen version and root folder."""
+
+    version: str
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRef:
+    """Where a run's archive lived: its snapshot id (None: none was recorded) and root folder."""
+
+    snapshot: str | None
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunManifest:
     """What produced a run, recorded once when the run is created: its identity, each
     forecaster's provenance, where its market store and archive lived (so a later export can open
     them again), the scoring policies in force, the git revision, Python and package versions.
 
     `version` is the layout's: version 1 is the layout runs have always stored, written without a
     version key (so stored manifests, and the runs' ids, are unchanged); a later layout writes
-    `manifest_version`. Like Usage it reads as the mapping it is stored as (`RunManifest.of(d)`
-    and `to_dict` round-trip; keys of no field, such as a scheduled sweep's `sweep` and `runs`,
-    are kept in `extra`)."""
+    `manifest_version`. Its stored form is made and read only in `hindcast.runs.forms`
+    (`manifest_form`, `manifest_of`; keys of no field, such as a scheduled sweep's `sweep` and
+    `runs`, are kept in `extra`). `market_store` is None when a run of an older release recorded
+    none (it cannot be scored then); `archive` is None for a run without an archive."""
 
-    identity: Mapping[str, object]
+    identity: RunIdentity
     forecasters: Mapping[str, Mapping[str, object]]
-    market_store: Mapping[str, object]  # version, root
-    archive: Mapping[str, object] | None  # snapshot, root; None: a run without an archive
+    market_store: MarketStoreRef | None
+    archive: ArchiveRef | None
     scoring_policies: Mapping[str, object]
     git_revision: str | None
     python: str
@@ -365,20 +350,19 @@ class RunManifest(StoredForm):
     version: int = MANIFEST_VERSION
     extra: Mapping[str, object] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, stored: Mapping[str, Any]) -> RunManifest:
-        """The record of a stored manifest; a field an older layout lacks reads as empty."""
-        if isinstance(stored, RunManifest):
-            return stored
-        given = dict(stored)
-        version = given.pop("manifest_version", 1)
-        named = {f.name: given.pop(f.name) for f in fields(cls)[:-2] if f.name in given}
-        empty = {"archive": None, "git_revision": None, "python": ""}
-        known: dict[str, Any] = {f.name: empty.get(f.name, {}) for f in fields(cls)[:-2]}
-        return cls(**{**known, **named}, version=version, extra=given)
 
-    def to_dict(self) -> dict[str, object]:
-        """The stored form (JSON-ready)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)[:-2]}
-        out = out if self.version == 1 else {**out, "manifest_version": self.version}
-        return {**out, **self.extra}
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """One entry of a forecast's retrieval log: the call (`op`: search, read, thread, a tool's
+    name, or `withhold` — a document the leak filter kept from the model), the document ids it
+    returned, and what else it recorded (`detail`: query, k, mode, doc_id, verdict, via, turn,
+    arguments …, as given). Stored by `hindcast.runs.forms` as `{**detail, "op", "ids"}`."""
+
+    op: str
+    ids: tuple[str, ...] = ()
+    detail: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def doc_id(self) -> str:
+        """The document a read, thread or withhold entry names ("" for the others)."""
+        return str(self.detail.get("doc_id", ""))

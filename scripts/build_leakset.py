@@ -80,8 +80,14 @@ SPECS = {
     "0x319825b4": Spec(r"nobel peace|thunberg", r"award|wins|winner|recipient|laureate|goes to", 7),
     "0xac668145": Spec(r"showgirl|taylor swift", r"million|record|sales|sold|billboard|debut", 10),
     "0x8eff77c5": Spec(r"hyperliquid"),
-    "0x898656e7": Spec(r"bolivia", r"wins|elected|elects|president-elect|new president|presidency", 10),
-    "0xd97d95f1": Spec(r"mariners|blue jays|\bALCS\b|american league", r"world series|pennant|game 7|beat|wins|won", 10),
+    "0x898656e7": Spec(
+        r"bolivia", r"wins|elected|elects|president-elect|new president|presidency", 10
+    ),
+    "0xd97d95f1": Spec(
+        r"mariners|blue jays|\bALCS\b|american league",
+        r"world series|pennant|game 7|beat|wins|won",
+        10,
+    ),
     "0x1321095e": Spec(r"argentin|milei", r"wins?\b|victory|triumph|landslide|secures", 10),
     "0x564dc4a3": Spec(r"argentin|milei", r"wins?\b|victory|triumph|landslide|secures", 10),
     "0x62995cb8": Spec(r"argentin|milei", r"wins?\b|victory|triumph|landslide|secures", 10),
@@ -89,20 +95,44 @@ SPECS = {
     "0x8e9b6942": Spec(FED, r"cuts?\b|lowers?|second", 5),
     "0xd6e0317c": Spec(FED, r"cuts?\b|lowers?", 5),
     "0x19848149": Spec(r"kostiantynivka|kostyantynivka|pokrovsk"),
-    "0x4c9ccd14": Spec(r"world series|dodgers|blue jays", r"wins?\b|won\b|champion|retain|title|parade|back-to-back", 10),
-    "0x356057e0": Spec(r"dutch|netherlands|d66|jetten|wilders", r"wins?\b|won\b|victory|largest|first place|result", 14),
-    "0x8be38f21": Spec(r"dutch|netherlands|d66|jetten|wilders", r"wins?\b|won\b|victory|largest|first place|result", 14),
-    "0xdd69d771": Spec(r"dutch|netherlands|d66|jetten|wilders", r"wins?\b|won\b|victory|largest|first place|result", 14),
+    "0x4c9ccd14": Spec(
+        r"world series|dodgers|blue jays",
+        r"wins?\b|won\b|champion|retain|title|parade|back-to-back",
+        10,
+    ),
+    "0x356057e0": Spec(
+        r"dutch|netherlands|d66|jetten|wilders",
+        r"wins?\b|won\b|victory|largest|first place|result",
+        14,
+    ),
+    "0x8be38f21": Spec(
+        r"dutch|netherlands|d66|jetten|wilders",
+        r"wins?\b|won\b|victory|largest|first place|result",
+        14,
+    ),
+    "0xdd69d771": Spec(
+        r"dutch|netherlands|d66|jetten|wilders",
+        r"wins?\b|won\b|victory|largest|first place|result",
+        14,
+    ),
     "0x0a7e45f6": Spec(r"\bMVP\b|yordan|alvarez"),
     "0xbb50a8be": Spec(NYC, r"wins?\b|won\b|elected|victory|mayor-elect|defeat", 4),
-    "0xda8ebb9d": Spec(r"sherrill|ciattarelli|new jersey gov|n\.j\. gov", r"wins?\b|won\b|defeat|governor-elect|victor", 7),
+    "0xda8ebb9d": Spec(
+        r"sherrill|ciattarelli|new jersey gov|n\.j\. gov",
+        r"wins?\b|won\b|defeat|governor-elect|victor",
+        7,
+    ),
     "0xdf26e086": Spec(NYC + r"|lander"),
     "0xebddfcf7": Spec(NYC, r"wins?\b|won\b|elected|victory|mayor-elect|defeat", 4),
     "0xf14a0ca3": Spec(NYC + r"|andrew yang"),
     "0x50b8b0f7": Spec(r"bitcoin"),
-    "0xa908e77b": Spec(r"\bchile|\bkast\b|\bjara\b", r"runoff|run-off|wins?\b|elected|advance|head to|face", 10),
+    "0xa908e77b": Spec(
+        r"\bchile|\bkast\b|\bjara\b", r"runoff|run-off|wins?\b|elected|advance|head to|face", 10
+    ),
     "0xbea5d517": Spec(r"venezuela"),
-    "0x184228c1": Spec(r"super bowl|saints", r"wins?\b|won\b|champion|beat|defeat|victory|rout", 130),
+    "0x184228c1": Spec(
+        r"super bowl|saints", r"wins?\b|won\b|champion|beat|defeat|victory|rout", 130
+    ),
     "0x199d0691": Spec(r"NFC|cardinals", r"wins?\b|won\b|beat|defeat|advance|champion", 130),
     "0xd87fa4ed": Spec(r"AFC\b|titans", r"wins?\b|won\b|beat|defeat|advance|champion", 130),
     "0x1bef2cec": Spec(r"bucharest|romania"),
@@ -117,20 +147,31 @@ SPECS = {
     "0x3f3ab94b": Spec(r"poker"),
     "0x58a07407": Spec(r"poker"),
     "0xac795778": Spec(r"poker"),
-    "0x2762fb84": Spec(r"AFC South|jaguars|colts", r"clinch|wins?\b|won\b|division title|champion", 40),
+    "0x2762fb84": Spec(
+        r"AFC South|jaguars|colts", r"clinch|wins?\b|won\b|division title|champion", 40
+    ),
     "0xc30cf28f": Spec(r"avatar|box office", r"opening|opens|debut|box office|weekend", 14),
-    "0x0d82012d": Spec(r"russia.*(\bus\b|u\.s\.|america|pentagon)|(\bus\b|u\.s\.|america|pentagon).*russia"),
+    "0x0d82012d": Spec(
+        r"russia.*(\bus\b|u\.s\.|america|pentagon)|(\bus\b|u\.s\.|america|pentagon).*russia"
+    ),
     "0x8da154fd": Spec(r"openai"),
-    "0x2239eba5": Spec(r"best picture|oscar|academy award", r"wins?\b|won\b|nominat|snub|leads", 60),
+    "0x2239eba5": Spec(
+        r"best picture|oscar|academy award", r"wins?\b|won\b|nominat|snub|leads", 60
+    ),
     "0xbd34bea6": Spec(r"aramco|most valuable compan|largest compan|market cap"),
     "0x7267c8c3": Spec(r"pacers|central division"),
-    "0xda5e93ec": Spec(r"olympic|gold medal|medal", r"norway|tops|most gold|medal table|medal count|final", 14),
+    "0xda5e93ec": Spec(
+        r"olympic|gold medal|medal", r"norway|tops|most gold|medal table|medal count|final", 14
+    ),
     "0xf0d4ee47": Spec(r"\biran", r"strike|attack|war\b|bomb|missile|killed", 2),
     "0x9ec16fa7": Spec(r"best picture|oscar|academy award", r"wins?\b|won\b|takes", 10),
     "0x257b1820": Spec(FED, r"holds?\b|steady|unchanged|pause|leaves", 7),
     "0x71731ea0": Spec(r"\bbulls\b|worst record"),
-    "0x1ca24652": Spec(r"paris mayor|mayor of paris|paris'? municipal|paris election|bournazel|gr[ée]goire|rachida dati",
-                       r"wins?\b|won\b|elected|victory|new mayor", 10),
+    "0x1ca24652": Spec(
+        r"paris mayor|mayor of paris|paris'? municipal|paris election|bournazel|gr[ée]goire|rachida dati",
+        r"wins?\b|won\b|elected|victory|new mayor",
+        10,
+    ),
     "0x2701e5a5": Spec(r"taiwan"),
     "0xd3320fd4": Spec(r"\bnato\b"),
 }
@@ -150,7 +191,9 @@ HELDOUT = {
     "0xc2e5f441": Spec(r"hamas|gaza", r"ceasefire|truce|deal|agree", 4),
     "0x3b7e0306": Spec(r"nigeria", r"strike|struck|attack|bomb", 10),
     "0x18b1dc15": Spec(r"portug", r"wins?\b|defeats?|elects|beating|runoff|run-off", 20),
-    "0x70909f0b": Spec(r"khamenei|supreme leader", r"new supreme|success|named|funeral|killed|death|dead", 10),
+    "0x70909f0b": Spec(
+        r"khamenei|supreme leader", r"new supreme|success|named|funeral|killed|death|dead", 10
+    ),
     "0x38837354": Spec(r"crockett|talarico", r"wins?\b|won\b|defeats?|victory|projects", 7),
 }
 
@@ -198,7 +241,9 @@ def load_targets(folder: Path, specs: dict[str, Spec]) -> list[Target]:
         r = resolutions[market.id]
         t0 = r.resolved_at - ONE_DAY
         if market.id in bundle.prices or market.opened_at:
-            assert t0 == fraction_cutoff(lifetime(market, r, bundle.prices.get(market.id, ())), 1.0).t0
+            assert (
+                t0 == fraction_cutoff(lifetime(market, r, bundle.prices.get(market.id, ())), 1.0).t0
+            )
         targets.append(Target(market, r.status, r.resolved_at, t0))
     return targets
 
@@ -208,8 +253,13 @@ def positive_candidates(target: Target, spec: Spec, headlines: list[Headline]) -
         return []
     entity, words = re.compile(spec.entity, re.I), re.compile(spec.outcome, re.I)
     end = target.resolved_at + timedelta(days=spec.post_days)
-    found = [h for h in headlines if target.resolved_at <= h.created_at < end
-             and entity.search(h.text) and words.search(h.text)]
+    found = [
+        h
+        for h in headlines
+        if target.resolved_at <= h.created_at < end
+        and entity.search(h.text)
+        and words.search(h.text)
+    ]
     return sorted(found, key=lambda h: digest(target.market.id, h.id))
 
 
@@ -227,11 +277,18 @@ def restamp(target: Target, headline: Headline) -> datetime:
 def row(target: Target, h: Headline, label: str, stamped: datetime, checked: bool) -> dict:
     return {
         "id": f"{label[:3]}-{target.market.id[:10]}-{h.id}",
-        "market_id": target.market.id, "question": target.market.question, "t0": iso(target.t0),
-        "text": h.text, "source": h.source, "headline_id": h.id,
-        "original_created_at": iso(h.created_at), "stamped_created_at": iso(stamped),
-        "label": label, "kind": "misdated-outcome" if label == "positive" else "pre-t0-same-topic",
-        "hand_checked": checked, "outcome": target.status,
+        "market_id": target.market.id,
+        "question": target.market.question,
+        "t0": iso(target.t0),
+        "text": h.text,
+        "source": h.source,
+        "headline_id": h.id,
+        "original_created_at": iso(h.created_at),
+        "stamped_created_at": iso(stamped),
+        "label": label,
+        "kind": "misdated-outcome" if label == "positive" else "pre-t0-same-topic",
+        "hand_checked": checked,
+        "outcome": target.status,
     }
 
 
@@ -250,14 +307,24 @@ def negatives(target: Target, spec: Spec, headlines: list[Headline], check: dict
     """The first NEG_PER_MARKET of the pool not dropped; hand-checked when listed as read."""
     dropped, read = check["negative_dropped"], set(check["negative_read"])
     kept = [h for h in negative_pool(target, spec, headlines) if key(target, h) not in dropped]
-    return [row(target, h, "negative", h.created_at, key(target, h) in read) for h in kept[:NEG_PER_MARKET]]
+    return [
+        row(target, h, "negative", h.created_at, key(target, h) in read)
+        for h in kept[:NEG_PER_MARKET]
+    ]
 
 
 def market_row(target: Target) -> dict:
     m = target.market
-    return {"market_id": m.id, "question": m.question, "description": m.description, "url": m.url,
-            "topic": m.topic, "t0": iso(target.t0), "resolved_at": iso(target.resolved_at),
-            "outcome": target.status}
+    return {
+        "market_id": m.id,
+        "question": m.question,
+        "description": m.description,
+        "url": m.url,
+        "topic": m.topic,
+        "t0": iso(target.t0),
+        "resolved_at": iso(target.resolved_at),
+        "outcome": target.status,
+    }
 
 
 def build(headlines: list[Headline], source: Path, specs: dict[str, Spec], out: Path) -> None:
@@ -280,9 +347,11 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def summarise(rows: list[dict], n_markets: int) -> None:
     pos = [r for r in rows if r["label"] == "positive"]
-    print(f"leak set: {len(rows)} rows over {n_markets} markets — {len(pos)} positives "
-          f"({len({r['market_id'] for r in pos})} markets), {len(rows) - len(pos)} negatives; "
-          f"hand-checked {sum(r['hand_checked'] for r in rows)}")
+    print(
+        f"leak set: {len(rows)} rows over {n_markets} markets — {len(pos)} positives "
+        f"({len({r['market_id'] for r in pos})} markets), {len(rows) - len(pos)} negatives; "
+        f"hand-checked {sum(r['hand_checked'] for r in rows)}"
+    )
 
 
 def candidates(headlines: list[Headline], source: Path, specs: dict[str, Spec]) -> None:
@@ -290,9 +359,9 @@ def candidates(headlines: list[Headline], source: Path, specs: dict[str, Spec]) 
     for t in load_targets(source, specs):
         spec = specs[t.market.id[:10]]
         print(f"\n## {t.market.id[:10]} [{t.status}] t0={iso(t.t0)} {t.market.question}")
-        for h in positive_candidates(t, spec, headlines)[:POS_PER_MARKET + 8]:
+        for h in positive_candidates(t, spec, headlines)[: POS_PER_MARKET + 8]:
             print(f"  + {key(t, h)}  {iso(h.created_at)[:16]}  {h.text}")
-        for h in negative_pool(t, spec, headlines)[:NEG_PER_MARKET + 3]:
+        for h in negative_pool(t, spec, headlines)[: NEG_PER_MARKET + 3]:
             print(f"  - {key(t, h)}  {iso(h.created_at)[:16]}  {h.text}")
 
 
@@ -301,15 +370,21 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared/data")
     parser.add_argument("--out", type=Path, default=ROOT / "data/leakset")
     parser.add_argument("--set", choices=("sample", "heldout", "both"), default="both")
-    parser.add_argument("--candidates", action="store_true", help="print the candidates to read, write nothing")
+    parser.add_argument(
+        "--candidates", action="store_true", help="print the candidates to read, write nothing"
+    )
     args = parser.parse_args()
     if not (args.shared / "news/headlines").is_dir() or not (args.shared / "polymarket").is_dir():
-        sys.exit(f"build_leakset: shared data not found at {args.shared} (needs news/headlines/ and polymarket/); "
-                 "the set is built from ../shared/data, which a user's clone does not have")
+        sys.exit(
+            f"build_leakset: shared data not found at {args.shared} (needs news/headlines/ and polymarket/); "
+            "the set is built from ../shared/data, which a user's clone does not have"
+        )
     headlines = load_headlines(args.shared / "news/headlines")
-    sets = {"sample": (ROOT / "markets/sample/forecastbench", SPECS, args.out),
-            "heldout": (args.shared / "polymarket", HELDOUT, args.out / "heldout")}
-    for name in (("sample", "heldout") if args.set == "both" else (args.set,)):
+    sets = {
+        "sample": (ROOT / "markets/sample/forecastbench", SPECS, args.out),
+        "heldout": (args.shared / "polymarket", HELDOUT, args.out / "heldout"),
+    }
+    for name in ("sample", "heldout") if args.set == "both" else (args.set,):
         source, specs, out = sets[name]
         print(f"# {name}")
         if args.candidates:

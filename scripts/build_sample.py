@@ -66,11 +66,15 @@ def eligible(bundle, prices_csv: Path) -> list[str]:
 
 def write_forecastbench_subset(shared: Path, folder: Path, ids: set[str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    with (shared / "polymarket/markets.jsonl").open(encoding="utf-8") as src, \
-         (folder / "markets.jsonl").open("w", encoding="utf-8") as dst:
+    with (
+        (shared / "polymarket/markets.jsonl").open(encoding="utf-8") as src,
+        (folder / "markets.jsonl").open("w", encoding="utf-8") as dst,
+    ):
         dst.writelines(line for line in src if json.loads(line)["id"] in ids)
-    with (shared / "polymarket/prices_daily.csv").open(newline="", encoding="utf-8") as src, \
-         (folder / "prices_daily.csv").open("w", newline="", encoding="utf-8") as dst:
+    with (
+        (shared / "polymarket/prices_daily.csv").open(newline="", encoding="utf-8") as src,
+        (folder / "prices_daily.csv").open("w", newline="", encoding="utf-8") as dst,
+    ):
         reader = csv.reader(src)
         writer = csv.writer(dst, lineterminator="\n")
         writer.writerow(next(reader))
@@ -78,14 +82,24 @@ def write_forecastbench_subset(shared: Path, folder: Path, ids: set[str]) -> Non
 
 
 def build_markets(shared: Path, out: Path) -> list[str]:
-    full = import_forecastbench(shared / "polymarket/markets.jsonl", shared / "polymarket/prices_daily.csv")
+    full = import_forecastbench(
+        shared / "polymarket/markets.jsonl", shared / "polymarket/prices_daily.csv"
+    )
     ids = eligible(full, shared / "polymarket/prices_daily.csv")
     root = out / "markets/sample"
     shutil.rmtree(root / "versions", ignore_errors=True)
     write_forecastbench_subset(shared, root / "forecastbench", set(ids))
-    sample = import_forecastbench(root / "forecastbench/markets.jsonl", root / "forecastbench/prices_daily.csv")
-    version = write_version(root, sample, provenance={"source": "ForecastBench Polymarket subset (CC BY-SA 4.0)",
-                                                      "built_by": "scripts/build_sample.py"})
+    sample = import_forecastbench(
+        root / "forecastbench/markets.jsonl", root / "forecastbench/prices_daily.csv"
+    )
+    version = write_version(
+        root,
+        sample,
+        provenance={
+            "source": "ForecastBench Polymarket subset (CC BY-SA 4.0)",
+            "built_by": "scripts/build_sample.py",
+        },
+    )
     shutil.copyfile(shared / "polymarket/LICENSE", root / "LICENSE")
     print(f"markets/sample: {len(ids)} markets, version {version}")
     print("  topics:", dict(Counter(m.topic for m in sample.markets)))
@@ -104,7 +118,9 @@ def build_archive(shared: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data")
+    parser.add_argument(
+        "--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--skip-archive", action="store_true")
     args = parser.parse_args()

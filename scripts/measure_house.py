@@ -62,6 +62,21 @@ def max_parameters(root: Path, package: str) -> tuple[int, str]:
     return best
 
 
+def runner_callables(root: Path) -> str:
+    """Parameters of `replay.runner.run_tasks` annotated as a Callable (the runner's callbacks)."""
+    tree = ast.parse((root / "hindcast" / "replay" / "runner.py").read_text(encoding="utf-8"))
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "run_tasks":
+            a = fn.args
+            named = [
+                p.arg
+                for p in a.posonlyargs + a.args + a.kwonlyargs
+                if p.annotation is not None and "Callable" in ast.unparse(p.annotation)
+            ]
+            return f"{len(named)} {named}"
+    return "no run_tasks"
+
+
 def grep(root: Path, pattern: str, *paths: str, flags: str = "-rn") -> list[str]:
     done = subprocess.run(
         ["grep", flags, "-E", pattern, *paths], cwd=root, capture_output=True, text=True
@@ -112,6 +127,7 @@ def main(root: Path) -> None:
         "modules over 500 lines": f"{len(over)} {[str(p.relative_to(root)) for p in over]}",
         "function-level imports of own modules": function_imports(root),
         "max parameters of a replay/ function": "%d (%s)" % max_parameters(root, "replay"),
+        "callables taken by the runner (run_tasks)": runner_callables(root),
         "strict (disallow_untyped_defs) share of lines": f"{strict_share(root):.1%}",
         "hindcast/compat.py exists": (root / "hindcast" / "compat.py").exists(),
     }

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from hindcast.records import Forecast, Question, RunManifest, Usage
+from hindcast.records import Forecast, MarketStoreRef, Question, RunManifest, Usage
+from hindcast.runs import identity_of, manifest_form
 from tests.helpers import at
 
 
@@ -67,9 +68,9 @@ def test_usage_keeps_a_value_of_the_wrong_kind_as_given_and_does_not_count_it():
 
 def test_a_version_1_run_manifest_is_stored_in_the_layout_runs_always_had():
     m = RunManifest(
-        identity={"store_version": "m-1"},
+        identity=identity_of({"store_version": "m-1"}),
         forecasters={"constant": {"class": "ConstantForecaster"}},
-        market_store={"version": "m-1", "root": "/m"},
+        market_store=MarketStoreRef("m-1", "/m"),
         archive=None,
         scoring_policies={"outcome": "exclude-non-binary"},
         git_revision=None,
@@ -77,7 +78,7 @@ def test_a_version_1_run_manifest_is_stored_in_the_layout_runs_always_had():
         packages={"httpx": "0.28.1"},
     )
     assert m.version == 1
-    assert m.to_dict() == {
+    assert manifest_form(m) == {
         "identity": {"store_version": "m-1"},
         "forecasters": {"constant": {"class": "ConstantForecaster"}},
         "market_store": {"version": "m-1", "root": "/m"},
@@ -87,5 +88,5 @@ def test_a_version_1_run_manifest_is_stored_in_the_layout_runs_always_had():
         "python": "3.11.7",
         "packages": {"httpx": "0.28.1"},
     }
-    later = dataclasses.replace(m, version=2).to_dict()
+    later = manifest_form(dataclasses.replace(m, version=2))
     assert later["manifest_version"] == 2

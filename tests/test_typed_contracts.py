@@ -7,7 +7,8 @@ import json
 from datetime import datetime, timezone
 
 from hindcast import api, replay, runs
-from hindcast.records import RunManifest, Usage
+from hindcast.records import MarketStoreRef, RunManifest, Usage
+from hindcast.runs import identity_form, identity_of, manifest_form, manifest_of
 from hindcast.scoring import ScoredRow
 from tests.helpers import SAMPLE_MARKETS
 
@@ -23,12 +24,12 @@ def test_a_rescored_runs_manifest_is_the_record_of_what_was_stored(tmp_path):
     stored = json.loads(store.run(result.run_id).manifest_json)
     scores = api.rescore(store, result.run_id)
     assert isinstance(scores.manifest, RunManifest)
-    assert scores.manifest.to_dict() == stored and dict(scores.manifest) == stored
-    assert json.dumps(scores.manifest.to_dict(), sort_keys=True) == json.dumps(
+    assert manifest_form(scores.manifest) == stored
+    assert json.dumps(manifest_form(scores.manifest), sort_keys=True) == json.dumps(
         stored, sort_keys=True
     )
-    assert scores.manifest.market_store == stored["market_store"]
-    assert scores.manifest.identity["store_version"] == stored["identity"]["store_version"]
+    assert scores.manifest.market_store == MarketStoreRef(**stored["market_store"])
+    assert scores.manifest.identity.store_version == stored["identity"]["store_version"]
     assert set(scores.manifest.forecasters) == {"market", "constant"}
     assert all(isinstance(r.usage, Usage) for r in scores.rows)
 
@@ -46,13 +47,13 @@ def test_run_manifest_of_keeps_unknown_keys_and_the_layout_version():
         "sweep": "nightly",
         "runs": ["r-1", "r-2"],
     }
-    m = RunManifest.of(stored)
+    m = manifest_of(stored)
     assert m.version == 1 and m.extra == {"sweep": "nightly", "runs": ["r-1", "r-2"]}
-    assert m.to_dict() == stored and list(m.to_dict()) == list(stored)
-    later = RunManifest.of({**stored, "manifest_version": 2})
-    assert later.version == 2 and later.to_dict() == {**stored, "manifest_version": 2}
-    assert RunManifest.of(m) is m
-    older = RunManifest.of({"identity": {}, "market_store": {"version": "v", "root": "/r"}})
+    assert manifest_form(m) == stored and list(manifest_form(m)) == list(stored)
+    later = manifest_of({**stored, "manifest_version": 2})
+    assert later.version == 2 and manifest_form(later) == {**stored, "manifest_version": 2}
+    assert manifest_of(manifest_form(m)) == m
+    older = manifest_of({"identity": {}, "market_store": {"version": "v", "root": "/r"}})
     assert (older.archive, older.git_revision, older.scoring_policies) == (None, None, {})
 
 
@@ -84,9 +85,11 @@ def test_the_run_identity_is_a_record_whose_stored_form_is_the_pinned_mapping():
     identity = run_identity(spec, "v1", ["b", "a"], "s-1")
     assert isinstance(identity, RunIdentity)
     assert identity.markets == ("a", "b") and identity.store_version == "v1"
-    stored = identity.to_dict()
-    plain = run_identity(replay.spec_from_mapping({"store": SAMPLE_MARKETS}), "v1", ["a"], None)
+    stored = identity_form(identity)
+    plain = identity_form(
+        run_identity(replay.spec_from_mapping({"store": SAMPLE_MARKETS}), "v1", ["a"], None)
+    )
     assert list(stored) == [*plain, "vector_search", "nprobe", "exclude"] and len(plain) == 11
     assert stored["markets"] == ["a", "b"] and stored["nprobe"] is None
-    assert stored["exclude"] == ["disputed"] and dict(identity) == stored
+    assert stored["exclude"] == ["disputed"] and identity_of(stored) == identity
     assert run_id(identity) == run_id(json.loads(json.dumps(stored)))

@@ -25,7 +25,7 @@ from hindcast.forecasters import require_inspect
 from hindcast.http import redact, redacted
 from hindcast.records import Forecast, RunIdentity, RunManifest
 from hindcast.replay import prepare, run_id, scoring_policies
-from hindcast.runs import RunStore, manifest
+from hindcast.runs import RunStore, identity_form, identity_of, manifest, retrievals_of
 from hindcast.timeutil import iso, parse_utc
 
 TASKS = ("hindcast/replay", "replay")
@@ -136,18 +136,19 @@ def _plan(log, recorded: dict, path: Path):
     from hindcast.adapters.inspect_task import spec_of
 
     wanted = recorded["run_identity"]
+    recorded_identity = identity_of(wanted)
     spec = dataclasses.replace(
         spec_of(log.eval.task_args or {}),
         store=Path(recorded["store"]),
-        version=wanted["store_version"],
-        snapshot=wanted.get("snapshot"),
+        version=recorded_identity.store_version,
+        snapshot=recorded_identity.snapshot,
         archive=Path(recorded["archive"]) if recorded.get("archive") else None,
     )
     plan = prepare(spec)
     close = getattr(plan.index, "close", None)
     if close is not None:  # the index the check opened (its scan threads)
         close()
-    if plan.identity != wanted:
+    if identity_form(plan.identity) != wanted:
         raise ConfigError(
             f"{path}: the market store {recorded['store']} no longer plans what the log ran "
             "(markets, cutoffs or search settings differ); nothing was stored"
@@ -222,7 +223,7 @@ def _scored(sample) -> tuple[dict, tuple]:
         raise _refused(sample, "has no retrievals list in its hindcast score")
     if not isinstance(meta.get("label"), str):
         raise _refused(sample, "has no cutoff label in its hindcast score")
-    return meta, tuple(redacted(r) for r in retrievals)
+    return meta, retrievals_of(redacted(r) for r in retrievals)
 
 
 def _forecast(sample, meta: dict, retrievals: tuple, model: str) -> Forecast:

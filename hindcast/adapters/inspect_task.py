@@ -47,6 +47,7 @@ from hindcast.forecasters import (
 from hindcast.llm import parse_probability
 from hindcast.markets import price_at
 from hindcast.replay import Plan, ReplaySpec, context_at, prepare, question_at, retriever_factory
+from hindcast.runs import identity_form, retrievals_form, retrievals_of
 from hindcast.scoring import brier
 from hindcast.timeutil import iso, parse_utc
 
@@ -165,7 +166,7 @@ def recorded(plan: Plan) -> dict:
     its frozen inputs live (absolute paths), and the prompt."""
     archive = getattr(plan.snapshot, "archive", None)
     return {
-        "run_identity": plan.identity.to_dict(),
+        "run_identity": identity_form(plan.identity),
         "store": str(Path(plan.store_root).resolve()),
         "archive": str(Path(archive).resolve()) if archive is not None else None,
         "prompt": PROMPT,
@@ -221,7 +222,7 @@ def t0_bound(plan: Plan):
         keep = sample_store()
         keep.set(RETRIEVALS, [])
         state.tools = inspect_tools(
-            tools, after=lambda: keep.set(RETRIEVALS, [dict(e) for e in tools.log()])
+            tools, after=lambda: keep.set(RETRIEVALS, retrievals_form(tools.log()))
         )
         return state
 
@@ -317,7 +318,7 @@ def brier_scorer(plan: Plan):
             "error": error,
             "raw": text,
             "retrievals": retrievals,
-            "evidence": list(evidence_of(retrievals)),
+            "evidence": list(evidence_of(retrievals_of(retrievals))),
         }
         own = (
             float(brier(parsed.probability, outcome))

@@ -16,6 +16,7 @@ from pathlib import Path
 from hindcast.adapters.tools import Bound
 from hindcast.errors import ConfigError
 from hindcast.forecasters import http_served, mcp_server
+from hindcast.runs import retrievals_form
 from hindcast.timeutil import iso
 
 TRANSPORTS = ("stdio", "http")
@@ -28,7 +29,7 @@ def served_log(bound: Bound) -> dict:
         "market_id": bound.question.market_id,
         "t0": iso(bound.question.t0),
         "label": bound.cutoff.label,
-        "retrievals": list(bound.ctx.retrievals),
+        "retrievals": retrievals_form(bound.ctx.retrievals),
     }
 
 

@@ -215,8 +215,8 @@ def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[RunManifes
 
     meta: dict = {}
     for manifest in manifests:
-        recorded = manifest.market_store
-        meta |= open_version(Path(recorded["root"]), recorded["version"]).bundle.meta
+        if (recorded := manifest.market_store) is not None:
+            meta |= open_version(Path(recorded.root), recorded.version).bundle.meta
     return resolution_strata(rows, meta)
 
 

@@ -331,12 +331,12 @@ def run_labels(
     from hindcast.errors import HindcastError
     from hindcast.replay import Cutoff, question_at, retriever_factory
 
-    identity = scores.manifest.get("identity", {})
-    snapshot = next((s for s in snapshots if s.id == identity.get("snapshot")), None)
-    if snapshot is None or not identity.get("index"):
+    identity = scores.manifest.identity
+    snapshot = next((s for s in snapshots if s.id == identity.snapshot), None)
+    if snapshot is None or not identity.index:
         return None
     try:
-        index = open_index(snapshot, (identity.get("index") or {}).get("embedder"))
+        index = open_index(snapshot, identity.index.get("embedder"))
     except HindcastError:
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})

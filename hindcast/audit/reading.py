@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from hindcast.audit.stored import question_sha, text_sha
 from hindcast.errors import ConfigError
-from hindcast.records import RunManifest
+from hindcast.records import Retrieval, RunManifest
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
@@ -69,18 +69,16 @@ def gather(store, run_id: str, archive: Path | None) -> Gathered:
     return Gathered(scores, texts, reads, kept_back, frozenset(wanted - set(found)))
 
 
-def _read(calls: Sequence[dict]) -> list[str]:
+def _read(calls: Sequence[Retrieval]) -> list[str]:
     """The ids a forecast's model saw: every id its archive calls returned, less those its leak
     filter withheld (`withhold` entries, policy pit+filter), in first-read order."""
     return [
-        i
-        for i in dict.fromkeys(i for call in calls for i in call.get("ids", ()))
-        if i not in withheld(calls)
+        i for i in dict.fromkeys(i for call in calls for i in call.ids) if i not in withheld(calls)
     ]
 
 
-def withheld(calls: Sequence[dict]) -> set[str]:
-    return {str(call.get("doc_id", "")) for call in calls if call.get("op") == "withhold"}
+def withheld(calls: Sequence[Retrieval]) -> set[str]:
+    return {call.doc_id for call in calls if call.op == "withhold"}
 
 
 def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
@@ -103,10 +101,12 @@ def document_texts(snapshots: Sequence, ids) -> dict[str, str]:
 
 def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: RunManifest) -> None:
     if wanted and not found:
-        where = manifest.archive or {}
+        where = manifest.archive
+        snapshot = where.snapshot if where is not None else "?"
+        root = where.root if where is not None else "?"
         raise ConfigError(
             f"run {run_id} read {len(wanted)} documents, none found: its archive snapshot "
-            f"{where.get('snapshot', '?')} is not at {where.get('root', '?')} (give --archive DIR)"
+            f"{snapshot} is not at {root} (give --archive DIR)"
         )
 
 

@@ -15,7 +15,9 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP
+from hindcast import api
+from hindcast.cli.common import DB_HELP, EXIT_USAGE, fail
+from hindcast.timeutil import parse_utc
 
 
 def analyze(
@@ -60,7 +62,6 @@ def analyze(
 ) -> None:
     """Analyse stored runs from their stored forecasts alone (no model is
     called; nothing is written)."""
-    from hindcast import api
     from hindcast.cli.leaderboard import open_existing
 
     instant = _split(split)
@@ -80,8 +81,6 @@ def analyze(
 
 
 def _split(text: str | None):
-    from hindcast.cli.common import EXIT_USAGE, fail
-    from hindcast.timeutil import parse_utc
 
     try:
         return parse_utc(text) if text else None

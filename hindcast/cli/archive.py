@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from typer.core import TyperCommand
+
+from hindcast.cli.common import EXIT_USAGE, fail, verbosity
+from hindcast.errors import ArchiveIntegrityError
+from hindcast.timeutil import iso, parse_utc
+
+if TYPE_CHECKING:
+    from typer._click.core import Context
 
 app = typer.Typer(
     help="The frozen document archive and its time-bounded retriever.",
@@ -37,7 +46,7 @@ class RayCommand(TyperCommand):
     """`--ray` takes an optional ADDRESS: without one (the next word is no address)
     it means `--ray=local`."""
 
-    def parse_args(self, ctx, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         words = list(args)
         for i, word in enumerate(words):
             if word == "--":
@@ -49,7 +58,6 @@ class RayCommand(TyperCommand):
 
 def _ray(address: Optional[str]) -> Optional[str]:
     """The checked --ray address (None: not on Ray)."""
-    from hindcast.cli.common import EXIT_USAGE, fail
 
     if address is None:
         return None
@@ -82,7 +90,6 @@ def ingest(
     each input (inputs and archive on a filesystem every Ray node sees at the same path)."""
     from hindcast.api import ingest
     from hindcast.archive import FORMATS, check_source
-    from hindcast.cli.common import EXIT_USAGE, fail
 
     try:
         check_source(source)
@@ -115,7 +122,6 @@ def verify(
 ) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
     from hindcast.archive import latest, verify_snapshot
-    from hindcast.errors import ArchiveIntegrityError
 
     snapshot_id = snapshot or latest(archive)
     problems = verify_snapshot(archive, snapshot_id)
@@ -174,7 +180,6 @@ def embed(
 
     from hindcast.api import embed as embed_snapshot
     from hindcast.archive import get_embedder, open_snapshot
-    from hindcast.cli.common import EXIT_USAGE, fail, verbosity
     from hindcast.cli.console import err_console
 
     try:
@@ -258,8 +263,6 @@ def search(
     """Search a snapshot as it stood before t0 (with --ray: its months as shards on a Ray
     cluster, the same hits)."""
     from hindcast.api import search as search_archive
-    from hindcast.cli.common import EXIT_USAGE, fail
-    from hindcast.timeutil import iso, parse_utc
 
     if not query.strip():
         raise fail("--query: empty; give the words to search for", EXIT_USAGE)
@@ -293,8 +296,7 @@ def search(
         )
 
 
-def _instant(text: str, parse):
-    from hindcast.cli.common import fail
+def _instant(text: str, parse: Callable[[str], datetime]) -> datetime:
 
     try:
         return parse(text)

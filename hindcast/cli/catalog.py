@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
 import typer
+
+from hindcast.cli.common import EXIT_USAGE, fail
+from hindcast.http import variable_name
 
 SPEC_FORMS = (
     {
@@ -86,8 +90,6 @@ def models(
 ) -> None:
     """Model spec forms, which key variables are set (never their values), whether the local
     model is installed, and the price and knowledge-cutoff tables."""
-    from hindcast.cli.common import EXIT_USAGE, fail
-    from hindcast.http import variable_name
 
     if not all(variable_name(name) for name in key_env or []):  # a key pasted here is never echoed
         raise fail(
@@ -99,7 +101,7 @@ def models(
     typer.echo(json.dumps(info, indent=1, ensure_ascii=False) if as_json else _models_text(info))
 
 
-def models_info(env, extra_keys: list[str], prices: Path | None) -> dict:
+def models_info(env: Mapping[str, str], extra_keys: list[str], prices: Path | None) -> dict:
     from hindcast.scoring import load_cutoffs, load_prices
 
     names = list(dict.fromkeys([*DEFAULT_KEYS, *extra_keys]))
@@ -166,5 +168,5 @@ def _models_text(info: dict) -> str:
     return "\n".join(lines)
 
 
-def _money(value) -> str:
+def _money(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.2f}"

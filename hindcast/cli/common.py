@@ -7,6 +7,9 @@ from datetime import datetime, timezone
 
 import typer
 
+from hindcast.http import redact
+from hindcast.timeutil import parse_utc
+
 EXIT_OK = 0
 EXIT_ERROR = 1  # a HindcastError: bad input or config, refused cutoff, integrity failure …
 EXIT_USAGE = 2  # typer/click usage errors
@@ -39,8 +42,6 @@ def run_created(env=None) -> datetime | None:
     logs (outages, leases) keep the wall clock."""
     import os
 
-    from hindcast.timeutil import parse_utc
-
     text = (os.environ if env is None else env).get(CREATED_ENV, "").strip()
     if not text:
         return None
@@ -54,7 +55,6 @@ def run_created(env=None) -> datetime | None:
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
     """Print `hindcast: error: …` on stderr (credentials redacted) and return the Exit to raise."""
-    from hindcast.http import redact
 
     print(f"hindcast: error: {redact(message)}", file=sys.stderr)
     return typer.Exit(code)

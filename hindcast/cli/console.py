@@ -113,7 +113,7 @@ class Ticker:
 
     def __init__(
         self, label: str, unit: str, every: float = 5.0, clock=time.monotonic, quiet: bool = False
-    ):
+    ) -> None:
         self.label, self.unit, self.every, self.clock = label, unit, every, clock
         self.done, self.total, self.started, self._last, self._start = 0, None, False, None, None
         self.console = err_console()
@@ -188,7 +188,7 @@ class Steps:
     its total, the next begins or the job ends — not when the job fails: its error is the one
     line then."""
 
-    def __init__(self, label: str, unit: str, quiet: bool = False):
+    def __init__(self, label: str, unit: str, quiet: bool = False) -> None:
         self.label, self.unit, self.quiet = label, unit, quiet
         self.current: Ticker | None = None
         self.step = ""

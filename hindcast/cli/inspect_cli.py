@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from hindcast import adapters, runs
 from hindcast.cli.common import DB_HELP, now
 
 
@@ -24,7 +25,6 @@ def import_inspect(
 ) -> None:
     """Store an Inspect log's forecasts as a hindcast run (then `hindcast leaderboard RUN`,
     `analyze`, `audit` apply). Needs the `inspect` extra. Re-importing stores nothing twice."""
-    from hindcast import adapters, runs
 
     # the whole log is read and checked before the database is opened
     run = adapters.read_inspect(log)

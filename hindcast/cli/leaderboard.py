@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP
+from hindcast.api import export
+from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP, db_url, sqlite_path
+from hindcast.errors import RunStoreError
 
 
 def leaderboard(
@@ -75,7 +77,6 @@ def leaderboard(
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast
     table and the report."""
-    from hindcast.api import export
     from hindcast.scoring import load_prices
 
     table = load_prices(prices)  # a bad price file stops here, before any file is written
@@ -105,8 +106,6 @@ def open_existing(db: str | None):
     """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
     opened read-only: refused when it is a SQLite file that does not exist, is not a run
     database, or needs a migration (reading never creates, adds or migrates anything)."""
-    from hindcast.cli.common import db_url, sqlite_path
-    from hindcast.errors import RunStoreError
     from hindcast.runs import RunStore
 
     url = db_url(db)

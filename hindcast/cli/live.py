@@ -4,10 +4,13 @@ left in it, `report` the backtest–live gap (docs/live.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import TracebackType
+from typing import Literal, Optional, Self, Type
 
 import typer
 
 from hindcast.cli.common import EXIT_ERROR, fail
+from hindcast.errors import HindcastError
 
 app = typer.Typer(
     help="The live arm: verify its hash-chained forecast log, report the backtest–live gap.",
@@ -74,16 +77,19 @@ class _guarded:
     """Our errors as one line with their exit code; a database error names the config's run
     database (these commands open it read-only: nothing is created or changed)."""
 
-    def __init__(self, config: Path | None):
+    def __init__(self, config: Path | None) -> None:
         self.config = config
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(
+        self,
+        kind: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> Literal[False]:
         from sqlalchemy.exc import SQLAlchemyError
-
-        from hindcast.errors import HindcastError
 
         if isinstance(exc, HindcastError):
             raise fail(str(exc), exc.exit_code)

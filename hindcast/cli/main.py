@@ -8,6 +8,8 @@ import typer
 
 from hindcast import __version__
 from hindcast.cli.common import ENVIRONMENT, EXIT_ERROR, EXIT_OK, EXIT_USAGE, VERBOSITY
+from hindcast.errors import HindcastError
+from hindcast.http import redact
 
 
 def _epilog() -> str:
@@ -122,11 +124,9 @@ def run() -> None:
     sys.exit(guarded(app))
 
 
-def guarded(command) -> int:
+def guarded(command: typer.Typer) -> int:
     """Run a click/typer app; map whatever escapes it to (one line on stderr, exit code)."""
     import os
-
-    from hindcast.errors import HindcastError
 
     state: dict = {}  # the root callback records -v/-q here, still readable after an error
     try:
@@ -163,7 +163,7 @@ def guarded(command) -> int:
         )
 
 
-def _usage(exc) -> int:
+def _usage(exc: typer.TyperException) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
         return EXIT_USAGE
     context = getattr(exc, "ctx", None)
@@ -172,7 +172,6 @@ def _usage(exc) -> int:
 
 
 def _say(message: str, code: int) -> int:
-    from hindcast.http import redact  # no credential is printed, whatever raised the message
 
     first, *rest = redact(message).splitlines() or [""]
     print(f"hindcast: error: {first}", file=sys.stderr)

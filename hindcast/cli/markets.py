@@ -9,8 +9,10 @@ from typing import Optional
 
 import typer
 
+from hindcast.api import import_markets, pull
 from hindcast.cli import markets_fbdatasets
-from hindcast.cli.common import default_sample, now
+from hindcast.cli.common import default_sample, now, verbosity
+from hindcast.timeutil import parse_utc
 
 app = typer.Typer(
     help="Market stores: pull from Polymarket, import files, list, show.",
@@ -31,8 +33,6 @@ READ_HELP = "Market store to read (its LATEST version) [default: markets/sample]
 def _instant(value: str | None, option: str, end_of_day: bool = False) -> datetime | None:
     """An ISO instant, or a bare date: its start (or, with end_of_day, its last second)."""
     from datetime import timedelta
-
-    from hindcast.timeutil import parse_utc
 
     try:
         instant = parse_utc(value) if value else None
@@ -123,7 +123,6 @@ def pull_command(
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
-    from hindcast.api import pull
     from hindcast.cli.markets_venues import check_url, check_venue, pull_manifold
     from hindcast.markets import PullQuery
 
@@ -202,7 +201,6 @@ def _pull_kalshi(
 ) -> None:
     """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than
     listed said on stderr."""
-    from hindcast.api import pull
     from hindcast.markets import KalshiQuery
 
     query = KalshiQuery(
@@ -273,7 +271,6 @@ def _refuse_empty(store: Path, counts) -> None:
 def _progress():
     """Progress of a pull on stderr, step by step (listing, then histories or candles): a bar
     on a terminal, else a line every few seconds and one as each step ends; nothing with -q."""
-    from hindcast.cli.common import verbosity
     from hindcast.cli.console import Steps
 
     return Steps("markets pull", "markets", quiet=verbosity() < 0)
@@ -354,7 +351,6 @@ def import_forecastbench_command(
     ),
 ) -> None:
     """Import ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version."""
-    from hindcast.api import import_markets
 
     version, bundle = import_markets(store, markets_file, price_history, now=now())
     points = sum(len(h) for h in bundle.prices.values())

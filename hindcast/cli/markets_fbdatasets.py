@@ -5,12 +5,17 @@ resolution sets, with `--histories freeze|store|venue` and `--include data,combi
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from hindcast.cli.common import now
+if TYPE_CHECKING:
+    from hindcast.cli.console import Steps
+    from hindcast.markets import MarketBundle
+
+from hindcast.cli.common import now, verbosity
 
 HISTORIES = ("freeze", "store", "venue")
 URL_OPTIONS = ("gamma_url", "clob_url", "data_url", "manifold_url")
@@ -131,15 +136,14 @@ def run(path: Path, store: Path, venue: tuple, include: frozenset, as_json: bool
     _print(path, store, done, pulls, histories, include)
 
 
-def _progress():
+def _progress() -> Steps:
     """The venue pulls' progress on stderr, as `markets pull` prints it; nothing with -q."""
-    from hindcast.cli.common import verbosity
     from hindcast.cli.console import Steps
 
     return Steps("markets import", "markets", quiet=verbosity() < 0)
 
 
-def _held(venue_store: Path):
+def _held(venue_store: Path) -> MarketBundle | None:
     from hindcast.markets import open_version
 
     return open_version(venue_store).bundle if (Path(venue_store) / "LATEST").exists() else None
@@ -156,7 +160,9 @@ def _json(store: Path, done: tuple, pulls: dict, histories: str) -> None:
     typer.echo(json.dumps(document, indent=2))
 
 
-def _print(path: Path, store: Path, done: tuple, pulls: dict, histories: str, include) -> None:
+def _print(
+    path: Path, store: Path, done: tuple, pulls: dict, histories: str, include: Iterable[str]
+) -> None:
     version, bundle, report, files = done
     for venue, s in pulls.items():
         c = s.counts()

@@ -8,13 +8,14 @@ from typing import Optional
 
 import typer
 
+from hindcast.api import pull
 from hindcast.cli.common import now
+from hindcast.http import carried_credential
 
 
 def pull_manifold(store: Path, url, when, limit, http: tuple, as_json: bool, progress):
     """Pull into `store`; prints the summary; returns its PullCounts. `when`: (since, until);
     `http`: (timeout, attempts, requests per minute or None, page size or None)."""
-    from hindcast.api import pull
     from hindcast.markets import ManifoldQuery
 
     timeout, attempts, per_minute, page = http
@@ -83,7 +84,6 @@ def check_venue(venue: str, **given) -> None:
 
 def check_url(url: Optional[str], option: str) -> None:
     """A venue's base URL: http(s), and carrying no credential (refused without echoing it)."""
-    from hindcast.http import carried_credential
 
     if url is None:
         return

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import signal
 import sys
+from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Optional
 
 import typer
 
+from hindcast import adapters, timeutil
 from hindcast.cli.common import default_sample, fail
 
 app = typer.Typer(
@@ -63,7 +66,6 @@ def serve(
 ) -> None:
     """Serve one (market, t0): tools search, read, thread, price_history, resolved_before, question;
     resource hindcast://question. HTTP prints `serving URL` on stderr once it listens."""
-    from hindcast import adapters
 
     if (t0 is None) == (fraction is None):
         raise fail("give exactly one of --t0 and --fraction")
@@ -95,9 +97,8 @@ def serve(
         bound.close()
 
 
-def _instant(text: str):
+def _instant(text: str) -> datetime:
     """--t0 as an aware UTC instant, or one line naming the option (exit 2: a bad value)."""
-    from hindcast import timeutil
 
     try:
         return timeutil.parse_utc(text)
@@ -109,5 +110,5 @@ def _instant(text: str):
         ) from None
 
 
-def _interrupted(signum, frame) -> None:
+def _interrupted(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
+from hindcast import audit, runs
 from hindcast.cli.common import DB_HELP, default_sample
 
 app = typer.Typer(
@@ -89,7 +90,6 @@ def recall(
 ) -> None:
     """Probe models for outcomes they already know; store the answers; print the rates
     per model and regime."""
-    from hindcast import audit, runs
 
     url = runs.db_url(db)
     results = recall_file or audit.default_recall_path(url)
@@ -111,7 +111,7 @@ def recall(
     _report(run)
 
 
-def _report(run) -> None:
+def _report(run: Any) -> None:  # audit's RecallRun (not on the audit face)
     from hindcast.cli.analyze import _print
     from hindcast.cli.console import out_console
 

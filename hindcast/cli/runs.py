@@ -13,7 +13,10 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP
+from hindcast import api, audit, replay, runs
+from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP, fail
+from hindcast.errors import NoRunDatabase
+from hindcast.http import redact
 
 app = typer.Typer(
     help="Stored runs: list them, show one.", no_args_is_help=True, rich_markup_mode=None
@@ -42,7 +45,6 @@ def list_runs(
 ) -> None:
     """Every stored run: id, creation time, forecasters, markets, forecasts stored. With no
     run database, says so and exits 0 (nothing is created)."""
-    from hindcast.errors import NoRunDatabase
 
     try:
         store = _store(db)
@@ -56,7 +58,6 @@ def list_runs(
     from rich.table import Table
 
     from hindcast.cli.console import out_console
-    from hindcast.http import redact
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
@@ -156,8 +157,6 @@ def rescore(
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is
     called; nothing is written)."""
-    from hindcast import api, audit, replay, runs
-    from hindcast.cli.common import fail
     from hindcast.cli.console import leaderboard_table, out_console
     from hindcast.scoring import SLICES, load_prices
 
@@ -206,13 +205,15 @@ def rescore_document(scores, board) -> dict:
 
 
 def _summary(store, run) -> dict:
+    from hindcast.runs import identity_of
+
     forecasts = store.forecasts(run.id)
-    identity = json.loads(run.spec_json)
+    identity = identity_of(json.loads(run.spec_json))
     return {
         "run": run.id,
         "created_at": run.created_at,
-        "forecasters": identity.get("forecasters", []),
-        "markets": len(identity.get("markets", [])),
+        "forecasters": list(identity.forecasters),
+        "markets": len(identity.markets),
         "forecasts": len(forecasts),
         "failed": sum(1 for f in forecasts if not f.forecast.ok),
         "outages": len(store.attempts(run.id)),

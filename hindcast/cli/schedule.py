@@ -7,10 +7,14 @@ import json
 import signal
 import sys
 from pathlib import Path
+from types import TracebackType
+from typing import Optional, Type
 
 import typer
 
-from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now
+from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now, verbosity
+from hindcast.errors import HindcastError
+from hindcast.timeutil import parse_utc
 
 app = typer.Typer(
     help="The re-run service: pull, ingest, sweep and export as markets resolve.",
@@ -93,7 +97,6 @@ def _config(path: Path):
 
 
 def _instant(text: str):
-    from hindcast.timeutil import parse_utc
 
     try:
         return parse_utc(text)
@@ -108,16 +111,19 @@ class _guarded:
     its own (`python -m hindcast.cli.schedule`, tests) rather than under `hindcast`. A database
     error names the run database of the config."""
 
-    def __init__(self, config: Path):
+    def __init__(self, config: Path) -> None:
         self.config = config
 
     def __enter__(self):
         return self
 
-    def __exit__(self, kind, exc, tb):
+    def __exit__(
+        self,
+        kind: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
         import os
-
-        from hindcast.errors import HindcastError
 
         if (
             exc is None
@@ -137,7 +143,6 @@ class _guarded:
                 f"{type(exc).__name__}: {reason}",
                 EXIT_ERROR,
             ) from None
-        from hindcast.cli.common import verbosity
 
         if os.environ.get("HINDCAST_DEBUG") or verbosity() > 0:  # `hindcast` prints the traceback
             return False

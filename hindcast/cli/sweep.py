@@ -11,7 +11,9 @@ from typing import Optional
 
 import typer
 
+from hindcast import api, replay, scoring
 from hindcast.cli.common import DB_HELP, default_sample, now, run_created, verbosity
+from hindcast.errors import ConfigError, HindcastError
 
 
 def _split(text: str) -> list[str]:
@@ -213,8 +215,6 @@ def sweep(
     ),
 ) -> None:
     """Replay forecasters on resolved markets at past cutoffs, score them, print the leaderboard."""
-    from hindcast import api
-    from hindcast.errors import HindcastError
 
     flags = {  # every spec field, by the flag that sets it (None: not given)
         "store": store,
@@ -276,7 +276,6 @@ def _checked(spec_file: Optional[Path], flags: dict, prices: Optional[Path], out
     """The spec (file, flags, sample defaults), prepared, and the price table: every input
     checked before anything is written (a bad forecaster parameter too: policy=bogus,
     constant:p=2 …)."""
-    from hindcast import replay, scoring
     from hindcast.forecasters import registry
 
     with _naming(spec_file):
@@ -321,7 +320,6 @@ def _parsed(key: str, value):
 
 def _spec(spec_file: Optional[Path], flags: dict):
     """The spec file's values, overridden by the flags given, with the sample defaults."""
-    from hindcast import replay
 
     values = replay.load_toml(spec_file) if spec_file else {}
     values.update(flags)
@@ -332,7 +330,6 @@ def _spec(spec_file: Optional[Path], flags: dict):
 @contextmanager
 def _naming(spec_file: Optional[Path]):
     """An error in a sweep given by a spec file names the file (`spec.toml: …`)."""
-    from hindcast.errors import ConfigError, HindcastError
 
     try:
         yield
@@ -349,7 +346,6 @@ def _bare(message: str) -> str:
 def _check_writable(folder: Path, flag: str) -> None:
     """The export folder (or the nearest existing folder above it) can be written: refused
     before the run database is opened, so a refused sweep writes nothing."""
-    from hindcast.errors import ConfigError
 
     existing = Path(folder)
     while not existing.exists() and existing != existing.parent:
@@ -363,7 +359,6 @@ def _check_writable(folder: Path, flag: str) -> None:
 def _sample_defaults(values: dict) -> None:
     """With no store, the shipped sample; with no forecasters, the baselines and the embedded
     local model (zero-shot and retrieval agent, over the sample archive) on a few markets."""
-    from hindcast import replay
 
     if "store" not in values:
         values["store"] = default_sample("markets")

@@ -15,7 +15,9 @@ from typing import Optional
 
 import typer
 
-from hindcast.cli.common import DB_HELP
+from hindcast import api, runs
+from hindcast.cli.common import DB_HELP, fail
+from hindcast.errors import ConfigError
 
 app = typer.Typer(help="Trading simulation against the market price at t0.", rich_markup_mode=None)
 _FEES = typer.Option(
@@ -68,9 +70,7 @@ def trade(
     """Trade every forecaster of a stored run against the market price at t0: P&L, return on
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
     the zero-edge control (its P&L is minus its fees)."""
-    from hindcast import api, runs
     from hindcast.analysis import TradingStrategy, load_fees, simulate_trading
-    from hindcast.cli.common import fail
     from hindcast.runs import RunStore, db_url
 
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
@@ -102,7 +102,6 @@ app.command(name="trade")(trade)
 def check_output(path: Path, inputs: dict) -> None:
     """--trades PATH may be new, or a trades CSV this command wrote; never an input of the
     command (`inputs`: flag → path), a folder, or any other existing file."""
-    from hindcast.errors import ConfigError
 
     for flag, given in inputs.items():
         if (
@@ -146,7 +145,6 @@ def _write_csv(path: Path, result) -> None:
     import tempfile
 
     from hindcast.analysis import TRADE_COLUMNS
-    from hindcast.errors import ConfigError
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, Self, runtime_checkable
 from hindcast.errors import ForecastError, LeakageError
 from hindcast.forecasters.outcomes import KnownBefore, Outcomes, PastResolution
 from hindcast.markets import history_before
-from hindcast.records import Document, Forecast, PricePoint, Question, Resolution
+from hindcast.records import Document, Forecast, PricePoint, Question, Resolution, Retrieval
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def hooked(forecaster: Forecaster) -> ModelForecaster:
 class _Hooked(ModelForecaster):
     """A plugin implementing part of ModelForecaster: its own hooks, the defaults for the rest."""
 
-    def __init__(self, inner: Forecaster):
+    def __init__(self, inner: Forecaster) -> None:
         self.inner, self.name = inner, inner.name
         self.cheap = bool(getattr(inner, "cheap", False))  # type: ignore[misc]
 
@@ -131,7 +131,7 @@ class Archive:
 
     __slots__ = ("_handle", "__weakref__")
 
-    def __init__(self, retriever):
+    def __init__(self, retriever) -> None:
         self._handle = next(_HANDLES)
         _RETRIEVERS[self._handle] = retriever
         weakref.finalize(self, _RETRIEVERS.pop, self._handle, None)
@@ -174,7 +174,7 @@ class Context:
         resolutions: Sequence[Resolution] | Outcomes,
         retriever=None,
         repeat: int = 0,
-    ):
+    ) -> None:
         if retriever is not None and retriever.t0 != t0:
             raise LeakageError(f"retriever bound to {iso(retriever.t0)}, context to {iso(t0)}")
         self._t0 = t0
@@ -183,7 +183,7 @@ class Context:
         known = resolutions if isinstance(resolutions, Outcomes) else Outcomes(resolutions)
         self._resolutions: KnownBefore = known.before(t0, market_id)
         self._archive_handle = Archive(retriever) if retriever is not None else None
-        self._log: list[dict] = []
+        self._log: list[Retrieval] = []
         self._repeat = repeat
 
     @property
@@ -214,43 +214,36 @@ class Context:
     def search(self, query: str, k: int = 10, mode: str = "hybrid") -> list:
         """Archive hits (doc, score, mode) created before t0, best first."""
         hits = self._archive().search(query, k, mode)
-        self._checked([h.doc for h in hits], {"op": "search", "query": query, "k": k, "mode": mode})
+        self._checked([h.doc for h in hits], "search", {"query": query, "k": k, "mode": mode})
         return hits
 
     def read(self, doc_id: str) -> Document | None:
         """One archive document if it was visible before t0, else None."""
         doc = self._archive().read(doc_id)
-        self._checked([doc] if doc else [], {"op": "read", "doc_id": doc_id})
+        self._checked([doc] if doc else [], "read", {"doc_id": doc_id})
         return doc
 
     def thread(self, submission_id: str) -> list[Document]:
         """A submission and its comments created before t0, in time order."""
         docs = self._archive().thread(submission_id)
-        self._checked(docs, {"op": "thread", "doc_id": submission_id})
+        self._checked(docs, "thread", {"doc_id": submission_id})
         return docs
 
     def withhold(self, doc_id: str, verdict: dict, via: dict) -> None:
         """Record that the forecaster's leak filter (policy `pit+filter`) kept document `doc_id`,
         returned by the call `via`, from the model: a `withhold` entry (returning no ids) with the
         detector's verdict, so the stored retrievals say what was read and what was withheld."""
-        self._log.append(
-            {
-                "op": "withhold",
-                "doc_id": doc_id,
-                "verdict": dict(verdict),
-                "via": dict(via),
-                "ids": [],
-            }
-        )
+        detail = {"doc_id": doc_id, "verdict": dict(verdict), "via": dict(via)}
+        self._log.append(Retrieval("withhold", (), detail))
 
     def note(self, op: str, **fields) -> None:
         """Record a tool call that returned no archive document (a read of the price history or
         of the past resolutions): an entry with no `ids`, so the stored retrievals list every
         tool call a forecaster made."""
-        self._log.append({**fields, "op": op, "ids": []})
+        self._log.append(Retrieval(op, (), fields))
 
     @property
-    def retrievals(self) -> tuple[dict, ...]:
+    def retrievals(self) -> tuple[Retrieval, ...]:
         """Every archive call so far, with the ids it returned (and every `withhold` entry)."""
         return tuple(self._log)
 
@@ -261,11 +254,11 @@ class Context:
             )
         return self._archive_handle
 
-    def _checked(self, docs: list[Document], entry: dict) -> None:
+    def _checked(self, docs: list[Document], op: str, detail: dict[str, object]) -> None:
         for doc in docs:
             if doc.created_at >= self._t0:
                 raise LeakageError(
                     f"document {doc.id} created {iso(doc.created_at)} is not before t0 "
                     f"{iso(self._t0)}"
                 )
-        self._log.append({**entry, "ids": [d.id for d in docs]})
+        self._log.append(Retrieval(op, tuple(d.id for d in docs), detail))

@@ -113,7 +113,7 @@ class Scrubber:
     def tools(self, tools: Tools) -> Tools:
         """`tools` whose text arguments are scrubbed before they run (and are logged)."""
 
-        def search(query, k=5, mode="hybrid", **more):
+        def search(query, k: int = 5, mode: str = "hybrid", **more):
             return tools.search(self.value(query), k, mode, **more)
 
         return dataclasses.replace(

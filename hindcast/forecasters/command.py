@@ -42,6 +42,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.errors import InfrastructureError, LeakageError
 from hindcast.forecasters.base import Context, ModelForecaster
@@ -50,7 +51,10 @@ from hindcast.forecasters.bot_process import run_program
 from hindcast.forecasters.tool_server import http_served, mcp_server
 from hindcast.forecasters.tools import question_view, t0_tools
 from hindcast.llm import check
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast, Question, Usage
+
+if TYPE_CHECKING:
+    from hindcast.llm import Models
 
 TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the program asks to be asked again
 SHOWN = 2000  # characters of stdout kept as `raw`, of stderr quoted in a reason
@@ -82,7 +86,7 @@ class CommandForecaster(ModelForecaster):
         if not float(self.timeout) > 0:
             raise ValueError(f"timeout must be above 0 seconds, got {self.timeout!r}")
 
-    def bind(self, models) -> CommandForecaster:
+    def bind(self, models: Models) -> CommandForecaster:
         """In a sweep: the program gets the environment the sweep's Models was given (the CLI's)."""
         return dataclasses.replace(self, environment=dict(models.env))
 
@@ -181,7 +185,7 @@ def answered(
         parsed.probability,
         rationale=str(answer.get("rationale") or "")[: SHOWN * 5],
         evidence=_read_ids(ctx),
-        usage=usage,
+        usage=Usage.of(usage),
         raw=raw,
     )
 
@@ -198,7 +202,7 @@ def _tail(err: bytes) -> str:
     return f"; stderr: {text[-SHOWN // 4 :]}" if text else ""
 
 
-def _usage(reported, model: str) -> dict:
+def _usage(reported: object, model: str) -> dict:
     """Token counts the program reports, in the run's usage fields (what budgets count)."""
     if not isinstance(reported, dict):
         return {}
@@ -232,6 +236,6 @@ def _read_ids(ctx: Context) -> tuple[str, ...]:
     """The documents the program read (read and thread calls), in order, once each."""
     seen: dict[str, None] = {}
     for call in ctx.retrievals:
-        if call.get("op") in ("read", "thread"):
-            seen.update((i, None) for i in call.get("ids", ()))
+        if call.op in ("read", "thread"):
+            seen.update((i, None) for i in call.ids)
     return tuple(seen)

@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hindcast.errors import ConfigError, ForecastError
@@ -29,7 +29,7 @@ from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tools import Tools, t0_tools
 from hindcast.llm import client as llm
 from hindcast.llm import parse_probability, prompts
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast, Question, Retrieval
 from hindcast.timeutil import iso
 
 EXTRA = "Inspect AI support needs the optional extra: pip install 'hindcast-replay[inspect]'"
@@ -136,9 +136,9 @@ def question_messages(question: Question) -> list[dict]:
     return prompts.load(PROMPT).messages(**prompts.question_fields(question))
 
 
-def evidence_of(retrievals) -> tuple[str, ...]:
+def evidence_of(retrievals: Iterable[Retrieval]) -> tuple[str, ...]:
     """Every document id the tool calls returned, first seen first."""
-    return tuple(dict.fromkeys(i for entry in retrievals for i in entry.get("ids", ())))
+    return tuple(dict.fromkeys(i for entry in retrievals for i in entry.ids))
 
 
 def load_factory(ref: str) -> Callable:

@@ -22,7 +22,12 @@ from __future__ import annotations
 import json
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inspect_ai.model import StopReason
+
+    from hindcast.llm import Models
 
 from inspect_ai.model import (
     ChatMessage,
@@ -65,7 +70,7 @@ class HindcastModelAPI(ModelAPI):
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),
         **model_args: Any,
-    ):
+    ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=None, config=config)
         self.spec = model_name
         self.key_env = model_args.pop("key_env", None)
@@ -112,7 +117,7 @@ class HindcastModelAPI(ModelAPI):
             self.models.close()
 
 
-def _own_models(cache: str | None):
+def _own_models(cache: str | None) -> Models:
     """A Models for `inspect eval`: keys from the environment, the response cache at `cache`."""
     import os
 
@@ -205,5 +210,6 @@ def tool_call(call: dict) -> ToolCall:
     )
 
 
-def _stop(reason: str):
-    return {"length": "max_tokens", "content_filter": "content_filter"}.get(reason, "stop")
+def _stop(reason: str) -> StopReason:
+    stops: dict[str, StopReason] = {"length": "max_tokens", "content_filter": "content_filter"}
+    return stops.get(reason, "stop")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import accumulate
 
 from hindcast.records import Resolution
@@ -30,7 +31,7 @@ class Outcomes:
 
     __slots__ = ("_known", "_past", "_order", "_yes", "_rows_of")
 
-    def __init__(self, resolutions: Sequence[Resolution]):
+    def __init__(self, resolutions: Sequence[Resolution]) -> None:
         rows = sorted(
             (r.known_at, i, PastResolution(r.market_id, outcome))
             for i, r in enumerate(resolutions)
@@ -44,7 +45,7 @@ class Outcomes:
         for row, past in enumerate(self._past):
             self._rows_of.setdefault(past.market_id, []).append(row)
 
-    def before(self, t0, market_id: str) -> KnownBefore:
+    def before(self, t0: datetime, market_id: str) -> KnownBefore:
         """The outcomes of markets other than `market_id` known strictly before `t0`."""
         n = bisect_left(self._known, t0)
         past, order = self._past[:n], self._order[:n]
@@ -60,7 +61,7 @@ class KnownBefore:
 
     __slots__ = ("_past", "_order", "_yes", "_listed")
 
-    def __init__(self, past: list[PastResolution], order: list[int], yes: float):
+    def __init__(self, past: list[PastResolution], order: list[int], yes: float) -> None:
         self._past, self._order, self._yes = past, order, yes
         self._listed: tuple[PastResolution, ...] | None = None
 

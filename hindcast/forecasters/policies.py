@@ -61,7 +61,7 @@ class Screen:
 
     `detector` None (policies `pit`, `none`) passes everything and logs nothing."""
 
-    def __init__(self, detector, question: Question, ctx, usage):
+    def __init__(self, detector, question: Question, ctx, usage) -> None:
         self.detector, self.question, self.ctx, self.usage = detector, question, ctx, usage
         self._verdicts: dict[str, leaks.Verdict] = {}
 

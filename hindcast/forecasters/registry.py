@@ -12,10 +12,15 @@ show specs with any such credentials replaced by `***`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import dataclasses
 
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.forecasters.base import Forecaster
+from hindcast.http import carried_credential, has_userinfo, redact
 from hindcast.registry import Registry
 from hindcast.specs import split_spec
 
@@ -82,7 +87,7 @@ def _parameters(made: Factory) -> list[dict]:
     return [r for r in rows if r["type"] in SPEC_TYPES or r["type"] == ""]
 
 
-def _default(f):
+def _default(f: dataclasses.Field) -> object:
     import dataclasses
 
     if f.default is not dataclasses.MISSING:
@@ -93,7 +98,7 @@ def _default(f):
 _REQUIRED = object()
 
 
-def _type_name(annotation) -> str:
+def _type_name(annotation: object) -> str:
     import inspect
 
     if annotation is inspect.Parameter.empty:
@@ -106,7 +111,7 @@ def _type_name(annotation) -> str:
     return text.replace(" | None", "").replace("Optional[", "").rstrip("]").strip()
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     import inspect
 
     if value is _REQUIRED or value is inspect.Parameter.empty:
@@ -120,7 +125,6 @@ def names() -> list[str]:
 
 def create(spec: str) -> Forecaster:
     """Build the forecaster a spec names; its `name` becomes the spec itself."""
-    from hindcast.http import has_userinfo, redact
 
     if has_userinfo(spec):
         raise ConfigError(
@@ -146,7 +150,6 @@ def _refuse_credentials(spec: str, params: dict) -> None:
     """Every parameter that can carry a URL, a command line or a variable's name is checked as a
     model endpoint is: a credential in one is refused, never echoed (the spec is the forecaster's
     name, stored and printed everywhere)."""
-    from hindcast.http import carried_credential, redact
 
     for key, value in params.items():
         found = carried_credential(key, value)
@@ -159,7 +162,7 @@ def _refuse_credentials(spec: str, params: dict) -> None:
             )
 
 
-def check(specs) -> None:
+def check(specs: Iterable[str]) -> None:
     """Build each spec once and drop it: a bad parameter (`policy=bogus`, `constant:p=2`, a
     malformed model URL, a key pasted as key_env) is refused before anything is written."""
     for spec in specs:

@@ -26,7 +26,7 @@ from typing import TypedDict
 
 from hindcast.errors import ConfigError
 from hindcast.forecasters.base import Context
-from hindcast.records import Document, Question
+from hindcast.records import Document, Question, Retrieval
 from hindcast.timeutil import iso
 
 MODES = ("vector", "text", "hybrid")
@@ -87,7 +87,7 @@ class Tools:
     price_history: Callable[..., list[PriceView]]
     resolved_before: Callable[..., list[ResolutionView]]
     question_at_t0: Callable[..., QuestionView]
-    log: Callable[[], tuple[dict, ...]]
+    log: Callable[[], tuple[Retrieval, ...]]
     note: Callable[..., None] = field(default=lambda op, **fields: None)  # Context.note
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from hindcast.errors import HindcastError
 from hindcast.leaderboard import analysis, viewer
 from hindcast.leaderboard.tables import Combined, fraction_of
+from hindcast.runs import manifest_form
 from hindcast.scoring import Finding, PriceTable, bootstrap, leaderboard, vs_market
 
 LISTED_MARKETS = 100  # per side (recovered, regressed) in a topic block's market list, at most
@@ -146,16 +147,16 @@ def run_facts(run, created: str | None) -> RunFacts:
     return RunFacts(
         run_id=run.run_id,
         created=created,
-        snapshot=str(manifest.identity.get("snapshot") or "none (run without an archive)"),
-        store_version=store.get("version"),
-        store_root=store.get("root"),
+        snapshot=str(manifest.identity.snapshot or "none (run without an archive)"),
+        store_version=store.version if store else None,
+        store_root=store.root if store else None,
         git_revision=manifest.git_revision,
         python=manifest.python,
         policies=run.policies,
         recorded_policies=manifest.scoring_policies,
         packages=manifest.packages,
         manifest_json=json.dumps(
-            bounded(manifest.to_dict()), indent=1, sort_keys=True, ensure_ascii=False
+            bounded(manifest_form(manifest)), indent=1, sort_keys=True, ensure_ascii=False
         ),
     )
 
@@ -218,7 +219,9 @@ def research_of(runs: Sequence, combined: Combined, replicates: int) -> Research
     for run in runs:
         recorded = run.manifest.market_store
         try:
-            bundles.append(open_version(Path(recorded["root"]), recorded["version"]).bundle)
+            if recorded is None:
+                raise KeyError("market_store")
+            bundles.append(open_version(Path(recorded.root), recorded.version).bundle)
         except (KeyError, TypeError, OSError, HindcastError) as exc:
             return (
                 f"run {run.run_id}: its market store version could not be opened "

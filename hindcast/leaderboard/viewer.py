@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hindcast.leaderboard.export import cell
+from hindcast.records import Retrieval
 from hindcast.runs import Detail, stored_details
 from hindcast.scoring import PriceTable, usage
 from hindcast.timeutil import iso
@@ -42,7 +43,7 @@ def from_store(store, run_ids: Sequence[str], snapshots: Sequence = ()) -> Store
     """Read the details of every run's newest attempts, and the documents they read from
     `snapshots` (archive.snapshot.Snapshot; the first that holds an id wins)."""
     details = {k: v for rid in run_ids for k, v in stored_details(store, rid).items()}
-    ids = {i for d in details.values() for call in d.retrievals for i in call.get("ids", ())}
+    ids = {i for d in details.values() for call in d.retrievals for i in call.ids}
     found: dict[str, dict] = {}
     for snapshot in snapshots:
         found = {**documents(snapshot, ids - set(found)), **found}
@@ -149,16 +150,16 @@ def _tokens(figures: dict) -> str:
     )
 
 
-def _read(call: Mapping, docs: Mapping[str, dict]) -> dict:
+def _read(call: Retrieval, docs: Mapping[str, dict]) -> dict:
     """One archive call: what was asked and each document it returned (source
     and instant when known)."""
-    asked = call.get("query", call.get("doc_id", ""))
+    asked = call.detail.get("query", call.doc_id)
     return {
-        "op": str(call.get("op", "")),
+        "op": call.op,
         "asked": str(asked),
         "docs": [
             {"id": str(i), **docs.get(i, {"source": "", "created_at": "", "title": "", "url": ""})}
-            for i in call.get("ids", ())
+            for i in call.ids
         ],
     }
 

@@ -17,6 +17,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hindcast.llm.client import ChatClient, UsageTally
 from dataclasses import dataclass
 
 PROBABILITY_SCHEMA = {
@@ -193,7 +197,13 @@ REPAIR = (
 
 
 async def ask_probability(
-    client, messages: list[dict], usage, *, step: str = "final", repairs: int = 1, **params
+    client: ChatClient,
+    messages: list[dict],
+    usage: UsageTally,
+    *,
+    step: str = "final",
+    repairs: int = 1,
+    **params: Any,
 ) -> tuple[Parsed, list[str]]:
     """Ask for a probability; on an invalid answer re-ask up to `repairs` times.
 

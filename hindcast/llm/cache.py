@@ -33,9 +33,13 @@ import sqlite3
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import psycopg
 
 from hindcast.errors import RunStoreError
+from hindcast.http import redact
 
 CacheMode = Literal["use", "refresh", "off"]
 MODES = ("use", "refresh", "off")
@@ -67,7 +71,7 @@ class ResponseCache:
     """Request key → response JSON, in one SQLite file (or `:memory:`), or in a PostgreSQL
     database (`path` a postgresql URL). Safe across threads."""
 
-    def __init__(self, path: str | Path = ":memory:", mode: CacheMode = "use"):
+    def __init__(self, path: str | Path = ":memory:", mode: CacheMode = "use") -> None:
         if mode not in MODES:
             raise ValueError(f"cache mode {mode!r}: use {', '.join(MODES)}")
         self.path, self.mode = str(path), mode
@@ -91,7 +95,8 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            row = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+            return int(row[0]) if row is not None else 0  # COUNT(*) answers one row
 
     def close(self) -> None:
         with self._lock:
@@ -126,18 +131,17 @@ def _open_sqlite(path: str) -> sqlite3.Connection:
     return db
 
 
-def _open_pg(url: str):
+def _open_pg(url: str) -> psycopg.Connection:
     """One autocommit psycopg connection to the database of `url` (a SQLAlchemy or libpq URL);
     the table and its version made once, under an advisory lock (many processes may open it)."""
     import psycopg
-
-    from hindcast.http import redact
 
     db = psycopg.connect("postgresql://" + url.split("://", 1)[1], autocommit=True)
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
         db.execute("CREATE TABLE IF NOT EXISTS hindcast_cache_schema (version INTEGER NOT NULL)")
-        found = db.execute("SELECT max(version) FROM hindcast_cache_schema").fetchone()[0] or 0
+        row = db.execute("SELECT max(version) FROM hindcast_cache_schema").fetchone()
+        found = (row[0] if row is not None else None) or 0  # max() of no rows: one NULL
         if found > SCHEMA_VERSION:
             db.close()
             raise RunStoreError(

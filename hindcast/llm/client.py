@@ -149,7 +149,7 @@ class Breakers:
     """Per-endpoint circuit breakers: `threshold` consecutive infrastructure failures on one
     endpoint open its breaker; a success closes it again. Thread-safe."""
 
-    def __init__(self, threshold: int = 5):
+    def __init__(self, threshold: int = 5) -> None:
         self.threshold = max(1, int(threshold))
         self._lock = threading.Lock()
         self._count: dict[str, int] = {}
@@ -203,7 +203,7 @@ class ChatClient:
         sleep=asyncio.sleep,
         base_url: Callable[[], Awaitable[str]] | None = None,
         breakers: Breakers | None = None,
-    ):
+    ) -> None:
         if structured not in STRUCTURED:
             raise ValueError(f"structured={structured!r}: use {', '.join(STRUCTURED)}")
         self.spec, self.cache, self.timeout = spec, cache, float(timeout)
@@ -428,7 +428,7 @@ class UsageTally:
     """Token counts (all, and `fresh_*`: of calls not replayed from the cache), requests,
     cache hits, retries, latency and a log of every call of one forecast."""
 
-    def __init__(self, client: ChatClient, **fields):
+    def __init__(self, client: ChatClient, **fields) -> None:
         self.totals = {
             "model": client.spec.spec,
             "model_name": client.spec.model,

@@ -84,7 +84,7 @@ class FakeChatModel:
         default: Step | None = None,
         model: str = "fake-model",
         require_key: str | None = None,
-    ):
+    ) -> None:
         self._script, self.default, self.model, self.require_key = (
             list(script),
             default,

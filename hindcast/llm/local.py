@@ -79,7 +79,7 @@ class LocalServer:
         n_ctx: int = N_CTX,
         n_threads: int = N_THREADS,
         start_timeout: float = START_TIMEOUT,
-    ):
+    ) -> None:
         self.model, self.n_ctx, self.n_threads, self.start_timeout = (
             model,
             n_ctx,
@@ -183,7 +183,7 @@ class SharedServer:
     """A LocalServer started on first use (in a worker thread, off the event loop), at most
     once: after a failed start every later use raises the same error until `close()`."""
 
-    def __init__(self, factory=LocalServer):
+    def __init__(self, factory=LocalServer) -> None:
         self._factory, self._lock = factory, threading.Lock()
         self._server: LocalServer | None = None
         self._failed: str | None = None

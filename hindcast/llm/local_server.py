@@ -59,7 +59,7 @@ class Generation:
 class Engine:
     """A GGUF loaded with transformers: chat prompts, free and schema-constrained decoding."""
 
-    def __init__(self, gguf: str, n_ctx: int = 4096, n_threads: int = 1):
+    def __init__(self, gguf: str, n_ctx: int = 4096, n_threads: int = 1) -> None:
         from pathlib import Path
 
         import torch
@@ -161,7 +161,7 @@ class _Decoder:
 
     def __init__(
         self, engine: Engine, prompt: list[int], max_tokens: int, temperature: float, seed: int
-    ):
+    ) -> None:
         self.engine, self.budget, self.temperature = engine, int(max_tokens), float(temperature)
         self.generator = engine.torch.Generator().manual_seed(int(seed) & 0xFFFFFFFF)
         self.text, self.spent, self.cache, self._logits = "", 0, None, None

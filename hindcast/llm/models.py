@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hindcast.errors import RunStoreError
+from hindcast.http import redact
 from hindcast.llm import client as llm
 from hindcast.llm.cache import ResponseCache
 from hindcast.llm.local import SharedServer
@@ -38,7 +39,7 @@ class Models:
         sleep=asyncio.sleep,
         local: SharedServer | None = None,
         owns_cache: bool = False,
-    ):
+    ) -> None:
         self.env = dict(env or {})
         self.cache = cache if cache is not None else ResponseCache()
         self.http, self.timeout, self.max_retries, self.backoff = (
@@ -136,8 +137,6 @@ def open_cache(path: Path | str | None, mode: str = "use") -> ResponseCache:
     naming it (without a password) when it cannot be opened."""
     import sqlite3
 
-    from hindcast.http import redact
-
     try:
         return ResponseCache(path if path is not None else ":memory:", mode=mode)
     except (OSError, sqlite3.Error) as exc:
@@ -159,7 +158,7 @@ class Fallback:
     environment and an in-memory cache, made on first use. It cannot be configured: to give
     a forecaster keys or a cache, bind it to a Models (`forecaster.bind(models)`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._models: Models | None = None
         self._lock = threading.Lock()
 

@@ -43,7 +43,9 @@ class Claims:
     process id, a random token), a lease clock running from the sweep's `now`, what it made,
     and the forecasts it left to another live sweep of the run."""
 
-    def __init__(self, store: RunStore, run_id: str, now: datetime, lease: float = LEASE_SECONDS):
+    def __init__(
+        self, store: RunStore, run_id: str, now: datetime, lease: float = LEASE_SECONDS
+    ) -> None:
         self.store, self.run_id, self.lease, self.owner = store, run_id, lease, owner_id()
         self.now = now  # the sweep's instant (an outage's `at`)
         self._base, self._start = now.timestamp(), time.monotonic()

@@ -8,6 +8,8 @@ archive discussed the event" be tested without labelling rows by the agent's own
 
 from __future__ import annotations
 
+from typing import Any
+
 COVERAGE_K = 50
 COVERAGE_MIN_SIMILARITY = 0.45
 POLICY = {
@@ -20,7 +22,8 @@ def stratum(n_relevant: int) -> str:
     return "none" if n_relevant == 0 else ("some" if n_relevant < 5 else "rich")
 
 
-def relevant_count(retriever, question: str) -> int:
-    """Pre-t0 documents similar to the question, by the fixed rule above."""
+def relevant_count(retriever: Any, question: str) -> int:
+    """Pre-t0 documents similar to the question, by the fixed rule above (`retriever`: the
+    TimeBoundRetriever `plan.retriever_factory` made, which it types as object)."""
     hits = retriever.search(question, COVERAGE_K, "vector")
     return sum(1 for h in hits if h.score >= COVERAGE_MIN_SIMILARITY)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hindcast.errors import ConfigError, StoppedError
 from hindcast.forecasters import ModelForecaster
@@ -41,6 +41,8 @@ from hindcast.runs import RunStore, manifest
 from hindcast.scoring import LeaderboardRow, leaderboard
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from hindcast.llm import Models
     from hindcast.scoring import PriceTable
 
@@ -57,7 +59,7 @@ class SweepResult:
     empty: tuple[str, ...] = ()  # forecasters with no valid forecast at all in the run
     by_others: int = 0  # planned forecasts a concurrent sweep of the run made while this one ran
 
-    def to_polars(self):
+    def to_polars(self) -> pl.DataFrame:
         """The leaderboard as a polars DataFrame (one row per forecaster, every column)."""
         return board_frame(self.board)
 
@@ -82,7 +84,7 @@ Export = Callable[
 ]  # (out_dir, plan, scores, board, prices) → paths
 
 
-def _no_export(out_dir: Path, p: Plan, scores: RunScores, board: list, prices) -> dict:
+def _no_export(out_dir: Path, p: Plan, scores: RunScores, board: list, prices: object) -> dict:
     return {}
 
 
@@ -103,7 +105,7 @@ class Options:
 
 
 async def run_sweep(
-    spec: ReplaySpec, *, run_store: RunStore, out_dir: Path, now: datetime, **options
+    spec: ReplaySpec, *, run_store: RunStore, out_dir: Path, now: datetime, **options: Any
 ) -> SweepResult:
     """Forecast every missing (forecaster, market, t0, repeat) of the spec, store it, score the
     run and hand it to `export`. `run_store`: the run database; `options`: the fields of
@@ -139,8 +141,12 @@ async def run_sweep(
 
 
 def default_models(
-    store: RunStore, out_dir: Path, env=None, concurrency: int = 4, no_cache: bool = False
-):
+    store: RunStore,
+    out_dir: Path,
+    env: Mapping[str, str] | None = None,
+    concurrency: int = 4,
+    no_cache: bool = False,
+) -> Models:
     """Keys from `env` (default `os.environ`); the response cache beside the run database
     (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
@@ -185,7 +191,9 @@ async def _run_plan(
 ) -> SweepResult:
     out_dir, given = where
     claims = Claims(store, p.run_id, now)
-    sweep = Sweep(p, store, given.models, _limits(spec, given.prices), claims)
+    models = given.models
+    assert models is not None  # run_sweep sets them
+    sweep = Sweep(p, store, models, _limits(spec, given.prices), claims)
     forecasters = sweep.forecasters(spec.forecasters)
     _check_priced(spec, forecasters, given.prices)  # before anything is written
     created = store.ensure_run(
@@ -214,7 +222,9 @@ async def _run_plan(
     return finish.result()
 
 
-def _tasks(spec: ReplaySpec, store: RunStore, p: Plan, given: Options):
+def _tasks(
+    spec: ReplaySpec, store: RunStore, p: Plan, given: Options
+) -> tuple[list[Task], list[Task]]:
     """The whole plan, and what this process makes now in its order (stored keys left out)."""
     allowed = subset_rule(spec, p.markets)
     all_tasks = plan(spec.forecasters, p.cutoffs, set(), spec.repeats, allowed)
@@ -257,7 +267,7 @@ class _Finish:
         )
 
 
-def _limits(spec: ReplaySpec, prices) -> Limits:
+def _limits(spec: ReplaySpec, prices: PriceTable | None) -> Limits:
     """The run's limits (its budgets before what the run has spent already: `_spent`)."""
     return Limits(
         spec.max_failures,
@@ -269,12 +279,18 @@ def _limits(spec: ReplaySpec, prices) -> Limits:
     )
 
 
-def _check_priced(spec: ReplaySpec, forecasters: dict[str, ModelForecaster], prices) -> None:
+def _check_priced(
+    spec: ReplaySpec, forecasters: dict[str, ModelForecaster], prices: PriceTable | None
+) -> None:
     """With `max_cost`, every model must have a price (before any call)."""
     if spec.max_cost is None:
         return
     unpriced = sorted(
-        {n for f in forecasters.values() if (n := f.model_name()) and prices.cost(n, 0, 0) is None}
+        {
+            n
+            for f in forecasters.values()
+            if (n := f.model_name()) and (prices is None or prices.cost(n, 0, 0) is None)
+        }
     )
     if unpriced:
         raise ConfigError(
@@ -308,7 +324,7 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
             store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
 
 
-async def _execute(tasks: list[Task], sweep: Sweep, advance) -> None:
+async def _execute(tasks: list[Task], sweep: Sweep, advance: Callable[[], None]) -> None:
     """Run the tasks, then (until none is left) those another live sweep held, each such round
     with the budgets re-read from what the run has stored by then."""
     claims = sweep.claims

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hindcast.records import RunIdentity
+from hindcast.runs import identity_form
 from hindcast.timeutil import iso
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def run_identity(
     )
 
 
-def run_id(identity: Mapping) -> str:
+def run_id(identity: RunIdentity | Mapping[str, object]) -> str:
     """The hash of the identity's stored form (a RunIdentity, or a stored identity mapping)."""
-    text = json.dumps(dict(identity), sort_keys=True, separators=(",", ":"))
+    form = identity_form(identity) if isinstance(identity, RunIdentity) else dict(identity)
+    text = json.dumps(form, sort_keys=True, separators=(",", ":"))
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -17,6 +17,7 @@ nearest known name, never ignored.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 from hindcast.errors import ConfigError, HindcastError
@@ -102,7 +103,7 @@ def flatten_layout(
     return flat
 
 
-def _forecasters(entries, where: str, prefix: str) -> dict:
+def _forecasters(entries: list[dict], where: str, prefix: str) -> dict:
     _require(
         isinstance(entries, list) and all(isinstance(e, dict) for e in entries),
         f"{where}: [[{prefix}forecasters]] must be an array of tables",
@@ -120,7 +121,7 @@ def _forecasters(entries, where: str, prefix: str) -> dict:
 
 def refuse_unknown(
     table: dict,
-    allowed,
+    allowed: Iterable[str],
     where: str,
     naming: tuple[str, str, str] = ("key", "{}", ""),
     error: type[HindcastError] = ConfigError,

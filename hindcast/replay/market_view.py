@@ -4,17 +4,19 @@ stood. A t0 the replay would refuse is refused here too (the same cutoff rules).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
 
 from hindcast.errors import CutoffError, MarketDataError
 from hindcast.markets import MarketBundle, description_at, price_at
-from hindcast.replay.cutoffs import instant_cutoff, lifetime
+from hindcast.records import Market, PricePoint, Resolution
+from hindcast.replay.cutoffs import Lifetime, instant_cutoff, lifetime
 from hindcast.timeutil import iso
 
 
-def market_view(bundle: MarketBundle, market, t0: datetime | None) -> dict:
+def market_view(bundle: MarketBundle, market: Market, t0: datetime | None) -> dict:
     """Everything `show` prints. A t0 at or after the effective resolution, or not after
     the opening, raises CutoffError."""
     resolution = resolution_of(bundle, market.id)
@@ -36,7 +38,7 @@ def market_view(bundle: MarketBundle, market, t0: datetime | None) -> dict:
     return view
 
 
-def list_row(bundle: MarketBundle, market) -> dict:
+def list_row(bundle: MarketBundle, market: Market) -> dict:
     """One line of `markets list`: id, status, resolution instant, topic, price points, question."""
     resolution = resolution_of(bundle, market.id)
     return {
@@ -49,7 +51,7 @@ def list_row(bundle: MarketBundle, market) -> dict:
     }
 
 
-def find_market(bundle: MarketBundle, wanted: str, store: Path):
+def find_market(bundle: MarketBundle, wanted: str, store: Path) -> Market:
     """The market with this id, or the only one whose id starts with it."""
     matches = [m for m in bundle.markets if m.id == wanted] or [
         m for m in bundle.markets if m.id.startswith(wanted)
@@ -64,11 +66,11 @@ def find_market(bundle: MarketBundle, wanted: str, store: Path):
     )
 
 
-def resolution_of(bundle: MarketBundle, market_id: str):
+def resolution_of(bundle: MarketBundle, market_id: str) -> Resolution | None:
     return next((r for r in bundle.resolutions if r.market_id == market_id), None)
 
 
-def jsonable(value):
+def jsonable(value: object) -> object:
     """Records, datetimes (ISO), tuples → JSON-ready values."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
@@ -81,7 +83,9 @@ def jsonable(value):
     return str(value)
 
 
-def _lifetime(market, resolution, history) -> dict | None:
+def _lifetime(
+    market: Market, resolution: Resolution | None, history: Sequence[PricePoint]
+) -> dict | None:
     try:
         life = _require_lifetime(market, resolution, history)
     except CutoffError:
@@ -93,12 +97,14 @@ def _lifetime(market, resolution, history) -> dict | None:
     }
 
 
-def _require_lifetime(market, resolution, history):
+def _require_lifetime(
+    market: Market, resolution: Resolution | None, history: Sequence[PricePoint]
+) -> Lifetime:
     if resolution is None:
         raise CutoffError(f"market {market.id} has no resolution in this store")
     return lifetime(market, resolution, history)
 
 
-def _price_view(history, t0: datetime) -> dict | None:
+def _price_view(history: Sequence[PricePoint], t0: datetime) -> dict | None:
     point = price_at(history, t0)
     return None if point is None else {"p": point.p, "t": jsonable(point.t)}

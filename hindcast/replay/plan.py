@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hindcast.errors import HindcastError
 from hindcast.forecasters import Context, Outcomes
 from hindcast.markets import FREEZE_ROUTE, MarketBundle, market_at, open_version
-from hindcast.records import Market, Question, RunIdentity
+from hindcast.records import Market, Question, Resolution, RunIdentity
 from hindcast.replay import cutoffs as cutoff_rules
 from hindcast.replay.identity import run_id, run_identity
 from hindcast.replay.spec import ReplaySpec, parse_offset
-from hindcast.timeutil import iso
+from hindcast.timeutil import ONE_DAY, day_start, iso
 
 if TYPE_CHECKING:
     from hindcast.archive import IndexReader, Snapshot
@@ -95,7 +95,7 @@ def prepare(spec: ReplaySpec) -> Plan:
     )
 
 
-def approximate_search(index, spec: ReplaySpec) -> dict:
+def approximate_search(index: IndexReader, spec: ReplaySpec) -> dict:
     """In approx mode, the approximate index a run searches and its recall measured when it was
     built (so each run's manifest records it); refused before any forecast if there is none."""
     if spec.vector_search == "exact":
@@ -147,7 +147,7 @@ def select_markets(bundle: MarketBundle, spec: ReplaySpec) -> list[str]:
     return chosen[: spec.limit] if spec.limit else chosen
 
 
-def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
+def _matches(market: Market, resolution: Resolution, spec: ReplaySpec) -> bool:
     return (
         (not spec.topics or market.topic in spec.topics)
         and (spec.resolved_after is None or resolution.resolved_at >= spec.resolved_after)
@@ -156,8 +156,9 @@ def _matches(market: Market, resolution, spec: ReplaySpec) -> bool:
     )
 
 
-def excluded(meta, exclude: tuple[str, ...]) -> bool:
-    """The market belongs to a class the spec excludes (disputed; rules updated at any time)."""
+def excluded(meta: Any, exclude: tuple[str, ...]) -> bool:
+    """The market belongs to a class the spec excludes (disputed; rules updated at any time).
+    `meta`: the market's MarketMeta in its bundle, or None (not on the markets face)."""
     return meta is not None and (
         ("disputed" in exclude and meta.disputed)
         or ("rules-updated" in exclude and meta.rules_updated_at is not None)
@@ -262,7 +263,7 @@ def context_at(
     )
 
 
-def open_snapshot(spec: ReplaySpec):
+def open_snapshot(spec: ReplaySpec) -> Snapshot | None:
     """The spec's archive snapshot (None: a sweep without an archive)."""
     if spec.archive is None:
         return None
@@ -280,7 +281,9 @@ def open_index(snapshot: Snapshot | None) -> IndexReader | None:
     return open_built(snapshot)
 
 
-def retriever_factory(snapshot, index, search: dict | None = None) -> Callable[[datetime], object]:
+def retriever_factory(
+    snapshot: Snapshot | None, index: IndexReader | None, search: dict | None = None
+) -> Callable[[datetime], object]:
     """t0 → a TimeBoundRetriever over the snapshot as it stood at t0 (None without an archive);
     `search`: how vectors are searched (`vector_search`, `nprobe`)."""
     if snapshot is None:
@@ -290,14 +293,12 @@ def retriever_factory(snapshot, index, search: dict | None = None) -> Callable[[
     return lambda t0: TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
 
 
-def archive_end(snapshot) -> datetime | None:
+def archive_end(snapshot: Snapshot | None) -> datetime | None:
     """The instant after the archive's last full day (for the Hindcast rule)."""
     if snapshot is None or not snapshot.months:
         return None
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
-    from hindcast.timeutil import ONE_DAY, day_start
 
     files = snapshot.partition_files(snapshot.months[-1])
     last = max(

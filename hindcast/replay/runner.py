@@ -30,7 +30,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hindcast.errors import (
     CircuitOpen,
@@ -41,9 +41,12 @@ from hindcast.errors import (
 )
 from hindcast.forecasters import Context, Forecaster, ModelForecaster
 from hindcast.llm import Breakers
-from hindcast.records import Forecast, Question, Usage
+from hindcast.records import Forecast, Question, Retrieval, Usage
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.timeutil import iso
+
+if TYPE_CHECKING:
+    from hindcast.scoring import PriceTable
 
 BATCH = 500  # cheap forecasts claimed, computed and stored together
 
@@ -86,7 +89,7 @@ def plan(
 
 
 class FailureBudget:
-    def __init__(self, limit: int | None):
+    def __init__(self, limit: int | None) -> None:
         self.limit, self.failures = limit, 0
 
     def record(self, forecast: Forecast) -> None:
@@ -106,7 +109,7 @@ class Limits:
     breaker_threshold: int = 5  # consecutive outages of one endpoint that stop calls to it
     max_cost: float | None = None
     max_tokens: int | None = None
-    prices: object = None
+    prices: PriceTable | None = None
     spent_tokens: int = 0  # by the run's stored forecasts, before this invocation
     spent_cost: float = 0.0
 
@@ -115,7 +118,7 @@ class Spend:
     """Tokens and dollars of the run's model calls (cache replays cost nothing): what the run's
     stored forecasts already spent (`Limits.spent_*`) plus the calls made now."""
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits) -> None:
         self.limits, self.tokens, self.cost = (
             limits,
             int(limits.spent_tokens),
@@ -141,7 +144,7 @@ class Spend:
         return None
 
 
-def spent(usage: Usage, prices) -> tuple[int, float]:
+def spent(usage: Usage, prices: PriceTable | None) -> tuple[int, float]:
     """(tokens, dollars) of a forecast's calls not replayed from the cache (unpriced: $0 here;
     a budgeted run refuses unpriced models before it starts)."""
     prompt, completion = usage.fresh_prompt_tokens or 0, usage.fresh_completion_tokens or 0
@@ -164,9 +167,11 @@ class Port(Protocol):
 
     def context(self, task: Task) -> Context: ...
 
-    def record(self, task: Task, forecast: Forecast, retrievals: tuple) -> None: ...
+    def record(self, task: Task, forecast: Forecast, retrievals: tuple[Retrieval, ...]) -> None: ...
 
-    def record_batch(self, answered: list[tuple[Task, Forecast, tuple]]) -> None: ...
+    def record_batch(
+        self, answered: list[tuple[Task, Forecast, tuple[Retrieval, ...]]]
+    ) -> None: ...
 
     def outage(self, task: Task, exc: InfrastructureError) -> None: ...
 
@@ -200,7 +205,9 @@ async def run_tasks(
 class _Run:
     """One `run_tasks` call: its failure budget, spend, outages and what it did not make."""
 
-    def __init__(self, forecasters: Mapping[str, ModelForecaster], port: Port, progress):
+    def __init__(
+        self, forecasters: Mapping[str, ModelForecaster], port: Port, progress: Callable[[], None]
+    ) -> None:
         self.forecasters, self.port, self.progress = forecasters, port, progress
         self.gate = asyncio.Semaphore(port.limits.concurrency)
         self.budget, self.spend = FailureBudget(port.limits.max_failures), Spend(port.limits)
@@ -210,7 +217,7 @@ class _Run:
         # worker threads (a local model's start blocks one per forecast in flight for minutes)
         self.cheap_threads = ThreadPoolExecutor(2, thread_name_prefix="hindcast-cheap")
 
-    def on_cheap_thread(self, call: Callable, *args) -> asyncio.Future:
+    def on_cheap_thread(self, call: Callable, *args: object) -> asyncio.Future:
         return asyncio.get_running_loop().run_in_executor(self.cheap_threads, call, *args)
 
     def blocked(self, task: Task) -> bool:
@@ -268,7 +275,7 @@ class _Run:
                 _account(forecast, self.budget, self.spend, self.port.breakers)
         return answered
 
-    async def stored(self, answered: list[tuple[Task, Forecast, tuple]], mine: list[Task]):
+    async def stored(self, answered: list[tuple[Task, Forecast, tuple]], mine: list[Task]) -> None:
         """Store a batch in one transaction, then drop its claims (one worker thread)."""
 
         def store() -> None:
@@ -316,7 +323,7 @@ def _account(forecast: Forecast, budget: FailureBudget, spend: Spend, breakers: 
 
 
 def _stop_reason(
-    budget: FailureBudget, spend: Spend, breakers: Breakers, missed: dict, max_failures
+    budget: FailureBudget, spend: Spend, breakers: Breakers, missed: dict, max_failures: int | None
 ) -> None:
     """Raise why the plan was not completed, if it was not (nothing when every task ran)."""
     resume = "what was stored is kept — re-run the same sweep to resume"

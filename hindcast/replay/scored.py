@@ -8,34 +8,41 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
 from hindcast.records import RunManifest
 from hindcast.replay import coverage
-from hindcast.runs import RunStore, stored_forecasts
+from hindcast.runs import RunStore, manifest_of, stored_forecasts
 from hindcast.scoring import (
     POLICIES,
     LeaderboardRow,
+    PriceTable,
     ScoredRow,
     leaderboard,
     regimes,
     score_rows,
 )
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def board_json(board) -> list[dict]:
+    from hindcast.runs import StoredForecast
+
+
+def board_json(board: Sequence[LeaderboardRow]) -> list[dict]:
     """Leaderboard rows as JSON-ready dicts (every column; a non-finite number is null)."""
     import math
 
-    def plain(value):
+    def plain(value: object) -> object:
         return None if isinstance(value, float) and not math.isfinite(value) else value
 
     return [{k: plain(v) for k, v in dataclasses.asdict(row).items()} for row in board]
 
 
-def board_frame(board):
+def board_frame(board: Sequence[LeaderboardRow]) -> pl.DataFrame:
     """Leaderboard rows as a polars DataFrame (polars imported only here)."""
     import polars as pl
 
@@ -66,11 +73,7 @@ class RunScores:
     rows: list[ScoredRow]
     policies: dict = dataclasses.field(default_factory=scoring_policies)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.manifest, RunManifest):  # a stored manifest's mapping
-            object.__setattr__(self, "manifest", RunManifest.of(self.manifest))
-
-    def to_polars(self):
+    def to_polars(self) -> pl.DataFrame:
         """One row per stored forecast (newest attempt): the scored row's columns, its usage
         figures (tokens, requests, cache hits, retries, latency, model name) in place of
         `usage`; polars imported only here."""
@@ -85,7 +88,7 @@ class RunScores:
         return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def empty_forecasters(rows) -> tuple[str, ...]:
+def empty_forecasters(rows: Sequence[ScoredRow]) -> tuple[str, ...]:
     """Forecasters with stored rows of which none is a valid probability."""
     valid: dict[str, bool] = {}
     for row in rows:
@@ -95,17 +98,17 @@ def empty_forecasters(rows) -> tuple[str, ...]:
 
 def recorded_bundle(store: RunStore, rid: str) -> MarketBundle:
     """The market store version a stored run recorded (from its manifest)."""
-    return _bundle_of(RunManifest.of(json.loads(store.run(rid).manifest_json)), rid)
+    return _bundle_of(manifest_of(json.loads(store.run(rid).manifest_json)), rid)
 
 
 def _bundle_of(run_manifest: RunManifest, rid: str) -> MarketBundle:
     recorded = run_manifest.market_store
-    if not {"root", "version"} <= set(recorded):
+    if recorded is None:
         raise RunStoreError(
             f"run {rid} records no market store (its manifest has no market_store root and "
             "version), so its forecasts cannot be scored: re-run the sweep with this hindcast"
         )
-    return open_version(Path(str(recorded["root"])), str(recorded["version"])).bundle
+    return open_version(Path(recorded.root), recorded.version).bundle
 
 
 def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
@@ -114,11 +117,11 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
     from hindcast.archive import open_snapshot, snapshot_dir
 
-    manifests = [RunManifest.of(s.manifest) for s in scored]  # records, or their stored form
+    manifests = [s.manifest for s in scored]
     if archive is not None:
-        ids = sorted({str(i) for m in manifests if (i := m.identity.get("snapshot")) is not None})
+        ids = sorted({i for m in manifests if (i := m.identity.snapshot) is not None})
         return [open_snapshot(Path(archive), sid) for sid in ids]
-    recorded = sorted({(str(a["root"]), str(a["snapshot"])) for m in manifests if (a := m.archive)})
+    recorded = sorted({(a.root, str(a.snapshot)) for m in manifests if (a := m.archive)})
     return [
         open_snapshot(Path(root), sid)
         for root, sid in recorded
@@ -136,7 +139,7 @@ def load_scored(
     market store version the run recorded; label regimes (the model cutoff registry,
     `model_cutoffs` overriding the shipped one) and
     coverage strata."""
-    run_manifest = RunManifest.of(json.loads(run_store.run(rid).manifest_json))
+    run_manifest = manifest_of(json.loads(run_store.run(rid).manifest_json))
     bundle = bundle if bundle is not None else _bundle_of(run_manifest, rid)
     resolutions = {r.market_id: r for r in bundle.resolutions}
     markets = {m.id: m for m in bundle.markets}
@@ -161,19 +164,21 @@ def score_run(
     bundle: MarketBundle | None = None,
     by: str | None = None,
     model_cutoffs: Path | None = None,
-    prices=None,
+    prices: PriceTable | None = None,
 ) -> list[LeaderboardRow]:
     scores = load_scored(run_store, rid, bundle, model_cutoffs)
     return leaderboard_of(scores, by=by, prices=prices)
 
 
-def leaderboard_of(scores: RunScores, by: str | None = None, prices=None) -> list[LeaderboardRow]:
+def leaderboard_of(
+    scores: RunScores, by: str | None = None, prices: PriceTable | None = None
+) -> list[LeaderboardRow]:
     """The leaderboard of a scored run (costs from `prices`; None: the shipped table)."""
     return leaderboard(scores.rows, by=by, prices=prices)
 
 
 def _regime_labeler(provenance: Mapping, resolutions: dict, cutoffs: dict) -> Callable:
-    def label(stored) -> str:
+    def label(stored: StoredForecast) -> str:
         model = regimes.model_of(stored.forecaster, provenance.get(stored.forecaster))
         return regimes.regime(model, stored.t0, resolutions[stored.market_id].resolved_at, cutoffs)
 

@@ -3,6 +3,7 @@ a TOML file (the `hindcast sweep --spec` layout) with keyword settings laid over
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 
@@ -11,7 +12,11 @@ from hindcast.replay.layout import load_toml
 from hindcast.replay.spec import ReplaySpec, spec_from_mapping
 
 
-def replay_spec(spec, settings: dict, where: str = "hindcast.sweep") -> ReplaySpec:
+def replay_spec(
+    spec: ReplaySpec | Mapping[str, object] | str | PathLike[str] | None,
+    settings: dict,
+    where: str = "hindcast.sweep",
+) -> ReplaySpec:
     """A ReplaySpec from a ReplaySpec, a mapping or a TOML path, with `settings` over it."""
     if isinstance(spec, ReplaySpec):
         if settings:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -74,10 +74,10 @@ def _ray_address(address: str) -> None:
     distributed.check_address(address)
 
 
-def _usable(check):
+def _usable(check: Callable[[Any], object]) -> Callable[[Any], Any]:
     """A validator running `check` (which raises HindcastError) as a pydantic value error."""
 
-    def validate(value):
+    def validate(value: Any) -> Any:
         try:
             check(value)
         except (HindcastError, ValueError, OverflowError) as exc:
@@ -87,20 +87,20 @@ def _usable(check):
     return validate
 
 
-def _listlike(value):
+def _listlike(value: Any) -> Any:
     """A list or a tuple (a set has no order; a string is not a list of one)."""
     if not isinstance(value, (list, tuple)):
         raise PydanticCustomError("list_type", "not a list")
     return value
 
 
-def _path(value):
+def _path(value: Any) -> Any:
     if isinstance(value, str) and not value.strip():
         raise PydanticCustomError("path_type", "a blank path")
     return value
 
 
-def _instant(value) -> datetime:
+def _instant(value: object) -> datetime:
     """A date or ISO instant → an aware UTC datetime (a naive one is refused)."""
     if not isinstance(value, (str, date)):  # datetime is a date
         raise PydanticCustomError("instant_type", "not a date or ISO instant")
@@ -129,7 +129,7 @@ def _known_forecaster(spec: str) -> None:
     _require(name in known, f"unknown forecaster {name!r} in {spec!r}{did_you_mean(name, known)}")
 
 
-def _wanted(text: str):
+def _wanted(text: str) -> Any:
     return Field(description=text)  # what a field must be: the error says so
 
 
@@ -216,7 +216,7 @@ class ReplaySpec:
 
     @model_validator(mode="wrap")
     @classmethod
-    def _one_line(cls, data, handler, info: ValidationInfo):
+    def _one_line(cls, data: Any, handler: Any, info: ValidationInfo) -> Any:  # pydantic wrap
         """Any field's error as the one-line ConfigError naming the input (and the flag)."""
         try:
             return handler(data)
@@ -226,7 +226,7 @@ class ReplaySpec:
             raise config_error(exc.errors(), _given(data), where, flags) from None
 
     @model_validator(mode="after")
-    def _whole(self):
+    def _whole(self) -> ReplaySpec:
         _require(
             all(name in self.forecasters for name, _ in self.subsets),
             "a forecaster subset names a forecaster that is not in the sweep, or a size below 1",
@@ -300,7 +300,7 @@ class Wording:
     service config) passes its own."""
 
     wrong: str = "{where}: {name} must be {wanted}, got {value!r}"
-    known: object = FIELDS
+    known: Iterable[str] = FIELDS
     wanted: Callable[[str], str] = lambda key: _INFO[key].description
     kind: str = "spec key"
     error: type[HindcastError] = ConfigError
@@ -342,7 +342,7 @@ def config_error(
     return error(wrong.format(where=where, name=name, wanted=wanted(key), value=given.get(key)))
 
 
-def _given(data) -> dict:
+def _given(data: object) -> dict:
     """The values as given to the model (a mapping, or a dataclass call's arguments)."""
     if isinstance(data, ArgsKwargs):  # in the fields' order, as the checks run
         given = {**dict(zip(FIELDS, data.args or ())), **(data.kwargs or {})}
@@ -352,7 +352,7 @@ def _given(data) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def did_you_mean(key: str, allowed, shape: str = "{}") -> str:
+def did_you_mean(key: str, allowed: Iterable[str], shape: str = "{}") -> str:
     """' (did you mean X?)' for the closest allowed name, else the list of them."""
     close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
     if close:

@@ -15,16 +15,19 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hindcast.errors import InfrastructureError
 from hindcast.forecasters import Context, ModelForecaster, hooked, registry
-from hindcast.records import Forecast, Question
+from hindcast.records import Forecast, Question, Retrieval
 from hindcast.replay.claims import Claims
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.replay.plan import Plan, context_at, question_at, retriever_factory
 from hindcast.replay.runner import Limits, Task, run_tasks
 from hindcast.runs import RunStore, add_many, forecast_row
+
+if TYPE_CHECKING:
+    from hindcast.llm import Models
 
 
 class Journal(Protocol):
@@ -40,7 +43,7 @@ class Journal(Protocol):
 class Unclaimed:
     """The claims of a sweep that is its run's only writer: every task is its own."""
 
-    def __init__(self, now: datetime):
+    def __init__(self, now: datetime) -> None:
         self.now, self.made = now, 0
         self.owner: str | None = None  # no claim rows to drop with a stored forecast
         self._lock = threading.Lock()
@@ -63,11 +66,11 @@ class Sweep:
         self,
         plan: Plan,
         store: RunStore,
-        models,
+        models: Models,
         limits: Limits,
         claims: Claims | Unclaimed,
         journal: Journal | None = None,
-    ):
+    ) -> None:
         self.plan, self.store, self.models, self.limits = plan, store, models, limits
         self.claims, self.journal = claims, journal
         self.breakers = models.reset_breakers(limits.breaker_threshold)
@@ -141,7 +144,9 @@ class Sweep:
         self.claims.release_batch(tasks)
 
     # ---- storing ---------------------------------------------------------------------------
-    def _row(self, task: Task, forecast: Forecast, retrievals: tuple):
+    def _row(
+        self, task: Task, forecast: Forecast, retrievals: tuple[Retrieval, ...]
+    ) -> dict[str, object]:
         c = task.cutoff
         return forecast_row(
             self.plan.run_id,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import Column, MetaData, String, Table, Text, create_engine, event, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -42,7 +43,7 @@ class AnalysisStore:
     """The `analyses` table of the run database at `url`: key → JSON answer. `writable=False`:
     only read (what it lacks is computed by the caller and not kept)."""
 
-    def __init__(self, url: str, writable: bool = True):
+    def __init__(self, url: str, writable: bool = True) -> None:
         self.url, self.writable = url, writable
         self.engine = create_engine(url)
         if self.engine.dialect.name == "sqlite":
@@ -55,7 +56,7 @@ class AnalysisStore:
     def __enter__(self) -> AnalysisStore:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def get_many(self, keys: Iterable[Key]) -> dict[Key, dict]:
@@ -135,7 +136,7 @@ class AnalysisStore:
         return self._exists
 
 
-def _busy_timeout(connection, _record) -> None:
+def _busy_timeout(connection: Any, _record: object) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()

@@ -5,11 +5,13 @@ reason an open failed."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import event
+from sqlalchemy import Engine, event
 from sqlmodel import SQLModel, create_engine
 
 from hindcast.errors import NoRunDatabase, RunStoreError
@@ -21,7 +23,7 @@ DB_ENV = "HINDCAST_DB"
 DEFAULT_DB = Path("runs") / "hindcast.db"
 
 
-def db_url(value: str | Path | None, env=None) -> str:
+def db_url(value: str | Path | None, env: Mapping[str, str] | None = None) -> str:
     """The run database a `--db` names: a URL (`scheme://…`) as is, a plain path a SQLite
     file; none given: the environment's HINDCAST_DB, else runs/hindcast.db."""
     import os
@@ -39,7 +41,7 @@ def db_file(url: str) -> Path | None:
     return None if path in ("", ":memory:") else Path(path)
 
 
-def open_engine(url: str):
+def open_engine(url: str) -> Engine:
     if url.startswith("sqlite:///"):
         folder = Path(url.removeprefix("sqlite:///")).parent
         try:
@@ -51,7 +53,7 @@ def open_engine(url: str):
     return _connect(url, _sqlite_pragmas)
 
 
-def open_readonly_engine(url: str):
+def open_readonly_engine(url: str) -> Engine:
     """An engine that cannot write. A SQLite file is opened without creating it (`mode=rw`,
     or `mode=ro` when the file is write-protected) with `PRAGMA query_only` (SQLite refuses
     every change) and no WAL switch. Not `mode=ro` always: a read-only connection to a WAL
@@ -72,7 +74,7 @@ def open_readonly_engine(url: str):
     return engine
 
 
-def _connect(url: str, sqlite_pragmas):
+def _connect(url: str, sqlite_pragmas: Callable[[object, object], None]) -> Engine:
     """An engine for `url`; a SQLite connection gets `sqlite_pragmas` as it opens."""
     try:
         engine = create_engine(url)
@@ -83,7 +85,7 @@ def _connect(url: str, sqlite_pragmas):
     return engine
 
 
-def prepare_other(engine, url: str, read_only: bool) -> None:
+def prepare_other(engine: Engine, url: str, read_only: bool) -> None:
     """A database that is not SQLite: the current tables as they are, never migrated."""
     from sqlalchemy import inspect
 
@@ -104,13 +106,13 @@ def prepare_other(engine, url: str, read_only: bool) -> None:
 
 
 @contextmanager
-def raw_connection(engine, read_only: bool):
+def raw_connection(engine: Engine, read_only: bool) -> Iterator[object]:
     """The DB-API connection of one pooled connection, as the migrations want it: SQLite's in
     autocommit mode (they issue their own BEGIN IMMEDIATE), psycopg's in a transaction (they
     commit it), read-only when `read_only` (the server refuses any write). Its modes are
     restored, and any transaction left rolled back, before it goes back to the pool."""
     with engine.connect() as conn:  # (not raw_connection(): a failed connect is then a DBAPIError)
-        db = conn.connection.driver_connection
+        db: Any = conn.connection.driver_connection
         sqlite = engine.dialect.name == "sqlite"
         before = db.isolation_level if sqlite else db.read_only
         if sqlite:
@@ -127,7 +129,7 @@ def raw_connection(engine, read_only: bool):
                 db.read_only = before
 
 
-def check_readable(engine, url: str) -> None:
+def check_readable(engine: Engine, url: str) -> None:
     """An existing SQLite file must be a whole database: refuse a corrupt or truncated one."""
     path = db_file(url)
     if engine.dialect.name != "sqlite" or path is None or not path.is_file():
@@ -140,7 +142,7 @@ def check_readable(engine, url: str) -> None:
         )
 
 
-def racing(exc) -> bool:
+def racing(exc: BaseException) -> bool:
     """An error another process opening the same SQLite database can cause at the same moment:
     SQLite refusing a read-then-write upgrade while it wrote. (Creating tables never races: the
     migrations hold the one write lock, BEGIN IMMEDIATE or PostgreSQL's advisory lock.)"""
@@ -164,14 +166,14 @@ def open_reason(exc: Exception) -> str:
     return text
 
 
-def _sqlite_read_pragmas(connection, _record) -> None:
+def _sqlite_read_pragmas(connection: Any, _record: object) -> None:
     cursor = connection.cursor()
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA query_only=ON")
     cursor.close()
 
 
-def _sqlite_pragmas(connection, _record) -> None:
+def _sqlite_pragmas(connection: Any, _record: object) -> None:
     cursor = connection.cursor()
     cursor.execute(
         "PRAGMA busy_timeout=30000"

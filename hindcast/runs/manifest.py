@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
-from hindcast.records import RunIdentity, RunManifest
+from hindcast.records import ArchiveRef, MarketStoreRef, RunIdentity, RunManifest
 
 PACKAGES = (
     "hindcast-replay",
@@ -26,27 +26,23 @@ PACKAGES = (
 
 
 def build(
-    identity: RunIdentity | Mapping,
+    identity: RunIdentity,
     store_root: Path,
-    forecasters: Mapping[str, Mapping] | None = None,
+    forecasters: Mapping[str, Mapping[str, object]] | None = None,
     archive: Path | None = None,
-    scoring_policies: Mapping | None = None,
+    scoring_policies: Mapping[str, object] | None = None,
 ) -> RunManifest:
     """The run's provenance; where its inputs lived (store, archive folders) so a later export
     can open them again (a moved folder is given back with --archive). The caller (the engine)
     gives each forecaster's provenance and the scoring policies in force: this package imports
     nothing above it."""
-    identity = dict(identity)  # stored in its JSON form
     return RunManifest(
         identity=identity,
         forecasters={name: dict(f) for name, f in (forecasters or {}).items()},
-        market_store={
-            "version": identity["store_version"],
-            "root": str(Path(store_root).resolve()),
-        },
+        market_store=MarketStoreRef(identity.store_version, str(Path(store_root).resolve())),
         archive=None
         if archive is None
-        else {"snapshot": identity["snapshot"], "root": str(Path(archive).resolve())},
+        else ArchiveRef(identity.snapshot, str(Path(archive).resolve())),
         scoring_policies=dict(scoring_policies or {}),
         git_revision=git_revision(),
         python=platform.python_version(),

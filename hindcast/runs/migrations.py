@@ -38,9 +38,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from hindcast.errors import RunStoreError
+
+# a DB-API connection (sqlite3's or psycopg's): the two share no typed protocol
+Connection = Any
 
 CURRENT = 3
 # the oldest version a read-only open reads as is (3 only added claims, which no reader reads)
@@ -141,7 +146,7 @@ def _pg(sql: str) -> str:
     return sql.replace("id INTEGER NOT NULL,", "id SERIAL NOT NULL,", 1)
 
 
-def _pg_to_1(db, where: str) -> None:
+def _pg_to_1(db: Connection, where: str) -> None:
     for sql in (
         _RUNS,
         _pg(_FORECASTS_1),
@@ -151,7 +156,7 @@ def _pg_to_1(db, where: str) -> None:
         db.execute(sql)
 
 
-def _pg_to_2(db, where: str) -> None:
+def _pg_to_2(db: Connection, where: str) -> None:
     """Attempts: the column and the wider unique constraint, changed in place."""
     columns = _columns(db, "forecasts")
     if "attempt" not in columns:
@@ -172,11 +177,11 @@ PG_LOCK = 0x68696E6463617374  # pg_advisory_xact_lock key: "hindcast" in ASCII
 _PG_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS hindcast_schema (version INTEGER NOT NULL)"
 
 
-def _is_sqlite(db) -> bool:
+def _is_sqlite(db: Connection) -> bool:
     return isinstance(db, sqlite3.Connection)
 
 
-def version(db) -> int:
+def version(db: Connection) -> int:
     if _is_sqlite(db):
         return db.execute("PRAGMA user_version").fetchone()[0]
     if db.execute("SELECT to_regclass('hindcast_schema')").fetchone()[0] is None:
@@ -185,7 +190,7 @@ def version(db) -> int:
     return row[0] or 0
 
 
-def upgrade(db, where: str) -> tuple[int, ...]:
+def upgrade(db: Connection, where: str) -> tuple[int, ...]:
     """Bring the database up to CURRENT, atomically; the versions it went through, () when it
     was current already. SQLite: a connection in autocommit mode (this issues BEGIN IMMEDIATE);
     PostgreSQL: a psycopg connection outside autocommit (this commits or rolls back)."""
@@ -206,7 +211,7 @@ def upgrade(db, where: str) -> tuple[int, ...]:
     return done
 
 
-def _upgrade_pg(db, where: str) -> tuple[int, ...]:
+def _upgrade_pg(db: Connection, where: str) -> tuple[int, ...]:
     try:
         if _checked(db, where) == CURRENT:
             db.rollback()
@@ -225,7 +230,7 @@ def _upgrade_pg(db, where: str) -> tuple[int, ...]:
     return done
 
 
-def _apply(db, where: str, found: int) -> tuple[int, ...]:
+def _apply(db: Connection, where: str, found: int) -> tuple[int, ...]:
     steps = STEPS if _is_sqlite(db) else PG_STEPS
     for target in range(found + 1, CURRENT + 1):
         steps[target](db, where)
@@ -234,7 +239,7 @@ def _apply(db, where: str, found: int) -> tuple[int, ...]:
     return tuple(range(found + 1, CURRENT + 1))
 
 
-def _stamp(db, value: int) -> None:
+def _stamp(db: Connection, value: int) -> None:
     if _is_sqlite(db):
         db.execute(f"PRAGMA user_version = {value}")
     else:
@@ -242,7 +247,7 @@ def _stamp(db, value: int) -> None:
         db.execute("INSERT INTO hindcast_schema (version) VALUES (%s)", (value,))
 
 
-def check(db, where: str) -> int:
+def check(db: Connection, where: str) -> int:
     """A read-only open: the database must be a hindcast run database at READABLE or later (an
     unversioned one already of version 2's shape counts); nothing is
     changed. Returns its version."""
@@ -264,7 +269,7 @@ def check(db, where: str) -> int:
     return found
 
 
-def _checked(db, where: str) -> int:
+def _checked(db: Connection, where: str) -> int:
     """The version; refused when newer than this code, or 0 on tables another program wrote."""
     found = version(db)
     if found == 0:
@@ -283,7 +288,7 @@ def _checked(db, where: str) -> int:
     return found
 
 
-def refuse_foreign(db, where: str) -> None:
+def refuse_foreign(db: Connection, where: str) -> None:
     """An unversioned database whose `runs` or `forecasts` table lacks the columns every hindcast
     release wrote holds another program's tables: refused before anything is changed (never
     called an older hindcast, never migrated into)."""
@@ -298,7 +303,7 @@ def refuse_foreign(db, where: str) -> None:
             )
 
 
-def refuse_foreign_file(path, where: str) -> None:
+def refuse_foreign_file(path: Path, where: str) -> None:
     """`refuse_foreign` on an existing SQLite file through a plain connection that only reads:
     run before the run store's first connection, which would switch the file to WAL."""
     if not path.is_file():
@@ -312,7 +317,7 @@ def refuse_foreign_file(path, where: str) -> None:
         db.close()
 
 
-def _tables(db) -> set[str]:
+def _tables(db: Connection) -> set[str]:
     if _is_sqlite(db):
         return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     return {
@@ -323,7 +328,7 @@ def _tables(db) -> set[str]:
     }
 
 
-def _columns(db, table: str) -> set[str]:
+def _columns(db: Connection, table: str) -> set[str]:
     if _is_sqlite(db):
         return {row[1] for row in db.execute(f'PRAGMA table_info("{table}")')}
     return {

@@ -49,7 +49,7 @@ def stored_forecasts(
     table = ForecastRow.metadata.tables["forecasts"]
     query = select(*(table.c[name] for name in _COLUMNS)).where(table.c.run_id == run_id)
     with store.engine.connect() as conn:
-        rows = conn.execute(query).all()
+        rows = list(conn.execute(query).all())
     rows.sort(key=lambda r: (r.forecaster, r.market_id, r.t0, r.repeat, r.attempt))
     if not all_attempts:
         newest = {(r.forecaster, r.market_id, r.t0, r.repeat): r for r in rows}

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, select
 
-from hindcast.records import Forecast, Usage
+from hindcast.records import Forecast, Retrieval, Usage
+from hindcast.runs.forms import retrievals_form, retrievals_of
 from hindcast.runs.tables import ForecastRow
 from hindcast.timeutil import iso, parse_utc
 
@@ -37,7 +38,7 @@ def forecast_row(
     t0: datetime,
     label: str,
     forecast: Forecast,
-    retrievals: tuple = (),
+    retrievals: tuple[Retrieval, ...] = (),
     repeat: int = 0,
     attempt: int = 0,
 ) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def forecast_row(
         "rationale": forecast.rationale,
         "evidence_json": dumps(list(forecast.evidence)),
         "usage_json": dumps(forecast.usage.to_dict()),
-        "retrievals_json": dumps(list(retrievals)),
+        "retrievals_json": dumps(retrievals_form(retrievals)),
         "raw": forecast.raw,
         "attempt": attempt,
     }
@@ -91,7 +92,7 @@ class Detail:
 
     rationale: str = ""
     raw: str = ""
-    retrievals: tuple = ()  # each {"op", "query" | "doc_id", …, "ids": [...]}
+    retrievals: tuple[Retrieval, ...] = ()  # every call of the retrieval log
 
 
 def stored_details(store: RunStore, run_id: str) -> dict[tuple, Detail]:
@@ -108,6 +109,8 @@ def stored_details(store: RunStore, run_id: str) -> dict[tuple, Detail]:
     with Session(store.engine) as session:
         rows = list(session.exec(query))
     return {
-        (run_id, name, market, t0, repeat): Detail(rationale, raw, tuple(json.loads(calls or "[]")))
+        (run_id, name, market, t0, repeat): Detail(
+            rationale, raw, retrievals_of(json.loads(calls or "[]"))
+        )
         for name, market, t0, repeat, rationale, raw, calls in rows
     }  # the newest attempt comes last

@@ -31,12 +31,15 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session, SQLModel, col, select
 
 from hindcast.errors import ConfigError, RunStoreError
-from hindcast.records import Forecast, RunIdentity, RunManifest
+from hindcast.records import Forecast, Retrieval, RunIdentity, RunManifest
 from hindcast.runs import migrations
 from hindcast.runs.database import (
     check_readable,
@@ -50,9 +53,15 @@ from hindcast.runs.database import (
     raw_connection,
     shown,
 )
+from hindcast.runs.forms import identity_form, manifest_form
 from hindcast.runs.rows import StoredForecast, dumps, forecast_row, stored_forecast
 from hindcast.runs.tables import CLAIMS, AttemptRow, ClaimRow, CoverageRow, ForecastRow, RunRow
 from hindcast.timeutil import iso, parse_utc
+
+if TYPE_CHECKING:
+    from sqlalchemy import Delete, Table
+    from sqlalchemy.dialects.postgresql import Insert as PgInsert
+    from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
 
 VERSIONED = (
     "sqlite",
@@ -73,7 +82,7 @@ class RunStore:
     `schema_version`: the database's version once open; `migrated`: the versions this open
     brought it through (() when it was current)."""
 
-    def __init__(self, url: str, *, read_only: bool = False):
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.url, self.read_only = url, read_only
         self.schema_version = SCHEMA_VERSION
         self.migrated: tuple[int, ...] = ()
@@ -111,11 +120,15 @@ class RunStore:
         self.engine.dispose()
 
     def ensure_run(
-        self, run_id: str, spec: RunIdentity | Mapping, manifest: RunManifest | Mapping, created_at
+        self,
+        run_id: str,
+        spec: RunIdentity | Mapping[str, object],
+        manifest: RunManifest | Mapping[str, object],
+        created_at: datetime,
     ) -> bool:
         """Create the run if new; return False when it already existed (a resume, or a
-        second sweep of the same run that created it a moment before). `manifest`: a
-        RunManifest (stored in its JSON form), or a stored manifest as it was."""
+        second sweep of the same run that created it a moment before). Records are stored in
+        their JSON form (`hindcast.runs.forms`); a stored form (a mapping) is stored as given."""
         with Session(self.engine) as session:
             if session.get(RunRow, run_id) is not None:
                 return False
@@ -123,9 +136,9 @@ class RunStore:
             RunRow(
                 id=run_id,
                 created_at=iso(created_at),
-                spec_json=dumps(dict(spec)),
+                spec_json=dumps(identity_form(spec) if isinstance(spec, RunIdentity) else spec),
                 manifest_json=dumps(
-                    manifest.to_dict() if isinstance(manifest, RunManifest) else manifest
+                    manifest_form(manifest) if isinstance(manifest, RunManifest) else manifest
                 ),
             )
         )
@@ -186,10 +199,10 @@ class RunStore:
         run_id: str,
         forecaster: str,
         market_id: str,
-        t0,
+        t0: datetime,
         label: str,
         forecast: Forecast,
-        retrievals: tuple = (),
+        retrievals: tuple[Retrieval, ...] = (),
         repeat: int = 0,
         attempt: int = 0,
         release: str | None = None,
@@ -209,11 +222,11 @@ class RunStore:
         run_id: str,
         forecaster: str,
         market_id: str,
-        t0,
+        t0: datetime,
         repeat: int,
         kind: str,
         reason: str,
-        at,
+        at: datetime,
     ) -> None:
         """Log one outage of a forecast (it stays unasked: the next run asks again)."""
         with Session(self.engine) as session:
@@ -241,7 +254,9 @@ class RunStore:
                 )
             )
 
-    def add_coverage(self, run_id: str, market_id: str, t0, n_relevant: int, stratum: str) -> None:
+    def add_coverage(
+        self, run_id: str, market_id: str, t0: datetime, n_relevant: int, stratum: str
+    ) -> None:
         with Session(self.engine) as session:
             session.merge(
                 CoverageRow(
@@ -362,7 +377,7 @@ class RunStore:
                 conn.execute(_release(run_id, key, attempt, owner))
             return inserted is not None
 
-    def _insert_or_integrity_error(self, table, values: dict) -> bool:
+    def _insert_or_integrity_error(self, table: Table, values: dict) -> bool:
         """A dialect without ON CONFLICT: the constraint's error says the key is there."""
         from sqlalchemy import insert
         from sqlalchemy.exc import IntegrityError
@@ -423,14 +438,14 @@ class RunStore:
         return [stored_forecast(row) for row in rows]
 
 
-def _insert(dialect: str, table):
+def _insert(dialect: str, table: Table) -> PgInsert | SqliteInsert:
     """The dialect's INSERT with ON CONFLICT (SQLite and PostgreSQL both have it)."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
 
 
-def _release(run_id: str, key: tuple, attempt: int, owner: str):
+def _release(run_id: str, key: tuple, attempt: int, owner: str) -> Delete:
     from sqlalchemy import delete
 
     return delete(CLAIMS).where(*_claim_match(run_id, key, attempt), CLAIMS.c.owner == owner)
@@ -449,7 +464,9 @@ def _claim_match(run_id: str, key: tuple, attempt: int) -> list:
     ]
 
 
-def open_store(db, runs: RunStore | None = None, where: str = "hindcast.sweep") -> RunStore:
+def open_store(
+    db: str | Path | None, runs: RunStore | None = None, where: str = "hindcast.sweep"
+) -> RunStore:
     """The run database given as `db` (a path or URL, read as `db_url` reads it) or `runs` (an open
     RunStore), not both."""
     if runs is not None and db is not None:

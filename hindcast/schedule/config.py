@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -285,7 +285,7 @@ def _markets(t: dict, base: Path) -> MarketsJob:
 def _archive(t: dict, base: Path) -> ArchiveJob:
     _only(t, {"root", "embedder", "inbox"}, "[archive]")
     _require(
-        "root" in t and t.get("inbox"),
+        bool("root" in t and t.get("inbox")),
         '[archive] needs root = "…" and at least one [[archive.inbox]]',
     )
     embedder = _text(t, "embedder", "[archive]") if "embedder" in t else "minilm"
@@ -324,7 +324,7 @@ def _check_embedder(name: str) -> None:
 
 def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> SweepConfig:
     _require(isinstance(t, dict), f"[[sweeps]] entry {number} must be a table")
-    name = t.get("name")
+    name: Any = t.get("name")  # raw TOML: checked next
     _require(
         isinstance(name, str) and name.strip() != "", f"[[sweeps]] entry {number} needs a name"
     )
@@ -360,6 +360,7 @@ def _sweep(t: dict, number: int, path: Path, markets: MarketsJob | None) -> Swee
             markets is not None,
             f"{where}: no market store (give [sweeps.markets] store, or a [markets] section)",
         )
+        assert markets is not None  # _require refused it
         mapping["store"] = markets.store
     try:
         return SweepConfig(name, replay.spec_from_mapping(mapping))
@@ -413,7 +414,7 @@ def _lock_path(value: str | None, db_url: str, base: Path) -> Path:
     return Path(db_url.removeprefix("sqlite:///")).with_suffix(".schedule.lock")
 
 
-def _interval(value, where: str) -> timedelta:
+def _interval(value: Any, where: str) -> timedelta:  # raw TOML: checked here
     _require(isinstance(value, str), f'{where}: expected text like "6h" or "1d", got {value!r}')
     try:
         return replay.parse_offset(value)
@@ -421,7 +422,7 @@ def _interval(value, where: str) -> timedelta:
         raise ScheduleError(f"{where}: {exc}") from exc
 
 
-def _instant(value, where: str) -> datetime:
+def _instant(value: Any, where: str) -> datetime:  # raw TOML: checked here
     from datetime import date
 
     _require(isinstance(value, (str, date)), f"{where}: {value!r} is not a date or ISO instant")
@@ -446,7 +447,7 @@ def _url(t: dict, key: str) -> str | None:
     return value
 
 
-def _checked(t: dict, key: str, kind: tuple, where: str, default=None):
+def _checked(t: dict, key: str, kind: tuple, where: str, default: object = None) -> Any:
     """`t[key]` (else `default`) validated by `kind` (a constrained type's adapter and what
     it must be), its error put in one line by the sweep spec's translator."""
     value = t.get(key, default)

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast.api import embed, freeze, ingest, pull
 from hindcast.errors import StoppedError
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
 from hindcast.schedule.state import State
@@ -47,7 +48,6 @@ class JobContext:
 
 # -- pull -------------------------------------------------------------------------------------
 def pull_markets(ctx: JobContext) -> dict:
-    from hindcast.api import pull
     from hindcast.markets import PullQuery
 
     job = ctx.config.markets
@@ -103,7 +103,6 @@ def _latest_ids(store: Path) -> set[str]:
 
 # -- inbox ------------------------------------------------------------------------------------
 def ingest_inbox(ctx: JobContext) -> dict:
-    from hindcast.api import embed, freeze, ingest
 
     job = ctx.config.archive
     new = new_inbox_files(job, ctx.state.ingested())

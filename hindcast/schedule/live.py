@@ -34,7 +34,9 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import api
 from hindcast.errors import ScheduleError, StoppedError
+from hindcast.records import RunIdentity
 from hindcast.replay import Cutoff, Task
 from hindcast.schedule import livelog
 from hindcast.schedule.config import LiveConfig, ScheduleConfig
@@ -143,16 +145,18 @@ def run_live(ctx, snapshot_for) -> dict:
 def ensure_run(store, cfg: LiveConfig, spec, now: datetime) -> str:
     """The live run of the sweep in the run store (created at its first tick)."""
     from hindcast.replay import scoring_policies
-    from hindcast.runs import manifest
+    from hindcast.runs import identity_of, manifest
 
     rid = run_id(cfg.sweep)
-    identity = {
-        "kind": "live",
-        "sweep": cfg.sweep,
-        "forecasters": list(spec.forecasters),
-        "store_version": "live (each forecast: the log's store_version)",
-        "snapshot": "live (each forecast: the log's snapshot)",
-    }
+    identity = identity_of(
+        {
+            "kind": "live",
+            "sweep": cfg.sweep,
+            "forecasters": list(spec.forecasters),
+            "store_version": "live (each forecast: the log's store_version)",
+            "snapshot": "live (each forecast: the log's snapshot)",
+        }
+    )
     built = manifest.build(identity, spec.store, {}, spec.archive, scoring_policies())
     store.ensure_run(rid, identity, built, now)
     return rid
@@ -237,7 +241,6 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
     cutoff per market at t0 = now."""
     from hindcast.archive import fanout
     from hindcast.markets import MarketBundle
-    from hindcast.records import RunIdentity
     from hindcast.replay import Plan
 
     listed = {m.market.id: m for _, m in due}
@@ -285,7 +288,9 @@ class Writer:
     """The live sweep's journal: each forecast is appended to the log before it is stored, and
     the new head recorded after (the Sweep calls it one forecast at a time)."""
 
-    def __init__(self, cfg: LiveConfig, state: State, rid: str, head, sources: dict, markets):
+    def __init__(
+        self, cfg: LiveConfig, state: State, rid: str, head, sources: dict, markets
+    ) -> None:
         self.cfg, self.state, self.rid, self.markets = cfg, state, rid, markets
         self.head, self.sources, self.made = head, sources, 0
 
@@ -389,7 +394,6 @@ def live_scores(store, rid: str, bundle, models=None) -> tuple[list, int]:
 
 def matched_hindcasts(ctx, spec, resolved: dict, snapshot_for) -> list[dict]:
     """For each newly resolved market, the sweep's forecasters replayed at its live t0s."""
-    from hindcast import api
 
     done = []
     for market, t0s in resolved.items():

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindcast.errors import CutoffError
 from hindcast.schedule import live
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.state import State
+from hindcast.timeutil import ONE_DAY
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,6 @@ def _sweep_rows(sweep: str, state: State, store) -> list:
 
 
 def _lifetimes(bundle) -> dict:
-    from hindcast.errors import CutoffError
     from hindcast.replay import cutoffs
 
     if bundle is None:
@@ -110,7 +111,6 @@ def _lifetimes(bundle) -> dict:
 
 def fraction(life, t0) -> float | None:
     """The lifetime fraction of t0 on the cutoff rules' scale (1.0: a day before resolution)."""
-    from hindcast.timeutil import ONE_DAY
 
     span = (life.end - ONE_DAY - life.start).total_seconds()
     return None if span <= 0 else (t0 - life.start).total_seconds() / span

@@ -27,14 +27,18 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, TextIO
 
-from hindcast.errors import Interrupted, ScheduleError, StoppedError
+from hindcast.errors import HindcastError, Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
 from hindcast.schedule.jobs import JOB_FUNCTIONS, JobContext
 from hindcast.schedule.lock import InstanceLock
 from hindcast.schedule.state import State
 from hindcast.timeutil import iso
+
+# APScheduler ships no types: its BackgroundScheduler (and its job events) are untyped here
+Scheduler = Any
 
 JOBSTORE_TABLE = "schedule_apscheduler_jobs"
 DOWNSTREAM = {"pull": "sweeps", "inbox": "sweeps", "sweeps": "export"}
@@ -65,7 +69,7 @@ class Service:
         clock: Clock = wall_clock,
         wall: Clock = wall_clock,
         env: Mapping[str, str] | None = None,
-    ):
+    ) -> None:
         import os
 
         from hindcast.replay import default_models
@@ -119,7 +123,6 @@ class Service:
     def _ended(
         self, record: int, name: str, status: str, error: str, exc: Exception | None = None
     ) -> Outcome:
-        from hindcast.errors import HindcastError
 
         self.state.job_finished(record, status, self.wall(), {}, error)
         trace = exc if exc is not None and not isinstance(exc, HindcastError) else None
@@ -144,7 +147,7 @@ def running(
     command: str,
     clock: Clock = wall_clock,
     wall: Clock = wall_clock,
-    log_stream=None,
+    log_stream: TextIO | None = None,
 ) -> Iterator[Service]:
     """Hold the single-instance lock, open the service, mark jobs a dead process left running."""
     logs.setup(config.log, log_stream)
@@ -173,7 +176,7 @@ class ServiceSlot:
     """The service of this process (at most one) while it serves: the owner of the reference
     the persistent job store's jobs reach it by (a stored job names a function, not a service)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._service: Service | None = None
 
     def hold(self, service: Service) -> None:
@@ -221,7 +224,7 @@ def serve(service: Service, stop: threading.Event) -> None:
         SERVING.release()
 
 
-def _scheduler(service: Service):
+def _scheduler(service: Service) -> Scheduler:
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -236,7 +239,7 @@ def _scheduler(service: Service):
     )
 
 
-def reconcile(scheduler, config: ScheduleConfig, now: datetime) -> None:
+def reconcile(scheduler: Scheduler, config: ScheduleConfig, now: datetime) -> None:
     """Make the job store hold exactly the configured jobs. A job already stored with the same
     interval keeps its next run time (a run missed while down happens at once); a new or
     changed one runs now, in pipeline order."""
@@ -261,7 +264,7 @@ def reconcile(scheduler, config: ScheduleConfig, now: datetime) -> None:
         )
 
 
-def _wake_downstream(scheduler, service: Service, event) -> None:
+def _wake_downstream(scheduler: Scheduler, service: Service, event: Any) -> None:
     """A job that changed something makes the next one of the pipeline due now (never while
     stopping: the scheduler is shutting down)."""
     after = DOWNSTREAM.get(event.job_id)
@@ -275,5 +278,5 @@ def _wake_downstream(scheduler, service: Service, event) -> None:
             scheduler.modify_job(after, next_run_time=wall_clock())
 
 
-def next_runs(scheduler) -> dict[str, str | None]:
+def next_runs(scheduler: Scheduler) -> dict[str, str | None]:
     return {job.id: job.next_run_time and iso(job.next_run_time) for job in scheduler.get_jobs()}

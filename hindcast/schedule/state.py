@@ -97,7 +97,7 @@ class Batch:
 
 
 class State:
-    def __init__(self, engine, create: bool = True):
+    def __init__(self, engine, create: bool = True) -> None:
         """`create`: make the tables that are missing (False: a reader's read-only engine)."""
         self.engine = engine
         if create:

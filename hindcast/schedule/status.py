@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import Engine, create_engine, inspect, text
 
 from hindcast.http import redact
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.jobs import PULL_PENDING, WATERMARK
 from hindcast.schedule.lock import describe, holder
 from hindcast.schedule.service import JOBSTORE_TABLE
-from hindcast.schedule.state import State
+from hindcast.schedule.state import JobRun, State
 from hindcast.timeutil import from_unix, iso
 
 
@@ -67,7 +67,7 @@ def _job(state: State, job: str, config: ScheduleConfig, next_runs: dict) -> dic
     }
 
 
-def _run(r) -> dict:
+def _run(r: JobRun) -> dict:
     return {
         "job": r.job,
         "status": r.status,
@@ -92,7 +92,7 @@ def _sweep(state: State, name: str) -> dict:
     }
 
 
-def _next_runs(engine, tables: set) -> dict:
+def _next_runs(engine: Engine, tables: set) -> dict:
     """Next run of each job in APScheduler's store (read as a table: nothing is unpickled)."""
     if JOBSTORE_TABLE not in tables:
         return {}

@@ -29,6 +29,7 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import api, replay
 from hindcast.errors import ScheduleError
 from hindcast.replay import ReplaySpec
 from hindcast.schedule.config import SweepConfig
@@ -77,7 +78,6 @@ def run_series(
 def run_batch(
     batch: Batch, state: State, store, out_dir: Path, now: datetime, advance, models=None
 ) -> dict:
-    from hindcast import api
 
     result = api.sweep(
         spec_of(batch.spec), runs=store, out=out_dir, now=now, advance=advance, models=models
@@ -94,7 +94,6 @@ def run_batch(
 
 def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, models=None) -> dict:
     """Ask again for the stored forecast failures of a closed batch (same run, new attempts)."""
-    from hindcast import api
 
     spec = replace(spec_of(batch.spec), retry_failed=True)
     result = api.sweep(
@@ -190,8 +189,8 @@ def _schedule(spec: ReplaySpec) -> dict:
 def series_scores(sweep: str, state: State, store):
     """Every scored row of the sweep's closed batches as one `replay.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
-    from hindcast import replay
     from hindcast.leaderboard import canonical
+    from hindcast.runs import identity_of
 
     batches = state.batches(sweep, "done")
     if not batches:
@@ -201,7 +200,7 @@ def series_scores(sweep: str, state: State, store):
     forecasters = {name: f for run in runs for name, f in run.manifest.forecasters.items()}
     manifest = replace(  # the provenance of the newest batch
         runs[-1].manifest,
-        identity={},
+        identity=identity_of({}),
         forecasters=forecasters,
         extra={"sweep": sweep, "runs": [b.run_id for b in batches]},
     )

@@ -17,6 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from hindcast import adapters
 from hindcast.forecasters.tool_server import QUESTION_URI, mcp_server
+from hindcast.runs import retrievals_form
 from tests.adapters.support import FRACTION, PYTHON_CMD, sample_market
 from tests.helpers import ROOT, SAMPLE_MARKETS, run_cli
 
@@ -56,7 +57,7 @@ def test_k_must_be_an_integer_and_every_call_is_logged():
             return await calls(client)
 
     assert asyncio.run(run()) == [True, True, True, True, True, False]
-    log = bound.tools.log()
+    log = retrievals_form(bound.tools.log())
     assert [(e["op"], e.get("tool")) for e in log] == expected_log()
     assert log[0]["arguments"] == {"query": "rates", "k": True}
     assert log[1]["arguments"]["k"] == "5" and "valid integer" in log[1]["reason"]

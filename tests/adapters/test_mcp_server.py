@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 
 from hindcast import adapters
 from hindcast.forecasters.tool_server import QUESTION_URI, mcp_server
+from hindcast.runs import retrievals_form
 from hindcast.timeutil import iso, parse_utc
 from tests.adapters.support import (
     FRACTION,
@@ -172,7 +173,7 @@ def test_extra_arguments_named_t0_until_before_change_nothing(world):
         world
     ).tools  # called directly (as the Inspect adapter does): ignored, and logged as such
     assert tools.search(QUERY, 10, "text", **EXTRA) == tools.search(QUERY, 10, "text")
-    ignored = [e for e in tools.log() if e["op"] == "ignored"]
+    ignored = [e for e in retrievals_form(tools.log()) if e["op"] == "ignored"]
     assert ignored == [{"op": "ignored", "tool": "search", "arguments": sorted(EXTRA), "ids": []}]
 
 
@@ -187,7 +188,7 @@ def test_post_t0_documents_prices_and_resolutions_change_no_answer(world):
 def test_every_call_is_in_the_retrieval_log(world):
     bound = bind(world)
     in_memory(bound.tools)
-    log = bound.tools.log()
+    log = retrievals_form(bound.tools.log())
     assert [e["op"] for e in log] == ["search"] * 4 + ["read"] * 3 + [
         "thread",
         "price_history",
@@ -232,7 +233,7 @@ def test_stdio_client_against_the_real_command_and_its_log(world, tmp_path):
     assert written["market_id"] == world.market and written["t0"] == iso(world.t0)
     expected = bind(world)
     in_memory(expected.tools)
-    assert written["retrievals"] == [dict(e) for e in expected.tools.log()]
+    assert written["retrievals"] == retrievals_form(expected.tools.log())
 
 
 def test_streamable_http_on_loopback(world, tmp_path):

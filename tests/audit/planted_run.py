@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hindcast import leaks
 from hindcast.records import Forecast
+from hindcast.runs import retrievals_of
 from hindcast.timeutil import iso
 from tests.helpers import SAMPLE_MARKETS
 
@@ -187,7 +188,8 @@ def _forecasts(store, run_id: str, markets: list) -> None:
         (c, t0_c, 0.5, "Nothing decisive yet.", search(["neutral-c"])),
     ]
     for market, t0, p, rationale, calls in agent:
-        store.add(run_id, "agent", market, t0, "at", Forecast(p, rationale=rationale), calls)
+        forecast = Forecast(p, rationale=rationale)
+        store.add(run_id, "agent", market, t0, "at", forecast, retrievals_of(calls))
     for market, t0, _, _, _ in agent:
         forecast = Forecast(None, error="no answer") if market == c else Forecast(0.5)
         store.add(run_id, "closed", market, t0, "at", forecast)
@@ -199,7 +201,9 @@ def _forecasts(store, run_id: str, markets: list) -> None:
         "via": returned[0],
         "ids": [],
     }
-    store.add(run_id, "filtered", a, t0_a, "at", Forecast(0.5), returned + (withhold,))
+    store.add(
+        run_id, "filtered", a, t0_a, "at", Forecast(0.5), retrievals_of(returned + (withhold,))
+    )
 
 
 def brier(p: float, y: float) -> float:

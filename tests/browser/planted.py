@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hindcast.records import Forecast
+from hindcast.runs import retrievals_of
 from tests.helpers import ROOT
 
 SAMPLE_ARCHIVE = ROOT / "archive" / "sample"
@@ -45,7 +46,7 @@ def plant(store, run_id: str, forecaster: str = "constant") -> tuple[str, object
         first.t0,
         first.label,
         forecast,
-        calls,
+        retrievals_of(calls),
         first.repeat,
         attempt=1,
     )

@@ -21,6 +21,7 @@ from hindcast import adapters
 from hindcast.errors import ConfigError, InfrastructureError
 from hindcast.forecasters import registry
 from hindcast.forecasters.bot_env import ALLOWED
+from hindcast.runs import retrievals_form
 from tests.adapters.support import FRACTION, build_archive, sample_market, sample_t0
 from tests.forecasters.command_bots import write_bot
 from tests.helpers import ROOT, SAMPLE_MARKETS, run_cli
@@ -56,7 +57,7 @@ def ask(world, spec: str):
 
 def stored(forecast, bound) -> str:
     """Everything of one forecast that the run database keeps."""
-    return repr(forecast) + json.dumps(bound.ctx.retrievals)
+    return repr(forecast) + json.dumps(retrievals_form(bound.ctx.retrievals))
 
 
 def test_a_bot_gets_an_allow_listed_environment_and_what_it_is_passed(world, tmp_path, monkeypatch):
@@ -82,9 +83,9 @@ def test_everything_a_bot_hands_back_is_scrubbed(world, monkeypatch):
     )
     assert forecast.probability == 0.5 and forecast.rationale == "rationale ***"
     assert SECRET not in stored(forecast, bound), stored(forecast, bound)
-    ops = [(e["op"], e.get("tool")) for e in bound.ctx.retrievals]
+    ops = [(e["op"], e.get("tool")) for e in retrievals_form(bound.ctx.retrievals)]
     assert ops == [("search", None), ("read", None), ("refused", "search")], ops
-    refused = bound.ctx.retrievals[-1]
+    refused = retrievals_form(bound.ctx.retrievals)[-1]
     assert refused["arguments"] == {"query": "***", "k": True}
     assert "valid integer" in refused["reason"], refused
 

@@ -19,6 +19,7 @@ from hindcast.forecasters import registry
 from hindcast.forecasters.command import stdin_payload
 from hindcast.markets.bundle import DescriptionVersion
 from hindcast.replay.plan import question_at
+from hindcast.runs import retrievals_form
 from tests.adapters.support import (
     FRACTION,
     build_archive,
@@ -127,7 +128,7 @@ def test_the_programs_tool_calls_are_its_retrievals(world, mode):
         {"document": None},
     )  # the last read asked for the at-t0 document
     assert all(not error for error, _ in answers.values())
-    ops = [e["op"] for e in bound.ctx.retrievals]
+    ops = [e["op"] for e in retrievals_form(bound.ctx.retrievals)]
     assert ops == [
         "question",  # the question tool is a call like any other (issue 36, item 14)
         "price_history",

@@ -11,6 +11,7 @@ import pytest
 from hindcast.errors import ForecastError, LeakageError
 from hindcast.forecasters.base import Context
 from hindcast.records import Document
+from hindcast.runs import retrievals_form
 from tests.helpers import at
 
 T0 = at("2025-11-01T00:00:00")
@@ -41,14 +42,14 @@ def test_documents_before_t0_pass_and_every_call_is_logged():
     ctx = Context(T0, "m", (), (), LeakyRetriever(T0, at("2025-10-31T23:59:59")))
     assert [h.doc.id for h in ctx.search("fed", 3, "text")] == ["d1"]
     assert ctx.read("d1").id == "d1" and len(ctx.thread("d1")) == 1
-    assert ctx.retrievals[0] == {
+    assert retrievals_form(ctx.retrievals)[0] == {
         "op": "search",
         "query": "fed",
         "k": 3,
         "mode": "text",
         "ids": ["d1"],
     }
-    assert [r["op"] for r in ctx.retrievals] == ["search", "read", "thread"]
+    assert [r["op"] for r in retrievals_form(ctx.retrievals)] == ["search", "read", "thread"]
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from hindcast import adapters
 from hindcast.errors import InfrastructureError
 from hindcast.forecasters import registry
 from hindcast.forecasters.command import stdin_payload
+from hindcast.runs import retrievals_form
 from tests.adapters.support import FRACTION, build_archive, sample_market, sample_t0
 from tests.helpers import SAMPLE_MARKETS
 
@@ -112,9 +113,10 @@ def test_the_services_tool_calls_are_its_retrievals(world):
     assert {h["id"] for h in found["hits"]} <= {"pre-1", "pre-2", "pre-3"} and read["document"][
         "id"
     ] == "pre-1"
-    assert [c["op"] for c in bound.ctx.retrievals] == ["search", "read"] and forecast.evidence == (
-        "pre-1",
-    )
+    assert [c["op"] for c in retrievals_form(bound.ctx.retrievals)] == [
+        "search",
+        "read",
+    ] and forecast.evidence == ("pre-1",)
 
 
 @pytest.mark.parametrize(

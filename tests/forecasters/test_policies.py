@@ -25,6 +25,7 @@ from hindcast.forecasters.base import Context
 from hindcast.llm.cache import canonical
 from hindcast.llm.fake import FakeChatModel, tool_call
 from hindcast.records import Question
+from hindcast.runs import retrievals_form
 from hindcast.scoring.aggregate import SLICES, ScoredRow, leaderboard, retrieval_policy
 from tests.helpers import at
 from tests.integration.archive_support import (
@@ -115,7 +116,7 @@ def steps(result, kind: str) -> list[dict]:
 
 
 def returned(ctx: Context) -> set[str]:
-    return {i for call in ctx.retrievals for i in call["ids"]}
+    return {i for call in retrievals_form(ctx.retrievals) for i in call["ids"]}
 
 
 # ---- the retrieval agent under each policy ------------------------------------------------------------
@@ -126,7 +127,9 @@ def test_under_pit_the_agent_reads_the_planted_document(planted):
     result, fake = retrieval("", ctx)
     assert result.ok and PLANTED in returned(ctx) and PLANTED in result.evidence
     assert PLANTED_TITLE in sent(fake) and PLANTED in sent(fake)
-    assert steps(result, "withheld") == [] and all(c["op"] == "search" for c in ctx.retrievals)
+    assert steps(result, "withheld") == [] and all(
+        c["op"] == "search" for c in retrievals_form(ctx.retrievals)
+    )
 
 
 def test_under_pit_filter_the_planted_document_never_reaches_the_model(planted):
@@ -152,7 +155,9 @@ def test_under_pit_filter_the_planted_document_never_reaches_the_model(planted):
         "reason": "states the December cut",
     }
     assert [w["query"] for w in withheld] == [s["query"] for s in searches_returning]
-    entries = [c for c in ctx.retrievals if c["op"] == "withhold"]  # stored with the forecast
+    entries = [
+        c for c in retrievals_form(ctx.retrievals) if c["op"] == "withhold"
+    ]  # stored with the forecast
     assert [(e["doc_id"], e["verdict"]["label"], e["ids"]) for e in entries] == [
         (PLANTED, "reveals-outcome", [])
     ] * len(withheld)
@@ -178,7 +183,7 @@ def test_pit_filter_sees_nothing_of_the_documents_at_or_after_t0(planted, tmp_pa
         seen.append(
             (
                 fake.requests,
-                ctx.retrievals,
+                retrievals_form(ctx.retrievals),
                 result.usage["steps"],
                 result.probability,
                 result.evidence,
@@ -219,7 +224,7 @@ def test_tool_agent_under_pit_reads_the_planted_document(planted):
     ctx = context_at(planted, T0)
     result, fake = tool_agent("", ctx)
     assert result.ok and PLANTED in result.evidence and PLANTED_TITLE in sent(fake)
-    assert [c["op"] for c in ctx.retrievals] == ["search", "read", "read"]
+    assert [c["op"] for c in retrievals_form(ctx.retrievals)] == ["search", "read", "read"]
 
 
 def test_tool_agent_under_pit_filter_hides_the_planted_document(planted):
@@ -239,7 +244,13 @@ def test_tool_agent_under_pit_filter_hides_the_planted_document(planted):
         (PLANTED, "search", "reveals-outcome"),
         (PLANTED, "read", "reveals-outcome"),
     ]
-    assert [c["op"] for c in ctx.retrievals] == ["search", "withhold", "read", "withhold", "read"]
+    assert [c["op"] for c in retrievals_form(ctx.retrievals)] == [
+        "search",
+        "withhold",
+        "read",
+        "withhold",
+        "read",
+    ]
     assert [s.get("error") for s in steps(result, "tool")][1] == "document withheld"
 
 
@@ -325,7 +336,11 @@ def _pinned_run(kind: str, snapshot, params: str = ""):
         result, fake = run(kind, ",mode=text" + params, ctx, script=script)
     else:
         result, fake = run(kind, ",mode=text" + params, ctx, default=step)
-    return (_digest(fake.requests), _digest(_usage(result)), _digest(list(ctx.retrievals)))
+    return (
+        _digest(fake.requests),
+        _digest(_usage(result)),
+        _digest(list(retrievals_form(ctx.retrievals))),
+    )
 
 
 @pytest.mark.parametrize("kind", ["retrieval-agent", "tool-agent"])

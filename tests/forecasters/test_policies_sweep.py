@@ -22,6 +22,7 @@ from hindcast.leaderboard.viewer import stored_details
 from hindcast.llm.fake import FakeChatModel, answer
 from hindcast.llm.models import Models
 from hindcast.replay.spec import ReplaySpec
+from hindcast.runs import retrievals_form
 from hindcast.runs.store import RunStore
 from tests.audit import planted_run
 from tests.audit.planted_run import LEAK_MARK
@@ -129,7 +130,7 @@ def test_pit_reads_the_leak_filter_withholds_it_closed_book_reads_nothing(swept)
     store, run_id, _, fake, _ = swept
     details = {key[1:]: d for key, d in stored_details(store, run_id).items()}
     logs = {
-        name: [d.retrievals for (f, *_), d in details.items() if f == name]
+        name: [retrievals_form(d.retrievals) for (f, *_), d in details.items() if f == name]
         for name in (PIT, FILTERED, CLOSED)
     }
 

@@ -13,6 +13,7 @@ from hindcast.forecasters.base import Context
 from hindcast.forecasters.retrieval_agent import parse_queries, parse_reflection
 from hindcast.llm.fake import FakeChatModel, error
 from hindcast.records import Question
+from hindcast.runs import retrievals_form
 from tests.helpers import at
 from tests.integration.archive_support import (
     FED_BEFORE_T0,
@@ -92,7 +93,9 @@ def test_every_query_document_and_answer_is_logged_and_all_precede_t0(snapshot):
     assert steps[0]["queries"] == ["fed rate cut", "december fomc"] and "raw" in steps[0]
     assert all("raw" in s and "summary" in s for s in steps if s["step"] == "reflect")
     logged = [s["ids"] for s in steps if s["step"] == "search"]
-    assert logged == [r["ids"] for r in ctx.retrievals]  # the harness's own log agrees
+    assert logged == [
+        r["ids"] for r in retrievals_form(ctx.retrievals)
+    ]  # the harness's own log agrees
     seen = {i for ids in logged for i in ids}
     assert seen and seen <= FED_BEFORE_T0 and set(result.evidence) <= FED_BEFORE_T0
     assert result.rationale == "Officials hinted at a cut; Powell was cautious."
@@ -131,8 +134,8 @@ def test_an_unusable_seed_falls_back_to_the_question_and_says_so(snapshot, seed)
 
 def test_hybrid_search_works_through_the_real_retriever(snapshot):
     result, _, ctx = run(snapshot, agent_model(itertools.repeat([])), ",rounds=1,mode=hybrid,k=10")
-    assert result.ok and {r["mode"] for r in ctx.retrievals} == {"hybrid"}
-    assert set().union(*(r["ids"] for r in ctx.retrievals)) <= FED_BEFORE_T0
+    assert result.ok and {r["mode"] for r in retrievals_form(ctx.retrievals)} == {"hybrid"}
+    assert set().union(*(r["ids"] for r in retrievals_form(ctx.retrievals))) <= FED_BEFORE_T0
 
 
 def test_without_an_archive_the_agent_records_a_failure(snapshot):

@@ -9,6 +9,7 @@ import pytest
 from hindcast.forecasters import registry
 from hindcast.llm.fake import FakeChatModel, answer, tool_call, tool_calls
 from hindcast.records import Question
+from hindcast.runs import retrievals_form
 from tests.helpers import at
 from tests.integration.archive_support import (
     FED_BEFORE_T0,
@@ -55,7 +56,7 @@ def test_search_read_submit(snapshot):
     )
     assert result.ok and result.probability == 0.7 and result.rationale == "Powell hedged."
     assert set(result.evidence) <= FED_BEFORE_T0 and "fed-oct" in result.evidence
-    assert [r["op"] for r in ctx.retrievals] == ["search", "read"]
+    assert [r["op"] for r in retrievals_form(ctx.retrievals)] == ["search", "read"]
     assert [t["function"]["name"] for t in fake.requests[0]["tools"]] == [
         "search",
         "read",
@@ -98,7 +99,7 @@ def test_a_tool_call_cannot_move_t0(snapshot):
         ],
     )
     assert ctx.t0 == T0 and result.ok
-    seen = {i for r in ctx.retrievals for i in r["ids"]}
+    seen = {i for r in retrievals_form(ctx.retrievals) for i in r["ids"]}
     assert seen <= FED_BEFORE_T0 and set(result.evidence) <= FED_BEFORE_T0
     tools = [s for s in result.usage["steps"] if s["step"] == "tool"]
     assert tools[0]["ignored_arguments"] == ["before", "date", "t0"] and tools[1][

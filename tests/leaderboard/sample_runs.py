@@ -66,5 +66,5 @@ def injected(run):
         )
         for r in run.rows
     ]
-    manifest = {**run.manifest, "git_revision": f"</pre>{SCRIPT}"}
+    manifest = replace(run.manifest, git_revision=f"</pre>{SCRIPT}")
     return replace(run, rows=rows, manifest=manifest), {first: f"{SCRIPT} Will this run?"}

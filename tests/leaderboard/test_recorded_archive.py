@@ -9,22 +9,22 @@ import pytest
 from hindcast.archive.snapshot import latest
 from hindcast.errors import ArchiveIntegrityError
 from hindcast.replay import recorded_snapshots
-from hindcast.runs import manifest
+from hindcast.runs import identity_of, manifest, manifest_form
 from tests.helpers import ROOT
 
 SAMPLE = ROOT / "archive" / "sample"
 
 
 def _scored(root, snapshot):
-    identity = {"store_version": "m-x", "snapshot": snapshot}
+    identity = identity_of({"store_version": "m-x", "snapshot": snapshot})
     built = manifest.build(identity, ROOT / "markets" / "sample", {}, root)
-    return SimpleNamespace(manifest=built.to_dict())  # as a scored run holds it (stored form)
+    return SimpleNamespace(manifest=built)  # as a scored run holds it
 
 
 def test_the_manifest_records_the_archive_folder_and_snapshot():
-    built = _scored(SAMPLE, latest(SAMPLE)).manifest
+    built = manifest_form(_scored(SAMPLE, latest(SAMPLE)).manifest)
     assert built["archive"] == {"snapshot": latest(SAMPLE), "root": str(SAMPLE.resolve())}
-    assert _scored(None, None).manifest["archive"] is None
+    assert manifest_form(_scored(None, None).manifest)["archive"] is None
 
 
 def test_an_export_opens_the_recorded_snapshot_and_skips_a_moved_one(tmp_path):

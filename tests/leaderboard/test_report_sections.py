@@ -49,12 +49,12 @@ def viewer_records(html: str) -> list[dict]:
 
 
 def test_the_snapshot_id_and_store_version_head_the_report(tmp_path, wide):
-    identity = {**wide.manifest["identity"], "snapshot": "a-0123456789abcdef"}
-    run = replace(wide, manifest={**wide.manifest, "identity": identity})
+    identity = replace(wide.manifest.identity, snapshot="a-0123456789abcdef")
+    run = replace(wide, manifest=replace(wide.manifest, identity=identity))
     html = write_report(tmp_path, [run], "t", replicates=FAST).read_text()
     inputs = section(html, "inputs")
     assert html.index('<section id="inputs">') < html.index('<section id="leaderboard">')
-    assert "a-0123456789abcdef" in inputs and wide.manifest["market_store"]["version"] in inputs
+    assert "a-0123456789abcdef" in inputs and wide.manifest.market_store.version in inputs
     assert wide.run_id in inputs
 
 

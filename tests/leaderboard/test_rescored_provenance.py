@@ -48,7 +48,7 @@ def test_a_rescored_runs_report_shows_the_policies_that_scored_it(tmp_path):
 
     rescored = api.rescore(store, rid)
     assert rescored.policies == scoring
-    assert rescored.manifest["scoring_policies"] == older  # the record is kept as it was
+    assert rescored.manifest.scoring_policies == older  # the record is kept as it was
     shown = run_cli("rescore", rid, "--db", str(tmp_path / "runs" / "hindcast.db"), "--json")
     assert json.loads(shown.stdout)["scoring_policies"] == scoring
 

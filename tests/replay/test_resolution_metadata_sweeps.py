@@ -17,6 +17,7 @@ from hindcast.markets.pull import PullQuery, pull
 from hindcast.replay.layout import load_toml
 from hindcast.replay.plan import prepare
 from hindcast.replay.spec import spec_from_mapping
+from hindcast.runs import identity_form
 from hindcast.timeutil import iso
 from tests.helpers import SAMPLE_MARKETS, run_cli
 
@@ -53,13 +54,16 @@ def plan(store, **extra):
 
 def test_exclude_removes_them_and_changes_the_run_id_only_when_given(store):
     every, none_excluded = plan(store), plan(store, exclude=[])
-    assert none_excluded.run_id == every.run_id and "exclude" not in every.identity
+    assert none_excluded.run_id == every.run_id and "exclude" not in identity_form(every.identity)
     both = plan(store, exclude=["disputed", "rules-updated"])
     assert set(every.markets) - set(both.markets) == {DISPUTED.condition_id, RULES.condition_id}
     assert plan(store, exclude=["disputed"]).markets == sorted(
         set(every.markets) - {DISPUTED.condition_id}
     )
-    assert both.run_id != every.run_id and both.identity["exclude"] == ["disputed", "rules-updated"]
+    assert both.run_id != every.run_id and identity_form(both.identity)["exclude"] == [
+        "disputed",
+        "rules-updated",
+    ]
     with pytest.raises(
         HindcastError, match=r"exclude \(--exclude\) must be a list of disputed and rules-updated"
     ):
@@ -75,11 +79,12 @@ def test_exclude_in_a_spec_file_and_no_change_to_runs_of_a_store_without_the_met
     )
     assert load_toml(spec)["exclude"] == ["disputed"]
     sample = prepare(spec_from_mapping({"store": SAMPLE_MARKETS, "forecasters": ["market"]}))
-    assert "question_text_uncertain" not in sample.identity and "exclude" not in sample.identity
+    stored = identity_form(sample.identity)
+    assert "question_text_uncertain" not in stored and "exclude" not in stored
 
 
 def test_a_rules_update_after_t0_marks_that_cutoffs_text_uncertain_in_the_run(store):
-    marked = plan(store).identity["question_text_uncertain"]
+    marked = identity_form(plan(store).identity)["question_text_uncertain"]
     cutoffs = {c.t0: c for c in plan(store).cutoffs if c.market_id == RULES.condition_id}
     assert len(cutoffs) == 2  # f=0.5 (day 20: before the update) and f=0.9 (day 36: after it)
     before = [t0 for t0 in cutoffs if t0 <= RULES.rules_updated_at]

@@ -3,6 +3,7 @@ settings); the run identity and the service's recorded batch specs keep their by
 
 from hindcast.replay.identity import run_id, run_identity
 from hindcast.replay.spec import spec_from_mapping
+from hindcast.runs import identity_form
 from hindcast.schedule.sweeps import spec_json, spec_of
 
 KNOWN = {
@@ -26,7 +27,7 @@ def test_a_known_spec_keeps_its_run_id():
     market_ids, instants): run ids must not move, or every stored run would be re-run."""
     spec = spec_from_mapping(KNOWN)
     identity = run_identity(spec, "v1", ["b", "a"], "s-1")
-    assert list(identity) == [
+    assert list(identity_form(identity)) == [
         "store_version",
         "snapshot",
         "markets",
