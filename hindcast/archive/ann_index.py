@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,12 +21,15 @@ from hindcast.archive.codebook import Codebook
 from hindcast.archive.kmeans import ITERATIONS, TRAIN_PER_LIST
 from hindcast.errors import ArchiveIntegrityError, ConfigError
 
+if TYPE_CHECKING:
+    from hindcast.archive.index import IndexReader
+
 INFO = "index.json"
 DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
 
 
 def build(
-    index,
+    index: str | os.PathLike[str] | IndexReader,
     *,
     lists: int | None = None,
     nprobe: int | None = None,
@@ -69,7 +73,13 @@ def build(
     return info["ann"]
 
 
-def _build_projected(root: Path, info: dict, nprobe: int, threshold, on_progress) -> dict:
+def _build_projected(
+    root: Path,
+    info: dict,
+    nprobe: int,
+    threshold: float | None,
+    on_progress: Callable[[int, int], None] | None,
+) -> dict:
     """`build` with the fixed projection (`hindcast.archive.ann_projected_index`)."""
     threshold = ann_projected.THRESHOLD if threshold is None else threshold
     if "ann" in info:

@@ -52,7 +52,9 @@ def load(target: Path, meta: dict) -> Projected:
     return Projected(**arrays, meta=meta)
 
 
-def fit(vectors, month_end_us: int, made: Projection, threshold: float, fmt: str) -> Projected:
+def fit(
+    vectors: np.ndarray, month_end_us: int, made: Projection, threshold: float, fmt: str
+) -> Projected:
     """The projected index of one month's rows, in memory."""
     codes, scales = scan.quantize(project(vectors, made.matrix))
     meta = {
@@ -68,7 +70,9 @@ def fit(vectors, month_end_us: int, made: Projection, threshold: float, fmt: str
     return Projected(codes, scales, made.matrix, meta)
 
 
-def candidates(index: Projected, q: np.ndarray, edit_us, mask_from: int | None) -> np.ndarray:
+def candidates(
+    index: Projected, q: np.ndarray, edit_us: np.ndarray, mask_from: int | None
+) -> np.ndarray:
     """Time-order positions of the unmasked rows whose projected score reaches the threshold."""
     qp = np.ascontiguousarray(q @ np.asarray(index.matrix), dtype=np.float32)
     out = np.empty(index.rows, dtype=np.float32)

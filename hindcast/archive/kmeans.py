@@ -11,7 +11,7 @@ ITERATIONS = 8
 ASSIGN_CHUNK = 32_768
 
 
-def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
+def kmeans(vectors: np.ndarray, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
     """Seeded spherical k-means over a sample of the rows `train` (at most TRAIN_PER_LIST per list),
     drawn by rank among them: which documents it holds depends on the seed and on the training
     rows alone, never on rows that are not training rows (say, documents edited later)."""
@@ -24,7 +24,7 @@ def kmeans(vectors, train: np.ndarray, lists: int, seed: int) -> np.ndarray:
     return centroids
 
 
-def _nearest(x, centroids: np.ndarray) -> np.ndarray:
+def _nearest(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     """Index of the centroid of highest dot product for each row (ties to the lower), in chunks."""
     out = np.empty(x.shape[0], dtype=np.int64)
     for start in range(0, x.shape[0], ASSIGN_CHUNK):

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from hindcast.errors import ArchiveInputError
 
@@ -64,7 +65,7 @@ def input_lines(path: Path) -> Iterator[Line]:
             offset += len(raw)
 
 
-def _open_bytes(path: Path):
+def _open_bytes(path: Path) -> IO[bytes]:
     if not path.is_file():
         raise ArchiveInputError(f"{path}: no such input file")
     if path.suffix != ".zst":
@@ -92,7 +93,7 @@ class ZstdFrames(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         while not self.pending:
             chunk = self.file.read(SLICE)
             if not chunk:

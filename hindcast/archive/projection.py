@@ -81,7 +81,7 @@ def _trained(embedder: str, reference: str, dims: int) -> Projection:
     )
 
 
-def project(vectors, matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
+def project(vectors: np.ndarray, matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
     """Rows of `vectors` projected by `matrix` (float32), a chunk at a time."""
     out = np.empty((vectors.shape[0], matrix.shape[1]), dtype=np.float32)
     for start in range(0, vectors.shape[0], chunk):

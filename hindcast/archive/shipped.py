@@ -22,11 +22,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hindcast import frozen
 from hindcast.archive import index, layout
 from hindcast.archive.embed import SHIPPED_MANIFEST as MANIFEST
 from hindcast.archive.embed import Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
 from hindcast.archive.embed import shipped_folder as folder
 from hindcast.archive.snapshot import Snapshot
 
@@ -116,7 +120,7 @@ def _indexed(root: Path) -> set[str]:
     return set(json.loads(path.read_text(encoding="utf-8"))["months"]) if path.exists() else set()
 
 
-def write(snapshot: Snapshot, emb: Embedder, vectors, computed: dict) -> Path:
+def write(snapshot: Snapshot, emb: Embedder, vectors: np.ndarray, computed: dict) -> Path:
     """Ship `vectors` (every month's rows in index order) as the vectors of `emb` for `snapshot`
     (the build script's step): stored as float16, with their manifest."""
     import numpy as np
