@@ -16,7 +16,7 @@ import numpy as np
 
 from hindcast import frozen
 from hindcast.archive import codebook as codebooks
-from hindcast.archive import scan
+from hindcast.archive import folders, scan
 from hindcast.archive.ann import ARRAYS, FORMAT, NPROBE, Ann, Part, rank
 from hindcast.archive.codebook import Codebook
 from hindcast.archive.kmeans import _nearest, _unit, kmeans
@@ -188,15 +188,7 @@ def _write(target: Path, index: Ann, meta: dict) -> None:
     one); staging folders a stopped build left behind are removed first."""
     for stale in target.parent.glob(".ann-*"):
         shutil.rmtree(stale)
-    staging = target.with_name(f".ann-{os.getpid()}")
-    staging.mkdir(parents=True)
-    for name in ARRAYS:
-        np.save(staging / f"{name}.npy", getattr(index, name))
-    (staging / "meta.json").write_text(
-        json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    _remove(target)
-    staging.rename(target)
+    folders.write_whole(target, {f"{n}.npy": getattr(index, n) for n in ARRAYS}, meta)
 
 
 def _remove(path: Path) -> None:

@@ -12,15 +12,13 @@ counterfactual holds as for the codebook's lists. Measured recall and speed: doc
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hindcast.archive import scan
+from hindcast.archive import folders, scan
 from hindcast.archive.projection import Projection, project
 
 PARTITION = "projection"
@@ -84,18 +82,8 @@ def candidates(
 
 
 def write(target: Path, index: Projected, meta: dict) -> None:
-    """Write the index into a private folder, then rename it to `target` (replacing an old one)."""
+    """Write the index into a private folder, then rename it to `target` (replacing an old one);
+    staging folders a stopped build left behind are removed first."""
     for stale in target.parent.glob(".ann-*"):
         shutil.rmtree(stale)
-    staging = target.with_name(f".ann-{os.getpid()}")
-    staging.mkdir(parents=True)
-    for name in ARRAYS:
-        np.save(staging / f"{name}.npy", getattr(index, name))
-    (staging / "meta.json").write_text(
-        json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    if target.exists():
-        old = target.with_name(f".old-{target.name}-{os.getpid()}")
-        target.rename(old)
-        shutil.rmtree(old)
-    staging.rename(target)
+    folders.write_whole(target, {f"{n}.npy": getattr(index, n) for n in ARRAYS}, meta)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from hindcast import frozen
-from hindcast.archive import ann_projected, layout, projection, scan
+from hindcast.archive import ann_projected, codebook, layout, projection, scan
 from hindcast.archive.ann import FORMAT, Part, load_month, rank
 from hindcast.archive.ann_month import probe_queries
 from hindcast.errors import ArchiveIntegrityError
@@ -75,7 +75,7 @@ def reference_recall(root: Path, made: projection.Projection, threshold: float) 
         if found.get("projection") == made.id:
             return {k: found[k] for k in ("recall@10", "probe_queries")}
     if (made.id, threshold) not in RECALLS:
-        reference = projection.reference_vectors(folder)
+        reference = codebook.reference_vectors(folder)
         if reference is None:
             return {"recall@10": None, "probe_queries": 0}
         reference = np.ascontiguousarray(reference, dtype=np.float32)

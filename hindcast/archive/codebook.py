@@ -29,13 +29,12 @@ import functools
 import gzip
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hindcast.archive import folders
 from hindcast.archive.kmeans import kmeans
 
 REFERENCE = Path(__file__).with_name("reference_texts.txt.gz")
@@ -127,20 +126,9 @@ def _matches(meta: dict, key: dict, seed: int) -> bool:
 
 def save(folder: Path, book: Codebook, reference: np.ndarray | None = None) -> None:
     """Write the codebook (and the reference vectors, for its recall) into `folder`, atomically."""
-    staging = folder.with_name(f".{folder.name}-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    np.save(staging / "centroids.npy", book.centroids)
-    if reference is not None:
-        np.save(staging / "reference.npy", np.ascontiguousarray(reference, dtype=np.float32))
-    (staging / "meta.json").write_text(
-        json.dumps(book.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    folders.write_whole(
+        folder, {"centroids.npy": book.centroids} | folders.reference(reference), book.meta
     )
-    if folder.exists():
-        old = folder.with_name(f".old-{folder.name}-{os.getpid()}")
-        folder.rename(old)
-        shutil.rmtree(old)
-    staging.rename(folder)
 
 
 def load(folder: Path) -> Codebook | None:

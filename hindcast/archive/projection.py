@@ -20,14 +20,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hindcast.archive import codebook
+from hindcast.archive import codebook, folders
 
 DIMS = 128
 FOLDER = "projection"
@@ -93,20 +91,9 @@ def project(vectors: np.ndarray, matrix: np.ndarray, chunk: int = 65_536) -> np.
 def save(folder: Path, made: Projection, reference: np.ndarray | None = None) -> None:
     """Write the projection (and the reference vectors, for its recall) into `folder`,
     atomically."""
-    staging = folder.with_name(f".{folder.name}-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    np.save(staging / "matrix.npy", made.matrix)
-    if reference is not None:
-        np.save(staging / "reference.npy", np.ascontiguousarray(reference, dtype=np.float32))
-    (staging / "meta.json").write_text(
-        json.dumps(made.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    folders.write_whole(
+        folder, {"matrix.npy": made.matrix} | folders.reference(reference), made.meta
     )
-    if folder.exists():
-        old = folder.with_name(f".old-{folder.name}-{os.getpid()}")
-        folder.rename(old)
-        shutil.rmtree(old)
-    staging.rename(folder)
 
 
 def load(folder: Path) -> Projection | None:
@@ -114,8 +101,3 @@ def load(folder: Path) -> Projection | None:
         return None
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     return Projection(np.load(folder / "matrix.npy"), meta)
-
-
-def reference_vectors(folder: Path) -> np.ndarray | None:
-    path = folder / "reference.npy"
-    return np.load(path, mmap_mode="r") if path.exists() else None
