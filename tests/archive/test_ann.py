@@ -709,6 +709,14 @@ def _previous(month: str) -> str:
 def _built(root, archive, dims: int = 8):
     """An index root holding `archive`'s months, its approximate index built by `ann_index.build`
     (the default build) with the fixed codebook a user of the same model would have."""
+    months = _months(root, archive)
+    codebook.save(root / codebook.FOLDER, *_book(dims))
+    ann_index.build(root, partition="codebook")
+    return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
+
+
+def _months(root, archive) -> dict[str, int]:
+    """An index root holding `archive`'s months (vectors, instants, index.json): their sizes."""
     months = {}
     root.mkdir(parents=True)
     for month, _, vectors, created, edit in archive:
@@ -719,9 +727,7 @@ def _built(root, archive, dims: int = 8):
         np.save(folder / "edit_us.npy", edit)
         months[month] = len(created)
     (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
-    codebook.save(root / codebook.FOLDER, *_book(dims))
-    ann_index.build(root, partition="codebook")
-    return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
+    return months
 
 
 def _search(archive, indexes, t0: int, q, n: int, nprobe: int | None):
@@ -739,15 +745,31 @@ def _search(archive, indexes, t0: int, q, n: int, nprobe: int | None):
     return [(score, int(ids[m][p])) for score, m, p in ranked]
 
 
+# the counterfactual's cases, shared with the projected index's test (test_ann_projected.py)
+WORLD_CASES = {
+    "seed": st.integers(0, 10_000),
+    "sizes": st.lists(st.integers(1, 120), min_size=2, max_size=4),
+    "t0_frac": st.floats(0.3, 1),
+    "n": st.integers(1, 20),
+}
+
+
+def _counterfactual(tmp_path_factory, seed: int, sizes: list[int], t0_frac: float, build):
+    """The two archives of a case (X edited after t0 and late documents; X never edited), each
+    built by `build(root, archive)`: (rng, t0, edited, never, xs, built)."""
+    rng = np.random.default_rng(seed)
+    span = layout.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
+    t0 = JAN_2024_US + int(t0_frac * span)
+    edited, never, xs = _worlds(rng, sizes, t0)
+    tmp = tmp_path_factory.mktemp("worlds")
+    built = [build(tmp / name, world) for name, world in (("e", edited), ("n", never))]
+    return rng, t0, edited, never, xs, built
+
+
 @settings(
     max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
-@given(
-    seed=st.integers(0, 10_000),
-    sizes=st.lists(st.integers(1, 120), min_size=2, max_size=4),
-    t0_frac=st.floats(0.3, 1),
-    n=st.integers(1, 20),
-)
+@given(**WORLD_CASES)
 def test_a_post_t0_edit_changes_no_other_document_of_an_approximate_search(
     tmp_path_factory, seed, sizes, t0_frac, n
 ):
@@ -756,12 +778,8 @@ def test_a_post_t0_edit_changes_no_other_document_of_an_approximate_search(
     archive where the X were never edited (visible with their t0 text). At t0, at every nprobe,
     the approximate search of the first returns exactly the documents, order and scores of the
     second's with the X taken out — as the exact search does."""
-    rng = np.random.default_rng(seed)
-    span = layout.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
-    t0 = JAN_2024_US + int(t0_frac * span)
-    edited, never, xs = _worlds(rng, sizes, t0)
-    tmp = tmp_path_factory.mktemp("worlds")
-    indexes = [_built(tmp / name, world) for name, world in (("e", edited), ("n", never))]
+    case = _counterfactual(tmp_path_factory, seed, sizes, t0_frac, _built)
+    rng, t0, edited, never, xs, indexes = case
     for q in rng.standard_normal((3, 8)).astype(np.float32):
         for nprobe in [*range(1, 14), None]:
             got = _search(edited, indexes[0], t0, q, n, nprobe)

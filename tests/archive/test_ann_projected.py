@@ -13,12 +13,11 @@ import json
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from hindcast.archive import ann, ann_index, ann_projected, layout, projection
+from hindcast.archive import ann, ann_index, ann_projected, projection
 from hindcast.errors import ConfigError
 
-from .test_ann import JAN_2024_US, _search, _vectors, _worlds
+from .test_ann import JAN_2024_US, WORLD_CASES, _counterfactual, _months, _search, _vectors, _worlds
 
 THRESHOLDS = [-np.inf, -2.0, -0.5, 0.0, 0.3, 1.0, 2.5, 6.0, np.inf]
 
@@ -32,16 +31,7 @@ def _projection(dims: int, keep: int = 4) -> projection.Projection:
 
 def _built(root, archive, dims: int = 8) -> dict:
     """An index root holding `archive`'s months, its projected index built by `ann_index.build`."""
-    months = {}
-    root.mkdir(parents=True)
-    for month, _, vectors, created, edit in archive:
-        folder = root / "vectors" / f"month={month}"
-        folder.mkdir(parents=True)
-        np.save(folder / "vectors.npy", vectors)
-        np.save(folder / "created_us.npy", created)
-        np.save(folder / "edit_us.npy", edit)
-        months[month] = len(created)
-    (root / "index.json").write_text(json.dumps({"months": months}), encoding="utf-8")
+    months = _months(root, archive)
     projection.save(root / projection.FOLDER, _projection(dims))
     ann_index.build(root, partition="projection")
     return {month: ann.load_month(root / "vectors" / f"month={month}") for month in months}
@@ -57,12 +47,7 @@ def _at(indexes: dict, threshold: float) -> dict:
 @settings(
     max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
-@given(
-    seed=st.integers(0, 10_000),
-    sizes=st.lists(st.integers(1, 120), min_size=2, max_size=4),
-    t0_frac=st.floats(0.3, 1),
-    n=st.integers(1, 20),
-)
+@given(**WORLD_CASES)
 def test_a_post_t0_edit_changes_no_other_document_of_a_projected_search(
     tmp_path_factory, seed, sizes, t0_frac, n
 ):
@@ -71,12 +56,8 @@ def test_a_post_t0_edit_changes_no_other_document_of_a_projected_search(
     never edited. At every threshold, the first returns exactly the second's documents, order
     and scores with the X taken out; at -inf (every row probed) both are the exact search;
     neither is ever short."""
-    rng = np.random.default_rng(seed)
-    span = layout.month_end_us(f"2024-{len(sizes):02d}") - JAN_2024_US
-    t0 = JAN_2024_US + int(t0_frac * span)
-    edited, never, xs = _worlds(rng, sizes, t0)
-    tmp = tmp_path_factory.mktemp("worlds")
-    built = [_built(tmp / name, world) for name, world in (("e", edited), ("n", never))]
+    case = _counterfactual(tmp_path_factory, seed, sizes, t0_frac, _built)
+    rng, t0, edited, never, xs, built = case
     assert all(isinstance(i, ann_projected.Projected) for i in built[0].values())
     eligible = sum(int(((created < t0) & (edit < t0)).sum()) for _, _, _, created, edit in edited)
     for q in rng.standard_normal((3, 8)).astype(np.float32):
