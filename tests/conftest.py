@@ -21,7 +21,8 @@ settings.load_profile("hindcast")
 def pytest_addoption(parser, pluginmanager):
     """`--embedder KEY`: see `default_embedder`. Without pytest-xdist (`pytest -p no:xdist`, or
     not installed) the suite runs in this process: pyproject's addopts `-n logical
-    --maxprocesses 4 --dist loadfile` are accepted and ignored then."""
+    --maxprocesses 4 --dist loadfile --no-loadscope-reorder --max-worker-restart 0` are accepted
+    and ignored then."""
     parser.addoption(
         "--embedder",
         default="minilm",
@@ -39,6 +40,7 @@ def pytest_addoption(parser, pluginmanager):
     group.addoption(
         "--no-loadscope-reorder", dest="loadscopereorder", action="store_false", help="ignored"
     )
+    group.addoption("--max-worker-restart", dest="maxworkerrestart", default=None, help="ignored")
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown when xdist is not loaded

@@ -21,10 +21,9 @@ import pytest
 import ray  # noqa: F401  (the `ray` extra: pip install -e '.[ray]'; this test is meant to run, not skip)
 
 from hindcast import api
-from hindcast.archive import index, ray_embed
+from hindcast.archive import index
 from hindcast.archive import snapshot as snapshots
-from hindcast.archive.embed import HashEmbedder, get_embedder
-from hindcast.errors import StoppedError
+from hindcast.archive.embed import get_embedder
 from tests.archive.ray_cluster import ray_env
 from tests.helpers import ROOT, sample_headlines
 
@@ -169,30 +168,24 @@ def test_ingest_and_embed_on_a_two_node_cluster_give_the_single_process_bytes(
     assert [text.strip() for text in stderr] == ["", "", ""]
 
 
-class DyingEmbedder(HashEmbedder):
-    """The hash embedder, which kills its own process (a worker dying) on the chunk holding `marker`
-    while `armed` exists, and notes every chunk it embeds in `log`."""
-
-    def __init__(self, armed: Path, log: Path, marker: str):
-        super().__init__(384)
-        self.armed, self.log, self.marker = str(armed), str(log), marker
-
-    def embed(self, texts):
-        import os
-
-        if self.marker in texts and os.path.exists(self.armed):
-            os._exit(1)
-        with open(self.log, "a", encoding="utf-8") as out:
-            out.write(texts[0] + "\n")
-        return super().embed(texts)
+def dying_embed(archive: Path, snapshot_id: str, address: str, armed: Path, log: Path, marker: str):
+    """tests/archive/dying_embed.py's JSON answer: the embedding driven from a process of its own."""
+    args = [archive, snapshot_id, address, armed, log, marker]
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.archive.dying_embed", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=ray_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
 
 
 def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_missing_chunks(
     cluster, headlines, tmp_path
 ):
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     archive = tmp_path / "a"
     api.ingest([headlines], "news-headlines", "headlines", archive)
     snap = snapshots.open_snapshot(archive, api.freeze(archive))
@@ -200,10 +193,10 @@ def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_miss
     texts = index.month_texts(index.month_rows(snap, month))
     armed, log = tmp_path / "armed", tmp_path / "log.txt"
     armed.touch()
-    dying = DyingEmbedder(armed, log, texts[-1])  # the last chunk of the last month
+    marker = texts[-1]  # the last chunk of the last month
 
-    with pytest.raises(StoppedError, match="re-run the same command to resume"):
-        ray_embed.embed(snap, dying, address=cluster.address, chunk_rows=64)
+    stopped = dying_embed(archive, snap.id, cluster.address, armed, log, marker)
+    assert "re-run the same command to resume" in stopped["stopped"]
     first = log.read_text().splitlines() if log.exists() else []
     root = tmp_path / "a" / "index" / snap.id / "hash-384"
     kept = sorted(root.glob("vectors/month=*/chunks/chunk-*.npy"))
@@ -212,7 +205,7 @@ def test_a_worker_dying_mid_embed_stops_the_run_and_a_rerun_embeds_only_the_miss
 
     armed.unlink()
     log.unlink(missing_ok=True)
-    info = ray_embed.embed(snap, dying, address=cluster.address, chunk_rows=64)
+    info = dying_embed(archive, snap.id, cluster.address, armed, log, marker)
     second = log.read_text().splitlines()
     total_chunks = sum(-(-n // 64) for n in info["months"].values())
     assert (

@@ -45,9 +45,9 @@ QUERIES = ("alpha bravo", "tango lima zzzunknown")
 @pytest.fixture(scope="module")
 def driver(cluster):
     """This process as a driver of the cluster (loopback, no token), for the module."""
-    saved = dict(os.environ)
+    saved, env = dict(os.environ), ray_env()
     os.environ.clear()
-    os.environ.update(ray_env())
+    os.environ.update(env)
     from hindcast.archive import distributed
 
     with distributed.connected(cluster.address) as connected:
