@@ -116,6 +116,7 @@ class Ticker:
     ) -> None:
         self.label, self.unit, self.every, self.clock = label, unit, every, clock
         self.done, self.total, self.started, self._last, self._start = 0, None, False, None, None
+        self._first: tuple[float, int] | None = None  # (when, done) at the first unit done
         self.console = err_console()
         self.quiet = quiet  # -q: neither a bar nor lines
         self.bar = self._bar() if self.console.is_terminal and not quiet else None
@@ -148,6 +149,8 @@ class Ticker:
             if self.bar is not None:
                 self.bar.start()
         self.done, self.total = done, total if total is not None else self.total
+        if self._first is None and done > 0:
+            self._first = (self.clock(), done)
         if self.bar is not None:
             self.bar.update(self.task, completed=done, total=self.total)
         elif not self.quiet and self.clock() - self._last >= self.every:
@@ -161,15 +164,22 @@ class Ticker:
         elapsed = self._last - self._start
         of = f"/{self.total:,}" if self.total else ""
         rate = f", {self.done / elapsed:.1f} {self.unit}/s" if elapsed > 0 and self.done else ""
-        left = ""
-        if self.total and self.done and elapsed > 0 and self.done < self.total:
-            left = f", about {_duration((self.total - self.done) * elapsed / self.done)} left"
         print(
-            f"{self.label}: {self.done:,}{of} {self.unit}{rate}{left} ({_duration(elapsed)} "
-            "so far)",
+            f"{self.label}: {self.done:,}{of} {self.unit}{rate}{self._left()} "
+            f"({_duration(elapsed)} so far)",
             file=sys.stderr,
             flush=True,
         )
+
+    def _left(self) -> str:
+        """What is left at the rate since the first unit was done (a start-up — a model loading,
+        an index opening — is not a rate): nothing to say before a second unit is done."""
+        if self._first is None or not self.total or self.done >= self.total:
+            return ""
+        since, first = self._last - self._first[0], self._first[1]
+        if self.done <= first or since <= 0:
+            return ""
+        return f", about {_duration((self.total - self.done) * since / (self.done - first))} left"
 
     def stop(self, last_line: bool = True) -> None:
         """The bar closed, or the last line said (`last_line` False: a job that failed, whose

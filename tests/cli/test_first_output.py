@@ -77,6 +77,25 @@ def test_progress_off_a_terminal_is_a_line_every_few_seconds(monkeypatch):
     ]
 
 
+def test_what_is_left_is_timed_from_the_first_unit_done_not_from_the_start_up(monkeypatch):
+    """A slow start (a model loading for 15 s before the first forecast) is not a rate: the
+    first line says no time left (it said "about 174 min 45 s left" here), the next one says
+    what is left at the pace since the first unit."""
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    clock = Clock()
+    ticker = console.Ticker("forecasting", "forecasts", every=5.0, clock=clock)
+    ticker.update(0, 700)
+    clock.now += 15
+    ticker.update(1, 700)
+    clock.now += 5  # 5 s after the first: 350 more done, 349 left at 70 a second
+    ticker.update(351, 700)
+    assert err.getvalue().splitlines() == [
+        "forecasting: 1/700 forecasts, 0.1 forecasts/s (15 s so far)",
+        "forecasting: 351/700 forecasts, 17.6 forecasts/s, about 5 s left (20 s so far)",
+    ]
+
+
 def test_a_ticker_never_started_prints_nothing(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
