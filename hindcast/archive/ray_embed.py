@@ -207,9 +207,7 @@ def _run(
     """One Ray Data run over a group of chunks; each result saved as soon as it arrives."""
     items = _items(snapshot, group)
     (workers, reserve), (device, threads) = pool, where
-    with (
-        warnings.catch_warnings()
-    ):  # max_restarts has no named parameter; Ray Data's own deprecation notes
+    with warnings.catch_warnings():  # max_restarts is no named parameter: Ray Data warns of it
         warnings.simplefilter("ignore")
         ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             _actor(embedder, device, threads),
