@@ -116,7 +116,7 @@ class Ticker:
     ) -> None:
         self.label, self.unit, self.every, self.clock = label, unit, every, clock
         self.done, self.total, self.started, self._last, self._start = 0, None, False, None, None
-        self._first: tuple[float, int] | None = None  # (when, done) at the first unit done
+        self._mark: tuple[float, int] | None = None  # (when, done): the first unit, then each line
         self.console = err_console()
         self.quiet = quiet  # -q: neither a bar nor lines
         self.bar = self._bar() if self.console.is_terminal and not quiet else None
@@ -149,8 +149,8 @@ class Ticker:
             if self.bar is not None:
                 self.bar.start()
         self.done, self.total = done, total if total is not None else self.total
-        if self._first is None and done > 0:
-            self._first = (self.clock(), done)
+        if self._mark is None and done > 0:
+            self._mark = (self.clock(), done)
         if self.bar is not None:
             self.bar.update(self.task, completed=done, total=self.total)
         elif not self.quiet and self.clock() - self._last >= self.every:
@@ -170,16 +170,20 @@ class Ticker:
             file=sys.stderr,
             flush=True,
         )
+        if self.done:
+            self._mark = (self._last, self.done)
 
     def _left(self) -> str:
-        """What is left at the rate since the first unit was done (a start-up — a model loading,
-        an index opening — is not a rate): nothing to say before a second unit is done."""
-        if self._first is None or not self.total or self.done >= self.total:
+        """What is left at the pace since the previous line, or since the first unit done before
+        any line: a start-up (a model loading, an index opening) is not a pace, and the pace of a
+        batch of quick units is not that of the slow ones after it. Nothing is said where no unit
+        was done since then."""
+        if self._mark is None or not self.total or self.done >= self.total:
             return ""
-        since, first = self._last - self._first[0], self._first[1]
-        if self.done <= first or since <= 0:
+        since, before = self._last - self._mark[0], self._mark[1]
+        if self.done <= before or since <= 0:
             return ""
-        return f", about {_duration((self.total - self.done) * since / (self.done - first))} left"
+        return f", about {_duration((self.total - self.done) * since / (self.done - before))} left"
 
     def stop(self, last_line: bool = True) -> None:
         """The bar closed, or the last line said (`last_line` False: a job that failed, whose

@@ -78,9 +78,10 @@ def test_progress_off_a_terminal_is_a_line_every_few_seconds(monkeypatch):
 
 
 def test_what_is_left_is_timed_from_the_first_unit_done_not_from_the_start_up(monkeypatch):
-    """A slow start (a model loading for 15 s before the first forecast) is not a rate: the
+    """A slow start (a model loading for 15 s before the first forecast) is not a pace: the
     first line says no time left (it said "about 174 min 45 s left" here), the next one says
-    what is left at the pace since the first unit."""
+    what is left at the pace since the first unit, the one after at the pace since the line
+    before (a quick batch done, slow units follow)."""
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     clock = Clock()
@@ -90,9 +91,12 @@ def test_what_is_left_is_timed_from_the_first_unit_done_not_from_the_start_up(mo
     ticker.update(1, 700)
     clock.now += 5  # 5 s after the first: 350 more done, 349 left at 70 a second
     ticker.update(351, 700)
+    clock.now += 5  # then slow units: 2 in 5 s, 347 left at that pace
+    ticker.update(353, 700)
     assert err.getvalue().splitlines() == [
         "forecasting: 1/700 forecasts, 0.1 forecasts/s (15 s so far)",
         "forecasting: 351/700 forecasts, 17.6 forecasts/s, about 5 s left (20 s so far)",
+        "forecasting: 353/700 forecasts, 14.1 forecasts/s, about 14 min 28 s left (25 s so far)",
     ]
 
 
