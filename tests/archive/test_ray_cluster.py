@@ -67,10 +67,23 @@ def hindcast(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def single_process(archive: Path, headlines: Path, chunk_rows: int, embedder: str) -> str:
+    """Ingest and freeze in this process; the embedding through the CLI, as `--ray`'s is: each
+    computes with the torch thread count of a fresh `hindcast` process (the last bits of a vector
+    depend on it, and a test earlier in this worker may have changed this process's)."""
     api.ingest([headlines], "news-headlines", "headlines", archive)
     api.ingest(PUSHSHIFT, "reddit", "pushshift", archive)
     snapshot_id = api.freeze(archive)
-    api.embed(archive, snapshot_id, embedder, chunk_rows=chunk_rows)
+    hindcast(
+        "archive",
+        "embed",
+        "--archive",
+        str(archive),
+        "--chunk-rows",
+        str(chunk_rows),
+        "--embedder",
+        embedder,
+        cwd=archive.parent,
+    )
     return snapshot_id
 
 

@@ -43,6 +43,18 @@ def server_installed():
     yield
 
 
+@pytest.fixture(autouse=True)
+def torch_threads_kept():
+    """An Engine made in this process sets torch's thread count for the whole process (the
+    server's own): put back afterwards, so a later test in this worker (the index bytes of
+    tests/archive/test_ray_cluster.py depend on it) computes with the count it started with."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory):
     shipped = shipped_snapshot()
