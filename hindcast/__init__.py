@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 
+from hindcast import replay
 from hindcast.errors import *  # noqa: F403  (the whole tree, listed in errors.__all__)
 
 __version__ = "0.1.0"
@@ -85,9 +86,7 @@ def __dir__() -> list[str]:
 
 def load_spec(path):
     """A TOML sweep spec file (the `hindcast sweep --spec` layout) → a ReplaySpec."""
-    from hindcast.replay import load_toml, spec_from_mapping
-
-    return spec_from_mapping(load_toml(path))
+    return replay.spec_from_mapping(replay.load_toml(path))
 
 
 def sample(kind: str = "markets"):

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import leaderboard, markets, replay
+
 
 def sweep(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
     """`sweep_async` run to its end (`asyncio.run`): the same keywords, the same SweepResult."""
@@ -25,14 +27,13 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     prices, retry_limit, on_plan, advance, prepared, shard ((i, n): the i-th of n processes),
     created_at (a new run's creation instant, else `now`), no_cache (models answer anew; with
     models=None)."""
-    from hindcast.leaderboard import write_run
     from hindcast.replay import replay_spec, run_sweep
     from hindcast.runs import open_store
 
     engine = {k: options.pop(k) for k in _ENGINE if options.get(k) is not None}
     replay = replay_spec(spec, {k: v for k, v in options.items() if k not in _ENGINE})
     store = open_store(db, runs)
-    engine["export"] = lambda *parts: write_run(*parts, run_store=store)
+    engine["export"] = lambda *parts: leaderboard.write_run(*parts, run_store=store)
     return await run_sweep(replay, run_store=store, out_dir=Path(out), now=now, **engine)
 
 
@@ -43,9 +44,7 @@ _ENGINE = tuple(
 
 def rescore(run_store, run_id: str, *, model_cutoffs: Path | None = None, bundle=None):
     """A stored run scored from its forecasts alone (no model called): a RunScores."""
-    from hindcast.replay import load_scored
-
-    return load_scored(run_store, run_id, bundle, model_cutoffs)
+    return replay.load_scored(run_store, run_id, bundle, model_cutoffs)
 
 
 def pull(store: Path, query=None, *, now: datetime, progress=None, **options):
@@ -53,10 +52,8 @@ def pull(store: Path, query=None, *, now: datetime, progress=None, **options):
     options gamma_url, clob_url, data_url), or with a KalshiQuery Kalshi's settled markets and
     candles (kalshi_url), or with a ManifoldQuery Manifold's (manifold_url, per_minute,
     page_limit). Options attempts (5), timeout (30 s), user_agent."""
-    from hindcast.markets import pull_from
-
     defaults = {"attempts": 5, "timeout": 30.0, "user_agent": "hindcast"}
-    return pull_from(store, query, now, progress, **{**defaults, **options})
+    return markets.pull_from(store, query, now, progress, **{**defaults, **options})
 
 
 def import_markets(store: Path, markets: Path, prices: Path | None = None, *, now: datetime):
@@ -129,9 +126,7 @@ def export(
     **options,
 ):
     """Stored runs' leaderboard, per-forecast table and report (no model called) in `formats`."""
-    from hindcast.leaderboard import export_runs
-
-    return export_runs(run_store, runs, out, formats, **options)
+    return leaderboard.export_runs(run_store, runs, out, formats, **options)
 
 
 def analyze(
@@ -139,6 +134,4 @@ def analyze(
 ) -> list:
     """Stored runs' analyses as Findings (no model called; `split` None: median; `ray`: the
     evidence strata search the archive on that Ray cluster; settings: hindcast.analysis's)."""
-    from hindcast.leaderboard import analyze_runs
-
-    return analyze_runs(run_store, runs, split, ray, **settings)
+    return leaderboard.analyze_runs(run_store, runs, split, ray, **settings)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import forecasters, llm
 from hindcast.errors import ConfigError
 from hindcast.forecasters import require_inspect
 from hindcast.http import redact, redacted
@@ -229,11 +230,8 @@ def _scored(sample) -> tuple[dict, tuple]:
 def _forecast(sample, meta: dict, retrievals: tuple, model: str) -> Forecast:
     """The forecast the sample's own answer holds, parsed as the scorer parses it; a score that
     says otherwise (a probability that is not the answer's, a string, NaN …) refuses the log."""
-    from hindcast.forecasters import evidence_of
-    from hindcast.llm import parse_probability
-
     text = sample.output.completion if sample.output is not None else ""
-    parsed = parse_probability(text)
+    parsed = llm.parse_probability(text)
     said = meta.get("probability")
     if said is not None and (isinstance(said, bool) or not isinstance(said, (int, float))):
         raise _refused(sample, f"has a score probability {said!r} that is not a number")
@@ -243,18 +241,16 @@ def _forecast(sample, meta: dict, retrievals: tuple, model: str) -> Forecast:
     usage, raw = _usage(sample, model), redact(text)
     if parsed.probability is None:
         return Forecast.failure(f"invalid answer: {parsed.reason}", raw=raw, usage=usage)
-    evidence = evidence_of(retrievals)
+    evidence = forecasters.evidence_of(retrievals)
     return Forecast(parsed.probability, rationale=raw, evidence=evidence, usage=usage, raw=raw)
 
 
 def _usage(sample, model: str) -> dict:
     """Token counts of the sample's model calls (hindcast's usage keys; no cache figures: Inspect
     does not report which replies hindcast's response cache answered)."""
-    from hindcast.llm import client as llm
-
     spec = redact(model.removeprefix("hindcast/"))
     try:
-        model_name = llm.parse_model(spec).model
+        model_name = llm.client.parse_model(spec).model
     except ValueError:  # a log made with another provider
         model_name = spec
     used = list((sample.model_usage or {}).values())

@@ -36,6 +36,7 @@ from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 from inspect_ai.util import store as sample_store
 
+from hindcast import forecasters, markets, sample
 from hindcast.forecasters import (
     PROMPT,
     evidence_of,
@@ -66,8 +67,6 @@ def _task_name(short: str) -> str:
 def spec_of(args: dict) -> ReplaySpec:
     """The ReplaySpec of a task's arguments (what `inspect eval -T …` passed; also
     read back from a log)."""
-    from hindcast import sample
-
     store = args.get("store") or sample("markets")
     version = args.get("version") or None
     return ReplaySpec(
@@ -94,10 +93,9 @@ def _market_ids(value, store: Path, version: str | None) -> tuple[str, ...]:
     numbers = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
     if not numbers:
         return _strings(value)
-    from hindcast.markets import open_version
 
     known: dict[int, str] = {}
-    for market in open_version(store, version).bundle.markets:
+    for market in markets.open_version(store, version).bundle.markets:
         if market.id[:2].lower() == "0x":
             with contextlib.suppress(ValueError):
                 known.setdefault(int(market.id, 16), market.id)
@@ -202,9 +200,7 @@ def sample_id(market_id: str, t0) -> str:
 
 
 def _question(question) -> dict:
-    from hindcast.forecasters import question_view
-
-    view = dict(question_view(question))
+    view = dict(forecasters.question_view(question))
     view.pop("market_id"), view.pop("t0")
     return view
 

@@ -27,6 +27,7 @@ from datetime import datetime
 
 import numpy as np
 
+from hindcast import markets
 from hindcast.records import RunManifest
 from hindcast.scoring import Finding, ScoredRow, bootstrap, vs_market
 
@@ -211,12 +212,10 @@ def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[RunManifes
     """`resolution_strata` against the market store versions the runs recorded."""
     from pathlib import Path
 
-    from hindcast.markets import open_version
-
     meta: dict = {}
     for manifest in manifests:
         if (recorded := manifest.market_store) is not None:
-            meta |= open_version(Path(recorded.root), recorded.version).bundle.meta
+            meta |= markets.open_version(Path(recorded.root), recorded.version).bundle.meta
     return resolution_strata(rows, meta)
 
 

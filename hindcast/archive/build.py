@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hindcast.archive import index, layout, shipped
+from hindcast.archive import ann_index, distributed, index, layout, ray_embed, shipped
 from hindcast.archive import ingest as ingesting
 from hindcast.archive.embed import Embedder, resolve
 from hindcast.archive.snapshot import Snapshot
@@ -21,7 +21,6 @@ def ingest_inputs(
     `ray` ("local": a private local Ray)."""
     if ray is None:
         return ingesting.ingest(paths, source, fmt, archive)
-    from hindcast.archive import distributed
 
     return distributed.ingest(paths, source, fmt, archive, address=ray)
 
@@ -52,8 +51,6 @@ def build(
     if ray is None:
         info = index.build_index(snapshot, embedder, chunk_rows=chunk_rows, on_progress=on_progress)
     else:
-        from hindcast.archive import ray_embed
-
         info = ray_embed.embed(
             snapshot,
             embedder,
@@ -68,8 +65,6 @@ def build(
 
 
 def _approximate(info: dict, snapshot: Snapshot, lists: int | None, partition: str | None) -> dict:
-    from hindcast.archive import ann_index
-
     info["ann"] = ann_index.build(
         layout.index_dir(snapshot.archive, snapshot.id, info["embedder"]),
         lists=lists,

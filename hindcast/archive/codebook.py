@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from hindcast.archive import folders
+from hindcast.archive.embed import for_index as embedder_for
 from hindcast.archive.kmeans import kmeans
 
 REFERENCE = Path(__file__).with_name("reference_texts.txt.gz")
@@ -102,8 +103,6 @@ def _trained(embedder: str, reference: str, lists: int, seed: int) -> Codebook:
 @functools.lru_cache(maxsize=1)
 def embedded(embedder: str) -> np.ndarray:
     """The reference corpus embedded by `embedder` (kept for the process: the same every time)."""
-    from hindcast.archive.embed import for_index as embedder_for
-
     model, texts = embedder_for(embedder), reference_texts()
     vectors = np.concatenate(
         [

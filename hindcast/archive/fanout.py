@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindcast.archive import distributed, shards
-from hindcast.archive.index import IndexReader
-from hindcast.archive.retriever import Mode
+from hindcast.archive.index import IndexReader, open_index
+from hindcast.archive.retriever import Mode, TimeBoundRetriever
 from hindcast.errors import HindcastError, InfrastructureError
 
 TIMEOUT = 60.0  # seconds a step may take on a shard before it is an outage
@@ -181,9 +181,6 @@ def searched_on(index: IndexReader | None, address: str | None) -> dict:
 def search(snapshot, t0, query: str, k: int, mode: Mode, *, ray: str | None = None, **options):
     """`TimeBoundRetriever(snapshot, t0, **options).search(query, k, mode)`; with `ray` (an
     address), the index's months served as shards on that cluster for the search."""
-    from hindcast.archive.index import open_index
-    from hindcast.archive.retriever import TimeBoundRetriever
-
     if ray is None:
         with TimeBoundRetriever(snapshot, t0, **options) as bound:
             return bound.search(query, k=k, mode=mode)

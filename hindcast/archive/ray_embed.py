@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from hindcast import frozen
 from hindcast.archive import index, layout
 from hindcast.archive.distributed import _unwrapped, connected
 from hindcast.archive.embed import Embedder, resolve
@@ -156,8 +157,6 @@ def _indexed_months(root: Path) -> set[str]:
 
 
 def _rows_of(snapshot: Snapshot, month: str) -> dict:
-    from hindcast import frozen
-
     rows = frozen.read_manifest(snapshot.path)["rows"]
     return {k: n for k, n in rows.items() if k.endswith(f"/month={month}")}
 

@@ -36,7 +36,10 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 
+from hindcast import archive, leaks, replay, runs, scoring
+from hindcast.audit import evidence_batch
 from hindcast.audit.stored import question_sha
+from hindcast.errors import HindcastError
 from hindcast.records import Question
 from hindcast.timeutil import iso, parse_utc
 
@@ -155,10 +158,7 @@ def label_all(
     computed (`evidence_batch.compute`: retrieval at t0, then the detector) and kept, a batch
     at a time (a killed run keeps what it finished). `embedder`: gives the index's, to embed
     every query up front in batches (None: each search embeds its own query)."""
-    from hindcast.audit import evidence_batch
-    from hindcast.leaks import get_detector
-
-    detector = detector if detector is not None else get_detector(DETECTOR)
+    detector = detector if detector is not None else leaks.get_detector(DETECTOR)
     questions = list(questions)
     keys = {(q.market_id, q.t0): key_of(q, identity) for q in questions}
     kept = cache.get_many(list(keys.values())) if cache is not None else {}
@@ -210,9 +210,7 @@ class EvidenceCache:
     nothing) is only read; what it lacks is computed by the caller and not kept."""
 
     def __init__(self, db_url: str, writable: bool = True):
-        from hindcast.runs import AnalysisStore
-
-        self.store = AnalysisStore(db_url, writable)
+        self.store = runs.AnalysisStore(db_url, writable)
 
     @property
     def writable(self) -> bool:
@@ -239,7 +237,7 @@ class EvidenceCache:
 # ---- the stratum in `hindcast analyze` and the report ------------------------------------------
 def finding(rows: Sequence, labels: Mapping[tuple[str, datetime], EvidenceLabel], note: str = ""):
     """Scores split by the evidence stratum (a hindcast.scoring Finding)."""
-    from hindcast.analysis import strata
+    from hindcast.analysis import strata  # the analysis face loads numpy
 
     present = sum(label.stratum == PRESENT for label in labels.values())
     notes = [
@@ -291,26 +289,22 @@ def runs_finding(
 
 
 def not_computed(reason: str):
-    from hindcast.scoring import Finding
-
-    return Finding("evidence", "evidence strata: not computed", ("reason",), ((reason,),))
+    return scoring.Finding("evidence", "evidence strata: not computed", ("reason",), ((reason,),))
 
 
 def plan_labels(plan, db_url: str | None) -> dict[tuple[str, datetime], EvidenceLabel] | None:
     """The strata of a sweep's (market, t0) cutoffs when the cache holds every one (None: not
     all computed yet, or the run searched no archive index); nothing is computed here."""
-    from hindcast.replay import question_at, retriever_factory
-
     if plan.snapshot is None or plan.index is None or not db_url:
         return None
-    questions = [question_at(plan.bundle, c) for c in plan.cutoffs]
+    questions = [replay.question_at(plan.bundle, c) for c in plan.cutoffs]
     identity = archive_identity(plan.snapshot, plan.index)
     where = {"shards": plan.search["shards"]} if "shards" in plan.search else None  # on Ray
     with closing(EvidenceCache(db_url)) as cache:
         if len(cache.get_many([key_of(q, identity) for q in questions])) < len(questions):
             return None  # not computed yet: `hindcast analyze RUN` computes and keeps them
         return label_all(
-            questions, retriever_factory(plan.snapshot, plan.index, where), identity, cache
+            questions, replay.retriever_factory(plan.snapshot, plan.index, where), identity, cache
         )
 
 
@@ -327,30 +321,26 @@ def run_labels(
     recorded (`keep`: what was computed is kept in the cache; None: the run searched no index,
     or that snapshot or its index is not on this machine; NOT_KEPT: `compute` is False and the
     cache lacks a pair; `ray`: the index's months searched on that Ray cluster)."""
-    from hindcast.archive import fanout, open_index
-    from hindcast.errors import HindcastError
-    from hindcast.replay import Cutoff, question_at, retriever_factory
-
     identity = scores.manifest.identity
     snapshot = next((s for s in snapshots if s.id == identity.snapshot), None)
     if snapshot is None or not identity.index:
         return None
     try:
-        index = open_index(snapshot, identity.index.get("embedder"))
+        index = archive.open_index(snapshot, identity.index.get("embedder"))
     except HindcastError:
         return None
     pairs = sorted({(r.market_id, r.t0) for r in scores.rows})
-    questions = [question_at(bundle, Cutoff(m, t0, "")) for m, t0 in pairs]
+    questions = [replay.question_at(bundle, replay.Cutoff(m, t0, "")) for m, t0 in pairs]
     with closing(index), closing(EvidenceCache(db_url, writable=keep)) as cache:
         identity = archive_identity(snapshot, index)
         keys = [key_of(q, identity) for q in questions]
         if not compute and len(cache.get_many(keys)) < len(keys):
             return NOT_KEPT
-        where = fanout.searched_on(index, ray if compute else None)
+        where = archive.fanout.searched_on(index, ray if compute else None)
         try:
             return label_all(
                 questions,
-                retriever_factory(snapshot, index, where),
+                replay.retriever_factory(snapshot, index, where),
                 identity,
                 cache,
                 embedder=index.embedder,

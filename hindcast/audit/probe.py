@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from hindcast import forecasters, replay
 from hindcast.errors import CircuitOpen, ConfigError, CutoffError, InfrastructureError
 from hindcast.llm import ask_probability, prompts
 from hindcast.llm import client as llm
@@ -171,9 +172,8 @@ def _asked(spec: str) -> Asked:
     if spec == "local" or spec.startswith(("openai:", "openai-compatible:")):
         llm.parse_model(spec)  # a malformed model spec fails here
         return Asked(spec)
-    from hindcast.forecasters import registry
 
-    made = registry.create(spec)
+    made = forecasters.registry.create(spec)
     if not isinstance(getattr(made, "model", None), str):
         raise ConfigError(f"forecaster {spec!r} calls no model: nothing to probe")
     return Asked(
@@ -191,9 +191,8 @@ def items_from_store(
     """The store's Yes/No markets (sorted by id; `ids` only, at most `limit`) as probe items at
     lifetime fraction `fraction`; and the markets skipped (no replayable t0), with the reason."""
     from hindcast.markets import open_version
-    from hindcast.replay import check_fraction
 
-    check_fraction(fraction)  # a bad fraction is refused once, not reported per market
+    replay.check_fraction(fraction)  # a bad fraction is refused once, not reported per market
     bundle = open_version(store, version).bundle
     resolutions = {r.market_id: r for r in bundle.resolutions}
     missing = sorted(set(ids) - set(resolutions))
@@ -209,15 +208,13 @@ def items_from_store(
 
 def _item(bundle, market, resolution, fraction: float) -> ProbeItem | str:
     """The probe item of one market at `fraction`, or why it has no replayable t0."""
-    from hindcast.replay import cutoffs, plan
-
     try:
-        life = cutoffs.lifetime(market, resolution, bundle.prices.get(market.id, ()))
-        cut = cutoffs.fraction_cutoff(life, fraction)
+        life = replay.cutoffs.lifetime(market, resolution, bundle.prices.get(market.id, ()))
+        cut = replay.cutoffs.fraction_cutoff(life, fraction)
     except CutoffError as exc:
         return f"{market.id}: {exc}"
     return ProbeItem(
-        plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label
+        replay.plan.question_at(bundle, cut), resolution.outcome, resolution.resolved_at, cut.label
     )
 
 

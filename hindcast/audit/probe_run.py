@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from hindcast import llm, replay, scoring
 from hindcast.audit.probe import (
     DEFAULT_FRACTION,
     ProbeResult,
@@ -67,12 +68,9 @@ def probe_models(
     """A Models value whose response cache is the sweeps' (responses.db beside the run database)."""
     import os
 
-    from hindcast.llm import Models
-    from hindcast.replay import cache_path
-
-    return Models.from_environment(
+    return llm.Models.from_environment(
         os.environ if env is None else env,
-        cache_path(db_url, Path(out_dir or "runs")),
+        replay.cache_path(db_url, Path(out_dir or "runs")),
         no_cache=no_cache,
         concurrency=concurrency,
     )
@@ -100,11 +98,9 @@ def probe_recall(
     checked, so a refused probe creates no response cache."""
     from contextlib import nullcontext
 
-    from hindcast.scoring import load_cutoffs
-
     asked = models_of(specs)
     items, skipped = items_from_store(Path(store), version, ids, limit, fraction)
-    table = cutoffs if cutoffs is not None else load_cutoffs(registry)
+    table = cutoffs if cutoffs is not None else scoring.load_cutoffs(registry)
     load_recall(results)  # results that cannot be read are refused before a cache is created
     with open_models() if open_models is not None else nullcontext(models) as opened:
         result = asyncio.run(_probe_and_close(asked, items, opened, table, concurrency))

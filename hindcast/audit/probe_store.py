@@ -30,6 +30,7 @@ from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from hindcast import llm, runs, scoring
 from hindcast.audit.probe import (
     KINDS,
     RECALL_CONFIDENCE,
@@ -37,7 +38,9 @@ from hindcast.audit.probe import (
     TEMPLATES,
     ProbeAnswer,
 )
+from hindcast.audit.stored import _connect_pg
 from hindcast.errors import ConfigError
+from hindcast.http import redact
 from hindcast.llm import prompts
 
 FORMAT = "hindcast-recall"
@@ -87,18 +90,14 @@ def default_recall_path(db_url: str, out_dir: Path | None = None) -> Path | str:
     """recall.json beside the run database when it is a SQLite file; the run database itself
     (its URL: the table `probe_answers`) when it is PostgreSQL; else recall.json in
     `out_dir` (or runs/)."""
-    from hindcast.runs import db_file
-
     if is_postgresql(str(db_url)):
         return db_url
-    path = db_file(db_url)
+    path = runs.db_file(db_url)
     return (path.parent if path is not None else Path(out_dir or "runs")) / FILE_NAME
 
 
 def where(location: Path | str) -> str:
     """The results' location as it may be shown: a PostgreSQL URL without its password."""
-    from hindcast.http import redact
-
     return redact(location) if is_postgresql(str(location)) else str(location)
 
 
@@ -147,7 +146,6 @@ def store_answers(location: Path | str, answers: Iterable[ProbeAnswer]) -> Path 
     or, `location` a PostgreSQL URL, one upserted row per answer (in one transaction)."""
     if not is_postgresql(str(location)):
         return save_recall(Path(location), load_recall(location).merged(answers))
-    from hindcast.audit.stored import _connect_pg
 
     with closing(_connect_pg(str(location), PG_WHAT, autocommit=True)) as db:
         with db.transaction():
@@ -173,8 +171,6 @@ _PG_LOCK = 0x6869616E70726F62  # pg_advisory_xact_lock key of the probe table
 
 def _pg_load(url: str, missing_ok: bool) -> RecallTable:
     """In a read-only transaction: nothing is created or changed (no table: no probe yet)."""
-    from hindcast.audit.stored import _connect_pg
-
     with closing(_connect_pg(url, PG_WHAT)) as db:
         db.execute("SET TRANSACTION READ ONLY")
         if db.execute("SELECT to_regclass('probe_answers')").fetchone()[0] is None:
@@ -193,9 +189,7 @@ def _pg_load(url: str, missing_ok: bool) -> RecallTable:
 
 
 def is_postgresql(location: str) -> bool:
-    from hindcast.llm import is_postgresql as pg
-
-    return pg(location)
+    return llm.is_postgresql(location)
 
 
 # ---- excluding recalled markets ----------------------------------------------------------------
@@ -251,10 +245,10 @@ def exclude_recalled(
 def exclude_recalled_scores(scores, table: RecallTable):
     """A scored run (`RunScores`) without the rows of recalled pairs: (RunScores, Exclusion).
     Each forecaster's model is read as the regime labels read it (its provenance, else its spec)."""
-    from hindcast.scoring import model_of
-
     provenance: Mapping = scores.manifest.forecasters
-    exclusion = exclude_recalled(scores.rows, table, lambda f: model_of(f, provenance.get(f)))
+    exclusion = exclude_recalled(
+        scores.rows, table, lambda f: scoring.model_of(f, provenance.get(f))
+    )
     return replace(scores, rows=exclusion.rows), exclusion
 
 

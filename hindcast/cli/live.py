@@ -9,6 +9,7 @@ from typing import Literal, Optional, Self, Type
 
 import typer
 
+from hindcast import schedule
 from hindcast.cli.common import EXIT_ERROR, fail
 from hindcast.errors import HindcastError
 
@@ -30,12 +31,10 @@ def verify_command(
 ) -> None:
     """Check the log's hash chain (and, with --config, its recorded head and the stored
     forecasts); exit 1 naming the first bad record."""
-    from hindcast.schedule import live, load
-
     if not log.is_file():
         raise fail(f"live log {log}: no such file", EXIT_ERROR)
     with _guarded(config):
-        verified = live.verify(log, load(config) if config else None)
+        verified = schedule.live.verify(log, schedule.load(config) if config else None)
     if not verified.ok:
         number, why = verified.bad or (0, "")
         raise fail(f"live log {log}: record {number}: {why}", EXIT_ERROR)
@@ -52,10 +51,8 @@ def repair_command(
     """Settle what a tick killed half-way left in the live log (what every tick does first):
     an unfinished last line, or a last record never stored, is cut (kept in <log>.dropped); a
     last record the run store holds becomes the recorded head. Anything else changes nothing."""
-    from hindcast.schedule import live, load
-
     with _guarded(config):
-        done = live.repair_config(load(config))
+        done = schedule.live.repair_config(schedule.load(config))
     for line in done or ["nothing to repair"]:
         typer.echo(f"live log: {line}")
 
@@ -66,10 +63,8 @@ def report_command(
 ) -> None:
     """Per forecaster: live against matched hindcast Brier (the gap, with a market-clustered
     interval), and the sweep's hindcast Brier by regime against live."""
-    from hindcast.schedule import live_report, load
-
     with _guarded(config):
-        text = live_report.text(live_report.for_config(load(config)))
+        text = schedule.live_report.text(schedule.live_report.for_config(schedule.load(config)))
     typer.echo(text)
 
 

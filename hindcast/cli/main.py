@@ -7,6 +7,16 @@ import sys
 import typer
 
 from hindcast import __version__
+from hindcast.cli import (
+    analyze,
+    audit,
+    catalog,
+    inspect_cli,  # Inspect AI itself is imported only when the command runs
+    leaderboard,
+    runs,
+    sweep,
+    trade,
+)
 from hindcast.cli.common import ENVIRONMENT, EXIT_ERROR, EXIT_OK, EXIT_USAGE, VERBOSITY
 from hindcast.errors import HindcastError
 from hindcast.http import redact
@@ -91,8 +101,6 @@ def _logging(level: int) -> None:
 
 
 def _register() -> None:
-    from hindcast.cli import analyze, audit, catalog, leaderboard, runs, sweep, trade
-
     app.command(name="sweep")(sweep.sweep)
     app.command(name="rescore")(runs.rescore)
     app.command(name="analyze")(analyze.analyze)
@@ -101,8 +109,6 @@ def _register() -> None:
     app.command(name="leaderboard")(leaderboard.leaderboard)
     app.command(name="forecasters")(catalog.forecasters)
     app.command(name="models")(catalog.models)
-    from hindcast.cli import inspect_cli  # Inspect AI itself is imported only when the command runs
-
     app.command(name="import-inspect")(inspect_cli.import_inspect)
     for module_name in ("runs", "markets", "archive", "schedule", "live", "probe", "mcp"):
         try:

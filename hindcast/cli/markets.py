@@ -9,9 +9,13 @@ from typing import Optional
 
 import typer
 
+from hindcast import markets, replay
 from hindcast.api import import_markets, pull
 from hindcast.cli import markets_fbdatasets
 from hindcast.cli.common import default_sample, now, verbosity
+from hindcast.cli.console import Steps, out_console
+from hindcast.cli.markets_show import render
+from hindcast.cli.markets_venues import check_url, check_venue, pull_manifold
 from hindcast.timeutil import parse_utc
 
 app = typer.Typer(
@@ -123,9 +127,6 @@ def pull_command(
 ) -> None:
     """Pull resolved binary markets and their YES price histories (Polymarket), or settled binary
     markets and their hourly candles (--venue kalshi); resumable if killed."""
-    from hindcast.cli.markets_venues import check_url, check_venue, pull_manifold
-    from hindcast.markets import PullQuery
-
     check_venue(
         venue,
         kalshi_url=kalshi_url,
@@ -162,7 +163,7 @@ def pull_command(
         (data_url, "--data-url"),
     ):
         check_url(url, option)
-    query = PullQuery(
+    query = markets.PullQuery(
         _instant(since, "--since"),
         _instant(until, "--until", end_of_day=True),
         limit,
@@ -201,9 +202,7 @@ def _pull_kalshi(
 ) -> None:
     """`markets pull --venue kalshi`: the counts as text or JSON; fewer stored than
     listed said on stderr."""
-    from hindcast.markets import KalshiQuery
-
-    query = KalshiQuery(
+    query = markets.KalshiQuery(
         series, _instant(since, "--since"), _instant(until, "--until", end_of_day=True), limit
     )
     with _progress() as progress:
@@ -271,8 +270,6 @@ def _refuse_empty(store: Path, counts) -> None:
 def _progress():
     """Progress of a pull on stderr, step by step (listing, then histories or candles): a bar
     on a terminal, else a line every few seconds and one as each step ends; nothing with -q."""
-    from hindcast.cli.console import Steps
-
     return Steps("markets pull", "markets", quiet=verbosity() < 0)
 
 
@@ -367,12 +364,12 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON array instead of a table."),
 ) -> None:
     """Every market of the store: id, resolution, topic, price points, question."""
-    from hindcast.markets import open_version
-    from hindcast.replay import list_row
-
     store = store or default_sample("markets")
-    version = open_version(store)
-    rows = [list_row(version.bundle, m) for m in sorted(version.bundle.markets, key=lambda m: m.id)]
+    version = markets.open_version(store)
+    rows = [
+        replay.list_row(version.bundle, m)
+        for m in sorted(version.bundle.markets, key=lambda m: m.id)
+    ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -383,8 +380,6 @@ def _print_table(rows: list[dict], title: str) -> None:
     """Polymarket ids cut to 12 characters (`show` takes any unique prefix; --json has them whole);
     Kalshi ids (`kalshi:<ticker>`) whole: their prefixes are alike."""
     from rich.table import Table
-
-    from hindcast.cli.console import out_console
 
     table = Table(title=title)
     for column in ("id", "status", "resolved", "topic", "prices"):
@@ -417,14 +412,11 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
     """One market: record, effective resolution, lifetime, and the price at t0 with its instant."""
-    from hindcast.markets import open_version
-    from hindcast.replay import find_market
-    from hindcast.replay import market_view as views
-
     store = store or default_sample("markets")
-    bundle = open_version(store).bundle
-    view = views.market_view(bundle, find_market(bundle, market_id, store), _instant(t0, "--t0"))
-    from hindcast.cli.markets_show import render
+    bundle = markets.open_version(store).bundle
+    view = replay.market_view.market_view(
+        bundle, replay.find_market(bundle, market_id, store), _instant(t0, "--t0")
+    )
 
     typer.echo(json.dumps(view, indent=2, ensure_ascii=False) if as_json else render(view))
 

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
     from hindcast.cli.console import Steps
     from hindcast.markets import MarketBundle
 
+from hindcast import markets
 from hindcast.cli.common import now, verbosity
+from hindcast.cli.console import Steps
+from hindcast.cli.markets_venues import check_url
 
 HISTORIES = ("freeze", "store", "venue")
 URL_OPTIONS = ("gamma_url", "clob_url", "data_url", "manifold_url")
@@ -76,9 +79,7 @@ def import_datasets_command(
 
 
 def _included(text: Optional[str]) -> frozenset[str]:
-    from hindcast.markets import fbdatasets_extra
-
-    include = fbdatasets_extra.INCLUDE
+    include = markets.fbdatasets_extra.INCLUDE
 
     parts = {p.strip() for p in (text or "").split(",") if p.strip()}
     if text is not None and (not parts or parts - set(include)):
@@ -89,8 +90,6 @@ def _included(text: Optional[str]) -> frozenset[str]:
 
 
 def _check(histories: str, venue_store: Optional[Path], urls: dict) -> None:
-    from hindcast.cli.markets_venues import check_url
-
     if histories not in HISTORIES:
         raise typer.BadParameter(
             f"{histories!r}: use {', '.join(HISTORIES)}", param_hint="--histories"
@@ -117,20 +116,21 @@ def _check(histories: str, venue_store: Optional[Path], urls: dict) -> None:
 
 def run(path: Path, store: Path, venue: tuple, include: frozenset, as_json: bool) -> None:
     """Read the files, pull what the venue store lacks (--histories venue), import, print."""
-    from hindcast.markets import fbdatasets, fbdatasets_files, fbdatasets_pull
-
     histories, venue_store, options = venue
-    files = fbdatasets_files.read_files(path)
-    fbdatasets.import_datasets(files, None, include)  # a malformed file fails before any pull
+    files = markets.fbdatasets_files.read_files(path)
+    # a malformed file fails before any pull
+    markets.fbdatasets.import_datasets(files, None, include)
     pulls: dict = {}
     if histories == "venue":
         held = _held(venue_store)
-        lacking = fbdatasets_pull.missing(files, held)
+        lacking = markets.fbdatasets_pull.missing(files, held)
         if any(lacking.values()):
             with _progress() as progress:
-                pulls = fbdatasets_pull.pull_missing(venue_store, lacking, now(), options, progress)
+                pulls = markets.fbdatasets_pull.pull_missing(
+                    venue_store, lacking, now(), options, progress
+                )
     joined = venue_store if histories == "store" or (venue_store and _held(venue_store)) else None
-    done = fbdatasets.to_store(store, path, now(), joined, include, files)
+    done = markets.fbdatasets.to_store(store, path, now(), joined, include, files)
     if as_json:
         return _json(store, done, pulls, histories)
     _print(path, store, done, pulls, histories, include)
@@ -138,15 +138,15 @@ def run(path: Path, store: Path, venue: tuple, include: frozenset, as_json: bool
 
 def _progress() -> Steps:
     """The venue pulls' progress on stderr, as `markets pull` prints it; nothing with -q."""
-    from hindcast.cli.console import Steps
-
     return Steps("markets import", "markets", quiet=verbosity() < 0)
 
 
 def _held(venue_store: Path) -> MarketBundle | None:
-    from hindcast.markets import open_version
-
-    return open_version(venue_store).bundle if (Path(venue_store) / "LATEST").exists() else None
+    return (
+        markets.open_version(venue_store).bundle
+        if (Path(venue_store) / "LATEST").exists()
+        else None
+    )
 
 
 def _json(store: Path, done: tuple, pulls: dict, histories: str) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from hindcast import markets
 from hindcast.api import pull
 from hindcast.cli.common import now
 from hindcast.http import carried_credential
@@ -16,15 +17,13 @@ from hindcast.http import carried_credential
 def pull_manifold(store: Path, url, when, limit, http: tuple, as_json: bool, progress):
     """Pull into `store`; prints the summary; returns its PullCounts. `when`: (since, until);
     `http`: (timeout, attempts, requests per minute or None, page size or None)."""
-    from hindcast.markets import ManifoldQuery
-
     timeout, attempts, per_minute, page = http
     options = {"manifold_url": url, "attempts": attempts, "timeout": timeout}
     options |= {"per_minute": per_minute} if per_minute else {}
     options |= {"page_limit": page} if page else {}
     summary = pull(
         store,
-        ManifoldQuery(*when, limit),
+        markets.ManifoldQuery(*when, limit),
         now=now(),
         progress=progress,
         **options,

@@ -15,7 +15,9 @@ from typing import Any, Optional
 import typer
 
 from hindcast import audit, runs
+from hindcast.cli.analyze import _print
 from hindcast.cli.common import DB_HELP, default_sample
+from hindcast.cli.console import out_console
 
 app = typer.Typer(
     help="Memorisation probes: what a model knows without documents.",
@@ -112,8 +114,6 @@ def recall(
 
 
 def _report(run: Any) -> None:  # audit's RecallRun (not on the audit face)
-    from hindcast.cli.analyze import _print
-    from hindcast.cli.console import out_console
 
     _print(run.finding)
     console = out_console()

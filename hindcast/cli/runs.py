@@ -13,8 +13,9 @@ from typing import Optional
 
 import typer
 
-from hindcast import api, audit, replay, runs
+from hindcast import api, audit, replay, runs, scoring
 from hindcast.cli.common import DB_HELP, RECALL_FILE_HELP, RECALL_HELP, fail
+from hindcast.cli.console import leaderboard_table, out_console
 from hindcast.errors import NoRunDatabase
 from hindcast.http import redact
 
@@ -33,9 +34,7 @@ _PRICES = typer.Option(
 
 def _store(db: Optional[str]):
     """The run database, opened read-only."""
-    from hindcast.runs import RunStore, db_url
-
-    return RunStore(db_url(db), read_only=True)
+    return runs.RunStore(runs.db_url(db), read_only=True)
 
 
 @app.command("list")
@@ -56,8 +55,6 @@ def list_runs(
         print(json.dumps(rows, indent=2))
         return
     from rich.table import Table
-
-    from hindcast.cli.console import out_console
 
     table = Table(title=f"runs in {redact(store.url)}")
     for column in ("run", "created", "forecasters", "markets", "forecasts", "failed", "outages"):
@@ -86,12 +83,10 @@ def show(
 ) -> None:
     """One run: its manifest (provenance), failure reasons, usage and cost per forecaster, and
     infrastructure attempts (outages: never stored as forecasts, asked again by the next run)."""
-    from hindcast.scoring import load_prices, summarize
-
-    table = load_prices(prices)
+    table = scoring.load_prices(prices)
     store = _store(db)
     run = store.run(run_id)
-    usage = summarize(store.forecasts(run_id, all_attempts=True), table)
+    usage = scoring.summarize(store.forecasts(run_id, all_attempts=True), table)
     detail = {
         **_summary(store, run),
         "manifest": json.loads(run.manifest_json),
@@ -157,12 +152,9 @@ def rescore(
 ) -> None:
     """Score a stored run again from its stored forecasts alone (no model is
     called; nothing is written)."""
-    from hindcast.cli.console import leaderboard_table, out_console
-    from hindcast.scoring import SLICES, load_prices
-
-    if by is not None and by not in SLICES:
-        raise fail(f"--by {by!r}: use one of {', '.join(SLICES)}", code=2)
-    table = load_prices(prices)
+    if by is not None and by not in scoring.SLICES:
+        raise fail(f"--by {by!r}: use one of {', '.join(scoring.SLICES)}", code=2)
+    table = scoring.load_prices(prices)
     scores = api.rescore(_store(db), run_id, model_cutoffs=models)
     excluded: list[str] = []
     if exclude_recalled:
@@ -191,24 +183,20 @@ def rescore(
 def rescore_document(scores, board) -> dict:
     """`rescore --json`: the run id, counts, every leaderboard column and the scoring policies that
     scored them."""
-    from hindcast.replay import board_json
-
     rows = scores.rows
     return {
         "run_id": scores.run_id,
         "forecasts": len(rows),
         "failed": sum(1 for r in rows if r.probability is None),
         "markets": len({r.market_id for r in rows}),
-        "leaderboard": board_json(board),
+        "leaderboard": replay.board_json(board),
         "scoring_policies": scores.policies,
     }
 
 
 def _summary(store, run) -> dict:
-    from hindcast.runs import identity_of
-
     forecasts = store.forecasts(run.id)
-    identity = identity_of(json.loads(run.spec_json))
+    identity = runs.identity_of(json.loads(run.spec_json))
     return {
         "run": run.id,
         "created_at": run.created_at,

@@ -12,6 +12,7 @@ from typing import Optional, Type
 
 import typer
 
+from hindcast import schedule
 from hindcast.cli.common import EXIT_ERROR, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, fail, now, verbosity
 from hindcast.errors import HindcastError
 from hindcast.timeutil import parse_utc
@@ -32,12 +33,10 @@ def run_command(config: Path = CONFIG) -> None:
     persisted in the run database."""
     import threading
 
-    from hindcast.schedule import running, serve
-
     stop = threading.Event()
     _on_stop_signals(stop.set)
-    with _guarded(config), running(_config(config), "run") as service:
-        serve(service, stop)
+    with _guarded(config), schedule.running(_config(config), "run") as service:
+        schedule.serve(service, stop)
 
 
 @app.command("once")
@@ -53,10 +52,11 @@ def once_command(
     """Run every configured job once (pull, inbox, sweeps, export) and exit: 0 when every job
     was ok, 4 when the only ones that were not were stopped by a budget or circuit breaker
     (resumable), else 1."""
-    from hindcast.schedule import running
-
     instant = _instant(at) if at else now()
-    with _guarded(config), running(_config(config), "once", clock=lambda: instant) as service:
+    with (
+        _guarded(config),
+        schedule.running(_config(config), "once", clock=lambda: instant) as service,
+    ):
         _on_stop_signals(service.stopping.set)
         statuses = service.once(instant)
     for job, status in statuses.items():
@@ -76,11 +76,11 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of text."),
 ) -> None:
     """Last and next runs of each job, watermarks, sweeps and recent failures (read-only)."""
-    from hindcast.schedule import status
-
     with _guarded(config):
-        info = status.report(_config(config))
-    typer.echo(json.dumps(info, indent=1, ensure_ascii=False) if as_json else status.render(info))
+        info = schedule.status.report(_config(config))
+    typer.echo(
+        json.dumps(info, indent=1, ensure_ascii=False) if as_json else schedule.status.render(info)
+    )
 
 
 def _on_stop_signals(stop) -> None:
@@ -91,9 +91,7 @@ def _on_stop_signals(stop) -> None:
 
 
 def _config(path: Path):
-    from hindcast.schedule import load
-
-    return load(path)
+    return schedule.load(path)
 
 
 def _instant(text: str):

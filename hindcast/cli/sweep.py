@@ -11,8 +11,10 @@ from typing import Optional
 
 import typer
 
-from hindcast import api, replay, scoring
+from hindcast import api, forecasters, replay, scoring
+from hindcast import archive as archives
 from hindcast.cli.common import DB_HELP, default_sample, now, run_created, verbosity
+from hindcast.cli.console import Ticker, leaderboard_table, out_console, say
 from hindcast.errors import ConfigError, HindcastError
 
 
@@ -276,12 +278,10 @@ def _checked(spec_file: Optional[Path], flags: dict, prices: Optional[Path], out
     """The spec (file, flags, sample defaults), prepared, and the price table: every input
     checked before anything is written (a bad forecaster parameter too: policy=bogus,
     constant:p=2 …)."""
-    from hindcast.forecasters import registry
-
     with _naming(spec_file):
         spec = _spec(spec_file, _fields(flags))
         prepared = replay.prepare(spec)  # store, archive, index, cutoffs
-        registry.check(spec.forecasters)
+        forecasters.registry.check(spec.forecasters)
     table = scoring.load_prices(prices)
     _check_writable(out, "--out")
     return spec, prepared, table
@@ -381,9 +381,6 @@ def _embed_once(archive: Path) -> None:
     """The shipped archive sample's index is built on first use (then a no-op), said first: from
     the vectors shipped with it (the same on every CPU; nothing embedded), else embedded
     (resumable)."""
-    from hindcast import archive as archives
-    from hindcast.cli.console import Ticker, say
-
     snapshot = archives.open_snapshot(archive)
     embedder = archives.get_embedder(archives.embed.default_embedder(snapshot))
     documents, left = archives.pending(snapshot, embedder.name)
@@ -421,8 +418,6 @@ def _embed_notice(snapshot: str, embedder, left: int, documents: int, shipped: b
 
 def _with_progress(job):
     """Run job(on_plan, advance) with progress on stderr, said once the plan is known."""
-    from hindcast.cli.console import Ticker, say
-
     quiet = verbosity() < 0
     ticker = Ticker("forecasting", "forecasts", quiet=quiet)
 
@@ -438,8 +433,6 @@ def _with_progress(job):
 
 
 def _report(result, as_json: bool = False) -> None:
-    from hindcast.cli.console import leaderboard_table, out_console
-
     if as_json:
         import json
 

@@ -17,6 +17,7 @@ import typer
 
 from hindcast import api, runs
 from hindcast.cli.common import DB_HELP, fail
+from hindcast.cli.console import number, out_console
 from hindcast.errors import ConfigError
 
 app = typer.Typer(help="Trading simulation against the market price at t0.", rich_markup_mode=None)
@@ -71,15 +72,14 @@ def trade(
     capital, hit rate and drawdown with market-clustered intervals; the 'market' forecaster is
     the zero-edge control (its P&L is minus its fees)."""
     from hindcast.analysis import TradingStrategy, load_fees, simulate_trading
-    from hindcast.runs import RunStore, db_url
 
     chosen = TradingStrategy(strategy, edge, kelly_fraction, max_position, bankroll)
     if chosen.problem() is not None:
         raise fail(chosen.problem(), code=2)
     if trades is not None:
-        check_output(trades, {"--db": runs.db_file(db_url(db)), "--fees": fees})
+        check_output(trades, {"--db": runs.db_file(runs.db_url(db)), "--fees": fees})
     schedule = load_fees(fees)  # a bad fee file stops here: nothing is opened or written
-    rows = api.rescore(RunStore(db_url(db), read_only=True), run_id).rows
+    rows = api.rescore(runs.RunStore(runs.db_url(db), read_only=True), run_id).rows
     result = simulate_trading(rows, chosen, schedule)
     if trades is not None:
         _write_csv(trades, result)
@@ -170,8 +170,6 @@ def _write_csv(path: Path, result) -> None:
 
 def _print(run_id: str, finding) -> None:
     from rich.table import Table
-
-    from hindcast.cli.console import number, out_console
 
     shown = (
         "forecaster",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from hindcast.forecasters.tool_server import mcp_server
 from hindcast.forecasters.tools import Tools
 
 
@@ -38,8 +39,6 @@ def relayed(client) -> Tools:
 
 async def relay(url: str) -> None:
     from mcp import Client
-
-    from hindcast.forecasters.tool_server import mcp_server
 
     async with Client(url) as client:
         await mcp_server(relayed(client)).run_stdio_async()

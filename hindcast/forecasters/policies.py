@@ -20,7 +20,7 @@ import dataclasses
 import threading
 import weakref
 
-from hindcast import leaks
+from hindcast import leaks, llm
 from hindcast.records import Document, Question
 
 POLICIES = ("none", "pit", "pit+filter")
@@ -106,9 +106,7 @@ def screen(policy: str, detector: str, models, question: Question, ctx, usage) -
     if policy != "pit+filter":
         return Screen(None, question, ctx, usage)
     if models is None:
-        from hindcast.llm import FALLBACK
-
-        models = FALLBACK.get()
+        models = llm.FALLBACK.get()
     return Screen(detector_for(detector_spec(detector), models), question, ctx, usage)
 
 

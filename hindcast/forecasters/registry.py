@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     import dataclasses
 
 from hindcast.errors import ConfigError, HindcastError
+from hindcast.forecasters import (
+    baselines,
+    command,
+    http_bot,
+    retrieval_agent,
+    tool_agent,
+    zero_shot,
+)
 from hindcast.forecasters.base import Forecaster
+from hindcast.forecasters.inspect_agent import InspectAgent  # Inspect AI loads when one is built
 from hindcast.http import carried_credential, has_userinfo, redact
 from hindcast.registry import Registry
 from hindcast.specs import split_spec
@@ -181,15 +190,6 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
 
 def _builtins() -> None:
-    from hindcast.forecasters import (
-        baselines,
-        command,
-        http_bot,
-        retrieval_agent,
-        tool_agent,
-        zero_shot,
-    )
-
     for name, made in (
         ("market", baselines.MarketForecaster),
         ("constant", baselines.ConstantForecaster),
@@ -201,9 +201,6 @@ def _builtins() -> None:
         ("http", http_bot.HttpForecaster),
     ):
         register(name, made, origin="built-in")
-    from hindcast.forecasters.inspect_agent import (
-        InspectAgent,
-    )  # Inspect AI itself is imported only when one is built
 
     register("inspect-agent", InspectAgent, origin="built-in")
 

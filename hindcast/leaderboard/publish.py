@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hindcast.errors import LeaderboardError
 from hindcast.leaderboard import analysis, export, findings, report, viewer
+from hindcast.leaderboard.forecastbench import write_forecast_sets
 from hindcast.leaderboard.tables import Combined, combine, forecast_records
 from hindcast.scoring import SLICES as SLICE_RULES
 from hindcast.scoring import LeaderboardRow, PriceTable, bootstrap, leaderboard, load_prices
@@ -92,8 +93,6 @@ def publish(
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)
     if "forecastbench" in formats:
-        from hindcast.leaderboard.forecastbench import write_forecast_sets
-
         paths["forecastbench"], _ = write_forecast_sets(records, folder)
     return Published(combined, board, paths)
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hindcast import analysis as research
+from hindcast import markets
 from hindcast.errors import HindcastError
 from hindcast.leaderboard import analysis, viewer
 from hindcast.leaderboard.tables import Combined, fraction_of
@@ -212,28 +214,23 @@ def mean_interval(members: Sequence, key: str, replicates: int):
 def research_of(runs: Sequence, combined: Combined, replicates: int) -> Research | str:
     """hindcast.analysis over the combined rows and the market store versions the runs recorded
     (with their price paths and events), or the reason it could not be computed (a str)."""
-    from hindcast import analysis as research
-    from hindcast.markets import open_version
-
     bundles = []
     for run in runs:
         recorded = run.manifest.market_store
         try:
             if recorded is None:
                 raise KeyError("market_store")
-            bundles.append(open_version(Path(recorded.root), recorded.version).bundle)
+            bundles.append(markets.open_version(Path(recorded.root), recorded.version).bundle)
         except (KeyError, TypeError, OSError, HindcastError) as exc:
             return (
                 f"run {run.run_id}: its market store version could not be opened "
                 f"({type(exc).__name__}: {exc})"
             )
-    from hindcast.analysis import corp
-
     found = research.analyze(
         combined.rows, research.facts_of(bundles), research.Settings(replicates=replicates)
     )
     others = [f for f in found.findings() if f.key != "corp"]
-    return Research(found.corp, corp.finding(found.corp), others)
+    return Research(found.corp, research.corp.finding(found.corp), others)
 
 
 def topic_blocks(rows: Sequence, baseline: str, tolerance: float) -> list[TopicBlock]:

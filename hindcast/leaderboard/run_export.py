@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from hindcast import analysis as research
+from hindcast import audit
 from hindcast.leaderboard import analysis, export, findings, publish, report, viewer
 from hindcast.leaderboard.tables import combine
 from hindcast.replay import load_scored, recorded_bundle, recorded_snapshots
@@ -40,14 +42,12 @@ def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dic
 def _plan_evidence(plan, scores, store) -> list:
     """The evidence strata of a sweep's cutoffs when `hindcast analyze` kept them (the sweep
     never computes them: its wall time stays as it was); else a note saying how."""
-    from hindcast.audit import evidence
-
     if plan.index is None:
-        return [evidence.not_computed(evidence.NO_INDEX)]
-    labels = evidence.plan_labels(plan, store.url if store is not None else None)
+        return [audit.evidence.not_computed(audit.evidence.NO_INDEX)]
+    labels = audit.evidence.plan_labels(plan, store.url if store is not None else None)
     if labels is None:
-        return [evidence.not_computed(evidence.NOT_YET)]
-    return [evidence.finding(scores.rows, labels)]
+        return [audit.evidence.not_computed(audit.evidence.NOT_YET)]
+    return [audit.evidence.finding(scores.rows, labels)]
 
 
 def run_notes(version_id: str, markets: list[str], cutoffs: list) -> list[str]:
@@ -88,9 +88,7 @@ def export_runs(
     scored = [load_scored(store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     excluded: list[str] = []
     if recall is not None:
-        from hindcast.audit import exclude_recalled_runs
-
-        scored, excluded = exclude_recalled_runs(scored, recall)
+        scored, excluded = audit.exclude_recalled_runs(scored, recall)
     questions = {m.id: m.question for bundle in bundles for m in bundle.markets}
     stored = viewer.from_store(store, runs, recorded_snapshots(scored, archive))
     return publish.publish(
@@ -112,24 +110,19 @@ def export_runs(
 def analyze_runs(run_store, runs: Sequence[str], split=None, ray=None, **settings) -> list:
     """Stored runs' analyses as Findings (no model called): the leaderboard's findings with the
     resolution and evidence strata, then `hindcast.analysis`'s (settings are its)."""
-    from hindcast import analysis as research
-    from hindcast.audit import evidence
-
     bundles = [recorded_bundle(run_store, rid) for rid in runs]
     scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     rows = combine(scored).rows
     found = findings.with_resolution(findings.collect(scored, split), scored)
     snapshots = recorded_snapshots(scored, None)
-    strata = evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows, ray=ray)
+    strata = audit.evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows, ray=ray)
     return [*found[:2], strata, *found[2:], *research.findings(rows, bundles, **settings)]
 
 
 def _stored_audits(store, runs: Sequence[str], scored: Sequence) -> list:
     """The leak audits `hindcast audit` kept for these runs (marked stale if
     a run changed since)."""
-    from hindcast.audit import stored_findings
-
-    return stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
+    return audit.stored_findings(store.url, runs, {s.run_id: s.rows for s in scored})
 
 
 def _audits(store, runs: Sequence[str], scored: Sequence, bundles: Sequence, archive) -> list:
@@ -141,12 +134,10 @@ def _audits(store, runs: Sequence[str], scored: Sequence, bundles: Sequence, arc
 def _run_evidence(store, scored: Sequence, bundles: Sequence, archive: Path | None) -> list:
     """The evidence strata of stored runs as `hindcast analyze` kept them (nothing is computed
     for an export: a pair not kept yet makes the section say how to compute them)."""
-    from hindcast.audit import evidence
-
     snapshots = recorded_snapshots(scored, archive)
     rows = combine(scored).rows
     return [
-        evidence.runs_finding(
+        audit.evidence.runs_finding(
             store.url, scored, bundles, snapshots, rows, keep=False, compute=False
         )
     ]

@@ -11,7 +11,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from hindcast.errors import ConfigError
+from hindcast import llm
+from hindcast.errors import ChatError, ConfigError
 from hindcast.leaks.registry import LABELS, Verdict, check_params
 from hindcast.records import Question
 
@@ -116,18 +117,14 @@ class JudgeDetector:
         max_tokens: int = 64,
         repairs: int = 1,
     ):
-        from hindcast.llm import client as llm
-        from hindcast.llm import prompts
-
-        llm.parse_model(model, key_env)  # a malformed model spec fails when the detector is made
-        self.template = prompts.load(JUDGE_TEMPLATE)
+        # a malformed model spec fails when the detector is made
+        llm.client.parse_model(model, key_env)
+        self.template = llm.prompts.load(JUDGE_TEMPLATE)
         self.name = f"{spec}#{self.template.sha256[:8]}"
         self.model, self.key_env, self.structured = model, key_env, structured
         self.max_tokens, self.repairs, self.models = int(max_tokens), int(repairs), models
 
     async def judge(self, text: str, question: Question) -> Verdict:
-        from hindcast.errors import ChatError
-
         conversation, raws = self.messages(text, question), []
         try:
             for _ in range(self.repairs + 1):
@@ -155,12 +152,12 @@ class JudgeDetector:
         )
 
     def messages(self, text: str, question: Question) -> list[dict]:
-        from hindcast.llm import prompts
-
         text = " ".join((text or "").split())
         if len(text) > JUDGE_TEXT_CHARS:
             text = text[:JUDGE_TEXT_CHARS] + " …"
-        return self.template.messages(**prompts.question_fields(question), text=text or "(empty)")
+        return self.template.messages(
+            **llm.prompts.question_fields(question), text=text or "(empty)"
+        )
 
     def verdict(self, answer: JudgeAnswer) -> Verdict:
         """score: the confidence for a flagged label, 1 − confidence for "neither"."""
@@ -170,9 +167,7 @@ class JudgeDetector:
         )
 
     def client(self):
-        from hindcast.llm import FALLBACK
-
-        return (self.models or FALLBACK.get()).client(self.model, self.key_env, self.structured)
+        return (self.models or llm.FALLBACK.get()).client(self.model, self.key_env, self.structured)
 
 
 def _excerpt(text: str, n: int = 200) -> str:
@@ -182,13 +177,12 @@ def _excerpt(text: str, n: int = 200) -> str:
 
 def make(spec: str, params: dict[str, str], models=None) -> JudgeDetector:
     check_params(spec, params, ("model", "key_env", "structured", "max_tokens", "repairs"))
-    from hindcast.llm import STRUCTURED
 
     if not params.get("model"):
         raise ConfigError(f"leak detector {spec!r}: name the judge's model, e.g. judge:model=local")
-    if params.get("structured", "json_schema") not in STRUCTURED:
+    if params.get("structured", "json_schema") not in llm.STRUCTURED:
         raise ConfigError(
-            f"leak detector {spec!r}: structured must be one of {', '.join(STRUCTURED)}"
+            f"leak detector {spec!r}: structured must be one of {', '.join(llm.STRUCTURED)}"
         )
     try:
         return JudgeDetector(

@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 
+from hindcast import archive
 from hindcast.errors import ConfigError
 from hindcast.leaks.registry import Verdict, check_params
 from hindcast.leaks.vocabulary import (
@@ -355,9 +356,7 @@ class LexicalDetector:
 
     def _embed_locked(self, texts: list[str]):
         if self._embedder is None:
-            from hindcast.archive import get_embedder
-
-            self._embedder = get_embedder(self.embedder_name)
+            self._embedder = archive.get_embedder(self.embedder_name)
         return self._embedder.embed(texts)
 
 

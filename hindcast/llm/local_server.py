@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from hindcast.errors import LocalServerRequest as RequestError
+from hindcast.llm import converted
 
 _NUMBER_PREFIX = re.compile(r"-?((0|[1-9]\d*)(\.\d*)?)?")
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?")
@@ -64,8 +65,6 @@ class Engine:
 
         import torch
         from transformers.utils import logging as hf_logging
-
-        from hindcast.llm import converted
 
         hf_logging.disable_progress_bar()
         torch.set_num_threads(max(1, int(n_threads)))

@@ -15,6 +15,7 @@ from hindcast.http import (
     redact,
     variable_name,
 )
+from hindcast.llm import local
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -53,8 +54,6 @@ def parse_model(spec: str, key_env: str | None = None) -> ModelSpec:
             )
         return ModelSpec(spec, provider, model, url.rstrip("/"), key_env)
     if spec == "local":
-        from hindcast.llm import local
-
         return ModelSpec(spec, "local", local.MODEL_ALIAS, local.identity(), None)
     raise BadModelSpec(
         f"model {redact(spec)!r}: use openai:MODEL, openai-compatible:URL#MODEL or local"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 
+from hindcast.errors import LeakageError, MarketDataError
 from hindcast.records import Market, PricePoint, Resolution
 from hindcast.timeutil import iso, require_aware
 
@@ -238,8 +239,6 @@ def description_at(source, market_id: str, t0: datetime) -> str:
     `source` is a MarketBundle or a StoreVersion. Raises LeakageError when every recorded
     version appeared at or after t0 (no text of that market is known from before t0).
     """
-    from hindcast.errors import LeakageError
-
     t0 = require_aware(t0)
     known = [
         v
@@ -272,6 +271,5 @@ def _market(bundle: MarketBundle, market_id: str) -> Market:
     market = bundle.by_id.get(market_id)
     if market is not None:
         return market
-    from hindcast.errors import MarketDataError
 
     raise MarketDataError(f"no market {market_id!r} in this bundle")

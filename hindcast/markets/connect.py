@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hindcast.http import RetryPolicy
+
 
 @contextmanager
 def polymarket_client(
@@ -41,7 +43,6 @@ def kalshi_client(
     user_agent: str = "hindcast",
 ) -> Iterator:
     """A KalshiClient over its own httpx client (closed on exit); None URL: Kalshi's."""
-    from hindcast.http import RetryPolicy
     from hindcast.markets.kalshi import KALSHI_URL, KalshiClient
 
     with _http(user_agent) as http:
@@ -71,7 +72,6 @@ def manifold_client(
 ) -> Iterator:
     """A ManifoldClient over its own httpx client (closed on exit); None URL: Manifold's."""
 
-    from hindcast.http import RetryPolicy
     from hindcast.markets.manifold import MANIFOLD_URL, ManifoldClient, Pacer
 
     with _http(user_agent) as http:

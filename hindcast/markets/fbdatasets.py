@@ -29,13 +29,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hindcast.errors import InputFormatError
+from hindcast.errors import InputFormatError, MarketDataError
 from hindcast.markets import fbdatasets_extra as extra
 from hindcast.markets.bundle import MarketBundle, MarketMeta
-from hindcast.markets.fbdatasets_files import DataFile, DatasetFiles
+from hindcast.markets.fbdatasets_files import DataFile, DatasetFiles, read_files
+from hindcast.markets.store import open_version, write_version
 from hindcast.markets.topics import topic_of
 from hindcast.records import Market, PricePoint, Resolution
-from hindcast.timeutil import ONE_DAY, day_start, parse_utc
+from hindcast.timeutil import ONE_DAY, day_start, iso, parse_utc
 
 MARKETS = ("manifold", "metaculus", "polymarket", "infer")
 VENUES = {"manifold": "manifold:", "polymarket": ""}  # source → its store id prefix
@@ -85,11 +86,6 @@ def to_store(store, path, now: datetime, venue_store=None, include=frozenset(), 
     """Read `path` (or take its `files`), import, write a store version: (version id, bundle,
     report, files). With `venue_store`, Polymarket and Manifold questions take their whole
     history from it; `include`: data and/or combination questions too."""
-    from hindcast.errors import MarketDataError
-    from hindcast.markets.fbdatasets_files import read_files
-    from hindcast.markets.store import open_version, write_version
-    from hindcast.timeutil import iso
-
     files = files or read_files(path)
     held = open_version(venue_store) if venue_store else None
     bundle, report = import_datasets(files, held and held.bundle, frozenset(include))

@@ -25,7 +25,10 @@ from datetime import datetime
 from pathlib import Path
 
 from hindcast.markets.bundle import MarketBundle
+from hindcast.markets.connect import manifold_client, polymarket_client
+from hindcast.markets.fbdatasets import VENUES, importable_ids
 from hindcast.markets.fbdatasets_files import DatasetFiles
+from hindcast.markets.parse import market_key
 from hindcast.markets.store import write_version
 from hindcast.timeutil import iso
 
@@ -37,15 +40,11 @@ Progress = Callable[[str, int, "int | None"], None]
 
 def wanted(files: DatasetFiles) -> dict[str, list[str]]:
     """Venue → the ids of the Polymarket and Manifold questions the import will take."""
-    from hindcast.markets.fbdatasets import importable_ids
-
     return importable_ids(files)
 
 
 def missing(files: DatasetFiles, venue: MarketBundle | None) -> dict[str, list[str]]:
     """Venue → wanted ids whose market the venue store does not hold (with a history)."""
-    from hindcast.markets.fbdatasets import VENUES
-
     held = set(venue.prices) if venue else set()
     return {
         source: [i for i in ids if VENUES[source] + i not in held]
@@ -73,8 +72,6 @@ def _remove_if_empty(store: Path) -> None:
 
 
 def _pull_all(store: Path, ids: dict[str, list[str]], now: datetime, options: dict, progress):
-    from hindcast.markets.connect import manifold_client, polymarket_client
-
     out: dict[str, object] = {}
     common = {k: options[k] for k in ("attempts", "timeout") if k in options}
     if ids.get("polymarket"):
@@ -94,7 +91,6 @@ def _key(venue: str, url: str, ids: list[str]) -> str:
 
 def _polymarket(root: Path, client, ids: list[str], now: datetime, progress):
     from hindcast.markets import pull as poly
-    from hindcast.markets.parse import market_key
     from hindcast.markets.pull_history import with_histories
 
     summary = poly.PullSummary()

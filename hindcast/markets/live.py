@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindcast.errors import MarketDataError
-from hindcast.markets.parse import _check_tokens, _json_list, _market, parse_history, yes_index
+from hindcast.markets.connect import polymarket_client
+from hindcast.markets.parse import (
+    _check_tokens,
+    _json_list,
+    _market,
+    parse_data_history,
+    parse_history,
+    yes_index,
+)
 from hindcast.records import Market, PricePoint
 from hindcast.timeutil import to_unix
 
@@ -42,8 +50,6 @@ def list_open(
     """The open binary markets Gamma lists at `now` that `choose` keeps (all without it), each
     with its price history — fetched only for those (options: gamma_url, clob_url, data_url,
     attempts, timeout, user_agent — as for a pull)."""
-    from hindcast.markets.connect import polymarket_client
-
     with polymarket_client(**options) as client:
         raws = [
             item
@@ -87,7 +93,6 @@ def parse_open(raw: dict) -> tuple[Market, str]:
 
 
 def _history(client, market: Market, token: str, now: datetime) -> tuple[PricePoint, ...]:
-    from hindcast.markets.parse import parse_data_history
     from hindcast.markets.polymarket import DATA_BUCKET_SECONDS, FIDELITIES
 
     points = parse_data_history(market.id, client.data_history(token, DATA_BUCKET_SECONDS))

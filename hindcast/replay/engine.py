@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hindcast import llm, runs, scoring
 from hindcast.errors import ConfigError, StoppedError
 from hindcast.forecasters import ModelForecaster
 from hindcast.replay import coverage
@@ -115,8 +116,6 @@ async def run_sweep(
     rest (`replay.claims`); `created_at`: the creation instant recorded if the run is new
     (None: `now`) — a run already stored keeps its own, whichever process of a sharded sweep
     created it."""
-    from hindcast.scoring import load_prices
-
     unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Options)})
     if unknown:
         raise TypeError(f"run_sweep() got unexpected keyword argument(s) {', '.join(unknown)}")
@@ -130,7 +129,7 @@ async def run_sweep(
             run_store, out_dir, concurrency=spec.concurrency, no_cache=given.no_cache
         )
     )
-    prices = given.prices if given.prices is not None else load_prices(None)
+    prices = given.prices if given.prices is not None else scoring.load_prices(None)
     given = dataclasses.replace(given, models=models, prices=prices)
     try:
         return await _sweep(spec, run_store, now, Path(out_dir), given)
@@ -152,9 +151,7 @@ def default_models(
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
     import os
 
-    from hindcast.llm import Models
-
-    return Models.from_environment(
+    return llm.Models.from_environment(
         os.environ if env is None else env,
         cache_path(store.url, out_dir),
         no_cache=no_cache,
@@ -166,12 +163,9 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
     """responses.db beside the run database when it is a SQLite file; the run database itself
     when it is PostgreSQL (every machine of a run shares the cache); else
     responses.db in `out_dir`."""
-    from hindcast.llm import is_postgresql
-    from hindcast.runs import db_file
-
-    if is_postgresql(db_url):
+    if llm.is_postgresql(db_url):
         return db_url
-    path = db_file(db_url)
+    path = runs.db_file(db_url)
     return (path.parent if path is not None else Path(out_dir)) / "responses.db"
 
 

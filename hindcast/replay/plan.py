@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hindcast import archive
 from hindcast.errors import HindcastError
 from hindcast.forecasters import Context, Outcomes
 from hindcast.markets import FREEZE_ROUTE, MarketBundle, market_at, open_version
@@ -76,9 +77,7 @@ def prepare(spec: ReplaySpec) -> Plan:
         else {"vector_search": spec.vector_search, "nprobe": spec.nprobe}
     )
     if spec.ray is not None and index is not None:  # where: not part of what the run is
-        from hindcast.archive import fanout
-
-        search["shards"] = fanout.open_shards(index, spec.ray)
+        search["shards"] = archive.fanout.open_shards(index, spec.ray)
     if index is not None:  # which vectors the run searched, and how, is part of what it is
         searched = {k: index.info.get(k) for k in ("embedder", "dims", "embedder_dtype")}
         identity = dataclasses.replace(identity, index=searched | approximate_search(index, spec))
@@ -106,9 +105,9 @@ def approximate_search(index: IndexReader, spec: ReplaySpec) -> dict:
             f"--vector-search approx: the index {index.root} has no approximate index; "
             "run `hindcast archive embed --approx` first"
         )
-    from hindcast.archive import check_recorded
 
-    check_recorded(index.root, index.info)  # a stopped rebuild is refused before any forecast
+    # a stopped rebuild is refused before any forecast
+    archive.check_recorded(index.root, index.info)
     measured = {
         k: ann.get(k)
         for k in (
@@ -267,18 +266,16 @@ def open_snapshot(spec: ReplaySpec) -> Snapshot | None:
     """The spec's archive snapshot (None: a sweep without an archive)."""
     if spec.archive is None:
         return None
-    from hindcast.archive import open_snapshot as open_frozen
 
-    return open_frozen(Path(spec.archive), spec.snapshot)
+    return archive.open_snapshot(Path(spec.archive), spec.snapshot)
 
 
 def open_index(snapshot: Snapshot | None) -> IndexReader | None:
     """A sweep given an archive needs its index: refused before any forecast, not per forecast."""
     if snapshot is None:
         return None
-    from hindcast.archive import open_index as open_built
 
-    return open_built(snapshot)
+    return archive.open_index(snapshot)
 
 
 def retriever_factory(
@@ -288,9 +285,8 @@ def retriever_factory(
     `search`: how vectors are searched (`vector_search`, `nprobe`)."""
     if snapshot is None:
         return lambda t0: None
-    from hindcast.archive import TimeBoundRetriever
 
-    return lambda t0: TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
+    return lambda t0: archive.TimeBoundRetriever(snapshot, t0, index=index, **(search or {}))
 
 
 def archive_end(snapshot: Snapshot | None) -> datetime | None:

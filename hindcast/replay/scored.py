@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast import scoring
 from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
 from hindcast.markets import venues as venue_registry
@@ -79,12 +80,12 @@ class RunScores:
         `usage`; polars imported only here."""
         import polars as pl
 
-        from hindcast.scoring import figures
-
         fields = [f.name for f in dataclasses.fields(ScoredRow) if f.name != "usage"]
-        rows = [{**{k: getattr(r, k) for k in fields}, **figures(r.usage)} for r in self.rows]
+        rows = [
+            {**{k: getattr(r, k) for k in fields}, **scoring.figures(r.usage)} for r in self.rows
+        ]
         if not rows:
-            return pl.DataFrame(schema=fields + list(figures({})))
+            return pl.DataFrame(schema=fields + list(scoring.figures({})))
         return pl.DataFrame(rows, infer_schema_length=None)
 
 

@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 from pydantic_core import ArgsKwargs, PydanticCustomError
 
+from hindcast import archive, forecasters
 from hindcast.errors import ConfigError, HindcastError
 from hindcast.replay.cutoffs import DEFAULT_FRACTIONS, check_fraction
 from hindcast.timeutil import parse_utc, require_aware
@@ -69,9 +70,7 @@ def parse_offset(text: str) -> timedelta:
 
 # -- the constrained types: the library checks the type and range, these the meaning ----------
 def _ray_address(address: str) -> None:
-    from hindcast.archive import distributed
-
-    distributed.check_address(address)
+    archive.distributed.check_address(address)
 
 
 def _usable(check: Callable[[Any], object]) -> Callable[[Any], Any]:
@@ -122,10 +121,8 @@ def _forecaster_list(specs: tuple[str, ...]) -> None:
 def _known_forecaster(spec: str) -> None:
     """The forecaster a spec names exists (built-in or plugin); its parameters are checked
     when it is built."""
-    from hindcast.forecasters import registry
-
-    name, _ = registry.parse_spec(spec)
-    known = registry.names()
+    name, _ = forecasters.registry.parse_spec(spec)
+    known = forecasters.registry.names()
     _require(name in known, f"unknown forecaster {name!r} in {spec!r}{did_you_mean(name, known)}")
 
 

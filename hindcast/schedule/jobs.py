@@ -23,10 +23,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast import leaderboard, markets
 from hindcast.api import embed, freeze, ingest, pull
 from hindcast.errors import StoppedError
+from hindcast.frozen import sha256_file
 from hindcast.schedule.config import MarketsJob, ScheduleConfig
+from hindcast.schedule.live import run_live
 from hindcast.schedule.state import State
+from hindcast.schedule.sweeps import run_series, series_scores
 from hindcast.timeutil import iso, parse_utc
 
 if TYPE_CHECKING:
@@ -48,14 +52,12 @@ class JobContext:
 
 # -- pull -------------------------------------------------------------------------------------
 def pull_markets(ctx: JobContext) -> dict:
-    from hindcast.markets import PullQuery
-
     job = ctx.config.markets
     since, listed_at = _pull_window(ctx.state, job, ctx.now)
     before = _latest_ids(job.store)
     summary = pull(
         job.store,
-        PullQuery(since=since, page_size=job.page_size, closed_since=since),
+        markets.PullQuery(since=since, page_size=job.page_size, closed_since=since),
         now=ctx.now,
         gamma_url=job.gamma_url,
         clob_url=job.clob_url,
@@ -92,10 +94,8 @@ def _pull_window(state: State, job: MarketsJob, now: datetime) -> tuple[datetime
 
 
 def _latest_ids(store: Path) -> set[str]:
-    from hindcast.markets import open_version
-
     return (
-        {m.id for m in open_version(store).bundle.markets}
+        {m.id for m in markets.open_version(store).bundle.markets}
         if (Path(store) / "LATEST").exists()
         else set()
     )
@@ -125,8 +125,6 @@ def ingest_inbox(ctx: JobContext) -> dict:
 
 def new_inbox_files(job, seen: set[tuple[str, str]]) -> list[tuple]:
     """(inbox, path, sha256) of every file in an inbox not ingested with this content."""
-    from hindcast.frozen import sha256_file
-
     found = [
         (box, p)
         for box in job.inboxes
@@ -154,8 +152,6 @@ def indexed_snapshot(config: ScheduleConfig, state: State) -> Callable[[Path], s
 
 # -- sweeps -----------------------------------------------------------------------------------
 def run_sweeps(ctx: JobContext) -> dict:
-    from hindcast.schedule.sweeps import run_series
-
     snapshot_for = indexed_snapshot(ctx.config, ctx.state)
     done, stopped = [], []
     for s in (
@@ -183,16 +179,15 @@ def run_sweeps(ctx: JobContext) -> dict:
 
 # -- export -----------------------------------------------------------------------------------
 def export_leaderboards(ctx: JobContext) -> dict:
-    from hindcast.leaderboard import publish as publishing
-    from hindcast.schedule.sweeps import series_scores
-
     written = []
     for board in ctx.config.leaderboards:
         scores = series_scores(board.sweep, ctx.state, ctx.store)
         if scores is None:
             continue
         title = board.title or f"hindcast leaderboard — sweep {board.sweep}"
-        published = publishing.publish([scores], board.out, board.formats, title=title, by=board.by)
+        published = leaderboard.publish.publish(
+            [scores], board.out, board.formats, title=title, by=board.by
+        )
         written.append(
             {
                 "sweep": board.sweep,
@@ -207,8 +202,6 @@ def export_leaderboards(ctx: JobContext) -> dict:
 # -- live -------------------------------------------------------------------------------------
 def live_arm(ctx: JobContext) -> dict:
     """See `hindcast.schedule.live`."""
-    from hindcast.schedule.live import run_live
-
     return run_live(ctx, indexed_snapshot(ctx.config, ctx.state))
 
 

@@ -34,11 +34,11 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast import api
+from hindcast import api, archive, markets, replay, runs, scoring
 from hindcast.errors import ScheduleError, StoppedError
 from hindcast.records import RunIdentity
 from hindcast.replay import Cutoff, Task
-from hindcast.schedule import livelog
+from hindcast.schedule import livelog, logs
 from hindcast.schedule.config import LiveConfig, ScheduleConfig
 from hindcast.schedule.live_repair import cross_check, recover, sha
 from hindcast.schedule.state import State
@@ -72,8 +72,6 @@ def checked_head(cfg: LiveConfig, state: State) -> livelog.Head:
 
 def repair(log, state: State, store) -> list[str]:
     """Settle what a crashed tick left (`live_repair.recover`); what was done, also logged."""
-    from hindcast.schedule import logs
-
     adopted, done = recover(log, head_of(state), store)
     if adopted is not None:
         state.set(HEAD, adopted.as_dict())
@@ -84,11 +82,9 @@ def repair(log, state: State, store) -> list[str]:
 
 def repair_config(config: ScheduleConfig) -> list[str]:
     """`repair` on the service config's live log and run database (`hindcast live repair`)."""
-    from hindcast.runs import RunStore
-
     if config.live is None:
         raise ScheduleError("the service config has no [live] table: there is no live log")
-    store = RunStore(config.db_url)
+    store = runs.RunStore(config.db_url)
     try:
         return repair(config.live.log, State(store.engine), store)
     finally:
@@ -99,15 +95,13 @@ def repair_config(config: ScheduleConfig) -> list[str]:
 def run_live(ctx, snapshot_for) -> dict:
     """The `live` job (ctx: a schedule.jobs.JobContext; `snapshot_for(archive)`: the snapshot
     the service indexed last, `jobs.indexed_snapshot`)."""
-    from hindcast.markets import list_open
-
     cfg, config = ctx.config.live, ctx.config
     spec = config.sweep(cfg.sweep).spec
     repair(cfg.log, ctx.state, ctx.store)
     head = checked_head(cfg, ctx.state)
     rid = ensure_run(ctx.store, cfg, spec, ctx.now)
     job = config.markets
-    listing = list_open(
+    listing = markets.list_open(
         ctx.now,
         lambda found: chosen(found, spec, ctx.now, cfg.max_markets),
         gamma_url=job.gamma_url,
@@ -144,11 +138,8 @@ def run_live(ctx, snapshot_for) -> dict:
 
 def ensure_run(store, cfg: LiveConfig, spec, now: datetime) -> str:
     """The live run of the sweep in the run store (created at its first tick)."""
-    from hindcast.replay import scoring_policies
-    from hindcast.runs import identity_of, manifest
-
     rid = run_id(cfg.sweep)
-    identity = identity_of(
+    identity = runs.identity_of(
         {
             "kind": "live",
             "sweep": cfg.sweep,
@@ -157,7 +148,7 @@ def ensure_run(store, cfg: LiveConfig, spec, now: datetime) -> str:
             "snapshot": "live (each forecast: the log's snapshot)",
         }
     )
-    built = manifest.build(identity, spec.store, {}, spec.archive, scoring_policies())
+    built = runs.manifest.build(identity, spec.store, {}, spec.archive, replay.scoring_policies())
     store.ensure_run(rid, identity, built, now)
     return rid
 
@@ -165,9 +156,9 @@ def ensure_run(store, cfg: LiveConfig, spec, now: datetime) -> str:
 def newest_bundle(store_root):
     from pathlib import Path
 
-    from hindcast.markets import open_version
-
-    return open_version(store_root).bundle if (Path(store_root) / "LATEST").exists() else None
+    return (
+        markets.open_version(store_root).bundle if (Path(store_root) / "LATEST").exists() else None
+    )
 
 
 def chosen(found: list, spec, now: datetime, most: int) -> list:
@@ -207,7 +198,6 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     then store, each."""
     if not due:
         return 0
-    from hindcast.replay import Sweep, Unclaimed
 
     markets = {m.market.id: m for _, m in due}
     snapshot, index = open_archive(spec, snapshot_for)
@@ -217,7 +207,9 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     }
     writer = Writer(cfg, ctx.state, rid, head, sources, markets)
     plan = live_plan(rid, spec, due, bundle, (snapshot, index), ctx.now)
-    sweep = Sweep(plan, ctx.store, ctx.models, live_limits(spec), Unclaimed(ctx.now), writer)
+    sweep = replay.Sweep(
+        plan, ctx.store, ctx.models, live_limits(spec), replay.Unclaimed(ctx.now), writer
+    )
     sweep.forecasters(spec.forecasters)
     tasks = [Task(name, Cutoff(m.market.id, ctx.now, LABEL)) for name, m in due]
 
@@ -235,19 +227,15 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     return writer.made
 
 
-def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
+def live_plan(rid: str, spec, due, bundle, snapshot_index: tuple, now: datetime):
     """The plan of one tick: the due open markets as listed now (their prices so far), the
     resolutions of the newest market store, the archive at its newest indexed snapshot, one
     cutoff per market at t0 = now."""
-    from hindcast.archive import fanout
-    from hindcast.markets import MarketBundle
-    from hindcast.replay import Plan
-
     listed = {m.market.id: m for _, m in due}
     stored = bundle.markets if bundle is not None else ()
-    markets = {m.id: m for m in stored} | {i: m.market for i, m in listed.items()}
+    by_id = {m.id: m for m in stored} | {i: m.market for i, m in listed.items()}
     resolutions = bundle.resolutions if bundle is not None else ()
-    snapshot, index = archive
+    snapshot, index = snapshot_index
     identity = RunIdentity(
         store_version=bundle_version(spec.store) if bundle is not None else "",
         snapshot=snapshot.id if snapshot is not None else None,
@@ -261,12 +249,12 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
         repeats=1,
         seed=spec.seed,
     )
-    return Plan(
+    return replay.Plan(
         rid,
         identity,
-        MarketBundle(
-            tuple(markets.values()),
-            tuple(r for r in resolutions if r.market_id in markets),
+        markets.MarketBundle(
+            tuple(by_id.values()),
+            tuple(r for r in resolutions if r.market_id in by_id),
             {i: tuple(m.history) for i, m in listed.items()},
         ),
         sorted(listed),
@@ -274,14 +262,12 @@ def live_plan(rid: str, spec, due, bundle, archive: tuple, now: datetime):
         snapshot,
         index,
         Path(spec.store),
-        fanout.searched_on(index, spec.ray),  # the sweep's [archive] ray: on the cluster
+        archive.fanout.searched_on(index, spec.ray),  # the sweep's [archive] ray: on the cluster
     )
 
 
 def live_limits(spec):
-    from hindcast.replay import Limits
-
-    return Limits(concurrency=spec.concurrency, breaker_threshold=spec.breaker_threshold)
+    return replay.Limits(concurrency=spec.concurrency, breaker_threshold=spec.breaker_threshold)
 
 
 class Writer:
@@ -304,8 +290,6 @@ class Writer:
         self.head, self.made = head, self.made + 1
 
     def outage(self, task) -> None:
-        from hindcast.schedule import logs
-
         logs.event("live.outage", forecaster=task.forecaster, market=task.cutoff.market_id)
 
 
@@ -332,19 +316,16 @@ def open_archive(spec, snapshot_for):
     """The sweep's archive at the newest snapshot the service indexed (None, None: no archive)."""
     if spec.archive is None:
         return None, None
-    from hindcast.archive import open_index, open_snapshot
 
     sid = snapshot_for(spec.archive)
     if sid is None:
         return None, None
-    snapshot = open_snapshot(spec.archive, sid)
-    return snapshot, open_index(snapshot)
+    snapshot = archive.open_snapshot(spec.archive, sid)
+    return snapshot, archive.open_index(snapshot)
 
 
 def bundle_version(store_root) -> str:
-    from hindcast.markets import open_version
-
-    return open_version(store_root).id
+    return markets.open_version(store_root).id
 
 
 # -- scoring and the matched hindcasts ------------------------------------------------------------
@@ -366,28 +347,25 @@ def live_scores(store, rid: str, bundle, models=None) -> tuple[list, int]:
     """The live run's scored rows (`scoring.score_rows`, regimes labelled as a hindcast's), and
     how many forecasts of resolved markets were made at or after their effective resolution
     (counted, never scored)."""
-    from hindcast.markets import venues
-    from hindcast.scoring import load_cutoffs, model_of, regimes, score_rows
-
     if bundle is None:
         return [], 0
     resolutions = {r.market_id: r for r in bundle.resolutions}
     stored = [s for s in store.forecasts(rid) if s.market_id in resolutions]
     late = [s for s in stored if s.t0 >= resolutions[s.market_id].resolved_at]
-    cutoffs = load_cutoffs(models)
+    cutoffs = scoring.load_cutoffs(models)
 
     def label(s) -> str:
         resolved = resolutions[s.market_id].resolved_at
-        return regimes.regime(model_of(s.forecaster, None), s.t0, resolved, cutoffs)
+        return scoring.regimes.regime(scoring.model_of(s.forecaster, None), s.t0, resolved, cutoffs)
 
-    rows = score_rows(
+    rows = scoring.score_rows(
         [s for s in stored if s not in late],
         {m.id: m for m in bundle.markets},
         resolutions,
         bundle.prices,
         label,
         None,
-        venues.venues(bundle),
+        markets.venues.venues(bundle),
     )
     return rows, len(late)
 
@@ -439,9 +417,8 @@ def verify(log, config: ScheduleConfig | None = None) -> livelog.Verified:
     every forecast record against the run store's stored forecast (nothing edited there)."""
     if config is None:
         return livelog.verify(log)
-    from hindcast.runs import RunStore
 
-    store = RunStore(config.db_url, read_only=True)
+    store = runs.RunStore(config.db_url, read_only=True)
     verified = livelog.verify(log, head_of(State(store.engine, create=False)))
     if not verified.ok:
         return verified

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindcast import replay, runs, scoring
 from hindcast.errors import CutoffError
 from hindcast.schedule import live
 from hindcast.schedule.config import ScheduleConfig
 from hindcast.schedule.state import State
+from hindcast.schedule.sweeps import series_scores
 from hindcast.timeutil import ONE_DAY
 
 
@@ -51,15 +53,11 @@ class LiveReport:
 
 def for_config(config: ScheduleConfig) -> LiveReport:
     """The report of a service config, from its run database."""
-    from hindcast.runs import RunStore
-
-    store = RunStore(config.db_url, read_only=True)
+    store = runs.RunStore(config.db_url, read_only=True)
     return report(config, State(store.engine, create=False), store)
 
 
 def report(config: ScheduleConfig, state: State, store) -> LiveReport:
-    from hindcast.replay import load_scored
-
     cfg = config.live
     if cfg is None:
         raise live.ScheduleError(f"config {config.path}: no [live] section")
@@ -71,7 +69,7 @@ def report(config: ScheduleConfig, state: State, store) -> LiveReport:
     hindcast = [
         row
         for recorded in live.hindcast_runs(state).values()
-        for row in load_scored(store, recorded["run_id"]).rows
+        for row in replay.load_scored(store, recorded["run_id"]).rows
     ]
     lifetimes = _lifetimes(bundle)
     gaps = tuple(_gap(name, rows, hindcast, lifetimes) for name in spec.forecasters)
@@ -86,22 +84,18 @@ def report(config: ScheduleConfig, state: State, store) -> LiveReport:
 
 
 def _sweep_rows(sweep: str, state: State, store) -> list:
-    from hindcast.schedule.sweeps import series_scores
-
     scores = series_scores(sweep, state, store)
     return [] if scores is None else scores.rows
 
 
 def _lifetimes(bundle) -> dict:
-    from hindcast.replay import cutoffs
-
     if bundle is None:
         return {}
     markets = {m.id: m for m in bundle.markets}
     lives = {}
     for r in bundle.resolutions:
         try:
-            lives[r.market_id] = cutoffs.lifetime(
+            lives[r.market_id] = replay.cutoffs.lifetime(
                 markets[r.market_id], r, bundle.prices.get(r.market_id, ())
             )
         except CutoffError:
@@ -145,14 +139,14 @@ def _gap(name: str, rows: list, hindcast: list, lifetimes: dict) -> Gap:
 
 
 def _interval(name: str, markets: list[str], diffs) -> tuple[float | None, float | None]:
-    from hindcast.scoring import bootstrap
-
-    codes, n = bootstrap.market_codes(markets)
+    codes, n = scoring.bootstrap.market_codes(markets)
     if n < 2:
         return None, None  # one market: no spread to resample
-    rng = bootstrap.rng_for(0, f"live-gap:{name}")
-    weights = bootstrap.draw_weights(n, bootstrap.REPLICATES, rng)
-    found = bootstrap.percentile_interval(bootstrap.replicate_means(weights, codes, diffs))
+    rng = scoring.bootstrap.rng_for(0, f"live-gap:{name}")
+    weights = scoring.bootstrap.draw_weights(n, scoring.bootstrap.REPLICATES, rng)
+    found = scoring.bootstrap.percentile_interval(
+        scoring.bootstrap.replicate_means(weights, codes, diffs)
+    )
     return (found.low, found.high) if found else (None, None)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
+from hindcast import replay, runs
 from hindcast.errors import HindcastError, Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
@@ -72,14 +73,11 @@ class Service:
     ) -> None:
         import os
 
-        from hindcast.replay import default_models
-        from hindcast.runs import RunStore
-
         self.config, self.clock, self.wall = config, clock, wall
-        self.store = RunStore(config.db_url)
+        self.store = runs.RunStore(config.db_url)
         self.state = State(self.store.engine)
         self.stopping = threading.Event()
-        self.models = default_models(
+        self.models = replay.default_models(
             self.store, config.runs_out, os.environ if env is None else env
         )
 

@@ -29,7 +29,7 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast import api, replay
+from hindcast import api, leaderboard, replay
 from hindcast.errors import ScheduleError
 from hindcast.replay import ReplaySpec
 from hindcast.schedule.config import SweepConfig
@@ -142,13 +142,11 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
 def selected_markets(bundle, spec: ReplaySpec) -> list[str]:
     """The spec's markets in this store version; its `ids`, if any, are a filter here (a
     market not pulled yet is simply not selected yet)."""
-    from hindcast.replay import select_markets
-
     if not spec.ids:
-        return select_markets(bundle, spec)
+        return replay.select_markets(bundle, spec)
     present = {m.id for m in bundle.markets}
     ids = tuple(i for i in spec.ids if i in present)
-    return select_markets(bundle, replace(spec, ids=ids)) if ids else []
+    return replay.select_markets(bundle, replace(spec, ids=ids)) if ids else []
 
 
 def done_pairs(sweep: str, state: State) -> set[tuple[str, str]]:
@@ -189,14 +187,13 @@ def _schedule(spec: ReplaySpec) -> dict:
 def series_scores(sweep: str, state: State, store):
     """Every scored row of the sweep's closed batches as one `replay.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
-    from hindcast.leaderboard import canonical
     from hindcast.runs import identity_of
 
     batches = state.batches(sweep, "done")
     if not batches:
         return None
     runs = [replay.load_scored(store, b.run_id) for b in batches]
-    rows = sorted((row for run in runs for row in run.rows), key=canonical)
+    rows = sorted((row for run in runs for row in run.rows), key=leaderboard.canonical)
     forecasters = {name: f for run in runs for name, f in run.manifest.forecasters.items()}
     manifest = replace(  # the provenance of the newest batch
         runs[-1].manifest,
