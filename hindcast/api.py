@@ -10,7 +10,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from hindcast import leaderboard, markets, replay
+from hindcast import archive as archives
+from hindcast import leaderboard, replay
+from hindcast import markets as market_data
+from hindcast import runs as run_stores
+from hindcast.timeutil import iso
 
 
 def sweep(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
@@ -27,14 +31,11 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     prices, retry_limit, on_plan, advance, prepared, shard ((i, n): the i-th of n processes),
     created_at (a new run's creation instant, else `now`), no_cache (models answer anew; with
     models=None)."""
-    from hindcast.replay import replay_spec, run_sweep
-    from hindcast.runs import open_store
-
     engine = {k: options.pop(k) for k in _ENGINE if options.get(k) is not None}
-    replay = replay_spec(spec, {k: v for k, v in options.items() if k not in _ENGINE})
-    store = open_store(db, runs)
+    resolved = replay.replay_spec(spec, {k: v for k, v in options.items() if k not in _ENGINE})
+    store = run_stores.open_store(db, runs)
     engine["export"] = lambda *parts: leaderboard.write_run(*parts, run_store=store)
-    return await run_sweep(replay, run_store=store, out_dir=Path(out), now=now, **engine)
+    return await replay.run_sweep(resolved, run_store=store, out_dir=Path(out), now=now, **engine)
 
 
 _ENGINE = tuple(
@@ -53,23 +54,19 @@ def pull(store: Path, query=None, *, now: datetime, progress=None, **options):
     candles (kalshi_url), or with a ManifoldQuery Manifold's (manifold_url, per_minute,
     page_limit). Options attempts (5), timeout (30 s), user_agent."""
     defaults = {"attempts": 5, "timeout": 30.0, "user_agent": "hindcast"}
-    return markets.pull_from(store, query, now, progress, **{**defaults, **options})
+    return market_data.pull_from(store, query, now, progress, **{**defaults, **options})
 
 
 def import_markets(store: Path, markets: Path, prices: Path | None = None, *, now: datetime):
     """ForecastBench's markets.jsonl (+ prices_daily.csv) as a new store version: (id, bundle)."""
-    from hindcast.markets import importers
-    from hindcast.markets import store as stores
-    from hindcast.timeutil import iso
-
-    bundle = importers.import_forecastbench(markets, prices)
+    bundle = market_data.importers.import_forecastbench(markets, prices)
     provenance = {
         "source": "forecastbench",
         "markets": str(markets),
         "prices": str(prices or ""),
         "imported_at": iso(now),
     }
-    return stores.write_version(store, bundle, provenance), bundle
+    return market_data.store.write_version(store, bundle, provenance), bundle
 
 
 def ingest(
@@ -84,28 +81,21 @@ def ingest(
     """Ingest inputs into the archive draft, all or nothing (a frozen `snapshot` is refused);
     summaries. `ray`: a Ray address ("local": start one) → a Ray task per input, the same files
     (archive.build)."""
-    from hindcast.archive import build, layout
-    from hindcast.archive import ingest as ingesting
-
     if snapshot:
-        ingesting.refuse_frozen(layout.snapshot_dir(archive, snapshot))
-    return build.ingest_inputs(paths, source, fmt, archive, ray=ray)
+        archives.ingest.refuse_frozen(archives.layout.snapshot_dir(archive, snapshot))
+    return archives.build.ingest_inputs(paths, source, fmt, archive, ray=ray)
 
 
 def freeze(archive: Path) -> str:
     """Freeze the archive draft as an immutable, content-addressed snapshot; its id."""
-    from hindcast.archive import freeze as freeze_draft
-
-    return freeze_draft(archive)
+    return archives.freeze(archive)
 
 
 def embed(archive: Path, snapshot: str | None = None, embedder="minilm", **options) -> dict:
     """Embed a snapshot (None: LATEST) and build its index, resumably; the index info. Options:
     chunk_rows, on_progress, ray (on Ray, the same bytes), device, approx (then the approximate
     index of each month), lists (per month), partition (codebook | projection)."""
-    from hindcast.archive import build, open_snapshot
-
-    return build.build(open_snapshot(archive, snapshot), embedder, **options)
+    return archives.build.build(archives.open_snapshot(archive, snapshot), embedder, **options)
 
 
 def search(
@@ -113,9 +103,9 @@ def search(
 ):
     """The archive as it stood before t0, searched: `k` hits (vector | text | hybrid; options
     vector_search exact | approx, nprobe; ray: an address, its months as shards on Ray)."""
-    from hindcast.archive import fanout, open_snapshot
-
-    return fanout.search(open_snapshot(archive, snapshot), t0, query, k, mode, **options)
+    return archives.fanout.search(
+        archives.open_snapshot(archive, snapshot), t0, query, k, mode, **options
+    )
 
 
 def export(

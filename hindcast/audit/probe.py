@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast import forecasters, replay
+from hindcast import forecasters, markets, replay
 from hindcast.errors import CircuitOpen, ConfigError, CutoffError, InfrastructureError
 from hindcast.llm import ask_probability, prompts
 from hindcast.llm import client as llm
@@ -190,10 +190,8 @@ def items_from_store(
 ) -> tuple[list[ProbeItem], list[str]]:
     """The store's Yes/No markets (sorted by id; `ids` only, at most `limit`) as probe items at
     lifetime fraction `fraction`; and the markets skipped (no replayable t0), with the reason."""
-    from hindcast.markets import open_version
-
     replay.check_fraction(fraction)  # a bad fraction is refused once, not reported per market
-    bundle = open_version(store, version).bundle
+    bundle = markets.open_version(store, version).bundle
     resolutions = {r.market_id: r for r in bundle.resolutions}
     missing = sorted(set(ids) - set(resolutions))
     if missing:
@@ -201,8 +199,8 @@ def items_from_store(
     chosen = [i for i in sorted(ids or resolutions) if resolutions[i].outcome is not None][
         : limit or None
     ]
-    markets = {m.id: m for m in bundle.markets}
-    made = [_item(bundle, markets[i], resolutions[i], fraction) for i in chosen]
+    by_id = {m.id: m for m in bundle.markets}
+    made = [_item(bundle, by_id[i], resolutions[i], fraction) for i in chosen]
     return [m for m in made if isinstance(m, ProbeItem)], [m for m in made if isinstance(m, str)]
 
 

@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from typer.core import TyperCommand
 
+from hindcast import api
+from hindcast import archive as archives
 from hindcast.cli.common import EXIT_USAGE, fail, verbosity
+from hindcast.cli.console import err_console
 from hindcast.errors import ArchiveIntegrityError
 from hindcast.timeutil import iso, parse_utc
 
@@ -88,16 +91,14 @@ def ingest(
     cannot be read (truncated, corrupt, missing) changes nothing. Inputs are identified by
     their content, so two files with the same name are two inputs. With --ray, one Ray task reads
     each input (inputs and archive on a filesystem every Ray node sees at the same path)."""
-    from hindcast.api import ingest
-    from hindcast.archive import FORMATS, check_source
 
     try:
-        check_source(source)
+        archives.check_source(source)
     except ValueError as exc:
         raise fail(f"--source: {exc}", EXIT_USAGE) from None
-    if fmt not in FORMATS:
-        raise fail(f"--format {fmt!r}: use {', '.join(FORMATS)}", EXIT_USAGE)
-    for summary in ingest(paths, source, fmt, archive, snapshot=snapshot, ray=_ray(ray)):
+    if fmt not in archives.FORMATS:
+        raise fail(f"--format {fmt!r}: use {', '.join(archives.FORMATS)}", EXIT_USAGE)
+    for summary in api.ingest(paths, source, fmt, archive, snapshot=snapshot, ray=_ray(ray)):
         rejects = f" → {summary.rejects_path}" if summary.rejects_path else ""
         print(
             f"{summary.input}: {summary.read} rows, {summary.written} written, "
@@ -108,9 +109,8 @@ def ingest(
 @app.command()
 def freeze(archive: Path = ARCHIVE) -> None:
     """Freeze the draft as an immutable, content-addressed snapshot; print its id."""
-    from hindcast.api import freeze as freeze_draft  # this command is named freeze too
 
-    print(freeze_draft(archive))
+    print(api.freeze(archive))
 
 
 @app.command()
@@ -121,10 +121,9 @@ def verify(
     ),
 ) -> None:
     """Check every file of a snapshot against its manifest (exit 1 on any difference)."""
-    from hindcast.archive import latest, verify_snapshot
 
-    snapshot_id = snapshot or latest(archive)
-    problems = verify_snapshot(archive, snapshot_id)
+    snapshot_id = snapshot or archives.latest(archive)
+    problems = archives.verify_snapshot(archive, snapshot_id)
     if problems:
         raise ArchiveIntegrityError(
             f"snapshot {snapshot_id} fails verification: " + "; ".join(problems)
@@ -178,12 +177,8 @@ def embed(
     byte-identical to the one built without it."""
     from rich.progress import Progress
 
-    from hindcast.api import embed as embed_snapshot
-    from hindcast.archive import get_embedder, open_snapshot
-    from hindcast.cli.console import err_console
-
     try:
-        get_embedder(embedder)
+        archives.get_embedder(embedder)
     except ValueError as exc:
         raise fail(f"--embedder: {exc}", EXIT_USAGE) from None
     if device not in ("cpu", "cuda") or (device == "cuda" and ray is None):
@@ -195,10 +190,10 @@ def embed(
     if partition != "codebook" and not approx:
         raise fail("--partition: only with --approx", EXIT_USAGE)
     address = _ray(ray)
-    snap = open_snapshot(archive, snapshot)
+    snap = archives.open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:
         task = progress.add_task(f"embedding {snap.id}", total=None)
-        info = embed_snapshot(
+        info = api.embed(
             archive,
             snap.id,
             embedder,
@@ -262,7 +257,6 @@ def search(
 ) -> None:
     """Search a snapshot as it stood before t0 (with --ray: its months as shards on a Ray
     cluster, the same hits)."""
-    from hindcast.api import search as search_archive
 
     if not query.strip():
         raise fail("--query: empty; give the words to search for", EXIT_USAGE)
@@ -270,7 +264,7 @@ def search(
         raise fail(f"--vector-search {vector_search!r}: use exact or approx", EXIT_USAGE)
     if nprobe is not None and vector_search != "approx":
         raise fail("--nprobe: only with --vector-search approx", EXIT_USAGE)
-    hits = search_archive(
+    hits = api.search(
         archive,
         query,
         _instant(t0, parse_utc),

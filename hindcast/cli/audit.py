@@ -17,7 +17,10 @@ from typing import Optional
 
 import typer
 
+from hindcast import audit as audits
+from hindcast import replay, runs
 from hindcast.cli.common import DB_HELP
+from hindcast.cli.console import out_console
 
 _DETECTOR = typer.Option(
     [],
@@ -59,14 +62,12 @@ def audit(
     ),
 ) -> None:
     """Audit a stored run for outcome leaks in what its forecasters read and wrote."""
-    from hindcast import audit, replay, runs
-
-    specs = audit.check_detectors(detector)  # an unknown detector: one line, nothing opened
+    specs = audits.check_detectors(detector)  # an unknown detector: one line, nothing opened
     # a missing file: one line, never created
     store = runs.RunStore(runs.db_url(db), read_only=True)
     try:
         store.run(run_id)  # an unknown run: one line, nothing written
-        result = audit.audit(
+        result = audits.audit(
             store,
             run_id,
             specs,
@@ -86,8 +87,6 @@ def _print(result) -> None:
     """The audit as one compact table (every figure is in --json), its notes
     and the flagged texts."""
     from rich.table import Table
-
-    from hindcast.cli.console import out_console
 
     table = Table(title=result.finding.title, title_justify="left")
     for column in (
@@ -129,13 +128,11 @@ def _print_claims(said: dict, console) -> None:
     """The claim-level section: a summary per forecaster, then each flagged sentence."""
     from rich.table import Table
 
-    from hindcast.audit import CLAIM_COLUMNS
-
     table = Table(title="Rationale claims stating a fact after t0", title_justify="left")
-    for column in CLAIM_COLUMNS:
+    for column in audits.CLAIM_COLUMNS:
         table.add_column(column.replace("_", " "), overflow="fold")
     for row in said["summary"]:
-        table.add_row(*(_claim_cell(row[c]) for c in CLAIM_COLUMNS))
+        table.add_row(*(_claim_cell(row[c]) for c in audits.CLAIM_COLUMNS))
     console.print(table)
     for note in said["notes"]:
         console.print(f"  · {note}", highlight=False, markup=False)

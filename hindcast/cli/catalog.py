@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from hindcast import forecasters as forecasting
 from hindcast import llm, scoring
 from hindcast.cli.common import EXIT_USAGE, fail
 from hindcast.http import variable_name
@@ -47,9 +48,7 @@ def forecasters(
 ) -> None:
     """Registered forecasters (built-in and plugins of the entry-point group hindcast.forecasters):
     name, what it does, and the parameters a spec sets as NAME:key=value,…"""
-    from hindcast.forecasters import registry
-
-    rows = registry.describe()
+    rows = forecasting.registry.describe()
     typer.echo(
         json.dumps(rows, indent=1, ensure_ascii=False) if as_json else _forecasters_text(rows)
     )

@@ -95,8 +95,8 @@ ENVIRONMENT = {
 
 
 def db_url(value: str | None, env=None) -> str:
-    """--db (a path or a URL) → a database URL (`hindcast.runs.db_url`, imported here
-    only when a command needs it, so `--help` stays light)."""
+    """--db (a path or a URL) → a database URL (`hindcast.runs.db_url`, loaded through the
+    face only when a command calls it, so `--help` stays light)."""
     return runs.db_url(value, env)
 
 

@@ -81,8 +81,6 @@ def leaderboard(
     table and the report."""
     table = scoring.load_prices(prices)  # a bad price file stops here, before any file is written
     formats = [f.strip() for item in formats for f in item.split(",") if f.strip()]
-    from hindcast.runs import db_url
-
     store = open_existing(db)
     results = (recall or audit.default_recall_path(db_url(db))) if exclude_recalled else None
     result = export(

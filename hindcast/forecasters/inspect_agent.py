@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from hindcast.errors import ConfigError, ForecastError
 from hindcast.forecasters.base import Context, ModelForecaster
 from hindcast.forecasters.tools import Tools, t0_tools
+from hindcast.llm import FALLBACK, parse_probability, prompts
 from hindcast.llm import client as llm
-from hindcast.llm import parse_probability, prompts
 from hindcast.records import Forecast, Question, Retrieval
 from hindcast.timeutil import iso
 
@@ -258,7 +258,6 @@ class InspectAgent(ModelForecaster):
         from inspect_ai.model import GenerateConfig, get_model
 
         from hindcast.forecasters import inspect_provider
-        from hindcast.llm import FALLBACK
 
         config = GenerateConfig(
             temperature=float(self.temperature), max_tokens=int(self.max_tokens)

@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from inspect_ai.model import StopReason
 
-    from hindcast.llm import Models
-
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -41,6 +39,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from hindcast.llm import Models
 from hindcast.llm import client as llm
 
 API = "hindcast"
@@ -120,8 +119,6 @@ class HindcastModelAPI(ModelAPI):
 def _own_models(cache: str | None) -> Models:
     """A Models for `inspect eval`: keys from the environment, the response cache at `cache`."""
     import os
-
-    from hindcast.llm import Models
 
     path = None if str(cache).lower() == "none" else Path(cache) if cache else DEFAULT_CACHE
     if path is not None:

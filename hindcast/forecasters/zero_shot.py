@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from hindcast.errors import ForecastError
 from hindcast.forecasters.base import Context, ModelForecaster
-from hindcast.llm import ask_probability, prompts, raw_text
+from hindcast.llm import FALLBACK, ask_probability, prompts, raw_text
 from hindcast.llm import client as llm
 from hindcast.records import Forecast, Question
 from hindcast.timeutil import iso
@@ -159,8 +159,6 @@ class ChatForecaster(ModelForecaster):
     def _client(self) -> llm.ChatClient:
         if self.client is not None:
             return self.client
-        from hindcast.llm import FALLBACK
-
         return (self.models or FALLBACK.get()).client(self.model, self.key_env, self.structured)
 
 

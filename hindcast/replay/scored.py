@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hindcast import archive as archives
 from hindcast import scoring
 from hindcast.errors import RunStoreError
 from hindcast.markets import MarketBundle, open_version
@@ -116,17 +117,15 @@ def recorded_snapshots(scored: Sequence, archive: Path | None) -> list:
     """The archive snapshots the runs recorded, opened (and verified) from `archive`, else from
     the folder each run recorded; a recorded folder that no longer holds the snapshot is
     skipped (its documents are then listed by id), a folder given explicitly must hold it."""
-    from hindcast.archive import open_snapshot, snapshot_dir
-
     manifests = [s.manifest for s in scored]
     if archive is not None:
         ids = sorted({i for m in manifests if (i := m.identity.snapshot) is not None})
-        return [open_snapshot(Path(archive), sid) for sid in ids]
+        return [archives.open_snapshot(Path(archive), sid) for sid in ids]
     recorded = sorted({(a.root, str(a.snapshot)) for m in manifests if (a := m.archive)})
     return [
-        open_snapshot(Path(root), sid)
+        archives.open_snapshot(Path(root), sid)
         for root, sid in recorded
-        if snapshot_dir(Path(root), sid).is_dir()
+        if archives.snapshot_dir(Path(root), sid).is_dir()
     ]
 
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hindcast import leaderboard, markets
+from hindcast import archive, leaderboard, markets
 from hindcast.api import embed, freeze, ingest, pull
 from hindcast.errors import StoppedError
 from hindcast.frozen import sha256_file
@@ -139,13 +139,11 @@ def indexed_snapshot(config: ScheduleConfig, state: State) -> Callable[[Path], s
     """The snapshot a sweep of an archive reads: for the service's own archive the newest one
     it has finished indexing (LATEST may be frozen but not yet embedded); else LATEST."""
 
-    def snapshot_for(archive: Path) -> str | None:
-        from hindcast.archive import latest
-
-        own = (
-            config.archive is not None and Path(archive).resolve() == config.archive.root.resolve()
+    def snapshot_for(root: Path) -> str | None:
+        own = config.archive is not None and Path(root).resolve() == config.archive.root.resolve()
+        return (
+            (state.get("archive:indexed") or archive.latest(root)) if own else archive.latest(root)
         )
-        return (state.get("archive:indexed") or latest(archive)) if own else latest(archive)
 
     return snapshot_for
 

@@ -199,13 +199,13 @@ def forecast_now(ctx, cfg: LiveConfig, rid: str, spec, due, bundle, head, snapsh
     if not due:
         return 0
 
-    markets = {m.market.id: m for _, m in due}
+    by_id = {m.market.id: m for _, m in due}
     snapshot, index = open_archive(spec, snapshot_for)
     sources = {
         "snapshot": snapshot.id if snapshot is not None else None,
         "store_version": bundle_version(spec.store) if bundle is not None else None,
     }
-    writer = Writer(cfg, ctx.state, rid, head, sources, markets)
+    writer = Writer(cfg, ctx.state, rid, head, sources, by_id)
     plan = live_plan(rid, spec, due, bundle, (snapshot, index), ctx.now)
     sweep = replay.Sweep(
         plan, ctx.store, ctx.models, live_limits(spec), replay.Unclaimed(ctx.now), writer

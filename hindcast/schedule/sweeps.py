@@ -29,7 +29,7 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 
-from hindcast import api, leaderboard, replay
+from hindcast import api, leaderboard, markets, replay, runs
 from hindcast.errors import ScheduleError
 from hindcast.replay import ReplaySpec
 from hindcast.schedule.config import SweepConfig
@@ -118,11 +118,9 @@ def retry_batch(batch: Batch, store, out_dir: Path, now: datetime, advance, mode
 def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpec]:
     """The spec of each batch to run now: the sweep's spec restricted to a group of
     forecasters and their missing markets, pinned to the newest store version and snapshot."""
-    from hindcast.markets import open_version
-
     if not (Path(cfg.spec.store) / "LATEST").exists():
         return []  # nothing pulled or imported yet
-    version = open_version(cfg.spec.store)
+    version = markets.open_version(cfg.spec.store)
     selected = selected_markets(version.bundle, cfg.spec)
     done = done_pairs(cfg.name, state)
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -132,10 +130,8 @@ def plan_batches(cfg: SweepConfig, state: State, snapshot_for) -> list[ReplaySpe
             groups.setdefault(missing, []).append(name)
     snapshot = snapshot_for(cfg.spec.archive) if cfg.spec.archive else None
     return [
-        replace(
-            cfg.spec, version=version.id, ids=markets, forecasters=tuple(names), snapshot=snapshot
-        )
-        for markets, names in groups.items()
+        replace(cfg.spec, version=version.id, ids=ids, forecasters=tuple(names), snapshot=snapshot)
+        for ids, names in groups.items()
     ]
 
 
@@ -187,17 +183,15 @@ def _schedule(spec: ReplaySpec) -> dict:
 def series_scores(sweep: str, state: State, store):
     """Every scored row of the sweep's closed batches as one `replay.RunScores` named after the
     sweep (None before its first batch); each run is scored against its own store version."""
-    from hindcast.runs import identity_of
-
     batches = state.batches(sweep, "done")
     if not batches:
         return None
-    runs = [replay.load_scored(store, b.run_id) for b in batches]
-    rows = sorted((row for run in runs for row in run.rows), key=leaderboard.canonical)
-    forecasters = {name: f for run in runs for name, f in run.manifest.forecasters.items()}
+    scored = [replay.load_scored(store, b.run_id) for b in batches]
+    rows = sorted((row for run in scored for row in run.rows), key=leaderboard.canonical)
+    forecasters = {name: f for run in scored for name, f in run.manifest.forecasters.items()}
     manifest = replace(  # the provenance of the newest batch
-        runs[-1].manifest,
-        identity=identity_of({}),
+        scored[-1].manifest,
+        identity=runs.identity_of({}),
         forecasters=forecasters,
         extra={"sweep": sweep, "runs": [b.run_id for b in batches]},
     )
