@@ -18,7 +18,9 @@ functions (a lazy import is still a dependency). The rules:
     (the names its `__init__.py` declares in `__all__`), never `hindcast.<package>.<module>`;
     a top-level module (records, errors, api …) is its own face;
 (g) the clock (`datetime.now`, `datetime.utcnow`, `date.today`, `time.time`) is read only in
-    cli/ and schedule/; monotonic timers (`time.monotonic`, `time.perf_counter`) are fine.
+    cli/ and schedule/; monotonic timers (`time.monotonic`, `time.perf_counter`) are fine;
+(h) the process environment (`os.environ`, `os.getenv`) is read only in cli/ (the front ends)
+    and hindcast/environment.py (the one documented place below them, issue 38).
 
 The checkers take the package's folder, so `test_the_checkers_find_each_planted_violation` runs
 them on a small fake package written into a temporary folder with one of each violation.
@@ -44,6 +46,7 @@ LAYERS = {
             "specs",
             "faces",
             "registry",
+            "environment",
         ),
         0,
     ),
@@ -59,6 +62,8 @@ LAYERS = {
     "__main__": 8,
 }
 CLOCK_ALLOWED = ("cli", "schedule")
+ENVIRONMENT_ALLOWED = ("cli", "environment")
+ENVIRONMENT_NAMES = ("environ", "environb", "getenv", "getenvb")
 FACADE_LINES = 150
 BUILTIN_EXCEPTIONS = frozenset(
     n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
@@ -339,6 +344,26 @@ def _clock(node: ast.AST) -> str | None:
     return None
 
 
+def environment_reads(root: Path) -> list[str]:
+    """(h) Reads of the process environment outside cli/ and environment.py."""
+    return [
+        f"{m}:{node.lineno} {what}"
+        for m, tree in trees(root).items()
+        if area(m) not in ENVIRONMENT_ALLOWED
+        for node in ast.walk(tree)
+        if (what := _environment(node))
+    ]
+
+
+def _environment(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT_NAMES:
+        return f"{_base_name(node.value)}.{node.attr}" if _base_name(node.value) == "os" else None
+    if isinstance(node, ast.ImportFrom) and node.module == "os" and not node.level:
+        hits = [a.name for a in node.names if a.name in ENVIRONMENT_NAMES]
+        return f"from os import {', '.join(hits)}" if hits else None
+    return None
+
+
 # ---- the package as it is --------------------------------------------------------------------
 
 
@@ -378,6 +403,10 @@ def test_the_clock_is_read_only_in_the_cli_and_the_service():
     assert clock_reads(ROOT) == []
 
 
+def test_the_environment_is_read_only_in_the_cli_and_environment_py():
+    assert environment_reads(ROOT) == []
+
+
 # ---- a test of the test: a planted package with one of each violation -------------------------
 
 PLANTED = {
@@ -415,6 +444,8 @@ PLANTED = {
     ),
     "cli/sub.py": "from . import main\n",
     "oddity.py": "",
+    "environment.py": "import os\n\n\ndef of():\n    return os.environ\n",
+    "markets/keys.py": "import os\nfrom os import getenv\n\nKEY = os.environ.get('K') or getenv('K')\n",
 }
 
 
@@ -450,6 +481,10 @@ def test_the_checkers_find_each_planted_violation(tmp_path):
         "hindcast.markets.lazy:2 imports hindcast.leaderboard.tables",
     ]
     assert clock_reads(root) == ["hindcast.records:7 time.time", "hindcast.timeutil:3 datetime.now"]
+    assert environment_reads(root) == [
+        "hindcast.markets.keys:2 from os import getenv",
+        "hindcast.markets.keys:4 os.environ",
+    ]
 
 
 def test_the_checkers_pass_a_clean_package(tmp_path):
@@ -469,6 +504,7 @@ def test_the_checkers_pass_a_clean_package(tmp_path):
             "oddity.py",
             "replay/plan.py",
             "runs/store.py",
+            "markets/keys.py",
         )
     }
     root = _plant(
@@ -477,7 +513,8 @@ def test_the_checkers_pass_a_clean_package(tmp_path):
         | {
             "api.py": "\n" * 150,
             "records.py": "import time\n\nSTART = time.perf_counter()\n",
-            "cli/main.py": "from datetime import date\n\nfrom hindcast import api\nTODAY = date.today()\n",
+            "cli/main.py": "import os\nfrom datetime import date\n\nfrom hindcast import api\n"
+            "TODAY = date.today()\nDEBUG = os.environ.get('D')\n",
         },
     )
     assert (
@@ -490,4 +527,5 @@ def test_the_checkers_pass_a_clean_package(tmp_path):
         package_cycles(root),
         past_a_face(root),
         clock_reads(root),
-    ) == ([], [], [], [], [], [], [], [], [])
+        environment_reads(root),
+    ) == ([], [], [], [], [], [], [], [], [], [])

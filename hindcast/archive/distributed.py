@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
+from hindcast import environment
 from hindcast.archive import ingest as ingesting
 from hindcast.archive import layout
 from hindcast.errors import ArchiveInputError, ConfigError, HindcastError, StoppedError
@@ -90,7 +91,7 @@ def _private_temp() -> str:
     """A private session folder (nothing of the session stays behind) under $RAY_TMPDIR — Ray's own
     variable — or the system temp dir; refused when Ray's socket paths below
     it would be too long."""
-    parent = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+    parent = environment.value("RAY_TMPDIR") or tempfile.gettempdir()
     if len(os.path.abspath(parent)) + len("/hindcast-ray-12345678") + _SOCKET_TAIL > _SOCKET_MAX:
         raise ConfigError(
             f"RAY_TMPDIR {parent}: too long a path for Ray's sockets below it "

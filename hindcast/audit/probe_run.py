@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hindcast import llm, replay, scoring
+from hindcast import environment, llm, replay, scoring
 from hindcast.audit.probe import (
     DEFAULT_FRACTION,
     ProbeResult,
@@ -66,10 +66,8 @@ def probe_models(
     concurrency: int = 4,
 ):
     """A Models value whose response cache is the sweeps' (responses.db beside the run database)."""
-    import os
-
     return llm.Models.from_environment(
-        os.environ if env is None else env,
+        environment.of(env),
         replay.cache_path(db_url, Path(out_dir or "runs")),
         no_cache=no_cache,
         concurrency=concurrency,

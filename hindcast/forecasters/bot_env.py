@@ -18,11 +18,11 @@ password of every URL the environment holds.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hindcast import environment
 from hindcast.forecasters.tools import Tools
 from hindcast.http import redacted
 from hindcast.records import Forecast
@@ -55,7 +55,7 @@ def passed_names(pass_env: str) -> tuple[str, ...]:
 
 def sweep_environment(given: Mapping[str, str] | None) -> Mapping[str, str]:
     """The environment the sweep was given (its Models' env), this process's when used alone."""
-    return os.environ if given is None else given
+    return environment.of(given)
 
 
 def bot_environment(

@@ -39,6 +39,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from hindcast import environment
 from hindcast.llm import Models
 from hindcast.llm import client as llm
 
@@ -118,12 +119,10 @@ class HindcastModelAPI(ModelAPI):
 
 def _own_models(cache: str | None) -> Models:
     """A Models for `inspect eval`: keys from the environment, the response cache at `cache`."""
-    import os
-
     path = None if str(cache).lower() == "none" else Path(cache) if cache else DEFAULT_CACHE
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    return Models.from_environment(os.environ, path)
+    return Models.from_environment(environment.of(), path)
 
 
 def _sample_keys(config: GenerateConfig) -> dict:

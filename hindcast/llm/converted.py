@@ -26,18 +26,20 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from hindcast import environment
+
 MARKER = "hindcast-converted.json"  # written last, inside the folder before its rename
 VERSIONS = ("transformers", "gguf", "torch", "safetensors")
 
 
 def cache_root() -> Path | None:
     """The folder holding converted models, or None when `HINDCAST_MODEL_CACHE=off`."""
-    chosen = os.environ.get("HINDCAST_MODEL_CACHE", "").strip()
+    chosen = environment.value("HINDCAST_MODEL_CACHE")
     if chosen.lower() == "off":
         return None
     if chosen:
         return Path(chosen)
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    xdg = environment.value("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "hindcast" / "models"
 
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hindcast import llm, runs, scoring
+from hindcast import environment, llm, runs, scoring
 from hindcast.errors import ConfigError, StoppedError
 from hindcast.forecasters import ModelForecaster
 from hindcast.replay import coverage
@@ -149,10 +149,8 @@ def default_models(
     """Keys from `env` (default `os.environ`); the response cache beside the run database
     (`responses.db`; in `out_dir` for a database that is not a SQLite file); at most
     `concurrency` requests in flight per endpoint; `no_cache`: answers recorded, never replayed."""
-    import os
-
     return llm.Models.from_environment(
-        os.environ if env is None else env,
+        environment.of(env),
         cache_path(store.url, out_dir),
         no_cache=no_cache,
         concurrency=concurrency,

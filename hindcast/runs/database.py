@@ -14,6 +14,7 @@ from urllib.parse import quote
 from sqlalchemy import Engine, event
 from sqlmodel import SQLModel, create_engine
 
+from hindcast import environment
 from hindcast.errors import NoRunDatabase, RunStoreError
 from hindcast.http import redact
 
@@ -26,10 +27,11 @@ DEFAULT_DB = Path("runs") / "hindcast.db"
 def db_url(value: str | Path | None, env: Mapping[str, str] | None = None) -> str:
     """The run database a `--db` names: a URL (`scheme://…`) as is, a plain path a SQLite
     file; none given: the environment's HINDCAST_DB, else runs/hindcast.db."""
-    import os
-
-    env = os.environ if env is None else env
-    text = str(value) if value not in (None, "") else (env.get(DB_ENV) or str(DEFAULT_DB))
+    text = (
+        str(value)
+        if value not in (None, "")
+        else (environment.value(DB_ENV, env) or str(DEFAULT_DB))
+    )
     return text if "://" in text else f"sqlite:///{Path(text)}"
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
-from hindcast import replay, runs
+from hindcast import environment, replay, runs
 from hindcast.errors import HindcastError, Interrupted, ScheduleError, StoppedError
 from hindcast.schedule import logs
 from hindcast.schedule.config import JOBS, ScheduleConfig
@@ -71,15 +71,11 @@ class Service:
         wall: Clock = wall_clock,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        import os
-
         self.config, self.clock, self.wall = config, clock, wall
         self.store = runs.RunStore(config.db_url)
         self.state = State(self.store.engine)
         self.stopping = threading.Event()
-        self.models = replay.default_models(
-            self.store, config.runs_out, os.environ if env is None else env
-        )
+        self.models = replay.default_models(self.store, config.runs_out, environment.of(env))
 
     def close(self) -> None:
         """Stop the embedded local model server (if one was started) and
