@@ -34,8 +34,11 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    for path in _COMPILED:  # files first, then the folders the session made
-        path.unlink(missing_ok=True) if path.suffix == ".pyc" else path.rmdir()
+    for path in _COMPILED:  # files first, then the folders the session made (if left empty)
+        if path.suffix == ".pyc":
+            path.unlink(missing_ok=True)
+        elif not any(path.iterdir()):
+            path.rmdir()
 
 
 def _compile(package: Path) -> list[Path]:
