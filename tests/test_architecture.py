@@ -322,12 +322,17 @@ def _imported_modules(node: ast.AST) -> list[str]:
 
 def clock_reads(root: Path) -> list[str]:
     """(g) Reads of the wall clock outside cli/ and schedule/ (calls or references)."""
+    return reads(root, CLOCK_ALLOWED, _clock)
+
+
+def reads(root: Path, allowed: tuple[str, ...], found) -> list[str]:
+    """`module:line what` of every node `found` names, in the modules outside `allowed`."""
     return [
         f"{m}:{node.lineno} {what}"
         for m, tree in trees(root).items()
-        if area(m) not in CLOCK_ALLOWED
+        if area(m) not in allowed
         for node in ast.walk(tree)
-        if (what := _clock(node))
+        if (what := found(node))
     ]
 
 
@@ -346,13 +351,7 @@ def _clock(node: ast.AST) -> str | None:
 
 def environment_reads(root: Path) -> list[str]:
     """(h) Reads of the process environment outside cli/ and environment.py."""
-    return [
-        f"{m}:{node.lineno} {what}"
-        for m, tree in trees(root).items()
-        if area(m) not in ENVIRONMENT_ALLOWED
-        for node in ast.walk(tree)
-        if (what := _environment(node))
-    ]
+    return reads(root, ENVIRONMENT_ALLOWED, _environment)
 
 
 def _environment(node: ast.AST) -> str | None:
