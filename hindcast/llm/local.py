@@ -38,7 +38,11 @@ N_THREADS = (
 # part of the identity: another engine gives other answers, so other cache entries
 ENGINE = "transformers"
 # what the server imports, and the pip names that install them (the `llm` extra)
-NEEDS = {"transformers": "transformers", "gguf": "gguf==0.19.0", "accelerate": "accelerate==1.15.0"}
+NEEDS = {
+    "transformers": "transformers==5.25.0",
+    "gguf": "gguf==0.19.0",
+    "accelerate": "accelerate==1.15.0",
+}
 
 
 def identity() -> str:
