@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hindcast.analysis import isotonic
 from hindcast.analysis.units import MarketFacts, Settings, unit_weights
 from hindcast.scoring import Finding, bootstrap, metrics, vs_market
 
@@ -66,11 +67,7 @@ def recalibrate(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> n
     weight, hits = np.bincount(inverse, w, n), np.bincount(inverse, w * y, n)
     fitted = np.full(n, np.nan)
     kept = weight > 0
-    from scipy.optimize import isotonic_regression  # here: scipy costs ~1 s to import
-
-    fitted[kept] = isotonic_regression(
-        hits[kept] / weight[kept], weights=weight[kept], increasing=True
-    ).x
+    fitted[kept] = isotonic.fit(hits[kept] / weight[kept], weight[kept])
     return fitted[inverse]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from hindcast import frozen
 from hindcast.errors import MarketDataError
 from hindcast.markets.bundle import EXTRA_DEFAULTS, DescriptionVersion, MarketBundle, MarketMeta
-from hindcast.markets.price_table import read_prices
+from hindcast.markets.price_table import read_prices, read_rows
 from hindcast.records import Market, Resolution
 
 FORMAT = "hindcast-market-store/1"
@@ -137,12 +137,8 @@ def _write_tables(folder: Path, tables: dict) -> None:
 
 
 def _read_tables(folder: Path) -> MarketBundle:
-    import pyarrow.parquet as pq
-
-    markets = tuple(Market(**row) for row in pq.read_table(folder / "markets.parquet").to_pylist())
-    resolutions = tuple(
-        Resolution(**row) for row in pq.read_table(folder / "resolutions.parquet").to_pylist()
-    )
+    markets = tuple(Market(**row) for row in read_rows(folder / "markets.parquet"))
+    resolutions = tuple(Resolution(**row) for row in read_rows(folder / "resolutions.parquet"))
     return MarketBundle(
         markets,
         resolutions,
@@ -181,9 +177,7 @@ def _read_descriptions(folder: Path) -> dict[str, tuple[DescriptionVersion, ...]
 
 def _optional_rows(path: Path) -> list[dict]:
     """Rows of a table older versions may lack (meta, descriptions): none when absent."""
-    import pyarrow.parquet as pq
-
-    return pq.read_table(path).to_pylist() if path.exists() else []
+    return read_rows(path) if path.exists() else []
 
 
 def _meta_row(m: MarketMeta, extended: bool) -> dict:

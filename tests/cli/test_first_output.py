@@ -1,5 +1,6 @@
 """A newcomer's first minutes: the baselines print a leaderboard without loading torch (or any
-other heavy engine), and a long job says what it does, also when stderr is not a terminal."""
+other heavy engine, or pandas and scipy), and a long job says what it does, also when stderr is
+not a terminal."""
 
 from __future__ import annotations
 
@@ -11,7 +12,19 @@ import sys
 from hindcast.cli import console
 from tests.helpers import ROOT
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "lancedb", "accelerate", "gguf")
+# and pandas (pyarrow imports it to read a table through pyarrow.dataset or turn UTC instants or a
+# column into Python or numpy values) and scipy (CORP's isotonic fits of a few hundred values):
+# ~0.8 s of each baseline sweep's CPU before
+HEAVY = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "lancedb",
+    "accelerate",
+    "gguf",
+    "pandas",
+    "scipy",
+)
 SWEEP = """
 import json, sys
 out, heavy = sys.argv[1], set(json.loads(sys.argv[2]))
