@@ -31,9 +31,10 @@ AWKWARD = [
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
-    """Real headlines of every month (every 97th of the shipped sample) and awkward texts."""
+    """Real headlines of every month (every 293rd of the shipped sample: 160) and awkward texts
+    (bf16 under emulated AVX2, as CI runs it again, is slow)."""
     rows = [r for month in sample_headlines().values() for r in month]
-    return [document_text(r["title"], "") for r in rows[::97]] + AWKWARD
+    return [document_text(r["title"], "") for r in rows[::293]] + AWKWARD
 
 
 @pytest.fixture(scope="module")
