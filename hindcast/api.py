@@ -19,7 +19,10 @@ from hindcast.timeutil import iso
 
 def sweep(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
     """`sweep_async` run to its end (`asyncio.run`): the same keywords, the same SweepResult."""
-    return asyncio.run(sweep_async(spec, now=now, out=out, db=db, runs=runs, **options))
+    resolved, store, engine = _sweep_parts(spec, db, runs, options)
+    return asyncio.run(
+        replay.run_sweep(resolved, run_store=store, out_dir=Path(out), now=now, **engine)
+    )
 
 
 async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=None, **options):
@@ -31,11 +34,17 @@ async def sweep_async(spec=None, *, now: datetime, out="runs", db=None, runs=Non
     prices, retry_limit, on_plan, advance, prepared, shard ((i, n): the i-th of n processes),
     created_at (a new run's creation instant, else `now`), no_cache (models answer anew; with
     models=None)."""
+    resolved, store, engine = _sweep_parts(spec, db, runs, options)
+    return await replay.run_sweep(resolved, run_store=store, out_dir=Path(out), now=now, **engine)
+
+
+def _sweep_parts(spec, db, runs, options: dict):
+    """The resolved spec, the run store and the engine's options (exports by the leaderboard)."""
     engine = {k: options.pop(k) for k in _ENGINE if options.get(k) is not None}
     resolved = replay.replay_spec(spec, {k: v for k, v in options.items() if k not in _ENGINE})
     store = run_stores.open_store(db, runs)
     engine["export"] = lambda *parts: leaderboard.write_run(*parts, run_store=store)
-    return await replay.run_sweep(resolved, run_store=store, out_dir=Path(out), now=now, **engine)
+    return resolved, store, engine
 
 
 _ENGINE = tuple(

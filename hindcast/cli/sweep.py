@@ -251,21 +251,23 @@ def sweep(
     part, created = _shard(shard), run_created()
     spec, prepared, table = _checked(spec_file, flags, prices, out)
     signal.signal(signal.SIGTERM, _terminated)  # bots are stopped and the stop is said
-    result = _with_progress(
-        lambda on_plan, advance: api.sweep(
+    progress = _Progress(quiet=verbosity() < 0)
+    try:
+        result = api.sweep(
             spec,
             db=db,
             out=out,
             now=now(),
-            on_plan=on_plan,
-            advance=advance,
+            on_plan=progress.on_plan,
+            advance=progress.ticker.advance,
             no_cache=no_cache,
             prices=table,
             prepared=prepared,
             shard=part,
             created_at=created,
         )
-    )
+    finally:
+        progress.ticker.stop()
     _report(result, as_json)
     if result.empty:
         raise HindcastError(
@@ -416,20 +418,16 @@ def _embed_notice(snapshot: str, embedder, left: int, documents: int, shipped: b
     )
 
 
-def _with_progress(job):
-    """Run job(on_plan, advance) with progress on stderr, said once the plan is known."""
-    quiet = verbosity() < 0
-    ticker = Ticker("forecasting", "forecasts", quiet=quiet)
+class _Progress:
+    """The sweep's progress on stderr, said once the plan is known."""
 
-    def on_plan(total: int) -> None:
-        if not quiet:
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.ticker = quiet, Ticker("forecasting", "forecasts", quiet=quiet)
+
+    def on_plan(self, total: int) -> None:
+        if not self.quiet:
             say(f"{total:,} forecasts to make now")
-        ticker.update(0, total)
-
-    try:
-        return job(on_plan, ticker.advance)
-    finally:
-        ticker.stop()
+        self.ticker.update(0, total)
 
 
 def _report(result, as_json: bool = False) -> None:

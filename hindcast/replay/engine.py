@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +27,7 @@ from hindcast.forecasters import ModelForecaster
 from hindcast.replay import coverage
 from hindcast.replay.claims import WAIT_SECONDS, Claims, check_shard, sharded
 from hindcast.replay.plan import Plan, prepare, retriever_factory, subset_rule
-from hindcast.replay.runner import Limits, Task, plan, spent
+from hindcast.replay.runner import Limits, Task, plan, run_tasks, spent
 from hindcast.replay.scored import (
     RunScores,
     board_frame,
@@ -116,27 +116,51 @@ async def run_sweep(
     rest (`replay.claims`); `created_at`: the creation instant recorded if the run is new
     (None: `now`) — a run already stored keeps its own, whichever process of a sharded sweep
     created it."""
+    async with contextlib.AsyncExitStack() as opened:  # the models and the plan: closed last
+        given, p = _opened(spec, run_store, Path(out_dir), _options(options), opened)
+        sweep, tasks, finish = _begun(spec, run_store, now, p, (Path(out_dir), given))
+        try:
+            async with _heartbeat(sweep, finish.claims):
+                await run_tasks(tasks, sweep.bound, sweep, given.advance)
+                await _held_elsewhere(sweep, finish.claims, given.advance)
+        except StoppedError:  # what was answered is stored: score and export it, then say why
+            if run_store.forecasts(p.run_id):
+                finish.result()
+            raise
+        return finish.result()
+
+
+def _options(options: Mapping[str, Any]) -> Options:
     unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Options)})
     if unknown:
         raise TypeError(f"run_sweep() got unexpected keyword argument(s) {', '.join(unknown)}")
     given = Options(**options)
     check_shard(given.shard)
-    owned = given.models is None
-    models = (
-        given.models
-        if given.models is not None
-        else default_models(
-            run_store, out_dir, concurrency=spec.concurrency, no_cache=given.no_cache
+    return given
+
+
+def _opened(
+    spec: ReplaySpec,
+    store: RunStore,
+    out_dir: Path,
+    given: Options,
+    opened: contextlib.AsyncExitStack,
+) -> tuple[Options, Plan]:
+    """The options with their models (the default ones when None: closed by `opened`) and
+    prices, and the plan (prepared here when not given: closed by `opened`, first)."""
+    models = given.models
+    if models is None:
+        models = default_models(
+            store, out_dir, concurrency=spec.concurrency, no_cache=given.no_cache
         )
-    )
+        opened.callback(models.close)
+    opened.push_async_callback(models.aclose)
     prices = given.prices if given.prices is not None else scoring.load_prices(None)
-    given = dataclasses.replace(given, models=models, prices=prices)
-    try:
-        return await _sweep(spec, run_store, now, Path(out_dir), given)
-    finally:
-        await models.aclose()
-        if owned:
-            models.close()
+    p = given.prepared
+    if p is None:
+        p = prepare(spec)
+        opened.callback(p.close)  # what this sweep opened (scan threads, Ray shards)
+    return dataclasses.replace(given, models=models, prices=prices), p
 
 
 def default_models(
@@ -167,25 +191,15 @@ def cache_path(db_url: str, out_dir: Path) -> Path | str:
     return (path.parent if path is not None else Path(out_dir)) / "responses.db"
 
 
-async def _sweep(
-    spec: ReplaySpec, store: RunStore, now: datetime, out_dir: Path, given: Options
-) -> SweepResult:
-    p = given.prepared if given.prepared is not None else prepare(spec)
-    try:
-        return await _run_plan(spec, store, now, p, (out_dir, given))
-    finally:
-        if given.prepared is None:  # what this sweep opened (scan threads, Ray shards)
-            p.close()
-
-
-async def _run_plan(
+def _begun(
     spec: ReplaySpec, store: RunStore, now: datetime, p: Plan, where: tuple[Path, Options]
-) -> SweepResult:
+) -> tuple[Sweep, list[Task], _Finish]:
+    """The run recorded (once: a stored run keeps its own), its sweep with the forecasters bound,
+    the tasks this process makes now (after every input is checked), the coverage labelled."""
     out_dir, given = where
     claims = Claims(store, p.run_id, now)
-    models = given.models
-    assert models is not None  # run_sweep sets them
-    sweep = Sweep(p, store, models, _limits(spec, given.prices), claims)
+    assert given.models is not None  # _opened sets them
+    sweep = Sweep(p, store, given.models, _limits(spec, given.prices), claims)
     forecasters = sweep.forecasters(spec.forecasters)
     _check_priced(spec, forecasters, given.prices)  # before anything is written
     created = store.ensure_run(
@@ -204,14 +218,7 @@ async def _run_plan(
     all_tasks, tasks = _tasks(spec, store, p, given)
     given.on_plan(len(tasks))
     _label_coverage(p, store)
-    finish = _Finish(p, store, len(all_tasks), claims, created, (out_dir, given))
-    try:
-        await _execute(tasks, sweep, given.advance)
-    except StoppedError:  # what was answered is stored: score and export it, then say why
-        if store.forecasts(p.run_id):
-            finish.result()
-        raise
-    return finish.result()
+    return sweep, tasks, _Finish(p, store, len(all_tasks), claims, created, where)
 
 
 def _tasks(
@@ -316,23 +323,24 @@ def _label_coverage(p: Plan, store: RunStore) -> None:
             store.add_coverage(p.run_id, c.market_id, c.t0, n, coverage.stratum(n))
 
 
-async def _execute(tasks: list[Task], sweep: Sweep, advance: Callable[[], None]) -> None:
-    """Run the tasks, then (until none is left) those another live sweep held, each such round
-    with the budgets re-read from what the run has stored by then."""
-    claims = sweep.claims
-    assert isinstance(claims, Claims)
-    heartbeat = asyncio.ensure_future(claims.heartbeat())
+@contextlib.asynccontextmanager
+async def _heartbeat(sweep: Sweep, claims: Claims) -> AsyncIterator[None]:
+    """The claims kept alive while the sweep runs; after it, the claims and forecasters closed."""
+    beat = asyncio.ensure_future(claims.heartbeat())
     try:
-        await sweep.run(tasks, advance)
-        while pending := claims.pending():  # held by another live sweep: stored or taken over
-            await asyncio.sleep(WAIT_SECONDS)
-            sweep.limits = await asyncio.to_thread(
-                _spent, sweep.limits, sweep.store, sweep.plan.run_id
-            )
-            await sweep.run(pending, advance)
+        yield
     finally:
-        heartbeat.cancel()
+        beat.cancel()
         claims.close()  # in this thread: an await here may be cancelled again
         with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
+            await beat
         await sweep.aclose()
+
+
+async def _held_elsewhere(sweep: Sweep, claims: Claims, advance: Callable[[], None]) -> None:
+    """The tasks another live sweep held, until none is left (stored by it or taken over), each
+    round with the budgets re-read from what the run has stored by then."""
+    while pending := claims.pending():
+        await asyncio.sleep(WAIT_SECONDS)
+        sweep.limits = await asyncio.to_thread(_spent, sweep.limits, sweep.store, sweep.plan.run_id)
+        await run_tasks(pending, sweep.bound, sweep, advance)

@@ -39,7 +39,7 @@ from hindcast.errors import (
     LeakageError,
     StoppedError,
 )
-from hindcast.forecasters import Context, Forecaster, ModelForecaster
+from hindcast.forecasters import Context, ModelForecaster
 from hindcast.llm import Breakers
 from hindcast.records import Forecast, Question, Retrieval, Usage
 from hindcast.replay.cutoffs import Cutoff
@@ -170,7 +170,7 @@ class Port(Protocol):
     def record(self, task: Task, forecast: Forecast, retrievals: tuple[Retrieval, ...]) -> None: ...
 
     def record_batch(
-        self, answered: list[tuple[Task, Forecast, tuple[Retrieval, ...]]]
+        self, answered: list[tuple[Task, Forecast, tuple[Retrieval, ...]]], held: list[Task]
     ) -> None: ...
 
     def outage(self, task: Task, exc: InfrastructureError) -> None: ...
@@ -236,11 +236,13 @@ class _Run:
             if self.blocked(task) or not await asyncio.to_thread(self.port.claim, [task]):
                 return
             try:
-                forecast, ctx = await self.answer(task)
-                if forecast is None:
-                    return
-                await asyncio.to_thread(self.port.record, task, forecast, ctx.retrievals)
-                self.accounted(forecast)
+                async with _Asked(self, task) as asked:
+                    asked.answered(await asked.forecaster.forecast(asked.question, asked.context))
+                if asked.forecast is not None:
+                    await asyncio.to_thread(
+                        self.port.record, task, asked.forecast, asked.context.retrievals
+                    )
+                    self.accounted(asked.forecast)
             finally:
                 await asyncio.to_thread(self.port.release, [task])
 
@@ -250,10 +252,19 @@ class _Run:
         storing: asyncio.Future | None = None
         try:
             for start in range(0, len(tasks), BATCH):
-                wanted = [t for t in tasks[start : start + BATCH] if not self.blocked(t)]
-                mine = await self.on_cheap_thread(self.port.claim, wanted) if wanted else []
+                mine = await self.claimed(tasks[start : start + BATCH])
+                answered: list[tuple[Task, Forecast, tuple]] = []
                 try:
-                    answered = await self.computed(mine)
+                    for task in mine:
+                        if answered and self.blocked(task):  # the failure budget ran out just now
+                            continue
+                        async with _Asked(self, task) as asked:
+                            asked.answered(
+                                await asked.forecaster.forecast(asked.question, asked.context)
+                            )
+                        if asked.forecast is not None:
+                            answered.append((task, asked.forecast, asked.context.retrievals))
+                            _account(asked.forecast, self.budget, self.spend, self.port.breakers)
                 except BaseException:
                     await self.on_cheap_thread(self.port.release, mine)
                     raise
@@ -264,48 +275,64 @@ class _Run:
             if storing is not None:
                 await storing
 
-    async def computed(self, mine: list[Task]) -> list[tuple[Task, Forecast, tuple]]:
-        answered: list[tuple[Task, Forecast, tuple]] = []
-        for task in mine:
-            if answered and self.blocked(task):  # the failure budget ran out just now
-                continue
-            forecast, ctx = await self.answer(task)
-            if forecast is not None:
-                answered.append((task, forecast, ctx.retrievals))
-                _account(forecast, self.budget, self.spend, self.port.breakers)
-        return answered
+    async def claimed(self, tasks: list[Task]) -> list[Task]:
+        """Those of `tasks` this sweep holds now (claimed on a cheap thread), none blocked."""
+        wanted = [t for t in tasks if not self.blocked(t)]
+        return await self.on_cheap_thread(self.port.claim, wanted) if wanted else []
 
     async def stored(self, answered: list[tuple[Task, Forecast, tuple]], mine: list[Task]) -> None:
         """Store a batch in one transaction, then drop its claims (one worker thread)."""
-
-        def store() -> None:
-            try:
-                self.port.record_batch(answered)
-            finally:
-                self.port.release(mine)
-
-        await self.on_cheap_thread(store)
+        await self.on_cheap_thread(self.port.record_batch, answered, mine)
         for _ in answered:
             self.progress()
 
-    async def answer(self, task: Task) -> tuple[Forecast | None, Context]:
-        """Ask one forecast: None when it was not made (an outage, an open breaker)."""
-        ctx = self.port.context(task)
-        try:
-            forecaster = _for_attempt(self.forecasters[task.forecaster], task.attempt)
-            return await _guarded(forecaster, self.port.question(task.cutoff), ctx), ctx
-        except CircuitOpen:
-            self.missed["breaker"] += 1  # no call was made: not an attempt
-        except InfrastructureError as exc:
-            self.missed["outage"] += 1
-            self.reached.setdefault(task.forecaster, set()).add(exc.endpoint)
-            self.port.breakers.failure(exc.endpoint, str(exc))
-            await asyncio.to_thread(self.port.outage, task, exc)
-        return None, ctx
+    async def outage(self, task: Task, exc: InfrastructureError) -> None:
+        """An endpoint not reached: counted against its breaker, recorded as an attempt."""
+        self.missed["outage"] += 1
+        self.reached.setdefault(task.forecaster, set()).add(exc.endpoint)
+        self.port.breakers.failure(exc.endpoint, str(exc))
+        await asyncio.to_thread(self.port.outage, task, exc)
 
     def accounted(self, forecast: Forecast) -> None:
         _account(forecast, self.budget, self.spend, self.port.breakers)
         self.progress()
+
+
+class _Asked:
+    """One task asked of its forecaster, `async with` around the call (the runner calls the
+    forecaster itself): `forecast` is what was answered — a failure with the reason when the
+    forecaster raised or returned something that is not a Forecast (errors are data) — or None
+    when no forecast was made (an outage, recorded by `_Run.outage`; an open breaker). A
+    LeakageError (a harness defect) and what is not an Exception (a cancellation) go through."""
+
+    def __init__(self, run: _Run, task: Task) -> None:
+        self.run, self.task = run, task
+        self.forecast: Forecast | None = None
+        self.context = run.port.context(task)
+        self.forecaster = _for_attempt(run.forecasters[task.forecaster], task.attempt)
+        self.question = run.port.question(task.cutoff)
+
+    def answered(self, result: object) -> None:
+        self.forecast = (
+            result
+            if isinstance(result, Forecast)
+            else Forecast.failure(f"forecaster returned {type(result).__name__}, not a Forecast")
+        )
+
+    async def __aenter__(self) -> _Asked:
+        return self
+
+    async def __aexit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, CircuitOpen):
+            self.run.missed["breaker"] += 1  # no call was made: not an attempt
+            return True
+        if isinstance(exc, InfrastructureError):
+            await self.run.outage(self.task, exc)
+            return True
+        if exc is None or isinstance(exc, LeakageError) or not isinstance(exc, Exception):
+            return False
+        self.forecast = Forecast.failure(f"{type(exc).__name__}: {exc}")
+        return True
 
 
 def _for_attempt(forecaster: ModelForecaster, attempt: int) -> ModelForecaster:
@@ -352,15 +379,3 @@ def _stop_reason(
             f"stopped: {missed['outage']} forecast(s) not made because a model could not be "
             f"reached (see the run's attempts: hindcast runs show); {resume}"
         )
-
-
-async def _guarded(forecaster: Forecaster, question: Question, ctx: Context) -> Forecast:
-    try:
-        result = await forecaster.forecast(question, ctx)
-    except (LeakageError, InfrastructureError):
-        raise  # a harness defect stops the sweep; an outage is not a forecast
-    except Exception as exc:  # errors are data: recorded with their reason
-        return Forecast.failure(f"{type(exc).__name__}: {exc}")
-    if not isinstance(result, Forecast):
-        return Forecast.failure(f"forecaster returned {type(result).__name__}, not a Forecast")
-    return result

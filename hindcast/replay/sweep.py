@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from hindcast.errors import InfrastructureError
 from hindcast.forecasters import Context, ModelForecaster, hooked, registry
-from hindcast.records import Forecast, Question, Retrieval
+from hindcast.records import Forecast, Question
 from hindcast.replay.claims import Claims
 from hindcast.replay.cutoffs import Cutoff
 from hindcast.replay.plan import Plan, context_at, question_at, retriever_factory
@@ -106,21 +106,39 @@ class Sweep:
         return context_at(self.plan, task.cutoff, task.repeat, self._retriever_for)
 
     def record(self, task: Task, forecast: Forecast, retrievals: tuple) -> None:
-        self.record_batch([(task, forecast, retrievals)])
+        self.record_batch([(task, forecast, retrievals)], [])
 
-    def record_batch(self, answered: list[tuple[Task, Forecast, tuple]]) -> None:
+    def record_batch(self, answered: list[tuple[Task, Forecast, tuple]], held: list[Task]) -> None:
         """Store the answers in one transaction (through the journal first, if any: then one by
-        one, in order)."""
-        if self.journal is not None:
-            for one in answered:
-                self._journalled(*one)
-            return
-        rows = [self._row(task, forecast, retrievals) for task, forecast, retrievals in answered]
-        stored = add_many(self.store, rows, release=self.claims.owner)
-        keys = [(t.key, t.attempt) for t, _, _ in answered]
-        self.claims.stored(
-            (k for k in keys if k in stored), (k[0] for k in keys if k not in stored)
-        )
+        one, in order), then drop the claims of `held` (stored or given up)."""
+        try:
+            rows = []
+            for task, forecast, retrievals in answered:
+                c = task.cutoff
+                rows.append(
+                    forecast_row(
+                        self.plan.run_id,
+                        task.forecaster,
+                        c.market_id,
+                        c.t0,
+                        c.label,
+                        forecast,
+                        retrievals,
+                        task.repeat,
+                        task.attempt,
+                    )
+                )
+            if self.journal is not None:
+                for (task, forecast, _), row in zip(answered, rows, strict=True):
+                    self._journalled(task, forecast, row)
+                return
+            stored = add_many(self.store, rows, release=self.claims.owner)
+            keys = [(t.key, t.attempt) for t, _, _ in answered]
+            self.claims.stored(
+                (k for k in keys if k in stored), (k[0] for k in keys if k not in stored)
+            )
+        finally:
+            self.claims.release_batch(held)
 
     def outage(self, task: Task, exc: InfrastructureError) -> None:
         c = task.cutoff
@@ -144,25 +162,9 @@ class Sweep:
         self.claims.release_batch(tasks)
 
     # ---- storing ---------------------------------------------------------------------------
-    def _row(
-        self, task: Task, forecast: Forecast, retrievals: tuple[Retrieval, ...]
-    ) -> dict[str, object]:
-        c = task.cutoff
-        return forecast_row(
-            self.plan.run_id,
-            task.forecaster,
-            c.market_id,
-            c.t0,
-            c.label,
-            forecast,
-            retrievals,
-            task.repeat,
-            task.attempt,
-        )
-
-    def _journalled(self, task: Task, forecast: Forecast, retrievals: tuple) -> None:
+    def _journalled(self, task: Task, forecast: Forecast, row: dict[str, object]) -> None:
         with self._lock, self._entry(task, forecast):
-            stored = add_many(self.store, [self._row(task, forecast, retrievals)])
+            stored = add_many(self.store, [row])
             self.claims.stored([k for k in [(task.key, task.attempt)] if k in stored])
 
     def _entry(self, task: Task, forecast: Forecast) -> AbstractContextManager[None]:
