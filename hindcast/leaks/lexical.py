@@ -58,6 +58,7 @@ from hindcast.records import Question
 # then a grid over these constants: recall and precision are flat around these values (≥ 0.9 both
 # on data/leakset at threshold 0.45–0.5); the held-out set (data/leakset/heldout) was not used.
 REVEAL_THRESHOLD = 0.5  # score ≥ this → "reveals-outcome"
+TEXTS_KEPT = 100_000  # document vectors a detector keeps (each text embedded alone, once)
 TOPIC_MIN = (
     0.34  # share of the question's entity groups the text must name to be about THIS question
 )
@@ -306,6 +307,7 @@ class LexicalDetector:
         self.name, self.threshold, self.embedder_name = name, float(threshold), embedder
         self._embedder = None
         self._vectors: dict[tuple, object] = {}
+        self._texts: dict[str, object] = {}  # a document text → its vector (TEXTS_KEPT at most)
         self._lock = threading.Lock()
 
     async def judge(self, text: str, question: Question) -> Verdict:
@@ -340,8 +342,7 @@ class LexicalDetector:
         import numpy as np
 
         vectors = self._statement_vectors(question, facts)
-        query = self._embed([text])[0]
-        return round(float(np.max(vectors @ query)), 4)
+        return round(float(np.max(vectors @ self._text_vector(text))), 4)
 
     def _statement_vectors(self, question: Question, facts: Statements):
         key = (question.market_id, question.question)
@@ -350,9 +351,16 @@ class LexicalDetector:
                 self._vectors[key] = self._embed_locked(list(facts.all))
             return self._vectors[key]
 
-    def _embed(self, texts: list[str]):
+    def _text_vector(self, text: str):
+        """The text's vector, embedded alone as it always was (the same bits), once: the same
+        documents are judged against many questions (the evidence strata of a run)."""
         with self._lock:
-            return self._embed_locked(texts)
+            vector = self._texts.get(text)
+            if vector is None:
+                if len(self._texts) >= TEXTS_KEPT:
+                    self._texts.clear()
+                vector = self._texts[text] = self._embed_locked([text])[0]
+            return vector
 
     def _embed_locked(self, texts: list[str]):
         if self._embedder is None:

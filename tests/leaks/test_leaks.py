@@ -169,6 +169,36 @@ def test_the_default_lexical_detector_uses_minilm(default_embedder):
     assert get_embedder("minilm").name in {"all-MiniLM-L6-v2", "all-MiniLM-L6-v2-bf16"}
 
 
+class _Counting:
+    """A real embedder that counts the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dims, self.texts = inner, inner.name, inner.dims, []
+
+    def embed(self, texts):
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+
+def test_a_document_judged_against_many_questions_is_embedded_once_with_the_same_verdicts():
+    """The evidence strata judge the same documents against many questions: each text is embedded
+    once (alone, as before), and every verdict equals a fresh detector's."""
+    texts = [
+        "Rodrigo Paz wins Bolivia's presidential election",
+        "Bitcoin falls below $90,000 as crypto markets slide",
+        "The Fed holds rates steady in March",
+    ]
+    kept = leaks.get_detector("lexical")
+    kept._embedder = counting = _Counting(get_embedder("minilm"))
+    for question in (BOLIVIA, BITCOIN, FED, BOLIVIA):
+        for text in texts:
+            assert judge(kept, text, question) == judge(
+                leaks.get_detector("lexical"), text, question
+            )
+    embedded_texts = [t for t in counting.texts if t in texts]
+    assert sorted(embedded_texts) == sorted(texts)  # each once, however many questions
+
+
 @pytest.mark.parametrize(
     "spec, words",
     [
