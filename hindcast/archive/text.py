@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,7 @@ import numpy as np
 TOKEN = re.compile(r"\w+")
 K1, B = 1.2, 0.75
 ARRAYS = ("terms", "term_ends", "starts", "docs", "tf", "cum_lengths")
+FOUND_KEPT = 1_000_000  # vocabulary lookups a month's postings keep (found or not)
 
 
 def tokens(text: str) -> list[str]:
@@ -110,13 +111,22 @@ class Postings:
     docs: np.ndarray
     tf: np.ndarray
     cum_lengths: np.ndarray
+    found: dict[str, int | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, folder: Path) -> "Postings":
         return cls(**{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS})
 
     def find(self, term: str) -> int | None:
-        """The vocabulary index of `term`, or None (binary search over the sorted terms)."""
+        """The vocabulary index of `term`, or None: each term searched for once (kept in `found`),
+        by binary search over the sorted terms."""
+        if term not in self.found:
+            if len(self.found) >= FOUND_KEPT:
+                self.found.clear()
+            self.found[term] = self._search(term)
+        return self.found[term]
+
+    def _search(self, term: str) -> int | None:
         key, low, high = term.encode("utf-8"), 0, self.term_ends.size
         while low < high:
             middle = (low + high) // 2

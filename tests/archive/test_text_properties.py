@@ -188,3 +188,16 @@ def test_bm25_counts_exactly_the_visible_documents(rows, t0, query, n, strict):
     assert all(
         expected[row] <= got[-1][0] + 1e-12 for row in expected if row not in {r for _, r in got}
     )
+
+
+def test_a_months_postings_find_each_term_where_the_sorted_vocabulary_has_it_every_time():
+    """`Postings.find` keeps what it looked up (a month's postings serve many queries): asked
+    twice, in any order, for present and absent terms, it gives the term's place in the sorted
+    vocabulary, computed here from the texts."""
+    texts = ["fed rate cut", "senate vote on the oil bill", "court ruling on tariff", "iran war"]
+    postings = text.Postings(**text.build(texts))
+    vocabulary = sorted({t for x in texts for t in text.tokens(x)}, key=lambda t: t.encode())
+    asked = vocabulary[::-1] + ["absent", "zzz", "aaa"] + vocabulary
+    for term in asked + asked:
+        expected = vocabulary.index(term) if term in vocabulary else None
+        assert postings.find(term) == expected, term
