@@ -261,6 +261,9 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
         lance_table.create_index(column, config=BTree())
 
 
+ROWS_KEPT = 20_000  # document rows a month keeps once read (`MonthData.rows_at`)
+
+
 @dataclass
 class MonthData:
     """One month of an index: time-sorted vectors and filter columns, and its LanceDB table."""
@@ -275,6 +278,22 @@ class MonthData:
     ann: ann.Ann | ann.Projected | None = (
         None  # the month's approximate index (`hindcast.archive.ann`), if built
     )
+    taken: dict[int, dict] = field(default_factory=dict)  # rows read by position (ROWS_KEPT)
+
+    def rows_at(self, positions: list[int]) -> list[dict]:
+        """The document rows at these positions of the month's time order, each read from
+        `rows` once (searches at nearby t0s return the same documents) and kept, ROWS_KEPT at
+        most (then the kept ones are dropped; safe with searches on other threads)."""
+        kept = self.taken
+        found = {p: row for p in positions if (row := kept.get(p)) is not None}
+        missing = sorted({p for p in positions if p not in found})
+        if missing:
+            read = dict(zip(missing, self.rows.take(missing).to_pylist()))
+            if len(kept) + len(read) > ROWS_KEPT:
+                kept.clear()
+            kept.update(read)
+            found.update(read)
+        return [found[p] for p in positions]
 
 
 @dataclass

@@ -120,12 +120,11 @@ class Months:
     def take(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], dict]:
         """The rows at these positions of these months (one `take` a month: 2-3x cheaper than a
         one-row slice each, measured on 12 rows)."""
-        rows = {}
+        rows: dict[tuple[str, int], dict] = {}
         for data in self.opened:
             offsets = sorted(wanted.get(data.month, ()))
             if offsets:
-                found = data.rows.take(offsets).to_pylist()
-                rows.update({(data.month, o): row for o, row in zip(offsets, found)})
+                rows.update(zip(((data.month, o) for o in offsets), data.rows_at(offsets)))
         return rows
 
     def rows(self, where: str, columns: list[str], limit: int | None) -> dict[str, list[dict]]:

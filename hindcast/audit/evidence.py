@@ -30,8 +30,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
@@ -165,13 +165,15 @@ def label_all(
     labels = {pair: kept[key] for pair, key in keys.items() if key in kept}
     todo = [q for q in questions if (q.market_id, q.t0) not in labels]
 
-    def label_one(question: Question, retriever) -> EvidenceLabel:
-        return run_sync(judge(question, retrieve(retriever, question.question), detector))
+    with closing(_Loop()) as loop:
 
-    for done in evidence_batch.compute(todo, retriever_for, label_one, queries, embedder):
-        if cache is not None and cache.writable:
-            cache.put_many([(keys[pair], label) for pair, label in done.items()])
-        labels |= done
+        def label_one(question: Question, retriever) -> EvidenceLabel:
+            return loop.run(judge(question, retrieve(retriever, question.question), detector))
+
+        for done in evidence_batch.compute(todo, retriever_for, label_one, queries, embedder):
+            if cache is not None and cache.writable:
+                cache.put_many([(keys[pair], label) for pair, label in done.items()])
+            labels |= done
     return {(q.market_id, q.t0): labels[(q.market_id, q.t0)] for q in questions}
 
 
@@ -179,28 +181,23 @@ def key_of(question: Question, identity: str) -> tuple:
     return (PROCEDURE, identity, question.market_id, question_sha(question), iso(question.t0))
 
 
-def run_sync(coroutine):
-    """Run a coroutine to its end from synchronous code, also when called inside a running event
-    loop (the sweep exports its report from inside one): then on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    result: list = []
-    errors: list[BaseException] = []
+class _Loop:
+    """One event loop for the judgments of every pair (a loop a pair cost ~2 ms of set-up), on a
+    thread of its own: synchronous code runs coroutines on it, also when that code is itself
+    called inside a running event loop (the sweep exports its report from inside one)."""
 
-    def target() -> None:
+    def __init__(self) -> None:
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="hindcast-evidence")
+        self.runner = asyncio.Runner()  # its loop made on that thread, by the first run
+
+    def run(self, coroutine):
+        return self.thread.submit(self.runner.run, coroutine).result()
+
+    def close(self) -> None:
         try:
-            result.append(asyncio.run(coroutine))
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return result[0]
+            self.thread.submit(self.runner.close).result()
+        finally:
+            self.thread.shutdown()
 
 
 class EvidenceCache:

@@ -87,6 +87,18 @@ def test_the_hand_worked_strata_of_a_crafted_archive(before, detector):
     assert all(label.n_docs == len(BEFORE) for label in labels.values())  # k=10 > 6 documents
 
 
+def test_the_strata_labelled_from_inside_a_running_event_loop_are_the_same(before, detector):
+    """The sweep exports its report from inside an event loop: the judgments then run on the
+    procedure's own loop and thread, with the same answers."""
+    import asyncio
+
+    async def inside():
+        asyncio.get_running_loop()
+        return _labels(before, detector)
+
+    assert asyncio.run(inside()) == _labels(before, detector)
+
+
 def test_documents_at_or_after_t0_change_nothing(tmp_path, before, detector):
     after = _archive(tmp_path, BEFORE + AT_AND_AFTER)
     assert _labels(after, detector) == _labels(before, detector)
