@@ -84,8 +84,16 @@ def moves(points: Sequence, facts: MarketFacts, days: int) -> list[Move]:
     return out
 
 
-def convergence(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[Convergence]:
-    found = [p for p in series.points(rows, with_market=False) if p.forecaster != MARKET_PRICE]
+def convergence(
+    rows: Sequence,
+    facts: MarketFacts,
+    settings: Settings,
+    points: Sequence[series.Point] | None = None,
+) -> list[Convergence]:
+    """`points`: `series.points(rows)` if the caller has them (the market price's are left out
+    here as they are without them)."""
+    every = series.points(rows, with_market=False) if points is None else points
+    found = [p for p in every if p.forecaster != MARKET_PRICE]
     out = []
     for name in sorted({p.forecaster for p in found}):
         mine = [p for p in found if p.forecaster == name]

@@ -53,16 +53,24 @@ class Pairwise:
     skills: tuple[Skill, ...]
 
 
-def scores(rows: Sequence) -> dict[str, dict[tuple, float]]:
-    """participant → (market, t0) → Brier of its (repeat-averaged) probability."""
+def scores(
+    rows: Sequence, found: Sequence[series.Point] | None = None
+) -> dict[str, dict[tuple, float]]:
+    """participant → (market, t0) → Brier of its (repeat-averaged) probability (`found`:
+    `series.points(rows)` if the caller has them)."""
     out: dict[str, dict[tuple, float]] = {}
-    for p in series.points(rows):
+    for p in series.shared(rows, found):
         out.setdefault(p.forecaster, {})[(p.market_id, p.t0)] = (p.probability - p.outcome) ** 2
     return out
 
 
-def pairwise(rows: Sequence, facts: MarketFacts, settings: Settings) -> Pairwise:
-    table = scores(rows)
+def pairwise(
+    rows: Sequence,
+    facts: MarketFacts,
+    settings: Settings,
+    found: Sequence[series.Point] | None = None,
+) -> Pairwise:
+    table = scores(rows, found)
     if settings.baseline not in table:
         raise ConfigError(
             f"unknown baseline {settings.baseline!r}; choose one of: {', '.join(sorted(table))}"
