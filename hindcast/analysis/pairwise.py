@@ -152,7 +152,7 @@ def _geometric(names: list[str], totals: dict) -> dict[str, float | None]:
 
 def _replicate_skills(names: list[str], sums: dict, n_units: int, settings: Settings) -> np.ndarray:
     """replicates × forecasters: mean log ratio of each in each whole-unit bootstrap replicate."""
-    weights = unit_weights(n_units, "pairwise", settings).astype(float)
+    weights = unit_weights(n_units, "pairwise", settings)  # float64 counts already
     out = np.full((settings.replicates, len(names)), np.nan)
     for i, a in enumerate(names):
         with np.errstate(all="ignore"):
