@@ -77,8 +77,21 @@ def cluster_sums(
 
 
 def replicate_means(weights: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each replicate's mean of `values` (rows of markets `codes`); `weights`: draw_weights'
+    counts (or some of its rows: each row sums to the number of markets)."""
     sums, counts = cluster_sums(codes, values, weights.shape[1])
-    return (weights @ sums) / (weights @ counts)
+    return (weights @ sums) / replicate_counts(weights, counts)
+
+
+def replicate_counts(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """weights @ counts: rows per replicate (`weights` as in replicate_means: each row sums to
+    n_markets). Every market with the same count c (one row a market, say): c × the markets
+    drawn, c × n_markets in every replicate — what the product gives, whole numbers summed
+    exactly in any order — without a pass over the matrix."""
+    n_markets = weights.shape[1]
+    if n_markets and counts.min() == counts.max() and counts[0] * n_markets < 2**53:
+        return np.full(weights.shape[0], counts[0] * n_markets, dtype=float)
+    return weights @ counts
 
 
 def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> Interval | None:
