@@ -11,6 +11,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,10 +72,11 @@ def _drawn_bounded(n_markets: int, replicates: int, rng: np.random.Generator) ->
     takes the PCG64's 64-bit outputs as two 32-bit halves (low first) and maps each by
     Lemire's method (`_counting.count_bounded`) — but from raw outputs, counted as they are
     made; then the stream is left where `integers` leaves it (tests/scoring/
-    test_bootstrap_draws.py: the same counts and the same stream after, rejections included)."""
+    test_bootstrap_stream.py: the same counts and the same stream after, rejections included).
+    For a PCG64 without a held half output (`_fresh_pcg64`)."""
     from hindcast.scoring._counting import count_bounded
 
-    bits, weights = rng.bit_generator, np.zeros((replicates, n_markets))
+    bits, weights = cast(np.random.PCG64, rng.bit_generator), np.zeros((replicates, n_markets))
     start, n = bits.state, np.uint64(n_markets)
     threshold = np.uint64((2**32 - n_markets) % n_markets)
     row = col = used = 0
@@ -86,7 +88,9 @@ def _drawn_bounded(n_markets: int, replicates: int, rng: np.random.Generator) ->
     return weights
 
 
-def _leave_after(bits, start: dict, used: int, last: np.ndarray, taken: int) -> None:
+def _leave_after(
+    bits: np.random.PCG64, start: Any, used: int, last: np.ndarray, taken: int
+) -> None:
     """The stream as `used` 32-bit draws from `start` leave it: (used + 1) // 2 outputs on; the
     high half of the last output held for the next 32-bit draw if `used` is odd, else kept as
     numpy keeps it, spent (`last`: the block of the last draw, `taken` of it used)."""
