@@ -115,12 +115,25 @@ def _permutation_p(
 ) -> float:
     used = n > 0
     sa, sb = sa[used], sb[used]
-    rng = bootstrap.rng_for(settings.seed, f"permutation|{key}")
-    swap = rng.integers(0, 2, size=(settings.permutations, sa.size)).astype(float)
+    swap = swaps(
+        bootstrap.rng_for(settings.seed, f"permutation|{key}"), settings.permutations, sa.size
+    )
     perm_a, perm_b = swap @ sb + (1 - swap) @ sa, swap @ sa + (1 - swap) @ sb
     observed = abs(math.log(sa.sum() / sb.sum()))
     permuted = np.abs(np.log(perm_a / perm_b))
     return float((1 + np.sum(permuted >= observed - 1e-12)) / (1 + settings.permutations))
+
+
+def swaps(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
+    """`rng.integers(0, 2, size=(rows, columns)).astype(float)` of a fresh PCG64 stream, then
+    left unused: numpy draws each 0/1 from one 32-bit half of a raw output (low half first) by
+    Lemire's rule, which for two values is that half's top bit — read here from the raw
+    outputs at once (tests/analysis/test_pairwise_swaps.py)."""
+    bits = rng.bit_generator
+    if not isinstance(bits, np.random.PCG64) or bits.state["has_uint32"]:
+        return rng.integers(0, 2, size=(rows, columns)).astype(float)
+    halves = bits.random_raw((rows * columns + 1) // 2).view(np.uint32)[: rows * columns]
+    return (halves >> 31).astype(float).reshape(rows, columns)
 
 
 def _skills(names: list[str], sums: dict, n_units: int, settings: Settings) -> tuple[Skill, ...]:
