@@ -33,6 +33,7 @@ same valid test rows, the paired difference with a market-clustered bootstrap in
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -241,12 +242,21 @@ def fit(method: str, train: Sequence[ScoredRow]) -> tuple[Platt | Isotonic | Non
 
 
 def apply(calibrator: Platt | Isotonic, name: str, rows: Sequence[ScoredRow]) -> list[ScoredRow]:
-    """The test rows as forecaster `name`, valid probabilities mapped, failures kept failed."""
+    """The test rows as forecaster `name`, valid probabilities mapped, failures kept failed
+    (each distinct probability mapped once, alone, as every row's was)."""
+    mapped: dict[tuple[float, float], float] = {}
+
+    def value(p: float) -> float:
+        key = (p, math.copysign(1.0, p))  # 0.0 and −0.0 apart
+        if key not in mapped:
+            mapped[key] = float(calibrator.apply([p])[0])
+        return mapped[key]
+
     return [
-        r
+        replace(r, forecaster=name)
         if r.probability is None
-        else replace(r, probability=float(calibrator.apply([r.probability])[0]))
-        for r in (replace(r, forecaster=name) for r in rows)
+        else replace(r, forecaster=name, probability=value(r.probability))
+        for r in rows
     ]
 
 

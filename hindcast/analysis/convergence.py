@@ -63,12 +63,12 @@ def price_after(path: Sequence, t0, until) -> float | None:
 
 
 def moves(points: Sequence, facts: MarketFacts, days: int) -> list[Move]:
-    out = []
+    out, times = [], _Times(facts)
     for p in points:
         until = p.t0 + timedelta(days=days)
         if p.market_price is None or p.resolved_at is None or until >= p.resolved_at:
             continue
-        later = price_after(facts.prices.get(p.market_id, ()), p.t0, until)
+        later = times.price_after(p.market_id, p.t0, until)
         if later is not None:
             gap = p.probability - p.market_price
             out.append(
@@ -84,8 +84,31 @@ def moves(points: Sequence, facts: MarketFacts, days: int) -> list[Move]:
     return out
 
 
-def convergence(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[Convergence]:
-    found = [p for p in series.points(rows, with_market=False) if p.forecaster != MARKET_PRICE]
+class _Times:
+    """`price_after` over the markets' stored paths, each path's instants listed once."""
+
+    def __init__(self, facts: MarketFacts):
+        self.facts = facts
+        self.instants: dict[str, list] = {}
+
+    def price_after(self, market_id: str, t0, until) -> float | None:
+        path = self.facts.prices.get(market_id, ())
+        if market_id not in self.instants:
+            self.instants[market_id] = [point.t for point in path]
+        i = bisect_right(self.instants[market_id], until) - 1
+        return path[i].p if i >= 0 and path[i].t > t0 else None
+
+
+def convergence(
+    rows: Sequence,
+    facts: MarketFacts,
+    settings: Settings,
+    points: Sequence[series.Point] | None = None,
+) -> list[Convergence]:
+    """`points`: `series.points(rows)` if the caller has them (the market price's are left out
+    here as they are without them)."""
+    every = series.points(rows, with_market=False) if points is None else points
+    found = [p for p in every if p.forecaster != MARKET_PRICE]
     out = []
     for name in sorted({p.forecaster for p in found}):
         mine = [p for p in found if p.forecaster == name]

@@ -82,7 +82,9 @@ def decompose(p, y, w=None, groups: tuple[np.ndarray, int] | None = None) -> Dec
     w = np.ones_like(p) if w is None else np.asarray(w, float)
     cp = recalibrate(p, y, w, groups)
     on = w > 0
-    mean = lambda v: float(np.sum(w[on] * v[on]) / np.sum(w[on]))
+    w_on = w[on]
+    total = np.sum(w_on)
+    mean = lambda v: float(np.sum(w_on * v[on]) / total)
     score, recalibrated, base = mean((p - y) ** 2), mean((cp - y) ** 2), mean(y)
     unc = mean((base - y) ** 2)
     return Decomposition(score, score - recalibrated, unc - recalibrated, unc)

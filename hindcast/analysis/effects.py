@@ -309,9 +309,10 @@ def _bootstrap(table: Panel, replicates: int, seed: int) -> tuple[np.ndarray | N
             f"n too small: {n_markets} market{'' if n_markets == 1 else 's'} (< "
             f"{vs_market.MIN_MARKETS}), no interval",
         )
+    # float64 counts already (draw_weights): indexed by question, not copied again
     draws = bootstrap.draw_weights(n_markets, replicates, bootstrap.rng_for(seed, "effects"))[
         :, codes
-    ].astype(float)
+    ]
     if table.balanced:
         return (draws @ table.y) / draws.sum(axis=1, keepdims=True), None
     reduced = _Reduced.of(table.y)

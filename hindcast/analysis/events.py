@@ -35,13 +35,18 @@ class Coherence:
         return self.total - 1.0
 
 
-def coherence(rows: Sequence, facts: MarketFacts) -> list[Coherence]:
+def coherence(
+    rows: Sequence, facts: MarketFacts, found: Sequence[series.Point] | None = None
+) -> list[Coherence]:
+    """`found`: `series.points(rows)` if the caller has them."""
     groups = {
         e: ms for e, ms in facts.event_markets().items() if all(m in facts.exclusive for m in ms)
     }
     member = {m: e for e, ms in groups.items() for m in ms}
+    if not member:
+        return []
     sums: dict[tuple, list[float]] = defaultdict(list)
-    for p in series.points(rows):
+    for p in series.shared(rows, found):
         if p.market_id in member:
             sums[(p.forecaster, member[p.market_id], p.t0)].append(p.probability)
     return [

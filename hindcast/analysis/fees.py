@@ -28,7 +28,11 @@ class FeeSchedule:
 
     def per_share(self, yes_price: float, topic: str) -> Fraction:
         """The fee of one share at this YES price (either side: the formula is symmetric)."""
-        return Fraction(self.rate(topic) * (yes_price * (1.0 - yes_price)) ** self.exponent)
+        return Fraction(self.per_share_value(yes_price, topic))
+
+    def per_share_value(self, yes_price: float, topic: str) -> float:
+        """`per_share` as the float it is exactly."""
+        return self.rate(topic) * (yes_price * (1.0 - yes_price)) ** self.exponent
 
     def to_json(self) -> dict:
         return {

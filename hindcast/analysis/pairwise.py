@@ -53,16 +53,24 @@ class Pairwise:
     skills: tuple[Skill, ...]
 
 
-def scores(rows: Sequence) -> dict[str, dict[tuple, float]]:
-    """participant → (market, t0) → Brier of its (repeat-averaged) probability."""
+def scores(
+    rows: Sequence, found: Sequence[series.Point] | None = None
+) -> dict[str, dict[tuple, float]]:
+    """participant → (market, t0) → Brier of its (repeat-averaged) probability (`found`:
+    `series.points(rows)` if the caller has them)."""
     out: dict[str, dict[tuple, float]] = {}
-    for p in series.points(rows):
+    for p in series.shared(rows, found):
         out.setdefault(p.forecaster, {})[(p.market_id, p.t0)] = (p.probability - p.outcome) ** 2
     return out
 
 
-def pairwise(rows: Sequence, facts: MarketFacts, settings: Settings) -> Pairwise:
-    table = scores(rows)
+def pairwise(
+    rows: Sequence,
+    facts: MarketFacts,
+    settings: Settings,
+    found: Sequence[series.Point] | None = None,
+) -> Pairwise:
+    table = scores(rows, found)
     if settings.baseline not in table:
         raise ConfigError(
             f"unknown baseline {settings.baseline!r}; choose one of: {', '.join(sorted(table))}"
@@ -107,12 +115,25 @@ def _permutation_p(
 ) -> float:
     used = n > 0
     sa, sb = sa[used], sb[used]
-    rng = bootstrap.rng_for(settings.seed, f"permutation|{key}")
-    swap = rng.integers(0, 2, size=(settings.permutations, sa.size)).astype(float)
+    swap = swaps(
+        bootstrap.rng_for(settings.seed, f"permutation|{key}"), settings.permutations, sa.size
+    )
     perm_a, perm_b = swap @ sb + (1 - swap) @ sa, swap @ sa + (1 - swap) @ sb
     observed = abs(math.log(sa.sum() / sb.sum()))
     permuted = np.abs(np.log(perm_a / perm_b))
     return float((1 + np.sum(permuted >= observed - 1e-12)) / (1 + settings.permutations))
+
+
+def swaps(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
+    """`rng.integers(0, 2, size=(rows, columns)).astype(float)` of a fresh PCG64 stream, then
+    left unused: numpy draws each 0/1 from one 32-bit half of a raw output (low half first) by
+    Lemire's rule, which for two values is that half's top bit — read here from the raw
+    outputs at once (tests/analysis/test_pairwise_swaps.py)."""
+    bits = rng.bit_generator
+    if not isinstance(bits, np.random.PCG64) or bits.state["has_uint32"]:
+        return rng.integers(0, 2, size=(rows, columns)).astype(float)
+    halves = bits.random_raw((rows * columns + 1) // 2).view(np.uint32)[: rows * columns]
+    return (halves >> 31).astype(float).reshape(rows, columns)
 
 
 def _skills(names: list[str], sums: dict, n_units: int, settings: Settings) -> tuple[Skill, ...]:
@@ -144,7 +165,7 @@ def _geometric(names: list[str], totals: dict) -> dict[str, float | None]:
 
 def _replicate_skills(names: list[str], sums: dict, n_units: int, settings: Settings) -> np.ndarray:
     """replicates × forecasters: mean log ratio of each in each whole-unit bootstrap replicate."""
-    weights = unit_weights(n_units, "pairwise", settings).astype(float)
+    weights = unit_weights(n_units, "pairwise", settings)  # float64 counts already
     out = np.full((settings.replicates, len(names)), np.nan)
     for i, a in enumerate(names):
         with np.errstate(all="ignore"):

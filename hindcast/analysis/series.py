@@ -41,6 +41,11 @@ def points(rows: Sequence, with_market: bool = True) -> list[Point]:
     return sorted(found, key=lambda p: (p.forecaster, p.market_id, p.t0))
 
 
+def shared(rows: Sequence, found: Sequence[Point] | None) -> Sequence[Point]:
+    """`found` (the caller's `points(rows)`, computed once for several analyses), else computed."""
+    return points(rows) if found is None else found
+
+
 def _mean(members: list) -> float:
     """The repeats' mean probability: np.mean's value, without its cost for a single repeat
     (x + 0.0 is np.mean([x]) to the bit, −0.0 included)."""

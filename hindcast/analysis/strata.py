@@ -219,6 +219,15 @@ def resolution_of_runs(rows: Iterable[ScoredRow], manifests: Sequence[RunManifes
     return resolution_strata(rows, meta)
 
 
+def resolution_of_bundles(rows: Iterable[ScoredRow], bundles: Sequence) -> Finding:
+    """`resolution_strata` against the runs' recorded market store versions, opened already
+    (`replay.recorded_bundle`: the versions `resolution_of_runs` opens, in the same order)."""
+    meta: dict = {}
+    for bundle in bundles:
+        meta |= bundle.meta
+    return resolution_strata(rows, meta)
+
+
 def _cell_keys(label: str, band: str, margins: bool) -> list[tuple[str, str]]:
     if not margins:
         return [(label, band)]

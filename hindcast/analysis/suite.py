@@ -14,6 +14,7 @@ from hindcast.analysis import (
     mixture,
     pairwise,
     relative_log,
+    series,
     time_average,
 )
 from hindcast.analysis.units import MarketFacts, Settings, facts_of
@@ -48,15 +49,16 @@ def analyze(rows: Sequence, facts: MarketFacts, settings: Settings | None = None
     """Every analysis of scored rows (scoring.aggregate.ScoredRow) with the
     markets' stored facts."""
     settings = settings or Settings()
+    found = series.points(rows)  # shared by the analyses of series
     return Analyses(
         settings,
-        tuple(time_average.lines(rows, facts, settings)),
+        tuple(time_average.lines(rows, facts, settings, found)),
         tuple(relative_log.relative_logs(rows, facts, settings)),
-        pairwise.pairwise(rows, facts, settings),
+        pairwise.pairwise(rows, facts, settings, found),
         tuple(corp.corp(rows, facts, settings)),
         tuple(mixture.mixtures(rows, facts, settings)),
-        tuple(convergence.convergence(rows, facts, settings)),
-        tuple(events.coherence(rows, facts)),
+        tuple(convergence.convergence(rows, facts, settings, found)),
+        tuple(events.coherence(rows, facts, found)),
         events.units_note(rows, facts),
     )
 

@@ -86,18 +86,25 @@ def market_average(points: Sequence) -> MarketAverage | None:
     )
 
 
-def averages(rows: Sequence) -> list[MarketAverage]:
+def averages(rows: Sequence, found: Sequence[series.Point] | None = None) -> list[MarketAverage]:
     """Each (forecaster, market)'s time-averaged scores (the market price
-    included as a forecaster)."""
-    found = []
-    for markets in series.by_forecaster_market(series.points(rows)).values():
-        found += [a for pts in markets.values() if (a := market_average(pts)) is not None]
-    return found
+    included as a forecaster); `found`: `series.points(rows)` if the caller has them."""
+    out = []
+    for markets in series.by_forecaster_market(series.shared(rows, found)).values():
+        out += [a for pts in markets.values() if (a := market_average(pts)) is not None]
+    return out
 
 
-def lines(rows: Sequence, facts: MarketFacts, settings: Settings) -> list[ScoreLine]:
-    """Per forecaster: the time-averaged line, then one spot line per cutoff label."""
-    found, every = series.points(rows), averages(rows)
+def lines(
+    rows: Sequence,
+    facts: MarketFacts,
+    settings: Settings,
+    found: Sequence[series.Point] | None = None,
+) -> list[ScoreLine]:
+    """Per forecaster: the time-averaged line, then one spot line per cutoff label (`found`:
+    `series.points(rows)` if the caller has them)."""
+    found = series.shared(rows, found)
+    every = averages(rows, found)
     out = []
     for name in sorted({p.forecaster for p in found}):
         mine = [a for a in every if a.forecaster == name]

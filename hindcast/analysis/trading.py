@@ -42,6 +42,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from hindcast.analysis.books import Book, div, exact, legs_book, rounded, side_cost
 from hindcast.analysis.fees import FeeSchedule
 from hindcast.errors import ConfigError
 from hindcast.scoring import MIN_MARKETS, Finding, bootstrap
@@ -50,41 +51,12 @@ from hindcast.timeutil import iso
 CONTROL = "market"  # the forecaster traded as the zero-edge control
 STRATEGIES = ("edge", "kelly")
 EDGE_NOISE = 1e-12  # a difference within this of the edge is the edge (not more than it)
-COLUMNS = (
-    "forecaster",
-    "strategy",
-    "positions",
-    "traded",
-    "no_edge",
-    "no_price",
-    "failed",
-    "untradable",
-    "markets",
-    "capital",
-    "fees",
-    "pnl",
-    "pnl_low",
-    "pnl_high",
-    "roc",
-    "roc_low",
-    "roc_high",
-    "hit_rate",
-    "max_drawdown",
+COLUMNS = tuple(
+    "forecaster strategy positions traded no_edge no_price failed untradable markets capital "
+    "fees pnl pnl_low pnl_high roc roc_low roc_high hit_rate max_drawdown".split()
 )
-TRADE_COLUMNS = (
-    "forecaster",
-    "market",
-    "t0",
-    "side",
-    "price",
-    "p",
-    "stake",
-    "shares",
-    "fee",
-    "payoff",
-    "pnl",
-    "yes_price",
-    "outcome",
+TRADE_COLUMNS = tuple(
+    "forecaster market t0 side price p stake shares fee payoff pnl yes_price outcome".split()
 )
 
 
@@ -291,13 +263,18 @@ def _trade(
 @dataclass(frozen=True)
 class Trading:
     finding: Finding
-    trades: tuple[Trade, ...]
+    opened: tuple[Position, ...]  # the tradable positions, in (forecaster, t0, market) order
     strategy: TradingStrategy
     fees: FeeSchedule
 
     @property
     def findings(self) -> tuple[Finding, ...]:
         return (self.finding,)
+
+    @property
+    def trades(self) -> tuple[Trade, ...]:
+        """Every trade, in position order (each a `Trade` of exact fractions)."""
+        return tuple(t for p in self.opened for t in open_trades(p, self.strategy, self.fees))
 
     def to_json(self) -> dict:
         return {
@@ -334,7 +311,7 @@ def simulate_trading(
         tuple(r for r, _ in results),
         _notes(strategy, fees, by_forecaster),
     )
-    return Trading(finding, tuple(t for _, trades in results for t in trades), strategy, fees)
+    return Trading(finding, tuple(p for _, opened in results for p in opened), strategy, fees)
 
 
 def _forecaster(
@@ -344,20 +321,49 @@ def _forecaster(
     fees: FeeSchedule,
     seed: int,
     replicates: int,
-) -> tuple[tuple, list[Trade]]:
+) -> tuple[tuple, list[Position]]:
     counts = {"no_price": 0, "failed": 0, "untradable": 0, "no_edge": 0}
-    tradable, trades = [], []
+    tradable, books, won = [], {}, []
     for position in held:
         status = position.status()
         if status != "open":
             counts[status] += 1
             continue
         tradable.append(position)
-        made = open_trades(position, strategy, fees)
-        counts["no_edge"] += not made
-        trades.extend(made)
+        book = position_book(position, strategy, fees)
+        counts["no_edge"] += book is None
+        if book is not None:
+            books[(position.t0, position.market_id)] = (book.pnl, book.fees, book.capital)
+            won += _won(book, position.outcome)
     label = "complete set (control)" if name == CONTROL else strategy.label()
-    return _row(name, label, len(held), counts, tradable, trades, seed, replicates), trades
+    row = _row(name, label, len(held), counts, tradable, books, won, seed, replicates)
+    return row, tradable
+
+
+def position_book(position: Position, strategy: TradingStrategy, fees: FeeSchedule) -> Book | None:
+    """The book of an open position's trades (None: no trade), by exact integer arithmetic:
+    the values of `position_books(open_trades(position, strategy, fees))`."""
+    fee = fees.per_share_value(position.price, position.topic)
+    if position.forecaster == CONTROL:
+        n = exact(strategy.max_position)
+        return legs_book((("yes", n), ("no", n)), position.price, position.outcome, fee)
+    side = _side(position.p, position.price, strategy.edge)
+    if side is None:
+        return None
+    cost = side_cost(side, position.price)
+    belief = position.p if side == "yes" else 1.0 - position.p
+    stake = strategy.stake(belief, rounded(cost))
+    if not stake > 0:
+        return None
+    shares = div(exact(stake), cost)
+    return legs_book(((side, shares),), position.price, position.outcome, fee)
+
+
+def _won(book: Book, outcome: float) -> list[bool]:
+    """Per leg, whether its side won (binary outcomes only: a fractional one has no winner)."""
+    if outcome not in (0.0, 1.0):
+        return []
+    return [outcome == (1.0 if side == "yes" else 0.0) for side in book.legs]
 
 
 def _row(
@@ -366,15 +372,14 @@ def _row(
     n_positions: int,
     counts: dict,
     tradable: list[Position],
-    trades: list[Trade],
+    books: dict[tuple, tuple[float, float, float]],
+    won: list[bool],
     seed: int,
     replicates: int,
 ) -> tuple:
-    books = position_books(trades)
     pnl, fees, capital = (math.fsum(b[i] for b in books.values()) for i in range(3))
     markets = sorted({p.market_id for p in tradable})
     pnl_ci, roc_ci = _intervals(name, markets, books, seed, replicates)
-    won = [t.won for t in trades if t.outcome in (0.0, 1.0)]  # a fractional outcome: no side won
     return (
         name,
         label,

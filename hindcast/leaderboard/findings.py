@@ -25,10 +25,13 @@ from hindcast.leaderboard.tables import combine
 from hindcast.scoring import Finding
 
 
-def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
+def collect(
+    runs: Sequence, split: datetime | None = None, rows: list | None = None
+) -> list[Finding]:
     """Every analysis of the scored runs (RunScores; matched on (market, t0) when several), in
-    report order. `split`: the walk-forward instant (None: the median market's resolution)."""
-    rows = combine(runs).rows
+    report order. `split`: the walk-forward instant (None: the median market's resolution);
+    `rows`: `combine(runs).rows` when the caller has them already."""
+    rows = combine(runs).rows if rows is None else rows
     split = split if split is not None else deferral.median_split(rows)
     found = [
         strata.strata(rows),
@@ -43,13 +46,16 @@ def collect(runs: Sequence, split: datetime | None = None) -> list[Finding]:
     return found + [deferral.defer(rows, split), calibration.calibrate(rows, split).finding]
 
 
-def with_resolution(found: list[Finding], runs: Sequence) -> list[Finding]:
-    """`found` with the resolution-metadata stratum (disputed, rules updated) after the strata."""
-    return [
-        *found[:1],
-        strata.resolution_of_runs(combine(runs).rows, [r.manifest for r in runs]),
-        *found[1:],
-    ]
+def with_resolution(
+    found: list[Finding], runs: Sequence, rows: list | None = None, bundles: Sequence = ()
+) -> list[Finding]:
+    """`found` with the resolution-metadata stratum (disputed, rules updated) after the strata.
+    `rows`: `combine(runs).rows` if the caller has them; `bundles`: the market store versions
+    the runs recorded (`replay.recorded_bundle`), opened already (else opened here)."""
+    rows = combine(runs).rows if rows is None else rows
+    if bundles:
+        return [*found[:1], strata.resolution_of_bundles(rows, bundles), *found[1:]]
+    return [*found[:1], strata.resolution_of_runs(rows, [r.manifest for r in runs]), *found[1:]]
 
 
 def excluded(notes: Sequence[str]) -> list[Finding]:

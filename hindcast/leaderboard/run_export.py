@@ -113,7 +113,7 @@ def analyze_runs(run_store, runs: Sequence[str], split=None, ray=None, **setting
     bundles = [recorded_bundle(run_store, rid) for rid in runs]
     scored = [load_scored(run_store, rid, bundle) for rid, bundle in zip(runs, bundles)]
     rows = combine(scored).rows
-    found = findings.with_resolution(findings.collect(scored, split), scored)
+    found = findings.with_resolution(findings.collect(scored, split, rows), scored, rows, bundles)
     snapshots = recorded_snapshots(scored, None)
     strata = audit.evidence.runs_finding(run_store.url, scored, bundles, snapshots, rows, ray=ray)
     return [*found[:2], strata, *found[2:], *research.findings(rows, bundles, **settings)]

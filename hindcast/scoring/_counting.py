@@ -13,3 +13,26 @@ def count_draws(picks: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     for r in range(picks.shape[0]):
         for j in range(picks.shape[1]):
             out[r, picks[r, j]] += 1.0
+
+
+@njit(nogil=True, cache=True)
+def count_bounded(
+    raw: np.ndarray, n: np.uint64, threshold: np.uint64, out: np.ndarray, row: int, col: int
+) -> tuple[int, int, int]:  # pragma: no cover - compiled
+    """numpy's bounded integers in [0, n) from the uint32 stream `raw` (Lemire's method, as
+    `Generator.integers` makes them: a draw u gives m = u·n; m's low 32 bits under `threshold`
+    reject u, else the draw is m's high 32 bits), counted into out[row, …] from column `col`
+    on, row after row. Returns the (row, col) reached and how many of `raw` were used."""
+    low, high = np.uint64(0xFFFFFFFF), np.uint64(32)
+    i, size, width = 0, raw.shape[0], out.shape[1]
+    while row < out.shape[0] and i < size:
+        target = out[row]
+        while col < width and i < size:
+            m = np.uint64(raw[i]) * n
+            i += 1
+            if (m & low) >= threshold:
+                target[m >> high] += 1.0
+                col += 1
+        if col == width:
+            row, col = row + 1, 0
+    return row, col, i

@@ -11,12 +11,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
 REPLICATES = 2000
 _BLOCK = 1 << 15  # draws counted at once (draw_weights): their counts fit in a core's cache
-COMPILED = 1 << 22  # draws from which draw_weights counts with the compiled loop
+COMPILED = 1 << 22  # draws from which draw_weights draws and counts with the compiled loop
+_RAW = 1 << 15  # 64-bit outputs drawn at once by the compiled way (two draws each)
 LEVEL = 0.95
 POLICY = {
     "bootstrap": "market-cluster-percentile",
@@ -45,7 +47,9 @@ def draw_weights(n_markets: int, replicates: int, rng: np.random.Generator) -> n
     int32 stream is the int64 one, and drawing in blocks of rows continues it), counted a block
     at a time: the same counts as one bincount of the whole matrix, without its three
     replicates × n_markets int64 matrices (2.4 GB at 10,000 markets). From COMPILED draws on,
-    a compiled loop counts them (numba: loaded only then)."""
+    a compiled loop makes and counts them (numba: loaded only then): `_drawn_bounded`."""
+    if replicates * n_markets >= COMPILED and n_markets > 1 and _fresh_pcg64(rng):
+        return _drawn_bounded(n_markets, replicates, rng)
     weights = np.zeros((replicates, n_markets))
     rows = max(1, _BLOCK // max(n_markets, 1))
     count = _compiled_count() if replicates * n_markets >= COMPILED else _bincount
@@ -54,6 +58,47 @@ def draw_weights(n_markets: int, replicates: int, rng: np.random.Generator) -> n
         picks = rng.integers(0, n_markets, size=(size, n_markets), dtype=np.int32)
         count(picks, weights[start : start + size])
     return weights
+
+
+def _fresh_pcg64(rng: np.random.Generator) -> bool:
+    """A PCG64 stream with no half of a 64-bit output held back (a fresh one, as rng_for's)."""
+    return (
+        isinstance(rng.bit_generator, np.random.PCG64) and not rng.bit_generator.state["has_uint32"]
+    )
+
+
+def _drawn_bounded(n_markets: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """draw_weights' counts, drawn as numpy draws them — `rng.integers(0, n, dtype=np.int32)`
+    takes the PCG64's 64-bit outputs as two 32-bit halves (low first) and maps each by
+    Lemire's method (`_counting.count_bounded`) — but from raw outputs, counted as they are
+    made; then the stream is left where `integers` leaves it (tests/scoring/
+    test_bootstrap_stream.py: the same counts and the same stream after, rejections included).
+    For a PCG64 without a held half output (`_fresh_pcg64`)."""
+    from hindcast.scoring._counting import count_bounded
+
+    bits, weights = cast(np.random.PCG64, rng.bit_generator), np.zeros((replicates, n_markets))
+    start, n = bits.state, np.uint64(n_markets)
+    threshold = np.uint64((2**32 - n_markets) % n_markets)
+    row = col = used = 0
+    while row < replicates:
+        raw = bits.random_raw(_RAW).view(np.uint32)  # little-endian: low half first
+        row, col, taken = count_bounded(raw, n, threshold, weights, row, col)
+        used += taken
+    _leave_after(bits, start, used, raw, taken)
+    return weights
+
+
+def _leave_after(
+    bits: np.random.PCG64, start: Any, used: int, last: np.ndarray, taken: int
+) -> None:
+    """The stream as `used` 32-bit draws from `start` leave it: (used + 1) // 2 outputs on; the
+    high half of the last output held for the next 32-bit draw if `used` is odd, else kept as
+    numpy keeps it, spent (`last`: the block of the last draw, `taken` of it used)."""
+    bits.state = start
+    bits.advance((used + 1) // 2)
+    odd = used % 2
+    held = int(last[taken] if odd else last[taken - 1])
+    bits.state = {**bits.state, "has_uint32": odd, "uinteger": held}
 
 
 def _bincount(picks: np.ndarray, out: np.ndarray) -> None:
@@ -77,8 +122,21 @@ def cluster_sums(
 
 
 def replicate_means(weights: np.ndarray, codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each replicate's mean of `values` (rows of markets `codes`); `weights`: draw_weights'
+    counts (or some of its rows: each row sums to the number of markets)."""
     sums, counts = cluster_sums(codes, values, weights.shape[1])
-    return (weights @ sums) / (weights @ counts)
+    return (weights @ sums) / replicate_counts(weights, counts)
+
+
+def replicate_counts(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """weights @ counts: rows per replicate (`weights` as in replicate_means: each row sums to
+    n_markets). Every market with the same count c (one row a market, say): c × the markets
+    drawn, c × n_markets in every replicate — what the product gives, whole numbers summed
+    exactly in any order — without a pass over the matrix."""
+    n_markets = weights.shape[1]
+    if n_markets and counts.min() == counts.max() and counts[0] * n_markets < 2**53:
+        return np.full(weights.shape[0], counts[0] * n_markets, dtype=float)
+    return weights @ counts
 
 
 def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> Interval | None:
