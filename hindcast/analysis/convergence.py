@@ -103,12 +103,10 @@ def convergence(
     rows: Sequence,
     facts: MarketFacts,
     settings: Settings,
-    points: Sequence[series.Point] | None = None,
+    found: Sequence[series.Point] | None = None,
 ) -> list[Convergence]:
-    """`points`: `series.points(rows)` if the caller has them (the market price's are left out
-    here as they are without them)."""
-    every = series.points(rows, with_market=False) if points is None else points
-    found = [p for p in every if p.forecaster != MARKET_PRICE]
+    """`found`: `series.points(rows)` if the caller has them (the market price's left out)."""
+    found = [p for p in series.shared(rows, found) if p.forecaster != MARKET_PRICE]
     out = []
     for name in sorted({p.forecaster for p in found}):
         mine = [p for p in found if p.forecaster == name]

@@ -261,7 +261,7 @@ def _write_table(root: Path, month: str, rows: list[dict], texts: list[str], vec
         lance_table.create_index(column, config=BTree())
 
 
-ROWS_KEPT = 20_000  # document rows a month keeps once read (`MonthData.rows_at`)
+ROWS_KEPT = 20_000  # document rows an index reader keeps once read (`MonthData.rows_at`)
 
 
 @dataclass
@@ -278,20 +278,22 @@ class MonthData:
     ann: ann.Ann | ann.Projected | None = (
         None  # the month's approximate index (`hindcast.archive.ann`), if built
     )
-    taken: dict[int, dict] = field(default_factory=dict)  # rows read by position (ROWS_KEPT)
+    # rows read by position, shared by every month of the reader (ROWS_KEPT in all)
+    taken: dict[tuple[str, int], dict] = field(default_factory=dict)
 
     def rows_at(self, positions: list[int]) -> list[dict]:
         """The document rows at these positions of the month's time order, each read from
         `rows` once (searches at nearby t0s return the same documents) and kept, ROWS_KEPT at
-        most (then the kept ones are dropped; safe with searches on other threads)."""
-        kept = self.taken
-        found = {p: row for p in positions if (row := kept.get(p)) is not None}
+        most over all the reader's months (then the kept ones are dropped; safe with searches
+        on other threads)."""
+        kept, month = self.taken, self.month
+        found = {p: row for p in positions if (row := kept.get((month, p))) is not None}
         missing = sorted({p for p in positions if p not in found})
         if missing:
             read = dict(zip(missing, self.rows.take(missing).to_pylist()))
             if len(kept) + len(read) > ROWS_KEPT:
                 kept.clear()
-            kept.update(read)
+            kept.update(((month, p), row) for p, row in read.items())
             found.update(read)
         return [found[p] for p in positions]
 
@@ -304,6 +306,7 @@ class IndexReader:
     info: dict
     opened: set[str] = field(default_factory=set)
     _cache: dict = field(default_factory=dict)
+    _taken: dict = field(default_factory=dict)  # its months' rows read by position (rows_at)
     _db: DBConnection | None = None
     _adb: AsyncConnection | None = None
     _embedder: Embedder | None = None
@@ -388,6 +391,7 @@ class IndexReader:
             rows,
             run_async(self._adb.open_table(layout.month_table(month))),
             _ann(self.root, month, folder, len(arrays["created_us"]), self.info.get("ann")),
+            self._taken,
         )
 
 

@@ -19,6 +19,7 @@ topic naming a date after t0 (one the question does not itself name) → "after-
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import threading
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ from hindcast.records import Question
 # then a grid over these constants: recall and precision are flat around these values (≥ 0.9 both
 # on data/leakset at threshold 0.45–0.5); the held-out set (data/leakset/heldout) was not used.
 REVEAL_THRESHOLD = 0.5  # score ≥ this → "reveals-outcome"
-TEXTS_KEPT = 100_000  # document vectors a detector keeps (each text embedded alone, once)
+TEXTS_KEPT = 100_000  # document vectors a detector keeps (~150 MB of 384-dim float32 at most)
 TOPIC_MIN = (
     0.34  # share of the question's entity groups the text must name to be about THIS question
 )
@@ -307,7 +308,7 @@ class LexicalDetector:
         self.name, self.threshold, self.embedder_name = name, float(threshold), embedder
         self._embedder = None
         self._vectors: dict[tuple, object] = {}
-        self._texts: dict[str, object] = {}  # a document text → its vector (TEXTS_KEPT at most)
+        self._texts: dict[bytes, object] = {}  # a text's digest → its vector (TEXTS_KEPT at most)
         self._lock = threading.Lock()
 
     async def judge(self, text: str, question: Question) -> Verdict:
@@ -354,12 +355,13 @@ class LexicalDetector:
     def _text_vector(self, text: str):
         """The text's vector, embedded alone as it always was (the same bits), once: the same
         documents are judged against many questions (the evidence strata of a run)."""
+        key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()  # not the text
         with self._lock:
-            vector = self._texts.get(text)
+            vector = self._texts.get(key)
             if vector is None:
                 if len(self._texts) >= TEXTS_KEPT:
                     self._texts.clear()
-                vector = self._texts[text] = self._embed_locked([text])[0]
+                vector = self._texts[key] = self._embed_locked([text])[0]
             return vector
 
     def _embed_locked(self, texts: list[str]):
