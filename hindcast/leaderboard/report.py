@@ -70,11 +70,13 @@ def write_html(
     prices: PriceTable | None = None,
     stored: viewer.Stored | None = None,
     findings: Sequence = (),
+    bundles: Sequence = (),
 ) -> Path:
     """FOLDER/report.html (and FOLDER/report.data/ when the forecasts do not fit in the page).
     `stored`: what the viewer shows beyond the scored rows (rationale, raw answer, documents
     read; run creation instants); `findings`: hindcast.scoring.findings.Finding tables, one
-    section each."""
+    section each; `bundles`: the market store versions the runs recorded, when the caller has
+    them open (else opened here)."""
     analysis.check_baseline(combined.rows, baseline)
     record = report_record.build(
         title,
@@ -88,6 +90,7 @@ def write_html(
         prices=prices or load_prices(),
         stored=stored or viewer.Stored(),
         findings=findings,
+        bundles=bundles,
     )
     return write_record(folder, record)
 

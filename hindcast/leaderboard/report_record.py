@@ -119,6 +119,7 @@ def build(
     prices: PriceTable,
     stored: viewer.Stored,
     findings: Sequence = (),
+    bundles: Sequence = (),
 ) -> ReportRecord:
     rows = combined.rows
     topics = topic_blocks(rows, baseline, tolerance)
@@ -130,7 +131,7 @@ def build(
         board=list(board),
         fractions=fractions(rows, replicates),
         reliability=analysis.reliability(rows),
-        research=research_of(runs, combined, replicates),
+        research=research_of(runs, combined, replicates, bundles),
         baseline=baseline,
         tolerance=tolerance,
         topics=topics,
@@ -211,9 +212,24 @@ def mean_interval(members: Sequence, key: str, replicates: int):
     )
 
 
-def research_of(runs: Sequence, combined: Combined, replicates: int) -> Research | str:
+def research_of(
+    runs: Sequence, combined: Combined, replicates: int, opened: Sequence = ()
+) -> Research | str:
     """hindcast.analysis over the combined rows and the market store versions the runs recorded
-    (with their price paths and events), or the reason it could not be computed (a str)."""
+    (with their price paths and events; `opened`: those versions' bundles when the caller has
+    them, else opened here), or the reason it could not be computed (a str)."""
+    bundles = list(opened) or _recorded_bundles(runs)
+    if isinstance(bundles, str):
+        return bundles
+    found = research.analyze(
+        combined.rows, research.facts_of(bundles), research.Settings(replicates=replicates)
+    )
+    others = [f for f in found.findings() if f.key != "corp"]
+    return Research(found.corp, research.corp.finding(found.corp), others)
+
+
+def _recorded_bundles(runs: Sequence) -> list | str:
+    """The market store versions the runs recorded, opened, or why one could not be (a str)."""
     bundles = []
     for run in runs:
         recorded = run.manifest.market_store
@@ -226,11 +242,7 @@ def research_of(runs: Sequence, combined: Combined, replicates: int) -> Research
                 f"run {run.run_id}: its market store version could not be opened "
                 f"({type(exc).__name__}: {exc})"
             )
-    found = research.analyze(
-        combined.rows, research.facts_of(bundles), research.Settings(replicates=replicates)
-    )
-    others = [f for f in found.findings() if f.key != "corp"]
-    return Research(found.corp, research.corp.finding(found.corp), others)
+    return bundles
 
 
 def topic_blocks(rows: Sequence, baseline: str, tolerance: float) -> list[TopicBlock]:

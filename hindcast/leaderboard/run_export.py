@@ -27,14 +27,19 @@ def write_run(out_dir: Path, plan, scores, board, prices, run_store=None) -> dic
         if run_store
         else None
     )
-    paths["html"] = report.write_report(
+    combined = combine([scores])  # the board is the sweep's: the page shows what the CSV has
+    paths["html"] = report.write_html(
         folder,
-        [scores],
+        combined,
+        board,
         title,
+        runs=[scores],
         questions=questions,
         prices=prices,
         stored=stored,
-        findings=findings.collect([scores]) + _plan_evidence(plan, scores, run_store),
+        findings=findings.collect([scores], rows=combined.rows)
+        + _plan_evidence(plan, scores, run_store),
+        bundles=[plan.bundle],
     )
     return paths
 

@@ -109,7 +109,6 @@ def record(
     prices: PriceTable,
 ) -> dict:
     figures = usage.figures(row.usage)
-    spent = usage.summary(row.forecaster, [row.usage], prices)
     return {
         "run": run_id,
         "forecaster": row.forecaster,
@@ -128,12 +127,19 @@ def record(
         "market_brier": cell(row.market_brier),
         "model": figures["model_name"] or "—",
         "tokens": _tokens(figures),
-        "cost": spent.cost_text(),
+        "cost": _cost(row, prices),
         "stored": detail is not None,
         "rationale": detail.rationale if detail else "",
         "raw": detail.raw if detail else "",
         "reads": [_read(c, docs) for c in (detail.retrievals if detail else ())],
     }
+
+
+def _cost(row, prices: PriceTable) -> str:
+    """The forecast's cost as the leaderboard writes it ('—': no model used, nothing summed)."""
+    if not usage.uses_model(row.usage):
+        return "—"
+    return usage.summary(row.forecaster, [row.usage], prices).cost_text()
 
 
 def _outcome(value: float) -> str:

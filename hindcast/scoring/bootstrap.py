@@ -8,6 +8,8 @@ counts w. Seeded, so the same rows give the same interval to the byte.
 
 from __future__ import annotations
 
+import sys
+import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +21,9 @@ REPLICATES = 2000
 _BLOCK = 1 << 15  # draws counted at once (draw_weights): their counts fit in a core's cache
 COMPILED = 1 << 22  # draws from which draw_weights draws and counts with the compiled loop
 _RAW = 1 << 15  # 64-bit outputs drawn at once by the compiled way (two draws each)
+_KEPT_MAX = 1 << 26  # entries of the largest matrix `_matrix` keeps between calls (512 MB)
+_KEPT: list[np.ndarray] = []
+_LOCK = threading.Lock()
 LEVEL = 0.95
 POLICY = {
     "bootstrap": "market-cluster-percentile",
@@ -76,16 +81,34 @@ def _drawn_bounded(n_markets: int, replicates: int, rng: np.random.Generator) ->
     For a PCG64 without a held half output (`_fresh_pcg64`)."""
     from hindcast.scoring._counting import count_bounded
 
-    bits, weights = cast(np.random.PCG64, rng.bit_generator), np.zeros((replicates, n_markets))
+    bits, weights = cast(np.random.PCG64, rng.bit_generator), _matrix(replicates, n_markets)
     start, n = bits.state, np.uint64(n_markets)
     threshold = np.uint64((2**32 - n_markets) % n_markets)
     row = col = used = 0
+    counts = np.zeros(n_markets, dtype=np.int32)
     while row < replicates:
         raw = bits.random_raw(_RAW).view(np.uint32)  # little-endian: low half first
-        row, col, taken = count_bounded(raw, n, threshold, weights, row, col)
+        row, col, taken = count_bounded(raw, n, threshold, weights, row, col, counts)
         used += taken
     _leave_after(bits, start, used, raw, taken)
     return weights
+
+
+def _matrix(replicates: int, n_markets: int) -> np.ndarray:
+    """An uninitialised replicates × n_markets float64 matrix, in the memory of the last one
+    made here when nothing else holds that any more (no array, no view of it: its reference
+    count says so) and it is large enough; else new, and kept for the next call. A fresh
+    matrix of 160 MB (10,000 markets) costs the kernel's page faults — and, with transparent
+    huge pages, compaction stalls — more than drawing its 20M counts; the analyses draw ~200
+    of them, each used and dropped before the next. At most _KEPT_MAX entries are kept."""
+    size = replicates * n_markets
+    with _LOCK:
+        kept = _KEPT[0] if _KEPT else None
+        if kept is not None and kept.size >= size and sys.getrefcount(kept) == 3:
+            return kept[:size].reshape(replicates, n_markets)  # refs: _KEPT, kept, the call
+        fresh = np.empty(size)
+        _KEPT[:] = [fresh] if size <= _KEPT_MAX else []
+        return fresh.reshape(replicates, n_markets)
 
 
 def _leave_after(

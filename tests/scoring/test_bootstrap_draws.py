@@ -40,6 +40,28 @@ def test_the_block_counted_draws_are_the_whole_matrix_counts(n, replicates):
     assert drawn.sum(axis=1).tolist() == [n] * replicates
 
 
+def test_a_matrix_still_held_is_never_drawn_into_again():
+    """Large draws reuse the memory of the last matrix once nothing holds it: one held whole,
+    or through a view of some of its rows, keeps its counts when the next matrices are drawn;
+    dropped, its memory is reused and the counts drawn into it are still the stream's."""
+    n, replicates = 3_000, 1_500  # over COMPILED: the compiled way, the kept matrix
+    assert n * replicates >= bootstrap.COMPILED
+    first = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(5, "a"))
+    second = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(5, "b"))
+    assert not np.shares_memory(first, second)
+    rows_of_second = second[7:9]
+    del second
+    third = bootstrap.draw_weights(n, replicates, bootstrap.rng_for(5, "c"))
+    assert not np.shares_memory(third, rows_of_second)
+    assert np.array_equal(first, reference_counts(n, replicates, 5, "a"))
+    assert np.array_equal(rows_of_second, reference_counts(n, replicates, 5, "b")[7:9])
+    address = third.__array_interface__["data"][0]
+    del third
+    fourth = bootstrap.draw_weights(n, replicates - 1, bootstrap.rng_for(5, "d"))
+    assert fourth.__array_interface__["data"][0] == address  # reused: nothing held it
+    assert np.array_equal(fourth, reference_counts(n, replicates - 1, 5, "d"))
+
+
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
