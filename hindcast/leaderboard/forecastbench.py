@@ -78,19 +78,24 @@ def forecast_sets(records: Sequence[dict]) -> tuple[dict[str, dict], Counter]:
     return sets, left
 
 
-def write_forecast_sets(records: Sequence[dict], folder: Path) -> tuple[Path, Counter]:
-    """FOLDER/forecastbench/<file> for each set; the folder and the rows left out."""
-    sets, left = forecast_sets(records)
+def checked_sets(records: Sequence[dict]) -> dict[str, dict]:
+    """`forecast_sets`' sets, refused when there is none (checked before anything is written)."""
+    sets, _ = forecast_sets(records)
     if not sets:
         raise LeaderboardError(
             "--format forecastbench: no forecast of a question imported from ForecastBench's "
             "question sets (import them with `hindcast markets import forecastbench-datasets`)"
         )
+    return sets
+
+
+def write_forecast_sets(sets: dict[str, dict], folder: Path) -> Path:
+    """FOLDER/forecastbench/<file> for each set (`checked_sets`); the folder."""
     out = Path(folder) / FOLDER
     out.mkdir(parents=True, exist_ok=True)
     for name, body in sorted(sets.items()):
         write_text_atomic(out / name, json.dumps(body, indent=2) + "\n")
-    return out, left
+    return out
 
 
 def read_forecast_set(path: Path) -> dict[tuple[str, str], float]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hindcast.errors import LeaderboardError
 from hindcast.leaderboard import analysis, export, findings, report, viewer
-from hindcast.leaderboard.forecastbench import write_forecast_sets
+from hindcast.leaderboard.forecastbench import checked_sets, write_forecast_sets
 from hindcast.leaderboard.tables import Combined, combine, forecast_records
 from hindcast.scoring import SLICES as SLICE_RULES
 from hindcast.scoring import LeaderboardRow, PriceTable, bootstrap, leaderboard, load_prices
@@ -63,6 +63,8 @@ def publish(
     combined = combine(runs)
     if "html" in formats:
         analysis.check_baseline(combined.rows, baseline)
+    records = forecast_records(combined)
+    sets = checked_sets(records) if "forecastbench" in formats else None
     prices = prices or load_prices()
     board = leaderboard(combined.rows, by=by, replicates=replicates, prices=prices)
     folder = Path(folder)
@@ -89,11 +91,10 @@ def publish(
             stored=stored,
             findings=findings.excluded(excluded) + findings.collect(runs) + list(audits),
         )
-    records = forecast_records(combined)
     for fmt in [f for f in formats if f in FORECAST_FORMATS] or ["csv"]:
         paths[f"forecasts.{fmt}"] = export.write_forecasts(fmt, records, folder)
-    if "forecastbench" in formats:
-        paths["forecastbench"], _ = write_forecast_sets(records, folder)
+    if sets is not None:
+        paths["forecastbench"] = write_forecast_sets(sets, folder)
     return Published(combined, board, paths)
 
 

@@ -69,6 +69,18 @@ def swept(tmp_path_factory) -> tuple[Path, str]:
     return folder, json.loads(proc.stdout)["run_id"]
 
 
+def test_a_forecastbench_export_of_no_forecastbench_question_writes_nothing(swept, tmp_path):
+    """The sample's Polymarket markets are not ForecastBench questions: `--format
+    csv,forecastbench` is refused in one line before any file (the CSVs included) is written."""
+    folder, run = swept
+    args = ("leaderboard", run, "--db", str(folder / "hindcast.db"), "--out", "lb")
+    line = one_line(run_cli(*args, "--format", "csv,forecastbench", cwd=tmp_path, env=NO_DB_ENV))
+    assert "--format forecastbench: no forecast of a question imported" in line
+    assert tree(tmp_path) == {}
+    run_cli(*args, "--format", "csv", cwd=tmp_path, env=NO_DB_ENV, check=True)
+    assert "lb/leaderboard.csv" in tree(tmp_path)
+
+
 # ---- trade --trades --------------------------------------------------------------------------
 def test_trades_onto_the_run_database_is_refused_and_loses_nothing(swept, tmp_path):
     folder, run = swept

@@ -134,7 +134,7 @@ def test_data_and_combination_questions_export_with_their_id_date_and_direction(
 
 
 def test_the_data_and_combination_export_reads_back(tmp_path):
-    from hindcast.leaderboard.forecastbench import write_forecast_sets
+    from hindcast.leaderboard.forecastbench import checked_sets, write_forecast_sets
 
     records = [
         {
@@ -151,7 +151,7 @@ def test_the_data_and_combination_export_reads_back(tmp_path):
             ("fb:2024-07-21:metaculus:1585", 0.5),
         )
     ]
-    folder, _ = write_forecast_sets(records, tmp_path)
+    folder = write_forecast_sets(checked_sets(records), tmp_path)
     (path,) = folder.glob("*.json")
     assert read_forecast_set(path) == {
         ("fred", "BAMLCC0A0CMTRIV:2024-08-20"): 0.3,
