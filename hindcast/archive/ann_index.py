@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hindcast.archive.index import IndexReader
 
 INFO = "index.json"
-DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
+DEFAULT = "projection"  # the default build (issue 37); "codebook" on request: docs/performance.md
 
 
 def build(
@@ -41,9 +41,9 @@ def build(
 ) -> dict:
     """Build the approximate index of every month of a built index (its root folder, or an
     `IndexReader`) that lacks one with these parameters; record and return `info["ann"]`.
-    `partition`: "codebook" (the default: the fixed codebook's IVF) or "projection"
-    (`hindcast.archive.ann_projected`, at `threshold` and `head_threshold`; see
-    docs/performance.md).
+    `partition`: "projection" (the default: `hindcast.archive.ann_projected`, at `threshold`
+    and `head_threshold`) or "codebook" (the fixed codebook's IVF, of `lists` lists); see
+    docs/performance.md.
 
     A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
     removed from index.json (atomically), and the new record is written only once every month
@@ -57,6 +57,8 @@ def build(
     partition = partition or DEFAULT
     if partition not in ("codebook", ann_projected.PARTITION):
         raise ConfigError(f"approximate index partition {partition!r}: use codebook or projection")
+    if lists is not None and partition != "codebook":
+        raise ConfigError(f"lists={lists}: only with partition='codebook' (not {partition!r})")
     if partition == ann_projected.PARTITION:
         levels = (threshold, head_threshold)
         return _build_projected(root, info, nprobe, levels, on_progress)
