@@ -189,11 +189,11 @@ def main() -> None:
     parser.add_argument("--start", default="2024-01")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--nprobe", default="256", help="codebook nprobes; '' skips the codebook")
-    parser.add_argument("--thresholds", default="0.2", help="projected thresholds (θ)")
+    parser.add_argument("--thresholds", default=None, help="projected thresholds θ [the package's]")
     parser.add_argument("--dims", type=int, default=None, help="projected dims [the package's]")
     parser.add_argument("--head", type=int, default=None, help="head dims [the package's]")
     parser.add_argument(
-        "--head-thresholds", default="0.1", help="first-level thresholds (the head's score)"
+        "--head-thresholds", default=None, help="the head's thresholds [the package's]"
     )
     parser.add_argument("--data", required=True)
     parser.add_argument("--doc-vectors", default=None)
@@ -203,6 +203,8 @@ def main() -> None:
 
     args.dims = args.dims or projection.DIMS
     args.head = args.head or ann_projected.HEAD
+    args.thresholds = args.thresholds or str(ann_projected.THRESHOLD)
+    args.head_thresholds = args.head_thresholds or str(ann_projected.HEAD_THRESHOLD)
     out = run(args)
     for r in out["results"]:
         print(
