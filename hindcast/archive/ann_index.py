@@ -1,6 +1,7 @@
-"""The approximate index of a whole built index: every month's lists built with one codebook
-(`hindcast.archive.ann_month`), resumably, and the record in index.json that approximate search
-checks every month against (`check_recorded`, `disagreement`)."""
+"""The approximate index of a whole built index: every month's projected codes under one fixed
+projection (the default, `hindcast.archive.ann_projected_index`) or its lists under one fixed
+codebook (`hindcast.archive.ann_month`), resumably, and the record in index.json that
+approximate search checks every month against (`check_recorded`, `disagreement`)."""
 
 from __future__ import annotations
 
