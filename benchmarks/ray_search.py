@@ -56,7 +56,7 @@ def build(folder: Path, docs: int, approx: bool):
     if approx:
         from hindcast.archive import ann_index
 
-        ann_index.build(open_index(snap).root, lists=64)
+        ann_index.build(open_index(snap).root, lists=64, partition="codebook")
     return snap, rows
 
 

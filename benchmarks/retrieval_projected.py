@@ -1,16 +1,19 @@
 """The projected approximate index against the exact scan and the fixed codebook, in one run
 (issue 37), on the months `benchmarks/retrieval.py` builds (its cache is reused).
 
-    python benchmarks/retrieval_projected.py --docs 1000000 --doc-vectors $D/reddit-all \\
-        --data $D --thresholds 0.15,0.2 --nprobe 256 [--anchored-too] --json out.json
+    python benchmarks/retrieval_projected.py --docs 1000000 --doc-vectors $D/reddit \\
+        --data $D --thresholds 0.2 --head-thresholds 0.1,0.12 --nprobe 256 --json out.json
+
+(without `--doc-vectors`: the anchored documents, headline mixes, in their own cache).
 
 Every month is built (or reused) exactly as `benchmarks/retrieval_scale.py` builds it (dumps,
 vectors mixed from `--doc-vectors` — non-anchored — or from the headline anchors, int8 codes,
-the codebook's IVF); the projected index of each month is added under `month=…/proj/`
+the codebook's IVF); the projected index of each month is added under `month=…/proj-D-H/`
 (`ann_projected.fit` with the projection trained on the same anchor table the codebook is
 trained on: the sample headlines, never a document). Modes, interleaved in blocks of 20
 queries as retrieval_scale measures them: `exact`, `codebook@N` (the IVF at nprobe N) and
-`projected@θ` (the projected index at threshold θ), all through `ann.rank` with the same
+`projected@θ/θh` (the projected index at threshold θ, its first level — the head's score —
+at θh), all through `ann.rank` with the same
 scanner threads. Reported: p50/p95/p99, recall@10 against the cached exact ground truth,
 leaks, short lists, build time, disk and peak RSS.
 """
@@ -18,7 +21,6 @@ leaks, short lists, build time, disk and peak RSS.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -34,23 +36,29 @@ sys.path.insert(0, str(HERE.parent))
 import retrieval_scale as rs
 
 
-def projected_months(months, table: np.ndarray, thresholds: list[float], times: dict) -> dict:
-    """{θ: [Projected of each month]}: built once under month=…/proj/ (reused), one per θ."""
+def projected_months(months, table: np.ndarray, thresholds: list, times: dict, shape) -> dict:
+    """{(θ, head θ): [Projected of each month]}: built once under month=…/proj-D-H/ (reused;
+    `shape` = (D projected dims, H of them in the head)), the thresholds set per mode (both are
+    search-time constants recorded in the month's meta)."""
     from hindcast.archive import ann, ann_projected, projection
 
-    made = projection.train(table, {"reference": "anchors", "embedder": "anchors"})
-    out: dict[float, list] = {t: [] for t in thresholds}
+    dims, head = shape
+    key = {"reference": "anchors", "embedder": "anchors"}
+    made = projection.train(table, key, dims=dims)
+    out: dict[tuple, list] = {t: [] for t in thresholds}
     for m in months:
-        target = m.folder / "proj" / "ann"
-        found = ann.load_month(m.folder / "proj")
+        folder = m.folder / f"proj-{dims}-{head}"
+        found = ann.load_month(folder)
         if found is None or found.meta.get("projection") != made.id:
             start = time.perf_counter()
-            fitted = ann_projected.fit(m.vectors.vectors, m.end_us, made, thresholds[0], ann.FORMAT)
-            ann_projected.write(target, fitted, fitted.meta)
+            fitted = ann_projected.fit(
+                m.vectors.vectors, m.end_us, made, thresholds[0][0], ann.FORMAT, head=head
+            )
+            ann_projected.write(folder / "ann", fitted, fitted.meta)
             times["projected_build_s"] += time.perf_counter() - start
-            found = ann.load_month(m.folder / "proj")
-        for t in thresholds:
-            out[t].append(dataclasses.replace(found, meta=found.meta | {"threshold": t}))
+            found = ann.load_month(folder)
+        for t, head_threshold in thresholds:
+            out[t, head_threshold].append(ann_projected.at(found, t, head_threshold))
     return out
 
 
@@ -129,15 +137,17 @@ def run(args) -> dict:
             times["ann_codebook_build_s"] += rs.build_codebook_ann(month, book, book_recall)[1]
         months.append(rs.Month(folder, label, end * 1_000_000))
         rs.log(f"{label}: {month.created.size:,} docs")
-    thresholds = [float(t) for t in args.thresholds.split(",")]
-    projected = projected_months(months, table, thresholds, times)
+    heads = [float(t) for t in args.head_thresholds.split(",")]
+    thresholds = [(float(t), h) for t in args.thresholds.split(",") for h in heads]
+    shape = (args.dims, args.head)
+    projected = projected_months(months, table, thresholds, times, shape)
     build_memory = rs.memory()
     _, qvec = rs.query_vectors(Path(args.data))
     queries = rs.make_queries(months, qvec, args.queries, args.seed)
     truth, uncertain, eligible = rs.cached_truth(months_dir, months, queries)
     modes = [Mode("exact", 1, None)]
     modes += [Mode(f"codebook@{n}", n, [m.ann for m in months]) for n in nprobes]
-    modes += [Mode(f"projected@{t}", 1, projected[t]) for t in thresholds]
+    modes += [Mode(f"projected@{t}/{h}", 1, projected[t, h]) for t, h in thresholds]
     rs.reset_peak()
     load_before = os.getloadavg()
     results = measure(months, queries, truth, eligible, modes)
@@ -145,7 +155,8 @@ def run(args) -> dict:
     exact = next(r for r in results if r["mode"] == "exact")
     for r in results:
         r["p50_ratio_to_exact"] = round(r["p50_ms"] / exact["p50_ms"], 3)
-    proj_bytes = sum(p.stat().st_size for m in months for p in (m.folder / "proj").rglob("*.npy"))
+    proj = f"proj-{args.dims}-{args.head}"
+    proj_bytes = sum(p.stat().st_size for m in months for p in (m.folder / proj).rglob("*.npy"))
     return {
         "docs": int(sum(m.created.size for m in months)),
         "queries": len(queries),
@@ -155,6 +166,7 @@ def run(args) -> dict:
         "times_s": {k: round(v, 1) for k, v in times.items()},
         "load_average_during_search": [round(load_before[0], 2), round(load_after[0], 2)],
         "disk": rs.disk(months) | {"projected_gb": round(proj_bytes / 1e9, 2)},
+        "projected_shape": {"dims": args.dims, "head": args.head},
         "memory_after_build": build_memory,
         "memory_search_phase": rs.memory(),
         "cpu": _cpu(),
@@ -177,11 +189,22 @@ def main() -> None:
     parser.add_argument("--start", default="2024-01")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--nprobe", default="256", help="codebook nprobes; '' skips the codebook")
-    parser.add_argument("--thresholds", default="0.15,0.2")
+    parser.add_argument("--thresholds", default=None, help="projected thresholds θ [the package's]")
+    parser.add_argument("--dims", type=int, default=None, help="projected dims [the package's]")
+    parser.add_argument("--head", type=int, default=None, help="head dims [the package's]")
+    parser.add_argument(
+        "--head-thresholds", default=None, help="the head's thresholds [the package's]"
+    )
     parser.add_argument("--data", required=True)
     parser.add_argument("--doc-vectors", default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    from hindcast.archive import ann_projected, projection
+
+    args.dims = args.dims or projection.DIMS
+    args.head = args.head or ann_projected.HEAD
+    args.thresholds = args.thresholds or str(ann_projected.THRESHOLD)
+    args.head_thresholds = args.head_thresholds or str(ann_projected.HEAD_THRESHOLD)
     out = run(args)
     for r in out["results"]:
         print(

@@ -105,3 +105,34 @@ def dots(matrix, q, out):  # pragma: no cover - compiled
         for j in range(dims):
             acc += matrix[i, j] * q[j]
         out[i] = acc
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
+def projected(
+    head, tail, scales, q, low, high, positions, partial, start, stop
+):  # pragma: no cover
+    """The rows i in [start, stop) whose two projected scores pass, written to `positions`
+    (ascending); returns how many. A row's code is head[i] followed by tail[i] (its first
+    dimensions, then the rest), scaled by scales[i]. Level one, over every row: scales[i] ·
+    (head[i] · q[:h]) ≥ low, branch-free (the row and its partial sum are always written, the
+    count advanced only when it passes), a short contiguous scan; level two, over those rows
+    only: scales[i] · (head[i] · q[:h] + tail[i] · q[h:]) ≥ high. Both scores are a row's own
+    code and the query's alone, in one fixed order of operations."""
+    width, rest = head.shape[1], tail.shape[1]
+    found = 0
+    for i in range(start, stop):
+        acc = np.float32(0.0)
+        for j in range(width):
+            acc += np.float32(head[i, j]) * q[j]
+        positions[found] = i
+        partial[found] = acc
+        found += acc * scales[i] >= low
+    kept = 0
+    for k in range(found):
+        i = positions[k]
+        acc = np.float32(0.0)
+        for j in range(rest):
+            acc += np.float32(tail[i, j]) * q[width + j]
+        positions[kept] = i
+        kept += (partial[k] + acc) * scales[i] >= high
+    return kept

@@ -1,6 +1,7 @@
-"""The approximate index of a whole built index: every month's lists built with one codebook
-(`hindcast.archive.ann_month`), resumably, and the record in index.json that approximate search
-checks every month against (`check_recorded`, `disagreement`)."""
+"""The approximate index of a whole built index: every month's projected codes under one fixed
+projection (the default, `hindcast.archive.ann_projected_index`) or its lists under one fixed
+codebook (`hindcast.archive.ann_month`), resumably, and the record in index.json that
+approximate search checks every month against (`check_recorded`, `disagreement`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from hindcast.archive.index import IndexReader
 
 INFO = "index.json"
-DEFAULT = "codebook"  # the default build; "projection" (issue 37) is opt-in: docs/performance.md
+DEFAULT = "projection"  # the default build (issue 37); "codebook" on request: docs/performance.md
 
 
 def build(
@@ -37,11 +38,13 @@ def build(
     on_progress: Callable[[int, int], None] | None = None,
     partition: str | None = None,
     threshold: float | None = None,
+    head_threshold: float | None = None,
 ) -> dict:
     """Build the approximate index of every month of a built index (its root folder, or an
     `IndexReader`) that lacks one with these parameters; record and return `info["ann"]`.
-    `partition`: "codebook" (the default: the fixed codebook's IVF) or "projection"
-    (`hindcast.archive.ann_projected`, at `threshold`; opt-in, see docs/performance.md).
+    `partition`: "projection" (the default: `hindcast.archive.ann_projected`, at `threshold`
+    and `head_threshold`) or "codebook" (the fixed codebook's IVF, of `lists` lists); see
+    docs/performance.md.
 
     A rebuild is committed as a whole: before the first month is replaced, `info["ann"]` is
     removed from index.json (atomically), and the new record is written only once every month
@@ -55,8 +58,11 @@ def build(
     partition = partition or DEFAULT
     if partition not in ("codebook", ann_projected.PARTITION):
         raise ConfigError(f"approximate index partition {partition!r}: use codebook or projection")
+    if lists is not None and partition != "codebook":
+        raise ConfigError(f"lists={lists}: only with partition='codebook' (not {partition!r})")
     if partition == ann_projected.PARTITION:
-        return _build_projected(root, info, nprobe, threshold, on_progress)
+        levels = (threshold, head_threshold)
+        return _build_projected(root, info, nprobe, levels, on_progress)
     book = _codebook(root, info, lists, seed)
     recall = measured_codebook_recall(root / codebooks.FOLDER, book, nprobe, seed)
     params = {"lists": lists, "seed": seed, "nprobe": nprobe, "codebook": book.id}
@@ -77,16 +83,23 @@ def _build_projected(
     root: Path,
     info: dict,
     nprobe: int,
-    threshold: float | None,
+    levels: tuple[float | None, float | None],
     on_progress: Callable[[int, int], None] | None,
 ) -> dict:
-    """`build` with the fixed projection (`hindcast.archive.ann_projected_index`)."""
-    threshold = ann_projected.THRESHOLD if threshold is None else threshold
+    """`build` with the fixed projection (`hindcast.archive.ann_projected_index`) at `levels`
+    (threshold, head threshold; None: the module's)."""
+    threshold = ann_projected.THRESHOLD if levels[0] is None else levels[0]
+    head_threshold = ann_projected.HEAD_THRESHOLD if levels[1] is None else levels[1]
     if "ann" in info:
         del info["ann"]
         _save(root, info)
     params, record = ann_projected_index.build(
-        root, info, nprobe=nprobe, threshold=threshold, current=_current, on_progress=on_progress
+        root,
+        info,
+        nprobe=nprobe,
+        levels=(threshold, head_threshold),
+        current=_current,
+        on_progress=on_progress,
     )
     info["ann"] = record | {"params": params}
     _save(root, info)

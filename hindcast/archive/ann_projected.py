@@ -1,17 +1,22 @@
 """The projected approximate index of one closed month (issue 37): int8 codes of every row's
-projection onto the fixed reference subspace (`hindcast.archive.projection`), in time order.
+projection onto the fixed reference subspace (`hindcast.archive.projection`), in time order,
+stored as two arrays: `head` (each row's first `HEAD` dimensions, the subspace's strongest)
+and `tail` (the rest), with one scale a row.
 
-A search probes the rows whose projected first-stage score, scale · (code · (q projected)),
-reaches the fixed `threshold`; `hindcast.archive.ann` then ranks those rows exactly (the
-scan's own codes and float32 vectors) and, when they hold fewer than n eligible rows, the
-month's other rows after them — the two groups of `ann.rank`. A row's group depends on the
-query and its own vector only (the projection reads nothing of the archive; the threshold is
-a constant), so a row hidden because it was edited after t0 moves no other row: the edit
-counterfactual holds as for the codebook's lists. Measured recall and speed: docs/performance.md.
+A search probes the rows whose projected scores pass two fixed thresholds: the head's score,
+scale · (head · q projected[:HEAD]), reaches `head_threshold` (a short scan of every row), and
+the whole code's, scale · (code · q projected), reaches `threshold` (read for those rows only).
+`hindcast.archive.ann` then ranks the probed rows exactly (the scan's own codes and float32
+vectors) and, when they hold fewer than n eligible rows, the month's other rows after them —
+the two groups of `ann.rank`. A row's group depends on the query and its own vector only (the
+projection reads nothing of the archive; both thresholds are constants), so a row hidden
+because it was edited after t0 moves no other row: the edit counterfactual holds as for the
+codebook's lists. Measured recall and speed: docs/performance.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,18 +25,23 @@ import numpy as np
 
 from hindcast.archive import folders, scan
 from hindcast.archive.projection import Projection, project
+from hindcast.errors import ArchiveIntegrityError
 
 PARTITION = "projection"
 THRESHOLD = 0.2  # cosine-scale projected score a row must reach to be rescored (MiniLM)
-ARRAYS = ("codes", "scales", "matrix")
+HEAD = 64  # dimensions of the first level, scanned for every row
+HEAD_THRESHOLD = 0.12  # the head's score a row must reach for its whole code to be read
+ARRAYS = ("head", "tail", "scales", "matrix")
 
 
 @dataclass(frozen=True)
 class Projected:
-    """One month's projected codes (rows × dims int8, time order), scales and the projection
-    matrix (input dims × dims)."""
+    """One month's projected codes in time order — `head` (rows × h int8: the first h
+    dimensions) and `tail` (rows × the other dims) — their scales and the projection matrix
+    (input dims × dims)."""
 
-    codes: np.ndarray
+    head: np.ndarray
+    tail: np.ndarray
     scales: np.ndarray
     matrix: np.ndarray
     meta: dict
@@ -42,19 +52,34 @@ class Projected:
 
     @property
     def rows(self) -> int:
-        return int(self.codes.shape[0])
+        return int(self.head.shape[0])
 
 
 def load(target: Path, meta: dict) -> Projected:
+    if not (target / "head.npy").exists():
+        raise ArchiveIntegrityError(
+            f"{target}: a projected index of an earlier layout (one code array, no head); "
+            "rebuild it with `hindcast archive embed --approx --partition projection`"
+        )
     arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
     return Projected(**arrays, meta=meta)
 
 
 def fit(
-    vectors: np.ndarray, month_end_us: int, made: Projection, threshold: float, fmt: str
+    vectors: np.ndarray,
+    month_end_us: int,
+    made: Projection,
+    threshold: float,
+    fmt: str,
+    *,
+    head: int = HEAD,
+    head_threshold: float = HEAD_THRESHOLD,
 ) -> Projected:
-    """The projected index of one month's rows, in memory."""
+    """The projected index of one month's rows, in memory (`head` dimensions in the first
+    level, at most the projection's)."""
     codes, scales = scan.quantize(project(vectors, made.matrix))
+    head = min(int(head), made.dims)
+    first, rest = np.ascontiguousarray(codes[:, :head]), np.ascontiguousarray(codes[:, head:])
     meta = {
         "format": fmt,
         "rows": int(codes.shape[0]),
@@ -64,21 +89,33 @@ def fit(
         "projection": made.id,
         "dims": made.dims,
         "threshold": float(threshold),
+        "head": head,
+        "head_threshold": float(head_threshold),
     }
-    return Projected(codes, scales, made.matrix, meta)
+    return Projected(first, rest, scales, made.matrix, meta)
+
+
+def at(index: Projected, threshold: float, head_threshold: float) -> Projected:
+    """`index` searched at these thresholds (the codes unchanged)."""
+    levels = {"threshold": float(threshold), "head_threshold": float(head_threshold)}
+    return dataclasses.replace(index, meta=index.meta | levels)
 
 
 def candidates(
     index: Projected, q: np.ndarray, edit_us: np.ndarray, mask_from: int | None
 ) -> np.ndarray:
-    """Time-order positions of the unmasked rows whose projected score reaches the threshold."""
+    """Time-order positions of the unmasked rows whose projected scores pass both thresholds."""
     qp = np.ascontiguousarray(q @ np.asarray(index.matrix), dtype=np.float32)
-    out = np.empty(index.rows, dtype=np.float32)
-    limit = int(mask_from) if mask_from is not None else np.iinfo(np.int64).max
-    scan._kernels().first_stage(
-        index.codes, index.scales, qp, edit_us, limit, mask_from is not None, out, 0, index.rows
+    positions = np.empty(index.rows, dtype=np.int64)
+    partial = np.empty(index.rows, dtype=np.float32)
+    low, high = (np.float32(index.meta[k]) for k in ("head_threshold", "threshold"))
+    found = scan._kernels().projected(
+        index.head, index.tail, index.scales, qp, low, high, positions, partial, 0, index.rows
     )
-    return np.flatnonzero(out >= np.float32(index.meta["threshold"])).astype(np.int64)
+    positions = positions[:found]
+    if mask_from is None:
+        return positions
+    return positions[np.asarray(edit_us)[positions] < int(mask_from)]
 
 
 def write(target: Path, index: Projected, meta: dict) -> None:

@@ -2,8 +2,9 @@
 depends on no archive document (issue 37).
 
 A closed month searched through its projected index (`hindcast.archive.ann_projected`) scans
-short int8 codes of every row's projection onto this subspace, and rescores exactly the rows
-whose projected score reaches a fixed threshold. Which rows those are depends on the query and
+short int8 codes of every row's projection onto this subspace (the head of each code for every
+row, the rest for the rows whose head scores high enough), and rescores exactly the rows whose
+projected scores reach two fixed thresholds. Which rows those are depends on the query and
 each row's own vector only (the projection, like the codebook, is trained on nothing of the
 archive), so hiding a row edited after t0 changes no other row's membership: the proof of
 `hindcast.archive.ann.rank` holds unchanged.

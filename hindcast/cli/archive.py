@@ -156,19 +156,20 @@ def embed(
     approx: bool = typer.Option(
         False,
         "--approx",
-        help="Also build the approximate (IVF) index of every month, for --vector-search approx.",
+        help="Also build the approximate index of every month, for --vector-search approx.",
     ),
     lists: Optional[int] = typer.Option(
         None,
         "--lists",
         min=1,
-        help="IVF lists (the fixed codebook's) with --approx [default: 1024].",
+        help="IVF lists (the fixed codebook's) with --approx --partition codebook [default: 1024].",
     ),
-    partition: str = typer.Option(
-        "codebook",
+    partition: Optional[str] = typer.Option(
+        None,
         "--partition",
-        help="codebook (IVF lists of a fixed codebook) | projection (rows whose fixed 128-d "
-        "projection scores high enough, rescored exactly; docs/performance.md) with --approx.",
+        help="projection (the default: rows whose fixed 128-d projection scores high enough, "
+        "rescored exactly) | codebook (IVF lists of a fixed codebook), with --approx; "
+        "docs/performance.md.",
     ),
 ) -> None:
     """Embed a snapshot and build its LanceDB tables (resumable: re-run to continue).
@@ -185,10 +186,12 @@ def embed(
         raise fail(f"--device {device!r}: use cpu, or cuda with --ray", EXIT_USAGE)
     if lists is not None and not approx:
         raise fail("--lists: only with --approx", EXIT_USAGE)
-    if partition not in ("codebook", "projection"):
-        raise fail(f"--partition {partition!r}: use codebook or projection", EXIT_USAGE)
-    if partition != "codebook" and not approx:
+    if partition not in (None, "codebook", "projection"):
+        raise fail(f"--partition {partition!r}: use projection or codebook", EXIT_USAGE)
+    if partition is not None and not approx:
         raise fail("--partition: only with --approx", EXIT_USAGE)
+    if lists is not None and partition != "codebook":
+        raise fail("--lists: only with --partition codebook", EXIT_USAGE)
     address = _ray(ray)
     snap = archives.open_snapshot(archive, snapshot)
     with Progress(console=err_console(), transient=True, disable=verbosity() < 0) as progress:

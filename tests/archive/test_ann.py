@@ -332,7 +332,7 @@ def _reddit_index(folder, keep):
         folder / "archive", build_snapshot(files, "reddit", "pushshift", folder / "archive")
     )
     build_index(snap, HashEmbedder())
-    ann_index.build(open_index(snap).root, lists=12)
+    ann_index.build(open_index(snap).root, lists=12, partition="codebook")
     return snap, open_index(snap)
 
 
@@ -449,7 +449,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
     snap, reader = _reddit_index(tmp_path, lambda r: True)  # built with lists=12
     root, old = reader.root, json.loads((reader.root / "index.json").read_text())
     with pytest.raises(_Stop):
-        ann_index.build(root, lists=5, on_progress=_stop_after(1))
+        ann_index.build(root, lists=5, partition="codebook", on_progress=_stop_after(1))
     assert "ann" not in json.loads((root / "index.json").read_text())
     assert (
         json.loads((root / "vectors/month=2024-01/ann/meta.json").read_text())["params"]["lists"]
@@ -477,7 +477,7 @@ def test_a_stopped_rebuild_leaves_no_record_and_a_mixed_index_is_refused_by_appr
         TimeBoundRetriever(snap, t0, index=mixed, vector_search="approx").search(
             "alpha", k=5, mode="vector"
         )
-    info = ann_index.build(root, lists=5)
+    info = ann_index.build(root, lists=5, partition="codebook")
     assert set(info["lists"].values()) == {5} and info["params"] == {
         "lists": 5,
         "seed": 0,

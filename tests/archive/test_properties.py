@@ -108,7 +108,7 @@ def world(tmp_path_factory):
     snap = open_snapshot(archive, build_snapshot(files, "reddit", "pushshift", archive))
     info = build_index(snap, HashEmbedder())
     ann_index.build(
-        open_index(snap).root, lists=LISTS
+        open_index(snap).root, lists=LISTS, partition="codebook"
     )  # the approximate index of every month (used for closed months)
     assert len(info["months"]) == 3
     return snap, open_index(snap), _oracle(snap)
@@ -293,7 +293,7 @@ def _frozen(
     )
     build_index(snap, HashEmbedder())
     if partition == "codebook":
-        ann_index.build(open_index(snap).root, lists=LISTS)  # the fixed codebook's IVF
+        ann_index.build(open_index(snap).root, lists=LISTS, partition="codebook")  # its IVF
     else:
         ann_index.build(open_index(snap).root, partition="projection", threshold=threshold)
     return snap, open_index(snap)

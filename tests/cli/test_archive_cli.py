@@ -176,6 +176,8 @@ def test_embed_approx_then_search_approx_probing_every_list_equals_exact(tmp_pat
         "--embedder",
         "hash",
         "--approx",
+        "--partition",
+        "codebook",
         "--lists",
         "2",
         check=True,
