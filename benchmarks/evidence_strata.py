@@ -13,8 +13,11 @@ Each replica asks a question of its own: its text gains " (replica c)" (c ≥ 1;
 is the question as it is), so every (question, t0) pair is searched and judged — the embedded
 query differs, the documents before t0 and the detector are the same. `--same-questions` keeps
 the texts (as benchmarks/pipeline_scale.py replicates markets: then only the default run's
-distinct pairs are searched, the rest copied). It prints both wall times, the distinct
-(question, t0) pairs searched, and seconds per distinct pair.
+distinct pairs are searched, the rest copied). `--spread-hours H` also moves copy c's t0s
+c·H hours earlier, so replicas search the archive at instants of their own (other documents
+before t0, nothing shared through the searches' row cache by instant) — closer to 10,000
+unrelated markets. It prints both wall times, the distinct (question, t0) pairs searched, and
+seconds per distinct pair.
 
 Needs the shipped archive's index (README command 1 builds it). The (market, t0) pairs are the
 default run's cutoffs (the default spec's plan). `sheet` writes, per pair, the question, t0,
@@ -158,11 +161,13 @@ def run(write: bool) -> dict:
     return result
 
 
-def scale(markets: int, work: Path, distinct: bool = True) -> dict:
+def scale(markets: int, work: Path, distinct: bool = True, spread_hours: float = 0.0) -> dict:
     """The default run's questions replicated to `markets` markets (`distinct`: each replica's
-    question text its own), labelled twice into a fresh run database (computed, then read)."""
+    question text its own; `spread_hours`: copy c's t0s c × that earlier), labelled twice into a
+    fresh run database (computed, then read)."""
     import dataclasses
     import tempfile
+    from datetime import timedelta
 
     from hindcast.replay import retriever_factory
     from hindcast.runs import RunStore
@@ -178,6 +183,7 @@ def scale(markets: int, work: Path, distinct: bool = True) -> dict:
             q,
             market_id=f"{m}/{k}",
             question=_replica_text(q.question, k // len(originals), distinct),
+            t0=q.t0 - timedelta(hours=spread_hours * (k // len(originals))),
         )
         for k in range(markets)
         for m in [originals[k % len(originals)]]
@@ -201,6 +207,8 @@ def scale(markets: int, work: Path, distinct: bool = True) -> dict:
     result = {
         "markets": markets,
         "replicas_ask_their_own_question": distinct,
+        "spread_hours": spread_hours,
+        "distinct_t0s": len({q.t0 for q in questions}),
         "pairs": len(questions),
         "distinct_pairs_searched": searched,
         "first_s": timings["first"],
@@ -227,10 +235,13 @@ def main() -> None:
     parser.add_argument(
         "--same-questions", action="store_true", help="scale: replicas keep the question text"
     )
+    parser.add_argument(
+        "--spread-hours", type=float, default=0.0, help="scale: copy c's t0s c × H hours earlier"
+    )
     parser.add_argument("--write-measured", action="store_true", help=f"record in {MEASURED}")
     args = parser.parse_args()
     if args.what == "scale":
-        scale(args.markets, args.work, distinct=not args.same_questions)
+        scale(args.markets, args.work, not args.same_questions, args.spread_hours)
         return
     if args.what == "sheet":
         print(f"{sheet(default_plan())} pairs → {SHEET}")
