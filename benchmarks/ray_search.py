@@ -14,6 +14,11 @@ short top-k (vector: fewer than min(k, documents before t0)), mismatches against
 overhead per query (Ray − one node, per query, p50).
 
     python benchmarks/ray_search.py --nodes 3 --queries 10000
+
+At scale, an archive built beforehand from Pushshift dumps (`hindcast archive ingest --format
+pushshift`, freeze, embed, `--approx`), its queries drawn from the same dumps' documents:
+
+    python benchmarks/ray_search.py --archive A --snapshot ID --dumps DIR --queries 2000 --approx
 """
 
 from __future__ import annotations
@@ -83,13 +88,31 @@ def search(snap, index, t0, query, mode, k, shards=None):
     return hits, time.perf_counter() - start
 
 
+def from_dumps(archive: Path, snapshot: str, dumps: Path):
+    """A built archive's snapshot and its documents (created_utc, title: the first words of the
+    title or text) read again from the Pushshift dumps it was ingested from."""
+    from hindcast.archive.readers import read_documents
+    from hindcast.records import Document
+
+    rows = [
+        {"created_utc": d.created_at.timestamp(), "title": (d.title or d.text)[:200]}
+        for path in sorted(dumps.glob("*.zst"))
+        for d in read_documents(path, "pushshift")
+        if isinstance(d, Document)
+    ]
+    return open_snapshot(archive, snapshot), rows
+
+
 def run(args) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="rs", dir="/tmp"))
     cluster = LocalCluster(folder / "cluster")
     (folder / "cluster").mkdir()
     try:
         started = time.perf_counter()
-        snap, rows = build(folder, args.docs, args.approx)
+        if args.archive:
+            snap, rows = from_dumps(args.archive, args.snapshot, args.dumps)
+        else:
+            snap, rows = build(folder, args.docs, args.approx)
         built = time.perf_counter() - started
         os.environ.update(ray_env())
         os.environ.pop("RAY_ADDRESS", None)
@@ -147,6 +170,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--approx", action="store_true", help="also vector approx queries")
+    parser.add_argument("--archive", type=Path, help="a built archive (with --snapshot, --dumps)")
+    parser.add_argument("--snapshot", help="its frozen, embedded snapshot")
+    parser.add_argument("--dumps", type=Path, help="the Pushshift dumps it was ingested from")
     print(json.dumps(run(parser.parse_args()), indent=2))
 
 
