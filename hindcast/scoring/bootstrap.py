@@ -103,9 +103,10 @@ def _matrix(replicates: int, n_markets: int) -> np.ndarray:
     of them, each used and dropped before the next. At most _KEPT_MAX entries are kept."""
     size = replicates * n_markets
     with _LOCK:
-        kept = _KEPT[0] if _KEPT else None
-        if kept is not None and kept.size >= size and sys.getrefcount(kept) == 3:
-            return kept[:size].reshape(replicates, n_markets)  # refs: _KEPT, kept, the call
+        # refs when free: _KEPT's and the call's own (a new one, from the subscript; no local
+        # name holds it, so no interpreter can borrow it away from the count)
+        if _KEPT and _KEPT[0].size >= size and sys.getrefcount(_KEPT[0]) == 2:
+            return _KEPT[0][:size].reshape(replicates, n_markets)
         fresh = np.empty(size)
         _KEPT[:] = [fresh] if size <= _KEPT_MAX else []
         return fresh.reshape(replicates, n_markets)
