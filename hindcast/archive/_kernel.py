@@ -43,35 +43,53 @@ def exact(vectors, positions, q, out):  # pragma: no cover - compiled
 @njit(nogil=True, cache=True)
 def best(scores, count, picked):  # pragma: no cover - compiled
     """Fill `picked` with the positions of `count` largest finite scores (any order) and return
-    their lowest score; every position left out scores ≤ that. One pass with a replace-the-
-    minimum buffer: cheap once the buffer holds good scores. Returns -inf if fewer than
-    `count` scores are finite (then `picked[:found]` holds them all, found returned second)."""
+    their lowest score; every position left out scores ≤ that. One pass keeping the picked
+    positions as a min-heap on score (the lowest at picked[0]): a better score replaces the
+    root in O(log count), so the pass costs O(n log count) whatever the order or the ties of
+    the scores. Returns -inf if fewer than `count` scores are finite (then `picked[:found]`
+    holds them all, found returned second)."""
     found = 0
-    low, low_at = np.inf, 0
     for i in range(scores.size):
         value = scores[i]
         if value == -np.inf:
             continue
         if found < count:
             picked[found] = i
+            _sift_up(scores, picked, found)
             found += 1
-            if found == count:
-                low, low_at = _lowest(scores, picked)
-        elif value > low:
-            picked[low_at] = i
-            low, low_at = _lowest(scores, picked)
+        elif value > scores[picked[0]]:
+            picked[0] = i
+            _sift_down(scores, picked, count)
     if found < count:
         return -np.inf, found
-    return low, found
+    return scores[picked[0]], found
 
 
 @njit(nogil=True, cache=True)
-def _lowest(scores, picked):  # pragma: no cover - compiled
-    low, low_at = np.inf, 0
-    for k in range(picked.size):
-        if scores[picked[k]] < low:
-            low, low_at = scores[picked[k]], k
-    return low, low_at
+def _sift_up(scores, heap, at):  # pragma: no cover - compiled
+    """Move heap[at] up until its parent scores no higher."""
+    while at > 0:
+        parent = (at - 1) // 2
+        if scores[heap[parent]] <= scores[heap[at]]:
+            return
+        heap[parent], heap[at] = heap[at], heap[parent]
+        at = parent
+
+
+@njit(nogil=True, cache=True)
+def _sift_down(scores, heap, size):  # pragma: no cover - compiled
+    """Move heap[0] down until no child of it scores lower."""
+    at = 0
+    while True:
+        low, left = at, 2 * at + 1
+        if left < size and scores[heap[left]] < scores[heap[low]]:
+            low = left
+        if left + 1 < size and scores[heap[left + 1]] < scores[heap[low]]:
+            low = left + 1
+        if low == at:
+            return
+        heap[low], heap[at] = heap[at], heap[low]
+        at = low
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})

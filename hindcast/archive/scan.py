@@ -22,14 +22,17 @@ PARALLEL_ROWS = 16_384  # below this a single thread is faster than handing out 
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row int8 codes and float32 scales of a float32 matrix (each row on its own)."""
+    """Per-row int8 codes and float32 scales of a float32 matrix (each row on its own). A zero
+    row (a text without tokens) gets zero codes and scale 0: it scores exactly 0 on both
+    stages, so it must not widen the error bound, which grows with the month's largest scale."""
     codes = np.empty(vectors.shape, dtype=np.int8)
     scales = np.empty(vectors.shape[0], dtype=np.float32)
     for start in range(0, vectors.shape[0], CHUNK):
         block = np.asarray(vectors[start : start + CHUNK], dtype=np.float32)
         peak = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(block.shape[0], np.float32)
-        scale = np.where(peak > 0, peak / np.float32(127), np.float32(1)).astype(np.float32)
-        codes[start : start + CHUNK] = np.clip(np.rint(block / scale[:, None]), -127, 127)
+        scale = (peak / np.float32(127)).astype(np.float32)
+        divisor = np.where(peak > 0, scale, np.float32(1))
+        codes[start : start + CHUNK] = np.clip(np.rint(block / divisor[:, None]), -127, 127)
         scales[start : start + CHUNK] = scale
     return codes, scales
 

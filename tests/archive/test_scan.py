@@ -42,6 +42,8 @@ def cases(draw):
     if draw(st.booleans()):  # near-duplicates: scores closer than the first-stage bound
         vectors = vectors + 1e-4 * rng.standard_normal(vectors.shape).astype(np.float32)
     vectors = _unit(vectors)
+    if draw(st.booleans()):  # texts without tokens embed as zero rows
+        vectors[rng.random(rows) < 0.2] = 0
     edit_us = np.where(rng.random(rows) < 0.3, rng.integers(0, 100, rows), NEVER).astype(np.int64)
     q = (
         vectors[rng.integers(rows)]
@@ -157,3 +159,49 @@ def test_concurrent_searches_from_many_threads_agree_with_one_at_a_time():
             pool.map(lambda i: scan.top(month, queries[i], 40_000 - 997 * i, None, 10), range(24))
         )
     assert together == alone
+
+
+def test_a_zero_row_gets_scale_zero_and_does_not_loosen_the_bound():
+    """A text without tokens embeds as a zero row. It scores exactly 0 on both stages, so it
+    must not raise the month's largest scale (the error bound grows with it): with scale 1 a
+    month of short texts had a bound above 1 and every search rescored the whole month."""
+    rng = np.random.default_rng(3)
+    vectors = _unit(rng.standard_normal((500, 384)).astype(np.float32))
+    vectors[::7] = 0
+    codes, scales = scan.quantize(vectors)
+    assert not codes[::7].any() and not scales[::7].any()
+    assert scales.max() == scan.quantize(vectors[np.abs(vectors).sum(axis=1) > 0])[1].max()
+    month = _month(vectors, np.full(500, NEVER, dtype=np.int64))
+    assert scan.first_stage([(month, 500)], vectors[1], None)[0][::7].tolist() == [0.0] * 72
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    size=st.integers(0, 3000),
+    count=st.integers(1, 600),
+    shape=st.sampled_from(["random", "ascending", "descending", "ties", "masked"]),
+)
+def test_best_picks_the_largest_finite_scores_in_any_order_of_input(seed, size, count, shape):
+    """The candidate pick of the exact scan: `count` largest finite scores and their lowest
+    score, every score left out ≤ it — whatever the order (ascending input replaces the
+    lowest pick at every row) and however many ties."""
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal(size).astype(np.float32)
+    if shape == "ascending":
+        scores.sort()
+    elif shape == "descending":
+        scores = np.sort(scores)[::-1].copy()
+    elif shape == "ties":
+        scores = rng.integers(0, 4, size).astype(np.float32)
+    elif shape == "masked":
+        scores[rng.random(size) < 0.7] = -np.inf
+    candidates, floor = scan._candidates(scores, count)
+    finite = np.sort(scores[scores > -np.inf])[::-1]
+    assert len(set(candidates.tolist())) == candidates.size == min(count, finite.size)
+    assert np.sort(scores[candidates])[::-1].tolist() == finite[: candidates.size].tolist()
+    left_out = np.delete(scores, candidates)
+    if finite.size > count:
+        assert floor == finite[count - 1] and (left_out <= floor).all()
+    else:
+        assert floor == -np.inf
