@@ -11,7 +11,7 @@ headline, modes cycling vector (exact) / text / hybrid / vector approx (if `--ap
 Reported: queries, leaks (a returned document created at/after t0 or from a later month),
 short top-k (vector: fewer than min(k, documents before t0)), mismatches against the single node
 (ids, scores to the bit, order), p50/p95 per query on one node and on Ray, and the fan-out
-overhead per query (Ray − one node, per query, p50).
+overhead per query (Ray − one node, per query, p50) — over all queries and for each mode.
 
     python benchmarks/ray_search.py --nodes 3 --queries 10000
 
@@ -127,12 +127,11 @@ def run(args) -> dict:
 
 def measure(args, snap, index, rows, shards) -> dict:
     leaks = short = mismatched = 0
-    alone_s, ray_s = [], []
-    for query, t0, mode, instants in cases(rows, args.queries, args.approx):
-        hits, seconds = search(snap, index, t0, query, mode, args.k)
-        alone_s.append(seconds)
+    times: dict[str, list[tuple[float, float]]] = {}
+    for i, (query, t0, mode, instants) in enumerate(cases(rows, args.queries, args.approx)):
+        hits, alone = search(snap, index, t0, query, mode, args.k)
         on_ray, seconds = search(snap, index, t0, query, mode, args.k, shards)
-        ray_s.append(seconds)
+        times.setdefault(mode, []).append((alone, seconds))
         mismatched += [(h.doc, h.score.hex()) for h in on_ray] != [
             (h.doc, h.score.hex()) for h in hits
         ]
@@ -143,7 +142,9 @@ def measure(args, snap, index, rows, shards) -> dict:
         )
         before = bisect.bisect_left(instants, t0.timestamp())
         short += mode in ("vector", "approx") and len(on_ray) < min(args.k, before)
-    alone, ray = np.array(alone_s) * 1000, np.array(ray_s) * 1000
+        if (i + 1) % 100 == 0:
+            print(f"{i + 1} queries, {leaks} leaks, {mismatched} mismatches", file=sys.stderr)
+    every = [pair for pairs in times.values() for pair in pairs]
     return {
         "nodes": args.nodes,
         "documents": len(rows),
@@ -151,6 +152,16 @@ def measure(args, snap, index, rows, shards) -> dict:
         "leaks": leaks,
         "short": int(short),
         "mismatches_vs_one_node": int(mismatched),
+        **_latencies(every),
+        "by_mode": {mode: {"queries": len(p)} | _latencies(p) for mode, p in times.items()},
+    }
+
+
+def _latencies(pairs: list[tuple[float, float]]) -> dict:
+    """p50/p95 (ms) of the one-node and the Ray search of each query, and the fan-out overhead
+    per query (Ray − one node, p50)."""
+    alone, ray = (np.array([p[i] for p in pairs]) * 1000 for i in (0, 1))
+    return {
         "one_node_ms": {
             "p50": round(float(np.median(alone)), 2),
             "p95": round(float(np.percentile(alone, 95)), 2),

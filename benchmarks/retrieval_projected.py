@@ -10,10 +10,11 @@ Every month is built (or reused) exactly as `benchmarks/retrieval_scale.py` buil
 vectors mixed from `--doc-vectors` — non-anchored — or from the headline anchors, int8 codes,
 the codebook's IVF); the projected index of each month is added under `month=…/proj-D-H/`
 (`ann_projected.fit` with the projection trained on the same anchor table the codebook is
-trained on: the sample headlines, never a document). Modes, interleaved in blocks of 20
+trained on: the sample headlines, never a document); with `--data-trained`, also the former
+data-trained IVF of each month (`retrieval_scale.build_ann`, under `month=…/data/`). Modes, interleaved in blocks of 20
 queries as retrieval_scale measures them: `exact`, `codebook@N` (the IVF at nprobe N) and
 `projected@θ/θh` (the projected index at threshold θ, its first level — the head's score —
-at θh), all through `ann.rank` with the same
+at θh) and `data@N` (the data-trained IVF at nprobe N), all through `ann.rank` with the same
 scanner threads. Reported: p50/p95/p99, recall@10 against the cached exact ground truth,
 leaks, short lists, build time, disk and peak RSS.
 """
@@ -119,7 +120,7 @@ def run(args) -> dict:
     times = dict.fromkeys(
         ("generate_dumps_s", "read_dumps_s", "vectors_codes_s", "projected_build_s"), 0.0
     )
-    times["ann_codebook_build_s"] = 0.0
+    times["ann_codebook_build_s"] = times["data_trained_build_s"] = 0.0
     cfg = rs.gen.Config(docs=args.docs, months=args.months, start=args.start, seed=args.seed)
     start = time.perf_counter()
     rs.gen.generate(cfg, data / "dumps", log=rs.log)
@@ -135,7 +136,9 @@ def run(args) -> dict:
         month = rs.Month(folder, label, end * 1_000_000)
         if nprobes:
             times["ann_codebook_build_s"] += rs.build_codebook_ann(month, book, book_recall)[1]
-        months.append(rs.Month(folder, label, end * 1_000_000))
+        if args.data_trained:
+            times["data_trained_build_s"] += rs.build_ann(month, None, None, args.seed)[1]
+        months.append(month)
         rs.log(f"{label}: {month.created.size:,} docs")
     heads = [float(t) for t in args.head_thresholds.split(",")]
     thresholds = [(float(t), h) for t in args.thresholds.split(",") for h in heads]
@@ -148,6 +151,8 @@ def run(args) -> dict:
     modes = [Mode("exact", 1, None)]
     modes += [Mode(f"codebook@{n}", n, [m.ann for m in months]) for n in nprobes]
     modes += [Mode(f"projected@{t}/{h}", 1, projected[t, h]) for t, h in thresholds]
+    if args.data_trained:
+        modes += [Mode(f"data@{n}", n, [m.ann_data for m in months]) for n in nprobes or [256]]
     rs.reset_peak()
     load_before = os.getloadavg()
     results = measure(months, queries, truth, eligible, modes)
@@ -198,6 +203,11 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--doc-vectors", default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--data-trained",
+        action="store_true",
+        help="also the former data-trained IVF per month (kept under month=…/data/), at each nprobe",
+    )
     args = parser.parse_args()
     from hindcast.archive import ann_projected, projection
 
