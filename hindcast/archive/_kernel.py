@@ -137,6 +137,7 @@ def projected(
     only: scales[i] · (head[i] · q[:h] + tail[i] · q[h:]) ≥ high. Both scores are a row's own
     code and the query's alone, in one fixed order of operations."""
     width, rest = head.shape[1], tail.shape[1]
+    q_tail = q[width:]  # indexed from 0: no wraparound check a lane, so the loop vectorizes
     found = 0
     for i in range(start, stop):
         acc = np.float32(0.0)
@@ -150,7 +151,7 @@ def projected(
         i = positions[k]
         acc = np.float32(0.0)
         for j in range(rest):
-            acc += np.float32(tail[i, j]) * q[width + j]
+            acc += np.float32(tail[i, j]) * q_tail[j]
         positions[kept] = i
         kept += (partial[k] + acc) * scales[i] >= high
     return kept
