@@ -4,6 +4,7 @@ Nothing here reads outside the repository."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -89,6 +90,20 @@ def reddit_archive(tmp_path_factory, dump_files):
 def cluster():
     """A real local Ray cluster (tests/archive/ray_cluster.py: head + a worker node on loopback),
     shared by the Ray tests of a session (starting one costs ~10 s) and stopped at its end."""
+    with local_cluster(nodes=2) as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def cluster3():
+    """The same with three nodes (head + two worker nodes): the search shards' cluster, one
+    actor a node, so a search merges the answers of three processes."""
+    with local_cluster(nodes=3) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def local_cluster(nodes: int):
     import shutil
     import tempfile
 
@@ -98,7 +113,7 @@ def cluster():
     temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
     local = LocalCluster(temp)
     try:
-        yield local.start()
+        yield local.start(nodes=nodes)
     finally:
         local.stop()
         shutil.rmtree(temp, ignore_errors=True)

@@ -1,6 +1,6 @@
 """Time-bounded search on a real local Ray cluster of month shards (issue 37): the session's
-cluster of tests/archive/ray_cluster.py (head + a worker node on loopback, one CPU each, shared
-with test_ray_cluster.py), one search actor a node, the months dealt between them.
+cluster of tests/archive/ray_cluster.py with three nodes (head + two worker nodes on loopback, one
+CPU each), one search actor a node, the months dealt between them.
 
 * Every mode (vector exact, approximate at every list and at one list, text, hybrid), read and
   thread give the single-node retriever's documents, scores (to the bit) and order at t0s exactly
@@ -43,14 +43,14 @@ QUERIES = ("alpha bravo", "tango lima zzzunknown")
 
 
 @pytest.fixture(scope="module")
-def driver(cluster):
+def driver(cluster3):
     """This process as a driver of the cluster (loopback, no token), for the module."""
     saved, env = dict(os.environ), ray_env()
     os.environ.clear()
     os.environ.update(env)
     from hindcast.archive import distributed
 
-    with distributed.connected(cluster.address) as connected:
+    with distributed.connected(cluster3.address) as connected:
         yield connected
     os.environ.clear()
     os.environ.update(saved)
@@ -67,7 +67,7 @@ def world(tmp_path_factory):
 @pytest.fixture(scope="module")
 def on_ray(driver, world):
     with fanout.open_shards(world[1], None) as found:
-        assert len(found.actors) == 2 and {len(found._months(k)) for k in (0, 1)} == {1, 2}
+        assert len(found.actors) == 3 and [len(found._months(k)) for k in (0, 1, 2)] == [1, 1, 1]
         yield found
 
 
