@@ -104,6 +104,8 @@ def cluster3():
 
 @contextlib.contextmanager
 def local_cluster(nodes: int):
+    """A LocalCluster of `nodes` nodes in a short temporary folder, stopped (and checked to
+    leave no Ray process behind) on exit."""
     import shutil
     import tempfile
 
