@@ -46,13 +46,15 @@ def best(scores, count, picked):  # pragma: no cover - compiled
     their lowest score; every position left out scores ≤ that. One pass keeping the picked
     positions as a min-heap on score (the lowest at picked[0]): a better score replaces the
     root in O(log count), so the pass costs O(n log count) whatever the order or the ties of
-    the scores. Returns -inf if fewer than `count` scores are finite (then `picked[:found]`
-    holds them all, found returned second)."""
+    the scores. Returns -inf if no more than `count` scores are finite (then `picked[:found]`
+    holds them all and no position is left out; found returned second)."""
     found = 0
+    finite = 0
     for i in range(scores.size):
         value = scores[i]
         if value == -np.inf:
             continue
+        finite += 1
         if found < count:
             picked[found] = i
             _sift_up(scores, picked, found)
@@ -60,7 +62,7 @@ def best(scores, count, picked):  # pragma: no cover - compiled
         elif value > scores[picked[0]]:
             picked[0] = i
             _sift_down(scores, picked, count)
-    if found < count:
+    if finite <= count:
         return -np.inf, found
     return scores[picked[0]], found
 

@@ -5,7 +5,7 @@ enough and the scan has to widen, with masked rows, duplicates and short prefixe
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hindcast.archive import scan
@@ -182,6 +182,7 @@ def test_a_zero_row_gets_scale_zero_and_does_not_loosen_the_bound():
     count=st.integers(1, 600),
     shape=st.sampled_from(["random", "ascending", "descending", "ties", "masked"]),
 )
+@example(seed=1, size=2, count=1, shape="masked")  # exactly `count` finite scores: nothing left out
 def test_best_picks_the_largest_finite_scores_in_any_order_of_input(seed, size, count, shape):
     """The candidate pick of the exact scan: `count` largest finite scores and their lowest
     score, every score left out ≤ it — whatever the order (ascending input replaces the
